@@ -1,0 +1,62 @@
+# Every dependency comes from a Debian package; a missing one stops configure and names the package.
+function(qprof_missing what package)
+  message(FATAL_ERROR "qprof needs ${what}: install the Debian package '${package}' "
+                      "(apt-get install ${package}, or run scripts/install-deps)")
+endfunction()
+
+find_package(Threads REQUIRED)
+
+find_package(CLI11 CONFIG QUIET)
+if(NOT CLI11_FOUND)
+  qprof_missing("CLI11" libcli11-dev)
+endif()
+
+find_package(Boost 1.74 QUIET COMPONENTS filesystem iostreams)
+if(NOT Boost_FOUND)
+  qprof_missing("Boost.Process, Boost.Filesystem and Boost.Iostreams"
+                "libboost-dev libboost-filesystem-dev libboost-iostreams-dev")
+endif()
+if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/process.hpp")
+  qprof_missing("Boost.Process" libboost-dev)
+endif()
+
+find_package(yaml-cpp CONFIG QUIET)
+if(NOT yaml-cpp_FOUND)
+  qprof_missing("yaml-cpp" libyaml-cpp-dev)
+endif()
+
+find_package(nlohmann_json 3 CONFIG QUIET)
+if(NOT nlohmann_json_FOUND)
+  qprof_missing("nlohmann-json" nlohmann-json3-dev)
+endif()
+
+find_path(GNUPLOT_IOSTREAM_INCLUDE_DIR gnuplot-iostream.h)
+if(NOT GNUPLOT_IOSTREAM_INCLUDE_DIR)
+  qprof_missing("gnuplot-iostream" libgnuplot-iostream-dev)
+endif()
+
+if(QPROF_BUILD_TESTS)
+  find_package(GTest CONFIG QUIET)
+  if(NOT GTest_FOUND)
+    qprof_missing("GoogleTest" "libgtest-dev libgmock-dev")
+  endif()
+  find_program(GNUPLOT_EXECUTABLE gnuplot)
+  if(NOT GNUPLOT_EXECUTABLE)
+    qprof_missing("gnuplot (the tests render charts)" gnuplot-nox)
+  endif()
+  find_program(MPROF_EXECUTABLE python3-mprof)
+  if(NOT MPROF_EXECUTABLE)
+    qprof_missing("the original mprof (the tests check compatibility)" python3-memory-profiler)
+  endif()
+  find_program(DEBIAN_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  if(NOT DEBIAN_PYTHON3)
+    qprof_missing("Debian's python3 (test workloads)" python3)
+  endif()
+endif()
+
+if(QPROF_BUILD_BENCH)
+  find_package(benchmark CONFIG QUIET)
+  if(NOT benchmark_FOUND)
+    qprof_missing("Google Benchmark" libbenchmark-dev)
+  endif()
+endif()

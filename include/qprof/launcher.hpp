@@ -1,0 +1,45 @@
+// Starts the profiled command (Boost.Process is confined to this module) and turns wait
+// statuses into qprof's exit status and words.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace qprof {
+
+struct LaunchRequest {
+  std::vector<std::string> argv;
+  int stderr_fd = -1;        // becomes the child's stderr when >= 0
+  std::string cgroup_procs;  // the child joins this cgroup before exec when not empty
+  // Signals whose disposition qprof changed (ignored, or caught): the child gets the defaults,
+  // and an unblocked mask, as if qprof had not been there.
+  std::vector<int> default_signals;
+};
+
+struct LaunchFailure {
+  int exit_status;  // 127: not found; 126: found but cannot be executed
+  std::string message;
+};
+
+// Returns the child's PID once it has exec'd, or why it could not start.
+std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request);
+
+// The command as a shell would need it typed: arguments quoted where needed, control characters
+// and invalid UTF-8 written as $'\n' / $'\xHH', so that the result is one printable line.
+std::string display_command(const std::vector<std::string>& argv);
+
+struct ExitDescription {
+  int exit_status = 0;  // the code, or 128 + signal
+  int signal = 0;
+  std::string message;  // empty for a normal exit
+};
+// Describes a wait status of `command_name`.
+ExitDescription describe_wait_status(int wait_status, const std::string& command_name);
+
+// "SIGKILL", "SIGTERM", … (or "signal N").
+std::string signal_name(int sig);
+
+}  // namespace qprof

@@ -1,0 +1,34 @@
+// A /proc file kept open and re-read with pread: no path walk per sample (statm: ≈0.5 µs instead
+// of ≈2 µs), and a descriptor of a reaped process fails with ESRCH instead of ever showing the
+// process that reuses its PID.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace qprof {
+
+class ProcFile {
+ public:
+  ProcFile() = default;
+  explicit ProcFile(const std::string& path);  // is_open() is false if it could not be opened
+  ~ProcFile();
+  ProcFile(ProcFile&& other) noexcept;
+  ProcFile& operator=(ProcFile&& other) noexcept;
+  ProcFile(const ProcFile&) = delete;
+  ProcFile& operator=(const ProcFile&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
+  // Reads from offset 0; returns the byte count, or -1 with errno set (ESRCH: the process is gone).
+  ssize_t read(char* buf, std::size_t cap) const;
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads a whole small file by path (open, read, close); returns false if it cannot.
+bool read_small_file(const std::string& path, std::string& out, std::size_t limit = 1 << 16);
+
+}  // namespace qprof

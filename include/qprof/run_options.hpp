@@ -1,0 +1,24 @@
+// Everything `qprof run` needs to know, parsed once from the command line (src/cli/run.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qprof {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  std::string output;                 // trace path; empty: qprof_YYYYMMDDhhmmss.dat
+  double interval = 0.01;             // seconds between regular samples
+  std::optional<double> timeout;      // seconds, then SIGTERM to the tree
+  double kill_grace = 5.0;            // seconds between SIGTERM and SIGKILL after the timeout
+  bool wait_daemons = true;           // run until the whole tree is gone, not just the command
+  bool multiprocess = false;          // CHLD lines per member
+  bool cgroup = false;                // track the tree with a cgroup of its own
+  bool quiet = false;                 // no summary
+  std::optional<std::string> marker_regex;
+  std::string proc_root = "/proc";
+};
+
+}  // namespace qprof

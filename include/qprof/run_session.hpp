@@ -1,0 +1,43 @@
+// `qprof run`: launch the command, follow its tree on a fixed-deadline schedule, stream the
+// trace, tee stderr for markers, forward signals, and report.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qprof/run_options.hpp"
+#include "qprof/trace.hpp"
+
+namespace qprof {
+
+// What a finished run tells its summary (and, later, its reports).
+struct RunReport {
+  std::string trace_path;
+  std::string command;
+  Seconds start = 0;                // Unix time of the start
+  Seconds duration = 0;             // start to the end of the tree
+  std::uint64_t samples = 0;        // regular samples
+  std::uint64_t marker_samples = 0; // extra samples taken at markers
+  std::uint64_t missed_deadlines = 0;
+  Seconds asked_interval = 0;
+  Seconds mean_interval = 0;        // achieved, over regular samples
+  std::optional<MemSample> sampled_peak;  // the tree's RSS
+  std::optional<Bytes> kernel_process_peak;  // largest single process (RUSAGE_CHILDREN)
+  std::optional<Bytes> cgroup_peak;
+  std::vector<Stage> stages;
+  int exit_status = 0;
+  int signal = 0;
+  bool timed_out = false;
+  bool launched = false;
+  std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
+};
+
+// Runs the command; returns qprof's exit status (the command's, 126/127 if it could not start,
+// 2 for qprof's own errors). Fills `report` when given.
+int run_profiled(const RunOptions& options, RunReport* report = nullptr);
+
+// The default trace name for a run starting now: qprof_YYYYMMDDhhmmss.dat.
+std::string default_trace_name();
+
+}  // namespace qprof

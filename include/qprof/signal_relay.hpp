@@ -1,0 +1,40 @@
+// The signals `qprof run` handles on its sampler thread. Handlers only record what arrived; the
+// run loop acts on it (forwarding to the command, reaping), woken because the signal cuts its
+// clock_nanosleep short.
+#pragma once
+
+#include <pthread.h>
+
+#include <vector>
+
+namespace qprof {
+
+class SignalRelay {
+ public:
+  // Installs the handlers on the calling thread's process; other threads must block signals.
+  SignalRelay();
+  ~SignalRelay();  // restores the previous dispositions
+  SignalRelay(const SignalRelay&) = delete;
+  SignalRelay& operator=(const SignalRelay&) = delete;
+
+  struct Received {
+    int sig = 0;
+    bool from_terminal = false;  // sent by the kernel (a terminal key), not by kill(2)
+  };
+  // One signal to forward (SIGINT, SIGTERM, SIGHUP, SIGQUIT) if any arrived; false otherwise.
+  bool take_forwarded(Received& out);
+  // True once per burst of SIGCHLD.
+  bool take_child_event();
+
+  // Signals whose disposition qprof changed from the default: the child gets them back.
+  const std::vector<int>& changed_from_default() const { return changed_; }
+
+  // Interrupts the sleep of `thread` (the sampler) from another thread.
+  static void wake(pthread_t thread);
+
+ private:
+  std::vector<int> changed_;
+  std::vector<int> installed_;
+};
+
+}  // namespace qprof

@@ -1,0 +1,144 @@
+// The in-memory model of one recorded run: what a .dat file holds, without the text.
+// Plain data; reading and writing live in dat_format, numbers derived from it in analysis.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qprof {
+
+// Times are Unix seconds. qprof derives them from the monotonic clock plus one wall-clock reading
+// at the start, so they never jump backwards with the wall clock.
+using Seconds = double;
+using Bytes = std::uint64_t;
+
+struct MemSample {
+  Seconds t = 0;
+  Bytes bytes = 0;
+};
+
+// One process's own samples, as mprof -M records them (CHLD lines), keyed by PID.
+struct ChildSeries {
+  std::int64_t pid = 0;
+  std::vector<MemSample> samples;
+};
+
+// Proportional and unique set size of the tree (from smaps_rollup, on a slower schedule).
+struct PssSample {
+  Seconds t = 0;
+  Bytes pss = 0;
+  Bytes uss = 0;
+};
+
+// Cumulative I/O of the tree since the start, reaped members included: never decreases.
+struct IoSample {
+  Seconds t = 0;
+  Bytes read_bytes = 0;   // storage reads
+  Bytes write_bytes = 0;  // storage writes
+  Bytes rchar = 0;        // bytes passed to read-like syscalls
+  Bytes wchar = 0;        // bytes passed to write-like syscalls
+};
+
+// Cumulative CPU time (user + system) of the tree since the start, reaped members included.
+struct CpuSample {
+  Seconds t = 0;
+  double cpu_seconds = 0;
+};
+
+// Exact memory of the tree's cgroup (page cache and kernel memory included).
+struct CgroupSample {
+  Seconds t = 0;
+  Bytes usage = 0;
+  Bytes peak = 0;  // the kernel's high-water mark so far
+};
+
+struct GpuDevice {
+  int index = 0;         // qprof's own index within the trace, referenced by GpuSample
+  std::string uuid;      // stable key: GPU-…, MIG-…, or a PCI address for fdinfo backends
+  std::string name;
+  Bytes total = 0;       // capacity
+};
+
+struct GpuSample {
+  Seconds t = 0;
+  int device = 0;        // GpuDevice::index
+  Bytes tree = 0;        // memory held by the tree's processes on this device
+  Bytes used = 0;        // the device's total use, every tenant included
+};
+
+// Values of every series as they were when a marker was recorded: the latest sample of each
+// series at that point of the trace. Absent series stay empty.
+struct Snapshot {
+  std::optional<Bytes> rss;
+  std::optional<Bytes> pss;
+  std::optional<Bytes> uss;
+  std::optional<Bytes> gpu_tree;  // summed over devices
+  std::optional<Bytes> read_bytes;
+  std::optional<Bytes> write_bytes;
+  std::optional<double> cpu_seconds;
+};
+
+struct Marker {
+  Seconds t = 0;
+  std::string label;
+  Snapshot at;
+};
+
+struct Stage {
+  enum class Source { markers, func };
+  std::string name;
+  Seconds t_start = 0;
+  Seconds t_end = 0;
+  Bytes mem_start = 0;
+  Bytes mem_end = 0;
+  bool closed = true;  // false: "X Start" without "X End"; t_end is then the end of the trace
+  Source source = Source::markers;
+};
+
+struct ExitInfo {
+  Seconds t = 0;
+  int status = 0;       // what qprof exited with: the code, or 128 + signal
+  int signal = 0;       // the signal that killed the command, 0 if it exited
+  bool timed_out = false;
+};
+
+// What the header says about the run. An mprof file has none of it (format_version 0).
+struct TraceMeta {
+  int format_version = 0;
+  std::string qprof_version;
+  std::string host;
+  std::string metric;  // rss, pss, uss or all
+  Seconds interval = 0;
+  std::int64_t root_pid = 0;
+  std::optional<Seconds> start;
+  std::map<std::string, std::string> other;  // keys this reader does not know, kept verbatim
+};
+
+struct Trace {
+  std::string source;  // file name it was read from
+  TraceMeta meta;
+  std::string cmdline;
+  std::vector<MemSample> mem;  // the tree's RSS (mprof MEM lines)
+  std::vector<ChildSeries> children;
+  std::vector<Marker> markers;
+  std::vector<Stage> stages;
+  std::vector<PssSample> pss;
+  std::vector<IoSample> io;
+  std::vector<CpuSample> cpu;
+  std::vector<MemSample> hwm;  // Σ VmHWM of the tree so far: an upper bound of the peak
+  std::vector<CgroupSample> cgroup;
+  std::vector<GpuDevice> gpu_devices;
+  std::vector<GpuSample> gpu;
+  std::map<std::string, Bytes> peaks;  // PEAK lines by name (see dat_format.hpp)
+  std::optional<ExitInfo> exit;
+  std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording
+
+  bool is_qprof() const { return meta.format_version > 0; }
+  // The time the run started: the header's start, else the earliest sample.
+  Seconds t0() const;
+};
+
+}  // namespace qprof

@@ -1,0 +1,33 @@
+// The subcommands of the qprof executable: each registers its options on the CLI11 app and
+// returns the action to run once parsing succeeded. No logic a test would want to reach.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace qprof::cli {
+
+// Exit statuses of qprof's own (the command's status passes through `run`).
+inline constexpr int kUsageError = 2;
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> action;
+};
+
+// What followed the first "--" of qprof's arguments; main takes it off before CLI11 parses, so
+// that nothing of a profiled command is ever read as qprof's own option.
+struct Invocation {
+  bool had_dashdash = false;
+  std::vector<std::string> after_dashdash;
+
+  // The command of `qprof run`/`peak`: the arguments left from its first positional on (CLI11's
+  // prefix_command), and what followed "--". A "--" after CMD belongs to CMD and is put back.
+  std::vector<std::string> command(const CLI::App& sub) const;
+};
+
+Command add_run(CLI::App& app, const Invocation& invocation);
+
+}  // namespace qprof::cli

@@ -1,0 +1,398 @@
+#include "qprof/run_session.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <cmath>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "qprof/cgroup.hpp"
+#include "qprof/clock.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/launcher.hpp"
+#include "qprof/markers.hpp"
+#include "qprof/proc_tree.hpp"
+#include "qprof/sampler.hpp"
+#include "qprof/signal_relay.hpp"
+#include "qprof/stderr_tee.hpp"
+#include "qprof/summary.hpp"
+#include "qprof/version.hpp"
+
+namespace qprof {
+namespace {
+
+constexpr std::int64_t kNs = 1000000000;
+constexpr std::int64_t kFlushEveryNs = 100 * 1000000;  // the most a sample waits in the buffer
+
+// Markers travel from the tee thread to the sampler thread, which samples at once.
+struct MarkerInbox {
+  std::mutex mu;
+  std::vector<std::string> labels;
+  std::atomic<std::uint64_t> posted{0};
+  std::atomic<std::uint64_t> taken{0};
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+Bytes self_peak_rss() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<Bytes>(ru.ru_maxrss) * 1024;
+}
+
+class Session {
+ public:
+  Session(const RunOptions& o, RunReport& r) : o_(o), report_(r) {}
+  int run();
+
+ private:
+  void post_marker(std::string label);
+  void take_markers();
+  void regular_sample(std::int64_t now);
+  void reap();
+  void relay_signals();
+  void enforce_timeout(std::int64_t now);
+  void signal_tree(int sig);
+  bool finished() const;
+  void warn(const std::string& text);
+  void finish_trace();
+
+  const RunOptions& o_;
+  RunReport& report_;
+  std::unique_ptr<dat::Writer> out_;
+  std::unique_ptr<TreeCgroup> cgroup_;
+  std::unique_ptr<WallAnchor> clock_;
+  std::unique_ptr<ProcTree> tree_;
+  std::unique_ptr<Sampler> sampler_;
+  StageTracker stages_;
+  MarkerInbox inbox_;
+  pthread_t sampler_thread_ = pthread_self();
+  SignalRelay* signals_ = nullptr;
+
+  pid_t cmd_pid_ = -1;
+  bool cmd_exited_ = false;
+  int cmd_status_ = 0;
+  bool stop_waiting_ = false;  // interrupted while only daemons were left
+  std::int64_t start_ns_ = 0;
+  std::int64_t last_flush_ns_ = 0;
+  std::int64_t kill_at_ns_ = -1;
+  bool killed_ = false;
+  Seconds first_regular_t_ = 0;
+  Seconds last_regular_t_ = 0;
+  Bytes self_rss_at_launch_ = 0;
+  bool header_written_ = false;  // warnings before the header wait for it
+};
+
+void Session::warn(const std::string& text) {
+  std::cerr << "qprof: " << text << '\n';
+  report_.warnings.push_back(text);
+  if (header_written_) out_->note(text);
+}
+
+void Session::post_marker(std::string label) {
+  std::uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(inbox_.mu);
+    inbox_.labels.push_back(std::move(label));
+    seq = ++inbox_.posted;
+  }
+  // The wake-up can land just before the sampler goes to sleep and be lost; send it again until
+  // the marker is taken (bounded: the regular schedule takes it anyway).
+  for (int attempt = 0; attempt < 50 && inbox_.taken.load() < seq; ++attempt) {
+    SignalRelay::wake(sampler_thread_);
+    for (int i = 0; i < 5 && inbox_.taken.load() < seq; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+}
+
+void Session::take_markers() {
+  if (inbox_.taken.load() == inbox_.posted.load()) return;
+  std::vector<std::string> labels;
+  {
+    std::lock_guard<std::mutex> lock(inbox_.mu);
+    labels.swap(inbox_.labels);
+  }
+  for (std::string& label : labels) {
+    const std::int64_t now = monotonic_ns();
+    const auto s = sampler_->sample(now);
+    if (s) ++report_.marker_samples;
+    const Seconds t = clock_->unix_at(now);
+    const Bytes mem = s ? s->bytes : sampler_->last().bytes;
+    out_->mark(t, label);
+    if (auto stage = stages_.on_marker(label, t, mem)) {
+      out_->func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
+      report_.stages.push_back(std::move(*stage));
+    }
+    ++inbox_.taken;
+  }
+  out_->flush();
+  last_flush_ns_ = monotonic_ns();
+}
+
+void Session::regular_sample(std::int64_t now) {
+  const auto s = sampler_->sample(now);
+  if (!s) return;
+  if (report_.samples == 0) first_regular_t_ = s->t;
+  last_regular_t_ = s->t;
+  ++report_.samples;
+}
+
+void Session::reap() {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    if (pid == cmd_pid_) {
+      cmd_status_ = status;
+      cmd_exited_ = true;
+    }
+  }
+  sampler_->prune();
+}
+
+void Session::signal_tree(int sig) {
+  for (const Member& m : tree_->members()) ::kill(m.pid, sig);
+}
+
+void Session::relay_signals() {
+  SignalRelay::Received r;
+  while (signals_->take_forwarded(r)) {
+    if (!cmd_exited_) {
+      // A key pressed at the terminal reached the whole foreground process group, the command
+      // included: sending it again would deliver it twice.
+      const bool command_got_it = r.from_terminal && ::getpgid(cmd_pid_) == ::getpgrp();
+      if (!command_got_it) ::kill(cmd_pid_, r.sig);
+    } else if (!stop_waiting_) {
+      stop_waiting_ = true;
+      warn(signal_name(r.sig) + " while waiting for " + std::to_string(tree_->members().size()) +
+           " process(es) that outlived the command; stopping, they keep running");
+    }
+  }
+}
+
+void Session::enforce_timeout(std::int64_t now) {
+  if (!o_.timeout || killed_ || (cmd_exited_ && !o_.wait_daemons)) return;
+  const std::int64_t timeout_ns = start_ns_ + static_cast<std::int64_t>(*o_.timeout * kNs);
+  if (kill_at_ns_ < 0 && now >= timeout_ns) {
+    report_.timed_out = true;
+    const std::size_t n = tree_->members().size();
+    signal_tree(SIGTERM);
+    kill_at_ns_ = now + static_cast<std::int64_t>(o_.kill_grace * kNs);
+    warn("timeout after " + human_seconds(*o_.timeout) + ": sent SIGTERM to " + std::to_string(n) +
+         " process(es) of the tree");
+  } else if (kill_at_ns_ >= 0 && now >= kill_at_ns_) {
+    killed_ = true;
+    const std::size_t n = tree_->members().size();
+    if (n > 0) {
+      signal_tree(SIGKILL);
+      warn(std::to_string(n) + " process(es) outlived the " + human_seconds(o_.kill_grace) +
+           " grace period: sent SIGKILL");
+    }
+  }
+}
+
+bool Session::finished() const {
+  if (!cmd_exited_) return false;
+  return !o_.wait_daemons || stop_waiting_ || tree_->empty();
+}
+
+void Session::finish_trace() {
+  const Seconds t_end = clock_->unix_at(monotonic_ns());
+  report_.duration = t_end - report_.start;
+  for (Stage& s : stages_.unclosed(sampler_->last().t, sampler_->last().bytes)) {
+    warn("stage '" + s.name + "' was started but never ended");
+    report_.stages.push_back(std::move(s));
+  }
+  if (sampler_->count() > 0) report_.sampled_peak = sampler_->peak();
+  if (report_.samples > 1) {
+    report_.mean_interval = (last_regular_t_ - first_regular_t_) / static_cast<double>(report_.samples - 1);
+  }
+
+  rusage ru{};
+  getrusage(RUSAGE_CHILDREN, &ru);
+  const Bytes kernel = static_cast<Bytes>(ru.ru_maxrss) * 1024;
+  // The kernel counts a child's memory from before its exec, when it was a copy of qprof: a
+  // figure no larger than qprof itself tells nothing about the command.
+  if (kernel > self_rss_at_launch_) {
+    report_.kernel_process_peak = kernel;
+    out_->peak(dat::kPeakKernelProcess, kernel);
+  }
+  if (cgroup_ && cgroup_->has_memory()) {
+    if (auto peak = cgroup_->peak()) {
+      report_.cgroup_peak = *peak;
+      out_->peak(dat::kPeakCgroup, *peak);
+    }
+  }
+  const Bytes sampled = report_.sampled_peak ? report_.sampled_peak->bytes : 0;
+  if (report_.kernel_process_peak) {
+    const Bytes margin = std::max<Bytes>(Bytes{1} << 20, sampled / 50);
+    if (*report_.kernel_process_peak > sampled + margin) {
+      warn("the sampled tree peak (" + human_bytes(sampled) + ") is below the kernel's peak of a single process (" +
+           human_bytes(*report_.kernel_process_peak) + "): a spike between samples was missed; try a smaller --interval (now " +
+           human_seconds(o_.interval) + ")");
+    }
+  }
+
+  const ExitDescription exit = describe_wait_status(cmd_status_, o_.command.front());
+  report_.exit_status = exit.exit_status;
+  report_.signal = exit.signal;
+  out_->exit(ExitInfo{t_end, exit.exit_status, exit.signal, report_.timed_out});
+  if (!exit.message.empty()) std::cerr << exit.message << '\n';
+  out_->flush();
+  if (!out_->error().empty()) {
+    std::cerr << "qprof: " << out_->error() << '\n';
+    report_.warnings.push_back(out_->error());
+  }
+}
+
+int Session::run() {
+  report_.trace_path = o_.output.empty() ? default_trace_name() : o_.output;
+  report_.command = display_command(o_.command);
+  report_.asked_interval = o_.interval;
+  MarkerMatcher matcher = o_.marker_regex ? MarkerMatcher(*o_.marker_regex) : MarkerMatcher();
+
+  // The trace file first: a bad -o must fail before the command runs.
+  try {
+    out_ = std::make_unique<dat::Writer>(report_.trace_path);
+  } catch (const std::system_error& e) {
+    std::cerr << "qprof: " << e.what() << '\n';
+    return 2;
+  }
+  // Orphans of the tree (double-forked daemons) reparent to qprof instead of init.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  SignalRelay signals;
+  signals_ = &signals;
+
+  if (o_.cgroup) {
+    std::string why_not;
+    cgroup_ = TreeCgroup::create(why_not);
+    if (!cgroup_) {
+      warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
+    } else if (!cgroup_->has_memory()) {
+      warn("--cgroup: the cgroup at " + cgroup_->path() +
+           " has no memory controller: membership only, no exact tree peak");
+    }
+  }
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    std::cerr << "qprof: pipe: " << std::strerror(errno) << '\n';
+    return 2;
+  }
+  tree_ = std::make_unique<ProcTree>(o_.proc_root, ::getpid());
+  if (!cgroup_) tree_->prime();
+  clock_ = std::make_unique<WallAnchor>();
+  start_ns_ = clock_->mono0();
+  report_.start = clock_->unix_at(start_ns_);
+  self_rss_at_launch_ = self_peak_rss();
+
+  LaunchRequest request;
+  request.argv = o_.command;
+  request.stderr_fd = pipe_fds[1];
+  if (cgroup_) request.cgroup_procs = cgroup_->procs_path();
+  request.default_signals = signals.changed_from_default();
+  const auto launched = launch(request);
+  ::close(pipe_fds[1]);
+  if (const auto* failure = std::get_if<LaunchFailure>(&launched)) {
+    ::close(pipe_fds[0]);
+    out_.reset();
+    ::unlink(report_.trace_path.c_str());
+    std::cerr << failure->message << '\n';
+    return failure->exit_status;
+  }
+  cmd_pid_ = std::get<pid_t>(launched);
+  report_.launched = true;
+
+  TraceMeta meta;
+  meta.format_version = dat::kFormatVersion;
+  meta.qprof_version = std::string(kVersion);
+  meta.host = host_name();
+  meta.metric = "rss";
+  meta.interval = o_.interval;
+  meta.root_pid = cmd_pid_;
+  meta.start = report_.start;
+  if (cgroup_) meta.other["cgroup"] = cgroup_->path();
+  out_->header(meta);
+  out_->cmdline(report_.command);
+  for (const std::string& w : report_.warnings) out_->note(w);
+  header_written_ = true;
+  out_->flush();
+
+  // The tee first: a marker printed at once must find its sample taken at once.
+  StderrTee tee(pipe_fds[0], STDERR_FILENO, std::move(matcher),
+                [this](std::string label) { post_marker(std::move(label)); });
+  tee.start();
+  tree_->add_root(cmd_pid_);
+  if (cgroup_) tree_->use_cgroup(cgroup_->procs_path());
+  sampler_ = std::make_unique<Sampler>(*tree_, *out_, *clock_,
+                                       SamplerConfig{static_cast<Bytes>(::sysconf(_SC_PAGESIZE)), o_.multiprocess});
+
+  const std::int64_t period = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(o_.interval * kNs)));
+  std::int64_t next = start_ns_;
+  last_flush_ns_ = start_ns_;
+  while (true) {
+    std::int64_t now = monotonic_ns();
+    if (now >= next) {
+      regular_sample(now);
+      next = next_deadline(next, period, monotonic_ns(), report_.missed_deadlines);
+    }
+    take_markers();
+    if (signals.take_child_event()) reap();
+    relay_signals();
+    if (finished()) break;
+    now = monotonic_ns();
+    enforce_timeout(now);
+
+    std::int64_t wake_at = next;
+    if (o_.timeout && kill_at_ns_ < 0) wake_at = std::min(wake_at, start_ns_ + static_cast<std::int64_t>(*o_.timeout * kNs));
+    if (kill_at_ns_ >= 0 && !killed_) wake_at = std::min(wake_at, kill_at_ns_);
+    if (now - last_flush_ns_ >= kFlushEveryNs || wake_at - now >= kFlushEveryNs) {
+      out_->flush();
+      last_flush_ns_ = now;
+    }
+    sleep_until_ns(wake_at);
+  }
+
+  // With the tree gone, the pipe is at its end at once; a daemon left running may hold it open.
+  tee.finish(tree_->empty() ? 2000 : 100);
+  take_markers();
+  finish_trace();
+  signals_ = nullptr;
+  return report_.exit_status;
+}
+
+}  // namespace
+
+int run_profiled(const RunOptions& options, RunReport* report) {
+  RunReport local;
+  Session session(options, report ? *report : local);
+  const int status = session.run();
+  const RunReport& r = report ? *report : local;
+  if (!options.quiet && r.launched) std::cerr << format_summary(r);
+  return status;
+}
+
+std::string default_trace_name() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "qprof_%Y%m%d%H%M%S.dat", &local);
+  return buf;
+}
+
+}  // namespace qprof

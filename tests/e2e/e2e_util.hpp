@@ -1,0 +1,53 @@
+// Running the built qprof binary (and other programs) from the end-to-end tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "qprof/trace.hpp"
+
+namespace qprof::test {
+
+// Paths baked in by tests/CMakeLists.txt.
+std::string qprof_bin();
+std::string workload(const std::string& name);
+std::string data_file(const std::string& relative);
+std::string mprof_bin();
+std::string debian_python();
+
+// A fresh directory for one test's files, removed at exit.
+std::string temp_dir();
+
+struct Result {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+// A started program with its stdout and stderr captured (stdin from `input`).
+class Process {
+ public:
+  explicit Process(const std::vector<std::string>& argv, const std::string& input = "");
+  ~Process();
+  pid_t pid() const { return pid_; }
+  // Waits for the end (killing it after timeout_s) and returns what it wrote.
+  Result wait(int timeout_s = 120);
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1, err_fd_ = -1;
+  Result result_;
+  bool waited_ = false;
+};
+
+Result run(const std::vector<std::string>& argv, const std::string& input = "", int timeout_s = 120);
+// qprof with these arguments.
+Result qprof(const std::vector<std::string>& args, const std::string& input = "", int timeout_s = 120);
+
+inline double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+Bytes max_mem(const Trace& t);
+std::string read_file(const std::string& path);
+
+}  // namespace qprof::test

@@ -1,0 +1,69 @@
+// The original mprof reads qprof's traces; qprof reads mprof's.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+std::string record_with_markers() {
+  const std::string out = temp_dir() + "/for_mprof.dat";
+  const Result r = qprof({"run", "-q", "-M", "-o", out, "--", workload("markers")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  return out;
+}
+
+TEST(MprofCompat, MprofPeakReadsQprofsTrace) {
+  const std::string out = record_with_markers();
+  const Result r = run({mprof_bin(), "peak", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // "FILE\t<peak> MiB"
+  const std::size_t tab = r.out.find('\t');
+  ASSERT_NE(tab, std::string::npos) << r.out;
+  const double mprof_peak = std::strtod(r.out.c_str() + tab + 1, nullptr);
+  EXPECT_NEAR(mprof_peak, mib(max_mem(dat::read_trace(out))), 0.001);
+}
+
+TEST(MprofCompat, MprofPlotDrawsQprofsTraceWithItsStageBrackets) {
+  const std::string out = record_with_markers();
+  const std::string png = temp_dir() + "/mprof_plot.png";
+  const Result r = run({mprof_bin(), "plot", "-o", png, out}, "", 120);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string image = read_file(png);
+  ASSERT_GT(image.size(), 1000u);
+  EXPECT_EQ(image.substr(1, 3), "PNG");
+}
+
+TEST(MprofCompat, MprofsOwnReaderSeesTheSamplesStagesAndChildren) {
+  const std::string out = record_with_markers();
+  const Trace t = dat::read_trace(out);
+  const std::string script =
+      "import sys, mprof\n"
+      "d = mprof.read_mprofile_file(sys.argv[1])\n"
+      "print(len(d['mem_usage']), sorted(d['func_timestamp']), len(d['children']))\n";
+  const Result r = run({debian_python(), "-c", script, out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ostringstream expected;
+  expected << t.mem.size() << " ['Calibration', 'Load'] " << t.children.size() << "\n";
+  EXPECT_EQ(r.out, expected.str());
+}
+
+TEST(MprofCompat, QprofReadsMprofsTraces) {
+  const Trace children = dat::read_trace(data_file("mprof/children.dat"));
+  EXPECT_FALSE(children.is_qprof());
+  EXPECT_EQ(children.cmdline, "/usr/bin/python3 /tmp/mp_children.py");
+  EXPECT_EQ(children.mem.size(), 11u);
+  EXPECT_EQ(children.children.size(), 2u);
+  const Trace func = dat::read_trace(data_file("mprof/func.dat"));
+  ASSERT_EQ(func.stages.size(), 2u);
+  EXPECT_EQ(func.stages[0].name, "__main__.load");
+  EXPECT_EQ(func.stages[0].source, Stage::Source::func);
+  EXPECT_NEAR(mib(func.stages[0].mem_end), 61.7930, 1e-4);
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,107 @@
+// Exit statuses, signals in both directions, the timeout.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(RunExit, StatusIsTheCommands) {
+  for (int code : {0, 1, 7, 255}) {
+    const std::string out = temp_dir() + "/exit.dat";
+    const Result r = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), std::to_string(code)});
+    EXPECT_EQ(r.status, code);
+    const Trace t = dat::read_trace(out);
+    ASSERT_TRUE(t.exit);
+    EXPECT_EQ(t.exit->status, code);
+  }
+}
+
+TEST(RunExit, KilledBySignalGives128PlusNAndSaysSo) {
+  const std::string out = temp_dir() + "/killed.dat";
+  const Result r = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-9"});
+  EXPECT_EQ(r.status, 137);
+  EXPECT_NE(r.err.find("was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out"),
+            std::string::npos) << r.err;
+  const Result segv = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-11"});
+  EXPECT_EQ(segv.status, 139);
+  EXPECT_NE(segv.err.find("SIGSEGV (signal 11)"), std::string::npos) << segv.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_TRUE(t.exit);
+  EXPECT_EQ(t.exit->signal, 11);
+}
+
+TEST(RunExit, CommandNotFoundIs127AndNotExecutableIs126) {
+  const Result missing = qprof({"run", "-o", temp_dir() + "/none.dat", "--", "qprof-no-such-command"});
+  EXPECT_EQ(missing.status, 127);
+  EXPECT_NE(missing.err.find("qprof-no-such-command: command not found"), std::string::npos) << missing.err;
+  const Result missing_path = qprof({"run", "-o", temp_dir() + "/none.dat", "--", "/nonexistent/tool"});
+  EXPECT_EQ(missing_path.status, 127);
+  const Result not_exec = qprof({"run", "-o", temp_dir() + "/none.dat", "--", data_file("proc/loadavg")});
+  EXPECT_EQ(not_exec.status, 126);
+  EXPECT_NE(not_exec.err.find("Permission denied"), std::string::npos) << not_exec.err;
+  EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/none.dat")) << "no trace for a command that never ran";
+}
+
+TEST(RunExit, UsageErrorsAre2) {
+  EXPECT_EQ(qprof({"run"}).status, 2);
+  EXPECT_EQ(qprof({"run", "--interval", "0", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"run", "--interval", "abc", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"run", "--no-such-option", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"nosuchcommand"}).status, 2);
+  EXPECT_EQ(qprof({"run", "-o", "/nonexistent-dir/x.dat", "--", "true"}).status, 2);
+}
+
+// qprof forwards SIGTERM/SIGINT/SIGHUP to the command and still finishes trace and summary.
+class RunSignals : public ::testing::TestWithParam<int> {};
+
+TEST_P(RunSignals, AreForwardedAndTheTraceIsFinished) {
+  const int sig = GetParam();
+  const std::string out = temp_dir() + "/forward" + std::to_string(sig) + ".dat";
+  Process p({qprof_bin(), "run", "-o", out, "--", workload("on_signal"), "42"});
+  // Wait until the workload is up (its marker is in the trace), then signal qprof itself.
+  for (int i = 0; i < 500 && read_file(out).find("MARK ") == std::string::npos; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(kill(p.pid(), sig), 0);
+  const Result r = p.wait();
+  EXPECT_EQ(r.status, 42) << r.err;
+  EXPECT_NE(r.err.find("workload got signal " + std::to_string(sig)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qprof:   trace"), std::string::npos) << "the summary is printed";
+  const Trace t = dat::read_trace(out);
+  ASSERT_TRUE(t.exit);
+  EXPECT_EQ(t.exit->status, 42);
+  EXPECT_NEAR(mib(max_mem(t)), 20.0, 3.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Forwarded, RunSignals, ::testing::Values(SIGTERM, SIGINT, SIGHUP));
+
+TEST(RunExit, TimeoutTerminatesTheTree) {
+  const std::string out = temp_dir() + "/timeout.dat";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = qprof({"run", "-o", out, "--timeout", "0.5", "--", "sh", "-c", "sleep 30 & sleep 30; wait"});
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 128 + SIGTERM);
+  EXPECT_LT(elapsed, 10.0);
+  EXPECT_NE(r.err.find("timeout after 500 ms: sent SIGTERM to 3 process(es) of the tree"), std::string::npos) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_TRUE(t.exit);
+  EXPECT_TRUE(t.exit->timed_out);
+}
+
+TEST(RunExit, TimeoutEscalatesToSigkillAfterTheGracePeriod) {
+  const std::string out = temp_dir() + "/timeout_kill.dat";
+  const Result r = qprof({"run", "-o", out, "--timeout", "0.3", "--kill-after", "0.3", "--",
+                          workload("on_signal"), "5", "ignore"});
+  EXPECT_EQ(r.status, 128 + SIGKILL);
+  EXPECT_NE(r.err.find("outlived the 300 ms grace period: sent SIGKILL"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,100 @@
+// Marker lines on stderr: checkpoints with the memory of that moment, stages, FUNC brackets.
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+TEST(RunMarkers, CheckpointsCarryTheMemoryOfTheirMoment) {
+  const std::string out = temp_dir() + "/markers.dat";
+  // Regular samples every 2 s: only the sample taken at each marker can know its memory.
+  const Result r = qprof({"run", "-o", out, "--interval", "2", "--", workload("markers")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  std::vector<std::string> labels;
+  for (const Marker& m : t.markers) labels.push_back(m.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"Load Start", "Load End", "Calibration Start", "Calibration End", "Export"}));
+  ASSERT_EQ(t.markers.size(), 5u);
+  const double base = mib(*t.markers[0].at.rss);
+  EXPECT_LT(base, 10.0);
+  // Load End: +40 MiB; Calibration End: +40 +80 MiB (each taken by the immediate sample).
+  EXPECT_NEAR(mib(*t.markers[1].at.rss) - base, 40.0, 2.0);
+  EXPECT_NEAR(mib(*t.markers[3].at.rss) - base, 120.0, 3.0);
+  EXPECT_NEAR(mib(*t.markers[4].at.rss) - base, 40.0, 2.0);
+  // Each marker's time is that of the sample taken for it.
+  for (const Marker& m : t.markers) {
+    const bool has_sample = std::any_of(t.mem.begin(), t.mem.end(), [&](const MemSample& s) { return std::abs(s.t - m.t) < 1e-4; });
+    EXPECT_TRUE(has_sample) << m.label;
+  }
+}
+
+TEST(RunMarkers, StagesPairStartAndEndAndBecomeFuncLines) {
+  const std::string out = temp_dir() + "/stages.dat";
+  const Result r = qprof({"run", "-o", out, "--", workload("markers")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.stages.size(), 2u);
+  EXPECT_EQ(t.stages[0].name, "Load");
+  EXPECT_EQ(t.stages[1].name, "Calibration");
+  for (const Stage& s : t.stages) {
+    EXPECT_TRUE(s.closed);
+    EXPECT_NEAR(s.t_end - s.t_start, 0.15, 0.12) << s.name;
+  }
+  const std::string text = read_file(out);
+  EXPECT_NE(text.find("\nFUNC Load "), std::string::npos);
+  EXPECT_NE(text.find("\nFUNC Calibration "), std::string::npos);
+  // The summary lists the stages.
+  EXPECT_NE(r.err.find("stage           Load: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stage           Calibration: "), std::string::npos);
+}
+
+TEST(RunMarkers, MarkerLinesStillReachStderrUnchanged) {
+  const std::string out = temp_dir() + "/passthrough.dat";
+  const Result direct = run({workload("markers")});
+  const Result profiled = qprof({"run", "-q", "-o", out, "--", workload("markers")});
+  EXPECT_EQ(profiled.err, direct.err);
+  EXPECT_NE(direct.err.find("QPROF_MARK: Load Start\n"), std::string::npos);
+}
+
+TEST(RunMarkers, CustomPatternWithOneCaptureGroup) {
+  const std::string out = temp_dir() + "/regex.dat";
+  const Result r = qprof({"run", "-q", "-o", out, "--marker-regex", "^\\[stage\\] (.*)$", "--", "sh", "-c",
+                          "echo '[stage] Warmup Start' >&2; sleep 0.1; echo 'QPROF_MARK: ignored' >&2; "
+                          "echo '[stage] Warmup End' >&2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 2u);
+  EXPECT_EQ(t.markers[0].label, "Warmup Start");
+  ASSERT_EQ(t.stages.size(), 1u);
+  EXPECT_EQ(t.stages[0].name, "Warmup");
+}
+
+TEST(RunMarkers, PatternWithoutExactlyOneGroupIsAUsageError) {
+  for (const char* bad : {"no group", "(a)(b)", "(unclosed"}) {
+    const Result r = qprof({"run", "--marker-regex", bad, "--", "true"});
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--marker-regex"), std::string::npos) << r.err;
+  }
+}
+
+TEST(RunMarkers, HostileLabelsAreStoredEscapedAndReadBackExactly) {
+  const std::string out = temp_dir() + "/hostile.dat";
+  // A label with a tab, a backslash, quotes, a backquote and an invalid UTF-8 byte.
+  const Result r = qprof({"run", "-q", "-o", out, "--", "sh", "-c",
+                          "printf 'QPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 Start\\nQPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 End\\n' >&2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string label = "a\tb\\c \"q\" `x` \xff Start";
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 2u);
+  EXPECT_EQ(t.markers[0].label, label);
+  ASSERT_EQ(t.stages.size(), 1u);
+  // Every line of the file is valid UTF-8 without control characters (mprof decodes UTF-8).
+  const std::string text = read_file(out);
+  EXPECT_EQ(text.find('\xff'), std::string::npos);
+  EXPECT_EQ(text.find('\t'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace qprof::test

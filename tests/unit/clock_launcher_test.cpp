@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include "qprof/clock.hpp"
+#include "qprof/launcher.hpp"
+
+namespace qprof {
+namespace {
+
+TEST(NextDeadline, StaysOnTheGridAndCountsMisses) {
+  std::uint64_t missed = 0;
+  EXPECT_EQ(next_deadline(100, 10, 105, missed), 110);
+  EXPECT_EQ(missed, 0u);
+  EXPECT_EQ(next_deadline(100, 10, 110, missed), 120);  // exactly on the next: it is past
+  EXPECT_EQ(missed, 1u);
+  EXPECT_EQ(next_deadline(100, 10, 147, missed), 150);
+  EXPECT_EQ(missed, 5u);
+}
+
+TEST(WallAnchor, UnixTimeFollowsTheMonotonicClock) {
+  WallAnchor a;
+  EXPECT_NEAR(a.unix_at(a.mono0() + 1500000000) - a.unix_at(a.mono0()), 1.5, 1e-6);
+  EXPECT_GT(a.unix_at(a.mono0()), 1.6e9);
+}
+
+TEST(DisplayCommand, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(display_command({"python3", "train.py", "--lr=0.1"}), "python3 train.py --lr=0.1");
+  EXPECT_EQ(display_command({"sh", "-c", "echo 'hi' there"}), "sh -c 'echo '\\''hi'\\'' there'");
+  EXPECT_EQ(display_command({"printf", "a\nb"}), "printf $'a\\nb'");
+  EXPECT_EQ(display_command({"x", "\xff"}), "x $'\\xff'");
+  EXPECT_EQ(display_command({"x", ""}), "x ''");
+}
+
+TEST(DescribeWaitStatus, ExitCodesAndSignals) {
+  EXPECT_EQ(describe_wait_status(3 << 8, "job").exit_status, 3);
+  EXPECT_TRUE(describe_wait_status(0, "job").message.empty());
+  const ExitDescription killed = describe_wait_status(SIGKILL, "job");
+  EXPECT_EQ(killed.exit_status, 137);
+  EXPECT_EQ(killed.signal, 9);
+  EXPECT_EQ(killed.message, "qprof: job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
+  EXPECT_EQ(describe_wait_status(SIGTERM, "job").message, "qprof: job was killed by SIGTERM (signal 15)");
+}
+
+}  // namespace
+}  // namespace qprof

@@ -1,0 +1,252 @@
+#include "qprof/dat_format.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace qprof::dat {
+namespace {
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("qprof-unit-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Escape, RoundTripsAnyBytes) {
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  for (const std::string& raw : {all, std::string("plain label"), std::string("a\\nb"), std::string("tab\there"),
+                                 std::string("\xe2\x82\xac euro \xf0\x9f\x98\x80"), std::string("\xc3\x28 bad"),
+                                 std::string("trailing\\")}) {
+    for (bool space : {false, true}) {
+      const std::string esc = escape_text(raw, space);
+      EXPECT_EQ(unescape_text(esc), raw);
+      for (unsigned char c : esc) {
+        EXPECT_TRUE(c >= 0x20 && c != 0x7F) << "control byte in " << esc;
+        if (space) {
+          EXPECT_NE(c, ' ');
+        }
+      }
+    }
+  }
+}
+
+TEST(Escape, KeepsValidUtf8AndEscapesInvalid) {
+  EXPECT_EQ(escape_text("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(escape_text("\xff"), "\\xFF");
+  EXPECT_EQ(escape_text("\xed\xa0\x80"), "\\xED\\xA0\\x80");  // a UTF-16 surrogate
+  EXPECT_EQ(escape_text("\xc0\xaf"), "\\xC0\\xAF");          // overlong
+  EXPECT_EQ(escape_text("a\nb\\c"), "a\\nb\\\\c");
+}
+
+TEST(FuncName, IsOneWordMprofCanSplit) {
+  EXPECT_EQ(func_name("Quantization (Static)"), "Quantization_(Static)");
+  EXPECT_EQ(func_name(""), "_");
+  EXPECT_EQ(func_name("a\tb"), "a\\tb");
+}
+
+TEST(Writer, WritesMprofsNumberFormats) {
+  const std::string path = temp_file("fmt.dat");
+  {
+    Writer w(path);
+    w.cmdline("python3 -c 'x'");
+    w.mem(1732181234.12345678, 1536 * 1024);
+    w.child(42, 1732181234.5, 3 * 1024 * 1024 + 1);
+    w.func("Calibration", {1.0, 1024 * 1024}, {2.5, 2 * 1024 * 1024});
+  }
+  EXPECT_EQ(slurp(path),
+            "CMDLINE python3 -c 'x'\n"
+            "MEM 1.500000 1732181234.1235\n"
+            "CHLD 42 3.000001 1732181234.5000\n"
+            "FUNC Calibration 1.0000 1.0000 2.0000 2.5000 0\n");
+  std::filesystem::remove(path);
+}
+
+TEST(Writer, EveryKindRoundTripsThroughTheReader) {
+  const std::string path = temp_file("all.dat");
+  TraceMeta meta;
+  meta.format_version = kFormatVersion;
+  meta.qprof_version = "9.8.7";
+  meta.host = "host with space";
+  meta.metric = "all";
+  meta.interval = 0.001;
+  meta.root_pid = 4242;
+  meta.start = 1700000000.25;
+  meta.other["cgroup"] = "/sys/fs/cgroup/memory/qprof-1";
+  {
+    Writer w(path);
+    w.header(meta);
+    w.cmdline("cmd --flag");
+    w.mem(1700000000.5, 100 << 20);
+    w.pss({1700000000.5, 60 << 20, 40 << 20});
+    w.io({1700000000.5, 4096, 8192, 100, 200});
+    w.cpu({1700000000.5, 1.25});
+    w.gpu_device({0, "GPU-1234 abcd", "NVIDIA H100 80GB HBM3", 80ull << 30});
+    w.gpu({1700000000.5, 0, 2ull << 30, 3ull << 30});
+    w.mark(1700000000.5, "Calibration Start");
+    w.mem(1700000001.0, 300 << 20);
+    w.hwm(1700000001.0, 310 << 20);
+    w.cgroup({1700000001.0, 305 << 20, 320 << 20});
+    w.mark(1700000001.0, "Calibration End");
+    w.peak(kPeakKernelProcess, 299 << 20);
+    w.note("a warning\nwith a newline");
+    w.exit({1700000001.5, 137, 9, true});
+  }
+  const Trace t = read_trace(path);
+  EXPECT_TRUE(t.is_qprof());
+  EXPECT_EQ(t.meta.qprof_version, "9.8.7");
+  EXPECT_EQ(t.meta.host, "host with space");
+  EXPECT_EQ(t.meta.metric, "all");
+  EXPECT_DOUBLE_EQ(t.meta.interval, 0.001);
+  EXPECT_EQ(t.meta.root_pid, 4242);
+  EXPECT_DOUBLE_EQ(*t.meta.start, 1700000000.25);
+  EXPECT_EQ(t.meta.other.at("cgroup"), "/sys/fs/cgroup/memory/qprof-1");
+  EXPECT_EQ(t.cmdline, "cmd --flag");
+  ASSERT_EQ(t.mem.size(), 2u);
+  EXPECT_EQ(t.mem[1].bytes, 300u << 20);
+  ASSERT_EQ(t.pss.size(), 1u);
+  EXPECT_EQ(t.pss[0].uss, 40u << 20);
+  ASSERT_EQ(t.io.size(), 1u);
+  EXPECT_EQ(t.io[0].wchar, 200u);
+  ASSERT_EQ(t.cpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.cpu[0].cpu_seconds, 1.25);
+  ASSERT_EQ(t.gpu_devices.size(), 1u);
+  EXPECT_EQ(t.gpu_devices[0].uuid, "GPU-1234 abcd");
+  EXPECT_EQ(t.gpu_devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t.gpu_devices[0].total, 80ull << 30);
+  ASSERT_EQ(t.gpu.size(), 1u);
+  EXPECT_EQ(t.gpu[0].used, 3ull << 30);
+  ASSERT_EQ(t.hwm.size(), 1u);
+  ASSERT_EQ(t.cgroup.size(), 1u);
+  EXPECT_EQ(t.cgroup[0].peak, 320u << 20);
+  EXPECT_EQ(t.peaks.at("kernel_process"), 299u << 20);
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_EQ(t.notes[0], "a warning\nwith a newline");
+  ASSERT_TRUE(t.exit);
+  EXPECT_EQ(t.exit->status, 137);
+  EXPECT_EQ(t.exit->signal, 9);
+  EXPECT_TRUE(t.exit->timed_out);
+  // Markers carry the latest value of every series above them.
+  ASSERT_EQ(t.markers.size(), 2u);
+  EXPECT_EQ(*t.markers[0].at.rss, 100u << 20);
+  EXPECT_EQ(*t.markers[0].at.pss, 60u << 20);
+  EXPECT_EQ(*t.markers[0].at.read_bytes, 4096u);
+  EXPECT_EQ(*t.markers[0].at.gpu_tree, 2ull << 30);
+  EXPECT_DOUBLE_EQ(*t.markers[0].at.cpu_seconds, 1.25);
+  EXPECT_EQ(*t.markers[1].at.rss, 300u << 20);
+  ASSERT_EQ(t.stages.size(), 1u);
+  EXPECT_EQ(t.stages[0].name, "Calibration");
+  EXPECT_EQ(t.stages[0].mem_start, 100u << 20);
+  EXPECT_EQ(t.stages[0].mem_end, 300u << 20);
+  // Nothing but printable text, and no blank line (mprof stops at one).
+  const std::string text = slurp(path);
+  EXPECT_EQ(text.find("\n\n"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(Writer, ReportsAFailedWrite) {
+  Writer w("/dev/full");
+  w.mem(1.0, 1);
+  EXPECT_FALSE(w.flush());
+  EXPECT_NE(w.error().find("No space left on device"), std::string::npos) << w.error();
+}
+
+TEST(Writer, CreatingInAMissingDirectoryThrows) {
+  EXPECT_THROW(Writer("/nonexistent-dir/x.dat"), std::system_error);
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    read_trace_text(text, "bad.dat");
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Reader, ErrorsNameTheFileAndLine) {
+  EXPECT_EQ(parse_error("CMDLINE x\nMEM 1.0 2.0\nMEM abc 3.0\n"),
+            "bad.dat:3: MEM: memory (MiB) 'abc' is not a number");
+  EXPECT_EQ(parse_error("MEM 1.0\n"), "bad.dat:1: MEM: missing time");
+  EXPECT_EQ(parse_error("MEM -1.0 2.0\n"), "bad.dat:1: MEM: memory (MiB) is negative");
+  EXPECT_EQ(parse_error("MEM nan 2.0\n"), "bad.dat:1: MEM: memory (MiB) 'nan' is not a number");
+  EXPECT_EQ(parse_error("MEM 1.0 2.0\nhello world\n"), "bad.dat:2: not a trace line (it starts with 'hello')");
+  EXPECT_EQ(parse_error("\x89PNG\r\n"), "bad.dat:1: not a trace line (it starts with '\\x89PNG')");
+  EXPECT_EQ(parse_error("QPROF 2 version=9\nMEM 1 2\n"),
+            "bad.dat:1: written in trace format 2 by a newer qprof; this qprof reads format 1");
+  EXPECT_EQ(parse_error("QPROF 1 interval=fast\n"), "bad.dat:1: interval='fast' is not a number");
+  EXPECT_EQ(parse_error("CHLD x 1 2\n"), "bad.dat:1: CHLD: pid 'x' is not an integer");
+  EXPECT_EQ(parse_error("IO 1.0 1 2 3\n"), "bad.dat:1: IO: missing wchar");
+  EXPECT_EQ(parse_error(""), "bad.dat: no memory samples (MEM lines): the trace is empty");
+  EXPECT_EQ(parse_error("CMDLINE only\n"), "bad.dat: no memory samples (MEM lines): the trace is empty");
+}
+
+TEST(Reader, TruncatedLastLineIsAWarningNotAnError) {
+  std::vector<std::string> warnings;
+  const Trace t = read_trace_text("MEM 1.0 2.0\nMEM 2.0 3.0\nMEM 3.5", "cut.dat", &warnings);
+  EXPECT_EQ(t.mem.size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "cut.dat:3: the last line has no newline (was the writer killed?); it was ignored");
+}
+
+TEST(Reader, SkipsKindsFromNewerWritersAndExtraFields) {
+  const Trace t = read_trace_text("QPROF 1 version=2 future_key=1\nFUTURE 1 2 3\nMEM 1.0 2.0 extra\nCPU 2.0 1.5 7\n", "f.dat");
+  EXPECT_EQ(t.mem.size(), 1u);
+  EXPECT_EQ(t.meta.other.at("future_key"), "1");
+  EXPECT_EQ(t.cpu.size(), 1u);
+}
+
+TEST(Reader, AcceptsCrlfAndBlankLines) {
+  const Trace t = read_trace_text("MEM 1.0 2.0\r\n\nMEM 2.0 3.0\n", "crlf.dat");
+  EXPECT_EQ(t.mem.size(), 2u);
+}
+
+TEST(Reader, MprofFuncLinesAreStagesButQprofsOnlyMirrorItsMarkers) {
+  const Trace mprof = read_trace_text("FUNC f 1.0 10.0 2.0 11.0 0\nMEM 1.0 10.0\n", "m.dat");
+  ASSERT_EQ(mprof.stages.size(), 1u);
+  EXPECT_EQ(mprof.stages[0].source, Stage::Source::func);
+  const Trace qprof = read_trace_text(
+      "QPROF 1\nMEM 1.0 10.0\nMARK 10.0 S Start\nMARK 11.0 S End\nFUNC S 1.0 10.0 1.0 11.0 0\n", "q.dat");
+  ASSERT_EQ(qprof.stages.size(), 1u);
+  EXPECT_EQ(qprof.stages[0].source, Stage::Source::markers);
+}
+
+TEST(Reader, UnclosedStageRunsToTheEndOfTheTrace) {
+  const Trace t = read_trace_text("QPROF 1\nMEM 1.0 10.0\nMARK 10.0 Train Start\nMEM 5.0 12.0\n", "u.dat");
+  ASSERT_EQ(t.stages.size(), 1u);
+  EXPECT_FALSE(t.stages[0].closed);
+  EXPECT_DOUBLE_EQ(t.stages[0].t_end, 12.0);
+  EXPECT_EQ(t.stages[0].mem_end, 5u << 20);
+}
+
+TEST(Reader, ReadsAFileInChunksWithLongLines) {
+  const std::string path = temp_file("long.dat");
+  {
+    std::ofstream out(path);
+    out << "QPROF 1\n";
+    out << "MARK 1.0 " << std::string(3 << 20, 'x') << "\n";  // longer than one read chunk
+    for (int i = 0; i < 200000; ++i) out << "MEM " << i % 1000 << ".5 " << 1000 + i * 0.01 << "\n";
+  }
+  const Trace t = read_trace(path);
+  EXPECT_EQ(t.mem.size(), 200000u);
+  EXPECT_EQ(t.markers[0].label.size(), 3u << 20);
+  std::filesystem::remove(path);
+}
+
+TEST(Reader, MissingFileIsAnError) {
+  EXPECT_THROW(read_trace("/nonexistent/trace.dat"), ParseError);
+  try {
+    read_trace("/nonexistent/trace.dat");
+  } catch (const ParseError& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/trace.dat: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace qprof::dat

@@ -1,0 +1,66 @@
+#include "qprof/markers.hpp"
+
+#include <gtest/gtest.h>
+
+namespace qprof {
+namespace {
+
+TEST(MarkerMatcher, DefaultPrefixWithLeadingSpacesAndTrimming) {
+  MarkerMatcher m;
+  EXPECT_EQ(m.match("QPROF_MARK: Calibration Start"), "Calibration Start");
+  EXPECT_EQ(m.match("  \tQPROF_MARK:   Export  \r"), "Export");
+  EXPECT_EQ(m.match("QPROF_MARK:"), "");
+  EXPECT_EQ(m.match("info: QPROF_MARK: x"), std::nullopt);
+  EXPECT_EQ(m.match("QPROF_MARK x"), std::nullopt);
+  EXPECT_EQ(m.match(""), std::nullopt);
+}
+
+TEST(MarkerMatcher, LongLinesAreCutNotRejected) {
+  MarkerMatcher m;
+  const auto label = m.match("QPROF_MARK: " + std::string(10000, 'a'));
+  ASSERT_TRUE(label);
+  EXPECT_EQ(label->size(), kMarkerScanLimit - 12);
+}
+
+TEST(MarkerMatcher, RegexWithOneGroup) {
+  MarkerMatcher m("\\[profile\\] step=(\\w+(?: Start| End)?)");
+  EXPECT_EQ(m.match("12:00 [profile] step=Train Start"), "Train Start");
+  EXPECT_THROW(MarkerMatcher("(a)(b)"), std::invalid_argument);  // two groups
+  MarkerMatcher one("^>> (.*)$");
+  EXPECT_EQ(one.match(">>  Train Start "), "Train Start");
+  EXPECT_EQ(one.match("x >> Train"), std::nullopt);
+  EXPECT_THROW(MarkerMatcher("nothing"), std::invalid_argument);
+  EXPECT_THROW(MarkerMatcher("(broken"), std::invalid_argument);
+}
+
+TEST(StageNames, StartAndEndSuffixes) {
+  EXPECT_EQ(stage_start_name("Quantization (Static) Start"), "Quantization (Static)");
+  EXPECT_EQ(stage_end_name("Calibration End"), "Calibration");
+  EXPECT_EQ(stage_start_name("Start"), std::nullopt);
+  EXPECT_EQ(stage_start_name(" Start"), std::nullopt);
+  EXPECT_EQ(stage_end_name("Weekend"), std::nullopt);
+}
+
+TEST(StageTracker, PairsNestedAndRepeatedStages) {
+  StageTracker t;
+  EXPECT_FALSE(t.on_marker("Outer Start", 1, 10));
+  EXPECT_FALSE(t.on_marker("Inner Start", 2, 20));
+  EXPECT_FALSE(t.on_marker("Lonely End", 2.5, 25));  // no Start: a plain checkpoint
+  const auto inner = t.on_marker("Inner End", 3, 30);
+  ASSERT_TRUE(inner);
+  EXPECT_EQ(inner->name, "Inner");
+  EXPECT_DOUBLE_EQ(inner->t_start, 2);
+  EXPECT_EQ(inner->mem_end, 30u);
+  EXPECT_FALSE(t.on_marker("Inner Start", 4, 40));
+  const auto outer = t.on_marker("Outer End", 5, 50);
+  ASSERT_TRUE(outer);
+  EXPECT_EQ(outer->mem_start, 10u);
+  const auto open = t.unclosed(6, 60);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].name, "Inner");
+  EXPECT_FALSE(open[0].closed);
+  EXPECT_DOUBLE_EQ(open[0].t_start, 4);
+}
+
+}  // namespace
+}  // namespace qprof

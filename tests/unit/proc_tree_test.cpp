@@ -1,0 +1,222 @@
+// Membership over recorded-style /proc trees (a directory the test writes), and over live
+// processes for what only the kernel does (descriptors of reaped processes).
+#include "qprof/proc_tree.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "qprof/probes.hpp"
+
+namespace qprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeProc {
+ public:
+  FakeProc() : root_(fs::temp_directory_path() / ("qprof-fakeproc-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
+    fs::create_directories(root_);
+    set_last_pid(1);
+  }
+  ~FakeProc() { fs::remove_all(root_); }
+  std::string root() const { return root_.string(); }
+
+  void add(pid_t pid, pid_t ppid, std::uint64_t start, std::uint64_t rss_pages = 10) {
+    fs::create_directories(root_ / std::to_string(pid));
+    std::ofstream(root_ / std::to_string(pid) / "stat")
+        << pid << " (proc " << pid << ") S " << ppid << " 1 1 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 " << start << " 0 0\n";
+    std::ofstream(root_ / std::to_string(pid) / "statm") << "100 " << rss_pages << " 0 0 0 0 0\n";
+  }
+  void remove(pid_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
+  void set_last_pid(pid_t pid) { std::ofstream(root_ / "loadavg") << "0.00 0.00 0.00 1/50 " << pid << "\n"; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path root_;
+};
+
+std::set<pid_t> pids(const ProcTree& t) {
+  std::set<pid_t> out;
+  for (const Member& m : t.members()) out.insert(m.pid);
+  return out;
+}
+
+constexpr pid_t kSelf = 1000;
+
+TEST(ProcTree, FindsDescendantsAndOrphansAdoptedByQprof) {
+  FakeProc proc;
+  proc.add(1, 0, 1);
+  proc.add(kSelf, 1, 5);
+  proc.add(100, kSelf, 10);
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100}));
+  proc.add(101, 100, 11);
+  proc.add(102, 101, 12);
+  proc.add(50, 102, 13);   // PIDs wrapped: a grandchild listed before its parent
+  proc.add(200, 1, 14);    // someone else's
+  proc.add(201, 200, 15);
+  proc.add(300, kSelf, 16);  // a daemon whose parents exited: reparented to qprof
+  proc.set_last_pid(300);
+  EXPECT_EQ(tree.refresh(), 4u);
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{50, 100, 101, 102, 300}));
+  EXPECT_TRUE(std::any_of(tree.members().begin(), tree.members().end(), [](const Member& m) { return m.is_root && m.pid == 100; }));
+}
+
+TEST(ProcTree, SkipsTheScanWhileNoPidWasAllocated) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  proc.set_last_pid(100);
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.refresh();
+  const auto scans = tree.scans();
+  proc.add(101, 100, 11);  // appears without the kernel's PID counter moving: impossible for real
+  EXPECT_EQ(tree.refresh(), 0u);
+  EXPECT_EQ(tree.scans(), scans);
+  proc.set_last_pid(101);
+  EXPECT_EQ(tree.refresh(), 1u);
+  EXPECT_EQ(tree.scans(), scans + 1);
+}
+
+TEST(ProcTree, AParentPidReusedByAnotherProcessDoesNotAdoptItsChildren) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  proc.add(101, 100, 11);
+  proc.set_last_pid(101);
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.refresh();
+  ASSERT_EQ(pids(tree), (std::set<pid_t>{100, 101}));
+  // 101 exits and its PID is taken by an unrelated process (another start time), which forks.
+  proc.add(101, 1, 99);
+  proc.add(102, 101, 100);
+  proc.set_last_pid(102);
+  tree.refresh();
+  EXPECT_EQ(pids(tree).count(102), 0u);
+}
+
+TEST(ProcTree, AKnownOutsiderStaysOutsideAndNewPidsAreClassifiedOnce) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  proc.add(200, 1, 20);
+  proc.set_last_pid(200);
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.refresh();
+  // Were 200 classified again, this (impossible) new parent link would make it a member.
+  proc.add(200, 100, 20);
+  proc.add(201, 1, 21);
+  proc.set_last_pid(201);
+  tree.refresh();
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100}));
+}
+
+TEST(ProcTree, PrimedOutsidersAreNeverReadAgain) {
+  FakeProc proc;
+  proc.add(1, 0, 1);
+  proc.add(50, 1, 2);
+  proc.set_last_pid(50);
+  ProcTree tree(proc.root(), kSelf);
+  tree.prime();
+  // A process that existed before the command cannot descend from it, whatever it now says.
+  proc.add(50, kSelf, 2);
+  proc.add(100, kSelf, 10);
+  proc.add(101, 100, 11);
+  tree.add_root(100);
+  proc.set_last_pid(101);
+  EXPECT_EQ(tree.refresh(), 1u);
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 101}));
+}
+
+TEST(ProcTree, CgroupMembership) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  proc.add(555, 1, 11);  // in the cgroup although its parent link says nothing
+  const std::string procs = proc.root() + "/cgroup.procs";
+  std::ofstream(procs) << "100\n555\n";
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.use_cgroup(procs);
+  EXPECT_EQ(tree.refresh(), 1u);
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555}));
+}
+
+TEST(ProcTree, ProbesReadRssAndPruneDropsTheGone) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10, 25);
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  read_rss(tree.members()[0], 4096);
+  EXPECT_EQ(tree.members()[0].rss, 25u * 4096);
+  tree.members()[0].gone = true;
+  tree.prune();
+  EXPECT_TRUE(tree.empty());
+}
+
+TEST(ProcTreeLive, FollowsRealForksAndReaps) {
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(go[1]);
+    if (fork() == 0) {  // the grandchild waits for the pipe to close
+      char c;
+      [[maybe_unused]] ssize_t n = read(go[0], &c, 1);
+      _exit(0);
+    }
+    char c;
+    [[maybe_unused]] ssize_t n = read(go[0], &c, 1);
+    wait(nullptr);
+    _exit(0);
+  }
+  close(go[0]);
+  ProcTree tree("/proc", getpid());
+  tree.add_root(child);
+  for (int i = 0; i < 200 && tree.members().size() < 2; ++i) {
+    tree.refresh();
+    usleep(5000);
+  }
+  ASSERT_EQ(tree.members().size(), 2u);
+  close(go[1]);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  // The kept statm descriptors fail once the processes are reaped: they never show a successor.
+  for (int i = 0; i < 200 && !tree.empty(); ++i) {
+    for (Member& m : tree.members()) read_rss(m, 4096);
+    tree.prune();
+    usleep(5000);
+  }
+  EXPECT_TRUE(tree.empty());
+}
+
+TEST(ProcFileLive, AKeptDescriptorOfAReapedProcessFailsWithEsrch) {
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ProcFile statm("/proc/" + std::to_string(child) + "/statm");
+  char buf[128];
+  EXPECT_GT(statm.read(buf, sizeof buf), 0);
+  kill(child, SIGKILL);
+  siginfo_t info;
+  waitid(P_PID, child, &info, WEXITED | WNOWAIT);  // a zombie: reads zeros
+  const ssize_t zombie = statm.read(buf, sizeof buf);
+  ASSERT_GT(zombie, 0);
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(zombie)), "0 0 0 0 0 0 0\n");
+  waitpid(child, nullptr, 0);
+  errno = 0;
+  EXPECT_EQ(statm.read(buf, sizeof buf), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+}  // namespace
+}  // namespace qprof

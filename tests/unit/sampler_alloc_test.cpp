@@ -1,0 +1,106 @@
+// The sampler allocates nothing in steady state: counted through the global operator new of
+// this test binary (it has its own executable for that reason).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+
+#include "qprof/clock.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/proc_tree.hpp"
+#include "qprof/sampler.hpp"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace qprof {
+namespace {
+
+// Outside the tree (double-forked, so not our child), processes keep being born and dying:
+// the scan must classify them without allocating either.
+pid_t start_outsider_churn() {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  const pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    const pid_t churner = fork();
+    if (churner == 0) {
+      for (int i = 0; i < 2000; ++i) {
+        const pid_t p = fork();
+        if (p == 0) _exit(0);
+        waitpid(p, nullptr, 0);
+        usleep(500);
+      }
+      _exit(0);
+    }
+    [[maybe_unused]] ssize_t w = write(ready[1], &churner, sizeof churner);
+    _exit(0);
+  }
+  waitpid(middle, nullptr, 0);
+  pid_t churner = -1;
+  [[maybe_unused]] ssize_t r = read(ready[0], &churner, sizeof churner);
+  close(ready[0]);
+  close(ready[1]);
+  return churner;
+}
+
+TEST(SamplerSteadyState, AllocatesNothingPerSample) {
+  const pid_t child = fork();
+  if (child == 0) {
+    setpgid(0, 0);  // one group, killed at once at the end
+    if (fork() == 0) pause();
+    pause();
+    _exit(0);
+  }
+  const std::string path = std::filesystem::temp_directory_path() / ("qprof-alloc-" + std::to_string(getpid()) + ".dat");
+  {
+    dat::Writer out(path);
+    WallAnchor clock;
+    ProcTree tree("/proc", getpid());
+    tree.add_root(child);
+    Sampler sampler(tree, out, clock, SamplerConfig{4096, true});
+    // Warm up until both processes are known; the writer's buffer and the scan lists are sized.
+    for (int i = 0; i < 200 && tree.members().size() < 2; ++i) {
+      sampler.sample(monotonic_ns());
+      usleep(2000);
+    }
+    ASSERT_EQ(tree.members().size(), 2u);
+    for (int i = 0; i < 50; ++i) sampler.sample(monotonic_ns());
+    out.flush();
+    const pid_t churner = start_outsider_churn();
+    ASSERT_GT(churner, 0);
+    const std::uint64_t scans_before = tree.scans();
+    const long before = g_allocations.load();
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(sampler.sample(monotonic_ns()));
+      if (i % 100 == 0) out.flush();
+      usleep(200);
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0);
+    EXPECT_GT(tree.scans(), scans_before + 10) << "the churn should have made the tree rescan /proc";
+    EXPECT_EQ(tree.members().size(), 2u);
+    kill(churner, SIGKILL);
+  }
+  kill(-child, SIGKILL);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace qprof
