@@ -26,6 +26,7 @@
 #include "qprof/signal_relay.hpp"
 #include "qprof/stderr_tee.hpp"
 #include "qprof/summary.hpp"
+#include "qprof/units.hpp"
 #include "qprof/version.hpp"
 
 namespace qprof {
@@ -56,7 +57,7 @@ Bytes self_peak_rss() {
 
 class Session {
  public:
-  Session(const RunOptions& o, RunReport& r) : o_(o), report_(r) {}
+  Session(const RunOptions& o, RunReport& r, const RunHooks& hooks) : o_(o), report_(r), hooks_(hooks) {}
   int run();
 
  private:
@@ -73,6 +74,7 @@ class Session {
 
   const RunOptions& o_;
   RunReport& report_;
+  const RunHooks& hooks_;
   std::unique_ptr<dat::Writer> out_;
   std::unique_ptr<TreeCgroup> cgroup_;
   std::unique_ptr<WallAnchor> clock_;
@@ -132,16 +134,18 @@ void Session::take_markers() {
     const auto s = sampler_->sample(now);
     if (s) ++report_.marker_samples;
     const Seconds t = clock_->unix_at(now);
-    const Bytes mem = s ? s->bytes : sampler_->last().bytes;
-    out_->mark(t, label);
-    if (auto stage = stages_.on_marker(label, t, mem)) {
+    Marker marker{t, std::move(label), {}};
+    marker.at.rss = s ? s->bytes : sampler_->last().bytes;
+    out_->mark(t, marker.label);
+    if (auto stage = stages_.on_marker(marker.label, t, *marker.at.rss)) {
       out_->func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
       report_.stages.push_back(std::move(*stage));
     }
+    out_->flush();
+    last_flush_ns_ = monotonic_ns();
+    if (hooks_.on_checkpoint) hooks_.on_checkpoint(marker);
     ++inbox_.taken;
   }
-  out_->flush();
-  last_flush_ns_ = monotonic_ns();
 }
 
 void Session::regular_sample(std::int64_t now) {
@@ -377,9 +381,9 @@ int Session::run() {
 
 }  // namespace
 
-int run_profiled(const RunOptions& options, RunReport* report) {
+int run_profiled(const RunOptions& options, RunReport* report, const RunHooks& hooks) {
   RunReport local;
-  Session session(options, report ? *report : local);
+  Session session(options, report ? *report : local, hooks);
   const int status = session.run();
   const RunReport& r = report ? *report : local;
   if (!options.quiet && r.launched) std::cerr << format_summary(r);

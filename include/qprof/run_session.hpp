@@ -2,6 +2,7 @@
 // trace, tee stderr for markers, forward signals, and report.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +34,17 @@ struct RunReport {
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
 };
 
+// Ways to follow a run while it goes on.
+struct RunHooks {
+  // Called on the sampler thread right after a checkpoint was written and flushed, with the
+  // values of its immediate sample. Keep it short (hand slow work to another thread): the
+  // sampler waits for it.
+  std::function<void(const Marker&)> on_checkpoint;
+};
+
 // Runs the command; returns qprof's exit status (the command's, 126/127 if it could not start,
 // 2 for qprof's own errors). Fills `report` when given.
-int run_profiled(const RunOptions& options, RunReport* report = nullptr);
+int run_profiled(const RunOptions& options, RunReport* report = nullptr, const RunHooks& hooks = {});
 
 // The default trace name for a run starting now: qprof_YYYYMMDDhhmmss.dat.
 std::string default_trace_name();

@@ -1,0 +1,44 @@
+#include "qprof/units.hpp"
+
+#include <gtest/gtest.h>
+
+namespace qprof {
+namespace {
+
+TEST(Units, ParseSize) {
+  EXPECT_EQ(parse_size("4GiB"), 4ull << 30);
+  EXPECT_EQ(parse_size("4 GiB"), 4ull << 30);
+  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_size("512MB"), 512000000ull);
+  EXPECT_EQ(parse_size("64KiB"), 65536ull);
+  EXPECT_EQ(parse_size("2KB"), 2000ull);
+  EXPECT_EQ(parse_size("1048576"), 1048576ull);
+  EXPECT_EQ(parse_size("0"), 0ull);
+  for (const char* bad : {"", "GiB", "-1GiB", "4 gigs", "4gib", "1.5", "1e400", "nan", "4GiB extra", "99999999999GB"}) {
+    EXPECT_EQ(parse_size(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(Units, NamesAndConversions) {
+  EXPECT_EQ(parse_unit("MiB"), Unit::MiB);
+  EXPECT_EQ(parse_unit("mib"), std::nullopt);
+  EXPECT_EQ(unit_name(Unit::GB), "GB");
+  EXPECT_DOUBLE_EQ(in_unit(3ull << 20, Unit::MiB), 3.0);
+  EXPECT_DOUBLE_EQ(in_unit(2000000, Unit::MB), 2.0);
+  EXPECT_EQ(auto_unit(9ull << 30), Unit::MiB);
+  EXPECT_EQ(auto_unit(10ull << 30), Unit::GiB);
+}
+
+TEST(Units, HumanForms) {
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(1536 * 1024), "1.50 MiB");
+  EXPECT_EQ(human_bytes(812ull << 20), "812.0 MiB");
+  EXPECT_EQ(human_bytes(3ull << 30), "3.00 GiB");
+  EXPECT_EQ(human_seconds(0.5), "500 ms");
+  EXPECT_EQ(human_seconds(12.34), "12.3 s");
+  EXPECT_EQ(human_seconds(125), "2 min 5 s");
+  EXPECT_EQ(human_seconds(0.0004), "400 µs");
+}
+
+}  // namespace
+}  // namespace qprof
