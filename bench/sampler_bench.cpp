@@ -1,0 +1,109 @@
+// Per-sample cost of qprof's sampler and its parts (Google Benchmark). bench/run_benchmarks
+// runs this and records medians in bench/RESULTS.md.
+#include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "qprof/clock.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/probes.hpp"
+#include "qprof/proc_tree.hpp"
+#include "qprof/sampler.hpp"
+
+namespace {
+
+// A tree of `n` sleeping processes under one root, all in their own process group.
+class SleepingTree {
+ public:
+  explicit SleepingTree(int n) {
+    root_ = fork();
+    if (root_ == 0) {
+      setpgid(0, 0);
+      for (int i = 1; i < n; ++i) {
+        if (fork() == 0) {
+          pause();
+          _exit(0);
+        }
+      }
+      pause();
+      _exit(0);
+    }
+    setpgid(root_, root_);
+    usleep(100000);  // let the children exist
+  }
+  ~SleepingTree() {
+    kill(-root_, SIGKILL);
+    waitpid(root_, nullptr, 0);
+  }
+  pid_t root() const { return root_; }
+
+ private:
+  pid_t root_;
+};
+
+void BM_SampleTree(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  SleepingTree procs(n);
+  qprof::dat::Writer out("/dev/null");
+  qprof::WallAnchor clock;
+  qprof::ProcTree tree("/proc", getpid());
+  tree.add_root(procs.root());
+  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{4096, false});
+  while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(sampler.sample(qprof::monotonic_ns()));
+  }
+  out.flush();
+  state.counters["members"] = static_cast<double>(tree.members().size());
+  state.counters["per_member_ns"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                    benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SampleTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+
+void BM_ReadRssKeptDescriptor(benchmark::State& state) {
+  qprof::ProcTree tree("/proc", getpid());
+  tree.add_root(getpid());
+  qprof::Member& self = tree.members().front();
+  for (auto _ : state) {
+    qprof::read_rss(self, 4096);
+    benchmark::DoNotOptimize(self.rss);
+  }
+}
+BENCHMARK(BM_ReadRssKeptDescriptor);
+
+void BM_ListProc(benchmark::State& state) {
+  qprof::ProcTree tree("/proc", getpid());
+  for (auto _ : state) tree.prime();
+}
+BENCHMARK(BM_ListProc)->Unit(benchmark::kMicrosecond);
+
+void BM_WriteMemLine(benchmark::State& state) {
+  qprof::dat::Writer out("/dev/null");
+  double t = 1.7e9;
+  for (auto _ : state) {
+    out.mem(t, 123456789);
+    t += 0.01;
+  }
+  out.flush();
+}
+BENCHMARK(BM_WriteMemLine);
+
+void BM_ParseMemLines(benchmark::State& state) {
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "MEM 1234.567890 1732181234.1235\n";
+  struct Count : qprof::dat::Visitor {
+    std::size_t n = 0;
+    void mem(const qprof::MemSample&) override { ++n; }
+  } count;
+  for (auto _ : state) qprof::dat::parse_text(text, "bench", count);
+  state.SetItemsProcessed(state.iterations() * 100000);
+}
+BENCHMARK(BM_ParseMemLines)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
