@@ -52,7 +52,7 @@ void BM_SampleTree(benchmark::State& state) {
   qprof::WallAnchor clock;
   qprof::ProcTree tree("/proc", getpid());
   tree.add_root(procs.root());
-  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{4096, false});
+  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{});
   while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
   for (auto _ : state) {
     benchmark::DoNotOptimize(sampler.sample(qprof::monotonic_ns()));

@@ -1,5 +1,7 @@
 #include "qprof/probes.hpp"
 
+#include <algorithm>
+
 #include "qprof/proc_parse.hpp"
 
 namespace qprof {
@@ -14,6 +16,7 @@ void read_rss(Member& m, Bytes page_size) {
   }
   const auto pages = proc::parse_statm_resident_pages(std::string_view(buf, static_cast<std::size_t>(n)));
   m.rss = pages ? *pages * page_size : 0;
+  m.hwm = std::max(m.hwm, m.rss);  // Σ HWM must stay above every sampled sum
 }
 
 }  // namespace qprof

@@ -87,7 +87,7 @@ void ProcTree::use_cgroup(std::string cgroup_procs_path) {
 std::size_t ProcTree::refresh() { return cgroup_procs_.empty() ? refresh_from_scan() : refresh_from_cgroup(); }
 
 void ProcTree::prune() {
-  std::erase_if(members_, [](const Member& m) { return m.gone; });
+  if (std::erase_if(members_, [](const Member& m) { return m.gone; }) > 0) ++generation_;
 }
 
 bool ProcTree::add_member(pid_t pid, std::uint64_t start_ticks, bool is_root) {
@@ -103,7 +103,12 @@ bool ProcTree::add_member(pid_t pid, std::uint64_t start_ticks, bool is_root) {
     const auto st = read_stat(pid);
     if (!st || st->start_ticks != start_ticks) return false;
   }
+  // The slower probes' files; a process too short-lived to open them reads as zeros.
+  m.stat = ProcFile(pid_path(pid, "stat"));
+  m.io = ProcFile(pid_path(pid, "io"));
+  m.status = ProcFile(pid_path(pid, "status"));
   members_.push_back(std::move(m));
+  ++generation_;
   return true;
 }
 

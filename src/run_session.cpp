@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <iostream>
@@ -64,6 +65,7 @@ class Session {
   void post_marker(std::string label);
   void take_markers();
   void regular_sample(std::int64_t now);
+  void stats_sample(std::int64_t now);
   void reap();
   void relay_signals();
   void enforce_timeout(std::int64_t now);
@@ -93,6 +95,9 @@ class Session {
   std::int64_t last_flush_ns_ = 0;
   std::int64_t kill_at_ns_ = -1;
   bool killed_ = false;
+  std::int64_t next_stats_ns_ = 0;
+  std::int64_t stats_period_ns_ = 0;
+  std::optional<CpuSample> last_cpu_;
   Seconds first_regular_t_ = 0;
   Seconds last_regular_t_ = 0;
   Bytes self_rss_at_launch_ = 0;
@@ -133,9 +138,17 @@ void Session::take_markers() {
     const std::int64_t now = monotonic_ns();
     const auto s = sampler_->sample(now);
     if (s) ++report_.marker_samples;
+    stats_sample(now);
     const Seconds t = clock_->unix_at(now);
     Marker marker{t, std::move(label), {}};
     marker.at.rss = s ? s->bytes : sampler_->last().bytes;
+    if (const auto pss = sampler_->latest_pss()) {
+      marker.at.pss = pss->pss;
+      marker.at.uss = pss->uss;
+    }
+    marker.at.read_bytes = sampler_->totals().io.read_bytes;
+    marker.at.write_bytes = sampler_->totals().io.write_bytes;
+    marker.at.cpu_seconds = sampler_->totals().cpu_seconds;
     out_->mark(t, marker.label);
     if (auto stage = stages_.on_marker(marker.label, t, *marker.at.rss)) {
       out_->func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
@@ -156,10 +169,30 @@ void Session::regular_sample(std::int64_t now) {
   ++report_.samples;
 }
 
+void Session::stats_sample(std::int64_t now) {
+  sampler_->sample_stats(now);
+  const CpuSample cpu{clock_->unix_at(now), sampler_->totals().cpu_seconds};
+  if (last_cpu_ && cpu.t - last_cpu_->t >= 0.5 * o_.stats_interval) {
+    const double percent = 100.0 * (cpu.cpu_seconds - last_cpu_->cpu_seconds) / (cpu.t - last_cpu_->t);
+    report_.cpu_peak_percent = std::max(report_.cpu_peak_percent, percent);
+    last_cpu_ = cpu;
+  } else if (!last_cpu_) {
+    last_cpu_ = cpu;
+  }
+}
+
 void Session::reap() {
-  int status = 0;
-  pid_t pid;
-  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+  // Peek first (WNOWAIT): a zombie's I/O counters still read, and must be kept before the
+  // reap hands them to qprof, which is not part of the tree.
+  while (true) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+    const pid_t pid = info.si_pid;
+    sampler_->before_reap(pid);
+    int status = 0;
+    rusage usage{};
+    if (::wait4(pid, &status, 0, &usage) != pid) break;
+    sampler_->after_reap(pid, usage);
     if (pid == cmd_pid_) {
       cmd_status_ = status;
       cmd_exited_ = true;
@@ -241,6 +274,14 @@ void Session::finish_trace() {
       out_->peak(dat::kPeakCgroup, *peak);
     }
   }
+  const TreeAccounting::Totals& totals = sampler_->totals();
+  report_.hwm_sum = totals.hwm_sum;
+  out_->peak(dat::kPeakHwmSum, totals.hwm_sum);
+  report_.cpu_seconds = totals.cpu_seconds;
+  report_.io = totals.io;
+  report_.pss_peak = sampler_->peak_pss();
+  if (report_.pss_peak) report_.uss_peak = sampler_->peak_uss();
+  if (const PssSampler* pss = sampler_->pss_sampler()) report_.pss_interval = pss->interval();
   const Bytes sampled = report_.sampled_peak ? report_.sampled_peak->bytes : 0;
   if (report_.kernel_process_peak) {
     const Bytes margin = std::max<Bytes>(Bytes{1} << 20, sampled / 50);
@@ -278,6 +319,12 @@ int Session::run() {
   }
   // Orphans of the tree (double-forked daemons) reparent to qprof instead of init.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Every member keeps a few /proc files open: allow as many descriptors as the hard limit.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   SignalRelay signals;
   signals_ = &signals;
 
@@ -325,7 +372,7 @@ int Session::run() {
   meta.format_version = dat::kFormatVersion;
   meta.qprof_version = std::string(kVersion);
   meta.host = host_name();
-  meta.metric = "rss";
+  meta.metric = o_.metric;
   meta.interval = o_.interval;
   meta.root_pid = cmd_pid_;
   meta.start = report_.start;
@@ -342,17 +389,29 @@ int Session::run() {
   tee.start();
   tree_->add_root(cmd_pid_);
   if (cgroup_) tree_->use_cgroup(cgroup_->procs_path());
-  sampler_ = std::make_unique<Sampler>(*tree_, *out_, *clock_,
-                                       SamplerConfig{static_cast<Bytes>(::sysconf(_SC_PAGESIZE)), o_.multiprocess});
+  SamplerConfig config;
+  config.page_size = static_cast<Bytes>(::sysconf(_SC_PAGESIZE));
+  config.ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  config.multiprocess = o_.multiprocess;
+  if (o_.metric != "rss") config.pss_interval = o_.pss_interval;
+  config.proc_root = o_.proc_root;
+  sampler_ = std::make_unique<Sampler>(*tree_, *out_, *clock_, std::move(config), cgroup_.get());
 
   const std::int64_t period = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(o_.interval * kNs)));
   std::int64_t next = start_ns_;
+  stats_period_ns_ = std::max(period, static_cast<std::int64_t>(std::llround(o_.stats_interval * kNs)));
+  next_stats_ns_ = start_ns_;
   last_flush_ns_ = start_ns_;
   while (true) {
     std::int64_t now = monotonic_ns();
     if (now >= next) {
       regular_sample(now);
       next = next_deadline(next, period, monotonic_ns(), report_.missed_deadlines);
+    }
+    if (now >= next_stats_ns_) {
+      stats_sample(now);
+      std::uint64_t skipped = 0;
+      next_stats_ns_ = next_deadline(next_stats_ns_, stats_period_ns_, monotonic_ns(), skipped);
     }
     take_markers();
     if (signals.take_child_event()) reap();
@@ -361,7 +420,7 @@ int Session::run() {
     now = monotonic_ns();
     enforce_timeout(now);
 
-    std::int64_t wake_at = next;
+    std::int64_t wake_at = std::min(next, next_stats_ns_);
     if (o_.timeout && kill_at_ns_ < 0) wake_at = std::min(wake_at, start_ns_ + static_cast<std::int64_t>(*o_.timeout * kNs));
     if (kill_at_ns_ >= 0 && !killed_) wake_at = std::min(wake_at, kill_at_ns_);
     if (now - last_flush_ns_ >= kFlushEveryNs || wake_at - now >= kFlushEveryNs) {
@@ -374,6 +433,7 @@ int Session::run() {
   // With the tree gone, the pipe is at its end at once; a daemon left running may hold it open.
   tee.finish(tree_->empty() ? 2000 : 100);
   take_markers();
+  stats_sample(monotonic_ns());  // the final totals: everything the tree's processes used
   finish_trace();
   signals_ = nullptr;
   return report_.exit_status;

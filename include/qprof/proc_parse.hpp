@@ -16,10 +16,35 @@ struct Stat {
   std::int64_t ppid = 0;
   std::uint64_t utime_ticks = 0;
   std::uint64_t stime_ticks = 0;
+  std::uint64_t cutime_ticks = 0;  // children it waited for: their time moves here at the reap
+  std::uint64_t cstime_ticks = 0;
   std::uint64_t start_ticks = 0;  // since boot: with the PID, identifies a process for its lifetime
 };
 // /proc/PID/stat. The command name in parentheses may itself contain spaces and parentheses.
 std::optional<Stat> parse_stat(std::string_view text);
+
+// /proc/PID/io. A reaped child's counters are added to its parent's; a zombie's still read.
+struct Io {
+  std::uint64_t rchar = 0;
+  std::uint64_t wchar = 0;
+  std::uint64_t read_bytes = 0;
+  std::uint64_t write_bytes = 0;
+  std::uint64_t cancelled_write_bytes = 0;
+};
+std::optional<Io> parse_io(std::string_view text);
+
+// VmHWM of /proc/PID/status in bytes: the process's own RSS high-water mark. A zombie or a
+// kernel thread has none.
+std::optional<std::uint64_t> parse_status_vmhwm(std::string_view text);
+
+// /proc/PID/smaps_rollup in bytes. USS is what only this process maps: Private_Clean +
+// Private_Dirty (+ Private_Hugetlb).
+struct Rollup {
+  std::uint64_t rss = 0;
+  std::uint64_t pss = 0;
+  std::uint64_t uss = 0;
+};
+std::optional<Rollup> parse_smaps_rollup(std::string_view text);
 
 // /proc/loadavg: the PID most recently allocated in this PID namespace (its last field). While it
 // does not change, no process (or thread) was created, so the tree cannot have grown.

@@ -25,7 +25,14 @@ struct Member {
   bool is_root = false;
   bool gone = false;  // set by a probe whose read failed: dropped by ProcTree::prune()
   ProcFile statm;     // also the liveness handle: it fails once the process is reaped
-  Bytes rss = 0;      // latest reading
+  ProcFile stat;      // CPU time
+  ProcFile io;        // I/O counters
+  ProcFile status;    // VmHWM
+  Bytes rss = 0;      // latest readings
+  double cpu_seconds = 0;  // own and waited-for children's user + system time
+  IoSample io_total;       // its counters (t unused)
+  Bytes hwm = 0;
+  bool reaped_by_qprof = false;  // its final figures were taken at the reap
 };
 
 class ProcTree {
@@ -47,8 +54,17 @@ class ProcTree {
 
   // Adds processes that joined the tree since the last call. Returns how many joined.
   std::size_t refresh();
-  // Drops members marked gone.
+  // Drops members marked gone, first handing each to `on_gone` when given.
   void prune();
+  template <typename F>
+  void prune(F&& on_gone) {
+    for (const Member& m : members_) {
+      if (m.gone) on_gone(m);
+    }
+    prune();
+  }
+  // Changes whenever a member joins or leaves.
+  std::uint64_t generation() const { return generation_; }
 
   std::vector<Member>& members() { return members_; }
   const std::vector<Member>& members() const { return members_; }
@@ -89,6 +105,7 @@ class ProcTree {
   std::vector<Known> known_, next_known_;
   std::vector<Fresh> fresh_;
   std::uint64_t scans_ = 0;
+  std::uint64_t generation_ = 0;
 
   std::string cgroup_procs_;  // empty: the /proc scan
   std::vector<char> cgroup_buf_;

@@ -17,6 +17,9 @@ struct RunOptions {
   bool multiprocess = false;          // CHLD lines per member
   bool cgroup = false;                // track the tree with a cgroup of its own
   bool quiet = false;                 // no summary
+  std::string metric = "rss";         // rss, pss, uss or all: pss/uss/all also record PSS and USS
+  double pss_interval = 0.1;          // seconds between PSS passes (stretched if a pass is slow)
+  double stats_interval = 0.1;        // seconds between CPU, I/O and VmHWM readings
   std::optional<std::string> marker_regex;
   std::string proc_root = "/proc";
 };

@@ -26,6 +26,13 @@ struct RunReport {
   std::optional<MemSample> sampled_peak;  // the tree's RSS
   std::optional<Bytes> kernel_process_peak;  // largest single process (RUSAGE_CHILDREN)
   std::optional<Bytes> cgroup_peak;
+  std::optional<PssSample> pss_peak;         // with --metric pss|uss|all
+  std::optional<Bytes> uss_peak;
+  Seconds pss_interval = 0;                  // as it was adapted to the cost of a pass
+  Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree
+  double cpu_seconds = 0;                    // user + system of the whole tree
+  double cpu_peak_percent = 0;               // of one core, over a stats interval
+  IoSample io;                               // totals of the whole tree
   std::vector<Stage> stages;
   int exit_status = 0;
   int signal = 0;

@@ -29,6 +29,16 @@ Command add_run(CLI::App& app, const Invocation& invocation) {
   run->add_option("--marker-regex", opts->marker_regex,
                   "Regular expression with one capture group (the label) for marker lines on stderr "
                   "(default: lines starting with QPROF_MARK:)");
+  run->add_option("--metric", opts->metric,
+                  "rss (default, as mprof), or pss, uss, all: also record PSS and USS of the tree")
+      ->check(CLI::IsMember({"rss", "pss", "uss", "all"}));
+  run->add_option("--pss-interval", opts->pss_interval,
+                  "Seconds between PSS/USS passes (default 0.1; a slow pass stretches it so that passes "
+                  "take at most 5 % of the time)")
+      ->check(CLI::Range(0.001, 3600.0));
+  run->add_option("--stats-interval", opts->stats_interval,
+                  "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")
+      ->check(CLI::Range(0.001, 3600.0));
   run->add_flag("-q,--quiet", opts->quiet, "No summary at the end");
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.

@@ -41,6 +41,44 @@ TEST(ProcParse, StatOfAZombie) {
   EXPECT_EQ(st->start_ticks, 82045u);
 }
 
+TEST(ProcParse, StatChildrenTimes) {
+  const auto st = parse_stat("1 (init) S 0 1 1 0 -1 4194560 1 2 3 4 150 60 700 80 20 0 1 0 5 0 0\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->utime_ticks, 150u);
+  EXPECT_EQ(st->stime_ticks, 60u);
+  EXPECT_EQ(st->cutime_ticks, 700u);
+  EXPECT_EQ(st->cstime_ticks, 80u);
+  EXPECT_EQ(st->start_ticks, 5u);
+}
+
+TEST(ProcParse, Io) {
+  const auto io = parse_io(recorded("self.io"));
+  ASSERT_TRUE(io);
+  EXPECT_EQ(io->rchar, 1685852u);
+  EXPECT_EQ(io->wchar, 1711u);
+  EXPECT_EQ(io->read_bytes, 24576u);
+  EXPECT_EQ(io->write_bytes, 8192u);
+  // A zombie's counters still read: what it wrote before it exited.
+  const auto zombie = parse_io(recorded("zombie.io"));
+  ASSERT_TRUE(zombie);
+  EXPECT_EQ(zombie->write_bytes, 4194304u);
+  EXPECT_FALSE(parse_io("rchar: 1\nwchar: 2\n"));
+}
+
+TEST(ProcParse, VmHwm) {
+  EXPECT_EQ(parse_status_vmhwm(recorded("self.status")), 44348u * 1024);
+  EXPECT_EQ(parse_status_vmhwm(recorded("zombie.status")), std::nullopt);
+}
+
+TEST(ProcParse, SmapsRollup) {
+  const auto r = parse_smaps_rollup(recorded("self.smaps_rollup"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->rss, 44348u * 1024);
+  EXPECT_EQ(r->pss, 42461u * 1024);
+  EXPECT_EQ(r->uss, (4556u + 37612u) * 1024);
+  EXPECT_FALSE(parse_smaps_rollup(""));
+}
+
 TEST(ProcParse, MalformedStat) {
   EXPECT_FALSE(parse_stat("123 (x"));
   EXPECT_FALSE(parse_stat("123 (x) S 1 2"));

@@ -13,35 +13,13 @@
 #include <fstream>
 #include <set>
 
+#include "fake_proc.hpp"
 #include "qprof/probes.hpp"
 
 namespace qprof {
 namespace {
 
-namespace fs = std::filesystem;
-
-class FakeProc {
- public:
-  FakeProc() : root_(fs::temp_directory_path() / ("qprof-fakeproc-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
-    fs::create_directories(root_);
-    set_last_pid(1);
-  }
-  ~FakeProc() { fs::remove_all(root_); }
-  std::string root() const { return root_.string(); }
-
-  void add(pid_t pid, pid_t ppid, std::uint64_t start, std::uint64_t rss_pages = 10) {
-    fs::create_directories(root_ / std::to_string(pid));
-    std::ofstream(root_ / std::to_string(pid) / "stat")
-        << pid << " (proc " << pid << ") S " << ppid << " 1 1 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 " << start << " 0 0\n";
-    std::ofstream(root_ / std::to_string(pid) / "statm") << "100 " << rss_pages << " 0 0 0 0 0\n";
-  }
-  void remove(pid_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
-  void set_last_pid(pid_t pid) { std::ofstream(root_ / "loadavg") << "0.00 0.00 0.00 1/50 " << pid << "\n"; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path root_;
-};
+using test::FakeProc;
 
 std::set<pid_t> pids(const ProcTree& t) {
   std::set<pid_t> out;

@@ -73,7 +73,9 @@ TEST(SamplerSteadyState, AllocatesNothingPerSample) {
     WallAnchor clock;
     ProcTree tree("/proc", getpid());
     tree.add_root(child);
-    Sampler sampler(tree, out, clock, SamplerConfig{4096, true});
+    SamplerConfig config;
+    config.multiprocess = true;
+    Sampler sampler(tree, out, clock, config);
     // Warm up until both processes are known; the writer's buffer and the scan lists are sized.
     for (int i = 0; i < 200 && tree.members().size() < 2; ++i) {
       sampler.sample(monotonic_ns());

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Per-sample cost of the sampler at two git revisions, measured side by side.
+
+Builds the Google Benchmark target `qprof_bench` at each revision (in temporary worktrees),
+then runs the two binaries alternately, several rounds, and prints a Markdown table of the
+medians. Alternating rounds spreads the noise of a shared machine over both sides.
+
+    bench/compare_revisions.py BEFORE AFTER [--rounds 7] [--filter BM_SampleTree]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def build(repo, rev, root):
+    src = os.path.join(root, "src-" + rev)
+    subprocess.run(["git", "-C", repo, "worktree", "add", "--detach", "-f", src, rev], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = os.path.join(root, "build-" + rev)
+    subprocess.run(["cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                    "-DQPROF_BUILD_TESTS=OFF", "-DQPROF_BUILD_BENCH=ON"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", out, "-j2", "--target", "qprof_bench"], check=True, stdout=subprocess.DEVNULL)
+    return src, os.path.join(out, "bench", "qprof_bench")
+
+
+def run(binary, flt):
+    res = subprocess.run([binary, "--benchmark_filter=" + flt, "--benchmark_format=json",
+                          "--benchmark_min_time=0.2"], check=True, capture_output=True, text=True)
+    return {b["name"]: b["cpu_time"] for b in json.loads(res.stdout)["benchmarks"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--filter", default="BM_SampleTree")
+    a = ap.parse_args()
+    repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="qprof-revs-") as root:
+        trees = []
+        try:
+            sides = {}
+            for rev in (a.before, a.after):
+                src, binary = build(repo, rev, root)
+                trees.append(src)
+                sides[rev] = binary
+            times = {rev: {} for rev in sides}
+            for _ in range(a.rounds):
+                for rev, binary in sides.items():
+                    for name, t in run(binary, a.filter).items():
+                        times[rev].setdefault(name, []).append(t)
+        finally:
+            for src in trees:
+                subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", src],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    names = list(times[a.before])
+    print(f"| benchmark (CPU time, median of {a.rounds}) | {a.before} | {a.after} | after / before |")
+    print("| --- | ---: | ---: | ---: |")
+    for n in names:
+        b = statistics.median(times[a.before][n])
+        f = statistics.median(times[a.after].get(n, [float("nan")]))
+        print(f"| {n} | {b / 1000:.2f} µs | {f / 1000:.2f} µs | {f / b:.3f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

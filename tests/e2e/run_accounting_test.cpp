@@ -1,0 +1,145 @@
+// Numbers that survive the traps: copy-on-write (PSS), missed spikes (kernel, cgroup), I/O and
+// CPU of processes that are gone by the end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+bool can_make_cgroups() { return geteuid() == 0 && std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.procs"); }
+
+// A directory on a real file system (not tmpfs), so that storage writes are counted.
+std::string disk_dir() {
+  const std::string dir = std::string(QPROF_TEST_SCRATCH) + "/accounting";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+Bytes max_pss(const Trace& t) {
+  Bytes m = 0;
+  for (const PssSample& p : t.pss) m = std::max(m, p.pss);
+  return m;
+}
+
+TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
+  const std::string base = temp_dir() + "/cow_base.dat", full = temp_dir() + "/cow.dat";
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", base, "--", workload("cow_tree"), "0", "3", "800"}).status, 0);
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "800"}).status, 0);
+  const Trace b = dat::read_trace(base), t = dat::read_trace(full);
+  const double rss = mib(max_mem(t)) - mib(max_mem(b));
+  const double pss = mib(max_pss(t)) - mib(max_pss(b));
+  EXPECT_NEAR(rss, 800.0, 80.0) << "Σ RSS counts the shared 200 MiB once per process";
+  EXPECT_NEAR(pss, 200.0, 20.0) << "Σ PSS counts it once";
+  EXPECT_EQ(t.meta.metric, "all");
+  ASSERT_FALSE(t.pss.empty());
+  Bytes uss = 0;
+  for (const PssSample& p : t.pss) uss = std::max(uss, p.uss);
+  EXPECT_LT(mib(uss), 210.0 + mib(max_pss(b)));  // the shared pages are nobody's own once forked
+}
+
+TEST(RunAccounting, PssIsReadOnItsOwnSlowerSchedule) {
+  const std::string out = temp_dir() + "/pss_schedule.dat";
+  const Result r = qprof({"run", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out, "--",
+                          workload("spike"), "1", "1", "1000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  // About 400 RSS samples, about 10 PSS passes.
+  EXPECT_GT(t.mem.size(), 5 * t.pss.size());
+  EXPECT_GE(t.pss.size(), 5u);
+  EXPECT_LE(t.pss.size(), 13u);
+  EXPECT_NE(r.err.find("peak PSS"), std::string::npos) << r.err;
+}
+
+TEST(RunAccounting, ShortSpikeIsCaughtByTheKernelAndCgroupFigures) {
+  const std::string out = temp_dir() + "/spike_cgroup.dat";
+  const Result r = qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "64", "5", "300"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_TRUE(t.peaks.count("kernel_process"));
+  EXPECT_GE(mib(t.peaks.at("kernel_process")), 64.0);
+  ASSERT_TRUE(t.peaks.count("hwm_sum"));
+  EXPECT_GE(mib(t.peaks.at("hwm_sum")), 64.0);
+  if (can_make_cgroups()) {
+    ASSERT_TRUE(t.peaks.count("cgroup")) << r.err;
+    EXPECT_GE(mib(t.peaks.at("cgroup")), 64.0);
+    EXPECT_NE(r.err.find("exact (cgroup)"), std::string::npos);
+    EXPECT_FALSE(t.cgroup.empty());
+  }
+  if (mib(max_mem(t)) < 60.0) {
+    EXPECT_NE(r.err.find("a spike between samples was missed"), std::string::npos) << r.err;
+  }
+}
+
+class RunAccountingWrites : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RunAccountingWrites, StorageWritesOfAChildThatExitedEarlyStillCount) {
+  const std::string out = temp_dir() + "/writes_" + GetParam() + ".dat";
+  const std::string file = disk_dir() + "/written_" + GetParam() + ".bin";
+  const Result r = qprof({"run", "-o", out, "--", workload("writer"), "40", file, GetParam()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::filesystem::remove(file);
+  const Trace t = dat::read_trace(out);
+  ASSERT_FALSE(t.io.empty());
+  const IoSample& last = t.io.back();
+  EXPECT_NEAR(mib(last.write_bytes), 40.0, 2.0);
+  EXPECT_GE(mib(last.wchar), 40.0);
+  // Cumulative: never decreasing.
+  for (std::size_t i = 1; i < t.io.size(); ++i) {
+    EXPECT_GE(t.io[i].write_bytes, t.io[i - 1].write_bytes);
+    EXPECT_GE(t.io[i].wchar, t.io[i - 1].wchar);
+  }
+  EXPECT_NE(r.err.find("written 40.0 MiB"), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(ReapedBy, RunAccountingWrites, ::testing::Values("direct", "orphan"));
+
+TEST(RunAccounting, CpuOfTwoBusyChildrenMatchesTheKernelsCount) {
+  const std::string out = temp_dir() + "/burn.dat";
+  const Result r = qprof({"run", "-o", out, "--", workload("burn"), "1500", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  double kernel_cpu = 0, wall = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "cpu_seconds %lf wall_seconds %lf", &kernel_cpu, &wall), 2) << r.out;
+  const Trace t = dat::read_trace(out);
+  ASSERT_GE(t.cpu.size(), 10u);
+  // The children are gone by the end; their time is in the tree's total all the same.
+  EXPECT_NEAR(t.cpu.back().cpu_seconds, kernel_cpu, 0.05 * kernel_cpu + 0.05);
+  // Over the busy second, the tree used as many cores as the kernel says it got: ≈ 200 % on an
+  // idle machine with two cores.
+  const double kernel_percent = 100.0 * kernel_cpu / wall;
+  const double t0 = t.cpu.front().t;
+  double busiest = 0;
+  for (std::size_t i = 1; i < t.cpu.size(); ++i) {
+    const CpuSample& a = t.cpu[i - 1];
+    const CpuSample& b = t.cpu[i];
+    if (b.t - t0 > 0.2 && b.t - t0 < wall - 0.2 && b.t - a.t > 0.05) {
+      busiest = std::max(busiest, 100.0 * (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t));
+    }
+  }
+  EXPECT_GT(busiest, 0.8 * kernel_percent);
+  EXPECT_LT(busiest, 1.25 * kernel_percent + 20.0);
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) RecordProperty("kernel_percent", static_cast<int>(kernel_percent));
+  EXPECT_NE(r.err.find("s of CPU"), std::string::npos) << r.err;
+}
+
+TEST(RunAccounting, UpperBoundIsAtLeastTheSampledPeakAndCheckpointsCarryIoAndCpu) {
+  const std::string out = temp_dir() + "/bounds.dat";
+  const Result r = qprof({"run", "-o", out, "--", workload("alloc_tree"), "30", "2", "30", "300"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_TRUE(t.peaks.count("hwm_sum"));
+  EXPECT_GE(t.peaks.at("hwm_sum"), max_mem(t));
+  ASSERT_TRUE(t.peaks.count("kernel_process"));
+  EXPECT_LE(t.peaks.at("kernel_process"), max_mem(t) + (Bytes{4} << 20));
+  ASSERT_FALSE(t.markers.empty());
+  EXPECT_TRUE(t.markers[0].at.cpu_seconds.has_value());
+  EXPECT_TRUE(t.markers[0].at.write_bytes.has_value());
+}
+
+}  // namespace
+}  // namespace qprof::test
