@@ -133,9 +133,12 @@ TEST(RunAccounting, UpperBoundIsAtLeastTheSampledPeakAndCheckpointsCarryIoAndCpu
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_TRUE(t.peaks.count("hwm_sum"));
-  EXPECT_GE(t.peaks.at("hwm_sum"), max_mem(t));
-  ASSERT_TRUE(t.peaks.count("kernel_process"));
-  EXPECT_LE(t.peaks.at("kernel_process"), max_mem(t) + (Bytes{4} << 20));
+  EXPECT_GE(t.peaks.at("hwm_sum") + 1, max_mem(t));  // MEM's MiB with six decimals: ±1 byte
+  // The kernel's figure is left out when the command never grew past qprof's own size at the
+  // fork (the kernel counts the pre-exec copy): a sanitizer build of qprof is that large.
+  if (t.peaks.count("kernel_process")) {
+    EXPECT_LE(t.peaks.at("kernel_process"), max_mem(t) + (Bytes{4} << 20));
+  }
   ASSERT_FALSE(t.markers.empty());
   EXPECT_TRUE(t.markers[0].at.cpu_seconds.has_value());
   EXPECT_TRUE(t.markers[0].at.write_bytes.has_value());
