@@ -30,7 +30,8 @@ def build(repo, rev, root):
 def run(binary, flt):
     res = subprocess.run([binary, "--benchmark_filter=" + flt, "--benchmark_format=json",
                           "--benchmark_min_time=0.2"], check=True, capture_output=True, text=True)
-    return {b["name"]: b["cpu_time"] for b in json.loads(res.stdout)["benchmarks"]}
+    to_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+    return {b["name"]: b["cpu_time"] * to_us[b["time_unit"]] for b in json.loads(res.stdout)["benchmarks"]}
 
 
 def main():
@@ -65,7 +66,7 @@ def main():
     for n in names:
         b = statistics.median(times[a.before][n])
         f = statistics.median(times[a.after].get(n, [float("nan")]))
-        print(f"| {n} | {b / 1000:.2f} µs | {f / 1000:.2f} µs | {f / b:.3f} |")
+        print(f"| {n} | {b:.2f} µs | {f:.2f} µs | {f / b:.3f} |")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,35 @@ void BM_SampleTree(benchmark::State& state) {
 }
 BENCHMARK(BM_SampleTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
 
+// The stats path: CPU time, I/O and VmHWM of every member (every --stats-interval).
+void BM_StatsTree(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  SleepingTree procs(n);
+  qprof::dat::Writer out("/dev/null");
+  qprof::WallAnchor clock;
+  qprof::ProcTree tree("/proc", getpid());
+  tree.add_root(procs.root());
+  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{});
+  while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
+  for (auto _ : state) sampler.sample_stats(qprof::monotonic_ns());
+  out.flush();
+}
+BENCHMARK(BM_StatsTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+
+// One smaps_rollup read of a process holding `MiB` of touched memory: what a PSS pass costs.
+void BM_SmapsRollup(benchmark::State& state) {
+  const std::size_t bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  std::vector<char> held(bytes, 1);
+  qprof::ProcFile rollup("/proc/self/smaps_rollup");
+  char buf[4096];
+  for (auto _ : state) benchmark::DoNotOptimize(rollup.read(buf, sizeof buf));
+  // Time per read per GiB held (shown as a time).
+  state.counters["per_GiB"] = benchmark::Counter(static_cast<double>(state.range(0)) / 1024.0,
+                                                 benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SmapsRollup)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+
 void BM_ReadRssKeptDescriptor(benchmark::State& state) {
   qprof::ProcTree tree("/proc", getpid());
   tree.add_root(getpid());

@@ -282,6 +282,10 @@ void Session::finish_trace() {
   report_.pss_peak = sampler_->peak_pss();
   if (report_.pss_peak) report_.uss_peak = sampler_->peak_uss();
   if (const PssSampler* pss = sampler_->pss_sampler()) report_.pss_interval = pss->interval();
+  rusage self{};
+  getrusage(RUSAGE_SELF, &self);
+  report_.profiler_cpu_seconds = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                                 static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
   const Bytes sampled = report_.sampled_peak ? report_.sampled_peak->bytes : 0;
   if (report_.kernel_process_peak) {
     const Bytes margin = std::max<Bytes>(Bytes{1} << 20, sampled / 50);

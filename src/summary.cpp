@@ -58,6 +58,12 @@ std::string format_summary(const RunReport& r) {
   line(out, "disk I/O", "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
                             " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " +
                             human_bytes(r.io.wchar) + ")");
+  if (r.duration > 0) {
+    char overhead[96];
+    std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
+                  r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
+    line(out, "overhead", overhead);
+  }
   for (const Stage& s : r.stages) {
     line(out, "stage", s.name + ": " + human_seconds(s.t_end - s.t_start) + (s.closed ? "" : " (never ended)"));
   }

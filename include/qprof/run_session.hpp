@@ -33,6 +33,7 @@ struct RunReport {
   double cpu_seconds = 0;                    // user + system of the whole tree
   double cpu_peak_percent = 0;               // of one core, over a stats interval
   IoSample io;                               // totals of the whole tree
+  double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
   std::vector<Stage> stages;
   int exit_status = 0;
   int signal = 0;
