@@ -45,20 +45,25 @@ class SleepingTree {
   pid_t root_;
 };
 
+// The tree of `n` sleeping processes, known to a sampler that writes to /dev/null.
+struct SampledTree {
+  explicit SampledTree(int n) : procs(n), out("/dev/null"), tree("/proc", getpid()), sampler(tree, out, clock, {}) {
+    tree.add_root(procs.root());
+    while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
+  }
+  SleepingTree procs;
+  qprof::dat::Writer out;
+  qprof::WallAnchor clock;
+  qprof::ProcTree tree;
+  qprof::Sampler sampler;
+};
+
 void BM_SampleTree(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  SleepingTree procs(n);
-  qprof::dat::Writer out("/dev/null");
-  qprof::WallAnchor clock;
-  qprof::ProcTree tree("/proc", getpid());
-  tree.add_root(procs.root());
-  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{});
-  while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(sampler.sample(qprof::monotonic_ns()));
-  }
-  out.flush();
-  state.counters["members"] = static_cast<double>(tree.members().size());
+  SampledTree t(n);
+  for (auto _ : state) benchmark::DoNotOptimize(t.sampler.sample(qprof::monotonic_ns()));
+  t.out.flush();
+  state.counters["members"] = static_cast<double>(t.tree.members().size());
   state.counters["per_member_ns"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
                                                                                     benchmark::Counter::kInvert);
 }
@@ -66,16 +71,9 @@ BENCHMARK(BM_SampleTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMi
 
 // The stats path: CPU time, I/O and VmHWM of every member (every --stats-interval).
 void BM_StatsTree(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  SleepingTree procs(n);
-  qprof::dat::Writer out("/dev/null");
-  qprof::WallAnchor clock;
-  qprof::ProcTree tree("/proc", getpid());
-  tree.add_root(procs.root());
-  qprof::Sampler sampler(tree, out, clock, qprof::SamplerConfig{});
-  while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
-  for (auto _ : state) sampler.sample_stats(qprof::monotonic_ns());
-  out.flush();
+  SampledTree t(static_cast<int>(state.range(0)));
+  for (auto _ : state) t.sampler.sample_stats(qprof::monotonic_ns());
+  t.out.flush();
 }
 BENCHMARK(BM_StatsTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
 
