@@ -99,6 +99,24 @@ TEST(RunTree, CgroupModeGivesTheExactTreePeakOrSaysWhyNot) {
   }
 }
 
+TEST(RunTree, CgroupRefusedToAnOrdinaryUserIsSaidOnceAndTheRunGoesOn) {
+  if (geteuid() != 0) GTEST_SKIP() << "run as an ordinary user already (see the test above)";
+  const std::string dir = temp_dir() + "/nobody";
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  std::filesystem::permissions(temp_dir(), std::filesystem::perms::others_exec, std::filesystem::perm_options::add);
+  const std::string out = dir + "/cgroup_nobody.dat";
+  const Result r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", qprof_bin(), "run", "--cgroup",
+                        "-o", out, "--", workload("alloc_tree"), "20", "1", "20", "200"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string said = "--cgroup: cannot create a cgroup";
+  ASSERT_NE(r.err.find(said), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(said, r.err.find(said) + 1), std::string::npos) << "said once";
+  const Trace t = dat::read_trace(out);
+  EXPECT_FALSE(t.peaks.count("cgroup"));
+  EXPECT_NEAR(mib(max_mem(t)), 40.0, 4.0);  // followed through /proc instead
+}
+
 TEST(RunTree, CgroupMembershipFollowsTheTreeLikeTheProcScan) {
   if (geteuid() != 0 || !std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
     GTEST_SKIP() << "creating a cgroup needs root and a cgroup v1 memory hierarchy";
