@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -126,7 +127,7 @@ class Sampler {
   std::int64_t next_device_ns_ = 0;
   std::int64_t next_process_ns_ = 0;
   std::int64_t process_period_ns_ = 0;
-  double device_cost_ewma_ = 0;
+  std::array<std::int64_t, 8> device_costs_{};  // the latest device-query costs
   double process_cost_ewma_ = 0;
   std::int64_t device_cost_total_ = 0;
   std::int64_t process_cost_total_ = 0;

@@ -267,9 +267,12 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       const std::int64_t cost = monotonic_ns() - t0;
       ++device_queries_;
       device_cost_total_ += cost;
-      device_cost_ewma_ = ewma(device_cost_ewma_, static_cast<double>(cost), device_queries_);
+      // The least of the latest costs: a steady cost, not a preemption of the sampler thread.
+      device_costs_[(device_queries_ - 1) % device_costs_.size()] = cost;
+      std::int64_t steady = cost;
+      for (std::size_t k = 0; k < device_costs_.size() && k < device_queries_; ++k) steady = std::min(steady, device_costs_[k]);
       // Device totals may take a quarter of the budget.
-      const auto needed = static_cast<std::int64_t>(device_cost_ewma_ / (opt_.cpu_budget * 0.25));
+      const auto needed = static_cast<std::int64_t>(static_cast<double>(steady) / (opt_.cpu_budget * 0.25));
       next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
       fresh = true;
     }
