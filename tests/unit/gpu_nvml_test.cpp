@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
@@ -303,6 +306,31 @@ TEST(GpuNvml, TheLoadersSearchFindsItThroughLdLibraryPath) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("tree 1 2097152 listed=1 matched=1"), std::string::npos) << r.out;
+}
+
+// The workload the end-to-end tests run under qprof: it puts its own PID in the fake's script.
+TEST(GpuNvml, TheFakeJobWorkloadHoldsWhatItSays) {
+  FakeNvmlScript script(kTwoGpus);
+  auto b = open("full");
+  ASSERT_TRUE(b);
+  test::Process job({test::gpu_fake_job_bin(), script.path(), "0:100", "300:400", "0:100"});
+  Bytes peak = 0, used_peak = 0;
+  unsigned matched = 0;
+  for (int i = 0; i < 2000 && ::kill(job.pid(), 0) == 0; ++i) {
+    const auto r = processes_of(*b, {job.pid()});
+    peak = std::max(peak, r[1].tree);
+    matched = std::max(matched, r[1].matched);
+    used_peak = std::max(used_peak, used_of(*b)[1]);
+    if (peak > 0 && r[1].tree == 0) break;  // held, then given back
+    usleep(5000);
+  }
+  const auto result = job.wait(30);
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(peak, 300 * MiB);
+  EXPECT_EQ(matched, 1u);
+  EXPECT_EQ(used_peak, GiB / 2 + 300 * MiB) << "the device's use rises with it";
+  EXPECT_NE(result.err.find("QPROF_MARK: GPU 300 MiB"), std::string::npos) << result.err;
+  EXPECT_EQ(test::slurp(script.path()), kTwoGpus) << "the script is put back";
 }
 
 TEST(GpuNvml, NoLibraryAnywhereIsANormalCase) {
