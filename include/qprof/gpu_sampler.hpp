@@ -29,6 +29,7 @@
 
 #include "qprof/dat_format.hpp"
 #include "qprof/gpu.hpp"
+#include "qprof/proc_tree.hpp"
 
 namespace qprof::gpu {
 
@@ -88,6 +89,8 @@ class Sampler {
   // (any order). Writes GPUDEV lines the first time a device is recorded and GPU lines for every
   // recorded device. Never throws; allocation-free in steady state.
   void sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
+  // The same for the members of a ProcTree (their PIDs are copied into a buffer kept for it).
+  void sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
 
   // Warnings to say once (print and write as NOTE): checked cheaply, taken rarely.
   bool has_warnings() const { return has_warnings_.load(std::memory_order_relaxed); }
@@ -139,6 +142,7 @@ class Sampler {
   Bytes peak_total_ = 0;
   Seconds peak_total_t_ = 0;
   std::vector<DeviceProcesses> latest_;  // the latest process result (calling thread's copy)
+  std::vector<pid_t> member_pids_;       // sample(…, members, …)
 
   // Hand-over between the calling thread and the helper (under mu_).
   mutable std::mutex mu_;

@@ -69,6 +69,7 @@ Sampler::Sampler(std::unique_ptr<Backend> backend, SamplerOptions options)
   work_out_.resize(devices.size());
   request_.reserve(4096);
   work_pids_.reserve(4096);
+  member_pids_.reserve(4096);
   scratch_warnings_.reserve(16);
   backend_->take_warnings(scratch_warnings_);
   for (std::string& w : scratch_warnings_) warn(std::move(w));
@@ -317,6 +318,17 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
   } catch (...) {
     // A GPU sample is never worth the run: this one is lost.
   }
+}
+
+void Sampler::sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept {
+  if (!backend_ || stopped_) return;
+  try {
+    member_pids_.clear();
+    for (const Member& m : tree) member_pids_.push_back(m.pid);  // no allocation once sized
+  } catch (...) {
+    return;
+  }
+  sample(mono_ns, t, std::span<const pid_t>(member_pids_), out);
 }
 
 Summary Sampler::summary() const {

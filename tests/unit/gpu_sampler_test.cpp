@@ -396,6 +396,20 @@ TEST(GpuSampler, AnEmptyCudaVisibleDevicesRecordsNothingUntilTheTreeUsesAGpu) {
   EXPECT_EQ(s.summary().samples, 0u);
 }
 
+TEST(GpuSampler, TakesAProcTreesMembers) {
+  auto backend = std::make_unique<Scripted>(1);
+  Scripted& b = *backend;
+  b.set_procs(0, {{21, 5 * MiB}, {20, 7 * MiB}});
+  Sampler s(std::move(backend), inline_options());
+  TraceFile f;
+  std::vector<Member> members(2);
+  members[0].pid = 21;
+  members[1].pid = 20;
+  s.sample(0, unix_of(0), members, f.out());
+  EXPECT_EQ(b.last_pids, (std::vector<pid_t>{20, 21}));
+  EXPECT_EQ(f.read().gpu.back().tree, 12 * MiB);
+}
+
 TEST(GpuSampler, WithoutABackendItDoesNothing) {
   Sampler s(nullptr);
   TraceFile f;
@@ -448,6 +462,13 @@ TEST(GpuSampler, OverTheFakeNvmlOnAHelperThread) {
     usleep(2000);
   }
   s.stop();
+  // The fake counted the process-list calls: one compute call per query of the one device.
+  const long calls = test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetComputeRunningProcesses_v3");
+  const long queries = static_cast<long>(s.summary().process_queries);
+  EXPECT_GE(calls, queries);
+  EXPECT_LE(calls, queries + 1) << "a query still in flight at stop() ran but was not taken";
+  EXPECT_LE(calls, 9) << "400 ms at one query per 50 ms";
+  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetMemoryInfo_v2"), calls) << "device totals are faster";
   const Trace t = f.read();
   ASSERT_EQ(t.gpu_devices.size(), 1u);
   ASSERT_FALSE(t.gpu.empty());
