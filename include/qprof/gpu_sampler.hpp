@@ -101,6 +101,10 @@ class Sampler {
 
   Summary summary() const;
   const Backend* backend() const { return backend_.get(); }
+  bool enabled() const { return backend_ != nullptr; }
+  // Σ devices of the tree's figure at the latest GPU sample (a checkpoint's Snapshot::gpu_tree);
+  // nullopt before the first one.
+  std::optional<Bytes> last_tree_total() const { return samples_ > 0 ? std::optional<Bytes>(last_total_) : std::nullopt; }
 
   // Tests: wait until the process query in flight, if any, has been published (true), at most
   // `timeout_ns`.
@@ -140,6 +144,7 @@ class Sampler {
   bool in_flight_ = false;
   bool any_matched_ = false;
   Bytes peak_total_ = 0;
+  Bytes last_total_ = 0;
   Seconds peak_total_t_ = 0;
   std::vector<DeviceProcesses> latest_;  // the latest process result (calling thread's copy)
   std::vector<pid_t> member_pids_;       // sample(…, members, …)

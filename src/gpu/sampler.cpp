@@ -26,9 +26,10 @@ struct Sampler::Dev {
   Bytes first_used = kUnknown;
   Bytes max_used = 0;
   bool ever_listed = false;
-  std::uint64_t ok = 0, unavailable = 0;
+  std::uint64_t ok = 0, unavailable = 0, failed = 0;  // process queries by outcome
   unsigned fallback = kNone;  // in force now
   unsigned warned = kNone;    // reasons already said
+  bool warned_back = false;   // "per-process again" said
   bool ever_fallback = false;
   Bytes peak_tree = 0;
   Seconds peak_tree_t = 0;
@@ -201,6 +202,8 @@ void Sampler::take_process_result(std::int64_t now) {
       if (r.matched > r.unknown) any_matched_ = true;
     } else if (r.status == Status::unavailable) {
       ++d.unavailable;
+    } else {
+      ++d.failed;
     }
     // A failed query keeps the previous figure.
   }
@@ -213,11 +216,12 @@ void Sampler::judge_fallbacks() {
     const bool rose = d.first_used != kUnknown && d.max_used >= d.first_used + opt_.namespace_rise;
     unsigned want = kNone;
     const DeviceProcesses& r = latest_[i];
+    if (r.status == Status::failed && d.ok + d.unavailable > 0) continue;  // a hiccup changes nothing
     if (r.status == Status::ok && r.matched > 0 && r.unknown == r.matched) {
       want = kNoFigures;
     } else if (backend_->lists_every_process() && !any_matched_ && d.ever_listed && rose) {
       want = kNamespace;
-    } else if (d.ok == 0 && d.unavailable > 0 && rose) {
+    } else if (d.ok == 0 && d.unavailable + d.failed > 0 && rose) {
       want = kDenied;
     }
     if (want == d.fallback) continue;
@@ -230,11 +234,12 @@ void Sampler::judge_fallbacks() {
              human_bytes(d.max_used - d.first_used) +
              ": qprof is probably in a container with its own PID namespace (the driver lists host PIDs)" + tail);
       } else if (want == kDenied) {
-        warn("GPU " + uuid + ": per-process GPU memory cannot be read here (no permission or not supported)" + tail);
+        warn("GPU " + uuid + ": per-process GPU memory cannot be read here (refused, not supported or failing)" + tail);
       } else {
         warn("GPU " + uuid + ": the driver lists the tree's processes without their memory" + tail);
       }
-    } else if (want == kNone && d.fallback != kNone) {
+    } else if (want == kNone && d.fallback != kNone && !d.warned_back) {
+      d.warned_back = true;
       warn("GPU " + uuid + ": per-process figures are available again; the tree's GPU memory is per-process from now on");
     }
     d.fallback = want;
@@ -310,6 +315,7 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
     }
     if (wrote) {
       ++samples_;
+      last_total_ = total;
       if (samples_ == 1 || total > peak_total_) {
         peak_total_ = total;
         peak_total_t_ = t;

@@ -322,7 +322,7 @@ TEST(GpuSampler, RefusedProcessListsFallBackToDeviceTotalsWhenTheDeviceMoves) {
   for (int i = 0; i < 3; ++i, now += 10 * kMs) s.sample(now, unix_of(now), tree, f.out());
   const auto w = s.take_warnings();
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_NE(w[0].find("GPU-1000: per-process GPU memory cannot be read"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("GPU-1000: per-process GPU memory cannot be read here"), std::string::npos) << w[0];
   const Trace t = f.read();
   EXPECT_EQ(t.gpu.back().device, 1);
   EXPECT_EQ(t.gpu.back().tree, 4 * GiB);
@@ -352,6 +352,35 @@ TEST(GpuSampler, TreeProcessesWithoutFiguresUseTheDeviceTotal) {
   ASSERT_EQ(w2.size(), 1u);
   EXPECT_NE(w2[0].find("per-process figures are available again"), std::string::npos) << w2[0];
   EXPECT_TRUE(s.summary().devices[0].tree_is_device_total) << "the trace holds device totals for a while";
+}
+
+TEST(GpuSampler, AFailedQueryChangesNoFallbackAndNothingIsSaidTwice) {
+  auto backend = std::make_unique<Scripted>(1);
+  Scripted& b = *backend;
+  b.set_used(0, 3 * GiB);
+  Sampler s(std::move(backend), inline_options(10 * kMs));
+  TraceFile f;
+  const std::vector<pid_t> tree{12};
+  std::int64_t now = 0;
+  auto sample = [&] {
+    s.sample(now, unix_of(now), tree, f.out());
+    now += 10 * kMs;
+  };
+  b.set_procs(0, {{12, kUnknown}});
+  sample();
+  EXPECT_EQ(s.take_warnings().size(), 1u);
+  b.set_status(0, DeviceProcesses::Status::failed);
+  sample();
+  EXPECT_FALSE(s.has_warnings()) << "a failed query is no news";
+  EXPECT_EQ(f.read().gpu.back().tree, 3 * GiB);
+  b.set_status(0, DeviceProcesses::Status::ok);
+  for (int i = 0; i < 3; ++i) {
+    b.set_procs(0, {{12, GiB}});
+    sample();
+    b.set_procs(0, {{12, kUnknown}});
+    sample();
+  }
+  EXPECT_EQ(s.take_warnings().size(), 1u) << "back to per-process: said once, however often it flaps";
 }
 
 TEST(GpuSampler, CudaVisibleDevicesChoosesWhichDevicesAreRecordedFromTheStart) {
@@ -412,6 +441,8 @@ TEST(GpuSampler, TakesAProcTreesMembers) {
 
 TEST(GpuSampler, WithoutABackendItDoesNothing) {
   Sampler s(nullptr);
+  EXPECT_FALSE(s.enabled());
+  EXPECT_FALSE(s.last_tree_total());
   TraceFile f;
   s.sample(0, 1.0, std::vector<pid_t>{1}, f.out());
   EXPECT_TRUE(f.read().gpu.empty());
@@ -431,6 +462,7 @@ TEST(GpuSampler, PeakOfTheTreeSumsDevicesAtOneSample) {
   s.sample(20 * kMs, unix_of(20 * kMs), tree, f.out());
   b.set_procs(1, {{12, 3 * GiB}});
   s.sample(40 * kMs, unix_of(40 * kMs), tree, f.out());
+  EXPECT_EQ(s.last_tree_total(), 4 * GiB);
   const Summary sum = s.summary();
   EXPECT_EQ(sum.peak_tree_total, 4 * GiB);
   EXPECT_DOUBLE_EQ(sum.peak_tree_total_t, unix_of(40 * kMs));
