@@ -4,8 +4,10 @@
 // thread; per-process queries (slow: a process-list call took ≈ 4.5 ms and holds driver locks)
 // run on a helper thread of their own, on their own schedule (default every 0.1 s), so a slow
 // driver call never delays a host sample. Each query is timed and its schedule stretched so that
-// GPU queries stay within a CPU budget (2 % of one core), never faster than asked. Between
-// process queries the latest per-process figure is reused.
+// GPU queries stay within a CPU budget (2 % of one core: device totals are thinned to a quarter
+// of it, process queries to three quarters), never faster than asked. Between process queries
+// the latest per-process figure is reused. Every call but the constructor's belongs to one
+// thread, the run loop's; the helper thread only runs Backend::process_usage().
 //
 // The tree's figure of a device falls back to the device's total use, flagged, when per-process
 // figures cannot be had: the process lists never hold a PID of the tree while the device's use

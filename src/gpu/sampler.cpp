@@ -277,8 +277,10 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       device_costs_[(device_queries_ - 1) % device_costs_.size()] = cost;
       std::int64_t steady = cost;
       for (std::size_t k = 0; k < device_costs_.size() && k < device_queries_; ++k) steady = std::min(steady, device_costs_[k]);
-      // Device totals may take a quarter of the budget.
-      const auto needed = static_cast<std::int64_t>(static_cast<double>(steady) / (opt_.cpu_budget * 0.25));
+      // Device totals may take a quarter of the budget. The first call (a cold driver, a
+      // preempted thread) does not judge alone.
+      const auto needed =
+          device_queries_ < 2 ? std::int64_t{0} : static_cast<std::int64_t>(static_cast<double>(steady) / (opt_.cpu_budget * 0.25));
       next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
       fresh = true;
     }

@@ -225,8 +225,9 @@ TEST(GpuSampler, SlowDeviceQueriesAreThinnedToTheBudget) {
   TraceFile f;
   const std::vector<pid_t> tree{10};
   for (std::int64_t ms = 0; ms < 1000; ++ms) s.sample(ms * kMs, unix_of(ms * kMs), tree, f.out());
-  // 0.5 ms at half a percent of a core: one every 100 ms or more.
-  EXPECT_LE(b.device_calls, 11);
+  // 0.5 ms at half a percent of a core: one every 100 ms or more, after the first two (the
+  // first call alone does not thin: a cold driver or a preempted thread).
+  EXPECT_LE(b.device_calls, 12);
   EXPECT_GE(b.device_calls, 2);
 }
 
