@@ -68,6 +68,10 @@ bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::st
   }
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  // Nothing else of qprof's: a pipe end it kept (the stderr tee's) would never see its EOF.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);

@@ -3,6 +3,7 @@
 #include "qprof/gpu_smi.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -192,6 +193,25 @@ TEST(GpuNvidiaSmi, TwoLongRunningChildrenStartedOnceAndStoppedCleanly) {
     EXPECT_EQ(::kill(pid, 0), -1) << "the -lms child " << pid << " is stopped and reaped";
     EXPECT_EQ(errno, ESRCH);
   }
+}
+
+// A pipe qprof holds without O_CLOEXEC (as the stderr tee's could be) must reach its EOF.
+TEST(GpuNvidiaSmi, ItsChildrenHoldNoneOfQprofsDescriptors) {
+  FakeSmiDir fake;
+  fake.put("gpus", "0, GPU-aaaa, 81559, 1024, NVIDIA H100 80GB HBM3\n");
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  OpenOptions o;
+  o.path = test::fake_scripts_dir();
+  std::string why;
+  auto b = open_smi(o, why);
+  ASSERT_TRUE(b) << why;
+  ::close(p[1]);
+  pollfd pfd{p[0], POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "a child kept the write end";
+  char c;
+  EXPECT_EQ(::read(p[0], &c, 1), 0);
+  ::close(p[0]);
 }
 
 TEST(GpuNvidiaSmi, OnPathThroughTheFactory) {
