@@ -1,0 +1,64 @@
+// A helper process of a GPU backend (nvidia-smi -lms, the rocm-smi shell): started with its
+// stdout (and optionally stdin) on pipes, in a process group of its own (a Ctrl-C at the
+// terminal is for the job, not for it), with default signal dispositions (so it dies of SIGPIPE
+// when qprof is gone), and stopped through a pidfd, which never signals a reused PID even when
+// the run loop's waitpid(-1) reaped it first.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qprof::gpu::detail {
+
+class Child {
+ public:
+  Child() = default;
+  ~Child() { stop(); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // argv[0] is a path. False and `why` when it cannot start.
+  bool start(const std::vector<std::string>& argv, bool with_stdin, std::string& why);
+  // Closes the pipes, SIGTERM, up to 1 s for it to exit, then SIGKILL; reaps it if still ours.
+  void stop();
+
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  int out_fd() const { return out_; }
+  bool eof() const { return eof_; }
+  // Writes all of `s` to its stdin; false when it cannot.
+  bool write(std::string_view s);
+  // Reads what its stdout has now (non-blocking) and calls on_line for every complete line.
+  // Returns false once at the end of its output.
+  template <class F>
+  bool read_lines(F&& on_line) {
+    if (!fill()) return false;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = buf_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      on_line(std::string_view(buf_).substr(start, nl - start));
+    }
+    buf_.erase(0, start);
+    return !eof_;
+  }
+
+ private:
+  bool fill();
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int out_ = -1;
+  int in_ = -1;
+  bool eof_ = false;
+  std::string buf_;
+};
+
+// Runs argv to its end (at most timeout_ms, then it is killed) and returns its stdout.
+bool run_capture(const std::vector<std::string>& argv, std::string& out, int timeout_ms, std::string& why);
+
+// The first executable `name` in the colon-separated `path` (or $PATH when empty); "" if none.
+std::string find_program(const std::string& name, const std::string& path);
+
+}  // namespace qprof::gpu::detail

@@ -1,0 +1,374 @@
+#include "qprof/gpu_sampler.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "qprof/clock.hpp"
+#include "qprof/units.hpp"
+
+namespace qprof::gpu {
+namespace {
+
+// What the tree's figure of a device is, when it cannot be the per-process sum.
+enum Fallback : unsigned { kNone = 0, kNamespace = 1, kDenied = 2, kNoFigures = 4 };
+
+double ewma(double previous, double sample, std::uint64_t n) {
+  return n <= 1 ? sample : previous * 0.7 + sample * 0.3;
+}
+
+}  // namespace
+
+struct Sampler::Dev {
+  const Device* info = nullptr;
+  bool visible = true;
+  int index = -1;           // GPUDEV index once recorded
+  Bytes tree = 0;           // latest per-process figure
+  Bytes first_used = kUnknown;
+  Bytes max_used = 0;
+  bool ever_listed = false;
+  std::uint64_t ok = 0, unavailable = 0, failed = 0;  // process queries by outcome
+  unsigned fallback = kNone;  // in force now
+  unsigned warned = kNone;    // reasons already said
+  bool warned_back = false;   // "per-process again" said
+  bool ever_fallback = false;
+  Bytes peak_tree = 0;
+  Seconds peak_tree_t = 0;
+  Bytes peak_used = 0;
+};
+
+SamplerOptions SamplerOptions::from_environment() {
+  SamplerOptions o;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) o.cuda_visible_devices = v;
+  if (const char* v = std::getenv("CUDA_DEVICE_ORDER")) o.cuda_device_order = v;
+  return o;
+}
+
+Sampler::Sampler(std::unique_ptr<Backend> backend, SamplerOptions options)
+    : backend_(std::move(backend)), opt_(std::move(options)) {
+  if (!backend_) return;
+  if (opt_.process_interval_ns < 1'000'000) opt_.process_interval_ns = 1'000'000;
+  if (!(opt_.cpu_budget > 0)) opt_.cpu_budget = 0.02;
+  process_period_ns_ = opt_.process_interval_ns;
+  const std::vector<Device>& devices = backend_->devices();
+  std::vector<bool> visible(devices.size(), true);
+  if (backend_->cuda_devices()) {
+    std::string warning;
+    std::optional<std::string_view> cvd, order;
+    if (opt_.cuda_visible_devices) cvd = *opt_.cuda_visible_devices;
+    if (opt_.cuda_device_order) order = *opt_.cuda_device_order;
+    visible = visible_devices(devices, cvd, order, &warning);
+    if (!warning.empty()) warn(warning);
+  }
+  devs_.resize(devices.size());
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    devs_[i].info = &devices[i];
+    devs_[i].visible = visible[i];
+  }
+  used_.assign(devices.size(), kUnknown);
+  latest_.resize(devices.size());
+  published_.resize(devices.size());
+  work_out_.resize(devices.size());
+  request_.reserve(4096);
+  work_pids_.reserve(4096);
+  member_pids_.reserve(4096);
+  scratch_warnings_.reserve(16);
+  backend_->take_warnings(scratch_warnings_);
+  for (std::string& w : scratch_warnings_) warn(std::move(w));
+  scratch_warnings_.clear();
+  if (opt_.process_thread) start_thread();
+}
+
+Sampler::~Sampler() { stop(); }
+
+void Sampler::start_thread() {
+  try {
+    thread_ = std::thread([this] { worker(); });
+  } catch (const std::exception&) {
+    opt_.process_thread = false;  // no thread to be had: queries run inline
+  }
+}
+
+void Sampler::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Sampler::warn(std::string text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  warnings_.push_back(std::move(text));
+  has_warnings_.store(true, std::memory_order_relaxed);
+}
+
+std::vector<std::string> Sampler::take_warnings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  has_warnings_.store(false, std::memory_order_relaxed);
+  return out;
+}
+
+void Sampler::run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProcesses>& out, std::int64_t& cost_ns) {
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  const std::int64_t t0 = monotonic_ns();
+  if (!backend_->process_usage(pids, out)) {
+    for (DeviceProcesses& d : out) {
+      if (d.status == DeviceProcesses::Status::ok) d = DeviceProcesses{};  // nothing usable this time
+    }
+  }
+  cost_ns = monotonic_ns() - t0;
+}
+
+void Sampler::worker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return requested_ || quit_; });
+    if (quit_) return;
+    requested_ = false;
+    work_pids_.swap(request_);
+    lock.unlock();
+    std::int64_t cost = 0;
+    run_process_query(work_pids_, work_out_, cost);
+    lock.lock();
+    std::copy(work_out_.begin(), work_out_.end(), published_.begin());
+    published_cost_ns_ = cost;
+    ++published_seq_;
+    cv_.notify_all();
+  }
+}
+
+void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) {
+  next_process_ns_ = now + process_period_ns_;
+  if (opt_.process_thread) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      request_.assign(tree.begin(), tree.end());
+      requested_ = true;
+    }
+    in_flight_ = true;
+    cv_.notify_all();
+    return;
+  }
+  work_pids_.assign(tree.begin(), tree.end());
+  std::int64_t cost = 0;
+  run_process_query(work_pids_, work_out_, cost);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::copy(work_out_.begin(), work_out_.end(), published_.begin());
+  published_cost_ns_ = cost;
+  ++published_seq_;
+  in_flight_ = true;  // taken at once by take_process_result()
+}
+
+bool Sampler::wait_process_query(std::int64_t timeout_ns) {
+  if (!in_flight_) return true;
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns), [this] { return published_seq_ != taken_seq_; });
+}
+
+void Sampler::take_process_result(std::int64_t now) {
+  (void)now;
+  std::int64_t cost = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (published_seq_ == taken_seq_) return;
+    taken_seq_ = published_seq_;
+    std::copy(published_.begin(), published_.end(), latest_.begin());
+    cost = published_cost_ns_;
+  }
+  in_flight_ = false;
+  ++process_queries_;
+  process_cost_total_ += cost;
+  process_cost_ewma_ = ewma(process_cost_ewma_, static_cast<double>(cost), process_queries_);
+  // Within the budget: the process queries may take three quarters of it.
+  const auto needed = static_cast<std::int64_t>(process_cost_ewma_ / (opt_.cpu_budget * 0.75));
+  const std::int64_t period = std::max(opt_.process_interval_ns, needed);
+  next_process_ns_ += period - process_period_ns_;
+  process_period_ns_ = period;
+
+  using Status = DeviceProcesses::Status;
+  for (std::size_t i = 0; i < devs_.size(); ++i) {
+    Dev& d = devs_[i];
+    const DeviceProcesses& r = latest_[i];
+    if (r.status == Status::ok) {
+      ++d.ok;
+      d.tree = r.tree;
+      if (r.listed > 0) d.ever_listed = true;
+      if (r.matched > r.unknown) any_matched_ = true;
+    } else if (r.status == Status::unavailable) {
+      ++d.unavailable;
+    } else {
+      ++d.failed;
+    }
+    // A failed query keeps the previous figure.
+  }
+}
+
+void Sampler::judge_fallbacks() {
+  using Status = DeviceProcesses::Status;
+  for (std::size_t i = 0; i < devs_.size(); ++i) {
+    Dev& d = devs_[i];
+    const bool rose = d.first_used != kUnknown && d.max_used >= d.first_used + opt_.namespace_rise;
+    unsigned want = kNone;
+    const DeviceProcesses& r = latest_[i];
+    if (r.status == Status::failed && d.ok + d.unavailable > 0) continue;  // a hiccup changes nothing
+    if (r.status == Status::ok && r.matched > 0 && r.unknown == r.matched) {
+      want = kNoFigures;
+    } else if (backend_->lists_every_process() && !any_matched_ && d.ever_listed && rose) {
+      want = kNamespace;
+    } else if (d.ok == 0 && d.unavailable + d.failed > 0 && rose) {
+      want = kDenied;
+    }
+    if (want == d.fallback) continue;
+    const std::string& uuid = d.info->uuid;
+    if (want != kNone && !(d.warned & want)) {
+      d.warned |= want;
+      const std::string tail = "; recording the device's total use as the tree's GPU memory (every tenant included)";
+      if (want == kNamespace) {
+        warn("GPU " + uuid + ": its process list never holds a process of the tree while its use rose by " +
+             human_bytes(d.max_used - d.first_used) +
+             ": qprof is probably in a container with its own PID namespace (the driver lists host PIDs)" + tail);
+      } else if (want == kDenied) {
+        warn("GPU " + uuid + ": per-process GPU memory cannot be read here (refused, not supported or failing)" + tail);
+      } else {
+        warn("GPU " + uuid + ": the driver lists the tree's processes without their memory" + tail);
+      }
+    } else if (want == kNone && d.fallback != kNone && !d.warned_back) {
+      d.warned_back = true;
+      warn("GPU " + uuid + ": per-process figures are available again; the tree's GPU memory is per-process from now on");
+    }
+    d.fallback = want;
+    if (want != kNone) d.ever_fallback = true;
+  }
+}
+
+void Sampler::write_device(dat::Writer& out, std::size_t i) {
+  Dev& d = devs_[i];
+  if (d.index < 0) {
+    d.index = next_index_++;
+    out.gpu_device(GpuDevice{d.index, d.info->uuid, d.info->name, d.info->total});
+  }
+}
+
+void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept {
+  if (!backend_ || stopped_) return;
+  try {
+    if (first_ns_ < 0) first_ns_ = mono_ns;
+    last_ns_ = mono_ns;
+    const std::uint64_t before = process_queries_;
+    take_process_result(mono_ns);
+    if (!in_flight_ && mono_ns >= next_process_ns_) {
+      post_process_query(mono_ns, tree);
+      if (!opt_.process_thread) take_process_result(mono_ns);
+    }
+    bool fresh = process_queries_ != before;
+    if (mono_ns >= next_device_ns_) {
+      const std::int64_t t0 = monotonic_ns();
+      backend_->device_used(used_);
+      const std::int64_t cost = monotonic_ns() - t0;
+      ++device_queries_;
+      device_cost_total_ += cost;
+      // The least of the latest costs: a steady cost, not a preemption of the sampler thread.
+      device_costs_[(device_queries_ - 1) % device_costs_.size()] = cost;
+      std::int64_t steady = cost;
+      for (std::size_t k = 0; k < device_costs_.size() && k < device_queries_; ++k) steady = std::min(steady, device_costs_[k]);
+      // Device totals may take a quarter of the budget. The first call (a cold driver, a
+      // preempted thread) does not judge alone.
+      const auto needed =
+          device_queries_ < 2 ? std::int64_t{0} : static_cast<std::int64_t>(static_cast<double>(steady) / (opt_.cpu_budget * 0.25));
+      next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
+      fresh = true;
+    }
+    if (!fresh) return;
+    for (std::size_t i = 0; i < devs_.size(); ++i) {
+      Dev& d = devs_[i];
+      if (used_[i] == kUnknown) continue;
+      if (d.first_used == kUnknown) d.first_used = used_[i];
+      d.max_used = std::max(d.max_used, used_[i]);
+    }
+    judge_fallbacks();
+    backend_->take_warnings(scratch_warnings_);  // a lock, no allocation, when there are none
+    if (!scratch_warnings_.empty()) {
+      for (std::string& w : scratch_warnings_) warn(std::move(w));
+      scratch_warnings_.clear();
+    }
+    Bytes total = 0;
+    bool wrote = false;
+    for (std::size_t i = 0; i < devs_.size(); ++i) {
+      Dev& d = devs_[i];
+      const Bytes used = used_[i] == kUnknown ? 0 : used_[i];
+      const Bytes tree_bytes = d.fallback != kNone ? used : d.tree;
+      // Devices the job may see are recorded from the start; the others once the tree uses them.
+      if (d.index < 0 && !d.visible && tree_bytes == 0) continue;
+      write_device(out, i);
+      out.gpu(GpuSample{t, d.index, tree_bytes, used});
+      wrote = true;
+      total += tree_bytes;
+      if (d.peak_tree_t == 0 || tree_bytes > d.peak_tree) {
+        d.peak_tree = tree_bytes;
+        d.peak_tree_t = t;
+      }
+      d.peak_used = std::max(d.peak_used, used);
+    }
+    if (wrote) {
+      ++samples_;
+      last_total_ = total;
+      if (samples_ == 1 || total > peak_total_) {
+        peak_total_ = total;
+        peak_total_t_ = t;
+      }
+    }
+  } catch (...) {
+    // A GPU sample is never worth the run: this one is lost.
+  }
+}
+
+void Sampler::sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept {
+  if (!backend_ || stopped_) return;
+  try {
+    member_pids_.clear();
+    for (const Member& m : tree) member_pids_.push_back(m.pid);  // no allocation once sized
+  } catch (...) {
+    return;
+  }
+  sample(mono_ns, t, std::span<const pid_t>(member_pids_), out);
+}
+
+Summary Sampler::summary() const {
+  Summary s;
+  if (!backend_) return s;
+  s.backend = std::string(backend_->name());
+  for (const Dev& d : devs_) {
+    DeviceSummary ds;
+    ds.index = d.index;
+    ds.uuid = d.info->uuid;
+    ds.name = d.info->name;
+    ds.total = d.info->total;
+    ds.visible = d.visible;
+    ds.peak_tree = d.peak_tree;
+    ds.peak_tree_t = d.peak_tree_t;
+    ds.peak_used = d.peak_used;
+    ds.tree_is_device_total = d.ever_fallback;
+    s.any_device_total = s.any_device_total || (d.ever_fallback && d.index >= 0);
+    s.devices.push_back(std::move(ds));
+  }
+  s.peak_tree_total = peak_total_;
+  s.peak_tree_total_t = peak_total_t_;
+  s.samples = samples_;
+  s.device_queries = device_queries_;
+  s.process_queries = process_queries_;
+  s.device_query_ns = device_queries_ ? device_cost_total_ / static_cast<std::int64_t>(device_queries_) : 0;
+  s.process_query_ns = process_queries_ ? process_cost_total_ / static_cast<std::int64_t>(process_queries_) : 0;
+  s.process_interval_ns = process_period_ns_;
+  if (last_ns_ > first_ns_) {
+    s.cpu_share = static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
+  }
+  return s;
+}
+
+}  // namespace qprof::gpu

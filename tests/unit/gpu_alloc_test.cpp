@@ -1,0 +1,73 @@
+// The GPU sampler allocates nothing in steady state, process queries included (on the calling
+// thread or on the helper): counted through the global operator new of this test binary.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "gpu_test_util.hpp"
+#include "qprof/clock.hpp"
+#include "qprof/gpu_sampler.hpp"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace qprof::gpu {
+namespace {
+
+void steady_state(bool helper_thread) {
+  test::FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100 80GB HBM3\n"
+      "compute 100 268435456\ngraphics 100 1048576\ncompute 999 536870912\n"
+      "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 25769803776 536870912 NVIDIA RTX A5000\n"
+      "compute 101 1048576\n");
+  OpenOptions oo;
+  oo.nvml_library = test::fake_nvml();
+  std::string why;
+  auto backend = open_nvml(oo, why);
+  ASSERT_TRUE(backend) << why;
+  SamplerOptions o;
+  o.process_thread = helper_thread;
+  o.process_interval_ns = 1'000'000;  // a process query every millisecond: many in the count
+  o.cpu_budget = 1.0;
+  Sampler s(std::move(backend), o);
+  test::ScratchDir dir;
+  dat::Writer out(dir.file("t.dat"));
+  const std::vector<pid_t> tree{100, 101, 102};
+  for (int i = 0; i < 50; ++i) {  // warm up: devices written, buffers sized
+    s.sample(monotonic_ns(), 1.0 + i, tree, out);
+    s.wait_process_query(1'000'000'000);
+    usleep(500);
+  }
+  out.flush();
+  const std::uint64_t queries = s.summary().process_queries;
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) {
+    s.sample(monotonic_ns(), 100.0 + i, tree, out);
+    if (i % 100 == 0) out.flush();
+    usleep(200);
+  }
+  s.wait_process_query(1'000'000'000);
+  const long allocations = g_allocations.load() - before;
+  const std::uint64_t during = s.summary().process_queries - queries;
+  s.stop();
+  EXPECT_EQ(allocations, 0);
+  EXPECT_GT(during, 20u) << "process queries ran meanwhile";
+}
+
+TEST(GpuSamplerSteadyState, AllocatesNothingWithInlineProcessQueries) { steady_state(false); }
+TEST(GpuSamplerSteadyState, AllocatesNothingWithTheHelperThread) { steady_state(true); }
+
+}  // namespace
+}  // namespace qprof::gpu
