@@ -20,6 +20,8 @@
 #include "qprof/cgroup.hpp"
 #include "qprof/clock.hpp"
 #include "qprof/dat_format.hpp"
+#include "qprof/gpu.hpp"
+#include "qprof/gpu_sampler.hpp"
 #include "qprof/launcher.hpp"
 #include "qprof/markers.hpp"
 #include "qprof/proc_tree.hpp"
@@ -66,6 +68,10 @@ class Session {
   void take_markers();
   void regular_sample(std::int64_t now);
   void stats_sample(std::int64_t now);
+  void gpu_sample(std::int64_t now, Seconds t);
+  void gpu_sample_warnings();
+  void open_gpu();
+  void finish_gpu();
   void reap();
   void relay_signals();
   void enforce_timeout(std::int64_t now);
@@ -82,6 +88,8 @@ class Session {
   std::unique_ptr<WallAnchor> clock_;
   std::unique_ptr<ProcTree> tree_;
   std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<gpu::Sampler> gpu_;
+  std::vector<pid_t> gpu_helpers_;  // qprof's children that are not the tree's
   StageTracker stages_;
   MarkerInbox inbox_;
   pthread_t sampler_thread_ = pthread_self();
@@ -101,6 +109,7 @@ class Session {
   Seconds first_regular_t_ = 0;
   Seconds last_regular_t_ = 0;
   Bytes self_rss_at_launch_ = 0;
+  Bytes kernel_peak_ = 0;  // the largest ru_maxrss of the tree's processes qprof reaped
   bool header_written_ = false;  // warnings before the header wait for it
 };
 
@@ -137,9 +146,15 @@ void Session::take_markers() {
   for (std::string& label : labels) {
     const std::int64_t now = monotonic_ns();
     const auto s = sampler_->sample(now);
-    if (s) ++report_.marker_samples;
-    stats_sample(now);
     const Seconds t = clock_->unix_at(now);
+    if (s) {
+      ++report_.marker_samples;
+      if (gpu_) {
+        gpu_->sample_checkpoint(now, t, tree_->members(), *out_);
+        gpu_sample_warnings();
+      }
+    }
+    stats_sample(now);
     Marker marker{t, std::move(label), {}};
     marker.at.rss = s ? s->bytes : sampler_->last().bytes;
     if (const auto pss = sampler_->latest_pss()) {
@@ -149,6 +164,7 @@ void Session::take_markers() {
     marker.at.read_bytes = sampler_->totals().io.read_bytes;
     marker.at.write_bytes = sampler_->totals().io.write_bytes;
     marker.at.cpu_seconds = sampler_->totals().cpu_seconds;
+    if (gpu_) marker.at.gpu_tree = gpu_->last_tree_total();
     out_->mark(t, marker.label);
     if (auto stage = stages_.on_marker(marker.label, t, *marker.at.rss)) {
       out_->func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
@@ -164,6 +180,7 @@ void Session::take_markers() {
 void Session::regular_sample(std::int64_t now) {
   const auto s = sampler_->sample(now);
   if (!s) return;
+  gpu_sample(now, s->t);
   if (report_.samples == 0) first_regular_t_ = s->t;
   last_regular_t_ = s->t;
   ++report_.samples;
@@ -181,6 +198,48 @@ void Session::stats_sample(std::int64_t now) {
   }
 }
 
+void Session::open_gpu() {
+  const gpu::Choice choice = gpu::parse_choice(o_.gpu).value_or(gpu::Choice::automatic);
+  gpu::OpenOptions open;
+  open.proc_root = o_.proc_root;
+  open.smi_interval_ms = std::max<std::int64_t>(100, std::llround(o_.gpu_interval * 1000));
+  gpu::Selection selection = gpu::open_backend(choice, open);
+  if (selection.failed_request) warn(selection.message);
+  else if (!o_.quiet) std::cerr << "qprof: " << selection.message << '\n';
+  if (!selection.backend) return;
+  gpu_helpers_ = selection.backend->helper_pids();
+  gpu::SamplerOptions options = gpu::SamplerOptions::from_environment();
+  options.process_interval_ns = std::llround(o_.gpu_interval * kNs);
+  gpu_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
+}
+
+void Session::gpu_sample(std::int64_t now, Seconds t) {
+  if (!gpu_) return;
+  gpu_->sample(now, t, tree_->members(), *out_);
+  gpu_sample_warnings();
+}
+
+void Session::gpu_sample_warnings() {
+  if (gpu_->has_warnings()) {
+    for (const std::string& w : gpu_->take_warnings()) warn(w);
+  }
+}
+
+void Session::finish_gpu() {
+  if (!gpu_) return;
+  gpu_->stop();
+  const gpu::Summary g = gpu_->summary();
+  report_.gpu_backend = g.backend;
+  report_.gpu_is_device_total = g.any_device_total;
+  if (g.samples > 0) report_.gpu_peak = MemSample{g.peak_tree_total_t, g.peak_tree_total};
+  for (const gpu::DeviceSummary& d : g.devices) {
+    if (d.index < 0) continue;
+    report_.gpu_devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
+                                  (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
+                                  human_bytes(d.peak_used) + " of " + human_bytes(d.total));
+  }
+}
+
 void Session::reap() {
   // Peek first (WNOWAIT): a zombie's I/O counters still read, and must be kept before the
   // reap hands them to qprof, which is not part of the tree.
@@ -188,11 +247,20 @@ void Session::reap() {
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
     const pid_t pid = info.si_pid;
-    sampler_->before_reap(pid);
     int status = 0;
     rusage usage{};
+    if (std::find(gpu_helpers_.begin(), gpu_helpers_.end(), pid) != gpu_helpers_.end()) {
+      ::wait4(pid, &status, 0, &usage);  // a GPU backend's helper that died: not the tree's
+      continue;
+    }
+    sampler_->before_reap(pid);
     if (::wait4(pid, &status, 0, &usage) != pid) break;
     sampler_->after_reap(pid, usage);
+    // The kernel's peak of the largest single process, its waited-for descendants included.
+    // The command's own figure counts its pre-exec copy of qprof: no larger than qprof itself,
+    // it says nothing about the command.
+    const Bytes peak = static_cast<Bytes>(usage.ru_maxrss) * 1024;
+    if (pid != cmd_pid_ || peak > self_rss_at_launch_) kernel_peak_ = std::max(kernel_peak_, peak);
     if (pid == cmd_pid_) {
       cmd_status_ = status;
       cmd_exited_ = true;
@@ -259,15 +327,13 @@ void Session::finish_trace() {
     report_.mean_interval = (last_regular_t_ - first_regular_t_) / static_cast<double>(report_.samples - 1);
   }
 
-  rusage ru{};
-  getrusage(RUSAGE_CHILDREN, &ru);
-  const Bytes kernel = static_cast<Bytes>(ru.ru_maxrss) * 1024;
-  // The kernel counts a child's memory from before its exec, when it was a copy of qprof: a
-  // figure no larger than qprof itself tells nothing about the command.
-  if (kernel > self_rss_at_launch_) {
-    report_.kernel_process_peak = kernel;
-    out_->peak(dat::kPeakKernelProcess, kernel);
+  // From wait4 of the tree's processes rather than RUSAGE_CHILDREN, which would also count the
+  // GPU backends' helpers.
+  if (kernel_peak_ > 0) {
+    report_.kernel_process_peak = kernel_peak_;
+    out_->peak(dat::kPeakKernelProcess, kernel_peak_);
   }
+  finish_gpu();
   if (cgroup_ && cgroup_->has_memory()) {
     if (auto peak = cgroup_->peak()) {
       report_.cgroup_peak = *peak;
@@ -348,6 +414,8 @@ int Session::run() {
     std::cerr << "qprof: pipe: " << std::strerror(errno) << '\n';
     return 2;
   }
+  // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
+  open_gpu();
   tree_ = std::make_unique<ProcTree>(o_.proc_root, ::getpid());
   if (!cgroup_) tree_->prime();
   clock_ = std::make_unique<WallAnchor>();

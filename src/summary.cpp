@@ -48,6 +48,12 @@ std::string format_summary(const RunReport& r) {
   if (r.cgroup_peak) {
     line(out, "exact (cgroup)", human_bytes(*r.cgroup_peak) + "  the tree's own cgroup, page cache included");
   }
+  if (r.gpu_peak) {
+    line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
+                              human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
+                              (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
+    for (const std::string& d : r.gpu_devices) line(out, "GPU device", d);
+  }
   if (r.cpu_seconds > 0) {
     char cpu[96];
     const double average = r.duration > 0 ? 100.0 * r.cpu_seconds / r.duration : 0.0;

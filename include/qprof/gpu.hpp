@@ -70,6 +70,9 @@ class Backend {
   // Warnings the backend found while querying (each said once), appended to `out`. Called from
   // the sampler's thread.
   virtual void take_warnings(std::vector<std::string>& out) { (void)out; }
+  // Processes the backend keeps running as qprof's children (nvidia-smi -lms, the rocm-smi
+  // shell): the run loop reaps every child, and must not count these as the tree's.
+  virtual std::vector<pid_t> helper_pids() const { return {}; }
 };
 
 // --gpu

@@ -94,6 +94,11 @@ class Sampler {
   // The same for the members of a ProcTree (their PIDs are copied into a buffer kept for it).
   void sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
 
+  // A sample at a checkpoint (a marker): the per-process figure is asked for now and waited for
+  // (at most kCheckpointWaitNs), so that the checkpoint holds the GPU memory of its moment.
+  static constexpr std::int64_t kCheckpointWaitNs = 100'000'000;
+  void sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
+
   // Warnings to say once (print and write as NOTE): checked cheaply, taken rarely.
   bool has_warnings() const { return has_warnings_.load(std::memory_order_relaxed); }
   std::vector<std::string> take_warnings();

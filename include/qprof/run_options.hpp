@@ -20,6 +20,8 @@ struct RunOptions {
   std::string metric = "rss";         // rss, pss, uss or all: pss/uss/all also record PSS and USS
   double pss_interval = 0.1;          // seconds between PSS passes (stretched if a pass is slow)
   double stats_interval = 0.1;        // seconds between CPU, I/O and VmHWM readings
+  std::string gpu = "auto";           // auto, nvml, amd, smi or none
+  double gpu_interval = 0.1;          // seconds between per-process GPU queries (stretched if slow)
   std::optional<std::string> marker_regex;
   std::string proc_root = "/proc";
 };

@@ -34,6 +34,10 @@ struct RunReport {
   double cpu_peak_percent = 0;               // of one core, over a stats interval
   IoSample io;                               // totals of the whole tree
   double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
+  std::string gpu_backend;                   // empty: no GPU figures
+  std::optional<MemSample> gpu_peak;         // the tree's GPU memory, Σ devices
+  bool gpu_is_device_total = false;          // some of it is a device's total, not per-process
+  std::vector<std::string> gpu_devices;      // one line each: name, the tree's peak, device peak, capacity
   std::vector<Stage> stages;
   int exit_status = 0;
   int signal = 0;

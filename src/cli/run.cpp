@@ -39,6 +39,12 @@ Command add_run(CLI::App& app, const Invocation& invocation) {
   run->add_option("--stats-interval", opts->stats_interval,
                   "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")
       ->check(CLI::Range(0.001, 3600.0));
+  run->add_option("--gpu", opts->gpu,
+                  "GPU memory source: auto (default: the first that works), nvml, amd, smi (nvidia-smi/rocm-smi) or none")
+      ->check(CLI::IsMember({"auto", "nvml", "amd", "smi", "none"}));
+  run->add_option("--gpu-interval", opts->gpu_interval,
+                  "Seconds between per-process GPU queries (default 0.1; stretched so that GPU queries stay under 2 % of a core)")
+      ->check(CLI::Range(0.001, 3600.0));
   run->add_flag("-q,--quiet", opts->quiet, "No summary at the end");
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.

@@ -25,6 +25,8 @@ struct Sampler::Dev {
   Bytes tree = 0;           // latest per-process figure
   Bytes first_used = kUnknown;
   Bytes max_used = 0;
+  Bytes max_used_posted = 0;  // max_used when the process query in flight was asked for
+  Bytes max_used_judged = 0;  // … and for the latest query taken: what its lists are judged against
   bool ever_listed = false;
   std::uint64_t ok = 0, unavailable = 0, failed = 0;  // process queries by outcome
   unsigned fallback = kNone;  // in force now
@@ -145,6 +147,7 @@ void Sampler::worker() {
 
 void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) {
   next_process_ns_ = now + process_period_ns_;
+  for (Dev& d : devs_) d.max_used_posted = d.max_used;
   if (opt_.process_thread) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -194,6 +197,7 @@ void Sampler::take_process_result(std::int64_t now) {
   using Status = DeviceProcesses::Status;
   for (std::size_t i = 0; i < devs_.size(); ++i) {
     Dev& d = devs_[i];
+    d.max_used_judged = d.max_used_posted;
     const DeviceProcesses& r = latest_[i];
     if (r.status == Status::ok) {
       ++d.ok;
@@ -213,7 +217,9 @@ void Sampler::judge_fallbacks() {
   using Status = DeviceProcesses::Status;
   for (std::size_t i = 0; i < devs_.size(); ++i) {
     Dev& d = devs_[i];
-    const bool rose = d.first_used != kUnknown && d.max_used >= d.first_used + opt_.namespace_rise;
+    // A list can only be blamed for a rise that happened before it was asked for: the device's
+    // total moves at once, the lists on their slower schedule.
+    const bool rose = d.first_used != kUnknown && d.max_used_judged >= d.first_used + opt_.namespace_rise;
     unsigned want = kNone;
     const DeviceProcesses& r = latest_[i];
     if (r.status == Status::failed && d.ok + d.unavailable > 0) continue;  // a hiccup changes nothing
@@ -231,7 +237,7 @@ void Sampler::judge_fallbacks() {
       const std::string tail = "; recording the device's total use as the tree's GPU memory (every tenant included)";
       if (want == kNamespace) {
         warn("GPU " + uuid + ": its process list never holds a process of the tree while its use rose by " +
-             human_bytes(d.max_used - d.first_used) +
+             human_bytes(d.max_used_judged - d.first_used) +
              ": qprof is probably in a container with its own PID namespace (the driver lists host PIDs)" + tail);
       } else if (want == kDenied) {
         warn("GPU " + uuid + ": per-process GPU memory cannot be read here (refused, not supported or failing)" + tail);
@@ -326,6 +332,26 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
   } catch (...) {
     // A GPU sample is never worth the run: this one is lost.
   }
+}
+
+void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree,
+                                dat::Writer& out) noexcept {
+  if (!backend_ || stopped_) return;
+  try {
+    member_pids_.clear();
+    for (const Member& m : tree) member_pids_.push_back(m.pid);
+  } catch (...) {
+    return;
+  }
+  const std::span<const pid_t> pids(member_pids_);
+  // A query in flight was asked before the checkpoint: let it land, then ask anew and wait.
+  if (in_flight_ && opt_.process_thread) wait_process_query(kCheckpointWaitNs);
+  take_process_result(mono_ns);
+  if (!in_flight_) {
+    post_process_query(mono_ns, pids);
+    if (opt_.process_thread) wait_process_query(kCheckpointWaitNs);
+  }
+  sample(mono_ns, t, pids, out);
 }
 
 void Sampler::sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept {

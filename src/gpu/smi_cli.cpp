@@ -275,6 +275,7 @@ class NvidiaSmi final : public PollingBackend {
   }
 
   std::string_view name() const override { return "nvidia-smi"; }
+  std::vector<pid_t> helper_pids() const override { return {gpus_.pid(), apps_child_.pid()}; }
   std::string description() const override {
     std::string s = "nvidia-smi -lms " + std::to_string(interval_ms_) + " (" + program_ + "): ";
     for (std::size_t i = 0; i < devices_.size(); ++i) {
@@ -465,6 +466,7 @@ class RocmSmi final : public PollingBackend {
   }
 
   std::string_view name() const override { return "rocm-smi"; }
+  std::vector<pid_t> helper_pids() const override { return {shell_.pid()}; }
   std::string description() const override {
     std::string s = "rocm-smi (" + program_ + "): ";
     for (std::size_t i = 0; i < devices_.size(); ++i) {

@@ -1,0 +1,89 @@
+// qprof run with GPU memory, through the fake libnvidia-ml.so.1 (tests/fakes) and a job that
+// tells the fake what it holds (tests/workloads/gpu_fake_job.c).
+#include <gtest/gtest.h>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+#include "unit/gpu_test_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+constexpr Bytes kMiB = Bytes{1} << 20;
+
+// One H100 with 1 GiB in use by another tenant: PID 1, which is never part of the tree.
+const char* kScript =
+    "driver 550.54.15\n"
+    "device GPU-1f2e3d4c-0000-1111-2222-333344445555 85899345920 1073741824 NVIDIA H100 80GB HBM3\n"
+    "compute 1 1073741824\n";
+
+Result qprof_with_fake(const FakeNvmlScript& script, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"env", "QPROF_NVML_LIBRARY=" + fake_nvml(), "QPROF_FAKE_NVML_SCRIPT=" + script.path(),
+                                qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
+  FakeNvmlScript script(kScript);
+  const std::string out = temp_dir() + "/gpu.dat";
+  const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
+                                            gpu_fake_job_bin(), script.path(), "1024:400", "2048:400", "0:200"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("PID namespace"), std::string::npos) << "a job that lists its own PIDs is not in a container";
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.gpu_devices.size(), 1u);
+  EXPECT_EQ(t.gpu_devices[0].uuid, "GPU-1f2e3d4c-0000-1111-2222-333344445555");
+  EXPECT_EQ(t.gpu_devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t.gpu_devices[0].total, 85899345920u);
+  Bytes tree_peak = 0, used_peak = 0;
+  for (const GpuSample& g : t.gpu) {
+    tree_peak = std::max(tree_peak, g.tree);
+    used_peak = std::max(used_peak, g.used);
+  }
+  EXPECT_EQ(tree_peak, 2048 * kMiB) << "exactly the job's largest step; the other tenant's 1 GiB is not the tree's";
+  EXPECT_EQ(used_peak, 2048 * kMiB + 1024 * kMiB);
+  // Checkpoints carry the GPU figure of their moment.
+  std::map<std::string, Bytes> at;
+  for (const Marker& m : t.markers) at[m.label] = m.at.gpu_tree.value_or(~Bytes{0});
+  ASSERT_TRUE(at.count("GPU 2048 MiB")) << r.err;
+  EXPECT_EQ(at["GPU 2048 MiB"], 2048 * kMiB);
+  EXPECT_EQ(at["GPU 0 MiB"], 0u);
+  EXPECT_NE(r.err.find("GPU peak        2.00 GiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NVIDIA H100 80GB HBM3"), std::string::npos);
+}
+
+TEST(RunGpu, NoneMeansNoGpuLinesAndNoQueries) {
+  FakeNvmlScript script(kScript);
+  const std::string out = temp_dir() + "/gpu_none.dat";
+  const Result r = qprof_with_fake(script, {"run", "--gpu", "none", "-o", out, "--", gpu_fake_job_bin(), script.path(), "512:200"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  EXPECT_TRUE(t.gpu_devices.empty());
+  EXPECT_TRUE(t.gpu.empty());
+  EXPECT_EQ(r.err.find("GPU peak"), std::string::npos);
+}
+
+TEST(RunGpu, AnAskedForBackendThatIsMissingIsSaidAndTheRunGoesOn) {
+  const std::string out = temp_dir() + "/gpu_missing.dat";
+  const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", qprof_bin(), "run", "--gpu", "nvml",
+                        "-o", out, "--", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("nvml"), std::string::npos) << r.err;
+  const Trace t = dat::read_trace(out);
+  EXPECT_TRUE(t.gpu.empty());
+  ASSERT_FALSE(t.notes.empty()) << "the failed request is kept in the trace";
+}
+
+TEST(RunGpu, AutoWithoutAnyGpuIsANormalRun) {
+  const std::string out = temp_dir() + "/gpu_auto.dat";
+  const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(), "run",
+                        "-o", out, "--", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("qprof: GPU: none found"), std::string::npos) << r.err;
+  EXPECT_TRUE(dat::read_trace(out).notes.empty()) << "no GPU is not a problem";
+}
+
+}  // namespace
+}  // namespace qprof::test
