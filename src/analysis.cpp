@@ -37,6 +37,16 @@ std::optional<MemSample> highest(const std::vector<MemSample>& series) {
                            [](const MemSample& a, const MemSample& b) { return a.bytes < b.bytes; });
 }
 
+// The samples of a time-ordered series inside a window, found by binary search.
+std::pair<std::vector<MemSample>::const_iterator, std::vector<MemSample>::const_iterator> samples_in(
+    const std::vector<MemSample>& series, const TimeWindow& w) {
+  const auto first = std::lower_bound(series.begin(), series.end(), w.from - kTimeSlack,
+                                      [](const MemSample& s, Seconds v) { return s.t < v; });
+  const auto last = std::upper_bound(first, series.end(), w.to + kTimeSlack,
+                                     [](Seconds v, const MemSample& s) { return v < s.t; });
+  return {first, last};
+}
+
 bool in_any(const std::vector<TimeWindow>& windows, Seconds t) {
   return std::any_of(windows.begin(), windows.end(), [t](const TimeWindow& w) { return w.contains(t); });
 }
@@ -52,6 +62,38 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
 }
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
+
+std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
+  std::vector<MemSample> out;
+  switch (m) {
+    case Metric::rss: return t.mem;
+    case Metric::pss:
+    case Metric::uss:
+      out.reserve(t.pss.size());
+      for (const PssSample& s : t.pss) out.push_back({s.t, m == Metric::pss ? s.pss : s.uss});
+      return out;
+    case Metric::gpu: {
+      // Devices are sampled together (one GPU line each, same time): one value per time, the
+      // latest value of every device seen so far summed.
+      std::map<int, Bytes> latest;
+      for (std::size_t i = 0; i < t.gpu.size(); ++i) {
+        latest[t.gpu[i].device] = t.gpu[i].tree;
+        if (i + 1 < t.gpu.size() && t.gpu[i + 1].t == t.gpu[i].t) continue;
+        Bytes sum = 0;
+        for (const auto& [dev, b] : latest) sum += b;
+        out.push_back({t.gpu[i].t, sum});
+      }
+      return out;
+    }
+    case Metric::cgroup:
+      out.reserve(t.cgroup.size());
+      for (const CgroupSample& s : t.cgroup) out.push_back({s.t, s.usage});
+      return out;
+    case Metric::hwm_sum: return t.hwm;
+    case Metric::kernel_process: return out;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -111,34 +153,10 @@ std::vector<Metric> available_metrics(const Trace& t) {
 }
 
 std::vector<MemSample> metric_series(const Trace& t, Metric m) {
-  std::vector<MemSample> out;
-  switch (m) {
-    case Metric::rss: return t.mem;
-    case Metric::pss:
-    case Metric::uss:
-      out.reserve(t.pss.size());
-      for (const PssSample& s : t.pss) out.push_back({s.t, m == Metric::pss ? s.pss : s.uss});
-      return out;
-    case Metric::gpu: {
-      // Devices are sampled together (one GPU line each, same time): one value per time, the
-      // latest value of every device seen so far summed.
-      std::map<int, Bytes> latest;
-      for (std::size_t i = 0; i < t.gpu.size(); ++i) {
-        latest[t.gpu[i].device] = t.gpu[i].tree;
-        if (i + 1 < t.gpu.size() && t.gpu[i + 1].t == t.gpu[i].t) continue;
-        Bytes sum = 0;
-        for (const auto& [dev, b] : latest) sum += b;
-        out.push_back({t.gpu[i].t, sum});
-      }
-      return out;
-    }
-    case Metric::cgroup:
-      out.reserve(t.cgroup.size());
-      for (const CgroupSample& s : t.cgroup) out.push_back({s.t, s.usage});
-      return out;
-    case Metric::hwm_sum: return t.hwm;
-    case Metric::kernel_process: return out;
-  }
+  std::vector<MemSample> out = series_as_written(t, m);
+  // Writers append in time order; a wall clock set back under mprof could break it.
+  const auto by_time = [](const MemSample& a, const MemSample& b) { return a.t < b.t; };
+  if (!std::is_sorted(out.begin(), out.end(), by_time)) std::stable_sort(out.begin(), out.end(), by_time);
   return out;
 }
 
@@ -218,8 +236,10 @@ std::optional<Peak> find_peak_in(const Trace& t, Metric m, const std::vector<Tim
   auto consider = [&](Bytes b, Seconds when) {
     if (!best || b > best->bytes) best = Peak{b, when, false};
   };
-  for (const MemSample& s : metric_series(t, m)) {
-    if (in_any(windows, s.t)) consider(s.bytes, s.t);
+  const std::vector<MemSample> series = metric_series(t, m);
+  for (const TimeWindow& w : windows) {
+    const auto [first, last] = samples_in(series, w);
+    for (auto it = first; it != last; ++it) consider(it->bytes, it->t);
   }
   return best;
 }
@@ -278,9 +298,9 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
       st.at_start = value_at(series, s.t_start);
       st.at_end = value_at(series, s.t_end);
     }
-    const TimeWindow w = window_of(s);
-    for (const MemSample& x : series) {
-      if (w.contains(x.t) && (!st.peak || x.bytes > st.peak->bytes)) st.peak = Peak{x.bytes, x.t, false};
+    const auto [first, last] = samples_in(series, window_of(s));
+    for (auto x = first; x != last; ++x) {
+      if (!st.peak || x->bytes > st.peak->bytes) st.peak = Peak{x->bytes, x->t, false};
     }
     out.push_back(std::move(st));
   }

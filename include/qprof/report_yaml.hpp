@@ -39,8 +39,9 @@ void check_writable(const std::string& path);
 
 // --yaml-stream: keeps the YAML of a run current while it goes on. checkpoint() is called on the
 // sampler thread after each checkpoint is flushed to the trace; it only wakes a thread of this
-// object's own, which reads the trace back and rewrites the YAML. Checkpoints that arrive during
-// a rewrite are folded into the next one.
+// object's own, which reads the trace back and rewrites the YAML. A rewrite costs a read of the
+// whole trace, so the thread spends at most a tenth of its time on them: checkpoints that arrive
+// during a rewrite or the pause after it are folded into the next one.
 class QuarkYamlStream {
  public:
   QuarkYamlStream(std::string trace_path, std::string yaml_path);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 
@@ -13,6 +14,9 @@
 
 namespace qprof::report {
 namespace {
+
+// After a rewrite that took d, the next waits until 9·d has passed: at most 10 % of a core.
+constexpr int kPauseFactor = 9;
 
 // A file of our own next to `path` (same directory, so that rename() is atomic): ".NAME.tmp.PID.N".
 int create_temp_beside(const std::string& path, std::string& temp) {
@@ -93,12 +97,18 @@ std::vector<std::string> QuarkYamlStream::errors() const {
 }
 
 void QuarkYamlStream::loop() {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point not_before = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [this] { return pending_ || stop_; });
     if (!pending_) return;  // stopped, and nothing left to write
+    // Rewriting takes at most a tenth of the time (each costs a read of the whole trace): wait out
+    // the pause the last rewrite earned; checkpoints meanwhile fold into this one.
+    cv_.wait_until(lock, not_before, [this] { return stop_; });
     pending_ = false;
     lock.unlock();
+    const Clock::time_point started = Clock::now();
     // The trace is the contract: the checkpoint was flushed to it before the sampler called us.
     std::string error;
     try {
@@ -106,6 +116,8 @@ void QuarkYamlStream::loop() {
     } catch (const std::exception& e) {
       error = e.what();
     }
+    const Clock::time_point done = Clock::now();
+    not_before = done + (done - started) * kPauseFactor;
     lock.lock();
     if (error.empty()) {
       ++rewrites_;
