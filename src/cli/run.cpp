@@ -31,6 +31,7 @@ std::string prefixed(const std::string& text, const std::string& prefix) {
 
 // After the run: the stage table, the YAML report and the budget, all from the trace read back.
 int after_run(const RunCli& o, const RunReport& report, int status) {
+  if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
   const bool cmd_failed = status != 0;
   const auto fail = [&](const std::string& why) {
     std::cerr << "qprof: " << why << '\n';

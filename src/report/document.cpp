@@ -153,8 +153,10 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
         h.text = cell.text.empty() ? "-" : cell.text;
       } else if (cell.value) {
         h.text = human_value(c, *cell.value, unit);
-        if (cell.min && cell.max && *cell.min != *cell.max) {
-          h.text += " (" + human_value(c, *cell.min, unit) + "\u2013" + human_value(c, *cell.max, unit) + ")";
+        if (cell.min && cell.max) {
+          // The range, unless it reads as one number at this precision.
+          const std::string lo = human_value(c, *cell.min, unit), hi = human_value(c, *cell.max, unit);
+          if (lo != hi) h.text += " (" + lo + "\u2013" + hi + ")";
         }
       } else {
         h.text = "-";
