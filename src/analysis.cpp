@@ -61,6 +61,24 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
   return std::prev(it)->bytes;
 }
 
+// The highest sample inside any of the stages (a stage can run several times). For rss the memory
+// at the markers counts too: it is the stage's own (an mprof FUNC line measures it itself).
+std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m, const std::vector<const Stage*>& stages) {
+  std::optional<Peak> best;
+  auto consider = [&](Bytes b, Seconds when) {
+    if (!best || b > best->bytes) best = Peak{b, when, false};
+  };
+  for (const Stage* s : stages) {
+    if (m == Metric::rss) {
+      consider(s->mem_start, s->t_start);
+      consider(s->mem_end, s->t_end);
+    }
+    const auto [first, last] = samples_in(series, window_of(*s));
+    for (auto it = first; it != last; ++it) consider(it->bytes, it->t);
+  }
+  return best;
+}
+
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
 std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
@@ -231,32 +249,8 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
   return p;
 }
 
-std::optional<Peak> find_peak_in(const Trace& t, Metric m, const std::vector<TimeWindow>& windows) {
-  std::optional<Peak> best;
-  auto consider = [&](Bytes b, Seconds when) {
-    if (!best || b > best->bytes) best = Peak{b, when, false};
-  };
-  const std::vector<MemSample> series = metric_series(t, m);
-  for (const TimeWindow& w : windows) {
-    const auto [first, last] = samples_in(series, w);
-    for (auto it = first; it != last; ++it) consider(it->bytes, it->t);
-  }
-  return best;
-}
-
 std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) {
-  const auto stages = stages_named(t, name);
-  std::vector<TimeWindow> windows;
-  for (const Stage* s : stages) windows.push_back(window_of(*s));
-  std::optional<Peak> best = find_peak_in(t, m, windows);
-  if (m == Metric::rss) {
-    // The memory at the markers is the stage's own (an mprof FUNC line measures it itself).
-    for (const Stage* s : stages) {
-      if (!best || s->mem_start > best->bytes) best = Peak{s->mem_start, s->t_start, false};
-      if (s->mem_end > best->bytes) best = Peak{s->mem_end, s->t_end, false};
-    }
-  }
-  return best;
+  return peak_in_stages(metric_series(t, m), m, stages_named(t, name));
 }
 
 std::vector<ChildPeak> child_peaks(const Trace& t, const std::vector<TimeWindow>& windows) {
@@ -292,16 +286,11 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
     if (m == Metric::rss) {
       st.at_start = s.mem_start;
       st.at_end = s.mem_end;
-      st.peak = Peak{s.mem_start, s.t_start, false};
-      if (s.mem_end > s.mem_start) st.peak = Peak{s.mem_end, s.t_end, false};
     } else {
       st.at_start = value_at(series, s.t_start);
       st.at_end = value_at(series, s.t_end);
     }
-    const auto [first, last] = samples_in(series, window_of(s));
-    for (auto x = first; x != last; ++x) {
-      if (!st.peak || x->bytes > st.peak->bytes) st.peak = Peak{x->bytes, x->t, false};
-    }
+    st.peak = peak_in_stages(series, m, {&s});
     out.push_back(std::move(st));
   }
   return out;

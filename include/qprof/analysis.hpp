@@ -87,11 +87,9 @@ struct Peak {
 
 // nullopt when the trace does not have the metric.
 std::optional<Peak> find_peak(const Trace& trace, Metric m);
-// The highest sample inside any of the windows; nullopt when none falls inside. For rss the
-// memory at each stage's markers counts too (see stage_peak).
-std::optional<Peak> find_peak_in(const Trace& trace, Metric m, const std::vector<TimeWindow>& windows);
 // The peak inside every run of the stage `name`: the samples between its start and end markers,
-// both marker samples included. nullopt when no sample falls inside.
+// both marker samples included (for rss, the memory the markers carry counts too). nullopt when
+// no sample falls inside.
 std::optional<Peak> stage_peak(const Trace& trace, Metric m, std::string_view name);
 
 struct ChildPeak {

@@ -92,8 +92,12 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
   const Result r = qprof({"run", "-o", out, "--yaml", yaml, "--max-peak", "4GiB", "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
   // After the summary: the stage table, then the budget's verdict.
-  const std::size_t table = r.err.find("qprof: stage        start s  end s  duration s  share  peak MiB");
+  const std::size_t table = r.err.find("\nqprof: stage    ");
   ASSERT_NE(table, std::string::npos) << r.err;
+  const std::string header = r.err.substr(table + 1, r.err.find('\n', table + 1) - table - 1);
+  for (const char* column : {"start s", "end s", "duration s", "share", "peak MiB", "at start MiB", "at end MiB", "delta MiB"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
+  }
   EXPECT_GT(table, r.err.find("qprof:   trace"));
   EXPECT_NE(r.err.find("\nqprof: Load     ", table), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\nqprof: Calibration  ", table), std::string::npos) << r.err;
