@@ -184,6 +184,7 @@ Seconds trace_end(const Trace& t) {
   Seconds end = t.t0();
   if (!t.mem.empty()) end = std::max(end, t.mem.back().t);
   if (!t.markers.empty()) end = std::max(end, t.markers.back().t);
+  for (const Stage& s : t.stages) end = std::max(end, s.t_end);  // an mprof FUNC can end after the last sample
   if (t.exit) end = std::max(end, t.exit->t);
   return end;
 }

@@ -57,7 +57,7 @@ std::vector<MemSample> metric_series(const Trace& trace, Metric m);
 // to 50 µs off the marker's time; windows are widened by this much to keep it inside.
 inline constexpr Seconds kTimeSlack = 1e-4;
 
-// The end of the run: its EXIT time, else the last sample or marker.
+// The end of the run: the latest of its EXIT time, its last sample, marker and stage end.
 Seconds trace_end(const Trace& trace);
 // trace_end − t0.
 Seconds trace_duration(const Trace& trace);

@@ -129,6 +129,17 @@ TEST(Stages, AnUnclosedStageRunsToTheEndOfTheTrace) {
   EXPECT_EQ(*st[1].at_end, 260 * MiB);
 }
 
+TEST(Stages, AnMprofTracesFuncLinesAreItsStages) {
+  const Trace t = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/func.dat");
+  const auto st = stage_stats(t);
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[1].stage.name, "__main__.calibrate");
+  // Its decorator wrote the end after the last sample: the run lasts until then.
+  EXPECT_NEAR(trace_duration(t), 1795255549.2193 - 1795255548.5936, 1e-6);
+  EXPECT_NEAR(st[0].share + st[1].share, (1795255549.2193 - 1795255548.6497) / trace_duration(t), 1e-6);
+  EXPECT_EQ(st[1].peak->bytes, dat::from_mib(141.796875));
+}
+
 TEST(Stages, OtherMetricsTakeTheLatestSampleAtEachMarker) {
   const auto st = stage_stats(fixture("quark.dat"), Metric::gpu);
   EXPECT_EQ(*st[0].at_start, 0u);
