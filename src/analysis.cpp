@@ -490,4 +490,33 @@ std::optional<std::size_t> peak_column(const Comparison& c, Metric m) {
   return std::nullopt;
 }
 
+std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_peak, std::optional<Growth> growth,
+                                 bool first_is_baseline) {
+  std::vector<RowCheck> out(c.rows.size());
+  const auto col = peak_column(c, c.metric);
+  auto value_of = [&](std::size_t row) -> std::optional<Bytes> {
+    if (!col || !c.rows[row][*col].value) return std::nullopt;
+    return static_cast<Bytes>(std::llround(c.rows[row][*col].value->median));
+  };
+  const std::optional<Bytes> base = c.rows.empty() ? std::nullopt : value_of(0);
+  for (std::size_t r = 0; r < c.rows.size(); ++r) {
+    RowCheck& rc = out[r];
+    const bool check_peak = max_peak && !(r == 0 && first_is_baseline);
+    const bool check_growth = growth && r > 0;
+    rc.checked = check_peak || check_growth;
+    const auto value = value_of(r);
+    rc.known = rc.checked && value && (!check_growth || base);
+    if (!rc.known) continue;
+    rc.value = *value;
+    if (check_peak && *value > *max_peak) rc.over_max_peak = *value - *max_peak;
+    if (check_growth) {
+      rc.baseline = *base;
+      rc.growth = *base ? static_cast<double>(*value) / static_cast<double>(*base) - 1.0 : 0.0;
+      const Bytes limit = growth->limit_over(*base);
+      if (*value > limit) rc.over_growth = *value - limit;
+    }
+  }
+  return out;
+}
+
 }  // namespace qprof

@@ -203,4 +203,19 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
 // The index of the column holding the peak of `m`, if there is one.
 std::optional<std::size_t> peak_column(const Comparison& c, Metric m);
 
+// Budgets on the rows of a comparison, on the peak of `c.metric` (a row's median): `max_peak` on
+// every row but the first when it is an explicit baseline, `growth` on every row against the first.
+struct RowCheck {
+  bool checked = false;          // a budget applies to this row
+  bool known = false;            // the row (and the first, for a growth) has the metric
+  Bytes value = 0;               // the row's peak
+  std::optional<Bytes> over_max_peak;  // by how much it exceeds max_peak
+  std::optional<Bytes> over_growth;    // by how much it exceeds the growth allowed over the first row
+  Bytes baseline = 0;            // the first row's peak (with a growth)
+  double growth = 0;             // value / baseline − 1
+  bool over() const { return over_max_peak || over_growth; }
+};
+std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_peak, std::optional<Growth> growth,
+                                 bool first_is_baseline);
+
 }  // namespace qprof

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -63,63 +62,46 @@ struct Verdicts {
   bool unknown = false;  // a row without the metric: the budget could not be checked
 };
 
-// The budgets on each row's value of the metric (the median of its runs): --max-peak on every row
-// but an explicit --baseline, --max-growth on every row but the first, which it is measured from.
+// The budgets' verdicts: a column for the table, and what exceeded and where on stderr.
 Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& entries, const Comparison& c) {
   Verdicts v;
   v.rows.resize(entries.size());
   if (o.max_peak.empty() && o.max_growth.empty()) return v;
-  const auto col = peak_column(c, c.metric);
+  const std::optional<Bytes> max_peak = o.max_peak.empty() ? std::nullopt : parse_size(o.max_peak);
+  const std::optional<Growth> growth = o.max_growth.empty() ? std::nullopt : parse_growth(o.max_growth);
+  const std::vector<RowCheck> checks = check_rows(c, max_peak, growth, !o.baseline.empty());
+  const std::string metric(metric_info(c.metric).name);
   const std::string title = "peak " + std::string(metric_info(c.metric).title);
-  auto value_of = [&](std::size_t row) -> std::optional<Bytes> {
-    if (!col || !c.rows[row][*col].value) return std::nullopt;
-    return static_cast<Bytes>(std::llround(c.rows[row][*col].value->median));
-  };
-  const std::optional<Bytes> base = value_of(0);
-  const auto growth = o.max_growth.empty() ? std::nullopt : parse_growth(o.max_growth);
   for (std::size_t r = 0; r < entries.size(); ++r) {
-    const bool check_peak = !o.max_peak.empty() && !(r == 0 && !o.baseline.empty());
-    const bool check_growth = growth && r > 0;
-    if (!check_peak && !check_growth) continue;
+    const RowCheck& rc = checks[r];
     report::RowBudget& b = v.rows[r];
-    const auto value = value_of(r);
-    if (!value || (check_growth && !base)) {
-      b.text = "not checked: no " + std::string(metric_info(c.metric).name);
+    if (!rc.checked) continue;
+    const std::string& label = entries[r].label;
+    if (!rc.known) {
+      b.text = "not checked: no " + metric;
       v.unknown = true;
-      std::cerr << "qprof compare: budget not checked for " << entries[r].label << ": "
-                << (value ? entries[0].label : entries[r].label) << " has no " << metric_info(c.metric).name << '\n';
+      std::cerr << "qprof compare: budget not checked for " << label << ": it or the first row has no " << metric << '\n';
       continue;
     }
-    const std::string of_runs = entries[r].runs.size() > 1 ? " (median of " + std::to_string(entries[r].runs.size()) + " runs)" : "";
-    std::vector<std::string> over;
-    if (check_peak) {
-      const Bytes limit = *parse_size(o.max_peak);
-      if (*value > limit) {
-        const double frac = limit ? static_cast<double>(*value - limit) / static_cast<double>(limit) : 0.0;
-        over.push_back("over --max-peak by " + human_bytes(*value - limit) + " (" + percent(frac) + ")");
-        std::cerr << "qprof compare: memory budget exceeded: " << entries[r].label << ": " << title << " "
-                  << human_bytes(*value) << of_runs << " exceeds the budget of " << human_bytes(limit) << " by "
-                  << human_bytes(*value - limit) << " (" << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
-      }
+    const std::string value = human_bytes(rc.value) +
+        (entries[r].runs.size() > 1 ? " (median of " + std::to_string(entries[r].runs.size()) + " runs)" : "");
+    if (rc.over_max_peak) {
+      const double frac = *max_peak ? static_cast<double>(*rc.over_max_peak) / static_cast<double>(*max_peak) : 0.0;
+      b.text = "over --max-peak by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")";
+      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value
+                << " exceeds the budget of " << human_bytes(*max_peak) << " by " << human_bytes(*rc.over_max_peak) << " ("
+                << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
     }
-    if (check_growth) {
-      const Bytes limit = growth->limit_over(*base);
-      if (*value > limit) {
-        const double frac = *base ? static_cast<double>(*value) / static_cast<double>(*base) - 1.0 : 0.0;
-        over.push_back(percent(frac) + " over the baseline");
-        std::cerr << "qprof compare: memory budget exceeded: " << entries[r].label << ": " << title << " "
-                  << human_bytes(*value) << of_runs << " is " << percent(frac) << " against the baseline "
-                  << entries[0].label << " (" << human_bytes(*base) << "), more than the " << growth->text()
-                  << " allowed, by " << human_bytes(*value - limit) << where_of_row(entries[r], c.metric) << '\n';
-      }
+    if (rc.over_growth) {
+      b.text += (b.text.empty() ? "" : "; ") + percent(rc.growth) + " over the baseline";
+      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value << " is "
+                << percent(rc.growth) << " against the baseline " << entries[0].label << " (" << human_bytes(rc.baseline)
+                << "), more than the " << growth->text() << " allowed, by " << human_bytes(*rc.over_growth)
+                << where_of_row(entries[r], c.metric) << '\n';
     }
-    b.over = !over.empty();
+    b.over = rc.over();
     v.over = v.over || b.over;
-    if (over.empty()) {
-      b.text = "ok";
-    } else {
-      for (const std::string& s : over) b.text += (b.text.empty() ? "" : "; ") + s;
-    }
+    if (!b.over) b.text = "ok";
   }
   return v;
 }

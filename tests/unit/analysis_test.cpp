@@ -227,6 +227,32 @@ TEST(Compare, LowestAndRatiosPerColumn) {
   EXPECT_EQ(cmp.rows[2][5].value->median, 2200.0 * MiB);
 }
 
+TEST(Compare, BudgetsOnTheRows) {
+  const Trace a = fixture("minmax.dat"), b = fixture("percentile.dat"), c = fixture("layerwise.dat"),
+              d = fixture("open_stage.dat");
+  const Comparison cmp = compare({{"minmax", {&a}}, {"percentile", {&b}}, {"layerwise", {&c}}}, Metric::rss, false);
+  // percentile is 2724 / 2580 − 1 = 5.58 % above minmax: over 5 % (2709 MiB) by 15 MiB.
+  auto rows = check_rows(cmp, std::nullopt, parse_growth("5%"), false);
+  EXPECT_FALSE(rows[0].checked);
+  ASSERT_TRUE(rows[1].checked && rows[1].known);
+  EXPECT_EQ(rows[1].baseline, 2580 * MiB);
+  EXPECT_NEAR(rows[1].growth, 2724.0 / 2580.0 - 1.0, 1e-9);
+  EXPECT_EQ(rows[1].over_growth, 15 * MiB);
+  EXPECT_FALSE(rows[2].over());
+  // --max-peak: every row, but an explicit baseline.
+  rows = check_rows(cmp, 2500 * MiB, std::nullopt, true);
+  EXPECT_FALSE(rows[0].checked);
+  EXPECT_EQ(rows[1].over_max_peak, 224 * MiB);
+  EXPECT_FALSE(rows[2].over());
+  EXPECT_TRUE(check_rows(cmp, 2500 * MiB, std::nullopt, false)[0].over());
+  // A row without the metric is not known: it is neither over nor within.
+  const Comparison gpu = compare({{"quark", {&d}}, {"q", {&a}}}, Metric::gpu, false);
+  rows = check_rows(gpu, MiB, parse_growth("1%"), false);
+  EXPECT_TRUE(rows[1].checked);
+  EXPECT_FALSE(rows[1].known);
+  EXPECT_FALSE(rows[1].over());
+}
+
 TEST(Compare, RepeatedRunsGiveMedianAndSpread) {
   const Trace a = fixture("minmax.dat"), b = fixture("percentile.dat"), c = fixture("layerwise.dat");
   const Comparison cmp = compare({{"three", {&a, &b, &c}}, {"one", {&b}}}, Metric::rss, false);
