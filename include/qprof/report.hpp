@@ -152,6 +152,14 @@ struct PeakLine {
   std::string error;                // why there is no peak
 };
 
+// "run.dat has no pss (it has: rss, kernel_process)".
+std::string missing_metric(const Trace& trace, Metric m);
+
+// The peak of `metric` in a trace, inside every run of `stage` when it is not empty, with the
+// stages that hold it and, with `children`, each process's peak. When there is none, `error`
+// says why: "run.dat has no pss (it has: rss)", "run.dat has no stage 'X' (stages: 'A', 'B')".
+PeakLine peak_line(const Trace& trace, Metric metric, const std::string& stage = "", bool children = false);
+
 // "1523.4 MiB" (3 decimals with `mprof_style`, as mprof peak prints; whole bytes for B).
 std::string peak_value(Bytes b, Unit unit, bool mprof_style);
 // With `with_file`, mprof peak's lines: "FILE\t1523.400 MiB" and "  Child PID\t\t\t12.000 MiB";

@@ -27,43 +27,7 @@ struct PeakCli {
 };
 
 report::PeakLine peak_of(const Trace& t, const PeakCli& o) {
-  report::PeakLine l;
-  l.file = t.source;
-  l.metric = metric_of(o.metric);
-  l.stage_scope = o.stage;
-  const MetricInfo& info = metric_info(l.metric);
-  if (!has_metric(t, l.metric)) {
-    l.error = missing_metric(t, l.metric);
-    return l;
-  }
-  std::vector<TimeWindow> windows;
-  if (!o.stage.empty()) {
-    if (!info.windowed) {
-      l.error = std::string(info.name) + " has no samples over time, so it has no peak inside a stage";
-      return l;
-    }
-    const auto stages = stages_named(t, o.stage);
-    if (stages.empty()) {
-      std::string names;
-      for (const std::string& n : stage_names(t)) names += (names.empty() ? "'" : ", '") + n + "'";
-      l.error = t.source + " has no stage '" + o.stage + "' (" + (names.empty() ? "it has no stages" : "stages: " + names) + ")";
-      return l;
-    }
-    for (const Stage* s : stages) windows.push_back({s->t_start, s->t_end});
-    l.peak = stage_peak(t, l.metric, o.stage);
-    if (!l.peak) {
-      l.error = t.source + " has no " + std::string(info.name) + " sample inside stage '" + o.stage + "'";
-      return l;
-    }
-  } else {
-    l.peak = find_peak(t, l.metric);
-  }
-  if (l.peak->t) {
-    l.relative_t = relative_time(t, *l.peak->t);
-    for (const Stage* s : stages_at(t, *l.peak->t)) l.where.push_back(s->name);
-  }
-  if (o.children) l.children = child_peaks(t, windows);
-  return l;
+  return report::peak_line(t, metric_of(o.metric), o.stage, o.children);
 }
 
 // The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.

@@ -85,11 +85,6 @@ std::optional<Unit> unit_of(const std::string& name) {
 
 report::Format format_of(const std::string& name) { return report::parse_format(name).value_or(report::Format::text); }
 
-std::string missing_metric(const Trace& trace, Metric m) {
-  return trace.source + " has no " + std::string(metric_info(m).name) + " (it has: " +
-         metric_names(available_metrics(trace)) + ")";
-}
-
 StdoutToStderr::StdoutToStderr() {
   std::cout.flush();
   std::fflush(stdout);

@@ -30,9 +30,6 @@ Metric metric_of(const std::string& name);
 std::optional<Unit> unit_of(const std::string& name);  // empty name: nullopt
 report::Format format_of(const std::string& name);
 
-// "run.dat has no pss (it has: rss, kernel_process)".
-std::string missing_metric(const Trace& trace, Metric m);
-
 // While alive, qprof's stdout (and so the profiled command's, which inherits it) goes to stderr:
 // what qprof prints on stdout afterwards (a peak, a table) stays alone there.
 class StdoutToStderr {

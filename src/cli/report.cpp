@@ -50,7 +50,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
             }
             const Metric metric = metric_of(o.metric);
             if (!has_metric(trace, metric)) {
-              std::cerr << "qprof report: --metric: " << missing_metric(trace, metric) << '\n';
+              std::cerr << "qprof report: --metric: " << report::missing_metric(trace, metric) << '\n';
               return kUsageError;
             }
             if (!metric_info(metric).windowed) {

@@ -62,7 +62,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     }
   }
   if (!o.max_peak.empty()) {
-    if (!has) return fail("--max-peak: " + missing_metric(trace, metric));
+    if (!has) return fail("--max-peak: " + report::missing_metric(trace, metric));
     const auto check = check_budget(trace, metric, *parse_size(o.max_peak));
     if (check->exceeded()) {
       std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';

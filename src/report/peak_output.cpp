@@ -7,6 +7,51 @@
 
 namespace qprof::report {
 
+std::string missing_metric(const Trace& trace, Metric m) {
+  return trace.source + " has no " + std::string(metric_info(m).name) + " (it has: " +
+         metric_names(available_metrics(trace)) + ")";
+}
+
+PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool children) {
+  PeakLine l;
+  l.file = t.source;
+  l.metric = metric;
+  l.stage_scope = stage;
+  const MetricInfo& info = metric_info(l.metric);
+  if (!has_metric(t, l.metric)) {
+    l.error = missing_metric(t, l.metric);
+    return l;
+  }
+  std::vector<TimeWindow> windows;
+  if (!stage.empty()) {
+    if (!info.windowed) {
+      l.error = std::string(info.name) + " has no samples over time, so it has no peak inside a stage";
+      return l;
+    }
+    const auto stages = stages_named(t, stage);
+    if (stages.empty()) {
+      std::string names;
+      for (const std::string& n : stage_names(t)) names += (names.empty() ? "'" : ", '") + n + "'";
+      l.error = t.source + " has no stage '" + stage + "' (" + (names.empty() ? "it has no stages" : "stages: " + names) + ")";
+      return l;
+    }
+    for (const Stage* s : stages) windows.push_back({s->t_start, s->t_end});
+    l.peak = stage_peak(t, l.metric, stage);
+    if (!l.peak) {
+      l.error = t.source + " has no " + std::string(info.name) + " sample inside stage '" + stage + "'";
+      return l;
+    }
+  } else {
+    l.peak = find_peak(t, l.metric);
+  }
+  if (l.peak->t) {
+    l.relative_t = relative_time(t, *l.peak->t);
+    for (const Stage* s : stages_at(t, *l.peak->t)) l.where.push_back(s->name);
+  }
+  if (children) l.children = child_peaks(t, windows);
+  return l;
+}
+
 std::string peak_value(Bytes b, Unit unit, bool mprof_style) {
   char buf[64];
   if (unit == Unit::B) {

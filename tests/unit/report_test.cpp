@@ -211,6 +211,25 @@ TEST(Peak, OneLinersAsMprofPrintsThem) {
   EXPECT_EQ(peak_lines({l}, Unit::MiB, true), "quark.dat\t900.000 MiB\n  Child 7\t\t\t12.000 MiB\n");
 }
 
+TEST(Peak, OfAStageAndWhyThereIsNone) {
+  const Trace t = fixture("open_stage.dat");
+  const PeakLine eval = peak_line(t, Metric::rss, "Eval");
+  ASSERT_TRUE(eval.peak);
+  EXPECT_EQ(eval.peak->bytes, 400 * MiB);
+  EXPECT_EQ(eval.where, (std::vector<std::string>{"Eval", "Train"}));
+  EXPECT_NEAR(*eval.relative_t, 0.7, 1e-6);
+  EXPECT_EQ(peak_line(t, Metric::rss, "Load").peak->bytes, 150 * MiB);
+  EXPECT_EQ(peak_line(t, Metric::rss, "Nope").error,
+            t.source + " has no stage 'Nope' (stages: 'Load', 'Train', 'Eval')");
+  EXPECT_EQ(peak_line(t, Metric::gpu).error, t.source + " has no gpu (it has: rss)");
+  const Trace q = fixture("quark.dat");
+  EXPECT_EQ(peak_line(q, Metric::kernel_process, "Calibration").error,
+            "kernel_process has no samples over time, so it has no peak inside a stage");
+  EXPECT_EQ(peak_line(q, Metric::pss, "Calibration").error, q.source + " has no pss sample inside stage 'Calibration'");
+  const Trace c = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
+  EXPECT_EQ(peak_line(c, Metric::rss, "", true).children.size(), 2u);
+}
+
 TEST(Peak, JsonParsesBack) {
   const Trace t = fixture("quark.dat");
   PeakLine l;
