@@ -116,7 +116,7 @@ Document trace_report(const Trace& trace, Metric metric = Metric::rss);
 // The verdict of a budget on one row of a comparison; `text` empty: not checked.
 struct RowBudget {
   bool over = false;
-  std::string text;  // "ok", "over by 120.0 MiB (+5.6%)"
+  std::string text;  // "ok", "over --max-peak by 124.0 MiB (+4.8%)", "+5.6% over the baseline"
 };
 
 // `qprof compare`: one row per entry, the lowest value of each column marked, ratios to the first
