@@ -44,6 +44,7 @@ struct MarkerInbox {
   std::vector<std::string> labels;
   std::atomic<std::uint64_t> posted{0};
   std::atomic<std::uint64_t> taken{0};
+  std::atomic<bool> loop_ended{false};  // then markers wait for the final take, not for a wake-up
 };
 
 std::string host_name() {
@@ -128,7 +129,7 @@ void Session::post_marker(std::string label) {
   }
   // The wake-up can land just before the sampler goes to sleep and be lost; send it again until
   // the marker is taken (bounded: the regular schedule takes it anyway).
-  for (int attempt = 0; attempt < 50 && inbox_.taken.load() < seq; ++attempt) {
+  for (int attempt = 0; attempt < 50 && inbox_.taken.load() < seq && !inbox_.loop_ended.load(); ++attempt) {
     SignalRelay::wake(sampler_thread_);
     for (int i = 0; i < 5 && inbox_.taken.load() < seq; ++i) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -503,6 +504,7 @@ int Session::run() {
   }
 
   // With the tree gone, the pipe is at its end at once; a daemon left running may hold it open.
+  inbox_.loop_ended = true;
   tee.finish(tree_->empty() ? 2000 : 100);
   take_markers();
   stats_sample(monotonic_ns());  // the final totals: everything the tree's processes used

@@ -70,9 +70,6 @@ std::string format_summary(const RunReport& r) {
                   r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
     line(out, "overhead", overhead);
   }
-  for (const Stage& s : r.stages) {
-    line(out, "stage", s.name + ": " + human_seconds(s.t_end - s.t_start) + (s.closed ? "" : " (never ended)"));
-  }
   line(out, "trace", r.trace_path);
   return out.str();
 }

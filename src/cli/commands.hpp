@@ -11,6 +11,8 @@ namespace qprof::cli {
 
 // Exit statuses of qprof's own (the command's status passes through `run`).
 inline constexpr int kUsageError = 2;
+// A memory budget (--max-peak, --max-growth) was exceeded and the command itself succeeded.
+inline constexpr int kBudgetExceeded = 3;
 
 struct Command {
   CLI::App* app;
@@ -29,5 +31,8 @@ struct Invocation {
 };
 
 Command add_run(CLI::App& app, const Invocation& invocation);
+Command add_peak(CLI::App& app, const Invocation& invocation);
+Command add_report(CLI::App& app, const Invocation& invocation);
+Command add_compare(CLI::App& app, const Invocation& invocation);
 
 }  // namespace qprof::cli

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
 
   std::vector<qprof::cli::Command> commands;
   commands.push_back(qprof::cli::add_run(app, invocation));
+  commands.push_back(qprof::cli::add_peak(app, invocation));
+  commands.push_back(qprof::cli::add_report(app, invocation));
+  commands.push_back(qprof::cli::add_compare(app, invocation));
 
   try {
     app.parse(args);

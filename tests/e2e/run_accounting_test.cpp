@@ -55,22 +55,27 @@ TEST(RunAccounting, PssIsReadOnItsOwnSlowerSchedule) {
   EXPECT_NE(r.err.find("peak PSS"), std::string::npos) << r.err;
 }
 
+// The spike is larger than qprof itself (75 MB under AddressSanitizer), whose size the kernel
+// counts for the command's pre-exec copy and which qprof therefore does not take for a peak.
+constexpr double kSpikeMiB = 200.0;
+
 TEST(RunAccounting, ShortSpikeIsCaughtByTheKernelAndCgroupFigures) {
   const std::string out = temp_dir() + "/spike_cgroup.dat";
-  const Result r = qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "64", "5", "300"});
+  const Result r = qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "200", "5", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
-  ASSERT_TRUE(t.peaks.count("kernel_process"));
-  EXPECT_GE(mib(t.peaks.at("kernel_process")), 64.0);
+  ASSERT_TRUE(t.peaks.count("kernel_process")) << r.err;
+  EXPECT_GE(mib(t.peaks.at("kernel_process")), kSpikeMiB);
   ASSERT_TRUE(t.peaks.count("hwm_sum"));
-  EXPECT_GE(mib(t.peaks.at("hwm_sum")), 64.0);
+  EXPECT_GE(mib(t.peaks.at("hwm_sum")), kSpikeMiB);
   if (can_make_cgroups()) {
     ASSERT_TRUE(t.peaks.count("cgroup")) << r.err;
-    EXPECT_GE(mib(t.peaks.at("cgroup")), 64.0);
+    EXPECT_GE(mib(t.peaks.at("cgroup")), kSpikeMiB);
     EXPECT_NE(r.err.find("exact (cgroup)"), std::string::npos);
     EXPECT_FALSE(t.cgroup.empty());
   }
-  if (mib(max_mem(t)) < 60.0) {
+  // Touching 200 MiB takes a while, so a sample may land on the way up, never at the top.
+  if (mib(max_mem(t)) < 0.95 * kSpikeMiB) {
     EXPECT_NE(r.err.find("a spike between samples was missed"), std::string::npos) << r.err;
   }
 }

@@ -1,0 +1,250 @@
+// qprof compare A.dat B.dat …            one row per trace, side by side
+// qprof compare --run 'CMD A' --run 'CMD B' [--repeat N]   run each under qprof first
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "profiled.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/run_session.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct CompareCli {
+  RunOptions run;
+  std::vector<std::string> files;
+  std::vector<std::string> labels;
+  std::vector<std::string> commands;
+  int repeat = 1;
+  bool stages = false;
+  std::string format = "text";
+  std::string unit;
+  std::string metric = "rss";
+  std::string baseline;
+  std::string max_growth;
+  std::string max_peak;
+  std::string prefix = "qprof_compare";
+};
+
+std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100.0);
+  return buf;
+}
+
+// Where the peak of each run of a row was: "in stage 'Calibration'", several joined.
+std::string where_of_row(const CompareEntry& e, Metric m) {
+  std::vector<std::string> places;
+  for (const Trace* t : e.runs) {
+    const auto p = find_peak(*t, m);
+    if (!p || !p->t) continue;
+    std::vector<std::string> names;
+    for (const Stage* s : stages_at(*t, *p->t)) names.push_back(s->name);
+    const std::string w = where_in_stages(names, true);
+    if (std::find(places.begin(), places.end(), w) == places.end()) places.push_back(w);
+  }
+  std::string out;
+  for (const std::string& p : places) out += (out.empty() ? ", " : "; ") + p;
+  return out;
+}
+
+struct Verdicts {
+  std::vector<report::RowBudget> rows;
+  bool over = false;
+  bool unknown = false;  // a row without the metric: the budget could not be checked
+};
+
+// The budgets' verdicts: a column for the table, and what exceeded and where on stderr.
+Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& entries, const Comparison& c) {
+  Verdicts v;
+  v.rows.resize(entries.size());
+  if (o.max_peak.empty() && o.max_growth.empty()) return v;
+  const std::optional<Bytes> max_peak = o.max_peak.empty() ? std::nullopt : parse_size(o.max_peak);
+  const std::optional<Growth> growth = o.max_growth.empty() ? std::nullopt : parse_growth(o.max_growth);
+  const std::vector<RowCheck> checks = check_rows(c, max_peak, growth, !o.baseline.empty());
+  const std::string metric(metric_info(c.metric).name);
+  const std::string title = "peak " + std::string(metric_info(c.metric).title);
+  for (std::size_t r = 0; r < entries.size(); ++r) {
+    const RowCheck& rc = checks[r];
+    report::RowBudget& b = v.rows[r];
+    if (!rc.checked) continue;
+    const std::string& label = entries[r].label;
+    if (!rc.known) {
+      b.text = "not checked: no " + metric;
+      v.unknown = true;
+      std::cerr << "qprof compare: budget not checked for " << label << ": it or the first row has no " << metric << '\n';
+      continue;
+    }
+    const std::string value = human_bytes(rc.value) +
+        (entries[r].runs.size() > 1 ? " (median of " + std::to_string(entries[r].runs.size()) + " runs)" : "");
+    if (rc.over_max_peak) {
+      const double frac = *max_peak ? static_cast<double>(*rc.over_max_peak) / static_cast<double>(*max_peak) : 0.0;
+      b.text = "over --max-peak by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")";
+      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value
+                << " exceeds the budget of " << human_bytes(*max_peak) << " by " << human_bytes(*rc.over_max_peak) << " ("
+                << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
+    }
+    if (rc.over_growth) {
+      b.text += (b.text.empty() ? "" : "; ") + percent(rc.growth) + " over the baseline";
+      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value << " is "
+                << percent(rc.growth) << " against the baseline " << entries[0].label << " (" << human_bytes(rc.baseline)
+                << "), more than the " << growth->text() << " allowed, by " << human_bytes(*rc.over_growth)
+                << where_of_row(entries[r], c.metric) << '\n';
+    }
+    b.over = rc.over();
+    v.over = v.over || b.over;
+    if (!b.over) b.text = "ok";
+  }
+  return v;
+}
+
+std::string trace_name(const CompareCli& o, std::size_t command, int repeat) {
+  std::string name = o.prefix + "-" + std::to_string(command + 1);
+  if (o.repeat > 1) name += "-" + std::to_string(repeat + 1);
+  return name + ".dat";
+}
+
+int compare_action(CompareCli& o, const Invocation& invocation) {
+  o.files.insert(o.files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (o.repeat > 1 && o.commands.empty()) {
+    std::cerr << "qprof compare: --repeat repeats the --run commands; there are none\n";
+    return kUsageError;
+  }
+  const std::size_t rows = (o.baseline.empty() ? 0 : 1) + o.files.size() + o.commands.size();
+  if (rows == 0) {
+    std::cerr << "qprof compare: nothing to compare: give trace files, --run commands, or both\n";
+    return kUsageError;
+  }
+  if (o.labels.size() > rows) {
+    std::cerr << "qprof compare: " << o.labels.size() << " labels for " << rows << " rows\n";
+    return kUsageError;
+  }
+  if (!o.max_growth.empty() && rows < 2) {
+    std::cerr << "qprof compare: --max-growth needs a baseline (--baseline FILE, or the first of two rows or more)\n";
+    return kUsageError;
+  }
+  if (!o.commands.empty() && !sampling_options_ok(o.run, "compare")) return kUsageError;
+
+  // Every trace file is read before anything runs: a typo must not cost a long run.
+  std::vector<std::unique_ptr<Trace>> traces;
+  std::vector<CompareEntry> entries;
+  auto read = [&](const std::string& path) -> bool {
+    try {
+      traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
+    } catch (const std::exception& e) {
+      std::cerr << "qprof compare: " << e.what() << '\n';
+      return false;
+    }
+    entries.push_back({stem(path), {traces.back().get()}});
+    return true;
+  };
+  if (!o.baseline.empty() && !read(o.baseline)) return kUsageError;
+  for (const std::string& f : o.files) {
+    if (!read(f)) return kUsageError;
+  }
+
+  int failed = 0;
+  for (std::size_t k = 0; k < o.commands.size(); ++k) {
+    CompareEntry entry{o.commands[k], {}};
+    for (int r = 0; r < o.repeat; ++r) {
+      RunOptions run = o.run;
+      record_metric(run, o.metric);
+      run.command = {"/bin/sh", "-c", o.commands[k]};
+      run.output = trace_name(o, k, r);
+      run.quiet = true;
+      std::cerr << "qprof compare: run " << k + 1 << "/" << o.commands.size();
+      if (o.repeat > 1) std::cerr << ", repeat " << r + 1 << "/" << o.repeat;
+      std::cerr << ": " << o.commands[k] << " -> " << run.output << '\n';
+      RunReport report;
+      int status;
+      {
+        const StdoutToStderr keep_stdout_for_the_table;
+        status = run_profiled(run, &report);
+      }
+      if (!report.launched) return status;
+      if (status != 0) {
+        std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status << "; its trace is kept\n";
+        if (failed == 0) failed = status;
+      }
+      try {
+        traces.push_back(std::make_unique<Trace>(dat::read_trace(run.output)));
+        entry.runs.push_back(traces.back().get());
+      } catch (const std::exception& e) {
+        std::cerr << "qprof compare: " << e.what() << '\n';
+        return status != 0 ? status : kUsageError;
+      }
+      if (report.signal == SIGINT || report.signal == SIGTERM || status == 128 + SIGINT || status == 128 + SIGTERM) {
+        std::cerr << "qprof compare: interrupted; no more runs\n";
+        return status;
+      }
+    }
+    entries.push_back(std::move(entry));
+  }
+  for (std::size_t i = 0; i < o.labels.size(); ++i) entries[i].label = o.labels[i];
+
+  const Metric metric = metric_of(o.metric);
+  const bool any = std::any_of(entries.begin(), entries.end(), [&](const CompareEntry& e) {
+    return std::any_of(e.runs.begin(), e.runs.end(), [&](const Trace* t) { return has_metric(*t, metric); });
+  });
+  if (!any) {
+    std::cerr << "qprof compare: --metric: no trace has " << o.metric << " (the first has: "
+              << metric_names(available_metrics(*entries.front().runs.front())) << ")\n";
+    return failed ? failed : kUsageError;
+  }
+  if (o.stages && !metric_info(metric).windowed) {
+    std::cerr << "qprof compare: --stages: " << o.metric << " has no samples over time, so no peak inside a stage\n";
+    return failed ? failed : kUsageError;
+  }
+
+  const Comparison c = compare(entries, metric, o.stages);
+  const Verdicts v = check_budgets(o, entries, c);
+  std::cout << report::render(report::comparison_document(entries, c, v.rows), format_of(o.format), {unit_of(o.unit)});
+  std::cout.flush();
+  if (failed) return failed;
+  if (v.unknown) return kUsageError;
+  return v.over ? kBudgetExceeded : 0;
+}
+
+}  // namespace
+
+Command add_compare(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<CompareCli>();
+  CLI::App* cmp = app.add_subcommand("compare", "Compare runs side by side: duration, peaks, disk, stages");
+  cmp->footer(
+      "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
+      "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
+      "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). The lowest value of each column is\n"
+      "marked; ratios are to the first row. The commands' stdout goes to stderr.\n"
+      "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
+      "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
+      "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
+      "own status wins.");
+  cmp->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
+  cmp->add_option("--label", opts->labels, "Row names, in row order (default: the file name, or the command)");
+  cmp->add_option("--run", opts->commands, "Run this shell command under qprof first and compare its trace (repeatable)");
+  cmp->add_option("--repeat", opts->repeat, "Run each --run command N times: the median, and min-max")->check(CLI::Range(1, 1000));
+  cmp->add_flag("--stages", opts->stages, "Also the peak inside each stage");
+  cmp->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
+  cmp->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
+      ->check(unit_check());
+  cmp->add_option("--metric", opts->metric, "Metric of --stages, of the ratio column and of budgets (default rss)")
+      ->check(metric_check());
+  cmp->add_option("--baseline", opts->baseline, "Reference trace: the first row, that ratios and --max-growth measure from");
+  cmp->add_option("--max-growth", opts->max_growth, "Budget: a peak at most this much above the first row's (10%, 200MiB)")
+      ->check(growth_check());
+  cmp->add_option("--max-peak", opts->max_peak, "Budget: a peak at most SIZE (4GiB, 512MB, bytes)")->check(size_check());
+  cmp->add_option("-o,--output-prefix", opts->prefix, "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
+  add_sampling_options(*cmp, opts->run);
+
+  return {cmp, [opts, &invocation]() -> int { return compare_action(*opts, invocation); }};
+}
+
+}  // namespace qprof::cli

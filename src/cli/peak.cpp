@@ -1,0 +1,192 @@
+// qprof peak FILE…        one line per trace, "FILE<TAB>PEAK MiB" as mprof peak prints
+// qprof peak -- CMD …     runs CMD like qprof run and prints nothing but its peak on stdout
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "profiled.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/run_session.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct PeakCli {
+  RunOptions run;
+  std::vector<std::string> files;
+  std::string unit = "MiB";
+  bool json = false;
+  std::string metric = "rss";
+  std::string stage;
+  bool children = false;
+  std::string max_peak;
+};
+
+report::PeakLine peak_of(const Trace& t, const PeakCli& o) {
+  return report::peak_line(t, metric_of(o.metric), o.stage, o.children);
+}
+
+// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
+std::optional<std::string> newest_trace() {
+  std::optional<std::filesystem::directory_entry> best;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    const std::string name = e.path().filename().string();
+    const bool ours = (name.starts_with("qprof_") || name.starts_with("mprofile_")) && name.ends_with(".dat");
+    if (!ours || !e.is_regular_file(ec)) continue;
+    if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
+  }
+  if (!best) return std::nullopt;
+  return best->path().filename().string();
+}
+
+// Prints the lines and checks the budget; the status of this part (0, 2 for an error, 3).
+int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<const Trace*>& traces,
+                const PeakCli& o, bool run_mode) {
+  const Unit unit = *unit_of(o.unit);
+  bool error = false, over = false;
+  for (const auto& l : lines) {
+    if (l.peak) continue;
+    std::cerr << "qprof peak: " << l.error << '\n';
+    error = true;
+  }
+  std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
+  std::cout.flush();
+  if (!o.max_peak.empty()) {
+    const Bytes limit = *parse_size(o.max_peak);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (!lines[i].peak) continue;
+      const BudgetCheck check{lines[i].metric, limit, *lines[i].peak, lines[i].where};
+      if (!check.exceeded()) continue;
+      over = true;
+      std::cerr << "qprof peak: memory budget exceeded" << (run_mode ? "" : " in " + lines[i].file) << ": "
+                << report::budget_message(*traces[i], check) << '\n';
+    }
+  }
+  return error ? kUsageError : over ? kBudgetExceeded : 0;
+}
+
+// A trace file that is removed when qprof is done, unless -o named it.
+struct TraceFile {
+  std::string path;
+  bool temporary = false;
+  ~TraceFile() {
+    if (temporary) ::unlink(path.c_str());
+  }
+};
+
+int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
+  o.run.command = command;
+  o.run.quiet = true;
+  record_metric(o.run, o.metric);
+  o.run.multiprocess = o.run.multiprocess || o.children;
+  TraceFile trace_file{o.run.output, false};
+  if (trace_file.path.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/qprof-peak-XXXXXX.dat";
+    const int fd = ::mkstemps(tmpl.data(), 4);
+    if (fd < 0) {
+      std::cerr << "qprof peak: cannot create a temporary trace in " << (tmp && *tmp ? tmp : "/tmp") << '\n';
+      return kUsageError;
+    }
+    ::close(fd);
+    trace_file = {tmpl, true};
+    o.run.output = tmpl;
+  }
+  RunReport report;
+  int status;
+  {
+    const StdoutToStderr keep_stdout_for_the_peak;
+    status = run_profiled(o.run, &report);
+  }
+  if (!report.launched) return status;
+  Trace trace;
+  try {
+    trace = dat::read_trace(trace_file.path);
+  } catch (const std::exception& e) {
+    std::cerr << "qprof peak: cannot read the trace back: " << e.what() << '\n';
+    return status != 0 ? status : kUsageError;
+  }
+  report::PeakLine line = peak_of(trace, o);
+  if (trace_file.temporary) line.file.clear();  // removed at once: naming it would mislead
+  const int peak_status = print_peaks({line}, {&trace}, o, true);
+  return status != 0 ? status : peak_status;
+}
+
+}  // namespace
+
+Command add_peak(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<PeakCli>();
+  CLI::App* peak = app.add_subcommand("peak", "Print the peak memory of traces, or of a command run under qprof");
+  peak->footer(
+      "Usage: qprof peak [OPTIONS] [FILE...]       one line per trace: FILE<TAB>PEAK MiB (mprof peak's form)\n"
+      "       qprof peak [OPTIONS] -- CMD [ARGS...]  runs CMD like qprof run; stdout: the peak alone\n"
+      "With -- CMD, CMD's own stdout goes to stderr so that $(qprof peak -- CMD) is the peak; the exit\n"
+      "status is CMD's. Without FILE, the newest qprof_*.dat or mprofile_*.dat here.\n"
+      "Exit status: 2 for usage errors, unreadable traces, or a metric or stage a trace lacks; 3 when a\n"
+      "peak exceeds --max-peak (and CMD succeeded).");
+  peak->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
+  peak->add_option("-o,--output", opts->run.output, "With -- CMD: keep the trace in this file (default: a temporary file)");
+  add_sampling_options(*peak, opts->run);
+  peak->add_option("--unit", opts->unit, "Unit of the peak: B, KiB, MiB (default), GiB, KB, MB, GB")->check(unit_check());
+  peak->add_flag("--json", opts->json, "JSON instead of text (an object with -- CMD, an array for files)");
+  peak->add_option("--metric", opts->metric, "Which peak: " + metric_names() + " (default rss)")->check(metric_check());
+  peak->add_option("--stage", opts->stage, "The peak inside this stage only (every run of it)");
+  peak->add_flag("--children", opts->children, "Also the peak of each process recorded with -M (CHLD lines)");
+  peak->add_option("--max-peak", opts->max_peak, "Memory budget: exit with status 3 when a peak exceeds SIZE")
+      ->check(size_check());
+
+  return {peak, [opts, &invocation]() -> int {
+            PeakCli& o = *opts;
+            if (o.children && metric_of(o.metric) != Metric::rss) {
+              std::cerr << "qprof peak: --children gives each process's RSS; it does not combine with --metric "
+                        << o.metric << '\n';
+              return kUsageError;
+            }
+            if (invocation.had_dashdash) {
+              if (!o.files.empty()) {
+                std::cerr << "qprof peak: give trace files or -- CMD, not both\n";
+                return kUsageError;
+              }
+              if (invocation.after_dashdash.empty()) {
+                std::cerr << "qprof peak: no command after --\n";
+                return kUsageError;
+              }
+              if (!sampling_options_ok(o.run, "peak")) return kUsageError;
+              return peak_of_command(o, invocation.after_dashdash);
+            }
+            if (o.files.empty()) {
+              const auto newest = newest_trace();
+              if (!newest) {
+                std::cerr << "qprof peak: no trace given, and no qprof_*.dat or mprofile_*.dat here\n";
+                return kUsageError;
+              }
+              o.files.push_back(*newest);
+            }
+            std::vector<std::unique_ptr<Trace>> traces;
+            std::vector<const Trace*> read;
+            std::vector<report::PeakLine> lines;
+            for (const std::string& f : o.files) {
+              try {
+                traces.push_back(std::make_unique<Trace>(dat::read_trace(f)));
+              } catch (const std::exception& e) {
+                report::PeakLine l;
+                l.file = f;
+                l.metric = metric_of(o.metric);
+                l.error = e.what();
+                lines.push_back(std::move(l));
+                read.push_back(nullptr);
+                continue;
+              }
+              lines.push_back(peak_of(*traces.back(), o));
+              read.push_back(traces.back().get());
+            }
+            return print_peaks(lines, read, o, false);
+          }};
+}
+
+}  // namespace qprof::cli

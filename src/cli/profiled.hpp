@@ -1,0 +1,50 @@
+// What the subcommands that run a command or read traces share: the run options, validators
+// for sizes, metrics, units and formats, and keeping the profiled command's stdout off ours.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "qprof/analysis.hpp"
+#include "qprof/report.hpp"
+#include "qprof/run_options.hpp"
+
+namespace qprof::cli {
+
+// How to sample and follow the tree: the options `run`, `peak -- CMD` and `compare --run` share.
+void add_sampling_options(CLI::App& app, RunOptions& o);
+// What the run records for --metric: pss, uss and all start the PSS thread; the others (rss,
+// gpu, cgroup, …) are recorded anyway or by their own option.
+void record_metric(RunOptions& o, const std::string& metric);
+// Checks what CLI11 cannot (the marker regex); prints why and returns false if wrong.
+bool sampling_options_ok(const RunOptions& o, std::string_view who);
+
+// CLI11 checks that make a bad value a usage error (status 2) before anything runs.
+CLI::Validator size_check();    // parse_size: 4GiB, 512MB, 1048576
+CLI::Validator growth_check();  // 10%, 200MiB
+CLI::Validator metric_check();  // rss, pss, …
+CLI::Validator run_metric_check();  // the same, or all
+CLI::Validator unit_check();    // B, KiB, MiB, GiB, KB, MB, GB
+CLI::Validator format_check();  // text, md, csv, json
+
+// What --metric names; the option has been checked, so this cannot fail.
+Metric metric_of(const std::string& name);
+std::optional<Unit> unit_of(const std::string& name);  // empty name: nullopt
+report::Format format_of(const std::string& name);
+
+// While alive, qprof's stdout (and so the profiled command's, which inherits it) goes to stderr:
+// what qprof prints on stdout afterwards (a peak, a table) stays alone there.
+class StdoutToStderr {
+ public:
+  StdoutToStderr();
+  ~StdoutToStderr();
+  StdoutToStderr(const StdoutToStderr&) = delete;
+  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+ private:
+  int saved_ = -1;
+};
+
+}  // namespace qprof::cli

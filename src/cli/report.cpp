@@ -1,0 +1,79 @@
+// qprof report TRACE: the run's facts, its peaks and its stage table; --yaml for Quark's layout.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "profiled.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/report_yaml.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct ReportCli {
+  std::string trace;
+  std::string format = "text";
+  std::string unit;
+  std::string metric = "rss";
+  std::string yaml;
+};
+
+}  // namespace
+
+Command add_report(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<ReportCli>();
+  CLI::App* report = app.add_subcommand("report", "Print a trace's peaks and stage table, or write its Quark-layout YAML");
+  report->footer(
+      "Usage: qprof report [OPTIONS] TRACE\n"
+      "text and md: the run's facts, its peaks, its stages; csv: the stage table; json: all of it.\n"
+      "--yaml - writes the YAML to stdout instead of the tables. Exit status 2 for usage errors and\n"
+      "unreadable traces.");
+  report->add_option("trace", opts->trace, "Trace file (.dat of qprof or mprof)")->required();
+  report->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
+  report->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
+      ->check(unit_check());
+  report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());
+  report->add_option("--yaml", opts->yaml, "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
+
+  return {report, [opts, &invocation]() -> int {
+            const ReportCli& o = *opts;
+            if (invocation.had_dashdash) {
+              std::cerr << "qprof report: '--' takes no command here\n";
+              return kUsageError;
+            }
+            Trace trace;
+            try {
+              trace = dat::read_trace(o.trace);
+            } catch (const std::exception& e) {
+              std::cerr << "qprof report: " << e.what() << '\n';
+              return kUsageError;
+            }
+            const Metric metric = metric_of(o.metric);
+            if (!has_metric(trace, metric)) {
+              std::cerr << "qprof report: --metric: " << report::missing_metric(trace, metric) << '\n';
+              return kUsageError;
+            }
+            if (!metric_info(metric).windowed) {
+              std::cerr << "qprof report: --metric " << o.metric
+                        << ": it has no samples over time, so no peak inside a stage (use one of: rss, pss, uss, gpu, cgroup)\n";
+              return kUsageError;
+            }
+            if (!o.yaml.empty()) {
+              try {
+                const std::string yaml = report::quark_yaml(trace);
+                if (o.yaml == "-") {
+                  std::cout << yaml;
+                  return 0;
+                }
+                report::write_file_atomically(o.yaml, yaml);
+              } catch (const std::exception& e) {
+                std::cerr << "qprof report: --yaml: " << e.what() << '\n';
+                return kUsageError;
+              }
+            }
+            std::cout << report::render(report::trace_report(trace, metric), format_of(o.format), {unit_of(o.unit)});
+            return 0;
+          }};
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,189 @@
+// The document model's shared pieces: formats, units, keys, and number forms.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "exporters.hpp"
+
+namespace qprof::report {
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "text") return Format::text;
+  if (name == "md" || name == "markdown") return Format::markdown;
+  if (name == "csv") return Format::csv;
+  if (name == "json") return Format::json;
+  return std::nullopt;
+}
+
+std::unique_ptr<Exporter> make_exporter(Format format) {
+  switch (format) {
+    case Format::text: return detail::make_text_exporter();
+    case Format::markdown: return detail::make_markdown_exporter();
+    case Format::csv: return detail::make_csv_exporter();
+    case Format::json: return detail::make_json_exporter();
+  }
+  return detail::make_text_exporter();
+}
+
+std::string render(const Document& doc, Format format, const RenderOptions& options) {
+  return make_exporter(format)->render(doc, options);
+}
+
+namespace {
+
+bool is_size(Kind k) { return k == Kind::bytes || k == Kind::signed_bytes; }
+
+int decimals(Unit u) {
+  switch (u) {
+    case Unit::B:
+    case Unit::KiB:
+    case Unit::KB: return 0;
+    case Unit::MiB:
+    case Unit::MB: return 1;
+    case Unit::GiB:
+    case Unit::GB: return 2;
+  }
+  return 1;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace
+
+Unit table_unit(const Table& table, const RenderOptions& options) {
+  if (options.unit) return *options.unit;
+  double largest = 0;
+  for (const auto& row : table.rows) {
+    for (std::size_t i = 0; i < table.columns.size() && i < row.size(); ++i) {
+      if (!is_size(table.columns[i].kind)) continue;
+      for (const auto& v : {row[i].value, row[i].min, row[i].max}) {
+        if (v) largest = std::max(largest, std::fabs(*v));
+      }
+    }
+  }
+  return auto_unit(static_cast<Bytes>(largest));
+}
+
+std::string machine_key(const Column& c, const RenderOptions& options) {
+  std::string key = c.key;
+  if (is_size(c.kind)) key += options.unit ? "_" + lower(unit_name(*options.unit)) : "_bytes";
+  if (c.kind == Kind::seconds) key += "_s";
+  return key;
+}
+
+double machine_value(const Column& c, double value, const RenderOptions& options) {
+  if (is_size(c.kind)) {
+    if (!options.unit) return std::round(value);
+    value /= unit_bytes(*options.unit);
+  }
+  if (c.kind == Kind::count || c.kind == Kind::flag) return std::round(value);
+  return std::round(value * 1e6) / 1e6;
+}
+
+std::string human_value(const Column& c, double value, Unit unit) {
+  switch (c.kind) {
+    case Kind::bytes:
+    case Kind::signed_bytes: {
+      const double v = value / unit_bytes(unit);
+      const int d = decimals(unit);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.*f", d, v);
+      std::string s = buf;
+      // A change shows its sign; one that rounds to nothing shows none.
+      if (s.find_first_not_of("-0.") == std::string::npos) {
+        std::snprintf(buf, sizeof buf, "%.*f", d, 0.0);
+        return buf;
+      }
+      if (c.kind == Kind::signed_bytes && v > 0) s = "+" + s;
+      return s;
+    }
+    case Kind::seconds: return format("%.3f", value);
+    case Kind::share: return format("%.1f%%", value * 100.0);
+    case Kind::count: return format("%.0f", value);
+    case Kind::flag: return value != 0 ? "yes" : "no";
+    case Kind::text: break;
+  }
+  return "";
+}
+
+std::string human_title(const Column& c, Unit unit) {
+  if (is_size(c.kind)) return c.title + " " + std::string(unit_name(unit));
+  if (c.kind == Kind::seconds) return c.title + " s";
+  return c.title;
+}
+
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+namespace detail {
+
+HumanGrid human_grid(const Table& table, const RenderOptions& options) {
+  const Unit unit = table_unit(table, options);
+  HumanGrid g;
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    const Column& c = table.columns[i];
+    if (!c.human) continue;
+    shown.push_back(i);
+    g.columns.push_back({human_title(c, unit), c.kind != Kind::text, c.has_lowest});
+    if (c.show_ratio) g.columns.push_back({"ratio", true, false});
+  }
+  for (const auto& row : table.rows) {
+    std::vector<HumanCell> out;
+    for (std::size_t i : shown) {
+      const Column& c = table.columns[i];
+      const Cell& cell = row[i];
+      HumanCell h;
+      if (c.kind == Kind::text) {
+        h.text = cell.text.empty() ? "-" : cell.text;
+      } else if (cell.value) {
+        h.text = human_value(c, *cell.value, unit);
+        if (cell.min && cell.max) {
+          // The range, unless it reads as one number at this precision.
+          const std::string lo = human_value(c, *cell.min, unit), hi = human_value(c, *cell.max, unit);
+          if (lo != hi) h.text += " (" + lo + "\u2013" + hi + ")";
+        }
+      } else {
+        h.text = "-";
+      }
+      if (!cell.note.empty()) h.text += " (" + cell.note + ")";
+      h.lowest = cell.lowest;
+      g.any_lowest = g.any_lowest || cell.lowest;
+      out.push_back(std::move(h));
+      if (c.show_ratio) out.push_back({cell.ratio ? format("%.2f", *cell.ratio) : "-", false});
+    }
+    g.rows.push_back(std::move(out));
+  }
+  return g;
+}
+
+std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
+  const Column& c = f.column;
+  if (c.kind == Kind::text) return f.cell.text;
+  if (!f.cell.value) return "-";
+  switch (c.kind) {
+    case Kind::bytes:
+      if (options.unit) return human_value(c, *f.cell.value, *options.unit) + " " + std::string(unit_name(*options.unit));
+      return human_bytes(static_cast<Bytes>(*f.cell.value));
+    case Kind::seconds: return human_seconds(*f.cell.value);
+    default: return human_value(c, *f.cell.value, Unit::MiB);
+  }
+}
+
+}  // namespace detail
+}  // namespace qprof::report

@@ -1,0 +1,184 @@
+// The Quark-layout YAML report (see report_yaml.hpp), emitted with yaml-cpp.
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "qprof/analysis.hpp"
+#include "qprof/dat_format.hpp"
+#include "qprof/report_yaml.hpp"
+#include "qprof/version.hpp"
+
+namespace qprof::report {
+namespace {
+
+// Numbers are emitted from text of our own: yaml-cpp prints doubles with 17 digits
+// (1523.4000000000001) and 0.0 as "0", which YAML reads back as an integer. Fixed notation with
+// the zeros trimmed keeps them floats for every reader (Python's yaml reads "1e-07" as a string).
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  std::string s(buf, r.ptr);
+  if (s.find('.') == std::string::npos) return s + ".0";
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s += '0';
+  if (s == "-0.0") s = "0.0";
+  return s;
+}
+
+std::string mb(Bytes b) { return fixed(dat::to_mib(b), 3); }
+std::string mb(std::optional<Bytes> b) { return mb(b.value_or(0)); }
+std::string mb(const std::optional<Peak>& p) { return mb(p ? p->bytes : 0); }
+std::string secs(Seconds s) { return fixed(s, 6); }
+
+void key(YAML::Emitter& e, const char* k) { e << YAML::Key << k << YAML::Value; }
+// A plain value: a number formatted above, an integer, a bool.
+template <class T>
+void put(YAML::Emitter& e, const char* k, const T& v) {
+  e << YAML::Key << k << YAML::Value << v;
+}
+// Text is always quoted: yaml-cpp writes the string "true" or "12" plain, which reads back as a
+// bool or a number.
+void text(YAML::Emitter& e, const char* k, const std::string& v) {
+  e << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+}
+
+void emit_peaks(YAML::Emitter& e, const Trace& t) {
+  key(e, "peaks");
+  e << YAML::BeginMap;
+  for (Metric m : available_metrics(t)) {
+    const auto p = find_peak(t, m);
+    if (!p) continue;
+    const MetricInfo& info = metric_info(m);
+    e << YAML::Key << std::string(info.name) << YAML::Value << YAML::BeginMap;
+    put(e, "mb", mb(p->bytes));
+    put(e, "bytes", p->bytes);
+    if (p->t) {
+      put(e, "relative_time_secs", secs(relative_time(t, *p->t)));
+      const auto where = stages_at(t, *p->t);
+      key(e, "stage");
+      if (where.empty()) e << YAML::Null;
+      else e << YAML::DoubleQuoted << where.front()->name;
+    }
+    put(e, "exact", p->exact);
+    text(e, "what", std::string(info.what));
+    e << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+}
+
+void emit_stages(YAML::Emitter& e, const Trace& t) {
+  key(e, "stages");
+  e << YAML::BeginSeq;
+  for (const StageStats& s : stage_stats(t, Metric::rss)) {
+    e << YAML::BeginMap;
+    text(e, "name", s.stage.name);
+    put(e, "start_secs", secs(s.start));
+    put(e, "end_secs", secs(s.end));
+    put(e, "duration_secs", secs(s.duration));
+    put(e, "share_of_time", fixed(s.share, 4));
+    put(e, "peak_memory_mb", mb(s.peak));
+    put(e, "start_memory_mb", mb(s.at_start));
+    put(e, "end_memory_mb", mb(s.at_end));
+    const double delta = dat::to_mib(s.at_end.value_or(0)) - dat::to_mib(s.at_start.value_or(0));
+    put(e, "delta_memory_mb", fixed(delta, 3));
+    put(e, "closed", s.stage.closed);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+// PSS, USS and CPU time at each checkpoint: the record keys Quark has no name for.
+void emit_checkpoint_extras(YAML::Emitter& e, const std::vector<Checkpoint>& cps, const Trace& t) {
+  if (t.pss.empty() && t.cpu.empty()) return;
+  key(e, "checkpoints");
+  e << YAML::BeginSeq;
+  for (const Checkpoint& c : cps) {
+    e << YAML::BeginMap;
+    text(e, "step", c.step);
+    if (!t.pss.empty()) {
+      put(e, "pss_mb", mb(c.at.pss));
+      put(e, "uss_mb", mb(c.at.uss));
+    }
+    if (!t.cpu.empty()) put(e, "cpu_seconds", fixed(c.at.cpu_seconds.value_or(0), 6));
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
+  const std::vector<Checkpoint> cps = checkpoints(t, !options.in_progress);
+  const bool has_gpu = has_metric(t, Metric::gpu);
+  const auto io = io_totals(t);
+
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  key(e, "memory_usage");
+  e << YAML::BeginSeq;
+  for (const Checkpoint& c : cps) {
+    e << YAML::BeginMap;
+    text(e, "step", c.step);
+    put(e, "timestamp", secs(c.t));
+    put(e, "relative_time_secs", secs(relative_time(t, c.t)));
+    put(e, "cpu_memory_mb", mb(c.at.rss));
+    put(e, "gpu_memory_mb", mb(c.at.gpu_tree));
+    put(e, "disk_read_mb", mb(c.at.read_bytes));
+    put(e, "disk_write_mb", mb(c.at.write_bytes));
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+
+  e << YAML::Newline << YAML::Comment("Summary Metrics (mb: MiB, 2^20 bytes)");
+  put(e, "total_quantization_time_seconds", secs(trace_duration(t)));
+  put(e, "peak_memory_mb", mb(find_peak(t, Metric::rss)));
+  put(e, "gpu_peak_memory_mb", mb(find_peak(t, Metric::gpu)));
+  put(e, "total_disk_read_mb", mb(io ? io->read_bytes : 0));
+  put(e, "total_disk_write_mb", mb(io ? io->write_bytes : 0));
+
+  e << YAML::Newline << YAML::Comment("Keys above written as 0.0 because the trace has no such series");
+  key(e, "missing");
+  e << YAML::Flow << YAML::BeginSeq;
+  if (!has_gpu) e << "gpu_memory_mb" << "gpu_peak_memory_mb";
+  if (!io) e << "disk_read_mb" << "disk_write_mb" << "total_disk_read_mb" << "total_disk_write_mb";
+  e << YAML::EndSeq;
+
+  e << YAML::Newline << YAML::Comment("Everything else qprof knows about the run");
+  key(e, "qprof");
+  e << YAML::BeginMap;
+  text(e, "version", std::string(kVersion));
+  text(e, "trace", t.source);
+  put(e, "trace_format", t.meta.format_version);
+  if (!t.meta.qprof_version.empty()) text(e, "recorded_by", t.meta.qprof_version);
+  text(e, "command", t.cmdline);
+  if (!t.meta.host.empty()) text(e, "host", t.meta.host);
+  put(e, "start_timestamp", secs(t.t0()));
+  if (t.meta.interval > 0) put(e, "interval_secs", secs(t.meta.interval));
+  put(e, "samples", t.mem.size());
+  text(e, "memory_unit", "MiB");
+  put(e, "in_progress", options.in_progress);
+  if (t.exit) {
+    key(e, "exit");
+    e << YAML::BeginMap;
+    put(e, "status", t.exit->status);
+    put(e, "signal", t.exit->signal);
+    put(e, "timed_out", t.exit->timed_out);
+    e << YAML::EndMap;
+  }
+  emit_peaks(e, t);
+  emit_stages(e, t);
+  emit_checkpoint_extras(e, cps, t);
+  if (!t.notes.empty()) {
+    key(e, "notes");
+    e << YAML::BeginSeq;
+    for (const std::string& n : t.notes) e << YAML::DoubleQuoted << n;
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  if (!e.good()) throw std::logic_error("YAML emitter: " + e.GetLastError());
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace qprof::report

@@ -1,0 +1,192 @@
+// Documents filled from analysis: the stage table, the peaks table, `qprof report`'s document and
+// `qprof compare`'s.
+#include <algorithm>
+
+#include "qprof/report.hpp"
+
+namespace qprof::report {
+namespace {
+
+Column column(std::string key, std::string title, Kind kind) {
+  Column c;
+  c.key = std::move(key);
+  c.title = std::move(title);
+  c.kind = kind;
+  return c;
+}
+
+Column machine_only(Column c) {
+  c.human = false;
+  return c;
+}
+
+Cell seconds_cell(std::optional<Seconds> s) { return s ? Cell::number(*s) : Cell{}; }
+
+}  // namespace
+
+Table stage_table(const Trace& trace, Metric metric) {
+  Table t;
+  t.name = "stages";
+  t.title = "Stages (" + std::string(metric_info(metric).what) + ")";
+  t.columns = {
+      column("stage", "stage", Kind::text),
+      column("start", "start", Kind::seconds),
+      column("end", "end", Kind::seconds),
+      column("duration", "duration", Kind::seconds),
+      column("share", "share", Kind::share),
+      column("peak", "peak", Kind::bytes),
+      machine_only(column("peak_at", "peak at", Kind::seconds)),
+      column("mem_start", "at start", Kind::bytes),
+      column("mem_end", "at end", Kind::bytes),
+      column("mem_delta", "delta", Kind::signed_bytes),
+      machine_only(column("closed", "closed", Kind::flag)),
+  };
+  bool unclosed = false;
+  for (const StageStats& s : stage_stats(trace, metric)) {
+    Cell name = Cell::string(s.stage.name);
+    if (!s.stage.closed) name.note = "never ended";
+    unclosed = unclosed || !s.stage.closed;
+    std::optional<Seconds> peak_at;
+    if (s.peak && s.peak->t) peak_at = relative_time(trace, *s.peak->t);
+    Cell delta;
+    if (s.at_start && s.at_end) delta = Cell::number(static_cast<double>(*s.at_end) - static_cast<double>(*s.at_start));
+    t.rows.push_back({
+        std::move(name),
+        Cell::number(s.start),
+        Cell::number(s.end),
+        Cell::number(s.duration),
+        Cell::number(s.share),
+        Cell::bytes(s.peak ? std::optional<Bytes>(s.peak->bytes) : std::nullopt),
+        seconds_cell(peak_at),
+        Cell::bytes(s.at_start),
+        Cell::bytes(s.at_end),
+        delta,
+        Cell::number(s.stage.closed ? 1 : 0),
+    });
+  }
+  if (unclosed) t.notes.push_back("never ended: a Start marker without its End; the stage runs to the end of the trace");
+  return t;
+}
+
+Table peaks_table(const Trace& trace) {
+  Table t;
+  t.name = "peaks";
+  t.title = "Peaks";
+  t.columns = {
+      column("metric", "metric", Kind::text),
+      column("peak", "peak", Kind::bytes),
+      column("at", "at", Kind::seconds),
+      column("stage", "stage", Kind::text),
+      machine_only(column("exact", "exact", Kind::flag)),
+      column("what", "what", Kind::text),
+  };
+  for (Metric m : available_metrics(trace)) {
+    const auto p = find_peak(trace, m);
+    if (!p) continue;
+    std::optional<Seconds> at;
+    std::string stage;
+    if (p->t) {
+      at = relative_time(trace, *p->t);
+      if (const auto where = stages_at(trace, *p->t); !where.empty()) stage = where.front()->name;
+    }
+    t.rows.push_back({
+        Cell::string(std::string(metric_info(m).name)),
+        Cell::bytes(p->bytes),
+        seconds_cell(at),
+        Cell::string(stage),
+        Cell::number(p->exact ? 1 : 0),
+        Cell::string(std::string(metric_info(m).what)),
+    });
+  }
+  return t;
+}
+
+Document trace_report(const Trace& trace, Metric metric) {
+  Document d;
+  auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
+    d.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
+  };
+  fact("trace", "trace", Kind::text, Cell::string(trace.source));
+  fact("command", "command", Kind::text, Cell::string(trace.cmdline));
+  if (!trace.meta.host.empty()) fact("host", "host", Kind::text, Cell::string(trace.meta.host));
+  fact("duration", "duration", Kind::seconds, Cell::number(trace_duration(trace)));
+  fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.mem.size())));
+  if (trace.meta.interval > 0) fact("interval", "interval", Kind::seconds, Cell::number(trace.meta.interval));
+  if (trace.exit) {
+    fact("exit_status", "exit status", Kind::count, Cell::number(trace.exit->status));
+    if (trace.exit->signal) fact("signal", "signal", Kind::count, Cell::number(trace.exit->signal));
+    if (trace.exit->timed_out) fact("timed_out", "timed out", Kind::flag, Cell::number(1));
+  }
+  if (const auto io = io_totals(trace)) {
+    fact("disk_read", "disk read", Kind::bytes, Cell::bytes(io->read_bytes));
+    fact("disk_write", "disk written", Kind::bytes, Cell::bytes(io->write_bytes));
+  }
+  if (!trace.notes.empty()) {
+    std::string notes;
+    for (const std::string& n : trace.notes) notes += (notes.empty() ? "" : "; ") + n;
+    fact("notes", "notes", Kind::text, Cell::string(notes));
+  }
+  d.tables.push_back(peaks_table(trace));
+  d.tables.push_back(stage_table(trace, metric));
+  d.csv_table = 1;
+  return d;
+}
+
+Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,
+                             const std::vector<RowBudget>& budgets) {
+  Document d;
+  // Human formats name the metric in the ratio's column.
+  d.facts.push_back({machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(c.metric).name))});
+  const bool repeated = std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
+  const bool budgeted = std::any_of(budgets.begin(), budgets.end(), [](const RowBudget& b) { return !b.text.empty(); });
+
+  Table t;
+  t.name = "comparison";
+  t.columns.push_back(column("label", "label", Kind::text));
+  t.columns.push_back(machine_only(column("trace", "trace", Kind::text)));
+  Column runs = column("runs", "runs", Kind::count);
+  runs.human = repeated;
+  t.columns.push_back(runs);
+  for (const CompareColumn& cc : c.columns) {
+    Column col = column(cc.key, cc.title, cc.kind == CompareColumn::Kind::seconds ? Kind::seconds : Kind::bytes);
+    col.key_detail = cc.stage;
+    col.has_lowest = col.has_ratio = true;
+    col.has_spread = repeated;
+    col.show_ratio = cc.key == "duration" || (cc.metric == c.metric && cc.stage.empty());
+    t.columns.push_back(std::move(col));
+  }
+  if (budgeted) {
+    t.columns.push_back(column("budget", "budget", Kind::text));
+    t.columns.push_back(machine_only(column("over_budget", "over budget", Kind::flag)));
+  }
+
+  for (std::size_t r = 0; r < entries.size(); ++r) {
+    const CompareEntry& e = entries[r];
+    std::string sources;
+    for (const Trace* tr : e.runs) sources += (sources.empty() ? "" : ";") + tr->source;
+    std::vector<Cell> row{Cell::string(e.label), Cell::string(sources), Cell::number(static_cast<double>(e.runs.size()))};
+    for (const CompareValue& v : c.rows[r]) {
+      Cell cell;
+      if (v.value) {
+        cell.value = v.value->median;
+        cell.min = v.value->min;
+        cell.max = v.value->max;
+      }
+      cell.ratio = v.ratio;
+      cell.lowest = v.lowest;
+      row.push_back(std::move(cell));
+    }
+    if (budgeted) {
+      const RowBudget b = r < budgets.size() ? budgets[r] : RowBudget{};
+      row.push_back(Cell::string(b.text));
+      row.push_back(b.text.empty() ? Cell{} : Cell::number(b.over ? 1 : 0));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  if (!entries.empty()) t.notes.push_back("ratio: to the first row (" + entries.front().label + ")");
+  if (repeated) t.notes.push_back("repeated runs: the median, then (min\u2013max)");
+  d.tables.push_back(std::move(t));
+  return d;
+}
+
+}  // namespace qprof::report

@@ -1,0 +1,122 @@
+// qprof compare: traces side by side, commands run first (with repeats), budgets on a baseline.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return data_file("report/" + name); }
+
+TEST(CompareFiles, LabelsAndFormats) {
+  const Result text = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)", "layerwise"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out,
+            "label        duration s   ratio  peak RSS MiB   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
+            "minmax (v1)      10.000*   1.00        2580.0    1.00           2400.0           300.0*            20.0*\n"
+            "layerwise        15.000    1.50        2468.0*   0.96                -           900.0             20.0*\n"
+            "* lowest of its column\n"
+            "ratio: to the first row (minmax (v1))\n");
+  const Result csv = qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
+  ASSERT_EQ(csv.status, 0);
+  EXPECT_TRUE(csv.out.starts_with("label,trace,runs,duration_s,duration_s_ratio,duration_s_lowest,peak_rss_mib,")) << csv.out;
+  EXPECT_NE(csv.out.find("\nlayerwise," + fixture("layerwise.dat") + ",1,15,1.5,false,2468,0.956589,true,"), std::string::npos)
+      << csv.out;
+  const auto j = nlohmann::json::parse(qprof({"compare", "--format", "json", "--stages", fixture("minmax.dat"),
+                                              fixture("layerwise.dat")}).out);
+  EXPECT_EQ(j["comparison"][1]["stage_peak_bytes:Quantization"]["value"], 2468u << 20);
+  EXPECT_EQ(j["comparison"][0]["stage_peak_bytes:Quantization"]["lowest"], true);
+}
+
+TEST(CompareFiles, UsageErrors) {
+  EXPECT_EQ(qprof({"compare"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--label", "a", "b"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--repeat", "3"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--max-growth", "10%"}).status, 2);  // nothing to grow from
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--max-growth", "ten"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--max-peak", "2XB"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--format", "xml"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), temp_dir() + "/none.dat"}).status, 2);
+  const Result metric = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--metric", "gpu"});
+  EXPECT_EQ(metric.status, 2);
+  EXPECT_NE(metric.err.find("no trace has gpu (the first has: rss, kernel_process)"), std::string::npos) << metric.err;
+}
+
+TEST(CompareBudgets, GrowthAgainstABaselineFile) {
+  // percentile peaks at 2724 MiB, 5.6 % above minmax's 2580 MiB.
+  const Result over = qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "5%"});
+  EXPECT_EQ(over.status, 3) << over.err;
+  EXPECT_NE(over.err.find("memory budget exceeded: percentile: peak RSS 2.66 GiB is +5.6% against the baseline minmax "
+                          "(2.52 GiB), more than the 5% allowed, by 15.0 MiB, in stage 'Calibration'"),
+            std::string::npos)
+      << over.err;
+  EXPECT_NE(over.out.find("+5.6% over the baseline"), std::string::npos) << over.out;
+  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "6%"}).status, 0);
+  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "150MiB"}).status, 0);
+  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "100MiB"}).status, 3);
+  // Without --baseline the first row is the baseline.
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--max-growth", "0%"}).status, 0);
+}
+
+TEST(CompareBudgets, MaxPeakSparesTheBaselineAndMarksTheRows) {
+  const Result r = qprof({"compare", "--format", "json", "--baseline", fixture("percentile.dat"), fixture("minmax.dat"),
+                          fixture("layerwise.dat"), "--max-peak", "2500MiB"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["comparison"][0]["budget"], "");  // the baseline is the reference, not a candidate
+  EXPECT_TRUE(j["comparison"][0]["over_budget"].is_null());
+  EXPECT_EQ(j["comparison"][1]["over_budget"], true);
+  EXPECT_EQ(j["comparison"][1]["budget"], "over --max-peak by 80.0 MiB (+3.2%)");
+  EXPECT_EQ(j["comparison"][2]["over_budget"], false);
+  EXPECT_EQ(j["comparison"][2]["budget"], "ok");
+}
+
+TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
+  const std::string prefix = temp_dir() + "/cmp";
+  // The commands also write to stdout: the table on stdout must stay parseable.
+  const std::string small = "echo noise; " + workload("alloc_tree") + " 20 0 0 150";
+  const std::string large = "echo noise; " + workload("alloc_tree") + " 80 0 0 150";
+  const Result r = qprof({"compare", "--format", "json", "--run", small, "--run", large, "--repeat", "2", "--label", "small",
+                          "large", "-o", prefix, "--max-growth", "1GiB"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparison"].size(), 2u);
+  for (const char* name : {"-1-1.dat", "-1-2.dat", "-2-1.dat", "-2-2.dat"}) {
+    EXPECT_TRUE(fs::exists(prefix + name)) << name;
+    EXPECT_NE(r.err.find(prefix + name), std::string::npos) << "the trace names are printed: " << r.err;
+  }
+  EXPECT_NE(r.err.find("noise"), std::string::npos);
+  const auto& a = j["comparison"][0];
+  const auto& b = j["comparison"][1];
+  EXPECT_EQ(a["label"], "small");
+  EXPECT_EQ(a["runs"], 2);
+  EXPECT_EQ(a["trace"], prefix + "-1-1.dat;" + prefix + "-1-2.dat");
+  const double sa = a["peak_rss_bytes"]["value"].get<double>(), sb = b["peak_rss_bytes"]["value"].get<double>();
+  EXPECT_NEAR((sb - sa) / (1 << 20), 60.0, 3.0);
+  EXPECT_LE(a["peak_rss_bytes"]["min"].get<double>(), sa);
+  EXPECT_GE(a["peak_rss_bytes"]["max"].get<double>(), sa);
+  EXPECT_EQ(a["peak_rss_bytes"]["lowest"], true);
+  EXPECT_GT(b["peak_rss_bytes"]["ratio"].get<double>(), 1.5);
+  EXPECT_EQ(b["budget"], "ok");
+  // The median of two runs is their mean (JSON carries whole bytes).
+  const Trace t1 = dat::read_trace(prefix + "-2-1.dat"), t2 = dat::read_trace(prefix + "-2-2.dat");
+  EXPECT_NEAR(sb, (static_cast<double>(max_mem(t1)) + static_cast<double>(max_mem(t2))) / 2.0, 0.5);
+}
+
+TEST(CompareRuns, AFailedCommandsStatusWins) {
+  const std::string prefix = temp_dir() + "/cmpfail";
+  const Result r = qprof({"compare", fixture("minmax.dat"), "--run", "exit 5", "-o", prefix, "--max-peak", "1KiB"});
+  EXPECT_EQ(r.status, 5) << r.err;
+  EXPECT_NE(r.err.find("'exit 5' exited with status 5; its trace is kept"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("exit 5"), std::string::npos) << "the table is still printed: " << r.out;
+  EXPECT_TRUE(fs::exists(prefix + "-1.dat"));
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,170 @@
+// qprof peak: one-liners over traces (as mprof peak prints them) and over a command run at once.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return data_file("report/" + name); }
+
+// A directory of its own for TMPDIR, to see that the temporary trace is removed.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = temp_dir() + "/" + name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+Result peak_with_tmpdir(const std::string& tmpdir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"env", "TMPDIR=" + tmpdir, qprof_bin(), "peak"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+double value_of(const std::string& line) { return std::strtod(line.c_str(), nullptr); }
+
+TEST(PeakCommand, PrintsOnlyThePeakOfTheWholeTree) {
+  // The tree's peak is 100 + 3 × 100 MiB over what the same tree holds allocating nothing.
+  const std::string tmp = fresh_dir("peak_tmp");
+  const Result base = peak_with_tmpdir(tmp, {"--", workload("alloc_tree"), "0", "3", "0", "300"});
+  const Result full = peak_with_tmpdir(tmp, {"--", workload("alloc_tree"), "100", "3", "100", "400"});
+  ASSERT_EQ(base.status, 0) << base.err;
+  ASSERT_EQ(full.status, 0) << full.err;
+  for (const Result* r : {&base, &full}) {
+    ASSERT_EQ(r->out.find('\n'), r->out.size() - 1) << "one line: " << r->out;
+    EXPECT_TRUE(r->out.ends_with(" MiB\n")) << r->out;
+    EXPECT_EQ(r->err.find("qprof:   peak"), std::string::npos) << "no summary: " << r->err;
+  }
+  const double expected = 400.0 + value_of(base.out);
+  EXPECT_NEAR(value_of(full.out), expected, 0.05 * expected) << full.out;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the temporary trace was not removed";
+}
+
+TEST(PeakCommand, CommandsStdoutGoesToStderrAndItsStatusIsKept) {
+  const Result r = qprof({"peak", "--", "sh", "-c", "echo from the job; exit 4"});
+  EXPECT_EQ(r.status, 4);
+  ASSERT_TRUE(r.out.ends_with(" MiB\n")) << r.out;
+  EXPECT_EQ(r.out.find("from the job"), std::string::npos);
+  EXPECT_NE(r.err.find("from the job\n"), std::string::npos) << r.err;
+  EXPECT_EQ(qprof({"peak", "--", "no-such-command-qprof"}).status, 127);
+}
+
+TEST(PeakCommand, KeepsTheTraceWithOutputAndSpeaksJson) {
+  const std::string out = temp_dir() + "/peak_kept.dat";
+  const Result r = qprof({"peak", "--json", "--unit", "KiB", "-o", out, "--", workload("markers")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  const Trace t = dat::read_trace(out);
+  EXPECT_EQ(j["file"], out);
+  EXPECT_EQ(j["bytes"].get<Bytes>(), max_mem(t));
+  EXPECT_EQ(j["unit"], "KiB");
+  EXPECT_NEAR(j["value"].get<double>(), static_cast<double>(max_mem(t)) / 1024.0, 1e-6);  // 6 decimals
+  EXPECT_EQ(j["stage"], "Calibration");  // 120 MiB held between its markers
+}
+
+TEST(PeakCommand, BudgetOverUnderAndTheCommandsFailureWins) {
+  // The markers workload peaks inside its Calibration stage (121 MiB: 40 + 80 + its own).
+  const std::vector<std::string> job{"--", workload("markers")};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "peak");
+    args.insert(args.end(), job.begin(), job.end());
+    return qprof(args);
+  };
+  const Result over = with({"--max-peak", "50MiB"});
+  EXPECT_EQ(over.status, 3) << over.err;
+  EXPECT_TRUE(over.out.ends_with(" MiB\n"));
+  EXPECT_NE(over.err.find("memory budget exceeded: peak RSS "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("exceeds the budget of 50.0 MiB by "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("in stage 'Calibration'"), std::string::npos) << over.err;
+  EXPECT_EQ(with({"--max-peak", "1GiB"}).status, 0);
+  EXPECT_EQ(with({"--max-peak", "1073741824"}).status, 0);
+  EXPECT_EQ(qprof({"peak", "--max-peak", "1KiB", "--", workload("exit_with"), "5"}).status, 5);
+}
+
+TEST(PeakCommand, BadValuesAreUsageErrorsBeforeAnythingRuns) {
+  const std::string flag = temp_dir() + "/peak_ran";
+  for (const std::vector<std::string>& bad : {
+           std::vector<std::string>{"--max-peak", "4 gigs"},
+           {"--max-peak", "-1GiB"},
+           {"--max-peak", "1.5"},
+           {"--unit", "mib"},
+           {"--metric", "vram"},
+           {"--children", "--metric", "pss"},
+       }) {
+    std::vector<std::string> args{"peak"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.insert(args.end(), {"--", "touch", flag});
+    EXPECT_EQ(qprof(args).status, 2) << bad[0] << " " << bad[1];
+  }
+  EXPECT_FALSE(fs::exists(flag));
+  EXPECT_EQ(qprof({"peak", fixture("quark.dat"), "--", "true"}).status, 2);
+}
+
+TEST(PeakFiles, OneLinePerFileAsMprofPeakPrintsIt) {
+  const std::vector<std::string> files{fixture("quark.dat"), fixture("minmax.dat"), data_file("mprof/children.dat"),
+                                       data_file("mprof/func.dat")};
+  std::vector<std::string> args{"peak"};
+  args.insert(args.end(), files.begin(), files.end());
+  const Result ours = qprof(args);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  EXPECT_EQ(ours.out, fixture("quark.dat") + "\t900.000 MiB\n" + fixture("minmax.dat") + "\t2580.000 MiB\n" +
+                          data_file("mprof/children.dat") + "\t100.473 MiB\n" + data_file("mprof/func.dat") +
+                          "\t141.797 MiB\n");
+  // mprof peak prints the same (its per-child lines come with --children here).
+  std::vector<std::string> margs{mprof_bin(), "peak"};
+  margs.insert(margs.end(), files.begin(), files.end());
+  const Result theirs = run(margs);
+  ASSERT_EQ(theirs.status, 0) << theirs.err;
+  args.push_back("--children");
+  EXPECT_EQ(qprof(args).out, theirs.out);
+}
+
+TEST(PeakFiles, MetricStageUnitAndJson) {
+  const std::string q = fixture("quark.dat");
+  EXPECT_EQ(qprof({"peak", "--metric", "gpu", q}).out, q + "\t2050.000 MiB\n");
+  EXPECT_EQ(qprof({"peak", "--metric", "cgroup", "--unit", "GiB", q}).out, q + "\t0.928 GiB\n");
+  EXPECT_EQ(qprof({"peak", "--metric", "kernel_process", "--unit", "B", q}).out, q + "\t734003200 B\n");
+  EXPECT_EQ(qprof({"peak", "--stage", "Calibration", q}).out, q + "\t700.000 MiB\n");
+  EXPECT_EQ(qprof({"peak", "--stage", "Calibration", "--metric", "pss", q}).out, "");  // no PSS sample inside
+  const Result j = qprof({"peak", "--json", "--metric", "pss", q, fixture("open_stage.dat")});
+  EXPECT_EQ(j.status, 2);
+  const auto arr = nlohmann::json::parse(j.out);
+  ASSERT_EQ(arr.size(), 2u);
+  EXPECT_EQ(arr[0]["bytes"], 850u << 20);
+  EXPECT_EQ(arr[0]["stage"], "Quantization (Static)");
+  EXPECT_EQ(arr[1]["error"], fixture("open_stage.dat") + " has no pss (it has: rss)");
+}
+
+TEST(PeakFiles, ErrorsNameTheFileAndSayWhatItHas) {
+  const Result missing_metric = qprof({"peak", "--metric", "gpu", fixture("open_stage.dat"), fixture("quark.dat")});
+  EXPECT_EQ(missing_metric.status, 2);
+  EXPECT_EQ(missing_metric.out, fixture("quark.dat") + "\t2050.000 MiB\n");
+  EXPECT_NE(missing_metric.err.find("open_stage.dat has no gpu (it has: rss)"), std::string::npos) << missing_metric.err;
+  const Result no_stage = qprof({"peak", "--stage", "Export", fixture("open_stage.dat")});
+  EXPECT_EQ(no_stage.status, 2);
+  EXPECT_NE(no_stage.err.find("has no stage 'Export' (stages: 'Load', 'Train', 'Eval')"), std::string::npos) << no_stage.err;
+  const Result unreadable = qprof({"peak", temp_dir() + "/nope.dat"});
+  EXPECT_EQ(unreadable.status, 2);
+  EXPECT_NE(unreadable.err.find("nope.dat"), std::string::npos);
+}
+
+TEST(PeakFiles, BudgetOnFiles) {
+  const Result over = qprof({"peak", "--max-peak", "1000MiB", fixture("quark.dat"), fixture("minmax.dat")});
+  EXPECT_EQ(over.status, 3);
+  EXPECT_NE(over.err.find("in " + fixture("minmax.dat") + ": peak RSS 2.52 GiB exceeds the budget of 1000.0 MiB by "
+                                                           "1.54 GiB (+158.0%), at 4 s, in stage 'Calibration'"),
+            std::string::npos)
+      << over.err;
+  EXPECT_EQ(over.err.find("quark.dat:"), std::string::npos);
+  EXPECT_EQ(qprof({"peak", "--max-peak", "3GB", fixture("quark.dat"), fixture("minmax.dat")}).status, 0);
+}
+
+}  // namespace
+}  // namespace qprof::test

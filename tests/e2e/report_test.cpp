@@ -1,0 +1,225 @@
+// qprof report, and what qprof run adds after the run: the stage table, --yaml (read back by
+// Python's yaml), --yaml-stream (read while the job runs), --max-peak.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "e2e_util.hpp"
+#include "qprof/dat_format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return data_file("report/" + name); }
+
+// Runs Debian's python3 (it has python3-yaml) on a script that checks a YAML file (d, loaded from
+// sys.argv[1]; `args` follow it) and exits 0.
+Result python_checks(const std::string& yaml_path, const std::string& checks, const std::vector<std::string>& args = {}) {
+  const std::string script = "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\n" + checks;
+  std::vector<std::string> argv{debian_python(), "-c", script, yaml_path};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+TEST(ReportCli, TablesInEveryFormat) {
+  const Result text = qprof({"report", fixture("open_stage.dat")});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0\n"),
+            std::string::npos)
+      << text.out;
+  const Result csv = qprof({"report", "--format", "csv", fixture("open_stage.dat")});
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed");
+  const auto j = nlohmann::json::parse(qprof({"report", "--format", "json", "--metric", "gpu", fixture("quark.dat")}).out);
+  EXPECT_EQ(j["stages"][1]["peak_bytes"], static_cast<Bytes>(2048.5 * (1 << 20)));
+  const Result md = qprof({"report", "--format", "md", "--unit", "GiB", fixture("quark.dat")});
+  EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |     0.68 |"), std::string::npos)
+      << md.out;
+}
+
+TEST(ReportCli, UsageErrors) {
+  EXPECT_EQ(qprof({"report"}).status, 2);
+  EXPECT_EQ(qprof({"report", temp_dir() + "/none.dat"}).status, 2);
+  EXPECT_EQ(qprof({"report", "--format", "xml", fixture("quark.dat")}).status, 2);
+  const Result pss = qprof({"report", "--metric", "pss", fixture("open_stage.dat")});
+  EXPECT_EQ(pss.status, 2);
+  EXPECT_NE(pss.err.find("open_stage.dat has no pss (it has: rss)"), std::string::npos) << pss.err;
+  EXPECT_EQ(qprof({"report", "--metric", "kernel_process", fixture("quark.dat")}).status, 2);
+  EXPECT_EQ(qprof({"report", "--yaml", temp_dir() + "/no/dir/x.yaml", fixture("quark.dat")}).status, 2);
+}
+
+TEST(ReportCli, YamlThatPythonReads) {
+  const std::string yaml = temp_dir() + "/quark.yaml";
+  const Result r = qprof({"report", fixture("quark.dat"), "--yaml", yaml});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result py = python_checks(yaml,
+                                  "steps = [r['step'] for r in d['memory_usage']]\n"
+                                  "assert steps == ['Start', 'Pre-process Start', 'Pre-process End', 'Calibration Start',\n"
+                                  "  'Calibration End', 'Quantization (Static) Start', 'Checkpoint saved',\n"
+                                  "  'Quantization (Static) End', 'End'], steps\n"
+                                  "keys = ['step', 'timestamp', 'relative_time_secs', 'cpu_memory_mb', 'gpu_memory_mb',\n"
+                                  "  'disk_read_mb', 'disk_write_mb']\n"
+                                  "assert all(list(r) == keys for r in d['memory_usage'])\n"
+                                  "assert all(type(r[k]) is float for r in d['memory_usage'] for k in keys[1:])\n"
+                                  "e = d['memory_usage'][4]\n"
+                                  "assert (e['relative_time_secs'], e['cpu_memory_mb'], e['gpu_memory_mb'], e['disk_read_mb'],\n"
+                                  "  e['disk_write_mb']) == (20.5, 520.0, 2048.5, 890.5, 2.75), e\n"
+                                  "assert d['total_quantization_time_seconds'] == 35.6\n"
+                                  "assert d['peak_memory_mb'] == 900.0 and d['gpu_peak_memory_mb'] == 2050.0\n"
+                                  "assert d['total_disk_read_mb'] == 906.0 and d['total_disk_write_mb'] == 159.25\n"
+                                  "assert d['missing'] == []\n"
+                                  "q = d['qprof']\n"
+                                  "assert q['peaks']['kernel_process']['mb'] == 700.0\n"
+                                  "assert q['peaks']['rss']['stage'] == 'Quantization (Static)'\n"
+                                  "assert [s['name'] for s in q['stages']] == ['Pre-process', 'Calibration', 'Quantization (Static)']\n"
+                                  "assert q['stages'][0]['peak_memory_mb'] == 520.0\n");
+  EXPECT_EQ(py.status, 0) << py.err;
+  // "-" is stdout, the same document.
+  EXPECT_EQ(qprof({"report", fixture("quark.dat"), "--yaml", "-"}).out, read_file(yaml));
+}
+
+TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
+  const std::string out = temp_dir() + "/run_report.dat", yaml = temp_dir() + "/run_report.yaml";
+  const Result r = qprof({"run", "-o", out, "--yaml", yaml, "--max-peak", "4GiB", "--", workload("markers")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // After the summary: the stage table, then the budget's verdict.
+  const std::size_t table = r.err.find("\nqprof: stage    ");
+  ASSERT_NE(table, std::string::npos) << r.err;
+  const std::string header = r.err.substr(table + 1, r.err.find('\n', table + 1) - table - 1);
+  for (const char* column : {"start s", "end s", "duration s", "share", "peak MiB", "at start MiB", "at end MiB", "delta MiB"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
+  }
+  EXPECT_GT(table, r.err.find("qprof:   trace"));
+  EXPECT_NE(r.err.find("\nqprof: Load     ", table), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\nqprof: Calibration  ", table), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is within the budget of 4.00 GiB"), std::string::npos) << r.err;
+
+  const Trace t = dat::read_trace(out);
+  const double base = mib(*t.markers[0].at.rss);
+  const Result py = python_checks(
+      yaml,
+      "steps = [r['step'] for r in d['memory_usage']]\n"
+      "assert steps == ['Start', 'Load Start', 'Load End', 'Calibration Start', 'Calibration End', 'Export', 'End'], steps\n"
+      "base = float(sys.argv[2])\n"
+      "cal = d['memory_usage'][4]['cpu_memory_mb']\n"
+      "assert abs(cal - base - 120) < 3, (cal, base)\n"
+      "assert abs(d['peak_memory_mb'] - base - 120) < 3, d['peak_memory_mb']\n"
+      "assert d['missing'] == ['gpu_memory_mb', 'gpu_peak_memory_mb'], d['missing']\n"
+      "assert d['total_disk_write_mb'] >= 0.0 and 'disk_read_mb' in d['memory_usage'][1]\n"
+      "assert d['qprof']['in_progress'] is False and d['qprof']['exit']['status'] == 0\n"
+      "assert d['qprof']['trace'] == sys.argv[3]\n",
+      {std::to_string(base), out});
+  EXPECT_EQ(py.status, 0) << py.err;
+}
+
+TEST(RunReport, QuietLeavesOutTheTable) {
+  const Result r = qprof({"run", "-q", "-o", temp_dir() + "/quiet.dat", "--", workload("markers")});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err.find("qprof: "), std::string::npos) << r.err;
+}
+
+TEST(RunBudget, OverUnderAndTheCommandsFailureWins) {
+  const std::string out = temp_dir() + "/budget.dat";
+  // markers holds 120 MiB in its Calibration stage.
+  const Result over = qprof({"run", "-q", "-o", out, "--max-peak", "100MiB", "--", workload("markers")});
+  EXPECT_EQ(over.status, 3);
+  EXPECT_NE(over.err.find("qprof: memory budget exceeded: peak RSS "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("exceeds the budget of 100.0 MiB by "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("in stage 'Calibration'"), std::string::npos) << over.err;
+  const Result under = qprof({"run", "-q", "-o", out, "--max-peak", "200MB", "--", workload("markers")});
+  EXPECT_EQ(under.status, 0) << under.err;
+  EXPECT_EQ(under.err.find("budget"), std::string::npos) << "quiet: " << under.err;
+  EXPECT_EQ(qprof({"run", "-q", "-o", out, "--max-peak", "1KiB", "--", workload("exit_with"), "7"}).status, 7);
+  // A metric the trace cannot have (no --cgroup) is an error, not a pass.
+  const Result cgroup = qprof({"run", "-q", "-o", out, "--metric", "cgroup", "--max-peak", "1GiB", "--", "true"});
+  EXPECT_EQ(cgroup.status, 2);
+  EXPECT_NE(cgroup.err.find("has no cgroup (it has: rss"), std::string::npos) << cgroup.err;
+}
+
+TEST(RunBudget, PssBudgetSeesThroughCopyOnWrite) {
+  // 200 MiB shared by four processes: Σ RSS ≈ 800 MiB, PSS ≈ 200 MiB; --metric pss records it.
+  const std::string out = temp_dir() + "/budget_pss.dat";
+  const std::vector<std::string> job{"--", workload("cow_tree"), "200", "3", "600"};
+  std::vector<std::string> rss{"run", "-q", "-o", out, "--max-peak", "300MiB"};
+  rss.insert(rss.end(), job.begin(), job.end());
+  EXPECT_EQ(qprof(rss).status, 3);
+  std::vector<std::string> pss{"run", "-q", "-o", out, "--metric", "pss", "--max-peak", "300MiB"};
+  pss.insert(pss.end(), job.begin(), job.end());
+  const Result r = qprof(pss);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(dat::read_trace(out).pss.empty());
+}
+
+TEST(RunBudget, BadSizesAndBadYamlPathsStopBeforeTheRun) {
+  const std::string flag = temp_dir() + "/budget_ran";
+  for (const std::vector<std::string>& bad : {
+           std::vector<std::string>{"--max-peak", "4gb"},
+           {"--max-peak", "four"},
+           {"--max-peak", ""},
+           {"--metric", "vram"},
+           {"--yaml", temp_dir() + "/no/such/dir/x.yaml"},
+           {"--yaml-stream"},
+       }) {
+    std::vector<std::string> args{"run", "-q", "-o", temp_dir() + "/bad.dat"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.insert(args.end(), {"--", "touch", flag});
+    EXPECT_EQ(qprof(args).status, 2) << bad[0];
+  }
+  EXPECT_FALSE(fs::exists(flag));
+}
+
+// Waits for `path` to hold text that `ok` accepts (a loaded machine is slow).
+std::string wait_for(const std::string& path, const std::function<bool(const std::string&)>& ok) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string text;
+  while (std::chrono::steady_clock::now() < deadline) {
+    text = read_file(path);
+    if (ok(text)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return text;
+}
+
+TEST(RunYamlStream, TheFileIsCurrentWhileTheJobRuns) {
+  const std::string dir = temp_dir() + "/stream";
+  fs::create_directories(dir);
+  const std::string yaml = dir + "/live.yaml", go = dir + "/go";
+  // The job marks a stage start, then waits for the test to have read the YAML.
+  const std::string job = "echo 'QPROF_MARK: Calibration Start' >&2; while [ ! -e " + go +
+                          " ]; do sleep 0.02; done; echo 'QPROF_MARK: Calibration End' >&2";
+  Process p({qprof_bin(), "run", "-q", "-o", dir + "/live.dat", "--yaml", yaml, "--yaml-stream", "--", "sh", "-c", job});
+  const std::string live = wait_for(yaml, [](const std::string& t) { return t.find("Calibration Start") != std::string::npos; });
+  std::ofstream(go).put('x');
+  const Result r = p.wait();
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const YAML::Node y = YAML::Load(live);
+  ASSERT_TRUE(y["qprof"]["in_progress"].as<bool>()) << live;
+  const YAML::Node records = y["memory_usage"];
+  ASSERT_EQ(records.size(), 2u) << live;  // Start and the checkpoint; no End yet
+  EXPECT_EQ(records[1]["step"].as<std::string>(), "Calibration Start");
+  EXPECT_FALSE(y["qprof"]["stages"][0]["closed"].as<bool>());
+  EXPECT_FALSE(y["qprof"]["exit"]);
+
+  const YAML::Node done = YAML::LoadFile(yaml);
+  EXPECT_FALSE(done["qprof"]["in_progress"].as<bool>());
+  EXPECT_EQ(done["memory_usage"].size(), 4u);
+  EXPECT_EQ(done["memory_usage"][3]["step"].as<std::string>(), "End");
+  // Only the YAML and the trace are left: every rewrite replaced the file whole.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"go", "live.dat", "live.yaml"}));
+}
+
+}  // namespace
+}  // namespace qprof::test

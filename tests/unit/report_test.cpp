@@ -1,0 +1,275 @@
+// The exporters over fixture traces: exact tables in text, Markdown and CSV, JSON parsed back.
+#include "qprof/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "qprof/dat_format.hpp"
+
+namespace qprof::report {
+namespace {
+
+constexpr Bytes MiB = 1 << 20;
+
+Trace fixture(const std::string& name) { return dat::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
+
+Document stages_of(const Trace& t, Metric m = Metric::rss) {
+  Document d;
+  d.tables.push_back(stage_table(t, m));
+  return d;
+}
+
+TEST(Formats, Names) {
+  EXPECT_EQ(parse_format("md"), Format::markdown);
+  EXPECT_EQ(parse_format("markdown"), Format::markdown);
+  EXPECT_EQ(parse_format("json"), Format::json);
+  EXPECT_EQ(parse_format("yaml"), std::nullopt);
+}
+
+TEST(StageTable, TextIsAlignedWithUnitsInTheHeader) {
+  EXPECT_EQ(render(stages_of(fixture("quark.dat")), Format::text),
+            "Stages (RSS of the tree, sampled)\n"
+            "stage                  start s   end s  duration s  share  peak MiB  at start MiB  at end MiB  delta MiB\n"
+            "Pre-process              1.200   3.500       2.300   6.5%     520.0         256.0       512.5     +256.5\n"
+            "Calibration              4.000  20.500      16.500  46.3%     700.0         515.0       520.0       +5.0\n"
+            "Quantization (Static)   21.000  35.000      14.000  39.3%     900.0         768.0       640.0     -128.0\n");
+}
+
+TEST(StageTable, UnclosedStagesAreMarkedInEveryFormat) {
+  const Document d = stages_of(fixture("open_stage.dat"));
+  EXPECT_EQ(render(d, Format::text),
+            "Stages (RSS of the tree, sampled)\n"
+            "stage                start s  end s  duration s  share  peak MiB  at start MiB  at end MiB  delta MiB\n"
+            "Load                   0.100  0.300       0.200  25.0%     150.0          50.0       110.0      +60.0\n"
+            "Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0\n"
+            "Eval                   0.600  0.700       0.100  12.5%     400.0         250.0       400.0     +150.0\n"
+            "never ended: a Start marker without its End; the stage runs to the end of the trace\n");
+  EXPECT_EQ(render(d, Format::markdown),
+            "**Stages (RSS of the tree, sampled)**\n"
+            "\n"
+            "| stage               | start s | end s | duration s | share | peak MiB | at start MiB | at end MiB | delta MiB |\n"
+            "| :------------------ | ------: | ----: | ---------: | ----: | -------: | -----------: | ---------: | --------: |\n"
+            "| Load                |   0.100 | 0.300 |      0.200 | 25.0% |    150.0 |         50.0 |      110.0 |     +60.0 |\n"
+            "| Train (never ended) |   0.400 | 0.800 |      0.400 | 50.0% |    400.0 |        110.0 |      260.0 |    +150.0 |\n"
+            "| Eval                |   0.600 | 0.700 |      0.100 | 12.5% |    400.0 |        250.0 |      400.0 |    +150.0 |\n"
+            "\n"
+            "never ended: a Start marker without its End; the stage runs to the end of the trace\n");
+  EXPECT_EQ(render(d, Format::csv),
+            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed\n"
+            "Load,0.1,0.3,0.2,0.25,157286400,0.2,52428800,115343360,62914560,true\n"
+            "Train,0.4,0.8,0.4,0.5,419430400,0.7,115343360,272629760,157286400,false\n"
+            "Eval,0.6,0.7,0.1,0.125,419430400,0.7,262144000,419430400,157286400,true\n");
+  EXPECT_EQ(render(d, Format::csv, {Unit::MiB}).substr(0, 94),
+            "stage,start_s,end_s,duration_s,share,peak_mib,peak_at_s,mem_start_mib,mem_end_mib,mem_delta_mi");
+}
+
+TEST(StageTable, AChosenUnitAndAnotherMetric) {
+  const std::string text = render(stages_of(fixture("quark.dat"), Metric::gpu), Format::text, {Unit::GiB});
+  EXPECT_EQ(text,
+            "Stages (GPU memory of the tree, sampled)\n"
+            "stage                  start s   end s  duration s  share  peak GiB  at start GiB  at end GiB  delta GiB\n"
+            "Pre-process              1.200   3.500       2.300   6.5%         -          0.00        0.00       0.00\n"
+            "Calibration              4.000  20.500      16.500  46.3%      2.00          1.00        2.00      +1.00\n"
+            "Quantization (Static)   21.000  35.000      14.000  39.3%      2.00          2.00        1.50      -0.50\n");
+}
+
+TEST(Report, JsonHoldsFactsPeaksAndStages) {
+  const auto j = nlohmann::json::parse(render(trace_report(fixture("quark.dat")), Format::json));
+  EXPECT_EQ(j["command"], "python3 quantize.py --calib-method minmax");
+  EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 35.6);
+  EXPECT_EQ(j["exit_status"], 0);
+  EXPECT_EQ(j["disk_read_bytes"], 906 * MiB);
+  ASSERT_EQ(j["peaks"].size(), 7u);
+  EXPECT_EQ(j["peaks"][0]["metric"], "rss");
+  EXPECT_EQ(j["peaks"][0]["peak_bytes"], 900 * MiB);
+  EXPECT_DOUBLE_EQ(j["peaks"][0]["at_s"].get<double>(), 22.0);
+  EXPECT_EQ(j["peaks"][0]["stage"], "Quantization (Static)");
+  EXPECT_EQ(j["peaks"][6]["metric"], "kernel_process");
+  EXPECT_TRUE(j["peaks"][6]["at_s"].is_null());
+  EXPECT_EQ(j["peaks"][6]["exact"], true);
+  ASSERT_EQ(j["stages"].size(), 3u);
+  EXPECT_EQ(j["stages"][2]["stage"], "Quantization (Static)");
+  EXPECT_EQ(j["stages"][2]["mem_delta_bytes"], -128 * static_cast<std::int64_t>(MiB));
+  EXPECT_DOUBLE_EQ(j["stages"][2]["peak_at_s"].get<double>(), 22.0);
+  EXPECT_EQ(j["stages"][2]["closed"], true);
+}
+
+TEST(Report, TextStartsWithTheFactsOfTheRun) {
+  const std::string text = render(trace_report(fixture("quark.dat")), Format::text);
+  EXPECT_EQ(text.substr(0, text.find("\nPeaks\n")),
+            "trace         " + std::string(QPROF_TEST_DATA) + "/report/quark.dat\n"
+            "command       python3 quantize.py --calib-method minmax\n"
+            "host          lab-7\n"
+            "duration      35.6 s\n"
+            "samples       16\n"
+            "interval      500 ms\n"
+            "exit status   0\n"
+            "disk read     906.0 MiB\n"
+            "disk written  159.2 MiB\n"
+            "notes         an example warning, kept with the trace\n");
+  EXPECT_NE(text.find("Peaks\n"
+                      "metric          peak MiB    at s  stage                  what\n"
+                      "rss                900.0  22.000  Quantization (Static)  RSS of the tree, sampled\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kernel_process     700.0       -  -                      largest single process, the kernel's peak\n"),
+            std::string::npos)
+      << text;
+}
+
+struct Calibrations {
+  Trace minmax = fixture("minmax.dat"), percentile = fixture("percentile.dat"), layerwise = fixture("layerwise.dat"),
+        minmse = fixture("minmse.dat");
+  std::vector<CompareEntry> entries() const {
+    return {{"minmax", {&minmax}}, {"percentile", {&percentile}}, {"layerwise", {&layerwise}}, {"minmse", {&minmse}}};
+  }
+};
+
+TEST(Compare, TextMarksTheLowestAndShowsRatios) {
+  const Calibrations c;
+  const auto entries = c.entries();
+  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text),
+            "label       duration s   ratio  peak RSS MiB   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
+            "minmax          10.000*   1.00        2580.0    1.00           2400.0*          300.0*            20.0*\n"
+            "percentile      12.000    1.20        2724.0    1.06           2500.0           300.0*            22.0\n"
+            "layerwise       15.000    1.50        2468.0*   0.96                -           900.0             20.0*\n"
+            "minmse          20.000    2.00        2580.0    1.00                -               -                -\n"
+            "* lowest of its column\n"
+            "ratio: to the first row (minmax)\n");
+}
+
+TEST(Compare, StagesAndBudgetsInMarkdown) {
+  const Calibrations c;
+  const auto entries = c.entries();
+  const std::vector<RowBudget> budgets{{false, "ok"}, {true, "over --max-peak by 124.0 MiB (+4.8%)"}, {false, "ok"}, {false, "ok"}};
+  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
+            "| label      | duration s | ratio | peak RSS MiB | ratio | peak kernel MiB | disk read MiB | disk write MiB | peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
+            "| :--------- | ---------: | ----: | -----------: | ----: | --------------: | ------------: | -------------: | ----------------------: | -----------------------: | :----------------------------------- |\n"
+            "| minmax     | **10.000** |  1.00 |       2580.0 |  1.00 |      **2400.0** |     **300.0** |       **20.0** |                  2580.0 |                   2000.0 | ok                                   |\n"
+            "| percentile |     12.000 |  1.20 |       2724.0 |  1.06 |          2500.0 |     **300.0** |           22.0 |                  2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
+            "| layerwise  |     15.000 |  1.50 |   **2468.0** |  0.96 |               - |         900.0 |       **20.0** |              **2200.0** |                   2468.0 | ok                                   |\n"
+            "| minmse     |     20.000 |  2.00 |       2580.0 |  1.00 |               - |             - |              - |                  2580.0 |               **1900.0** | ok                                   |\n"
+            "\n"
+            "Bold: the lowest of its column.\n"
+            "ratio: to the first row (minmax)\n");
+}
+
+TEST(Compare, CsvHasAFieldForEveryDecoration) {
+  const Calibrations c;
+  const std::vector<CompareEntry> entries{{"minmax", {&c.minmax}}, {"minmse", {&c.minmse}}};
+  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::csv),
+            "label,trace,runs,duration_s,duration_s_ratio,duration_s_lowest,peak_rss_bytes,peak_rss_bytes_ratio,"
+            "peak_rss_bytes_lowest,peak_kernel_process_bytes,peak_kernel_process_bytes_ratio,peak_kernel_process_bytes_lowest,"
+            "disk_read_bytes,disk_read_bytes_ratio,disk_read_bytes_lowest,disk_write_bytes,disk_write_bytes_ratio,"
+            "disk_write_bytes_lowest\n"
+            "minmax," + c.minmax.source + ",1,10,1,true,2705326080,1,true,2516582400,1,false,314572800,1,false,20971520,1,false\n"
+            "minmse," + c.minmse.source + ",1,20,2,false,2705326080,1,true,,,,,,,,,\n");
+}
+
+TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
+  const Calibrations c;
+  const std::vector<CompareEntry> entries{{"three runs", {&c.minmax, &c.percentile, &c.layerwise}}, {"minmse", {&c.minmse}}};
+  const std::string out = render(comparison_document(entries, compare(entries, Metric::rss, true)), Format::json);
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["metric"], "rss");
+  ASSERT_EQ(j["comparison"].size(), 2u);
+  const auto& row = j["comparison"][0];
+  EXPECT_EQ(row["label"], "three runs");
+  EXPECT_EQ(row["runs"], 3);
+  EXPECT_EQ(row["trace"], c.minmax.source + ";" + c.percentile.source + ";" + c.layerwise.source);
+  EXPECT_EQ(row["peak_rss_bytes"]["value"], 2580 * MiB);
+  EXPECT_EQ(row["peak_rss_bytes"]["min"], 2468 * MiB);
+  EXPECT_EQ(row["peak_rss_bytes"]["max"], 2724 * MiB);
+  EXPECT_EQ(row["peak_rss_bytes"]["lowest"], true);  // a tie with minmse
+  EXPECT_DOUBLE_EQ(row["duration_s"]["value"].get<double>(), 12.0);
+  EXPECT_EQ(row["stage_peak_bytes:Quantization"]["max"], 2468 * MiB);
+  const auto& second = j["comparison"][1];
+  EXPECT_TRUE(second["disk_read_bytes"]["value"].is_null());
+  EXPECT_NEAR(second["duration_s"]["ratio"].get<double>(), 20.0 / 12.0, 1e-6);
+  // Text shows the spread after the median.
+  const std::string text = render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text);
+  EXPECT_NE(text.find("three runs     3  12.000 (10.000\u201315.000)*   1.00  2580.0 (2468.0\u20132724.0)*"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("repeated runs: the median, then (min\u2013max)"), std::string::npos);
+}
+
+TEST(Peak, OneLinersAsMprofPrintsThem) {
+  const Trace t = fixture("quark.dat");
+  PeakLine l;
+  l.file = "quark.dat";
+  l.peak = find_peak(t, Metric::rss);
+  PeakLine bad;
+  bad.file = "gone.dat";
+  bad.error = "gone.dat: cannot open";
+  EXPECT_EQ(peak_lines({l, bad}, Unit::MiB, true), "quark.dat\t900.000 MiB\n");
+  EXPECT_EQ(peak_lines({l}, Unit::MiB, false), "900.0 MiB\n");
+  EXPECT_EQ(peak_lines({l}, Unit::GiB, false), "0.9 GiB\n");
+  EXPECT_EQ(peak_lines({l}, Unit::B, false), "943718400 B\n");
+  EXPECT_EQ(peak_lines({l}, Unit::MB, true), "quark.dat\t943.718 MB\n");
+  l.children = {{7, 12 * MiB}};
+  EXPECT_EQ(peak_lines({l}, Unit::MiB, true), "quark.dat\t900.000 MiB\n  Child 7\t\t\t12.000 MiB\n");
+}
+
+TEST(Peak, OfAStageAndWhyThereIsNone) {
+  const Trace t = fixture("open_stage.dat");
+  const PeakLine eval = peak_line(t, Metric::rss, "Eval");
+  ASSERT_TRUE(eval.peak);
+  EXPECT_EQ(eval.peak->bytes, 400 * MiB);
+  EXPECT_EQ(eval.where, (std::vector<std::string>{"Eval", "Train"}));
+  EXPECT_NEAR(*eval.relative_t, 0.7, 1e-6);
+  EXPECT_EQ(peak_line(t, Metric::rss, "Load").peak->bytes, 150 * MiB);
+  EXPECT_EQ(peak_line(t, Metric::rss, "Nope").error,
+            t.source + " has no stage 'Nope' (stages: 'Load', 'Train', 'Eval')");
+  EXPECT_EQ(peak_line(t, Metric::gpu).error, t.source + " has no gpu (it has: rss)");
+  const Trace q = fixture("quark.dat");
+  EXPECT_EQ(peak_line(q, Metric::kernel_process, "Calibration").error,
+            "kernel_process has no samples over time, so it has no peak inside a stage");
+  EXPECT_EQ(peak_line(q, Metric::pss, "Calibration").error, q.source + " has no pss sample inside stage 'Calibration'");
+  const Trace c = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
+  EXPECT_EQ(peak_line(c, Metric::rss, "", true).children.size(), 2u);
+}
+
+TEST(Peak, JsonParsesBack) {
+  const Trace t = fixture("quark.dat");
+  PeakLine l;
+  l.file = "quark.dat";
+  l.peak = find_peak(t, Metric::rss);
+  l.relative_t = 22.0;
+  l.where = {"Quantization (Static)"};
+  PeakLine bad;
+  bad.file = "gone.dat";
+  bad.metric = Metric::pss;
+  bad.error = "gone.dat has no pss";
+  const auto one = nlohmann::json::parse(peak_json({l}, Unit::GiB, true));
+  EXPECT_EQ(one["bytes"], 900 * MiB);
+  EXPECT_DOUBLE_EQ(one["value"].get<double>(), 0.878906);
+  EXPECT_EQ(one["unit"], "GiB");
+  EXPECT_EQ(one["stage"], "Quantization (Static)");
+  EXPECT_DOUBLE_EQ(one["relative_time_s"].get<double>(), 22.0);
+  const auto all = nlohmann::json::parse(peak_json({l, bad}, Unit::MiB, false));
+  ASSERT_TRUE(all.is_array());
+  EXPECT_EQ(all[1]["error"], "gone.dat has no pss");
+  EXPECT_EQ(all[1]["metric"], "pss");
+  EXPECT_FALSE(all[1].contains("bytes"));
+}
+
+TEST(Budget, MessageSaysByHowMuchAndWhere) {
+  const Trace t = fixture("quark.dat");
+  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::rss, 800 * MiB)),
+            "peak RSS 900.0 MiB exceeds the budget of 800.0 MiB by 100.0 MiB (+12.5%), at 22 s, in stage "
+            "'Quantization (Static)'");
+  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::rss, 1ull << 30)), "peak RSS 900.0 MiB is within the budget of 1.00 GiB");
+  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::kernel_process, 500 * MiB)),
+            "peak kernel 700.0 MiB exceeds the budget of 500.0 MiB by 200.0 MiB (+40.0%)");
+  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::hwm_sum, 500 * MiB)),
+            "peak VmHWM sum 1000.0 MiB exceeds the budget of 500.0 MiB by 500.0 MiB (+100.0%), at 35.5 s, outside any stage");
+}
+
+TEST(Text, WidthCountsCodePoints) {
+  EXPECT_EQ(display_width("caf\xc3\xa9"), 4u);
+  EXPECT_EQ(display_width("a\u2013b"), 3u);
+}
+
+}  // namespace
+}  // namespace qprof::report

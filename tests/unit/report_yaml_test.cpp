@@ -1,0 +1,222 @@
+// The Quark-layout YAML, parsed back with yaml-cpp; atomic rewrites; the streaming rewriter.
+#include "qprof/report_yaml.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "qprof/dat_format.hpp"
+
+namespace qprof::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+Trace fixture(const std::string& name) { return dat::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
+
+std::string temp_dir() {
+  static const std::string dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "qprof-yaml-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+    static std::string keep = tmpl;
+    std::atexit([] { fs::remove_all(keep); });
+    return tmpl;
+  }();
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void spit(const std::string& path, const std::string& text, std::ios::openmode mode = std::ios::trunc) {
+  std::ofstream out(path, std::ios::binary | mode);
+  out << text;
+}
+
+std::vector<std::string> keys(const YAML::Node& map) {
+  std::vector<std::string> out;
+  for (const auto& kv : map) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+TEST(QuarkYaml, HasQuarksKeysInQuarksOrder) {
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
+  EXPECT_EQ(keys(y), (std::vector<std::string>{"memory_usage", "total_quantization_time_seconds", "peak_memory_mb",
+                                               "gpu_peak_memory_mb", "total_disk_read_mb", "total_disk_write_mb",
+                                               "missing", "qprof"}));
+  ASSERT_EQ(y["memory_usage"].size(), 9u);
+  for (const auto& rec : y["memory_usage"]) {
+    EXPECT_EQ(keys(rec), (std::vector<std::string>{"step", "timestamp", "relative_time_secs", "cpu_memory_mb",
+                                                   "gpu_memory_mb", "disk_read_mb", "disk_write_mb"}));
+  }
+}
+
+TEST(QuarkYaml, RecordsAreTheSamplesAtStartMarkersAndEnd) {
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
+  const YAML::Node r = y["memory_usage"];
+  struct Expect {
+    const char* step;
+    double rel, cpu, gpu, read, write;
+  };
+  const Expect expected[] = {
+      {"Start", 0.0, 128.5, 0.0, 0.0, 0.0},
+      {"Pre-process Start", 1.2, 256.0, 0.0, 45.25, 0.5},
+      {"Pre-process End", 3.5, 512.5, 0.0, 320.75, 1.0},
+      {"Calibration Start", 4.0, 515.0, 1024.0, 320.75, 1.0},
+      {"Calibration End", 20.5, 520.0, 2048.5, 890.5, 2.75},
+      {"Quantization (Static) Start", 21.0, 768.0, 2050.0, 890.5, 2.75},
+      {"Checkpoint saved", 30.0, 700.0, 2050.0, 890.5, 2.75},
+      {"Quantization (Static) End", 35.0, 640.0, 1536.0, 905.25, 158.5},
+      {"End", 35.5, 635.0, 1530.0, 906.0, 159.25},
+  };
+  for (std::size_t i = 0; i < std::size(expected); ++i) {
+    const Expect& e = expected[i];
+    EXPECT_EQ(r[i]["step"].as<std::string>(), e.step);
+    EXPECT_DOUBLE_EQ(r[i]["timestamp"].as<double>(), 1709395200.0 + e.rel) << e.step;
+    EXPECT_DOUBLE_EQ(r[i]["relative_time_secs"].as<double>(), e.rel) << e.step;
+    EXPECT_DOUBLE_EQ(r[i]["cpu_memory_mb"].as<double>(), e.cpu) << e.step;
+    EXPECT_DOUBLE_EQ(r[i]["gpu_memory_mb"].as<double>(), e.gpu) << e.step;
+    EXPECT_DOUBLE_EQ(r[i]["disk_read_mb"].as<double>(), e.read) << e.step;
+    EXPECT_DOUBLE_EQ(r[i]["disk_write_mb"].as<double>(), e.write) << e.step;
+    // Floats stay floats for every reader: "0.0", never "0".
+    EXPECT_NE(r[i]["gpu_memory_mb"].Scalar().find('.'), std::string::npos);
+  }
+}
+
+TEST(QuarkYaml, SummaryAndEverythingElse) {
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
+  EXPECT_DOUBLE_EQ(y["total_quantization_time_seconds"].as<double>(), 35.6);
+  EXPECT_DOUBLE_EQ(y["peak_memory_mb"].as<double>(), 900.0);
+  EXPECT_DOUBLE_EQ(y["gpu_peak_memory_mb"].as<double>(), 2050.0);
+  EXPECT_DOUBLE_EQ(y["total_disk_read_mb"].as<double>(), 906.0);
+  EXPECT_DOUBLE_EQ(y["total_disk_write_mb"].as<double>(), 159.25);
+  EXPECT_EQ(y["missing"].size(), 0u);
+  const YAML::Node q = y["qprof"];
+  EXPECT_EQ(q["command"].as<std::string>(), "python3 quantize.py --calib-method minmax");
+  EXPECT_EQ(q["host"].as<std::string>(), "lab-7");
+  EXPECT_DOUBLE_EQ(q["interval_secs"].as<double>(), 0.5);
+  EXPECT_EQ(q["samples"].as<int>(), 16);
+  EXPECT_EQ(q["memory_unit"].as<std::string>(), "MiB");
+  EXPECT_FALSE(q["in_progress"].as<bool>());
+  EXPECT_EQ(q["exit"]["status"].as<int>(), 0);
+  EXPECT_DOUBLE_EQ(q["peaks"]["rss"]["mb"].as<double>(), 900.0);
+  EXPECT_EQ(q["peaks"]["rss"]["stage"].as<std::string>(), "Quantization (Static)");
+  EXPECT_FALSE(q["peaks"]["rss"]["exact"].as<bool>());
+  EXPECT_DOUBLE_EQ(q["peaks"]["kernel_process"]["mb"].as<double>(), 700.0);
+  EXPECT_TRUE(q["peaks"]["kernel_process"]["exact"].as<bool>());
+  EXPECT_FALSE(q["peaks"]["kernel_process"]["relative_time_secs"]);
+  EXPECT_DOUBLE_EQ(q["peaks"]["cgroup"]["mb"].as<double>(), 950.0);
+  EXPECT_TRUE(q["peaks"]["hwm_sum"]["stage"].IsNull());  // at 35.5 s, after the last stage
+  ASSERT_EQ(q["stages"].size(), 3u);
+  EXPECT_EQ(q["stages"][1]["name"].as<std::string>(), "Calibration");
+  EXPECT_DOUBLE_EQ(q["stages"][1]["duration_secs"].as<double>(), 16.5);
+  EXPECT_DOUBLE_EQ(q["stages"][1]["peak_memory_mb"].as<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(q["stages"][2]["delta_memory_mb"].as<double>(), -128.0);
+  EXPECT_DOUBLE_EQ(q["checkpoints"][8]["pss_mb"].as<double>(), 850.0);
+  EXPECT_DOUBLE_EQ(q["checkpoints"][8]["cpu_seconds"].as<double>(), 30.25);
+  EXPECT_EQ(q["notes"][0].as<std::string>(), "an example warning, kept with the trace");
+}
+
+TEST(QuarkYaml, SeriesTheTraceLacksAreZeroAndListedAsMissing) {
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat")));
+  std::vector<std::string> missing;
+  for (const auto& m : y["missing"]) missing.push_back(m.as<std::string>());
+  EXPECT_EQ(missing, (std::vector<std::string>{"gpu_memory_mb", "gpu_peak_memory_mb", "disk_read_mb", "disk_write_mb",
+                                               "total_disk_read_mb", "total_disk_write_mb"}));
+  for (const auto& rec : y["memory_usage"]) EXPECT_EQ(rec["gpu_memory_mb"].Scalar(), "0.0");
+  EXPECT_EQ(y["gpu_peak_memory_mb"].Scalar(), "0.0");
+  EXPECT_DOUBLE_EQ(y["total_quantization_time_seconds"].as<double>(), 0.8);
+  const YAML::Node q = y["qprof"];
+  EXPECT_FALSE(q["exit"]);  // the trace ends without an EXIT line
+  EXPECT_FALSE(q["checkpoints"]);
+  EXPECT_FALSE(q["stages"][1]["closed"].as<bool>());
+}
+
+TEST(QuarkYaml, InProgressHasNoEndRecordYet) {
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat"), {.in_progress = true}));
+  EXPECT_EQ(y["memory_usage"][y["memory_usage"].size() - 1]["step"].as<std::string>(), "Eval End");
+  EXPECT_TRUE(y["qprof"]["in_progress"].as<bool>());
+}
+
+TEST(QuarkYaml, LabelsAreQuotedAndEscaped) {
+  const std::string label = "Tricky: \"quoted\" # not a comment, true, 12, caf\xc3\xa9\ttab";
+  const Trace t = dat::read_trace_text("MEM 1.0 1.0\nMARK 1.5 " + dat::escape_text(label) + "\nMEM 2.0 2.0\n", "t.dat");
+  const YAML::Node y = YAML::Load(quark_yaml(t));
+  EXPECT_EQ(y["memory_usage"][1]["step"].as<std::string>(), label);
+  // An mprof trace (no header): its time starts at its first sample.
+  EXPECT_DOUBLE_EQ(y["memory_usage"][1]["relative_time_secs"].as<double>(), 0.5);
+  EXPECT_EQ(y["qprof"]["trace_format"].as<int>(), 0);
+}
+
+TEST(AtomicFile, ReplacesWholeAndLeavesNothingBehind) {
+  const std::string dir = temp_dir() + "/atomic";
+  fs::create_directories(dir);
+  const std::string path = dir + "/out.yaml";
+  write_file_atomically(path, "first\n");
+  EXPECT_EQ(slurp(path), "first\n");
+  write_file_atomically(path, "second, longer\n");
+  EXPECT_EQ(slurp(path), "second, longer\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  EXPECT_THROW(write_file_atomically(dir + "/no/such/dir/x.yaml", "x"), std::system_error);
+  EXPECT_THROW(check_writable(dir + "/no/such/dir/x.yaml"), std::system_error);
+  EXPECT_THROW(check_writable(dir), std::system_error);  // a directory
+  EXPECT_NO_THROW(check_writable(path));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+// Waits (a loaded machine is slow) until the stream has written `n` times.
+bool wait_for_rewrites(const QuarkYamlStream& s, std::size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (s.rewrites() < n && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return s.rewrites() >= n;
+}
+
+TEST(QuarkYamlStream, RewritesAtEveryCheckpointFromTheTrace) {
+  const std::string trace = temp_dir() + "/stream.dat", yaml = temp_dir() + "/stream.yaml";
+  spit(trace,
+       "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=100.000000 metric=rss\n"
+       "MEM 10.000000 100.0000\nMEM 20.000000 100.5000\nMARK 100.500000 Load Start\n");
+  QuarkYamlStream stream(trace, yaml);
+  stream.checkpoint();
+  ASSERT_TRUE(wait_for_rewrites(stream, 1));
+  YAML::Node y = YAML::LoadFile(yaml);
+  EXPECT_TRUE(y["qprof"]["in_progress"].as<bool>());
+  ASSERT_EQ(y["memory_usage"].size(), 2u);
+  EXPECT_EQ(y["memory_usage"][1]["step"].as<std::string>(), "Load Start");
+  EXPECT_EQ(y["qprof"]["stages"][0]["closed"].as<bool>(), false);
+
+  // A half-written last line (the sampler mid-flush) is skipped, not an error.
+  spit(trace, "MEM 60.000000 101.0000\nMARK 101.000000 Load End\nMEM 70.0", std::ios::app);
+  stream.checkpoint();
+  stream.finish();
+  EXPECT_EQ(stream.rewrites(), 2u);
+  EXPECT_TRUE(stream.errors().empty());
+  y = YAML::LoadFile(yaml);
+  ASSERT_EQ(y["memory_usage"].size(), 3u);
+  EXPECT_DOUBLE_EQ(y["memory_usage"][2]["cpu_memory_mb"].as<double>(), 60.0);
+  EXPECT_TRUE(y["qprof"]["stages"][0]["closed"].as<bool>());
+}
+
+TEST(QuarkYamlStream, SaysWhyItCouldNotWrite) {
+  QuarkYamlStream stream(temp_dir() + "/missing.dat", temp_dir() + "/never.yaml");
+  stream.checkpoint();
+  stream.checkpoint();
+  stream.finish();
+  EXPECT_EQ(stream.rewrites(), 0u);
+  ASSERT_EQ(stream.errors().size(), 1u);  // each reason once
+  EXPECT_NE(stream.errors()[0].find("missing.dat"), std::string::npos) << stream.errors()[0];
+  EXPECT_FALSE(fs::exists(temp_dir() + "/never.yaml"));
+}
+
+}  // namespace
+}  // namespace qprof::report
