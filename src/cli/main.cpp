@@ -11,7 +11,14 @@ int main(int argc, char** argv) {
   app.name("qprof");
   app.set_version_flag("--version", std::string("qprof ") + std::string(qprof::kVersion));
   app.require_subcommand(1, 1);
-  app.failure_message(CLI::FailureMessage::help);
+  // One line for a bad option, and where to look: not the whole help screen.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    std::string where = "qprof";
+    for (const CLI::App* sub : failed->get_subcommands()) {
+      if (sub->parsed()) where += " " + sub->get_name();
+    }
+    return "qprof: " + std::string(e.what()) + "\nRun '" + where + " --help' for the options.\n";
+  });
 
   qprof::cli::Invocation invocation;
   std::vector<std::string> args(argv + 1, argv + argc);
