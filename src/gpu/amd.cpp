@@ -190,13 +190,7 @@ class AmdBackend final : public Backend {
   std::string description() const override {
     std::string s = "DRM fdinfo";
     if (!kfd_.empty()) s += " + KFD";
-    s += " + sysfs: ";
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-      if (i > 0) s += "; ";
-      s += devices_[i].name + " " + devices_[i].uuid;
-      if (devices_[i].total > 0) s += " " + human_bytes(devices_[i].total);
-    }
-    return s;
+    return s + " + sysfs: " + detail::describe(devices_);
   }
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return false; }

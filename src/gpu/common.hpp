@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "qprof/gpu.hpp"
+#include "qprof/units.hpp"
+
 namespace qprof::gpu::detail {
 
 // Warnings a backend finds on its query threads, each said once, taken by the sampler.
@@ -32,6 +35,17 @@ class Warnings {
   std::vector<std::string> keys_;
   std::vector<std::string> pending_;
 };
+
+// "NVIDIA H100 GPU-… 80.0 GiB; …": the devices a backend found, for its one-line description.
+inline std::string describe(const std::vector<Device>& devices) {
+  std::string s;
+  for (const Device& d : devices) {
+    if (!s.empty()) s += "; ";
+    s += d.name + " " + d.uuid;
+    if (d.total > 0) s += " " + human_bytes(d.total);
+  }
+  return s;
+}
 
 inline bool has_pid(std::span<const pid_t> sorted, pid_t pid) {
   return std::binary_search(sorted.begin(), sorted.end(), pid);

@@ -205,13 +205,7 @@ bool NvmlBackend::discover(std::string& why) {
 std::string NvmlBackend::description() const {
   std::string s = "NVML";
   if (!driver_.empty()) s += ", driver " + driver_;
-  s += " (" + library_ + "): ";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    if (i > 0) s += "; ";
-    s += devices_[i].name + " " + devices_[i].uuid;
-    if (devices_[i].total > 0) s += " " + human_bytes(devices_[i].total);
-  }
-  return s;
+  return s + " (" + library_ + "): " + detail::describe(devices_);
 }
 
 bool NvmlBackend::device_used(std::span<Bytes> used) noexcept {

@@ -201,6 +201,16 @@ class PollingBackend : public Backend {
  public:
   ~PollingBackend() override = default;
   void take_warnings(std::vector<std::string>& out) override { warnings_.take(out); }
+  // The latest device totals the reader thread parsed.
+  bool device_used(std::span<Bytes> used) noexcept override {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool any = false;
+    for (std::size_t i = 0; i < used.size() && i < used_.size(); ++i) {
+      used[i] = used_[i];
+      any = any || used_[i] != kUnknown;
+    }
+    return any;
+  }
 
  protected:
   void start_thread() {
@@ -224,6 +234,8 @@ class PollingBackend : public Backend {
 
   detail::Warnings warnings_;
   std::atomic<bool> quit_{false};
+  mutable std::mutex mu_;     // guards used_ and the derived backend's latest lists
+  std::vector<Bytes> used_;   // per device; kUnknown where unknown
 
  private:
   void loop() {
@@ -277,27 +289,11 @@ class NvidiaSmi final : public PollingBackend {
   std::string_view name() const override { return "nvidia-smi"; }
   std::vector<pid_t> helper_pids() const override { return {gpus_.pid(), apps_child_.pid()}; }
   std::string description() const override {
-    std::string s = "nvidia-smi -lms " + std::to_string(interval_ms_) + " (" + program_ + "): ";
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-      if (i > 0) s += "; ";
-      s += devices_[i].name + " " + devices_[i].uuid;
-      if (devices_[i].total > 0) s += " " + human_bytes(devices_[i].total);
-    }
-    return s;
+    return "nvidia-smi -lms " + std::to_string(interval_ms_) + " (" + program_ + "): " + detail::describe(devices_);
   }
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
-
-  bool device_used(std::span<Bytes> used) noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
-    bool any = false;
-    for (std::size_t i = 0; i < used.size() && i < used_.size(); ++i) {
-      used[i] = used_[i];
-      any = any || used_[i] != kUnknown;
-    }
-    return any;
-  }
 
   bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -390,8 +386,6 @@ class NvidiaSmi final : public PollingBackend {
   std::vector<Device> devices_;
   std::int64_t interval_ms_;
   Child gpus_, apps_child_;
-  mutable std::mutex mu_;
-  std::vector<Bytes> used_;
   std::vector<smi::AppRow> apps_;  // the latest complete list
   std::uint64_t blocks_ = 0;
   bool apps_dead_ = false;
@@ -468,27 +462,11 @@ class RocmSmi final : public PollingBackend {
   std::string_view name() const override { return "rocm-smi"; }
   std::vector<pid_t> helper_pids() const override { return {shell_.pid()}; }
   std::string description() const override {
-    std::string s = "rocm-smi (" + program_ + "): ";
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-      if (i > 0) s += "; ";
-      s += devices_[i].name + " " + devices_[i].uuid;
-      if (devices_[i].total > 0) s += " " + human_bytes(devices_[i].total);
-    }
-    return s;
+    return "rocm-smi (" + program_ + "): " + detail::describe(devices_);
   }
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return false; }
-
-  bool device_used(std::span<Bytes> used) noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
-    bool any = false;
-    for (std::size_t i = 0; i < used.size() && i < used_.size(); ++i) {
-      used[i] = used_[i];
-      any = any || used_[i] != kUnknown;
-    }
-    return any;
-  }
 
   bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -567,8 +545,6 @@ class RocmSmi final : public PollingBackend {
   std::vector<std::string> keys_;  // rocm-smi's card key of each device
   std::int64_t interval_ms_;
   Child shell_;
-  mutable std::mutex mu_;
-  std::vector<Bytes> used_;
   std::vector<smi::RocmProcess> pids_;
   bool have_pids_ = false;
   // reader thread only
