@@ -1,11 +1,15 @@
 // Text that reaches gnuplot. Labels, titles, commands and file names come from other people's
 // programs, so nothing of them may ever be read by gnuplot as code.
 //
-// gnuplot 5.4 expands backquotes (`cmd`, a shell command) inside double-quoted strings and
-// processes backslash escapes there; inside single-quoted strings it expands nothing: no
-// backquote, no @macro, no backslash escape, only '' for one quote (checked against the real
-// gnuplot by the tests). So every string qprof writes into a script is a single-quoted literal
-// made by gp_string(), and a newline, which would end the command, never reaches it.
+// What gnuplot 5.4 does with a line (checked against the real gnuplot by the tests): before it
+// parses a command it replaces `cmd` outside single quotes by the output of a shell command, and
+// @name outside quotes by a macro. Its single-quoted strings would be safe, but their only escape,
+// a doubled quote, is misread when quotes follow each other (three quotes in a row are an error).
+// So every string qprof writes is a double-quoted literal in which the backslash and the double
+// quote are escaped, and the backquote and '@' are written as octal escapes (backslash 140 and
+// 100): the raw line never holds either character, and gnuplot's string parser turns them back
+// into characters only after substitution had its chance. A newline, which would end the command,
+// never reaches it.
 #pragma once
 
 #include <cstddef>
@@ -14,9 +18,9 @@
 
 namespace qprof::plot {
 
-// `text` as a gnuplot single-quoted string literal, quotes included: ' doubled, every control
-// character replaced (newline, tab and carriage return by a space, the others by U+FFFD), invalid
-// UTF-8 replaced by U+FFFD. The result holds no newline and no byte below 0x20.
+// `text` as a gnuplot double-quoted string literal, quotes included (see above). Every control
+// character is replaced (newline, tab and carriage return by a space, the others by U+FFFD), and
+// invalid UTF-8 by U+FFFD. The result holds no newline, no byte below 0x20, no backquote, no '@'.
 std::string gp_string(std::string_view text);
 
 // Valid UTF-8 without control characters (as gp_string does), leading and trailing blanks

@@ -70,12 +70,17 @@ std::string gp_string(std::string_view text) {
   const std::string cleaned = clean(text);
   std::string out;
   out.reserve(cleaned.size() + 2);
-  out += '\'';
+  out += '"';
   for (char c : cleaned) {
-    if (c == '\'') out += "''";
-    else out += c;
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '`': out += "\\140"; break;  // never a backquote in the raw line: no substitution
+      case '@': out += "\\100"; break;  // nor an '@': no macro
+      default: out += c;
+    }
   }
-  out += '\'';
+  out += '"';
   return out;
 }
 
