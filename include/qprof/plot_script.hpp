@@ -6,6 +6,7 @@
 // writes to a descriptor qprof opened for it ("/dev/fd/3"), so no path reaches gnuplot either.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,16 +15,28 @@
 
 namespace qprof::plot {
 
+// One element of a plot command.
+struct PlotItem {
+  std::string spec;  // what follows its data source: "using 1:2 with lines ls 10 title \"…\""
+  int data = -1;     // the chunk's data set it draws; -1: `spec` is the whole element ("NaN notitle")
+};
+
 struct ScriptChunk {
-  std::string commands;                                   // ends with a plot command, or not
+  std::string commands;                                   // before the plot command
+  std::vector<PlotItem> plot;                             // the plot command, if not empty
   std::vector<std::vector<std::pair<double, double>>> data;  // inline data sets, in order
 };
 
 struct Script {
   std::vector<ScriptChunk> chunks;
-  // The whole program as gnuplot would read it (commands with each data set and its "e").
+  // The whole program as gnuplot would read it, data as text (each set ended by "e").
   std::string text() const;
 };
+
+// A chunk's plot command; `source(i)` is how data set i is read: "'-'" for inline text, or
+// "'-' binary …" (the renderer sends binary data: gnuplot reads a pipe one byte per system call
+// when it reads text, which made the data cost more than everything else).
+std::string plot_command(const ScriptChunk& chunk, const std::function<std::string(std::size_t)>& source);
 
 struct StyleSource {
   std::string name;  // for the script's comments (display only)

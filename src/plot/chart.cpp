@@ -220,6 +220,18 @@ class Builder {
           case Panel::cpu: cpu_panel(d, in); break;
           case Panel::io: io_panel(d, in); break;
         }
+        if (d.panel.series.empty()) {
+          // A facet whose trace lacks what its neighbours have: say so rather than look broken.
+          ChartLabel l;
+          l.text = "no " + std::string(panel_name(panels_[k])) + " samples in this trace";
+          l.kind = LabelKind::note;
+          l.coords = ChartLabel::Coords::first_graph;
+          l.x = (xmin_ + xmax_) / 2;
+          l.y = 0.5;
+          l.center = true;
+          d.panel.labels.push_back(std::move(l));
+          d.data_max = 1;
+        }
         if (o_.markers) annotations(d, in);
         drafts_.push_back(std::move(d));
       }
@@ -359,7 +371,6 @@ class Builder {
                        scaled(t.gpu_total.points(), unit)});
       }
     }
-    d.data_max = std::max(d.data_max, 1e-9);
   }
 
   void cpu_panel(Draft& d, const std::vector<TraceInput>& in) {
@@ -398,7 +409,6 @@ class Builder {
                        scaled(rw[i].second, unit)});
       }
     }
-    d.data_max = std::max(d.data_max, 1e-9);
   }
 
   int trace_color(const TraceInput& t) const {

@@ -87,10 +87,20 @@ class SigpipeBlock {
   bool already_pending_ = false;
 };
 
-void send(gnuplotio::Gnuplot& gp, const Script& script) {
+enum class Encoding { text, binary };
+
+void send(gnuplotio::Gnuplot& gp, const Script& script, Encoding encoding) {
+  gp << std::defaultfloat << std::setprecision(10);  // gnuplot-iostream's default is 18 digits
   for (const ScriptChunk& c : script.chunks) {
     gp << c.commands;
-    for (const auto& d : c.data) gp.send1d(d);
+    if (c.plot.empty()) continue;
+    if (encoding == Encoding::binary) {
+      gp << plot_command(c, [&](std::size_t i) { return "'-' binary" + gp.binFmt1d(c.data[i], "record"); });
+      for (const auto& d : c.data) gp.sendBinary1d(d);
+    } else {
+      gp << plot_command(c, [](std::size_t) { return std::string("'-'"); });
+      for (const auto& d : c.data) gp.send1d(d);
+    }
   }
   gp << std::flush;
 }
@@ -178,7 +188,7 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
     }
     // gnuplot-iostream closes the stream (and so gnuplot's stdin) when `gp` goes out of scope.
     gnuplotio::Gnuplot gp(to_gnuplot);
-    send(gp, script);
+    send(gp, script, Encoding::binary);
   }
 
   int status = 0;
@@ -203,7 +213,7 @@ void save_script(const Script& script, const std::string& path) {
   try {
     // gnuplot-iostream's file mode: a command starting with '>' writes there instead of to gnuplot.
     gnuplotio::Gnuplot gp(">" + path);
-    send(gp, script);
+    send(gp, script, Encoding::text);  // a script to read and edit
     if (!gp) throw PlotError("cannot write the gnuplot script to " + path);
   } catch (const std::ios_base::failure& e) {
     throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));

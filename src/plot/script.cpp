@@ -174,32 +174,28 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
   for (const ChartLabel& l : p.labels) write_label(out, l, text_chart);
 
   // One plot command; its data sets follow in the same order.
-  std::vector<std::string> parts;
+  const auto item = [&](std::string spec, std::vector<std::pair<double, double>> data) {
+    chunk.plot.push_back({std::move(spec), static_cast<int>(chunk.data.size())});
+    chunk.data.push_back(std::move(data));
+  };
   for (const ChartSeries& s : p.series) {
     if (s.data.empty()) continue;
     std::vector<std::pair<double, double>> d;
     d.reserve(s.data.size());
     for (const Point& pt : s.data) d.emplace_back(pt.t, pt.v);
     if (s.role == Role::tree && !text_chart) {
-      parts.push_back("'-' using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle");
-      chunk.data.push_back(d);
+      item("using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle", d);
     }
-    std::string part = std::string("'-' using 1:2 with ") + (s.steps ? "steps " : "lines ") + series_style(s);
-    part += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
-    parts.push_back(std::move(part));
-    chunk.data.push_back(std::move(d));
+    std::string spec = std::string("using 1:2 with ") + (s.steps ? "steps " : "lines ") + series_style(s);
+    spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
+    item(std::move(spec), std::move(d));
   }
   for (const ChartPoint& pt : p.points) {
-    parts.push_back(pt.color > 0 ? "'-' using 1:2 with points lt " + std::to_string(pt.color) + " pt 7 ps qprof_point_size notitle"
-                                 : std::string("'-' using 1:2 with points ls 23 notitle"));
-    chunk.data.push_back({{pt.x, pt.y}});
+    item(pt.color > 0 ? "using 1:2 with points lt " + std::to_string(pt.color) + " pt 7 ps qprof_point_size notitle"
+                      : std::string("using 1:2 with points ls 23 notitle"),
+         {{pt.x, pt.y}});
   }
-  if (parts.empty()) {
-    parts.push_back("NaN notitle");
-  }
-  out << "plot ";
-  for (std::size_t i = 0; i < parts.size(); ++i) out << (i ? ", \\\n     " : "") << parts[i];
-  out << "\n";
+  if (chunk.plot.empty()) chunk.plot.push_back({"NaN notitle", -1});
   chunk.commands = out.str();
 }
 
@@ -212,10 +208,22 @@ std::string read_text_file(const std::filesystem::path& p) {
 
 }  // namespace
 
+std::string plot_command(const ScriptChunk& chunk, const std::function<std::string(std::size_t)>& source) {
+  std::string out = "plot ";
+  for (std::size_t i = 0; i < chunk.plot.size(); ++i) {
+    if (i > 0) out += ", \\\n     ";
+    const PlotItem& item = chunk.plot[i];
+    if (item.data >= 0) out += source(static_cast<std::size_t>(item.data)) + " ";
+    out += item.spec;
+  }
+  return out + "\n";
+}
+
 std::string Script::text() const {
   std::ostringstream out;
   for (const ScriptChunk& c : chunks) {
     out << c.commands;
+    if (!c.plot.empty()) out << plot_command(c, [](std::size_t) { return std::string("'-'"); });
     for (const auto& d : c.data) {
       for (const auto& [x, y] : d) out << num(x) << ' ' << num(y) << '\n';
       out << "e\n";
@@ -247,13 +255,13 @@ Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, 
     case OutputTarget::named: head << "set output " << gp_string(output_name) << "\n"; break;
   }
   head << "set multiplot\n";
-  script.chunks.push_back({head.str(), {}});
+  script.chunks.push_back({head.str(), {}, {}});
   for (std::size_t i = 0; i < chart.panels.size(); ++i) {
     ScriptChunk c;
     write_panel(c, chart, chart.panels[i], i == 0);
     script.chunks.push_back(std::move(c));
   }
-  script.chunks.push_back({"unset multiplot\nset output\n", {}});
+  script.chunks.push_back({"unset multiplot\nset output\n", {}, {}});
   return script;
 }
 

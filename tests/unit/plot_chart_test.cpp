@@ -244,7 +244,10 @@ TEST(PlotScript, OutputTargetsAndData) {
   EXPECT_NE(text.find("unset multiplot"), std::string::npos);
   // Each data set ends with "e", as many as there are '-' in the plot commands.
   std::size_t sets = 0;
-  for (const ScriptChunk& ch : s.chunks) sets += ch.data.size();
+  for (const ScriptChunk& ch : s.chunks) {
+    sets += ch.data.size();
+    for (const PlotItem& item : ch.plot) EXPECT_LT(item.data, static_cast<int>(ch.data.size()));
+  }
   std::size_t dashes = 0, pos = 0;
   while ((pos = text.find("'-' using", pos)) != std::string::npos) ++dashes, ++pos;
   EXPECT_EQ(sets, dashes);

@@ -54,7 +54,7 @@ TEST(PlotGnuplot, EscapedStringsRoundTripThroughGnuplotAndRunNothing) {
   for (const std::string& h : hostile) commands += "print " + gp_string(h) + "\n";
   commands += "set print\n";
   Script script;
-  script.chunks.push_back({commands, {}});
+  script.chunks.push_back({commands, {}, {}});
 
   const std::string out_path = (dir / "printed").string();
   const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -81,7 +81,7 @@ TEST(PlotGnuplot, AFailingScriptReportsGnuplotsMessage) {
   const std::string gnuplot = find_program("gnuplot");
   ASSERT_FALSE(gnuplot.empty());
   Script script;
-  script.chunks.push_back({"print 1\nthis is not gnuplot\nprint 2\n", {}});
+  script.chunks.push_back({"print 1\nthis is not gnuplot\nprint 2\n", {}, {}});
   try {
     run_gnuplot(gnuplot, script, -1, {});
     FAIL() << "no error";
@@ -97,7 +97,8 @@ TEST(PlotGnuplot, AGnuplotThatStopsEarlyDoesNotKillUs) {
   ASSERT_FALSE(gnuplot.empty());
   Script script;
   ScriptChunk c;
-  c.commands = "exit status 3\nplot '-' using 1:2 with lines\n";
+  c.commands = "exit status 3\n";
+  c.plot.push_back({"using 1:2 with lines", 0});
   c.data.emplace_back();
   for (int i = 0; i < 400000; ++i) c.data.back().emplace_back(i, i);
   script.chunks.push_back(std::move(c));
