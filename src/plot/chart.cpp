@@ -65,17 +65,32 @@ std::string signal_name(int sig) {
 
 // Rates of a cumulative counter, held over each interval (for `steps`): the point at t[i-1]
 // carries the rate between t[i-1] and t[i]; a last point closes the final interval.
+//
+// An interval much shorter than the others (the extra sample at a marker, the last one at the
+// exit) is merged into its neighbour: counters move in steps (CPU time in 10 ms ticks), and a
+// step over 2 ms would read as 500 %.
 std::vector<Point> rates(const std::vector<Point>& cumulative, double scale) {
   std::vector<Point> out;
   if (cumulative.size() < 2) return out;
-  Point prev = cumulative.front();
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < cumulative.size(); ++i) gaps.push_back(cumulative[i].t - cumulative[i - 1].t);
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  const double shortest = std::max(0.5 * gaps[gaps.size() / 2], 0.0);
+
+  std::vector<Point> kept{cumulative.front()};
   for (std::size_t i = 1; i < cumulative.size(); ++i) {
     const Point& p = cumulative[i];
-    if (p.t <= prev.t) continue;  // merged into the next interval
-    out.push_back({prev.t, std::max(0.0, p.v - prev.v) / (p.t - prev.t) * scale});
-    prev = p;
+    const bool last = i + 1 == cumulative.size();
+    if (p.t - kept.back().t > shortest || (p.t > kept.back().t && kept.size() == 1 && last)) {
+      kept.push_back(p);
+    } else if (last && kept.size() > 1) {
+      kept.back() = p;  // the last short interval joins the one before
+    }
   }
-  if (!out.empty()) out.push_back({prev.t, out.back().v});
+  for (std::size_t i = 1; i < kept.size(); ++i) {
+    out.push_back({kept[i - 1].t, std::max(0.0, kept[i].v - kept[i - 1].v) / (kept[i].t - kept[i - 1].t) * scale});
+  }
+  if (!out.empty()) out.push_back({kept.back().t, out.back().v});
   return out;
 }
 

@@ -87,6 +87,21 @@ TEST(PlotChart, CpuIsPercentOfOneCoreAndIoARate) {
   EXPECT_NEAR(read_max, 400.0, 0.5);
 }
 
+TEST(PlotChart, AShortLastIntervalIsNoCpuSpike) {
+  // One core busy, CPU read every 0.25 s in 10 ms ticks, and a last reading 2 ms after the one
+  // before (qprof's final sample at the exit) that happens to see one more tick.
+  std::string text = "QPROF 1 start=0\nMEM 1.0 0\n";
+  for (int i = 0; i <= 20; ++i) text += "CPU " + std::to_string(i * 0.25) + " " + std::to_string(i * 0.25) + "\n";
+  text += "CPU 5.002 5.01\nMEM 1.0 5.002\n";
+  const TraceData d = reduce_text(text, "cpu.dat", {});
+  PlotOptions o;
+  o.panels = {Panel::memory, Panel::cpu};
+  const Chart c = build_chart({{&d, "cpu"}}, o, Format::png, 1280, 720);
+  const ChartSeries& cpu = c.panels.at(1).series.at(0);
+  for (const Point& p : cpu.data) EXPECT_NEAR(p.v, 100.0, 5.0) << p.t;  // not 500 %
+  EXPECT_NEAR(cpu.data.back().t, 5.002, 1e-9);
+}
+
 TEST(PlotChart, DefaultPanelsAreMemoryAndGpuWhenRecorded) {
   const TraceData full = reduce_file(kData + "/plot/full.dat", {});
   const TraceData mprof = reduce_file(kData + "/mprof/func.dat", {});
