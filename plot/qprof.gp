@@ -6,7 +6,6 @@
 #   qprof_width       pixels (a PDF is qprof_width/96 inches wide), characters for 'dumb'
 #   qprof_height      likewise
 #   qprof_font_size   points (pixels in SVG) that make the text size qprof laid the chart out for
-#   qprof_ansi        1 when a text chart may use ANSI colours
 # and after it: margins, ranges, labels, the key's place, and `set termoption noenhanced`
 # (labels from traces are shown as they are).
 #
@@ -33,11 +32,9 @@ if (qprof_format eq 'png') {
             set terminal pdfcairo size qprof_width / 96.0, qprof_height / 96.0 \
                 font sprintf('%s,%g', font_face, qprof_font_size) rounded
         } else {
-            if (qprof_ansi) {
-                set terminal dumb size qprof_width, qprof_height ansi
-            } else {
-                set terminal dumb size qprof_width, qprof_height mono
-            }
+            # Characters tell the series apart. ('ansi' would colour them, but maps dark text to
+            # black, unreadable on a dark terminal.)
+            set terminal dumb size qprof_width, qprof_height mono nofeed
         }
     }
 }

@@ -51,7 +51,6 @@ struct PlotOptions {
   std::string style;              // a gnuplot file loaded after qprof's own style
   std::string script;             // also write the complete gnuplot script here
   std::string gnuplot = "gnuplot";  // the program: a name looked up in PATH, or a path
-  bool ansi_colors = false;       // text charts: colour with ANSI escapes
   // Warnings ("FILE:LINE: …", gnuplot's own); empty: "qprof: warning: …" on stderr.
   std::function<void(const std::string&)> warn;
 };

@@ -1,8 +1,8 @@
 // Talking to gnuplot. The program is started without a shell (posix_spawn) and the pipe to its
 // stdin is handed to gnuplot-iostream, which sends the commands and the data; qprof keeps the
 // process id to collect gnuplot's exit status and its messages (the 2014 gnuplot-iostream's own
-// popen() loses both). gnuplot writes the chart to a descriptor qprof opened (its fd 3) or to
-// qprof's stdout.
+// popen() loses both). gnuplot writes the chart to a descriptor qprof opened (its fd 3): no
+// path is ever named in the script.
 #pragma once
 
 #include <string>

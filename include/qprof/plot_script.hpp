@@ -43,13 +43,13 @@ struct StyleSource {
   std::string text;  // gnuplot commands
 };
 
-// Where gnuplot writes: a file on descriptor 3, or stdout (text charts).
+// Where gnuplot writes: descriptor 3 (qprof renders so), stdout or a named file (saved scripts).
 enum class OutputTarget { fd3, stdout_, named };
 
 // `styles`: qprof's style, then the user's. `output_name` is used for OutputTarget::named only
 // (a script saved for the user to run later).
 Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, OutputTarget target,
-                    const std::string& output_name = {}, bool ansi_colors = false);
+                    const std::string& output_name = {});
 
 // The directories searched for plot/qprof.gp, in order: $QPROF_PLOT_DIR, <exe>/../share/qprof/plot,
 // the source tree's plot/ (a build tree), the installed share/qprof/plot.

@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -72,8 +71,6 @@ int run_plot(PlotArgs& a, const Invocation& invocation) {
                  (files.size() == 1 ? " trace" : " traces"));
   }
   o.markers = !a.no_markers;
-  const char* term = std::getenv("TERM");
-  o.ansi_colors = o.output == "-" && tty && !std::getenv("NO_COLOR") && term && std::string(term) != "dumb";
 
   std::vector<plot::Input> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});

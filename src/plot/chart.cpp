@@ -373,7 +373,7 @@ class Builder {
                            gpu + ": tree, peak " + bytes_text(g.tree.envelope().max().v, units_.chosen),
                            scaled(g.tree.points(), unit)});
           }
-          if (!g.used.empty()) {
+          if (!g.used.empty() && g.used.envelope().max().v > 0) {  // 0: the backend cannot tell
             std::string title = gpu + ": device in use";
             if (g.info.total > 0) title += " of " + bytes_text(static_cast<double>(g.info.total), units_.chosen);
             if (!g.info.name.empty()) title += " (" + display_text(g.info.name, 32) + ")";

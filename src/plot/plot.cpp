@@ -213,12 +213,28 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
 
   if (!o.script.empty()) {
     save_script(write_script(chart, styles, *format == Format::text ? OutputTarget::stdout_ : OutputTarget::named,
-                             o.output, o.ansi_colors),
+                             o.output),
                 o.script);
   }
   if (*format == Format::text) {
-    std::cout.flush();
-    run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::stdout_, {}, o.ansi_colors), -1, o.warn);
+    // Through a temporary file: gnuplot 5.4's dumb terminal starts with a form feed, even with
+    // `nofeed`, which is not for a terminal or a pipe.
+    FILE* chart_file = std::tmpfile();
+    if (!chart_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    std::string text;
+    try {
+      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn);
+      std::rewind(chart_file);
+      char buf[65536];
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, chart_file)) > 0) text.append(buf, n);
+    } catch (...) {
+      std::fclose(chart_file);
+      throw;
+    }
+    std::fclose(chart_file);
+    if (!text.empty() && text.front() == '\f') text.erase(0, 1);
+    std::cout << text << std::flush;
     return;
   }
   // Drawn into a new file beside the output and renamed over it once gnuplot succeeded: a

@@ -233,7 +233,7 @@ std::string Script::text() const {
 }
 
 Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, OutputTarget target,
-                    const std::string& output_name, bool ansi_colors) {
+                    const std::string& output_name) {
   Script script;
   std::ostringstream head;
   head << "# qprof " << kVersion << " plot: a generated gnuplot program (gnuplot 5.2 or newer)\n";
@@ -241,7 +241,6 @@ Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, 
   head << "qprof_format = '" << format_name(chart.format) << "'\n";
   head << "qprof_width = " << chart.width << "\nqprof_height = " << chart.height << "\n";
   head << "qprof_font_size = " << num(chart.font_size) << "\n";
-  head << "qprof_ansi = " << (ansi_colors ? 1 : 0) << "\n";
   for (std::size_t i = 0; i < styles.size(); ++i) {
     head << "# ---- style " << (i + 1) << " of " << styles.size() << "\n" << styles[i].text;
     if (!styles[i].text.empty() && styles[i].text.back() != '\n') head << '\n';
