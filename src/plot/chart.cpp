@@ -18,7 +18,7 @@ namespace qprof::plot {
 namespace {
 
 constexpr int kPalette = 8;
-constexpr std::size_t kMaxChildren = 7;  // per trace: palette slots 2–8 (1 is the tree's blue)
+constexpr std::size_t kMaxChildren = 7;  // per trace, the highest peaks: palette slots 2–8 (1 is the tree's)
 
 int palette_slot(std::size_t i) { return static_cast<int>(i % kPalette) + 1; }
 
@@ -38,9 +38,16 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// A byte count held in a double, back as Bytes without overflow (a PEAK line may say 2^64 - 1).
+Bytes to_bytes(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709549568.0) return ~Bytes{0};  // the largest double below 2^64
+  return static_cast<Bytes>(std::round(v));
+}
+
 std::string bytes_text(double bytes, const std::optional<Unit>& unit) {
   if (unit) return fmt("%.4g", bytes / unit_bytes(*unit)) + " " + std::string(unit_name(*unit));
-  return human_bytes(static_cast<Bytes>(std::llround(std::max(0.0, bytes))));
+  return human_bytes(to_bytes(bytes));
 }
 
 std::string metric_name(const TraceData& d) {
@@ -212,8 +219,8 @@ class Builder {
       }
     }
     units_.chosen = o_.unit;
-    units_.memory = o_.unit.value_or(auto_unit(static_cast<Bytes>(mem)));
-    units_.gpu = o_.unit.value_or(auto_unit(static_cast<Bytes>(gpu)));
+    units_.memory = o_.unit.value_or(auto_unit(to_bytes(mem)));
+    units_.gpu = o_.unit.value_or(auto_unit(to_bytes(gpu)));
   }
 
   // ---- panel contents --------------------------------------------------------------------
@@ -316,7 +323,7 @@ class Builder {
     std::stable_sort(order.begin(), order.end(), [](const ChildData* a, const ChildData* b) {
       return a->mem.envelope().max().v > b->mem.envelope().max().v;
     });
-    const std::size_t shown = single ? std::min(order.size(), kMaxChildren) : order.size();
+    const std::size_t shown = std::min(order.size(), kMaxChildren);
     if (shown < order.size()) {
       note(in.label + ": the " + std::to_string(shown) + " processes with the highest peaks of " +
            std::to_string(order.size()) + " are drawn");
@@ -813,7 +820,7 @@ std::vector<Panel> resolve_panels(const std::vector<TraceInput>& traces, const P
 }
 
 std::pair<int, int> default_size(const std::vector<Panel>& panels, std::size_t stacks) {
-  double h = 110;  // title, time axis, notes
+  double h = 160;  // title, time axis, notes: one memory panel makes 1280×720
   for (std::size_t s = 0; s < std::max<std::size_t>(stacks, 1); ++s) {
     for (Panel p : panels) h += panel_weight(p) * (stacks > 1 ? 320 : 540) + 20;
     if (stacks > 1) h += 30;

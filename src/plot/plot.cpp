@@ -66,22 +66,49 @@ std::string read_style(const std::string& path) {
   return ss.str();
 }
 
-// A new file next to `target` (same file system, so it can be renamed over it), created with the
-// usual permissions (0666 less umask). Returns its descriptor and path.
-std::pair<int, std::string> temp_beside(const std::string& target) {
-  const std::filesystem::path t(target);
-  const std::filesystem::path dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
-  std::random_device rd;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    char suffix[24];
-    std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
-    const std::string path = (dir / ("." + t.filename().string() + suffix)).string();
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return {fd, path};
-    if (errno != EEXIST) throw PlotError("cannot write " + target + ": " + std::strerror(errno));
+// The chart's file while gnuplot draws it: a new file beside the target (same file system),
+// created with the usual permissions (0666 less umask) and renamed over the target only by
+// commit(), so that a failed chart never leaves half a file nor replaces a good one.
+class PendingFile {
+ public:
+  explicit PendingFile(std::string target) : target_(std::move(target)) {
+    const std::filesystem::path t(target_);
+    const std::filesystem::path dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
+    std::random_device rd;
+    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+      char suffix[24];
+      std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
+      path_ = (dir / ("." + t.filename().string() + suffix)).string();
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && errno != EEXIST) throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
+    }
+    if (fd_ < 0) throw PlotError("cannot write " + target_ + ": no free temporary name");
   }
-  throw PlotError("cannot write " + target + ": no free temporary name");
-}
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+  ~PendingFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  int fd() const { return fd_; }
+
+  void commit() {
+    if (::fsync(fd_) != 0 && errno != EINVAL) throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
+    ::close(fd_);
+    fd_ = -1;
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0 || st.st_size == 0) throw PlotError("gnuplot wrote nothing to " + target_);
+    if (::rename(path_.c_str(), target_.c_str()) != 0) {
+      throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
+    }
+    committed_ = true;
+  }
+
+ private:
+  std::string target_, path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
 
 }  // namespace
 
@@ -180,6 +207,9 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   }
   std::vector<StyleSource> styles{default_style()};
   if (!o.style.empty()) styles.push_back({o.style, read_style(o.style)});
+  // A folder that cannot be written to is found before a long trace is read.
+  std::optional<PendingFile> out;
+  if (*format != Format::text) out.emplace(o.output);
 
   // Width first: the envelopes are as fine as the chart is wide.
   int width = o.width, height = o.height;
@@ -237,24 +267,8 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     std::cout << text << std::flush;
     return;
   }
-  // Drawn into a new file beside the output and renamed over it once gnuplot succeeded: a
-  // failed chart never leaves half a file, nor replaces a good one.
-  auto [fd, temp] = temp_beside(o.output);
-  try {
-    run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fd, o.warn);
-    if (::fsync(fd) != 0 && errno != EINVAL) throw PlotError("cannot write " + o.output + ": " + std::strerror(errno));
-    ::close(fd);
-    fd = -1;
-    struct stat st {};
-    if (::stat(temp.c_str(), &st) != 0 || st.st_size == 0) throw PlotError("gnuplot wrote nothing to " + o.output);
-    if (::rename(temp.c_str(), o.output.c_str()) != 0) {
-      throw PlotError("cannot write " + o.output + ": " + std::strerror(errno));
-    }
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
+  run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), out->fd(), o.warn);
+  out->commit();
 }
 
 }  // namespace qprof::plot

@@ -134,7 +134,7 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     out << time_format(chart.time_format);
     out << "set xlabel " << gp_string(chart.xlabel) << "\n";
   } else {
-    out << "set format x ''\nunset xlabel\n";
+    out << "set format x ''\nset xlabel ''\n";  // not unset: that would drop a style's colour
   }
   out << "set format y '% h'\n";
   out << "set ylabel " << gp_string(p.ylabel) << "\n";

@@ -274,6 +274,7 @@ TEST(Plot, UsageErrors) {
       {"plot", f, "-o", dir + "/x.png", "--panels", "memory,disk"},
       {"plot", "-o", dir + "/x.png"},
       {"plot", f, "-o", dir + "/x.png", "--window", "100,200"},  // nothing in it
+      {"plot", f, "-o", dir + "/no/such/folder/x.png"},
   };
   for (const auto& args : bad) {
     const Result r = qprof(args);
@@ -315,6 +316,17 @@ TEST(Plot, StyleFileChangesTheLookAndItsErrorsAreReported) {
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/y.png", "--style", dir + "/no-such-style.gp"});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(has(r.err, "no-such-style.gp")) << r.err;
+}
+
+TEST(Plot, TheDarkStyleRenders) {
+  const std::string dir = test_dir();
+  const std::string dark = data_file("../../plot/dark.gp");
+  for (const char* ext : {".png", ".svg", ".pdf"}) {
+    const Result r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/dark" + ext, "--style", dark});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "") << ext;  // not even a gnuplot warning
+  }
+  EXPECT_TRUE(has(read_file(dir + "/dark.svg"), "fill=\"#1e1f24\""));  // the background
 }
 
 TEST(Plot, SavedScriptRendersOnItsOwn) {

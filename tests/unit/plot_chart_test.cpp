@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "qprof/plot_chart.hpp"
@@ -100,6 +101,24 @@ TEST(PlotChart, AShortLastIntervalIsNoCpuSpike) {
   const ChartSeries& cpu = c.panels.at(1).series.at(0);
   for (const Point& p : cpu.data) EXPECT_NEAR(p.v, 100.0, 5.0) << p.t;  // not 500 %
   EXPECT_NEAR(cpu.data.back().t, 5.002, 1e-9);
+}
+
+TEST(PlotChart, ExtremeValuesStayNumbers) {
+  const std::string text =
+      "QPROF 1 start=0\nMEM 0 0\nMEM 17592186044415.999999 0.5\nPEAK cgroup 18446744073709551615\n"
+      "GPU 0.5 0 18446744073709551615 0\n";
+  const TraceData d = reduce_text(text, "big.dat", {});
+  const Chart c = build_chart({{&d, "big"}}, {}, Format::png, 1280, 720);
+  EXPECT_EQ(c.panels.at(0).ylabel, "memory (GiB)");
+  EXPECT_TRUE(std::isfinite(c.panels.at(0).ymax));
+  EXPECT_GT(c.panels.at(0).ymax, 1.7e10);  // 2^64 bytes in GiB
+}
+
+TEST(PlotChart, DefaultSizes) {
+  EXPECT_EQ(default_size({Panel::memory}, 1), (std::pair{1280, 720}));
+  EXPECT_GT(default_size({Panel::memory, Panel::gpu}, 1).second, 720);
+  EXPECT_GT(default_size({Panel::memory}, 3).second, default_size({Panel::memory}, 2).second);
+  EXPECT_LE(default_size({Panel::memory, Panel::gpu, Panel::cpu, Panel::io}, 40).second, 4000);
 }
 
 TEST(PlotChart, DefaultPanelsAreMemoryAndGpuWhenRecorded) {
