@@ -200,6 +200,9 @@ class Builder {
       end = std::max(end, t.data->t_end);
       if (!t.data->markers.empty()) end = std::max(end, t.data->markers.back().t);
       if (t.data->exit) end = std::max(end, t.data->exit->t);
+      for (const Stage& st : t.data->stages) {
+        if (st.closed) end = std::max(end, st.t_end);  // mprof writes FUNC lines after its last sample
+      }
     }
     xmax_ = o_.to.value_or(end);
     if (!(xmax_ > xmin_)) xmax_ = xmin_ + 1.0;  // a single sample
@@ -294,7 +297,8 @@ class Builder {
           add_series(d, {Role::pss, 0, false, false, "PSS of the tree", scaled(t.pss.points(), unit)});
           add_series(d, {Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)});
         }
-        add_series(d, {Role::tree, 0, false, false, "tree " + metric_name(t) + ", peak " + peak_text,
+        // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
+        add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + peak_text,
                        scaled(t.mem.points(), unit)});
         exact_peaks(d, t, 0, unit, true);
         d.peak = ChartPoint{peak.t, peak.v / unit, 0};
