@@ -94,14 +94,15 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->footer(
       "Usage: qprof plot FILE [FILE...] [-o OUT] [OPTIONS]\n"
       "Several files are overlaid, each from its own start (or one panel each with --facet).\n"
-      "Without -o the chart is drawn in the terminal; exit status 2 on bad input or when gnuplot is missing.");
+      "Without -o, a text chart when stdout is a terminal. Exit status 2 on bad options or input, or when gnuplot\n"
+      "is missing or fails.");
   cmd->add_option("files", a->files, "Traces: .dat files written by qprof run or mprof run");
   cmd->add_option("-o,--output", a->output,
                   "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default on a terminal)");
   cmd->add_option("--size", a->size, "WIDTHxHEIGHT in pixels (characters for a text chart); default 1280 wide");
   cmd->add_option("--title", a->opts.title, "Chart title (default: the command line of a single trace)");
   cmd->add_option("--unit", a->unit, "Memory unit: MiB, GiB, MB or GB (default: MiB, GiB from 10 GiB)");
-  cmd->add_option("--window", a->window, "T0,T1: only this part of the run, in seconds from the start (T0, or ,T1)");
+  cmd->add_option("--window", a->window, "T0,T1: only this part of the run, in seconds from the start (\"T0,\" or \",T1\" leave a side open)");
   cmd->add_flag("--no-markers", a->no_markers, "No checkpoints, stages or exit annotations");
   cmd->add_option("--label", a->labels, "Name of a trace in the legend, once per file in order (default: the file name's stem)")
       ->allow_extra_args(false);
