@@ -755,7 +755,7 @@ class Builder {
     if (xmax_ <= 600) {
       chart_.time_format = TimeFormat::seconds;
       chart_.xlabel = "time from start (s)";
-    } else if (xmax_ <= 6 * 3600) {
+    } else if (xmax_ <= 2 * 3600) {  // as human_seconds: minutes up to 2 h
       chart_.time_format = TimeFormat::minutes;
       chart_.xtic_step = pick({30, 60, 120, 300, 600, 900, 1200, 1800, 3600});
       chart_.xlabel = "time from start (min:s)";

@@ -200,6 +200,13 @@ TEST(PlotChart, LongTracesReadInMinutesOrHours) {
   EXPECT_EQ(c.time_format, TimeFormat::minutes);
   EXPECT_GE(c.xtic_step, 300);
   EXPECT_EQ(c.xlabel, "time from start (min:s)");
+  std::string three = "QPROF 1 start=0\n";
+  for (int i = 0; i <= 100; ++i) three += "MEM 1.0 " + std::to_string(i * 108) + "\n";  // three hours
+  const TraceData hours = reduce_text(three, "three.dat", {});
+  const Chart h = build_chart({{&hours, "h"}}, {}, Format::png, 1280, 720);
+  EXPECT_EQ(h.time_format, TimeFormat::hours);
+  EXPECT_GE(h.xtic_step, 1200);
+  EXPECT_EQ(h.xlabel, "time from start (h:min)");
 }
 
 // The structural promise of the script: a chart's commands hold no backquote and no '@' at all
