@@ -34,5 +34,6 @@ Command add_run(CLI::App& app, const Invocation& invocation);
 Command add_peak(CLI::App& app, const Invocation& invocation);
 Command add_report(CLI::App& app, const Invocation& invocation);
 Command add_compare(CLI::App& app, const Invocation& invocation);
+Command add_plot(CLI::App& app, const Invocation& invocation);
 
 }  // namespace qprof::cli

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   commands.push_back(qprof::cli::add_peak(app, invocation));
   commands.push_back(qprof::cli::add_report(app, invocation));
   commands.push_back(qprof::cli::add_compare(app, invocation));
+  commands.push_back(qprof::cli::add_plot(app, invocation));
 
   try {
     app.parse(args);

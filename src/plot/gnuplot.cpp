@@ -1,0 +1,223 @@
+#include "qprof/plot_gnuplot.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gnuplot-iostream.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "qprof/plot.hpp"
+
+extern char** environ;
+
+namespace qprof::plot {
+namespace {
+
+constexpr int kHighFd = 10;  // descriptors handed to gnuplot are moved above 0–3 first
+
+bool executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// A descriptor closed at scope exit.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset(int f = -1) {
+    if (fd >= 0) ::close(fd);
+    fd = f;
+  }
+  int release() {
+    const int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+// A close-on-exec copy of `fd` numbered kHighFd or above; throws PlotError.
+int high_copy(int fd, const char* what) {
+  const int c = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
+  if (c < 0) throw PlotError(std::string("cannot set up ") + what + ": " + std::strerror(errno));
+  return c;
+}
+
+// SIGPIPE is held back while qprof writes to gnuplot: if gnuplot stops early (an error in a
+// style file), the write fails with EPIPE instead of killing qprof, and gnuplot's message says why.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    already_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeBlock() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!already_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      const timespec zero{0, 0};
+      sigtimedwait(&pipe, nullptr, &zero);  // ours: consume it
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t old_;
+  bool already_pending_ = false;
+};
+
+enum class Encoding { text, binary };
+
+void send(gnuplotio::Gnuplot& gp, const Script& script, Encoding encoding) {
+  gp << std::defaultfloat << std::setprecision(10);  // gnuplot-iostream's default is 18 digits
+  for (const ScriptChunk& c : script.chunks) {
+    gp << c.commands;
+    if (c.plot.empty()) continue;
+    if (encoding == Encoding::binary) {
+      gp << plot_command(c, [&](std::size_t i) { return "'-' binary" + gp.binFmt1d(c.data[i], "record"); });
+      for (const auto& d : c.data) gp.sendBinary1d(d);
+    } else {
+      gp << plot_command(c, [](std::size_t) { return std::string("'-'"); });
+      for (const auto& d : c.data) gp.send1d(d);
+    }
+  }
+  gp << std::flush;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  ::lseek(fd, 0, SEEK_SET);
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > (1u << 20)) break;  // enough to say what went wrong
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string find_program(const std::string& program) {
+  if (program.empty()) return {};
+  if (program.find('/') != std::string::npos) return executable(program) ? program : std::string();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + program;
+    if (executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn) {
+  // Its messages go to an unlinked temporary file: a pipe could fill up while qprof is writing.
+  FILE* err_file = std::tmpfile();
+  if (!err_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
+  Fd err(high_copy(fileno(err_file), "gnuplot's error output"));
+  std::fclose(err_file);
+
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw PlotError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  Fd pipe_read(p[0]), pipe_write(p[1]);
+  pipe_read.reset(high_copy(p[0], "a pipe"));
+  Fd out;
+  if (output_fd >= 0) out.reset(high_copy(output_fd, "the output file"));
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_read.fd, 0);
+  posix_spawn_file_actions_adddup2(&actions, err.fd, 2);
+  if (out.fd >= 0) posix_spawn_file_actions_adddup2(&actions, out.fd, 3);
+  std::string arg0 = gnuplot;
+  char* argv[] = {arg0.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw PlotError("cannot run " + gnuplot + ": " + std::strerror(rc));
+  pipe_read.reset();
+  out.reset();
+
+  {
+    SigpipeBlock block;
+    FILE* to_gnuplot = ::fdopen(pipe_write.release(), "w");
+    if (!to_gnuplot) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      throw PlotError(std::string("cannot write to gnuplot: ") + std::strerror(errno));
+    }
+    // gnuplot-iostream closes the stream (and so gnuplot's stdin) when `gp` goes out of scope.
+    gnuplotio::Gnuplot gp(to_gnuplot);
+    send(gp, script, Encoding::binary);
+  }
+
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::vector<std::string> said = lines_of(read_all(err.fd));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (warn) {
+      for (const std::string& l : said) warn("gnuplot: " + l);
+    }
+    return;
+  }
+  std::string why = WIFSIGNALED(status) ? "gnuplot was killed by signal " + std::to_string(WTERMSIG(status))
+                                        : "gnuplot failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  // Its last words say what went wrong; the script line it quotes can be long.
+  const std::size_t from = said.size() > 12 ? said.size() - 12 : 0;
+  for (std::size_t i = from; i < said.size(); ++i) why += "\n  " + said[i];
+  throw PlotError(why);
+}
+
+void save_script(const Script& script, const std::string& path) {
+  try {
+    // gnuplot-iostream's file mode: a command starting with '>' writes there instead of to gnuplot.
+    gnuplotio::Gnuplot gp(">" + path);
+    send(gp, script, Encoding::text);  // a script to read and edit
+    if (!gp) throw PlotError("cannot write the gnuplot script to " + path);
+  } catch (const std::ios_base::failure& e) {
+    throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace qprof::plot

@@ -1,0 +1,134 @@
+#include "qprof/plot_reduce.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "qprof/dat_format.hpp"
+
+namespace qprof::plot {
+namespace {
+
+const std::string kData = QPROF_TEST_DATA;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+TEST(PlotReduce, FullQprofTrace) {
+  std::vector<std::string> warnings;
+  const TraceData d = reduce_file(kData + "/plot/full.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_TRUE(d.qprof);
+  EXPECT_DOUBLE_EQ(d.t0, 1700000000.0);
+  EXPECT_EQ(d.samples, 241u);
+  EXPECT_NEAR(d.t_end, 12.0, 1e-3);
+  EXPECT_EQ(d.cmdline, "python3 quantize.py --calib-method minmax --model llama-7b");
+  // The spike at 6 s is the peak.
+  EXPECT_NEAR(d.mem.envelope().max().t, 6.0, 1e-3);
+  EXPECT_NEAR(d.mem.envelope().max().v, 5.4 * 1024 * kMiB, kMiB);
+  EXPECT_EQ(d.children.size(), 3u);
+  EXPECT_FALSE(d.pss.empty());
+  EXPECT_FALSE(d.uss.empty());
+  EXPECT_FALSE(d.cgroup.empty());
+  ASSERT_EQ(d.gpus.size(), 2u);
+  EXPECT_EQ(d.gpus[0].info.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d.gpus[1].info.total, 85899345920u);
+  // The sum over devices is taken once per round: 20 + 10 GiB at most.
+  EXPECT_DOUBLE_EQ(d.gpu_total.envelope().max().v, 30.0 * 1024 * kMiB);
+  EXPECT_FALSE(d.cpu.empty());
+  EXPECT_FALSE(d.io_read.empty());
+  EXPECT_EQ(d.peaks.at("kernel_process"), 3113851289u);
+  EXPECT_EQ(d.peaks.at("cgroup"), 6075029913u);  // the PEAK line wins over the samples
+  ASSERT_TRUE(d.exit);
+  EXPECT_EQ(d.exit->signal, 9);
+  EXPECT_NEAR(d.exit->t, 12.01, 1e-6);
+
+  // Stages from the markers; their markers are edges, the others checkpoints.
+  ASSERT_EQ(d.stages.size(), 4u);
+  EXPECT_EQ(d.stages[0].name, "Load");
+  EXPECT_NEAR(d.stages[0].t_start, 0.1, 1e-6);
+  EXPECT_EQ(d.stages[3].name, "Export");
+  EXPECT_FALSE(d.stages[3].closed);
+  std::vector<std::string> checkpoints;
+  for (const PlotMarker& m : d.markers) {
+    if (!m.stage_edge) checkpoints.push_back(m.label);
+  }
+  EXPECT_EQ(checkpoints, (std::vector<std::string>{"checkpoint: batch 100", "saved weights to /tmp/out"}));
+}
+
+TEST(PlotReduce, MprofTracesTakeStagesFromFunc) {
+  const TraceData func = reduce_file(kData + "/mprof/func.dat", {});
+  EXPECT_FALSE(func.qprof);
+  ASSERT_EQ(func.stages.size(), 2u);
+  EXPECT_EQ(func.stages[0].name, "__main__.load");
+  // The start is the first sample (mprof has no header): FUNC lines before it are relative to it.
+  EXPECT_DOUBLE_EQ(func.t0, 1795255548.5936);
+  EXPECT_NEAR(func.stages[0].t_start, 1795255548.6497 - 1795255548.5936, 1e-6);
+  const TraceData children = reduce_file(kData + "/mprof/children.dat", {});
+  EXPECT_EQ(children.children.size(), 2u);
+  ReduceOptions no_children;
+  no_children.children = false;
+  EXPECT_TRUE(reduce_file(kData + "/mprof/children.dat", no_children).children.empty());
+}
+
+TEST(PlotReduce, WindowKeepsTheNeighboursOutside) {
+  std::string text = "QPROF 1 start=100\n";
+  for (int i = 0; i <= 100; ++i) {
+    char line[64];
+    std::snprintf(line, sizeof line, "MEM %d.0 %.4f\n", i, 100.0 + i * 0.1);
+    text += line;
+  }
+  ReduceOptions o;
+  o.from = 2.0;
+  o.to = 5.0;
+  const TraceData d = reduce_text(text, "w.dat", o);
+  EXPECT_EQ(d.samples, 101u);  // every line counted
+  const auto pts = d.mem.points();
+  ASSERT_FALSE(pts.empty());
+  EXPECT_NEAR(pts.front().t, 1.9, 1e-6);  // the last one before
+  EXPECT_NEAR(pts.back().t, 5.1, 1e-6);   // the first one after
+  EXPECT_NEAR(d.mem.envelope().max().v, 50 * kMiB, 1);  // the peak within the window
+  EXPECT_EQ(d.mem.envelope().count(), 31u);
+}
+
+TEST(PlotReduce, ErrorsCarryFileAndLine) {
+  try {
+    reduce_file(kData + "/plot/malformed.dat", {});
+    FAIL() << "no error";
+  } catch (const dat::ParseError& e) {
+    EXPECT_EQ(e.line(), 5u);
+    EXPECT_NE(std::string(e.what()).find("malformed.dat:5:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(reduce_file(kData + "/plot/empty.dat", {}), dat::ParseError);
+  std::vector<std::string> warnings;
+  const TraceData t = reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
+  EXPECT_EQ(t.samples, 20u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("truncated.dat:23:"), std::string::npos) << warnings[0];
+}
+
+// A million samples with one spike: the envelope must keep it, in little memory.
+TEST(PlotReduce, MillionSamplesKeepTheSpike) {
+  std::string text = "QPROF 1 start=1000\n";
+  text.reserve(40u * 1'000'000u);
+  std::mt19937 rng(3);
+  const int spike = 612'345;
+  for (int i = 0; i < 1'000'000; ++i) {
+    const double mib = i == spike ? 9000.0 : 100.0 + (rng() % 1000) / 10.0;
+    char line[64];
+    std::snprintf(line, sizeof line, "MEM %.6f %.4f\n", mib, 1000.0 + i * 0.001);
+    text += line;
+  }
+  ReduceOptions o;
+  o.columns = 1000;
+  const TraceData d = reduce_text(text, "million.dat", o);
+  const auto pts = d.mem.points();
+  EXPECT_LE(pts.size(), 8000u);
+  const auto top = std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.v < b.v; });
+  EXPECT_DOUBLE_EQ(top->v, dat::from_mib(9000.0));
+  EXPECT_NEAR(top->t, spike * 0.001, 1e-6);
+}
+
+}  // namespace
+}  // namespace qprof::plot
