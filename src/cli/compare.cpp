@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/plot.hpp"
 #include "qprof/dat_format.hpp"
 #include "qprof/run_session.hpp"
 
@@ -30,7 +31,30 @@ struct CompareCli {
   std::string max_growth;
   std::string max_peak;
   std::string prefix = "qprof_compare";
+  std::string plot;        // --plot OUT: the overlay chart of every run
+  bool plot_facet = false;
 };
+
+// The chart of the compared runs, through the plot module: one line per run, aligned at t=0.
+int draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
+  std::vector<plot::Input> inputs;
+  for (const CompareEntry& e : entries) {
+    for (std::size_t r = 0; r < e.runs.size(); ++r) {
+      inputs.push_back({e.runs[r]->source, e.runs.size() > 1 ? e.label + " #" + std::to_string(r + 1) : e.label});
+    }
+  }
+  plot::PlotOptions options;
+  options.output = o.plot;
+  options.facet = o.plot_facet;
+  options.unit = unit_of(o.unit);
+  try {
+    plot::plot(inputs, options);
+  } catch (const std::exception& e) {
+    std::cerr << "qprof compare: --plot: " << e.what() << '\n';
+    return kUsageError;
+  }
+  return 0;
+}
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
@@ -208,7 +232,9 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
   const Verdicts v = check_budgets(o, entries, c);
   std::cout << report::render(report::comparison_document(entries, c, v.rows), format_of(o.format), {unit_of(o.unit)});
   std::cout.flush();
+  const int drawn = o.plot.empty() ? 0 : draw(o, entries);
   if (failed) return failed;
+  if (drawn != 0) return drawn;
   if (v.unknown) return kUsageError;
   return v.over ? kBudgetExceeded : 0;
 }
@@ -241,6 +267,11 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("--max-growth", opts->max_growth, "Budget: a peak at most this much above the first row's (10%, 200MiB)")
       ->check(growth_check());
   cmp->add_option("--max-peak", opts->max_peak, "Budget: a peak at most SIZE (4GiB, 512MB, bytes)")->check(size_check());
+  cmp->add_option("--plot", opts->plot, "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
+      ->check([](const std::string& out) -> std::string {
+        return plot::format_for(out) ? "" : "'" + out + "' is not .png, .svg, .pdf or -";
+      });
+  cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
   cmp->add_option("-o,--output-prefix", opts->prefix, "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
   add_sampling_options(*cmp, opts->run);
 

@@ -48,6 +48,21 @@ TEST(CompareFiles, UsageErrors) {
   EXPECT_NE(metric.err.find("no trace has gpu (the first has: rss, kernel_process)"), std::string::npos) << metric.err;
 }
 
+TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
+  const std::string svg = temp_dir() + "/compare.svg";
+  const Result r = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax", "layerwise",
+                          "--plot", svg});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("minmax"), std::string::npos) << "the table is printed too";
+  const std::string chart = read_file(svg);
+  EXPECT_NE(chart.find("<svg"), std::string::npos);
+  // Each run's legend entry: its label and its peak.
+  EXPECT_NE(chart.find("minmax, peak"), std::string::npos);
+  EXPECT_NE(chart.find("layerwise, peak"), std::string::npos);
+  // A bad chart name is a usage error before anything is read or run.
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--plot", temp_dir() + "/chart.gif"}).status, 2);
+}
+
 TEST(CompareBudgets, GrowthAgainstABaselineFile) {
   // percentile peaks at 2724 MiB, 5.6 % above minmax's 2580 MiB.
   const Result over = qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "5%"});
