@@ -10,12 +10,10 @@
 namespace qprof {
 
 Seconds Trace::t0() const {
+  // What a streaming reader knows when it needs it (plot reduces as it reads): the header, or
+  // else the first memory sample. An mprof FUNC bracket may then start a little before 0.
   if (meta.start) return *meta.start;
-  Seconds t = INFINITY;
-  if (!mem.empty()) t = std::min(t, mem.front().t);
-  if (!markers.empty()) t = std::min(t, markers.front().t);
-  for (const Stage& s : stages) t = std::min(t, s.t_start);
-  return std::isfinite(t) ? t : 0.0;
+  return mem.empty() ? 0.0 : mem.front().t;
 }
 
 namespace dat {

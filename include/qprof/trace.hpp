@@ -137,7 +137,7 @@ struct Trace {
   std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording
 
   bool is_qprof() const { return meta.format_version > 0; }
-  // The time the run started: the header's start, else the earliest sample.
+  // The time the run started: the header's start, else the first memory sample.
   Seconds t0() const;
 };
 
