@@ -30,6 +30,31 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
+// Digits, optionally a point and up to 9 more: what qprof and mprof write (%.6f, %.4f). Parsed
+// here at about twice the speed of from_chars, which stays the path for every other form.
+bool plain_decimal(std::string_view w, double& out) {
+  static constexpr double kScale[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  for (; i < w.size() && w[i] >= '0' && w[i] <= '9'; ++i) {
+    if (i == 15) return false;  // beyond what a double holds exactly
+    whole = whole * 10 + static_cast<std::uint64_t>(w[i] - '0');
+  }
+  if (i == 0) return false;
+  if (i == w.size()) {
+    out = static_cast<double>(whole);
+    return true;
+  }
+  if (w[i] != '.' || w.size() - i - 1 > 9 || w.size() - i - 1 == 0) return false;
+  std::uint64_t fraction = 0;
+  for (std::size_t k = i + 1; k < w.size(); ++k) {
+    if (w[k] < '0' || w[k] > '9') return false;
+    fraction = fraction * 10 + static_cast<std::uint64_t>(w[k] - '0');
+  }
+  out = static_cast<double>(whole) + static_cast<double>(fraction) / kScale[w.size() - i - 1];
+  return true;
+}
+
 // Splits the fields of a line: separated by spaces (mprof's writer uses exactly one).
 class Fields {
  public:
@@ -38,7 +63,9 @@ class Fields {
   std::string_view word(const char* what) {
     skip_spaces();
     if (rest_.empty()) throw LineError{std::string(kind_) + ": missing " + what};
-    const std::size_t end = rest_.find_first_of(" \t");
+    // A plain loop: find_first_of calls memchr on the separator set for every character.
+    std::size_t end = 0;
+    while (end < rest_.size() && rest_[end] != ' ' && rest_[end] != '\t') ++end;
     std::string_view w = rest_.substr(0, end);
     rest_.remove_prefix(w.size());
     return w;
@@ -47,6 +74,7 @@ class Fields {
   double number(const char* what) {
     const std::string_view w = word(what);
     double v = 0;
+    if (plain_decimal(w, v)) return v;
     auto r = std::from_chars(w.data(), w.data() + w.size(), v);
     if (r.ec != std::errc() || r.ptr != w.data() + w.size() || !std::isfinite(v)) {
       throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a number"};
