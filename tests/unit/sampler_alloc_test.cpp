@@ -10,22 +10,22 @@
 #include <filesystem>
 #include <new>
 
+#include "count_allocations.hpp"
 #include "qprof/clock.hpp"
 #include "qprof/dat_format.hpp"
 #include "qprof/proc_tree.hpp"
 #include "qprof/sampler.hpp"
 
-namespace {
-std::atomic<long> g_allocations{0};
-}
+using qprof::test::g_allocations;
 
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
+// The counter itself works: otherwise "no allocation" below would prove nothing.
+TEST(CountAllocations, SeesAnAllocation) {
+  const long before = g_allocations.load();
+  // An explicit call: a new-expression paired with its delete may be elided by the compiler.
+  void* p = ::operator new(16);
+  ::operator delete(p);
+  EXPECT_EQ(g_allocations.load() - before, 1);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace qprof {
 namespace {
