@@ -169,7 +169,6 @@ void Session::take_markers() {
     out_->mark(t, marker.label);
     if (auto stage = stages_.on_marker(marker.label, t, *marker.at.rss)) {
       out_->func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
-      report_.stages.push_back(std::move(*stage));
     }
     out_->flush();
     last_flush_ns_ = monotonic_ns();
@@ -319,9 +318,8 @@ bool Session::finished() const {
 void Session::finish_trace() {
   const Seconds t_end = clock_->unix_at(monotonic_ns());
   report_.duration = t_end - report_.start;
-  for (Stage& s : stages_.unclosed(sampler_->last().t, sampler_->last().bytes)) {
+  for (const Stage& s : stages_.unclosed(sampler_->last().t, sampler_->last().bytes)) {
     warn("stage '" + s.name + "' was started but never ended");
-    report_.stages.push_back(std::move(s));
   }
   if (sampler_->count() > 0) report_.sampled_peak = sampler_->peak();
   if (report_.samples > 1) {

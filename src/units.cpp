@@ -42,7 +42,11 @@ std::optional<Unit> parse_unit(std::string_view name) {
 std::string_view unit_name(Unit u) { return info(u).name; }
 double unit_bytes(Unit u) { return info(u).bytes; }
 
-Unit auto_unit(Bytes largest) { return largest >= (Bytes{10} << 30) ? Unit::GiB : Unit::MiB; }
+Unit auto_unit(Bytes largest, Unit smallest) {
+  if (largest >= (Bytes{10} << 30)) return Unit::GiB;
+  if (smallest == Unit::KiB && largest < (Bytes{1} << 20)) return Unit::KiB;
+  return Unit::MiB;
+}
 
 std::optional<Bytes> parse_size(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);

@@ -38,7 +38,6 @@ struct RunReport {
   std::optional<MemSample> gpu_peak;         // the tree's GPU memory, Σ devices
   bool gpu_is_device_total = false;          // some of it is a device's total, not per-process
   std::vector<std::string> gpu_devices;      // one line each: name, the tree's peak, device peak, capacity
-  std::vector<Stage> stages;
   int exit_status = 0;
   int signal = 0;
   bool timed_out = false;

@@ -18,7 +18,8 @@ std::string_view unit_name(Unit u);
 double unit_bytes(Unit u);                              // bytes in one unit
 inline double in_unit(Bytes b, Unit u) { return static_cast<double>(b) / unit_bytes(u); }
 // MiB below 10 GiB, GiB from there: what a chart axis of values up to `largest` reads best in.
-Unit auto_unit(Bytes largest);
+// With `smallest` KiB (rates, say), values below 1 MiB read in KiB.
+Unit auto_unit(Bytes largest, Unit smallest = Unit::MiB);
 
 // "4GiB", "4 GiB", "512MB", "1.5GiB", "1048576" (bytes). nullopt for anything else,
 // negative or overflowing values included.

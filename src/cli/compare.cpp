@@ -4,7 +4,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -56,7 +55,6 @@ int draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
   return 0;
 }
 
-std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 std::string percent(double fraction) {
   char buf[32];
@@ -167,7 +165,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
       std::cerr << "qprof compare: " << e.what() << '\n';
       return false;
     }
-    entries.push_back({stem(path), {traces.back().get()}});
+    entries.push_back({plot::default_label(path), {traces.back().get()}});
     return true;
   };
   if (!o.baseline.empty() && !read(o.baseline)) return kUsageError;

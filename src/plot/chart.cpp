@@ -419,7 +419,7 @@ class Builder {
       rw.emplace_back(rates(ti.data->io_read.last_points(), 1.0), rates(ti.data->io_write.last_points(), 1.0));
       top = std::max({top, max_of(rw.back().first, xmin_, xmax_), max_of(rw.back().second, xmin_, xmax_)});
     }
-    const Unit u = o_.unit.value_or(top >= 10.0 * (1ull << 30) ? Unit::GiB : top >= (1ull << 20) ? Unit::MiB : Unit::KiB);
+    const Unit u = o_.unit.value_or(auto_unit(to_bytes(top), Unit::KiB));
     const double unit = unit_bytes(u);
     d.panel.ylabel = "I/O (" + std::string(unit_name(u)) + "/s)";
     const bool single = in.size() == 1;

@@ -32,6 +32,17 @@ struct HumanGrid {
 };
 HumanGrid human_grid(const Table& table, const RenderOptions& options);
 
+// Appends every table that has rows, a blank line before each but a first one on empty output;
+// `render_table(const Table&)` gives a table's text in the exporter's own form.
+template <typename F>
+void append_tables(std::string& out, const Document& doc, F&& render_table) {
+  for (const Table& t : doc.tables) {
+    if (t.rows.empty()) continue;
+    if (!out.empty()) out += "\n";
+    out += render_table(t);
+  }
+}
+
 // A fact as the human formats show it: "35.6 s", "906.0 MiB", the text.
 std::string human_fact(const Document::Fact& fact, const RenderOptions& options);
 

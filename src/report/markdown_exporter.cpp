@@ -31,11 +31,7 @@ class MarkdownExporter : public Exporter {
     for (const auto& f : doc.facts) {
       if (f.column.human) out += "- " + escape(f.column.title) + ": " + escape(human_fact(f, options)) + "\n";
     }
-    for (const Table& t : doc.tables) {
-      if (t.rows.empty()) continue;
-      if (!out.empty()) out += "\n";
-      out += table(t, options);
-    }
+    append_tables(out, doc, [&](const Table& t) { return table(t, options); });
     return out;
   }
 

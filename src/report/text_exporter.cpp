@@ -34,11 +34,7 @@ class TextExporter : public Exporter {
         out += line + "\n";
       }
     }
-    for (const Table& t : doc.tables) {
-      if (t.rows.empty()) continue;
-      if (!out.empty()) out += "\n";
-      out += table(t, options);
-    }
+    append_tables(out, doc, [&](const Table& t) { return table(t, options); });
     return out;
   }
 

@@ -27,6 +27,9 @@ TEST(Units, NamesAndConversions) {
   EXPECT_DOUBLE_EQ(in_unit(2000000, Unit::MB), 2.0);
   EXPECT_EQ(auto_unit(9ull << 30), Unit::MiB);
   EXPECT_EQ(auto_unit(10ull << 30), Unit::GiB);
+  EXPECT_EQ(auto_unit(1000, Unit::KiB), Unit::KiB);
+  EXPECT_EQ(auto_unit(1000), Unit::MiB);
+  EXPECT_EQ(auto_unit(2ull << 20, Unit::KiB), Unit::MiB);
 }
 
 TEST(Units, HumanForms) {
