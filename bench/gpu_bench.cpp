@@ -10,9 +10,9 @@
 #include <fstream>
 #include <string>
 
-#include "qprof/clock.hpp"
-#include "qprof/gpu.hpp"
-#include "qprof/gpu_sampler.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/gpu/sampler.hpp"
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "qprof/clock.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/probes.hpp"
-#include "qprof/proc_tree.hpp"
-#include "qprof/sampler.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/probes.hpp"
+#include "qprof/record/proc_tree.hpp"
+#include "qprof/record/sampler.hpp"
 
 namespace {
 

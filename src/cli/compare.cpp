@@ -9,9 +9,9 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/plot.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/run_session.hpp"
+#include "qprof/plot/plot.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/session.hpp"
 
 namespace qprof::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "qprof/version.hpp"
+#include "qprof/common/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};

@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/run_session.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/session.hpp"
 
 namespace qprof::cli {
 namespace {

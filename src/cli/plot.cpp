@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/plot.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
 namespace {

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "qprof/markers.hpp"
-#include "qprof/units.hpp"
+#include "qprof/record/markers.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::cli {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "qprof/analysis.hpp"
-#include "qprof/report.hpp"
-#include "qprof/run_options.hpp"
+#include "qprof/analysis/analysis.hpp"
+#include "qprof/report/report.hpp"
+#include "qprof/record/options.hpp"
 
 namespace qprof::cli {
 

@@ -4,8 +4,8 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/report_yaml.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/report/quark_yaml.hpp"
 
 namespace qprof::cli {
 namespace {

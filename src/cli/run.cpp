@@ -6,9 +6,9 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/report_yaml.hpp"
-#include "qprof/run_session.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/report/quark_yaml.hpp"
+#include "qprof/record/session.hpp"
 
 namespace qprof::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include <mutex>
 
 #include "common.hpp"
-#include "qprof/gpu.hpp"
-#include "qprof/gpu_drm.hpp"
-#include "qprof/proc_file.hpp"
-#include "qprof/units.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/gpu/drm.hpp"
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::gpu {
 namespace drm {

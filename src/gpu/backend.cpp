@@ -3,7 +3,7 @@
 #include <cctype>
 #include <set>
 
-#include "qprof/gpu.hpp"
+#include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu {
 

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "qprof/clock.hpp"
+#include "qprof/common/clock.hpp"
 
 extern char** environ;
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "qprof/gpu.hpp"
-#include "qprof/units.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::gpu::detail {
 

@@ -8,8 +8,8 @@
 #include <charconv>
 #include <cstring>
 
-#include "qprof/gpu_drm.hpp"
-#include "qprof/proc_file.hpp"
+#include "qprof/gpu/drm.hpp"
+#include "qprof/common/proc_file.hpp"
 
 namespace qprof::gpu::drm {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include "common.hpp"
-#include "qprof/gpu.hpp"
-#include "qprof/units.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::gpu {
 namespace {

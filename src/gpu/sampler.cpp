@@ -1,10 +1,10 @@
-#include "qprof/gpu_sampler.hpp"
+#include "qprof/gpu/sampler.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "qprof/clock.hpp"
-#include "qprof/units.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::gpu {
 namespace {

@@ -13,10 +13,10 @@
 
 #include "child.hpp"
 #include "common.hpp"
-#include "qprof/clock.hpp"
-#include "qprof/gpu.hpp"
-#include "qprof/gpu_smi.hpp"
-#include "qprof/units.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/gpu/smi.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::gpu {
 namespace smi {

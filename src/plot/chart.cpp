@@ -1,7 +1,7 @@
 // From reduced traces to a Chart: what each panel draws, in which unit, and where every label,
 // key and panel goes on the canvas. Geometry is worked out in pixels (characters for text
 // charts) so that labels can be kept apart, and handed to gnuplot as fixed margins.
-#include "qprof/plot_chart.hpp"
+#include "qprof/plot/chart.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <map>
 #include <optional>
 
-#include "qprof/dat_format.hpp"
-#include "qprof/plot_escape.hpp"
-#include "qprof/plot_labels.hpp"
-#include "qprof/units.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/plot/labels.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::plot {
 namespace {

@@ -1,4 +1,4 @@
-#include "qprof/plot_gnuplot.hpp"
+#include "qprof/plot/gnuplot.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "qprof/plot.hpp"
+#include "qprof/plot/plot.hpp"
 
 extern char** environ;
 

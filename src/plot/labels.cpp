@@ -1,9 +1,9 @@
-#include "qprof/plot_labels.hpp"
+#include "qprof/plot/labels.hpp"
 
 #include <algorithm>
 #include <utility>
 
-#include "qprof/plot_escape.hpp"
+#include "qprof/plot/escape.hpp"
 
 namespace qprof::plot {
 namespace {

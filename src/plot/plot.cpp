@@ -1,5 +1,5 @@
 // qprof plot end to end: options → streamed reduction of each trace → chart → gnuplot.
-#include "qprof/plot.hpp"
+#include "qprof/plot/plot.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -18,10 +18,10 @@
 #include <random>
 #include <sstream>
 
-#include "qprof/plot_chart.hpp"
-#include "qprof/plot_gnuplot.hpp"
-#include "qprof/plot_reduce.hpp"
-#include "qprof/plot_script.hpp"
+#include "qprof/plot/chart.hpp"
+#include "qprof/plot/gnuplot.hpp"
+#include "qprof/plot/reduce.hpp"
+#include "qprof/plot/script.hpp"
 
 namespace qprof::plot {
 namespace {

@@ -1,13 +1,13 @@
 // The streaming reduction of a trace into chart data: one dat::Visitor, one pass, no line kept.
-#include "qprof/plot_reduce.hpp"
+#include "qprof/plot/reduce.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 
-#include "qprof/dat_format.hpp"
-#include "qprof/markers.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/markers.hpp"
 
 namespace qprof::plot {
 

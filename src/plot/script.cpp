@@ -4,7 +4,7 @@
 //   line styles 10–16 tree, PSS, USS, cgroup usage, CPU, I/O read, I/O write
 //   line styles 20–25 kernel peak, cgroup peak, Σ VmHWM, peak point, checkpoint, killed command
 //   qprof_* variables documented in plot/qprof.gp
-#include "qprof/plot_script.hpp"
+#include "qprof/plot/script.hpp"
 
 #include <unistd.h>
 
@@ -14,8 +14,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "qprof/plot_escape.hpp"
-#include "qprof/version.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/common/version.hpp"
 
 #ifndef QPROF_PLOT_SOURCE_DIR
 #define QPROF_PLOT_SOURCE_DIR ""

@@ -1,7 +1,7 @@
 // What a memory budget says when it is checked.
 #include <cstdio>
 
-#include "qprof/report.hpp"
+#include "qprof/report/report.hpp"
 
 namespace qprof::report {
 

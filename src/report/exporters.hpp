@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "qprof/report.hpp"
+#include "qprof/report/report.hpp"
 
 namespace qprof::report::detail {
 

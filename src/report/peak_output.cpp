@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "qprof/report.hpp"
+#include "qprof/report/report.hpp"
 
 namespace qprof::report {
 

@@ -4,10 +4,10 @@
 #include <charconv>
 #include <cmath>
 
-#include "qprof/analysis.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/report_yaml.hpp"
-#include "qprof/version.hpp"
+#include "qprof/analysis/analysis.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/report/quark_yaml.hpp"
+#include "qprof/common/version.hpp"
 
 namespace qprof::report {
 namespace {

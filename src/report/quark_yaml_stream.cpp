@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "qprof/dat_format.hpp"
-#include "qprof/report_yaml.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/report/quark_yaml.hpp"
 
 namespace qprof::report {
 namespace {

@@ -2,7 +2,7 @@
 // `qprof compare`'s.
 #include <algorithm>
 
-#include "qprof/report.hpp"
+#include "qprof/report/report.hpp"
 
 namespace qprof::report {
 namespace {

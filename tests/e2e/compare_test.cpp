@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::test {
 namespace {

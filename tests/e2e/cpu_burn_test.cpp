@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "e2e_util.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "qprof/trace.hpp"
+#include "qprof/trace/trace.hpp"
 
 namespace qprof::test {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "e2e_util.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::test {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_util.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 #include "unit/gpu_test_util.hpp"
 
 namespace qprof::test {

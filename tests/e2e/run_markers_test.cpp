@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "e2e_util.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::test {
 namespace {

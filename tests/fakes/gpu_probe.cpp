@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "qprof/gpu.hpp"
+#include "qprof/gpu/backend.hpp"
 
 int main(int argc, char** argv) {
   using namespace qprof::gpu;

@@ -1,5 +1,5 @@
 // The tree's cumulative CPU and I/O across reaps, over a synthetic /proc.
-#include "qprof/accounting.hpp"
+#include "qprof/record/accounting.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // Peaks, stages, checkpoints, budgets and comparisons over hand-written traces whose numbers are
 // known (tests/data/report/: quark.dat has every series; open_stage.dat a stage that never ended).
-#include "qprof/analysis.hpp"
+#include "qprof/analysis/analysis.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof {
 namespace {

@@ -1,5 +1,5 @@
 // The tree's cgroup, on the hierarchies this machine has (needs root; skipped otherwise).
-#include "qprof/cgroup.hpp"
+#include "qprof/record/cgroup.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

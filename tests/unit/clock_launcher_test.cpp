@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include "qprof/clock.hpp"
-#include "qprof/launcher.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/record/launcher.hpp"
 
 namespace qprof {
 namespace {

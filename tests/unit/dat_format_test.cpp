@@ -1,4 +1,4 @@
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -9,8 +9,8 @@
 
 #include "count_allocations.hpp"
 #include "gpu_test_util.hpp"
-#include "qprof/clock.hpp"
-#include "qprof/gpu_sampler.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/gpu/sampler.hpp"
 
 using qprof::test::g_allocations;
 

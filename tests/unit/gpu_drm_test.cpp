@@ -1,11 +1,11 @@
 // AMD and Intel through the kernel: fdinfo parsing, KFD, sysfs, over the fixture tree
 // tests/data/gpu/drm (see the comments of each case for what it holds).
-#include "qprof/gpu_drm.hpp"
+#include "qprof/gpu/drm.hpp"
 
 #include <gtest/gtest.h>
 
 #include "gpu_test_util.hpp"
-#include "qprof/gpu.hpp"
+#include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "e2e/e2e_util.hpp"
 #include "gpu_test_util.hpp"
-#include "qprof/gpu.hpp"
+#include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu {
 namespace {

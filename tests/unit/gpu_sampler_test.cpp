@@ -1,6 +1,6 @@
 // The GPU sampler over a scripted in-process backend (exact schedules, fallbacks, trace lines)
 // and over the fake NVML (the helper thread, the whole path).
-#include "qprof/gpu_sampler.hpp"
+#include "qprof/gpu/sampler.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "gpu_test_util.hpp"
-#include "qprof/clock.hpp"
-#include "qprof/dat_format.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::gpu {
 namespace {

@@ -1,6 +1,6 @@
 // The smi backend: nvidia-smi CSV and rocm-smi JSON parsers over recorded output, and the
 // backends over the fake nvidia-smi / rocm-smi scripts (tests/fakes).
-#include "qprof/gpu_smi.hpp"
+#include "qprof/gpu/smi.hpp"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -14,8 +14,8 @@
 
 #include "e2e/e2e_util.hpp"
 #include "gpu_test_util.hpp"
-#include "qprof/clock.hpp"
-#include "qprof/gpu.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu {
 namespace {

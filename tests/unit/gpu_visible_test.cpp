@@ -1,7 +1,7 @@
 // CUDA_VISIBLE_DEVICES as CUDA reads it, mapped onto NVML's devices; --gpu choices.
 #include <gtest/gtest.h>
 
-#include "qprof/gpu.hpp"
+#include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu {
 namespace {

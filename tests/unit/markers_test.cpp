@@ -1,4 +1,4 @@
-#include "qprof/markers.hpp"
+#include "qprof/record/markers.hpp"
 
 #include <gtest/gtest.h>
 

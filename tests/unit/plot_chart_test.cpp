@@ -5,10 +5,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "qprof/plot_chart.hpp"
-#include "qprof/plot_escape.hpp"
-#include "qprof/plot_labels.hpp"
-#include "qprof/plot_script.hpp"
+#include "qprof/plot/chart.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/plot/labels.hpp"
+#include "qprof/plot/script.hpp"
 
 namespace qprof::plot {
 namespace {

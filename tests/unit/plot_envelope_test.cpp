@@ -1,4 +1,4 @@
-#include "qprof/plot_envelope.hpp"
+#include "qprof/plot/envelope.hpp"
 
 #include <gtest/gtest.h>
 

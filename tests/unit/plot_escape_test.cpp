@@ -1,4 +1,4 @@
-#include "qprof/plot_escape.hpp"
+#include "qprof/plot/escape.hpp"
 
 #include <gtest/gtest.h>
 

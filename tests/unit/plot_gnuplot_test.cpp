@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "qprof/plot.hpp"
-#include "qprof/plot_escape.hpp"
-#include "qprof/plot_gnuplot.hpp"
+#include "qprof/plot/plot.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/plot/gnuplot.hpp"
 
 namespace qprof::plot {
 namespace {

@@ -1,10 +1,10 @@
-#include "qprof/plot_labels.hpp"
+#include "qprof/plot/labels.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "qprof/plot_escape.hpp"
+#include "qprof/plot/escape.hpp"
 
 namespace qprof::plot {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "qprof/plot.hpp"
+#include "qprof/plot/plot.hpp"
 
 namespace qprof::plot {
 namespace {

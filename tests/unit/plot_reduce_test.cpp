@@ -1,4 +1,4 @@
-#include "qprof/plot_reduce.hpp"
+#include "qprof/plot/reduce.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <random>
 
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
 namespace {

@@ -1,5 +1,5 @@
 // /proc parsers over files recorded from a real kernel (tests/data/proc).
-#include "qprof/proc_parse.hpp"
+#include "qprof/common/proc_parse.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Membership over recorded-style /proc trees (a directory the test writes), and over live
 // processes for what only the kernel does (descriptors of reaped processes).
-#include "qprof/proc_tree.hpp"
+#include "qprof/record/proc_tree.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <set>
 
 #include "fake_proc.hpp"
-#include "qprof/probes.hpp"
+#include "qprof/record/probes.hpp"
 
 namespace qprof {
 namespace {

@@ -1,11 +1,11 @@
 // The exporters over fixture traces: exact tables in text, Markdown and CSV, JSON parsed back.
-#include "qprof/report.hpp"
+#include "qprof/report/report.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::report {
 namespace {

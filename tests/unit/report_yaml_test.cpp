@@ -1,5 +1,5 @@
 // The Quark-layout YAML, parsed back with yaml-cpp; atomic rewrites; the streaming rewriter.
-#include "qprof/report_yaml.hpp"
+#include "qprof/report/quark_yaml.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "qprof/dat_format.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::report {
 namespace {

@@ -11,10 +11,10 @@
 #include <new>
 
 #include "count_allocations.hpp"
-#include "qprof/clock.hpp"
-#include "qprof/dat_format.hpp"
-#include "qprof/proc_tree.hpp"
-#include "qprof/sampler.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/proc_tree.hpp"
+#include "qprof/record/sampler.hpp"
 
 using qprof::test::g_allocations;
 

@@ -1,4 +1,4 @@
-#include "qprof/units.hpp"
+#include "qprof/common/units.hpp"
 
 #include <gtest/gtest.h>
 

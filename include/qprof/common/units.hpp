@@ -1,0 +1,33 @@
+// Memory and time units, one place for every output: parsing sizes ("4GiB"), choosing and
+// naming display units, and the short human forms the summaries use.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "qprof/trace/trace.hpp"
+
+namespace qprof {
+
+// Display units: binary (KiB, MiB, GiB: mprof's MiB) and decimal (KB, MB, GB: Quark's "mb").
+enum class Unit { B, KiB, MiB, GiB, KB, MB, GB };
+
+std::optional<Unit> parse_unit(std::string_view name);  // case-sensitive: "MiB", "GB", …
+std::string_view unit_name(Unit u);
+double unit_bytes(Unit u);                              // bytes in one unit
+inline double in_unit(Bytes b, Unit u) { return static_cast<double>(b) / unit_bytes(u); }
+// MiB below 10 GiB, GiB from there: what a chart axis of values up to `largest` reads best in.
+// With `smallest` KiB (rates, say), values below 1 MiB read in KiB.
+Unit auto_unit(Bytes largest, Unit smallest = Unit::MiB);
+
+// "4GiB", "4 GiB", "512MB", "1.5GiB", "1048576" (bytes). nullopt for anything else,
+// negative or overflowing values included.
+std::optional<Bytes> parse_size(std::string_view text);
+
+// "812.3 MiB", "1.52 GiB": binary units, three significant figures or more.
+std::string human_bytes(Bytes bytes);
+// "12.3 s", "850 ms", "2 min 5 s".
+std::string human_seconds(Seconds s);
+
+}  // namespace qprof

@@ -1,0 +1,178 @@
+// GPU samples on the run loop's schedule: GPUDEV and GPU trace lines from one Backend.
+//
+// Called on every host sample. Device totals (fast: NVML ≈ 12 µs) are read on the calling
+// thread; per-process queries (slow: a process-list call took ≈ 4.5 ms and holds driver locks)
+// run on a helper thread of their own, on their own schedule (default every 0.1 s), so a slow
+// driver call never delays a host sample. Each query is timed and its schedule stretched so that
+// GPU queries stay within a CPU budget (2 % of one core: device totals are thinned to a quarter
+// of it, process queries to three quarters), never faster than asked. Between process queries
+// the latest per-process figure is reused. Every call but the constructor's belongs to one
+// thread, the run loop's; the helper thread only runs Backend::process_usage().
+//
+// The tree's figure of a device falls back to the device's total use, flagged, when per-process
+// figures cannot be had: the process lists never hold a PID of the tree while the device's use
+// rises with the job (a PID namespace: NVML lists host PIDs), the lists are refused (no
+// permission), or the tree's processes are listed without their memory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "qprof/trace/format.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/record/proc_tree.hpp"
+
+namespace qprof::gpu {
+
+struct SamplerOptions {
+  std::int64_t process_interval_ns = 100'000'000;  // asked period of per-process queries
+  std::int64_t device_interval_ns = 0;             // least period of device totals; 0: every call
+  double cpu_budget = 0.02;                        // GPU queries' share of one core, at most
+  bool process_thread = true;                      // per-process queries on a helper thread
+  // CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the job sees them (see visible_devices()).
+  // from_environment() fills them from qprof's own environment, which the job inherits.
+  std::optional<std::string> cuda_visible_devices;
+  std::optional<std::string> cuda_device_order;
+  // How far a device's use must rise above its first reading before "no PID of the tree in the
+  // process lists" is taken for a PID namespace.
+  Bytes namespace_rise = Bytes{64} << 20;
+
+  static SamplerOptions from_environment();
+};
+
+// What the run found, per device, for the summary.
+struct DeviceSummary {
+  int index = -1;            // GPUDEV index in the trace; -1: never recorded
+  std::string uuid;
+  std::string name;
+  Bytes total = 0;
+  bool visible = true;       // selected by CUDA_VISIBLE_DEVICES (recorded from the start)
+  Bytes peak_tree = 0;       // the tree's peak on this device
+  Seconds peak_tree_t = 0;
+  Bytes peak_used = 0;       // the device's peak total use (every tenant)
+  bool tree_is_device_total = false;  // some of the tree's figures are the device's total
+};
+
+struct Summary {
+  std::string backend;       // Backend::name(); empty without a backend
+  std::vector<DeviceSummary> devices;
+  Bytes peak_tree_total = 0;  // peak of Σ devices of the tree's figure (gpu_memory_mb)
+  Seconds peak_tree_total_t = 0;
+  bool any_device_total = false;  // some tree figure is a device total ("not per-process")
+  std::uint64_t samples = 0;          // calls that wrote GPU lines
+  std::uint64_t device_queries = 0;
+  std::uint64_t process_queries = 0;
+  std::int64_t device_query_ns = 0;   // mean wall time of one device-totals query
+  std::int64_t process_query_ns = 0;  // mean wall time of one process query
+  std::int64_t process_interval_ns = 0;  // the period in force at the end (≥ the asked one)
+  double cpu_share = 0;               // GPU query time / run time (of one core)
+};
+
+class Sampler {
+ public:
+  // `backend` may be null: then every call does nothing.
+  Sampler(std::unique_ptr<Backend> backend, SamplerOptions options = {});
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // One GPU sample at `mono_ns` (CLOCK_MONOTONIC) = Unix time `t`, for the tree's current PIDs
+  // (any order). Writes GPUDEV lines the first time a device is recorded and GPU lines for every
+  // recorded device. Never throws; allocation-free in steady state.
+  void sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
+  // The same for the members of a ProcTree (their PIDs are copied into a buffer kept for it).
+  void sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
+
+  // A sample at a checkpoint (a marker): the per-process figure is asked for now and waited for
+  // (at most kCheckpointWaitNs), so that the checkpoint holds the GPU memory of its moment.
+  static constexpr std::int64_t kCheckpointWaitNs = 100'000'000;
+  void sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
+
+  // Warnings to say once (print and write as NOTE): checked cheaply, taken rarely.
+  bool has_warnings() const { return has_warnings_.load(std::memory_order_relaxed); }
+  std::vector<std::string> take_warnings();
+
+  // Stops the helper thread (also done by the destructor); later calls do nothing.
+  void stop();
+
+  Summary summary() const;
+  const Backend* backend() const { return backend_.get(); }
+  bool enabled() const { return backend_ != nullptr; }
+  // Σ devices of the tree's figure at the latest GPU sample (a checkpoint's Snapshot::gpu_tree);
+  // nullopt before the first one.
+  std::optional<Bytes> last_tree_total() const { return samples_ > 0 ? std::optional<Bytes>(last_total_) : std::nullopt; }
+
+  // Tests: wait until the process query in flight, if any, has been published (true), at most
+  // `timeout_ns`.
+  bool wait_process_query(std::int64_t timeout_ns);
+
+ private:
+  struct Dev;
+  void start_thread();
+  void worker();
+  void run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProcesses>& out, std::int64_t& cost_ns);
+  void take_process_result(std::int64_t now);
+  void post_process_query(std::int64_t now, std::span<const pid_t> tree);
+  void judge_fallbacks();
+  void warn(std::string text);
+  void write_device(dat::Writer& out, std::size_t i);
+
+  std::unique_ptr<Backend> backend_;
+  SamplerOptions opt_;
+  std::vector<Dev> devs_;
+  std::vector<Bytes> used_;  // latest device totals
+  int next_index_ = 0;
+  bool stopped_ = false;
+
+  // Schedules (calling thread).
+  std::int64_t first_ns_ = -1;
+  std::int64_t last_ns_ = -1;
+  std::int64_t next_device_ns_ = 0;
+  std::int64_t next_process_ns_ = 0;
+  std::int64_t process_period_ns_ = 0;
+  std::array<std::int64_t, 8> device_costs_{};  // the latest device-query costs
+  double process_cost_ewma_ = 0;
+  std::int64_t device_cost_total_ = 0;
+  std::int64_t process_cost_total_ = 0;
+  std::uint64_t device_queries_ = 0;
+  std::uint64_t process_queries_ = 0;
+  std::uint64_t samples_ = 0;
+  bool in_flight_ = false;
+  bool any_matched_ = false;
+  Bytes peak_total_ = 0;
+  Bytes last_total_ = 0;
+  Seconds peak_total_t_ = 0;
+  std::vector<DeviceProcesses> latest_;  // the latest process result (calling thread's copy)
+  std::vector<pid_t> member_pids_;       // sample(…, members, …)
+
+  // Hand-over between the calling thread and the helper (under mu_).
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<pid_t> request_;        // the PIDs of the query asked for
+  bool requested_ = false;
+  bool quit_ = false;
+  std::vector<DeviceProcesses> published_;
+  std::int64_t published_cost_ns_ = 0;
+  std::uint64_t published_seq_ = 0;
+  std::uint64_t taken_seq_ = 0;
+  std::thread thread_;
+  std::vector<pid_t> work_pids_;      // helper's (or inline) buffers
+  std::vector<DeviceProcesses> work_out_;
+
+  std::vector<std::string> warnings_;  // under mu_
+  std::vector<std::string> scratch_warnings_;
+  std::atomic<bool> has_warnings_{false};
+};
+
+}  // namespace qprof::gpu

@@ -1,0 +1,78 @@
+// qprof plot: memory over time of one trace or several, drawn by gnuplot.
+//
+// The library entry point (`qprof plot` and `qprof compare --plot` call it): give it traces and
+// a plain options struct; it reads each trace in one streaming pass (a 10-million-sample trace
+// costs a few MB), builds the chart and has gnuplot render it. Nothing of a trace reaches gnuplot
+// as code (see plot_escape.hpp).
+//
+//   reduce (plot_reduce.hpp)  trace → envelopes of every series, markers, stages, peaks
+//   chart  (plot_chart.hpp)   traces → panels, series, bands, labels placed without overlap
+//   script (plot_script.hpp)  chart → gnuplot commands and data, with the style template
+//   render (plot_gnuplot.hpp) script → gnuplot, through gnuplot-iostream
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "qprof/common/units.hpp"
+
+namespace qprof::plot {
+
+// Stacked panels sharing the time axis.
+enum class Panel { memory, gpu, cpu, io };
+
+// What the output is, from -o's extension; `text` is a character chart for a terminal.
+enum class Format { png, svg, pdf, text };
+
+struct Input {
+  std::string path;
+  std::string label;  // empty: the file's stem
+};
+
+struct PlotOptions {
+  // A .png, .svg or .pdf file, or "-": a text chart on stdout (gnuplot's dumb terminal).
+  std::string output = "-";
+  // Pixels (text charts: characters); 0: the default (1280×720 grown for extra panels and
+  // facets; text: the terminal's size, else 100×32).
+  int width = 0, height = 0;
+  std::string title;              // empty: the command line (one trace) or nothing
+  std::optional<Unit> unit;       // memory axis unit; nullopt: MiB, or GiB from 10 GiB
+  std::optional<double> from, to; // window in seconds from each trace's start
+  bool markers = true;            // checkpoints, stages, exit annotations
+  bool children = false;          // one line per process of the tree (CHLD lines, run -M)
+  bool facet = false;             // one panel per trace instead of one overlay
+  // Panels from top to bottom; empty: memory, plus gpu when a trace has GPU samples.
+  std::vector<Panel> panels;
+  std::string style;              // a gnuplot file loaded after qprof's own style
+  std::string script;             // also write the complete gnuplot script here
+  std::string gnuplot = "gnuplot";  // the program: a name looked up in PATH, or a path
+  // Warnings ("FILE:LINE: …", gnuplot's own); empty: "qprof: warning: …" on stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+// Why a chart could not be made; the message is for the user. `qprof plot` exits 2.
+class PlotError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Renders the chart. Throws PlotError (bad options, no gnuplot, gnuplot failed) and
+// dat::ParseError (FILE:LINE: reason; also an empty trace).
+void plot(const std::vector<Input>& inputs, const PlotOptions& options);
+
+// Helpers the command line shares (each nullopt or false on bad input).
+std::optional<Format> format_for(std::string_view output);  // "-" or .png/.svg/.pdf, any case
+std::string_view format_name(Format f);
+std::string default_label(std::string_view path);            // "runs/minmax.dat" → "minmax"
+std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec);  // "1280x720"
+// "T0,T1", "T0," or ",T1" (seconds from the start, T0 < T1).
+std::optional<std::pair<std::optional<double>, std::optional<double>>> parse_window(std::string_view spec);
+std::optional<std::vector<Panel>> parse_panels(std::string_view spec);  // "memory,gpu,cpu,io"
+std::string_view panel_name(Panel p);
+
+}  // namespace qprof::plot

@@ -1,0 +1,108 @@
+// A trace reduced to what a chart draws, in one streaming pass over the file (a dat::Visitor):
+// every series goes through a min/max envelope of about the chart's pixel width, so a trace of
+// hours at 1 ms costs the same memory as one of seconds. Markers, stages and peaks are kept whole.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qprof/plot/envelope.hpp"
+#include "qprof/trace/trace.hpp"
+
+namespace qprof::plot {
+
+// A series clipped to the window and downsampled. Times are seconds from the trace's start.
+class Series {
+ public:
+  Series(std::shared_ptr<EnvelopeGrid> grid, double from, double to);
+  void add(double t, double v);
+
+  bool empty() const { return env_.empty(); }
+  const Envelope& envelope() const { return env_; }
+  // The envelope's points, with the last sample before the window and the first after it, so a
+  // line reaches the window's edges.
+  std::vector<Point> points() const;
+  // For cumulative counters: the last sample of each bucket (and the neighbours outside).
+  std::vector<Point> last_points() const;
+
+ private:
+  Envelope env_;
+  double from_, to_;
+  std::optional<Point> before_, after_;
+};
+
+struct ChildData {
+  std::int64_t pid = 0;
+  Series mem;
+};
+
+struct GpuDeviceData {
+  GpuDevice info;  // index, uuid, name, total (from GPUDEV; name empty when there was none)
+  Series tree;
+  Series used;
+};
+
+struct PlotMarker {
+  Seconds t = 0;  // from the start
+  std::string label;
+  bool stage_edge = false;  // the Start or End of a stage (drawn as the stage, not on its own)
+};
+
+struct TraceData {
+  std::string path;
+  std::string cmdline;
+  TraceMeta meta;
+  bool qprof = false;  // a qprof trace (QPROF header); otherwise mprof's
+  // Every time below is in seconds from t0, the start: the header's, else the first sample's
+  // (Unix seconds).
+  Seconds t0 = 0;
+  std::uint64_t samples = 0;  // MEM lines in the whole file
+  Seconds t_end = 0;          // the last MEM line of the file
+
+  // All series share one grid, so they are cut at the same times.
+  std::shared_ptr<EnvelopeGrid> grid;
+  double window_from, window_to;  // seconds from the start; ±infinity when open
+
+  Series mem;
+  Series pss, uss;
+  Series cgroup;  // usage
+  std::vector<ChildData> children;  // in order of appearance
+  std::vector<GpuDeviceData> gpus;  // in order of appearance
+  Series gpu_total;  // the tree's GPU memory summed over devices
+  Series cpu;        // cumulative CPU seconds
+  Series io_read, io_write;  // cumulative storage bytes
+  std::vector<PlotMarker> markers;  // every MARK line, in file order
+  std::vector<Stage> stages;        // by start time (mem_start/mem_end as recorded)
+  std::map<std::string, Bytes> peaks;  // PEAK lines; cgroup and hwm_sum also derived from samples
+  std::optional<ExitInfo> exit;
+  std::size_t markers_dropped = 0;  // beyond kMaxMarkers
+
+  TraceData(std::size_t columns, double from, double to);
+  TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to);
+};
+
+struct ReduceOptions {
+  std::size_t columns = 1280;  // downsampling target (about the chart's width in pixels)
+  // Window in seconds from the start; samples outside it are not drawn.
+  std::optional<double> from, to;
+  bool children = true;  // keep CHLD series
+};
+
+// At most this many markers are kept per trace (a chart could not show more).
+inline constexpr std::size_t kMaxMarkers = 10000;
+
+using WarningSink = std::function<void(const std::string&)>;
+
+// Throws dat::ParseError ("FILE:LINE: reason"); a truncated last line goes to `warn`. A trace
+// without a single MEM line is an error too ("… the trace is empty").
+TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn = {});
+TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
+                      const WarningSink& warn = {});
+
+}  // namespace qprof::plot

@@ -1,0 +1,78 @@
+// Samples of the tree. The fast path (`sample`) runs on the run loop's fixed-deadline schedule
+// and at every marker: membership, every member's RSS, the MEM (and CHLD) lines; it allocates
+// nothing once the tree is known. The slower path (`sample_stats`, every --stats-interval and
+// at markers) adds CPU time, I/O, Σ VmHWM, the cgroup's figures, and the PSS/USS that the PSS
+// thread measured on its own schedule.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "qprof/record/accounting.hpp"
+#include "qprof/record/cgroup.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/record/proc_tree.hpp"
+#include "qprof/record/pss_sampler.hpp"
+
+namespace qprof {
+
+struct SamplerConfig {
+  Bytes page_size = 4096;
+  double ticks_per_second = 100;  // sysconf(_SC_CLK_TCK)
+  bool multiprocess = false;      // CHLD lines per member, as mprof -M
+  std::optional<Seconds> pss_interval;  // PSS/USS on their own thread when set
+  std::string proc_root = "/proc";
+};
+
+class Sampler {
+ public:
+  Sampler(ProcTree& tree, dat::Writer& out, const WallAnchor& clock, SamplerConfig config,
+          const TreeCgroup* cgroup = nullptr);
+
+  // The fast path: returns the tree's RSS, or nullopt (writing nothing) once the tree is empty.
+  std::optional<MemSample> sample(std::int64_t mono_ns);
+  // The slower path; writes PSS, IO, CPU, HWM and CGROUP lines.
+  void sample_stats(std::int64_t mono_ns);
+  // Updates membership without writing a sample (after a reap): newcomers join, the gone leave.
+  void prune();
+
+  // qprof is about to reap `pid` (a zombie child) / has reaped it: keep its final figures.
+  void before_reap(pid_t pid);
+  void after_reap(pid_t pid, const rusage& usage);
+
+  std::uint64_t count() const { return count_; }
+  const MemSample& peak() const { return peak_; }
+  const MemSample& last() const { return last_; }
+  const TreeAccounting::Totals& totals() const { return accounting_.totals(); }
+  std::optional<PssSample> latest_pss() const { return latest_pss_; }
+  std::optional<PssSample> peak_pss() const { return peak_pss_; }
+  Bytes peak_uss() const { return peak_uss_; }
+  std::optional<CgroupSample> latest_cgroup() const { return latest_cgroup_; }
+  const PssSampler* pss_sampler() const { return pss_.get(); }
+
+ private:
+  Member* find(pid_t pid);
+
+  ProcTree& tree_;
+  dat::Writer& out_;
+  const WallAnchor& clock_;
+  SamplerConfig config_;
+  const TreeCgroup* cgroup_;
+  TreeAccounting accounting_;
+  std::unique_ptr<PssSampler> pss_;
+  std::uint64_t pss_generation_ = ~std::uint64_t{0};
+  std::uint64_t count_ = 0;
+  MemSample peak_;
+  MemSample last_;
+  std::optional<PssSample> latest_pss_, peak_pss_;
+  Bytes peak_uss_ = 0;
+  std::optional<CgroupSample> latest_cgroup_;
+  IoSample unseen_io_;  // the final counters of a process reaped before it became a member
+};
+
+}  // namespace qprof

@@ -1,0 +1,12 @@
+// The few lines `qprof run` prints on stderr when it is done.
+#pragma once
+
+#include <string>
+
+#include "qprof/record/session.hpp"
+
+namespace qprof {
+
+std::string format_summary(const RunReport& report);
+
+}  // namespace qprof

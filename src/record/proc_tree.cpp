@@ -1,0 +1,250 @@
+#include "qprof/record/proc_tree.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <string_view>
+
+#include "qprof/common/proc_parse.hpp"
+
+namespace qprof {
+namespace {
+
+// The kernel's getdents64 record; glibc's readdir would allocate its DIR buffer per opendir.
+struct LinuxDirent64 {
+  std::uint64_t d_ino;
+  std::int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
+constexpr std::size_t kStatBufferSize = 1024;
+
+bool parse_pid(std::string_view s, pid_t& pid) {
+  if (s.empty() || s.front() < '1' || s.front() > '9') return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), pid);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+ProcTree::ProcTree(std::string proc_root, pid_t self)
+    : proc_root_(std::move(proc_root)), self_(self), loadavg_(proc_root_ + "/loadavg"), dents_(1 << 15) {
+  proc_dir_fd_ = ::open(proc_root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  members_.reserve(64);
+  // Room for a busy machine, so that other people's processes coming and going do not make
+  // the scan allocate.
+  listing_.reserve(4096);
+  known_.reserve(4096);
+  next_known_.reserve(4096);
+  fresh_.reserve(512);
+}
+
+void ProcTree::prime() {
+  if (!list_pids()) return;
+  known_.clear();
+  for (pid_t pid : listing_) known_.push_back({pid, false});
+}
+
+std::optional<proc::Stat> ProcTree::read_stat(pid_t pid) const {
+  char path[32];
+  std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
+  const int fd = ::openat(proc_dir_fd_, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[kStatBufferSize];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  return proc::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+void ProcTree::add_root(pid_t root) {
+  const auto st = read_stat(root);
+  add_member(root, st ? st->start_ticks : 0, true);
+  const auto at = std::lower_bound(known_.begin(), known_.end(), root, [](const Known& k, pid_t p) { return k.pid < p; });
+  if (at != known_.end() && at->pid == root) at->member = true;
+  else known_.insert(at, {root, true});
+}
+
+ProcTree::~ProcTree() {
+  if (proc_dir_fd_ >= 0) ::close(proc_dir_fd_);
+}
+
+std::string ProcTree::pid_path(pid_t pid, const char* file) const {
+  return proc_root_ + "/" + std::to_string(pid) + "/" + file;
+}
+
+void ProcTree::use_cgroup(std::string cgroup_procs_path) {
+  cgroup_procs_ = std::move(cgroup_procs_path);
+  cgroup_buf_.resize(1 << 12);
+}
+
+std::size_t ProcTree::refresh() { return cgroup_procs_.empty() ? refresh_from_scan() : refresh_from_cgroup(); }
+
+void ProcTree::prune() {
+  if (std::erase_if(members_, [](const Member& m) { return m.gone; }) > 0) ++generation_;
+}
+
+bool ProcTree::add_member(pid_t pid, std::uint64_t start_ticks, bool is_root) {
+  Member m;
+  m.pid = pid;
+  m.start_ticks = start_ticks;
+  m.is_root = is_root;
+  m.statm = ProcFile(pid_path(pid, "statm"));
+  if (!m.statm.is_open()) return false;
+  // The descriptor must belong to the process that was classified, not to a successor that
+  // reused its PID in between: check the start time again now that the descriptor is held.
+  if (!is_root) {
+    const auto st = read_stat(pid);
+    if (!st || st->start_ticks != start_ticks) return false;
+  }
+  // The slower probes' files; a process too short-lived to open them reads as zeros.
+  m.stat = ProcFile(pid_path(pid, "stat"));
+  m.io = ProcFile(pid_path(pid, "io"));
+  m.status = ProcFile(pid_path(pid, "status"));
+  members_.push_back(std::move(m));
+  ++generation_;
+  return true;
+}
+
+bool ProcTree::list_pids() {
+  if (proc_dir_fd_ < 0) return false;
+  listing_.clear();
+  if (::lseek(proc_dir_fd_, 0, SEEK_SET) < 0) return false;
+  while (true) {
+    const long n = ::syscall(SYS_getdents64, proc_dir_fd_, dents_.data(), dents_.size());
+    if (n < 0) return false;
+    if (n == 0) break;
+    for (long off = 0; off < n;) {
+      const auto* d = reinterpret_cast<const LinuxDirent64*>(dents_.data() + off);
+      pid_t pid;
+      if (parse_pid(d->d_name, pid)) listing_.push_back(pid);
+      off += d->d_reclen;
+    }
+  }
+  if (!std::is_sorted(listing_.begin(), listing_.end())) std::sort(listing_.begin(), listing_.end());
+  ++scans_;
+  return true;
+}
+
+std::size_t ProcTree::refresh_from_scan() {
+  if (loadavg_.is_open()) {
+    char buf[128];
+    const ssize_t n = loadavg_.read(buf, sizeof buf);
+    if (n > 0) {
+      auto last = proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n)));
+      if (last && *last == last_pid_seen_) return 0;
+      if (last) last_pid_seen_ = *last;
+    }
+  }
+  if (!list_pids()) return 0;
+
+  // PIDs not in the previous listing are new; both lists are sorted.
+  fresh_.clear();
+  auto k = known_.begin();
+  for (pid_t pid : listing_) {
+    while (k != known_.end() && k->pid < pid) ++k;
+    if (k != known_.end() && k->pid == pid) continue;
+    fresh_.push_back({pid, 0, 0, -1});
+  }
+  classify(fresh_);
+
+  std::size_t joined = 0;
+  next_known_.clear();
+  k = known_.begin();
+  auto f = fresh_.begin();
+  for (pid_t pid : listing_) {
+    while (k != known_.end() && k->pid < pid) ++k;
+    if (k != known_.end() && k->pid == pid) {
+      next_known_.push_back(*k);
+      continue;
+    }
+    while (f != fresh_.end() && f->pid < pid) ++f;
+    const bool member = f != fresh_.end() && f->pid == pid && f->verdict == 1;
+    if (member && add_member(pid, f->start_ticks, false)) ++joined;
+    // A member that could not be opened has exited already; nothing is lost by forgetting it.
+    next_known_.push_back({pid, member});
+  }
+  known_.swap(next_known_);
+  return joined;
+}
+
+void ProcTree::classify(std::vector<Fresh>& fresh) {
+  for (Fresh& f : fresh) {
+    const auto st = read_stat(f.pid);
+    if (!st) {
+      f.verdict = 0;  // gone already
+      continue;
+    }
+    f.ppid = static_cast<pid_t>(st->ppid);
+    f.start_ticks = st->start_ticks;
+  }
+  // A new process belongs to the tree if its parent is qprof or a member; its parent may itself
+  // be new (seen in the same listing), so decide parents first, until nothing changes.
+  auto find_fresh = [&](pid_t pid) -> Fresh* {
+    auto it = std::lower_bound(fresh.begin(), fresh.end(), pid,
+                               [](const Fresh& a, pid_t p) { return a.pid < p; });
+    return it != fresh.end() && it->pid == pid ? &*it : nullptr;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Fresh& f : fresh) {
+      if (f.verdict != -1) continue;
+      int verdict = 0;
+      if (f.ppid == self_) {
+        verdict = 1;
+      } else if (Fresh* parent = find_fresh(f.ppid)) {
+        if (parent->verdict == -1) continue;
+        verdict = parent->verdict;
+      } else {
+        // The parent is a known process; it is a member only if its start time matches too.
+        auto member = std::find_if(members_.begin(), members_.end(),
+                                   [&](const Member& m) { return m.pid == f.ppid; });
+        if (member != members_.end()) {
+          const auto pst = read_stat(f.ppid);
+          verdict = pst && pst->start_ticks == member->start_ticks ? 1 : 0;
+        }
+      }
+      f.verdict = verdict;
+      changed = true;
+    }
+  }
+  for (Fresh& f : fresh) {
+    if (f.verdict == -1) f.verdict = 0;
+  }
+}
+
+std::size_t ProcTree::refresh_from_cgroup() {
+  // Opened anew each time: cgroup v1 serves a kept descriptor a cached PID list for as long as
+  // it is read more often than once a second, so a kept one would never see a new process.
+  ssize_t n;
+  while (true) {
+    const int fd = ::open(cgroup_procs_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    n = ::read(fd, cgroup_buf_.data(), cgroup_buf_.size());
+    ::close(fd);
+    if (n < static_cast<ssize_t>(cgroup_buf_.size())) break;
+    cgroup_buf_.resize(cgroup_buf_.size() * 2);
+  }
+  if (n <= 0) return 0;
+  std::size_t joined = 0;
+  std::string_view text(cgroup_buf_.data(), static_cast<std::size_t>(n));
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    pid_t pid;
+    if (!parse_pid(line, pid)) continue;
+    if (std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == pid; })) continue;
+    const auto st = read_stat(pid);
+    if (st && add_member(pid, st->start_ticks, false)) ++joined;
+  }
+  return joined;
+}
+
+}  // namespace qprof

@@ -1,0 +1,94 @@
+#include "qprof/record/pss_sampler.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "qprof/common/proc_parse.hpp"
+
+namespace qprof {
+
+PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock)
+    : proc_root_(std::move(proc_root)),
+      clock_(clock),
+      asked_ns_(static_cast<std::int64_t>(interval * 1e9)),
+      interval_ns_(asked_ns_),
+      thread_([this] { loop(); }) {}
+
+PssSampler::~PssSampler() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+void PssSampler::set_members(const std::vector<Member>& members) {
+  std::lock_guard<std::mutex> lock(members_mu_);
+  members_.clear();
+  for (const Member& m : members) members_.emplace_back(m.pid, m.start_ticks);
+  ++members_version_;
+}
+
+void PssSampler::loop() {
+  // Signals belong to the sampler thread (its sleep is the one they must interrupt).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stop_) {
+    if (stop_cv_.wait_until(lock, next, [this] { return stop_; })) break;
+    lock.unlock();
+    const std::int64_t begin = monotonic_ns();
+    pass();
+    const std::int64_t cost = monotonic_ns() - begin;
+    longest_pass_ns_.store(std::max(longest_pass_ns_.load(), cost));
+    const std::int64_t interval = std::max(asked_ns_, static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor));
+    interval_ns_.store(interval);
+    next += std::chrono::nanoseconds(interval);
+    const auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now;  // fell behind: skip, do not catch up
+    lock.lock();
+  }
+}
+
+void PssSampler::pass() {
+  {
+    std::lock_guard<std::mutex> lock(members_mu_);
+    if (members_version_ != seen_version_) {
+      seen_version_ = members_version_;
+      std::vector<Target> next;
+      for (const auto& [pid, start] : members_) {
+        auto kept = std::find_if(targets_.begin(), targets_.end(),
+                                 [&](const Target& t) { return t.pid == pid && t.start_ticks == start; });
+        if (kept != targets_.end()) next.push_back(std::move(*kept));
+        else next.push_back({pid, start, ProcFile(proc_root_ + "/" + std::to_string(pid) + "/smaps_rollup")});
+      }
+      targets_.swap(next);
+    }
+  }
+  if (targets_.empty()) return;
+  PssSample sum;
+  sum.t = clock_.unix_at(monotonic_ns());
+  char buf[4096];
+  std::size_t read = 0;
+  for (const Target& t : targets_) {
+    const ssize_t n = t.rollup.read(buf, sizeof buf);
+    if (n <= 0) continue;  // gone, or a zombie
+    if (const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)))) {
+      sum.pss += r->pss;
+      sum.uss += r->uss;
+      ++read;
+    }
+  }
+  if (read == 0) return;  // the tree is gone: no figure rather than a false zero
+  ++passes_;
+  std::lock_guard<std::mutex> lock(results_mu_);
+  results_[written_++ % results_.size()] = sum;
+  if (written_ - read_ > results_.size()) read_ = written_ - results_.size();
+}
+
+}  // namespace qprof

@@ -1,0 +1,99 @@
+#include "qprof/record/signal_relay.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace qprof {
+namespace {
+
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+std::atomic<unsigned> g_pending{0};        // bit per signal number
+std::atomic<unsigned> g_from_terminal{0};  // bit per signal number
+std::atomic<bool> g_child_event{false};
+struct sigaction g_previous[65];
+
+int wake_signal() { return SIGRTMIN; }
+
+void on_forwarded(int sig, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_KERNEL) g_from_terminal.fetch_or(1u << sig);
+  else g_from_terminal.fetch_and(~(1u << sig));
+  g_pending.fetch_or(1u << sig);
+}
+
+void on_child(int) { g_child_event.store(true); }
+void on_wake(int) {}
+
+void install(int sig, void (*handler)(int, siginfo_t*, void*), void (*simple)(int)) {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  // No SA_RESTART: the signal must cut the sampler's sleep short.
+  if (handler) {
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO;
+  } else {
+    sa.sa_handler = simple;
+  }
+  if (sig == SIGCHLD) sa.sa_flags |= SA_NOCLDSTOP;
+  sigaction(sig, &sa, &g_previous[sig]);
+}
+
+}  // namespace
+
+SignalRelay::SignalRelay() {
+  g_pending = 0;
+  g_child_event = false;
+  for (int sig : kForwarded) {
+    struct sigaction old;
+    sigaction(sig, nullptr, &old);
+    // A signal ignored by whoever started qprof (nohup, a background job) stays ignored, for
+    // qprof and for the command, as it would be without qprof.
+    if (old.sa_handler == SIG_IGN) continue;
+    install(sig, on_forwarded, nullptr);
+    installed_.push_back(sig);
+    changed_.push_back(sig);
+  }
+  install(SIGCHLD, nullptr, on_child);
+  installed_.push_back(SIGCHLD);
+  install(wake_signal(), nullptr, on_wake);
+  installed_.push_back(wake_signal());
+  changed_.push_back(wake_signal());
+
+  // A closed stderr must not kill qprof before the trace is finished.
+  struct sigaction old_pipe;
+  sigaction(SIGPIPE, nullptr, &old_pipe);
+  if (old_pipe.sa_handler != SIG_IGN) {
+    struct sigaction ign;
+    std::memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, &g_previous[SIGPIPE]);
+    installed_.push_back(SIGPIPE);
+    changed_.push_back(SIGPIPE);
+  }
+}
+
+SignalRelay::~SignalRelay() {
+  for (int sig : installed_) sigaction(sig, &g_previous[sig], nullptr);
+}
+
+bool SignalRelay::take_forwarded(Received& out) {
+  const unsigned pending = g_pending.load();
+  for (int sig : kForwarded) {
+    const unsigned bit = 1u << sig;
+    if (!(pending & bit)) continue;
+    g_pending.fetch_and(~bit);
+    out.sig = sig;
+    out.from_terminal = (g_from_terminal.load() & bit) != 0;
+    return true;
+  }
+  return false;
+}
+
+bool SignalRelay::take_child_event() { return g_child_event.exchange(false); }
+
+void SignalRelay::wake(pthread_t thread) { pthread_kill(thread, wake_signal()); }
+
+}  // namespace qprof

@@ -1,0 +1,92 @@
+#include "qprof/record/stderr_tee.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace qprof {
+
+StderrTee::StderrTee(int from, int to, MarkerMatcher matcher, OnMarker on_marker)
+    : from_(from), to_(to), stop_fd_(::eventfd(0, EFD_CLOEXEC)), matcher_(std::move(matcher)),
+      on_marker_(std::move(on_marker)) {
+  line_.reserve(kMarkerScanLimit);
+}
+
+StderrTee::~StderrTee() {
+  finish(0);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+  if (from_ >= 0) ::close(from_);
+}
+
+void StderrTee::start() {
+  thread_ = std::thread([this] {
+    // Signals belong to the sampler thread: its sleep must be the one they interrupt.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    loop();
+    ended_.set_value();
+  });
+}
+
+void StderrTee::finish(int wait_ms) {
+  if (!thread_.joinable()) return;
+  ended_.get_future().wait_for(std::chrono::milliseconds(wait_ms));
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t w = ::write(stop_fd_, &one, sizeof one);
+  thread_.join();
+}
+
+void StderrTee::loop() {
+  char buf[1 << 16];
+  pollfd fds[2] = {{from_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  bool stopping = false;
+  while (true) {
+    // When asked to stop, take only what is already in the pipe.
+    const int ready = ::poll(fds, stopping ? 1 : 2, stopping ? 0 : -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (!stopping && (fds[1].revents & POLLIN)) stopping = true;
+    if (ready == 0 && stopping) break;
+    if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    const ssize_t n = ::read(from_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // every writer is gone
+    copy_out(buf, static_cast<std::size_t>(n));
+    scan(buf, static_cast<std::size_t>(n));
+  }
+}
+
+void StderrTee::copy_out(const char* data, std::size_t n) {
+  copied_ += n;
+  while (n > 0 && output_ok_) {
+    const ssize_t w = ::write(to_, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      output_ok_ = false;  // our stderr is gone: keep draining the child's, so it never blocks
+      break;
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void StderrTee::scan(const char* data, std::size_t n) {
+  while (n > 0) {
+    const void* nl = std::memchr(data, '\n', n);
+    const std::size_t len = nl ? static_cast<const char*>(nl) - data : n;
+    const std::size_t room = kMarkerScanLimit - line_.size();
+    line_.append(data, std::min(len, room));
+    if (!nl) return;
+    if (auto label = matcher_.match(line_)) on_marker_(std::move(*label));
+    line_.clear();
+    data += len + 1;
+    n -= len + 1;
+  }
+}
+
+}  // namespace qprof

@@ -1,0 +1,126 @@
+// Builds a whole Trace from the streamed records: markers get the snapshot of every series at
+// their place in the file, and stages are paired from markers (qprof) or taken from FUNC (mprof).
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "qprof/trace/format.hpp"
+#include "qprof/record/markers.hpp"
+
+namespace qprof {
+
+Seconds Trace::t0() const {
+  // What a streaming reader knows when it needs it (plot reduces as it reads): the header, or
+  // else the first memory sample. An mprof FUNC bracket may then start a little before 0.
+  if (meta.start) return *meta.start;
+  return mem.empty() ? 0.0 : mem.front().t;
+}
+
+namespace dat {
+namespace {
+
+class TraceBuilder : public Visitor {
+ public:
+  TraceBuilder(Trace& trace, std::vector<std::string>* warnings) : tr_(trace), warnings_(warnings) {}
+
+  void header(const TraceMeta& meta) override { tr_.meta = meta; }
+  void cmdline(std::string_view c) override { tr_.cmdline = std::string(c); }
+  void mem(const MemSample& s) override {
+    tr_.mem.push_back(s);
+    now_.rss = s.bytes;
+  }
+  void child(std::int64_t pid, const MemSample& s) override {
+    auto [it, added] = child_index_.try_emplace(pid, tr_.children.size());
+    if (added) tr_.children.push_back(ChildSeries{pid, {}});
+    tr_.children[it->second].samples.push_back(s);
+  }
+  void mark(Seconds t, std::string_view label) override {
+    tr_.markers.push_back(Marker{t, std::string(label), now_});
+    if (auto stage = stages_.on_marker(label, t, now_.rss.value_or(0))) tr_.stages.push_back(std::move(*stage));
+  }
+  void func(std::string_view name, const MemSample& start, const MemSample& end) override {
+    funcs_.push_back(Stage{std::string(name), start.t, end.t, start.bytes, end.bytes, true, Stage::Source::func});
+  }
+  void pss(const PssSample& s) override {
+    tr_.pss.push_back(s);
+    now_.pss = s.pss;
+    now_.uss = s.uss;
+  }
+  void io(const IoSample& s) override {
+    tr_.io.push_back(s);
+    now_.read_bytes = s.read_bytes;
+    now_.write_bytes = s.write_bytes;
+  }
+  void cpu(const CpuSample& s) override {
+    tr_.cpu.push_back(s);
+    now_.cpu_seconds = s.cpu_seconds;
+  }
+  void hwm(const MemSample& s) override { tr_.hwm.push_back(s); }
+  void cgroup(const CgroupSample& s) override { tr_.cgroup.push_back(s); }
+  void gpu_device(const GpuDevice& d) override { tr_.gpu_devices.push_back(d); }
+  void gpu(const GpuSample& s) override {
+    tr_.gpu.push_back(s);
+    gpu_tree_[s.device] = s.tree;
+    Bytes sum = 0;
+    for (const auto& [dev, b] : gpu_tree_) sum += b;
+    now_.gpu_tree = sum;
+  }
+  void peak(std::string_view name, Bytes b) override { tr_.peaks[std::string(name)] = b; }
+  void note(std::string_view text) override { tr_.notes.emplace_back(text); }
+  void exit(const ExitInfo& e) override { tr_.exit = e; }
+  void warning(const std::string& w) override {
+    if (warnings_) warnings_->push_back(w);
+  }
+
+  void finish() {
+    if (tr_.is_qprof()) {
+      Seconds t_end = tr_.mem.empty() ? 0 : tr_.mem.back().t;
+      if (!tr_.markers.empty()) t_end = std::max(t_end, tr_.markers.back().t);
+      for (Stage& s : stages_.unclosed(t_end, now_.rss.value_or(0))) tr_.stages.push_back(std::move(s));
+    } else {
+      // An mprof trace: its FUNC brackets are the stages (a qprof trace's FUNC lines only mirror
+      // its marker stages, so they are not counted twice).
+      for (Stage& s : funcs_) tr_.stages.push_back(std::move(s));
+    }
+    std::stable_sort(tr_.stages.begin(), tr_.stages.end(),
+                     [](const Stage& a, const Stage& b) { return a.t_start < b.t_start; });
+  }
+
+ private:
+  Trace& tr_;
+  std::vector<std::string>* warnings_;
+  Snapshot now_;
+  StageTracker stages_;
+  std::vector<Stage> funcs_;
+  std::unordered_map<std::int64_t, std::size_t> child_index_;
+  std::unordered_map<int, Bytes> gpu_tree_;
+};
+
+void require_samples(const Trace& tr) {
+  if (tr.mem.empty()) throw ParseError(tr.source, 0, "no memory samples (MEM lines): the trace is empty");
+}
+
+}  // namespace
+
+Trace read_trace(const std::string& path, std::vector<std::string>* warnings) {
+  Trace tr;
+  tr.source = path;
+  TraceBuilder b(tr, warnings);
+  parse_file(path, b);
+  b.finish();
+  require_samples(tr);
+  return tr;
+}
+
+Trace read_trace_text(std::string_view text, const std::string& name, std::vector<std::string>* warnings) {
+  Trace tr;
+  tr.source = name;
+  TraceBuilder b(tr, warnings);
+  parse_text(text, name, b);
+  b.finish();
+  require_samples(tr);
+  return tr;
+}
+
+}  // namespace dat
+}  // namespace qprof

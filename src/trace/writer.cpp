@@ -1,0 +1,208 @@
+// Writes trace lines into a fixed buffer with std::to_chars, so that the sampler's steady state
+// (one MEM line per sample) costs no allocation and no stdio locking.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
+#include "qprof/trace/format.hpp"
+
+namespace qprof::dat {
+namespace {
+constexpr std::size_t kBufferSize = 1 << 16;
+constexpr std::size_t kNumberRoom = 40;  // the longest number this writer formats, with a separator
+}  // namespace
+
+// Appends the fields of one line to the writer's buffer; room is reserved up front.
+class Writer::Line {
+ public:
+  Line(Writer& w, std::string_view kind, std::size_t numbers, std::size_t text = 0) : w_(w) {
+    w_.reserve(kind.size() + numbers * kNumberRoom + text + 2);
+    w_.append(kind);
+  }
+  ~Line() { w_.buf_[w_.used_++] = '\n'; }
+  Line& fixed(double v, int decimals) {
+    space();
+    auto r = std::to_chars(cur(), end(), v, std::chars_format::fixed, decimals);
+    w_.used_ = r.ptr - w_.buf_.data();
+    return *this;
+  }
+  Line& integer(std::int64_t v) {
+    space();
+    auto r = std::to_chars(cur(), end(), v);
+    w_.used_ = r.ptr - w_.buf_.data();
+    return *this;
+  }
+  Line& uinteger(std::uint64_t v) {
+    space();
+    auto r = std::to_chars(cur(), end(), v);
+    w_.used_ = r.ptr - w_.buf_.data();
+    return *this;
+  }
+  Line& text(std::string_view s) {
+    space();
+    w_.append(s);
+    return *this;
+  }
+  Line& key_value(std::string_view key, std::int64_t v) {
+    space();
+    w_.append(key);
+    w_.buf_[w_.used_++] = '=';
+    auto r = std::to_chars(cur(), end(), v);
+    w_.used_ = r.ptr - w_.buf_.data();
+    return *this;
+  }
+
+ private:
+  void space() { w_.buf_[w_.used_++] = ' '; }
+  char* cur() { return w_.buf_.data() + w_.used_; }
+  char* end() { return w_.buf_.data() + w_.buf_.size(); }
+  Writer& w_;
+};
+
+Writer::Writer(const std::string& path) : path_(path), buf_(kBufferSize) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot create " + path);
+}
+
+Writer::~Writer() {
+  flush();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Writer::reserve(std::size_t n) {
+  if (used_ + n <= buf_.size()) return;
+  flush();
+  // A line longer than the buffer (a huge label) gets a buffer of its own size: rare, not hot.
+  if (n > buf_.size()) buf_.resize(n);
+}
+
+void Writer::append(std::string_view s) {
+  std::memcpy(buf_.data() + used_, s.data(), s.size());
+  used_ += s.size();
+}
+
+bool Writer::flush() {
+  std::size_t done = 0;
+  while (done < used_ && error_.empty()) {
+    const ssize_t n = ::write(fd_, buf_.data() + done, used_ - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = "writing " + path_ + " failed: " + std::strerror(n < 0 ? errno : EIO);
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  used_ = 0;
+  return error_.empty();
+}
+
+void Writer::header(const TraceMeta& meta) {
+  std::string fields = "version=" + escape_text(meta.qprof_version, true);
+  auto add = [&](std::string_view key, const std::string& value) {
+    fields += ' ';
+    fields += key;
+    fields += '=';
+    fields += escape_text(value, true);
+  };
+  char num[64];
+  auto fmt = [&](double v, int decimals) {
+    auto r = std::to_chars(num, num + sizeof num, v, std::chars_format::fixed, decimals);
+    return std::string(num, r.ptr);
+  };
+  add("interval", fmt(meta.interval, 6));
+  add("host", meta.host);
+  add("root_pid", std::to_string(meta.root_pid));
+  if (meta.start) add("start", fmt(*meta.start, 6));
+  if (!meta.metric.empty()) add("metric", meta.metric);
+  for (const auto& [k, v] : meta.other) add(k, v);
+  Line(*this, "QPROF", 1, fields.size()).integer(kFormatVersion).text(fields);
+}
+
+void Writer::cmdline(std::string_view command_line) {
+  // mprof keeps the rest of the line verbatim (no unescaping), so the caller passes a display
+  // form (see display_command); a stray control character still must not end the line.
+  std::string text(command_line);
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  Line(*this, "CMDLINE", 0, text.size() + 1).text(text);
+}
+
+void Writer::mem(Seconds t, Bytes bytes) { Line(*this, "MEM", 2).fixed(to_mib(bytes), 6).fixed(t, 4); }
+
+void Writer::child(std::int64_t pid, Seconds t, Bytes bytes) {
+  Line(*this, "CHLD", 3).integer(pid).fixed(to_mib(bytes), 6).fixed(t, 4);
+}
+
+void Writer::mark(Seconds t, std::string_view label) {
+  const std::string text = escape_text(label);
+  Line(*this, "MARK", 1, text.size() + 1).fixed(t, 6).text(text);
+}
+
+void Writer::func(std::string_view label, const MemSample& start, const MemSample& end) {
+  const std::string name = func_name(label);
+  Line(*this, "FUNC", 5, name.size() + 1)
+      .text(name)
+      .fixed(to_mib(start.bytes), 4)
+      .fixed(start.t, 4)
+      .fixed(to_mib(end.bytes), 4)
+      .fixed(end.t, 4)
+      .integer(0);
+}
+
+void Writer::pss(const PssSample& s) { Line(*this, "PSS", 3).fixed(s.t, 6).uinteger(s.pss).uinteger(s.uss); }
+
+void Writer::io(const IoSample& s) {
+  Line(*this, "IO", 5)
+      .fixed(s.t, 6)
+      .uinteger(s.read_bytes)
+      .uinteger(s.write_bytes)
+      .uinteger(s.rchar)
+      .uinteger(s.wchar);
+}
+
+void Writer::cpu(const CpuSample& s) { Line(*this, "CPU", 2).fixed(s.t, 6).fixed(s.cpu_seconds, 6); }
+
+void Writer::hwm(Seconds t, Bytes bytes) { Line(*this, "HWM", 2).fixed(t, 6).uinteger(bytes); }
+
+void Writer::cgroup(const CgroupSample& s) {
+  Line(*this, "CGROUP", 3).fixed(s.t, 6).uinteger(s.usage).uinteger(s.peak);
+}
+
+void Writer::gpu_device(const GpuDevice& d) {
+  const std::string uuid = escape_text(d.uuid.empty() ? "-" : d.uuid, true);
+  const std::string name = escape_text(d.name);
+  Line(*this, "GPUDEV", 2, uuid.size() + name.size() + 2)
+      .integer(d.index)
+      .text(uuid)
+      .uinteger(d.total)
+      .text(name);
+}
+
+void Writer::gpu(const GpuSample& s) {
+  Line(*this, "GPU", 4).fixed(s.t, 6).integer(s.device).uinteger(s.tree).uinteger(s.used);
+}
+
+void Writer::peak(std::string_view name, Bytes bytes) {
+  const std::string n = escape_text(name, true);
+  Line(*this, "PEAK", 1, n.size() + 1).text(n).uinteger(bytes);
+}
+
+void Writer::note(std::string_view text) {
+  const std::string t = escape_text(text);
+  Line(*this, "NOTE", 0, t.size() + 1).text(t);
+}
+
+void Writer::exit(const ExitInfo& e) {
+  Line(*this, "EXIT", 4, 32)
+      .fixed(e.t, 6)
+      .key_value("status", e.status)
+      .key_value("signal", e.signal)
+      .key_value("timed_out", e.timed_out ? 1 : 0);
+}
+
+}  // namespace qprof::dat
