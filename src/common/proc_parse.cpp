@@ -60,14 +60,27 @@ std::optional<Stat> parse_stat(std::string_view text) {
   st.state = s.front();
   s.remove_prefix(1);
   if (!next_number(s, st.ppid)) return std::nullopt;
-  if (!skip_fields(s, 9)) return std::nullopt;  // pgrp … cmajflt
+  if (!skip_fields(s, 5)) return std::nullopt;  // pgrp session tty_nr tpgid flags
+  std::uint64_t cminflt = 0, cmajflt = 0;
+  if (!next_number(s, st.minflt) || !next_number(s, cminflt) || !next_number(s, st.majflt) ||
+      !next_number(s, cmajflt)) {
+    return std::nullopt;
+  }
   if (!next_number(s, st.utime_ticks) || !next_number(s, st.stime_ticks)) return std::nullopt;
   std::int64_t cutime = 0, cstime = 0;  // signed in the kernel's format
   if (!next_number(s, cutime) || !next_number(s, cstime)) return std::nullopt;
   st.cutime_ticks = cutime > 0 ? static_cast<std::uint64_t>(cutime) : 0;
   st.cstime_ticks = cstime > 0 ? static_cast<std::uint64_t>(cstime) : 0;
-  if (!skip_fields(s, 4)) return std::nullopt;  // priority nice num_threads itrealvalue
+  if (!skip_fields(s, 2)) return std::nullopt;  // priority nice
+  if (!next_number(s, st.num_threads)) return std::nullopt;
+  if (!skip_fields(s, 1)) return std::nullopt;  // itrealvalue
   if (!next_number(s, st.start_ticks)) return std::nullopt;
+  return st;
+}
+
+std::optional<Schedstat> parse_schedstat(std::string_view text) {
+  Schedstat st;
+  if (!next_number(text, st.run_ns) || !next_number(text, st.wait_ns) || !next_number(text, st.runs)) return std::nullopt;
   return st;
 }
 

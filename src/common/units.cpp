@@ -42,6 +42,12 @@ std::optional<Unit> parse_unit(std::string_view name) {
 std::string_view unit_name(Unit u) { return info(u).name; }
 double unit_bytes(Unit u) { return info(u).bytes; }
 
+Bytes bytes_from_double(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709549568.0) return ~Bytes{0};  // the largest double below 2^64
+  return static_cast<Bytes>(std::round(v));
+}
+
 Unit auto_unit(Bytes largest, Unit smallest) {
   if (largest >= (Bytes{10} << 30)) return Unit::GiB;
   if (smallest == Unit::KiB && largest < (Bytes{1} << 20)) return Unit::KiB;
@@ -84,12 +90,17 @@ std::string human_bytes(Bytes bytes) {
 }
 
 std::string human_seconds(Seconds s) {
-  char buf[48];
+  char buf[64];
+  // Floating-point arithmetic throughout: a duration read from a trace can be anything, and a
+  // cast of 1e13 s of hours to int is undefined behaviour.
+  if (std::isnan(s)) return "? s";
+  if (s < 0) return "-" + human_seconds(-s);
   if (s < 0.001) std::snprintf(buf, sizeof buf, "%.0f µs", s * 1e6);
   else if (s < 1.0) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
   else if (s < 120.0) std::snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (s < 7200.0) std::snprintf(buf, sizeof buf, "%d min %d s", static_cast<int>(s / 60), static_cast<int>(std::fmod(s, 60)));
-  else std::snprintf(buf, sizeof buf, "%d h %d min", static_cast<int>(s / 3600), static_cast<int>(std::fmod(s, 3600) / 60));
+  else if (s < 7200.0) std::snprintf(buf, sizeof buf, "%.0f min %.0f s", std::floor(s / 60), std::floor(std::fmod(s, 60)));
+  else if (s < 1e9) std::snprintf(buf, sizeof buf, "%.0f h %.0f min", std::floor(s / 3600), std::floor(std::fmod(s, 3600) / 60));
+  else std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);  // beyond 100 000 years: no minutes
   return buf;
 }
 

@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "qprof/trace/format.hpp"
-#include "qprof/record/markers.hpp"
+#include "qprof/trace/stages.hpp"
 
 namespace qprof {
 
@@ -36,6 +36,7 @@ class TraceBuilder : public Visitor {
   }
   void mark(Seconds t, std::string_view label) override {
     tr_.markers.push_back(Marker{t, std::string(label), now_});
+    if (!tr_.pss.empty()) tr_.markers.back().at.pss_age = std::max(0.0, t - tr_.pss.back().t);
     if (auto stage = stages_.on_marker(label, t, now_.rss.value_or(0))) tr_.stages.push_back(std::move(*stage));
   }
   void func(std::string_view name, const MemSample& start, const MemSample& end) override {
@@ -65,7 +66,13 @@ class TraceBuilder : public Visitor {
     for (const auto& [dev, b] : gpu_tree_) sum += b;
     now_.gpu_tree = sum;
   }
+  void torch(const TorchSample& s) override { tr_.torch.push_back(s); }
+  void kinds(const MemKindsSample& s) override { tr_.kinds.push_back(s); }
+  void tasks(const TasksSample& s) override { tr_.tasks.push_back(s); }
+  void gpu_util(const GpuUtilSample& s) override { tr_.gpu_util.push_back(s); }
   void peak(std::string_view name, Bytes b) override { tr_.peaks[std::string(name)] = b; }
+  void dir_def(const WatchedDir& d) override { tr_.dirs.push_back(d); }
+  void dir(const DirSample& s) override { tr_.dir_samples.push_back(s); }
   void note(std::string_view text) override { tr_.notes.emplace_back(text); }
   void exit(const ExitInfo& e) override { tr_.exit = e; }
   void warning(const std::string& w) override {

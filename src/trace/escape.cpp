@@ -2,37 +2,12 @@
 // UTF-8, control characters) fits on one line that mprof's UTF-8 reader can still decode.
 #include <cmath>
 
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::dat {
 namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if the bytes there are not one.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t len = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the first continuation byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    len = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    len = 3;
-    if (lead == 0xE0) lo = 0xA0;  // overlong
-    if (lead == 0xED) hi = 0x9F;  // UTF-16 surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    len = 4;
-    if (lead == 0xF0) lo = 0x90;  // overlong
-    if (lead == 0xF4) hi = 0x8F;  // beyond U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return len;
-}
 
 void append_hex_escape(std::string& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -117,6 +92,6 @@ std::string func_name(std::string_view label) {
   return name.empty() ? std::string("_") : name;
 }
 
-Bytes from_mib(double mib) { return static_cast<Bytes>(std::llround(mib * 1024.0 * 1024.0)); }
+Bytes from_mib(double mib) { return bytes_from_double(mib * 1024.0 * 1024.0); }
 
 }  // namespace qprof::dat

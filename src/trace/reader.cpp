@@ -10,11 +10,10 @@
 #include <string>
 
 #include "qprof/trace/format.hpp"
+#include "plain_numbers.hpp"
 
 namespace qprof::dat {
 namespace {
-
-constexpr std::size_t kChunk = 1 << 20;
 
 // Thrown by field parsers; the line loop adds FILE:LINE.
 struct LineError {
@@ -30,30 +29,6 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-// Digits, optionally a point and up to 9 more: what qprof and mprof write (%.6f, %.4f). Parsed
-// here at about twice the speed of from_chars, which stays the path for every other form.
-bool plain_decimal(std::string_view w, double& out) {
-  static constexpr double kScale[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-  std::size_t i = 0;
-  std::uint64_t whole = 0;
-  for (; i < w.size() && w[i] >= '0' && w[i] <= '9'; ++i) {
-    if (i == 15) return false;  // beyond what a double holds exactly
-    whole = whole * 10 + static_cast<std::uint64_t>(w[i] - '0');
-  }
-  if (i == 0) return false;
-  if (i == w.size()) {
-    out = static_cast<double>(whole);
-    return true;
-  }
-  if (w[i] != '.' || w.size() - i - 1 > 9 || w.size() - i - 1 == 0) return false;
-  std::uint64_t fraction = 0;
-  for (std::size_t k = i + 1; k < w.size(); ++k) {
-    if (w[k] < '0' || w[k] > '9') return false;
-    fraction = fraction * 10 + static_cast<std::uint64_t>(w[k] - '0');
-  }
-  out = static_cast<double>(whole) + static_cast<double>(fraction) / kScale[w.size() - i - 1];
-  return true;
-}
 
 // Splits the fields of a line: separated by spaces (mprof's writer uses exactly one).
 class Fields {
@@ -74,7 +49,7 @@ class Fields {
   double number(const char* what) {
     const std::string_view w = word(what);
     double v = 0;
-    if (plain_decimal(w, v)) return v;
+    if (detail::plain_decimal(w, v)) return v;
     auto r = std::from_chars(w.data(), w.data() + w.size(), v);
     if (r.ec != std::errc() || r.ptr != w.data() + w.size() || !std::isfinite(v)) {
       throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a number"};
@@ -182,6 +157,11 @@ void parse_header(Fields& f, Visitor& v) {
     else if (k == "root_pid") meta.root_pid = to_int(k, value);
     else if (k == "start") meta.start = to_double(k, value);
     else if (k == "metric") meta.metric = std::move(value);
+    else if (k == "rank") meta.job.rank = to_int(k, value);
+    else if (k == "local_rank") meta.job.local_rank = to_int(k, value);
+    else if (k == "world_size") meta.job.world_size = to_int(k, value);
+    else if (k == "job") meta.job.job_id = std::move(value);
+    else if (k == "launcher") meta.job.launcher = std::move(value);
     else meta.other[k] = std::move(value);
   });
   v.header(meta);
@@ -195,8 +175,36 @@ void parse_exit(Fields& f, Visitor& v) {
     if (k == "status") e.status = static_cast<int>(to_int(k, value));
     else if (k == "signal") e.signal = static_cast<int>(to_int(k, value));
     else if (k == "timed_out") e.timed_out = to_int(k, value) != 0;
+    else if (k == "status_known") e.status_known = to_int(k, value) != 0;
   });
   v.exit(e);
+}
+
+// GPUUTIL: percentages within 0–100 (a little above is rounding), '-' for what the driver did not say.
+GpuUtilSample parse_gpu_util(Fields& f) {
+  GpuUtilSample s;
+  s.t = f.number("time");
+  s.device = static_cast<int>(f.integer("device index"));
+  const auto percent = [&f](const char* what) {
+    const double p = f.non_negative(what);
+    if (p > 100.5) throw LineError{std::string("GPUUTIL: ") + what + " is above 100"};
+    return p;
+  };
+  const auto optional = [&f](const char* what, auto&& parse) -> std::optional<double> {
+    Fields probe = f;
+    if (probe.word(what) == "-") {
+      f = probe;
+      return std::nullopt;
+    }
+    return parse(what);
+  };
+  s.sm_percent = percent("SM %");
+  s.mem_bw_percent = percent("memory bandwidth %");
+  s.tree_sm_percent = optional("tree SM %", percent);
+  const auto rate = [&f](const char* what) { return f.non_negative(what); };
+  s.pcie_rx_bytes_per_s = optional("PCIe RX bytes/s", rate);
+  s.pcie_tx_bytes_per_s = optional("PCIe TX bytes/s", rate);
+  return s;
 }
 
 void parse_line(std::string_view line, Visitor& v) {
@@ -260,6 +268,10 @@ void parse_line(std::string_view line, Visitor& v) {
     s.t = f.number("time");
     s.usage = f.count("usage bytes");
     s.peak = f.count("peak bytes");
+    if (!f.empty()) {
+      s.anon = f.count("anon bytes");
+      s.file = f.count("file bytes");
+    }
     v.cgroup(s);
   } else if (kind == "GPUDEV") {
     GpuDevice d;
@@ -275,9 +287,49 @@ void parse_line(std::string_view line, Visitor& v) {
     s.tree = f.count("tree bytes");
     s.used = f.count("device used bytes");
     v.gpu(s);
+  } else if (kind == "TORCH") {
+    TorchSample s;
+    s.t = f.number("time");
+    s.device = static_cast<int>(f.integer("device index"));
+    s.allocated = f.count("allocated bytes");
+    s.reserved = f.count("reserved bytes");
+    v.torch(s);
+  } else if (kind == "KINDS") {
+    MemKindsSample s;
+    s.t = f.number("time");
+    s.anon = f.count("anon bytes");
+    s.file = f.count("file bytes");
+    s.shmem = f.count("shmem bytes");
+    s.swap = f.count("swap bytes");
+    v.kinds(s);
+  } else if (kind == "TASKS") {
+    TasksSample s;
+    s.t = f.number("time");
+    s.processes = f.count("processes");
+    s.threads = f.count("threads");
+    s.vsz = f.count("vsz bytes");
+    v.tasks(s);
+  } else if (kind == "GPUUTIL") {
+    v.gpu_util(parse_gpu_util(f));
   } else if (kind == "PEAK") {
     const std::string name = unescape_text(f.word("name"));
     v.peak(name, f.count("bytes"));
+  } else if (kind == "DIRDEF") {
+    WatchedDir d;
+    d.index = static_cast<int>(f.integer("directory index"));
+    d.path = unescape_text(f.text());
+    v.dir_def(d);
+  } else if (kind == "DIR") {
+    DirSample s;
+    s.t = f.number("time");
+    s.dir = static_cast<int>(f.integer("directory index"));
+    s.apparent = f.count("apparent bytes");
+    s.allocated = f.count("allocated bytes");
+    s.fs_free = f.count("free bytes");
+    v.dir(s);
+  } else if (kind == "PROC") {
+    const std::int64_t pid = f.integer("pid");
+    v.process_name(pid, unescape_text(f.text()));
   } else if (kind == "NOTE") {
     v.note(unescape_text(f.text()));
   } else if (kind == "EXIT") {
@@ -298,29 +350,40 @@ class LineFeeder {
     std::size_t pos = 0;
     while (true) {
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
-      if (nl == nullptr) return pos;
+      if (nl == nullptr) {
+        if (data.size() - pos > kMaxLineBytes) too_long();
+        return pos;
+      }
       const std::size_t end = static_cast<const char*>(nl) - data.data();
-      one(data.substr(pos, end - pos));
+      one(data.substr(pos, end - pos), data.data() + data.size());
       pos = end + 1;
     }
   }
 
   void finish(std::string_view tail) {
     if (tail.empty()) return;
+    if (tail.size() > kMaxLineBytes) too_long();
     ++line_no_;
     v_.warning(name_ + ":" + std::to_string(line_no_) +
                ": the last line has no newline (was the writer killed?); it was ignored");
   }
 
  private:
-  void one(std::string_view line) {
+  [[noreturn]] void too_long() const { throw ParseError(name_, line_no_ + 1, "line longer than 1 MiB"); }
+
+  // `limit`: the end of the buffer the line is in (the MEM fast path reads ahead within it).
+  void one(std::string_view line, const char* limit) {
+    if (line.size() > kMaxLineBytes) too_long();
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) return;
     try {
+      if (detail::fast_mem_line(line, limit, v_)) return;
       parse_line(line, v_);
     } catch (const LineError& e) {
       throw ParseError(name_, line_no_, e.reason);
+    } catch (const BadRecord& e) {
+      throw ParseError(name_, line_no_, e.what());
     }
   }
 
@@ -345,12 +408,12 @@ void parse_text(std::string_view text, const std::string& name, Visitor& visitor
 void parse_file(const std::string& path, Visitor& visitor) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ParseError(path, 0, std::strerror(errno));
-  std::string buf(kChunk, '\0');
+  // One line of the longest kind and its newline: never grown (see kMaxLineBytes).
+  std::string buf(kMaxLineBytes + 1, '\0');
   std::size_t have = 0;
   LineFeeder feeder(path, visitor);
   try {
     while (true) {
-      if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
       const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw ParseError(path, 0, std::strerror(errno));

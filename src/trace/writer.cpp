@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include "qprof/trace/format.hpp"
 
@@ -68,6 +69,8 @@ Writer::Writer(const std::string& path) : path_(path), buf_(kBufferSize) {
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot create " + path);
 }
 
+Writer::Writer(int fd, std::string name) : path_(std::move(name)), fd_(fd), buf_(kBufferSize) {}
+
 Writer::~Writer() {
   flush();
   if (fd_ >= 0) ::close(fd_);
@@ -118,6 +121,11 @@ void Writer::header(const TraceMeta& meta) {
   add("root_pid", std::to_string(meta.root_pid));
   if (meta.start) add("start", fmt(*meta.start, 6));
   if (!meta.metric.empty()) add("metric", meta.metric);
+  if (meta.job.rank) add("rank", std::to_string(*meta.job.rank));
+  if (meta.job.local_rank) add("local_rank", std::to_string(*meta.job.local_rank));
+  if (meta.job.world_size) add("world_size", std::to_string(*meta.job.world_size));
+  if (!meta.job.job_id.empty()) add("job", meta.job.job_id);
+  if (!meta.job.launcher.empty()) add("launcher", meta.job.launcher);
   for (const auto& [k, v] : meta.other) add(k, v);
   Line(*this, "QPROF", 1, fields.size()).integer(kFormatVersion).text(fields);
 }
@@ -170,7 +178,10 @@ void Writer::cpu(const CpuSample& s) { Line(*this, "CPU", 2).fixed(s.t, 6).fixed
 void Writer::hwm(Seconds t, Bytes bytes) { Line(*this, "HWM", 2).fixed(t, 6).uinteger(bytes); }
 
 void Writer::cgroup(const CgroupSample& s) {
-  Line(*this, "CGROUP", 3).fixed(s.t, 6).uinteger(s.usage).uinteger(s.peak);
+  Line line(*this, "CGROUP", 5);
+  line.fixed(s.t, 6).uinteger(s.usage).uinteger(s.peak);
+  // Appended fields (the format's compatibility rule): older readers skip them.
+  if (s.anon && s.file) line.uinteger(*s.anon).uinteger(*s.file);
 }
 
 void Writer::gpu_device(const GpuDevice& d) {
@@ -187,9 +198,48 @@ void Writer::gpu(const GpuSample& s) {
   Line(*this, "GPU", 4).fixed(s.t, 6).integer(s.device).uinteger(s.tree).uinteger(s.used);
 }
 
+void Writer::torch(const TorchSample& s) {
+  Line(*this, "TORCH", 4).fixed(s.t, 6).integer(s.device).uinteger(s.allocated).uinteger(s.reserved);
+}
+
+void Writer::kinds(const MemKindsSample& s) {
+  Line(*this, "KINDS", 5).fixed(s.t, 6).uinteger(s.anon).uinteger(s.file).uinteger(s.shmem).uinteger(s.swap);
+}
+
+void Writer::tasks(const TasksSample& s) {
+  Line(*this, "TASKS", 4).fixed(s.t, 6).uinteger(s.processes).uinteger(s.threads).uinteger(s.vsz);
+}
+
+void Writer::gpu_util(const GpuUtilSample& s) {
+  Line line(*this, "GPUUTIL", 7);
+  line.fixed(s.t, 6).integer(s.device).fixed(s.sm_percent, 1).fixed(s.mem_bw_percent, 1);
+  // '-': the driver does not say (no per-process accounting, no PCIe counters).
+  const auto optional = [&line](const std::optional<double>& v, int decimals) {
+    if (v) line.fixed(*v, decimals);
+    else line.text("-");
+  };
+  optional(s.tree_sm_percent, 1);
+  optional(s.pcie_rx_bytes_per_s, 0);
+  optional(s.pcie_tx_bytes_per_s, 0);
+}
+
 void Writer::peak(std::string_view name, Bytes bytes) {
   const std::string n = escape_text(name, true);
   Line(*this, "PEAK", 1, n.size() + 1).text(n).uinteger(bytes);
+}
+
+void Writer::dir_def(const WatchedDir& d) {
+  const std::string path = escape_text(d.path);
+  Line(*this, "DIRDEF", 1, path.size() + 1).integer(d.index).text(path);
+}
+
+void Writer::dir(const DirSample& s) {
+  Line(*this, "DIR", 5).fixed(s.t, 6).integer(s.dir).uinteger(s.apparent).uinteger(s.allocated).uinteger(s.fs_free);
+}
+
+void Writer::process_name(std::int64_t pid, std::string_view name) {
+  const std::string t = escape_text(name);
+  Line(*this, "PROC", 1, t.size() + 1).integer(pid).text(t);
 }
 
 void Writer::note(std::string_view text) {
@@ -198,11 +248,10 @@ void Writer::note(std::string_view text) {
 }
 
 void Writer::exit(const ExitInfo& e) {
-  Line(*this, "EXIT", 4, 32)
-      .fixed(e.t, 6)
-      .key_value("status", e.status)
-      .key_value("signal", e.signal)
-      .key_value("timed_out", e.timed_out ? 1 : 0);
+  Line line(*this, "EXIT", 5, 48);
+  line.fixed(e.t, 6).key_value("status", e.status).key_value("signal", e.signal).key_value("timed_out", e.timed_out ? 1 : 0);
+  // Only when unknown (qprof attach), so that a run's EXIT line stays what it always was.
+  if (!e.status_known) line.key_value("status_known", 0);
 }
 
 }  // namespace qprof::dat

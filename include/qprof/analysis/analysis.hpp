@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "qprof/trace/bracket.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof {
@@ -25,6 +26,10 @@ enum class Metric {
   cgroup,          // CGROUP lines (usage) and the kernel's high-water mark (CGROUP peak, PEAK cgroup)
   hwm_sum,         // HWM lines and PEAK hwm_sum: Σ VmHWM of the tree, an upper bound of its peak
   kernel_process,  // PEAK kernel_process: the largest single process (RUSAGE_CHILDREN), exact
+  anon,            // KINDS lines: the tree's anonymous RSS (RssAnon)
+  file,            // KINDS lines: the tree's file-backed RSS (RssFile)
+  shmem,           // KINDS lines: the tree's shared-memory RSS (RssShmem)
+  swap,            // KINDS lines: the tree's swapped-out pages (VmSwap)
 };
 
 struct MetricInfo {
@@ -50,6 +55,46 @@ std::vector<Metric> available_metrics(const Trace& trace);
 // The samples of a metric in time order (empty when the trace has none). gpu: one value per GPU
 // sample time, the latest value of each device summed; cgroup: the usage; hwm_sum: Σ VmHWM so far.
 std::vector<MemSample> metric_series(const Trace& trace, Metric m);
+
+// ── Watched directories (--watch-dir) and the memory limit ─────────────────────────────────
+
+// `dir:NAME`: the apparent size of a watched directory (DIR lines), NAME being its path as
+// recorded or, when no path equals it, its last component (the first directory that matches).
+// Such metrics are made on demand (parse_metric("dir:NAME") registers NAME for the process):
+// they are not in all_metrics(), but available_metrics() lists those of a trace.
+Metric dir_metric(std::string_view name);
+bool is_dir_metric(Metric m);
+// The trace's watched directory that `name` names, as above.
+const WatchedDir* find_watched_dir(const Trace& t, std::string_view name);
+// What `dir:NAME` calls a directory of the trace: its last component, or its path when another
+// directory of the trace has the same last component.
+std::string dir_name(const Trace& t, const WatchedDir& d);
+
+// A watched directory over the run. Growth is Quark's: the largest apparent size over the first
+// (a directory that did not exist counts as empty), never below 0.
+struct DirGrowth {
+  WatchedDir dir;
+  std::string name;  // dir_name
+  Bytes start = 0, peak = 0, last = 0, growth = 0;
+  Seconds peak_t = 0;
+  Bytes allocated_peak = 0;
+  Bytes fs_free_min = 0;
+  std::size_t samples = 0;
+};
+std::vector<DirGrowth> dir_growths(const Trace& t);  // directories with samples, in index order
+// Quark's peak_cache_dir_disk_usage_mb in bytes: the largest growth of any watched directory.
+std::optional<Bytes> peak_dir_growth(const Trace& t);
+
+// The memory limit in force the header recorded (`limit`, `limit_source`).
+struct LimitInfo {
+  Bytes bytes = 0;
+  std::string source;  // cgroup, cgroup-v1, slurm, rlimit-as, memtotal
+};
+std::optional<LimitInfo> memory_limit(const Trace& t);
+// A budget "90%" of the trace's limit, or a size; nullopt with `error` set when it cannot be had.
+std::optional<Bytes> budget_bytes(std::string_view text, const Trace& t, std::string& error);
+// "90%" → 0.9; nullopt for anything else.
+std::optional<double> parse_percent(std::string_view text);
 
 // ── Time ────────────────────────────────────────────────────────────────────────────────────
 
@@ -85,8 +130,14 @@ struct Peak {
   bool exact = false;        // the kernel's own high-water mark, not a sample
 };
 
-// nullopt when the trace does not have the metric.
+// nullopt when the trace does not have the metric. hwm_sum obeys the bracket (peak_bracket).
 std::optional<Peak> find_peak(const Trace& trace, Metric m);
+
+// The bracket of the tree's peak (trace/bracket.hpp) from a trace's PEAK lines and samples:
+// upper is absent when the trace has no Σ VmHWM that is a bound (a trace cut short, or
+// processes it could not cover: PEAK hwm_sum_partial).
+BracketInputs bracket_inputs(const Trace& trace);
+PeakBracket peak_bracket(const Trace& trace);
 // The peak inside every run of the stage `name`: the samples between its start and end markers,
 // both marker samples included (for rss, the memory the markers carry counts too). nullopt when
 // no sample falls inside.
@@ -132,6 +183,16 @@ std::vector<Checkpoint> checkpoints(const Trace& trace, bool with_end = true);
 
 // Totals since the start: the last IO sample; nullopt without IO lines.
 std::optional<IoSample> io_totals(const Trace& trace);
+
+// The tree's CPU use from the cumulative CPU lines: nullopt without them.
+struct CpuUse {
+  double seconds = 0;       // user + system of the whole tree
+  double peak_percent = 0;  // of one core, the highest over intervals of at least `min_interval`
+};
+std::optional<CpuUse> cpu_use(const Trace& trace, Seconds min_interval = 0.05);
+
+// The cgroup sample with the highest charge (usage), with its memory.stat parts where recorded.
+std::optional<CgroupSample> largest_cgroup_sample(const Trace& trace);
 
 // ── Budgets ─────────────────────────────────────────────────────────────────────────────────
 
@@ -217,5 +278,8 @@ struct RowCheck {
 };
 std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_peak, std::optional<Growth> growth,
                                  bool first_is_baseline);
+// The same with a budget per row (--max-peak 90%: each row's share of its own traces' limit).
+std::vector<RowCheck> check_rows(const Comparison& c, const std::vector<std::optional<Bytes>>& max_peaks,
+                                 std::optional<Growth> growth, bool first_is_baseline);
 
 }  // namespace qprof

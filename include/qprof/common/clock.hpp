@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "qprof/trace/trace.hpp"
+#include "qprof/common/types.hpp"
 
 namespace qprof {
 

@@ -14,14 +14,26 @@ std::optional<std::uint64_t> parse_statm_resident_pages(std::string_view text);
 struct Stat {
   char state = '?';
   std::int64_t ppid = 0;
+  std::uint64_t minflt = 0;  // page faults of the whole process, minor and major: its RSS
+  std::uint64_t majflt = 0;  // cannot have grown by its own doing while they stand still
   std::uint64_t utime_ticks = 0;
   std::uint64_t stime_ticks = 0;
   std::uint64_t cutime_ticks = 0;  // children it waited for: their time moves here at the reap
   std::uint64_t cstime_ticks = 0;
   std::uint64_t start_ticks = 0;  // since boot: with the PID, identifies a process for its lifetime
+  std::uint64_t num_threads = 0;
 };
 // /proc/PID/stat. The command name in parentheses may itself contain spaces and parentheses.
 std::optional<Stat> parse_stat(std::string_view text);
+
+// /proc/PID/schedstat (the main thread's): time on a CPU, time waiting for one, and how many
+// times it was scheduled. While the last two stand still, the thread has not run.
+struct Schedstat {
+  std::uint64_t run_ns = 0;
+  std::uint64_t wait_ns = 0;
+  std::uint64_t runs = 0;
+};
+std::optional<Schedstat> parse_schedstat(std::string_view text);
 
 // /proc/PID/io. A reaped child's counters are added to its parent's; a zombie's still read.
 struct Io {

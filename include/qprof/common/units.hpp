@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "qprof/trace/trace.hpp"
+#include "qprof/common/types.hpp"
 
 namespace qprof {
 
@@ -17,6 +17,10 @@ std::optional<Unit> parse_unit(std::string_view name);  // case-sensitive: "MiB"
 std::string_view unit_name(Unit u);
 double unit_bytes(Unit u);                              // bytes in one unit
 inline double in_unit(Bytes b, Unit u) { return static_cast<double>(b) / unit_bytes(u); }
+// A byte count held in a double, back as Bytes, rounded and saturated: 0 below 0 (and for NaN),
+// 2^64 - 1 from 2^64 on. A trace read from a file may say anything, and the plain cast out of
+// range is undefined behaviour.
+Bytes bytes_from_double(double v);
 // MiB below 10 GiB, GiB from there: what a chart axis of values up to `largest` reads best in.
 // With `smallest` KiB (rates, say), values below 1 MiB read in KiB.
 Unit auto_unit(Bytes largest, Unit smallest = Unit::MiB);

@@ -7,22 +7,31 @@
 //
 //   kind     fields                                          written
 //   QPROF    <format> key=value…                             first line: version, interval, host,
-//                                                            root_pid, start, metric, page_size
+//                                                            root_pid, start, metric, page_size,
+//                                                            limit, limit_source (the memory limit in force)
 //   CMDLINE  <command line, shell-quoted>                    once (mprof)
 //   MEM      <MiB %.6f> <t %.4f>                             every sample: the tree's RSS (mprof)
 //   CHLD     <pid> <MiB %.6f> <t %.4f>                       --multiprocess: one per member (mprof -M)
+//   PROC     <pid> <name…>                                   --multiprocess: a member's name (comm), when it joins
 //   MARK     <t> <label…>                                    a checkpoint, after the immediate sample
 //   FUNC     <name> <MiB> <t0> <MiB> <t1> 0                  a closed stage, for mprof's brackets
 //   PSS      <t> <pss bytes> <uss bytes>                     the tree's PSS/USS (slower schedule)
 //   IO       <t> <read_bytes> <write_bytes> <rchar> <wchar>  cumulative, reaped members included
 //   CPU      <t> <cpu seconds>                               cumulative user+system of the tree
 //   HWM      <t> <bytes>                                     Σ VmHWM of the tree so far
-//   CGROUP   <t> <usage bytes> <peak bytes>                  the tree's cgroup (--cgroup)
+//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup)
 //   GPUDEV   <index> <uuid> <total bytes> <name…>            once per GPU device
 //   GPU      <t> <index> <tree bytes> <device used bytes>    per device, per GPU sample
+//   TORCH    <t> <device> <allocated bytes> <reserved bytes> torch's CUDA figures, sent with a checkpoint
+//   KINDS    <t> <anon> <file> <shmem> <swap>               the tree's RSS by kind and its swap, bytes
+//   TASKS    <t> <processes> <threads> <vsz bytes>           the tree's task counts and Σ VmSize
+//   GPUUTIL  <t> <index> <sm %> <mem bw %> <tree sm %|-> <pcie rx B/s|-> <pcie tx B/s|->
+//                                                            how busy a device was ('-': unknown)
 //   PEAK     <name> <bytes>                                  exact figures known at the end
+//   DIRDEF   <index> <path…>                                 a directory watched with --watch-dir
+//   DIR      <t> <index> <apparent> <allocated> <fs_free>    its size at one walk, bytes
 //   NOTE     <text…>                                         a warning qprof gave while recording
-//   EXIT     <t> key=value…                                  status, signal, timed_out
+//   EXIT     <t> key=value…                                  status, signal, timed_out, status_known (0 only: attach)
 //
 // Times are Unix seconds (qprof's own kinds: 6 decimals). Text fields (label, name, note, the
 // values of key=value pairs) escape backslash, control characters and invalid UTF-8 as \\ \n \r
@@ -47,10 +56,18 @@ namespace qprof::dat {
 
 inline constexpr int kFormatVersion = 1;
 
+// The longest line a reader accepts, newline excluded: a longer one is "FILE:LINE: line longer
+// than 1 MiB" after reading at most this much of it, so /dev/zero, a FIFO that never sends a
+// newline or a huge sparse file cost a reader at most one such line of memory. qprof's own lines
+// are under 100 bytes, a marker label at most 4 KiB escaped fourfold.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
 // The names of PEAK lines.
 inline constexpr std::string_view kPeakKernelProcess = "kernel_process";  // RUSAGE_CHILDREN ru_maxrss
 inline constexpr std::string_view kPeakCgroup = "cgroup";                 // cgroup high-water mark
 inline constexpr std::string_view kPeakHwmSum = "hwm_sum";                // Σ VmHWM over the tree
+// Σ VmHWM when some process's peak could not be covered (reaped by a parent qprof never reaped): not a bound
+inline constexpr std::string_view kPeakHwmSumPartial = "hwm_sum_partial";
 
 class ParseError : public std::runtime_error {
  public:
@@ -63,6 +80,13 @@ class ParseError : public std::runtime_error {
   std::size_t line_;
 };
 
+// Thrown by a Visitor to refuse the record it was given (a time no chart can hold): the reader
+// reports it as ParseError "FILE:LINE: reason" with the line of that record.
+class BadRecord : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Receives the records of a trace in file order; the parser never holds more than one line, so a
 // visitor can reduce a trace of millions of samples as it streams.
 class Visitor {
@@ -72,6 +96,7 @@ class Visitor {
   virtual void cmdline(std::string_view) {}
   virtual void mem(const MemSample&) {}
   virtual void child(std::int64_t /*pid*/, const MemSample&) {}
+  virtual void process_name(std::int64_t /*pid*/, std::string_view /*name*/) {}
   virtual void mark(Seconds /*t*/, std::string_view /*label*/) {}
   virtual void func(std::string_view /*name*/, const MemSample& /*start*/, const MemSample& /*end*/) {}
   virtual void pss(const PssSample&) {}
@@ -81,14 +106,22 @@ class Visitor {
   virtual void cgroup(const CgroupSample&) {}
   virtual void gpu_device(const GpuDevice&) {}
   virtual void gpu(const GpuSample&) {}
+  virtual void torch(const TorchSample&) {}
+  virtual void kinds(const MemKindsSample&) {}
+  virtual void tasks(const TasksSample&) {}
+  virtual void gpu_util(const GpuUtilSample&) {}
   virtual void peak(std::string_view /*name*/, Bytes) {}
+  virtual void dir_def(const WatchedDir&) {}
+  virtual void dir(const DirSample&) {}
   virtual void note(std::string_view) {}
   virtual void exit(const ExitInfo&) {}
   // A problem that does not stop the reading, "FILE:LINE: reason" (a truncated last line).
   virtual void warning(const std::string&) {}
 };
 
-// Throws ParseError ("FILE:LINE: reason") at the first malformed line. A last line without its
+// Throws ParseError ("FILE:LINE: reason") at the first malformed line, and at a line longer than
+// kMaxLineBytes (the buffer is never larger: any input, regular or not, is read in bounded
+// memory). A last line without its
 // newline that does not parse is the mark of a killed writer: it is reported to warning() and
 // skipped. `name` is what errors call the input.
 void parse_file(const std::string& path, Visitor& visitor);
@@ -117,6 +150,8 @@ class Writer {
  public:
   // Creates (truncates) `path`; throws std::system_error on failure.
   explicit Writer(const std::string& path);
+  // Writes to `fd`, which it owns from now on (closes it); `name` is what messages call it.
+  Writer(int fd, std::string name);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -125,6 +160,8 @@ class Writer {
   void cmdline(std::string_view command_line);
   void mem(Seconds t, Bytes bytes);
   void child(std::int64_t pid, Seconds t, Bytes bytes);
+  // A member's name (its /proc comm), once, when it joins (with -M): PROC <pid> <name…>.
+  void process_name(std::int64_t pid, std::string_view name);
   void mark(Seconds t, std::string_view label);
   void func(std::string_view label, const MemSample& start, const MemSample& end);
   void pss(const PssSample& s);
@@ -134,11 +171,18 @@ class Writer {
   void cgroup(const CgroupSample& s);
   void gpu_device(const GpuDevice& d);
   void gpu(const GpuSample& s);
+  void torch(const TorchSample& s);
+  void kinds(const MemKindsSample& s);
+  void tasks(const TasksSample& s);
+  void gpu_util(const GpuUtilSample& s);
   void peak(std::string_view name, Bytes bytes);
+  void dir_def(const WatchedDir& d);
+  void dir(const DirSample& s);
   void note(std::string_view text);
   void exit(const ExitInfo& e);
 
   // Writes the buffered lines. Returns false once a write failed (disk full…); error() says why.
+  // After the first failure nothing more is written: lines are dropped, memory stays bounded.
   bool flush();
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
@@ -154,5 +198,10 @@ class Writer {
   std::size_t used_ = 0;
   std::string error_;
 };
+
+// A whole in-memory trace as lines, in time order (samples, markers, stages as their Start/End
+// markers), then its PEAK lines and its EXIT: a Trace made by analysis (a job's sum) becomes a
+// file every reader takes.
+void write_trace(const Trace& trace, Writer& out);
 
 }  // namespace qprof::dat

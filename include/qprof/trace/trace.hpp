@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace qprof {
+#include "qprof/common/types.hpp"
+#include "qprof/trace/usage_samples.hpp"
 
-// Times are Unix seconds. qprof derives them from the monotonic clock plus one wall-clock reading
-// at the start, so they never jump backwards with the wall clock.
-using Seconds = double;
-using Bytes = std::uint64_t;
+namespace qprof {
 
 struct MemSample {
   Seconds t = 0;
@@ -48,11 +46,14 @@ struct CpuSample {
   double cpu_seconds = 0;
 };
 
-// Exact memory of the tree's cgroup (page cache and kernel memory included).
+// The memory charged to the tree's cgroup: page cache and kernel memory included, pages first
+// touched outside it (shared libraries already cached) not. Another quantity than Σ RSS.
 struct CgroupSample {
   Seconds t = 0;
   Bytes usage = 0;
-  Bytes peak = 0;  // the kernel's high-water mark so far
+  Bytes peak = 0;  // the kernel's high-water mark of the charge so far
+  std::optional<Bytes> anon;  // memory.stat: anonymous memory (v2 anon, v1 rss)
+  std::optional<Bytes> file;  // memory.stat: page cache (v2 file, v1 cache)
 };
 
 struct GpuDevice {
@@ -69,12 +70,38 @@ struct GpuSample {
   Bytes used = 0;        // the device's total use, every tenant included
 };
 
+// What PyTorch's CUDA caching allocator holds on one device, as the program's marker helper sent
+// it with a checkpoint (torch.cuda.memory_allocated / memory_reserved); TORCH lines.
+struct TorchSample {
+  Seconds t = 0;
+  int device = 0;       // torch's CUDA device index (not necessarily GpuDevice::index)
+  Bytes allocated = 0;  // held by live tensors
+  Bytes reserved = 0;   // held by the caching allocator (allocated + its cache)
+};
+
+// A directory watched with --watch-dir (DIRDEF line), referenced by DirSample::dir.
+struct WatchedDir {
+  int index = 0;
+  std::string path;  // as given on the command line
+};
+
+// One walk of a watched directory (DIR line). A directory that does not exist (yet) counts as
+// empty, as Quark's cache-dir monitor counts it.
+struct DirSample {
+  Seconds t = 0;
+  int dir = 0;          // WatchedDir::index
+  Bytes apparent = 0;   // Σ st_size of its regular files, hard links once
+  Bytes allocated = 0;  // Σ st_blocks × 512 of everything in it, itself included, hard links once
+  Bytes fs_free = 0;    // its file system's space free to unprivileged users (statvfs f_bavail × f_frsize)
+};
+
 // Values of every series as they were when a marker was recorded: the latest sample of each
 // series at that point of the trace. Absent series stay empty.
 struct Snapshot {
   std::optional<Bytes> rss;
   std::optional<Bytes> pss;
   std::optional<Bytes> uss;
+  std::optional<Seconds> pss_age;  // how old the PSS/USS figure was at that moment (its own schedule)
   std::optional<Bytes> gpu_tree;  // summed over devices
   std::optional<Bytes> read_bytes;
   std::optional<Bytes> write_bytes;
@@ -103,6 +130,18 @@ struct ExitInfo {
   int status = 0;       // what qprof exited with: the code, or 128 + signal
   int signal = 0;       // the signal that killed the command, 0 if it exited
   bool timed_out = false;
+  bool status_known = true;  // false: qprof attached to the process and could not learn its status
+};
+
+// Where a run sits in a distributed job (torchrun, mpirun, srun): from the launcher's environment.
+struct JobMeta {
+  std::optional<std::int64_t> rank;        // global rank
+  std::optional<std::int64_t> local_rank;  // rank on its host
+  std::optional<std::int64_t> world_size;
+  std::string job_id;    // the launcher's job id: traces of one job share it
+  std::string launcher;  // torchrun, openmpi, pmix, pmi, slurm
+
+  bool any() const { return rank || local_rank || world_size || !job_id.empty() || !launcher.empty(); }
 };
 
 // What the header says about the run. An mprof file has none of it (format_version 0).
@@ -114,6 +153,7 @@ struct TraceMeta {
   Seconds interval = 0;
   std::int64_t root_pid = 0;
   std::optional<Seconds> start;
+  JobMeta job;
   std::map<std::string, std::string> other;  // keys this reader does not know, kept verbatim
 };
 
@@ -132,6 +172,12 @@ struct Trace {
   std::vector<CgroupSample> cgroup;
   std::vector<GpuDevice> gpu_devices;
   std::vector<GpuSample> gpu;
+  std::vector<TorchSample> torch;
+  std::vector<MemKindsSample> kinds;    // KINDS lines
+  std::vector<TasksSample> tasks;       // TASKS lines
+  std::vector<GpuUtilSample> gpu_util;  // GPUUTIL lines
+  std::vector<WatchedDir> dirs;        // DIRDEF lines
+  std::vector<DirSample> dir_samples;  // DIR lines
   std::map<std::string, Bytes> peaks;  // PEAK lines by name (see dat_format.hpp)
   std::optional<ExitInfo> exit;
   std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording

@@ -1,0 +1,36 @@
+// Marker labels "X Start" … "X End" pair into stages. This is the trace's own meaning of its MARK
+// lines, shared by the recorder (live), the trace builder and the plot reducer (reading).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qprof/trace/trace.hpp"
+
+namespace qprof {
+
+// "Calibration Start" → "Calibration"; nullopt unless the label ends in " Start" / " End".
+std::optional<std::string_view> stage_start_name(std::string_view label);
+std::optional<std::string_view> stage_end_name(std::string_view label);
+
+// Pairs stage labels as they arrive. An "X End" closes the latest open "X Start"; an End with no
+// open Start stays a plain checkpoint.
+class StageTracker {
+ public:
+  // Returns the stage this label closes, if it closes one.
+  std::optional<Stage> on_marker(std::string_view label, Seconds t, Bytes mem);
+  // Stages still open, ending at (t_end, mem_end) and marked not closed.
+  std::vector<Stage> unclosed(Seconds t_end, Bytes mem_end) const;
+
+ private:
+  struct Open {
+    std::string name;
+    Seconds t;
+    Bytes mem;
+  };
+  std::vector<Open> open_;
+};
+
+}  // namespace qprof

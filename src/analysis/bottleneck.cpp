@@ -1,0 +1,117 @@
+#include "qprof/analysis/bottleneck.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "qprof/analysis/analysis.hpp"
+
+namespace qprof {
+namespace {
+
+struct Point {
+  Seconds t;
+  double v;
+};
+
+// End minus start, signed. A trace's byte counts come from a file and may exceed what int64 holds;
+// both are clamped first so that the difference never overflows (the fuzzer found one that did).
+std::int64_t signed_growth(Bytes start, Bytes end) {
+  constexpr Bytes kMax = static_cast<Bytes>(std::numeric_limits<std::int64_t>::max());
+  return static_cast<std::int64_t>(std::min(end, kMax)) - static_cast<std::int64_t>(std::min(start, kMax));
+}
+
+struct RateStats {
+  std::optional<double> mean, peak;
+};
+
+// Mean and peak rate of a cumulative counter over [t0, t1]: from the last sample at or before t0
+// (else the first inside) to the last inside; the peak over intervals of at least kMinRateInterval.
+RateStats rates(const std::vector<Point>& cumulative, Seconds t0, Seconds t1) {
+  RateStats r;
+  auto first = std::upper_bound(cumulative.begin(), cumulative.end(), t0 + kTimeSlack,
+                                [](Seconds t, const Point& p) { return t < p.t; });
+  if (first != cumulative.begin()) --first;
+  const auto last = std::upper_bound(first, cumulative.end(), t1 + kTimeSlack,
+                                     [](Seconds t, const Point& p) { return t < p.t; });
+  if (last - first < 2) return r;
+  const Point& a = *first;
+  const Point& b = *(last - 1);
+  if (!(b.t - a.t > 0)) return r;
+  r.mean = std::max(0.0, (b.v - a.v) / (b.t - a.t));
+  const Point* from = &a;
+  for (auto it = first + 1; it != last; ++it) {
+    if (it->t - from->t < kMinRateInterval) continue;
+    const double rate = std::max(0.0, (it->v - from->v) / (it->t - from->t));
+    r.peak = std::max(r.peak.value_or(0.0), rate);
+    from = &*it;
+  }
+  if (!r.peak) r.peak = r.mean;  // the whole stage was one short interval
+  return r;
+}
+
+std::string number(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+void judge(StageBottleneck& b) {
+  if (!b.gpu_mean_percent || b.t_end - b.t_start < kMinVerdictSeconds) return;
+  if (*b.gpu_mean_percent >= kGpuIdleBelowPercent) return;
+  const bool reading = b.read_mean_bytes_per_s && *b.read_mean_bytes_per_s >= kInputReadBytesPerSecond;
+  const bool computing = b.cpu_mean_percent && *b.cpu_mean_percent >= kCpuBusyPercent;
+  if (!reading && !computing) return;
+  std::string why = "GPU busy " + number("%.0f", *b.gpu_mean_percent) + " % while ";
+  if (reading) why += "reading " + number("%.0f", *b.read_mean_bytes_per_s / 1e6) + " MB/s";
+  if (reading && computing) why += " and ";
+  if (computing) why += "the CPU runs at " + number("%.0f", *b.cpu_mean_percent) + " % of one core";
+  b.input_bound = true;
+  b.verdict = why + ": likely input-bound";
+}
+
+}  // namespace
+
+std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
+  std::vector<Point> cpu, read;
+  cpu.reserve(t.cpu.size());
+  for (const CpuSample& s : t.cpu) cpu.push_back({s.t, s.cpu_seconds});
+  read.reserve(t.io.size());
+  for (const IoSample& s : t.io) read.push_back({s.t, static_cast<double>(s.read_bytes)});
+  const auto by_time = [](const Point& a, const Point& b) { return a.t < b.t; };
+  std::stable_sort(cpu.begin(), cpu.end(), by_time);
+  std::stable_sort(read.begin(), read.end(), by_time);
+
+  std::vector<StageBottleneck> out;
+  for (const Stage& s : t.stages) {
+    StageBottleneck b;
+    b.stage = s.name;
+    b.t_start = s.t_start;
+    b.t_end = s.t_end;
+    b.closed = s.closed;
+    if (const RateStats c = rates(cpu, s.t_start, s.t_end); c.mean) {
+      b.cpu_mean_percent = 100.0 * *c.mean;
+      b.cpu_peak_percent = 100.0 * *c.peak;
+    }
+    if (const RateStats r = rates(read, s.t_start, s.t_end); r.mean) {
+      b.read_mean_bytes_per_s = r.mean;
+      b.read_peak_bytes_per_s = r.peak;
+    }
+    double sum = 0;
+    std::size_t n = 0;
+    for (const GpuUtilSample& g : t.gpu_util) {
+      if (g.t < s.t_start - kTimeSlack || g.t > s.t_end + kTimeSlack) continue;
+      sum += g.sm_percent;
+      ++n;
+      b.gpu_peak_percent = std::max(b.gpu_peak_percent.value_or(0.0), g.sm_percent);
+    }
+    if (n > 0) b.gpu_mean_percent = sum / static_cast<double>(n);
+    b.memory_growth = signed_growth(s.mem_start, s.mem_end);
+    judge(b);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace qprof

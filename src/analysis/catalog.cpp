@@ -1,0 +1,94 @@
+#include "qprof/analysis/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <optional>
+
+#include "qprof/trace/format.hpp"
+
+namespace qprof {
+namespace {
+
+bool digits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// Where the YYYYMMDDhhmmss of a default name starts: right after "qprof_" or "mprofile_", or,
+// for a rank's trace, after "qprof_HOST.rRANK_" (the host may hold anything but '/').
+std::optional<std::size_t> stamp_offset(std::string_view name) {
+  std::size_t from;
+  if (name.starts_with("qprof_")) from = 6;
+  else if (name.starts_with("mprofile_")) from = 9;
+  else return std::nullopt;
+  const auto stamp_at = [&](std::size_t p) { return p + 14 + 4 <= name.size() && digits(name.substr(p, 14)); };
+  if (stamp_at(from)) return from;
+  if (name.starts_with("mprofile_")) return std::nullopt;
+  for (std::size_t us = name.find('_', from); us != std::string_view::npos; us = name.find('_', us + 1)) {
+    // "….rRANK" before this '_'
+    const std::string_view head = name.substr(from, us - from);
+    const std::size_t r = head.rfind(".r");
+    if (r == std::string_view::npos || r + 2 == head.size() || !digits(head.substr(r + 2))) continue;
+    if (stamp_at(us + 1)) return us + 1;
+  }
+  return std::nullopt;
+}
+
+// The YYYYMMDDhhmmss of a default name.
+std::string_view stamp(std::string_view name) { return name.substr(stamp_offset(name).value_or(0), 14); }
+
+class Summarizer : public dat::Visitor {
+ public:
+  explicit Summarizer(TraceListing& l) : l_(l) {}
+  void header(const TraceMeta& m) override { l_.start = m.start; }
+  void cmdline(std::string_view c) override { l_.command = std::string(c); }
+  void mem(const MemSample& s) override {
+    if (!l_.start) l_.start = s.t;
+    l_.peak = std::max(l_.peak.value_or(0), s.bytes);
+    end_ = std::max(end_, s.t);
+  }
+  void exit(const ExitInfo& e) override { end_ = std::max(end_, e.t); }
+  void finish() {
+    if (l_.start && end_ > *l_.start) l_.duration = end_ - *l_.start;
+  }
+
+ private:
+  TraceListing& l_;
+  Seconds end_ = 0;
+};
+
+}  // namespace
+
+bool is_default_trace_name(std::string_view name) {
+  const auto at = stamp_offset(name);
+  if (!at || !name.ends_with(".dat")) return false;
+  // mprof's names end right after the time; qprof's carry milliseconds and the PID after it.
+  return name.starts_with("qprof_") || name.size() == *at + 14 + 4;
+}
+
+std::vector<std::string> default_traces(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> found;  // (file name, path)
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    std::error_code ec;
+    if (is_default_trace_name(name) && e.is_regular_file(ec)) found.emplace_back(name, e.path().string());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    const auto sa = stamp(a.first), sb = stamp(b.first);
+    return sa != sb ? sa < sb : a.first < b.first;
+  });
+  std::vector<std::string> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
+}
+
+TraceListing summarize_trace(const std::string& path) {
+  TraceListing l;
+  l.path = path;
+  Summarizer s(l);
+  dat::parse_file(path, s);
+  s.finish();
+  return l;
+}
+
+}  // namespace qprof

@@ -1,0 +1,187 @@
+#include "qprof/analysis/analysis.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include "qprof/common/units.hpp"
+#include "qprof/trace/format.hpp"
+#include "series.hpp"
+
+namespace qprof {
+
+using namespace analysis_detail;
+
+// ── Comparison ──────────────────────────────────────────────────────────────────────────────
+
+std::optional<Spread> spread_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  return Spread{median, v.front(), v.back()};
+}
+
+Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool stages) {
+  Comparison c;
+  c.metric = metric;
+  using Kind = CompareColumn::Kind;
+  // What one run gives for a column; nullopt where the trace does not have it.
+  using Extract = std::function<std::optional<double>(const Trace&)>;
+  std::vector<Extract> extract;
+  auto add = [&](CompareColumn col, Extract e) {
+    c.columns.push_back(std::move(col));
+    extract.push_back(std::move(e));
+  };
+  auto any_run = [&](auto pred) {
+    for (const CompareEntry& e : entries) {
+      for (const Trace* t : e.runs) {
+        if (pred(*t)) return true;
+      }
+    }
+    return false;
+  };
+
+  add({"duration", "duration", Kind::seconds, std::nullopt, ""},
+      [](const Trace& t) -> std::optional<double> { return trace_duration(t); });
+  for (Metric m : all_metrics()) {
+    if (m != Metric::rss && !any_run([m](const Trace& t) { return has_metric(t, m); })) continue;
+    add({"peak_" + std::string(metric_info(m).name), "peak " + std::string(metric_info(m).title), Kind::bytes, m, ""},
+        [m](const Trace& t) -> std::optional<double> {
+          const auto p = find_peak(t, m);
+          if (!p) return std::nullopt;
+          return static_cast<double>(p->bytes);
+        });
+  }
+  // Watched directories: the peak size (a dir:NAME metric) and the growth, of every name a trace has.
+  std::vector<std::string> dir_names;
+  for (const CompareEntry& e : entries) {
+    for (const Trace* t : e.runs) {
+      for (const DirGrowth& g : dir_growths(*t)) {
+        if (std::find(dir_names.begin(), dir_names.end(), g.name) == dir_names.end()) dir_names.push_back(g.name);
+      }
+    }
+  }
+  for (const std::string& name : dir_names) {
+    const Metric m = dir_metric(name);
+    add({"peak_" + std::string(metric_info(m).name), "peak " + std::string(metric_info(m).title), Kind::bytes, m, ""},
+        [m](const Trace& t) -> std::optional<double> {
+          const auto p = find_peak(t, m);
+          if (!p) return std::nullopt;
+          return static_cast<double>(p->bytes);
+        });
+    add({"growth_dir:" + name, "growth dir " + name, Kind::bytes, std::nullopt, ""},
+        [name](const Trace& t) -> std::optional<double> {
+          for (const DirGrowth& g : dir_growths(t)) {
+            if (g.name == name) return static_cast<double>(g.growth);
+          }
+          return std::nullopt;
+        });
+  }
+  if (any_run([](const Trace& t) { return !t.io.empty(); })) {
+    add({"disk_read", "disk read", Kind::bytes, std::nullopt, ""}, [](const Trace& t) -> std::optional<double> {
+      if (t.io.empty()) return std::nullopt;
+      return static_cast<double>(t.io.back().read_bytes);
+    });
+    add({"disk_write", "disk write", Kind::bytes, std::nullopt, ""}, [](const Trace& t) -> std::optional<double> {
+      if (t.io.empty()) return std::nullopt;
+      return static_cast<double>(t.io.back().write_bytes);
+    });
+  }
+  if (stages && metric_info(metric).windowed) {
+    std::vector<std::string> names;
+    for (const CompareEntry& e : entries) {
+      for (const Trace* t : e.runs) {
+        for (std::string& n : stage_names(*t)) {
+          if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+        }
+      }
+    }
+    for (const std::string& name : names) {
+      add({"stage_peak", "peak in " + name, Kind::bytes, metric, name},
+          [metric, name](const Trace& t) -> std::optional<double> {
+            const auto p = stage_peak(t, metric, name);
+            if (!p) return std::nullopt;
+            return static_cast<double>(p->bytes);
+          });
+    }
+  }
+
+  for (const CompareEntry& e : entries) {
+    std::vector<CompareValue> row;
+    for (const Extract& x : extract) {
+      std::vector<double> values;
+      for (const Trace* t : e.runs) {
+        if (const auto v = x(*t)) values.push_back(*v);
+      }
+      row.push_back({spread_of(std::move(values)), false, std::nullopt});
+    }
+    c.rows.push_back(std::move(row));
+  }
+  for (std::size_t col = 0; col < c.columns.size(); ++col) {
+    std::optional<double> lowest;
+    std::size_t with_value = 0;
+    for (const auto& row : c.rows) {
+      if (!row[col].value) continue;
+      ++with_value;
+      lowest = std::min(lowest.value_or(row[col].value->median), row[col].value->median);
+    }
+    const std::optional<Spread> first = c.rows.empty() ? std::nullopt : c.rows.front()[col].value;
+    for (auto& row : c.rows) {
+      CompareValue& v = row[col];
+      if (!v.value) continue;
+      v.lowest = with_value >= 2 && v.value->median == *lowest;
+      if (first && first->median > 0) v.ratio = v.value->median / first->median;
+    }
+  }
+  return c;
+}
+
+std::optional<std::size_t> peak_column(const Comparison& c, Metric m) {
+  for (std::size_t i = 0; i < c.columns.size(); ++i) {
+    if (c.columns[i].metric == m && c.columns[i].stage.empty()) return i;
+  }
+  return std::nullopt;
+}
+
+std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_peak, std::optional<Growth> growth,
+                                 bool first_is_baseline) {
+  return check_rows(c, std::vector<std::optional<Bytes>>(c.rows.size(), max_peak), growth, first_is_baseline);
+}
+
+std::vector<RowCheck> check_rows(const Comparison& c, const std::vector<std::optional<Bytes>>& max_peaks,
+                                 std::optional<Growth> growth, bool first_is_baseline) {
+  std::vector<RowCheck> out(c.rows.size());
+  const auto col = peak_column(c, c.metric);
+  auto value_of = [&](std::size_t row) -> std::optional<Bytes> {
+    if (!col || !c.rows[row][*col].value) return std::nullopt;
+    return bytes_from_double(c.rows[row][*col].value->median);
+  };
+  const std::optional<Bytes> base = c.rows.empty() ? std::nullopt : value_of(0);
+  for (std::size_t r = 0; r < c.rows.size(); ++r) {
+    RowCheck& rc = out[r];
+    const bool has_budget = r < max_peaks.size() && max_peaks[r].has_value();
+    const Bytes budget = has_budget ? *max_peaks[r] : 0;
+    const bool check_peak = has_budget && !(r == 0 && first_is_baseline);
+    const bool check_growth = growth && r > 0;
+    rc.checked = check_peak || check_growth;
+    const auto value = value_of(r);
+    rc.known = rc.checked && value && (!check_growth || base);
+    if (!rc.known) continue;
+    rc.value = *value;
+    if (check_peak && *value > budget) rc.over_max_peak = *value - budget;
+    if (check_growth) {
+      rc.baseline = *base;
+      rc.growth = *base ? static_cast<double>(*value) / static_cast<double>(*base) - 1.0 : 0.0;
+      const Bytes limit = growth->limit_over(*base);
+      if (*value > limit) rc.over_growth = *value - limit;
+    }
+  }
+  return out;
+}
+
+}  // namespace qprof

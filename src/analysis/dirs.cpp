@@ -1,0 +1,150 @@
+// Watched directories (--watch-dir, DIR lines) as metrics and growths, and the memory limit the
+// header recorded.
+#include <charconv>
+#include <deque>
+#include <mutex>
+
+#include "qprof/analysis/analysis.hpp"
+#include "qprof/common/units.hpp"
+#include "series.hpp"
+
+namespace qprof {
+namespace {
+
+// dir:NAME metrics live above every built-in metric; the registry keeps their names and infos
+// at stable addresses (a deque never moves its elements).
+constexpr int kDirBase = 1 << 16;
+
+struct DirRegistry {
+  std::mutex mu;
+  std::deque<std::string> names;  // NAME
+  std::deque<std::string> keys;   // "dir:NAME"
+  std::deque<std::string> titles; // "dir NAME"
+  std::deque<MetricInfo> infos;
+};
+
+DirRegistry& registry() {
+  static DirRegistry r;
+  return r;
+}
+
+std::string_view last_component(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos || path.size() == 1 ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Metric dir_metric(std::string_view name) {
+  DirRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (std::size_t i = 0; i < r.names.size(); ++i) {
+    if (r.names[i] == name) return static_cast<Metric>(kDirBase + static_cast<int>(i));
+  }
+  r.names.emplace_back(name);
+  r.keys.push_back("dir:" + std::string(name));
+  r.titles.push_back("dir " + std::string(name));
+  const Metric m = static_cast<Metric>(kDirBase + static_cast<int>(r.names.size() - 1));
+  r.infos.push_back(MetricInfo{m, r.keys.back(), r.titles.back(), "apparent size of a watched directory, sampled", true});
+  return m;
+}
+
+bool is_dir_metric(Metric m) { return static_cast<int>(m) >= kDirBase; }
+
+namespace analysis_detail {
+
+const MetricInfo* dir_metric_info(Metric m, std::string* name) {
+  if (!is_dir_metric(m)) return nullptr;
+  DirRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const auto i = static_cast<std::size_t>(static_cast<int>(m) - kDirBase);
+  if (i >= r.infos.size()) return nullptr;
+  if (name) *name = r.names[i];
+  return &r.infos[i];
+}
+
+}  // namespace analysis_detail
+
+const WatchedDir* find_watched_dir(const Trace& t, std::string_view name) {
+  for (const WatchedDir& d : t.dirs) {
+    if (d.path == name) return &d;
+  }
+  for (const WatchedDir& d : t.dirs) {
+    if (last_component(d.path) == name) return &d;
+  }
+  return nullptr;
+}
+
+std::string dir_name(const Trace& t, const WatchedDir& d) {
+  const std::string_view base = last_component(d.path);
+  for (const WatchedDir& other : t.dirs) {
+    if (other.index != d.index && last_component(other.path) == base) return d.path;
+  }
+  return std::string(base);
+}
+
+std::vector<DirGrowth> dir_growths(const Trace& t) {
+  std::vector<DirGrowth> out;
+  for (const WatchedDir& d : t.dirs) {
+    DirGrowth g;
+    g.dir = d;
+    g.name = dir_name(t, d);
+    for (const DirSample& s : t.dir_samples) {
+      if (s.dir != d.index) continue;
+      if (g.samples++ == 0) g.start = s.apparent, g.fs_free_min = s.fs_free;
+      if (s.apparent > g.peak || g.samples == 1) g.peak = s.apparent, g.peak_t = s.t;
+      g.last = s.apparent;
+      g.allocated_peak = std::max(g.allocated_peak, s.allocated);
+      g.fs_free_min = std::min(g.fs_free_min, s.fs_free);
+    }
+    if (g.samples == 0) continue;
+    g.growth = g.peak > g.start ? g.peak - g.start : 0;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::optional<Bytes> peak_dir_growth(const Trace& t) {
+  std::optional<Bytes> best;
+  for (const DirGrowth& g : dir_growths(t)) best = std::max(best.value_or(0), g.growth);
+  return best;
+}
+
+std::optional<LimitInfo> memory_limit(const Trace& t) {
+  const auto it = t.meta.other.find("limit");
+  if (it == t.meta.other.end()) return std::nullopt;
+  LimitInfo l;
+  const std::string& v = it->second;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), l.bytes);
+  if (r.ec != std::errc() || r.ptr != v.data() + v.size() || l.bytes == 0) return std::nullopt;
+  const auto src = t.meta.other.find("limit_source");
+  l.source = src == t.meta.other.end() ? "unknown" : src->second;
+  return l;
+}
+
+std::optional<double> parse_percent(std::string_view text) {
+  if (text.size() < 2 || text.back() != '%') return std::nullopt;
+  double v = 0;
+  const std::string_view num = text.substr(0, text.size() - 1);
+  const auto r = std::from_chars(num.data(), num.data() + num.size(), v);
+  if (r.ec != std::errc() || r.ptr != num.data() + num.size() || !(v > 0) || v > 1000) return std::nullopt;
+  return v / 100.0;
+}
+
+std::optional<Bytes> budget_bytes(std::string_view text, const Trace& t, std::string& error) {
+  if (const auto share = parse_percent(text)) {
+    const auto limit = memory_limit(t);
+    if (!limit) {
+      error = "--max-peak " + std::string(text) + ": the trace " + t.source +
+              " records no memory limit (recorded by an older qprof, or by mprof): give a size instead";
+      return std::nullopt;
+    }
+    return bytes_from_double(*share * static_cast<double>(limit->bytes));
+  }
+  if (const auto size = parse_size(text)) return *size;
+  error = "--max-peak: '" + std::string(text) + "' is neither a size nor a percentage of the limit";
+  return std::nullopt;
+}
+
+}  // namespace qprof

@@ -1,0 +1,237 @@
+#include "qprof/analysis/job.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+namespace qprof {
+
+JobClock job_clock(const std::vector<const Trace*>& traces, Align align) {
+  JobClock c;
+  c.offset.reserve(traces.size());
+  if (align == Align::start) {
+    for (const Trace* t : traces) c.offset.push_back(t->t0());
+    return c;
+  }
+  Seconds earliest = std::numeric_limits<Seconds>::infinity();
+  for (const Trace* t : traces) earliest = std::min(earliest, t->t0());
+  if (!std::isfinite(earliest)) earliest = 0;
+  c.origin = earliest;
+  c.offset.assign(traces.size(), earliest);
+  return c;
+}
+
+bool has_series_over_time(Metric m) { return metric_info(m).windowed; }
+
+namespace {
+
+struct Event {
+  Seconds t;
+  std::size_t trace;
+  Bytes bytes;
+};
+
+// Walks the merged samples of every trace in time order, handing (time, sum, values) to `f`
+// once per distinct time.
+template <typename F>
+void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
+  const JobClock clock = job_clock(traces, align);
+  std::vector<Event> events;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const std::vector<MemSample> series = metric_series(*traces[i], m);
+    if (series.empty()) continue;
+    for (const MemSample& s : series) events.push_back({s.t - clock.offset[i], i, s.bytes});
+    // After its end the trace's tree is gone: it holds nothing.
+    const Seconds end = std::max(trace_end(*traces[i]), series.back().t) - clock.offset[i];
+    events.push_back({std::nextafter(end, std::numeric_limits<Seconds>::infinity()), i, 0});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+  std::vector<Bytes> current(traces.size(), 0);
+  Bytes sum = 0;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const Event& e = events[k];
+    sum = sum - current[e.trace] + e.bytes;
+    current[e.trace] = e.bytes;
+    if (k + 1 < events.size() && events[k + 1].t == e.t) continue;
+    f(e.t, sum, current);
+  }
+}
+
+}  // namespace
+
+std::vector<MemSample> summed_series(const std::vector<const Trace*>& traces, Metric m, Align align) {
+  std::vector<MemSample> out;
+  walk_sum(traces, m, align, [&](Seconds t, Bytes sum, const std::vector<Bytes>&) { out.push_back({t, sum}); });
+  return out;
+}
+
+std::optional<JobPeak> job_peak(const std::vector<const Trace*>& traces, Metric m, Align align) {
+  std::optional<JobPeak> best;
+  walk_sum(traces, m, align, [&](Seconds t, Bytes sum, const std::vector<Bytes>& each) {
+    if (!best || sum > best->bytes) best = JobPeak{sum, t, each};
+  });
+  return best;
+}
+
+std::vector<HostGroup> group_by_host(const std::vector<const Trace*>& traces) {
+  std::vector<HostGroup> groups;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const std::string host = traces[i]->meta.host.empty() ? "unknown" : traces[i]->meta.host;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const HostGroup& g) { return g.host == host; });
+    if (it == groups.end()) {
+      groups.push_back({host, {}});
+      it = std::prev(groups.end());
+    }
+    it->traces.push_back(i);
+  }
+  return groups;
+}
+
+std::vector<JobStage> job_stages(const std::vector<const Trace*>& traces, Align align) {
+  const JobClock clock = job_clock(traces, align);
+  std::vector<JobStage> out;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    // A stage run several times in one rank is one run of its span there, start to last end.
+    std::map<std::string, std::pair<Seconds, Seconds>> own;
+    std::map<std::string, bool> own_closed;
+    std::vector<std::string> order;
+    for (const Stage& s : traces[i]->stages) {
+      auto [it, fresh] = own.try_emplace(s.name, s.t_start, s.t_end);
+      if (fresh) {
+        order.push_back(s.name);
+        own_closed[s.name] = s.closed;
+      } else {
+        it->second.first = std::min(it->second.first, s.t_start);
+        it->second.second = std::max(it->second.second, s.t_end);
+        own_closed[s.name] = own_closed[s.name] && s.closed;
+      }
+    }
+    for (const std::string& name : order) {
+      const auto [from, to] = own[name];
+      const Seconds start = from - clock.offset[i], end = to - clock.offset[i];
+      auto [it, fresh] = index.try_emplace(name, out.size());
+      if (fresh) {
+        out.push_back(JobStage{name, start, end, 0, i, to - from, own_closed[name]});
+      }
+      JobStage& js = out[it->second];
+      js.start = std::min(js.start, start);
+      js.end = std::max(js.end, end);
+      js.closed = js.closed && own_closed[name];
+      ++js.ranks;
+      if (to - from > js.slowest_duration) {
+        js.slowest_duration = to - from;
+        js.slowest = i;
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const JobStage& a, const JobStage& b) { return a.start < b.start; });
+  return out;
+}
+
+std::optional<std::string> clock_skew_note(const std::vector<const Trace*>& traces, Seconds tolerance) {
+  // Per job id, the earliest start of each host.
+  std::map<std::string, std::map<std::string, Seconds>> starts;
+  for (const Trace* t : traces) {
+    if (t->meta.job.job_id.empty() || !t->meta.start) continue;
+    auto& host_start = starts[t->meta.job.job_id];
+    auto [it, fresh] = host_start.try_emplace(t->meta.host, *t->meta.start);
+    if (!fresh) it->second = std::min(it->second, *t->meta.start);
+  }
+  for (const auto& [job, hosts] : starts) {
+    if (hosts.size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(hosts.begin(), hosts.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+    const Seconds gap = hi->second - lo->second;
+    if (gap <= tolerance) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", gap);
+    return "job " + job + ": host " + hi->first + " started " + buf + " s after host " + lo->first +
+           " (clock skew between hosts, or a re-launch; --align start lays each trace from its own start)";
+  }
+  return std::nullopt;
+}
+
+Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
+  Trace job;
+  job.source = "job";
+  job.meta.format_version = 1;
+  const JobClock clock = job_clock(traces, align);
+  const Seconds origin = clock.origin;
+  job.meta.start = origin;
+  job.cmdline = "job of " + std::to_string(traces.size()) + " traces";
+  const auto groups = group_by_host(traces);
+  if (groups.size() == 1) job.meta.host = groups.front().host;
+  if (!traces.empty()) job.meta.job = traces.front()->meta.job;
+  job.meta.job.rank.reset();
+  job.meta.job.local_rank.reset();
+  const auto all_have = [&](Metric m) {
+    return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, m); });
+  };
+  for (const MemSample& s : summed_series(traces, Metric::rss, align)) job.mem.push_back({origin + s.t, s.bytes});
+  if (all_have(Metric::pss)) {
+    const auto pss = summed_series(traces, Metric::pss, align);
+    const auto uss = summed_series(traces, Metric::uss, align);
+    for (std::size_t i = 0; i < pss.size() && i < uss.size(); ++i) {
+      job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes});
+    }
+  }
+  if (all_have(Metric::gpu)) {
+    job.gpu_devices.push_back(GpuDevice{0, "job", "every rank's devices", 0});
+    for (const MemSample& s : summed_series(traces, Metric::gpu, align)) job.gpu.push_back({origin + s.t, 0, s.bytes, 0});
+  }
+  IoSample io;
+  double cpu = 0;
+  bool any_io = false, any_cpu = false;
+  for (const Trace* t : traces) {
+    if (const auto totals = io_totals(*t)) {
+      any_io = true;
+      io.read_bytes += totals->read_bytes;
+      io.write_bytes += totals->write_bytes;
+      io.rchar += totals->rchar;
+      io.wchar += totals->wchar;
+    }
+    if (!t->cpu.empty()) {
+      any_cpu = true;
+      cpu += t->cpu.back().cpu_seconds;
+    }
+  }
+  Seconds end = origin;
+  for (std::size_t i = 0; i < traces.size(); ++i) end = std::max(end, trace_end(*traces[i]) - clock.offset[i] + origin);
+  if (any_io) {
+    job.io.push_back({origin, 0, 0, 0, 0});
+    io.t = end;
+    job.io.push_back(io);
+  }
+  if (any_cpu) job.cpu.push_back({end, cpu});
+  for (const JobStage& s : job_stages(traces, align)) {
+    Stage st;
+    st.name = s.name;
+    st.t_start = origin + s.start;
+    st.t_end = origin + s.end;
+    st.closed = s.closed;
+    job.stages.push_back(std::move(st));
+  }
+  return job;
+}
+
+bool is_one_job(const std::vector<const Trace*>& traces) {
+  if (traces.size() < 2) return false;
+  const std::string& id = traces.front()->meta.job.job_id;
+  return std::all_of(traces.begin(), traces.end(),
+                     [&](const Trace* t) { return t->meta.job.rank.has_value() && t->meta.job.job_id == id; });
+}
+
+std::string rank_label(const Trace& trace) {
+  if (trace.meta.job.rank) {
+    std::string label = "rank " + std::to_string(*trace.meta.job.rank);
+    if (!trace.meta.host.empty()) label += " (" + trace.meta.host + ")";
+    return label;
+  }
+  return std::filesystem::path(trace.source).stem().string();
+}
+
+}  // namespace qprof
