@@ -182,6 +182,9 @@ class AmdBackend final : public Backend {
       d.total = s.total.value_or(0);
       devices_.push_back(std::move(d));
       used_files_.emplace_back(s.used_path.empty() ? std::string() : s.used_path);
+      const std::string dev = o.sys_root + "/class/drm/" + s.card + "/device/";
+      busy_files_.emplace_back(dev + "gpu_busy_percent");
+      mem_busy_files_.emplace_back(dev + "mem_busy_percent");
     }
     for (drm::KfdNode& n : kfd_) kfd_device_.push_back(device_of(n.pdev));
   }
@@ -207,6 +210,23 @@ class AmdBackend final : public Backend {
         used[i] = *b;
         any = true;
       }
+    }
+    return any;
+  }
+
+  // amdgpu's gpu_busy_percent and mem_busy_percent (the driver's own sampling); no per-process
+  // share and no PCIe rate (pcie_bw blocks for a second).
+  bool device_util(std::span<const pid_t> pids, std::span<DeviceUtil> out) noexcept override {
+    (void)pids;
+    bool any = false;
+    for (std::size_t i = 0; i < busy_files_.size() && i < out.size(); ++i) {
+      out[i] = DeviceUtil{};
+      const auto busy = read_percent(busy_files_[i]);
+      if (!busy) continue;
+      out[i].valid = true;
+      out[i].sm = *busy;
+      out[i].mem_bw = read_percent(mem_busy_files_[i]).value_or(0);
+      any = true;
     }
     return any;
   }
@@ -257,6 +277,16 @@ class AmdBackend final : public Backend {
   std::vector<int> kfd_device_;
   std::vector<Device> devices_;
   std::vector<ProcFile> used_files_;
+  std::vector<ProcFile> busy_files_, mem_busy_files_;
+
+  static std::optional<double> read_percent(const ProcFile& f) {
+    char buf[32];
+    const ssize_t n = f.read(buf, sizeof buf);
+    if (n <= 0) return std::nullopt;
+    const auto v = drm::parse_size(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!v || *v > 100) return std::nullopt;
+    return static_cast<double>(*v);
+  }
   drm::FdinfoReader fdinfo_;
   std::vector<drm::PdevUsage> pdev_usage_;
   std::vector<drm::KfdUsage> kfd_usage_;

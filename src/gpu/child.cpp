@@ -182,6 +182,10 @@ bool run_capture(const std::vector<std::string>& argv, std::string& out, int tim
     out.append(line);
     out.push_back('\n');
   })) {
+    if (out.size() > kMaxHelperOutput) {
+      why = argv[0] + " printed more than 16 MiB";
+      return false;  // ~Child kills it
+    }
     const std::int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000;
     if (left_ms <= 0) {
       why = argv[0] + " took longer than " + std::to_string(timeout_ms / 1000) + " s";

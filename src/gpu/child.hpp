@@ -55,7 +55,12 @@ class Child {
   std::string buf_;
 };
 
-// Runs argv to its end (at most timeout_ms, then it is killed) and returns its stdout.
+// The most a helper's output is held: a lying or broken nvidia-smi/rocm-smi never grows qprof
+// (a line longer than 1 MiB is cut in read_lines, an answer longer than this is refused).
+inline constexpr std::size_t kMaxHelperOutput = std::size_t{16} << 20;
+
+// Runs argv to its end (at most timeout_ms, then it is killed) and returns its stdout (at most
+// kMaxHelperOutput: false and `why` beyond).
 bool run_capture(const std::vector<std::string>& argv, std::string& out, int timeout_ms, std::string& why);
 
 // The first executable `name` in the colon-separated `path` (or $PATH when empty); "" if none.

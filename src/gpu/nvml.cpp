@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common.hpp"
+#include "nvml_util.hpp"
 #include "qprof/gpu/backend.hpp"
 #include "qprof/common/units.hpp"
 
@@ -111,6 +112,10 @@ class NvmlBackend final : public Backend {
   const std::vector<Device>& devices() const override { return devices_; }
   bool device_used(std::span<Bytes> used) noexcept override;
   bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept override;
+  bool device_util(std::span<const pid_t> pids, std::span<DeviceUtil> out) noexcept override {
+    return util_.device_util(pids, out);
+  }
+  bool pcie_throughput(std::span<DeviceUtil> out) noexcept override { return util_.pcie_throughput(out); }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
   void take_warnings(std::vector<std::string>& out) override { warnings_.take(out); }
@@ -139,6 +144,7 @@ class NvmlBackend final : public Backend {
   std::vector<Entry> parsed_;   // one call's entries
   std::vector<Entry> entries_;  // one device's entries, both lists
   detail::Warnings warnings_;
+  detail::NvmlUtil util_;  // busy time: utilisation rates, process utilisation, PCIe
 };
 
 void NvmlBackend::add_device(nvmlDevice_t h, int vendor_index, const std::string& parent) {
@@ -196,6 +202,7 @@ bool NvmlBackend::discover(std::string& why) {
     why = count == 0 ? "NVML sees no GPU" : "NVML cannot open any of its " + std::to_string(count) + " GPUs";
     return false;
   }
+  util_.open(lib_, std::vector<void*>(handles_.begin(), handles_.end()));
   buf_.resize(capacity_ * 32);
   parsed_.reserve(capacity_);
   entries_.reserve(capacity_ * 2);

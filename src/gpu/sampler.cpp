@@ -36,6 +36,8 @@ struct Sampler::Dev {
   Bytes peak_tree = 0;
   Seconds peak_tree_t = 0;
   Bytes peak_used = 0;
+  std::uint64_t util_samples = 0;
+  double sm_percent_sum = 0;
 };
 
 SamplerOptions SamplerOptions::from_environment() {
@@ -70,9 +72,11 @@ Sampler::Sampler(std::unique_ptr<Backend> backend, SamplerOptions options)
   latest_.resize(devices.size());
   published_.resize(devices.size());
   work_out_.resize(devices.size());
+  work_util_.resize(devices.size());
+  published_util_.resize(devices.size());
+  latest_util_.resize(devices.size());
   request_.reserve(4096);
   work_pids_.reserve(4096);
-  member_pids_.reserve(4096);
   scratch_warnings_.reserve(16);
   backend_->take_warnings(scratch_warnings_);
   for (std::string& w : scratch_warnings_) warn(std::move(w));
@@ -124,7 +128,23 @@ void Sampler::run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProc
       if (d.status == DeviceProcesses::Status::ok) d = DeviceProcesses{};  // nothing usable this time
     }
   }
+  // Busy time rides on the process query (same thread, same cost and budget): rates are
+  // cheap, the process utilisation list is like a process list.
+  work_util_ok_ = backend_->device_util(pids, work_util_);
   cost_ns = monotonic_ns() - t0;
+  if (work_util_ok_ && t0 >= next_pcie_ns_) {
+    // PCIe on its own slower schedule; its figures are carried between queries.
+    backend_->pcie_throughput(work_util_);
+    const std::int64_t pcie_cost = monotonic_ns() - t0 - cost_ns;
+    ++pcie_queries_;
+    pcie_cost_total_ += pcie_cost;
+    next_pcie_ns_ = t0 + std::max(kPcieIntervalNs, static_cast<std::int64_t>(static_cast<double>(pcie_cost) / kPcieShare));
+  }
+}
+
+void Sampler::publish_util() {
+  std::copy(work_util_.begin(), work_util_.end(), published_util_.begin());
+  published_util_ok_ = work_util_ok_;
 }
 
 void Sampler::worker() {
@@ -139,6 +159,7 @@ void Sampler::worker() {
     run_process_query(work_pids_, work_out_, cost);
     lock.lock();
     std::copy(work_out_.begin(), work_out_.end(), published_.begin());
+    publish_util();
     published_cost_ns_ = cost;
     ++published_seq_;
     cv_.notify_all();
@@ -163,6 +184,7 @@ void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) 
   run_process_query(work_pids_, work_out_, cost);
   std::lock_guard<std::mutex> lock(mu_);
   std::copy(work_out_.begin(), work_out_.end(), published_.begin());
+  publish_util();
   published_cost_ns_ = cost;
   ++published_seq_;
   in_flight_ = true;  // taken at once by take_process_result()
@@ -182,6 +204,8 @@ void Sampler::take_process_result(std::int64_t now) {
     if (published_seq_ == taken_seq_) return;
     taken_seq_ = published_seq_;
     std::copy(published_.begin(), published_.end(), latest_.begin());
+    std::copy(published_util_.begin(), published_util_.end(), latest_util_.begin());
+    util_fresh_ = published_util_ok_;
     cost = published_cost_ns_;
   }
   in_flight_ = false;
@@ -261,6 +285,18 @@ void Sampler::write_device(dat::Writer& out, std::size_t i) {
   }
 }
 
+void Sampler::write_util(dat::Writer& out, Seconds t) {
+  util_fresh_ = false;
+  for (std::size_t i = 0; i < devs_.size(); ++i) {
+    Dev& d = devs_[i];
+    const DeviceUtil& u = latest_util_[i];
+    if (d.index < 0 || !u.valid) continue;  // devices recorded (GPUDEV) only
+    out.gpu_util(GpuUtilSample{t, d.index, u.sm, u.mem_bw, u.tree_sm, u.pcie_rx, u.pcie_tx});
+    ++d.util_samples;
+    d.sm_percent_sum += u.sm;
+  }
+}
+
 void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
   try {
@@ -321,6 +357,7 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       }
       d.peak_used = std::max(d.peak_used, used);
     }
+    if (util_fresh_) write_util(out, t);
     if (wrote) {
       ++samples_;
       last_total_ = total;
@@ -334,16 +371,9 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
   }
 }
 
-void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree,
+void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> pids,
                                 dat::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
-  try {
-    member_pids_.clear();
-    for (const Member& m : tree) member_pids_.push_back(m.pid);
-  } catch (...) {
-    return;
-  }
-  const std::span<const pid_t> pids(member_pids_);
   // A query in flight was asked before the checkpoint: let it land, then ask anew and wait.
   if (in_flight_ && opt_.process_thread) wait_process_query(kCheckpointWaitNs);
   take_process_result(mono_ns);
@@ -352,17 +382,6 @@ void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vect
     if (opt_.process_thread) wait_process_query(kCheckpointWaitNs);
   }
   sample(mono_ns, t, pids, out);
-}
-
-void Sampler::sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept {
-  if (!backend_ || stopped_) return;
-  try {
-    member_pids_.clear();
-    for (const Member& m : tree) member_pids_.push_back(m.pid);  // no allocation once sized
-  } catch (...) {
-    return;
-  }
-  sample(mono_ns, t, std::span<const pid_t>(member_pids_), out);
 }
 
 Summary Sampler::summary() const {
@@ -380,6 +399,8 @@ Summary Sampler::summary() const {
     ds.peak_tree_t = d.peak_tree_t;
     ds.peak_used = d.peak_used;
     ds.tree_is_device_total = d.ever_fallback;
+    ds.util_samples = d.util_samples;
+    ds.sm_percent_sum = d.sm_percent_sum;
     s.any_device_total = s.any_device_total || (d.ever_fallback && d.index >= 0);
     s.devices.push_back(std::move(ds));
   }
@@ -391,6 +412,8 @@ Summary Sampler::summary() const {
   s.device_query_ns = device_queries_ ? device_cost_total_ / static_cast<std::int64_t>(device_queries_) : 0;
   s.process_query_ns = process_queries_ ? process_cost_total_ / static_cast<std::int64_t>(process_queries_) : 0;
   s.process_interval_ns = process_period_ns_;
+  s.pcie_queries = pcie_queries_;  // the helper has stopped, or never ran them
+  s.pcie_query_ns = pcie_queries_ ? pcie_cost_total_ / static_cast<std::int64_t>(pcie_queries_) : 0;
   if (last_ns_ > first_ns_) {
     s.cpu_share = static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
   }

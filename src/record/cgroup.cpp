@@ -1,5 +1,6 @@
 #include "qprof/record/cgroup.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -16,6 +18,7 @@ namespace qprof {
 namespace {
 
 struct Mount {
+  std::string root;  // the part of the hierarchy mounted there
   std::string point;
   std::string fstype;
   std::string super_options;
@@ -33,6 +36,7 @@ std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
     while (ls >> word && word != "-") {
     }
     Mount m;
+    m.root = root;
     m.point = point;
     ls >> m.fstype >> word >> m.super_options;
     if (m.fstype == "cgroup" || m.fstype == "cgroup2") out.push_back(std::move(m));
@@ -64,6 +68,50 @@ std::string read_text(const std::string& path) {
 
 std::string unique_name() { return "qprof-" + std::to_string(::getpid()); }
 
+// qprof's own cgroup in one hierarchy, from /proc/self/cgroup ("4:memory:/a/b" for cgroup v1's
+// memory controller, "0::/a/b" for cgroup v2); empty if it is not listed.
+std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
+  std::ifstream in(proc_cgroup);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t a = line.find(':');
+    const std::size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
+    const bool match = v1 ? has_option(controllers, "memory") : (id == "0" && controllers.empty());
+    if (match) return line.substr(b + 1);
+  }
+  return "";
+}
+
+// Moves what is left in `dir` to `parent` (the processes keep running) and removes `dir`.
+bool empty_and_remove(const std::string& dir, const std::string& parent) {
+  std::istringstream procs(read_text(dir + "/cgroup.procs"));
+  std::string pid;
+  while (procs >> pid) write_file(parent + "/cgroup.procs", pid);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+    if (errno != EBUSY) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // exiting tasks leave late
+  }
+  return false;
+}
+
+// Groups "qprof-PID" in `parent` whose qprof is dead (SIGKILLed, it could not clean up).
+void remove_stale_groups(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("qprof-") || !e.is_directory(ec)) continue;
+    pid_t pid = 0;
+    const char* first = name.data() + 6;
+    const auto r = std::from_chars(first, name.data() + name.size(), pid);
+    if (r.ec != std::errc() || r.ptr != name.data() + name.size() || pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // its qprof (or that PID's new owner) lives
+    empty_and_remove(e.path().string(), parent);
+  }
+}
+
 }  // namespace
 
 TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
@@ -72,13 +120,35 @@ TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
   peak_ = ProcFile(dir_ + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
 }
 
-std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::string& mountinfo) {
+std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::string& mountinfo,
+                                               const std::string& proc_cgroup) {
   const auto mounts = cgroup_mounts(mountinfo);
   std::string errors;
+  const auto note = [&](const std::string& text) { errors += (errors.empty() ? "" : "; ") + text; };
+  // The group goes under qprof's own cgroup, never at the top of the hierarchy: every limit of
+  // the groups above (a Slurm job's, a container's) still applies to the tree.
+  auto parent_of = [&](const Mount& m, bool v1) -> std::string {
+    const std::string own = own_cgroup(proc_cgroup, v1);
+    if (own.empty() || own.front() != '/') return "";
+    const std::string root = m.root == "/" ? "" : m.root;
+    if (!own.starts_with(root) || (own.size() > root.size() && !root.empty() && own[root.size()] != '/')) {
+      note("qprof's cgroup " + own + " is outside the hierarchy mounted at " + m.point);
+      return "";
+    }
+    std::string rest = own.substr(root.size());
+    while (!rest.empty() && rest.back() == '/') rest.pop_back();
+    return m.point + rest;
+  };
   auto try_dir = [&](const std::string& parent, bool v1) -> std::unique_ptr<TreeCgroup> {
+    if (v1 && read_text(parent + "/memory.use_hierarchy").starts_with("0")) {
+      // Without hierarchical accounting a child group escapes the limits of its parents.
+      note(parent + " has memory.use_hierarchy 0: a group below it would escape its limits");
+      return nullptr;
+    }
+    remove_stale_groups(parent);
     const std::string dir = parent + "/" + unique_name();
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      errors += (errors.empty() ? "" : "; ") + std::string("mkdir ") + dir + ": " + std::strerror(errno);
+      note("mkdir " + dir + ": " + std::strerror(errno) + " (nesting a cgroup under qprof's own is not permitted)");
       return nullptr;
     }
     if (!v1 && read_text(dir + "/cgroup.controllers").find("memory") == std::string::npos) {
@@ -90,12 +160,16 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
   };
   for (const Mount& m : mounts) {
     if (m.fstype == "cgroup" && has_option(m.super_options, "memory")) {
-      if (auto cg = try_dir(m.point, true)) return cg;
+      const std::string parent = parent_of(m, true);
+      if (parent.empty()) continue;
+      if (auto cg = try_dir(parent, true)) return cg;
     }
   }
   for (const Mount& m : mounts) {
     if (m.fstype == "cgroup2") {
-      if (auto cg = try_dir(m.point, false)) return cg;
+      const std::string parent = parent_of(m, false);
+      if (parent.empty()) continue;
+      if (auto cg = try_dir(parent, false)) return cg;
     }
   }
   why_not = errors.empty() ? "no cgroup v1 memory or cgroup v2 hierarchy is mounted" : errors;
@@ -105,16 +179,9 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
 TreeCgroup::~TreeCgroup() {
   // Processes left behind (daemons under --no-wait-daemons) go to the parent, so the directory
   // can be removed; they keep running.
-  std::istringstream procs(read_text(procs_path()));
-  std::string pid;
-  while (procs >> pid) write_file(parent_ + "/cgroup.procs", pid);
   usage_ = ProcFile();
   peak_ = ProcFile();
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    if (::rmdir(dir_.c_str()) == 0 || errno == ENOENT) return;
-    if (errno != EBUSY) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // exiting tasks leave late
-  }
+  empty_and_remove(dir_, parent_);
 }
 
 std::optional<Bytes> TreeCgroup::read_number(const ProcFile& f) const {

@@ -23,6 +23,8 @@ void prepare_child(const LaunchRequest& req) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : req.default_signals) signal(sig, SIG_DFL);
   if (req.stderr_fd >= 0 && req.stderr_fd != STDERR_FILENO) dup2(req.stderr_fd, STDERR_FILENO);
+  if (req.files_limit) setrlimit(RLIMIT_NOFILE, &*req.files_limit);
+  if (req.own_process_group) setpgid(0, 0);
 }
 
 bool join_cgroup(const std::string& procs) {
@@ -121,7 +123,7 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-ExitDescription describe_wait_status(int wait_status, const std::string& command_name) {
+ExitDescription describe_wait_status(int wait_status, const std::string& command_name, KillSource kill_source) {
   ExitDescription d;
   if (WIFEXITED(wait_status)) {
     d.exit_status = WEXITSTATUS(wait_status);
@@ -132,7 +134,13 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
     d.exit_status = 128 + d.signal;
     d.message = "qprof: " + command_name + " was killed by " + signal_name(d.signal) + " (signal " +
                 std::to_string(d.signal) + ")";
-    if (d.signal == SIGKILL) d.message += "; the OOM killer does this when memory runs out";
+    if (d.signal == SIGKILL) {
+      switch (kill_source) {
+        case KillSource::qprof_timeout: d.message += "; qprof sent it after --timeout and the grace period"; break;
+        case KillSource::oom_killer: d.message += "; the OOM killer killed it (oom_kill in the tree's cgroup)"; break;
+        case KillSource::unknown: d.message += "; the OOM killer does this when memory runs out"; break;
+      }
+    }
     if (WCOREDUMP(wait_status)) d.message += " (core dumped)";
   }
   return d;

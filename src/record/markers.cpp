@@ -2,26 +2,9 @@
 
 #include <stdexcept>
 
+#include "qprof/common/text.hpp"
+
 namespace qprof {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<std::string_view> strip_suffix(std::string_view label, std::string_view suffix) {
-  if (label.size() <= suffix.size() || label.substr(label.size() - suffix.size()) != suffix) {
-    return std::nullopt;
-  }
-  std::string_view name = trim(label.substr(0, label.size() - suffix.size()));
-  if (name.empty()) return std::nullopt;
-  return name;
-}
-
-}  // namespace
 
 MarkerMatcher::MarkerMatcher(const std::string& regex) {
   try {
@@ -42,54 +25,12 @@ std::optional<std::string> MarkerMatcher::match(std::string_view line) const {
     std::match_results<std::string_view::const_iterator> m;
     if (!std::regex_search(line.begin(), line.end(), m, *regex_) || !m[1].matched) return std::nullopt;
     const std::string label = m[1].str();
-    return std::string(trim(label));
+    return std::string(trim_blanks(label));
   }
-  std::size_t i = 0;
-  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-  if (line.substr(i, kDefaultMarkerPrefix.size()) != kDefaultMarkerPrefix) return std::nullopt;
-  return std::string(trim(line.substr(i + kDefaultMarkerPrefix.size())));
-}
-
-std::optional<std::string_view> stage_start_name(std::string_view label) {
-  return strip_suffix(label, " Start");
-}
-
-std::optional<std::string_view> stage_end_name(std::string_view label) { return strip_suffix(label, " End"); }
-
-std::optional<Stage> StageTracker::on_marker(std::string_view label, Seconds t, Bytes mem) {
-  if (auto name = stage_start_name(label)) {
-    open_.push_back({std::string(*name), t, mem});
-    return std::nullopt;
-  }
-  auto name = stage_end_name(label);
-  if (!name) return std::nullopt;
-  for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-    if (it->name != *name) continue;
-    Stage s;
-    s.name = it->name;
-    s.t_start = it->t;
-    s.mem_start = it->mem;
-    s.t_end = t;
-    s.mem_end = mem;
-    open_.erase(std::next(it).base());
-    return s;
-  }
-  return std::nullopt;
-}
-
-std::vector<Stage> StageTracker::unclosed(Seconds t_end, Bytes mem_end) const {
-  std::vector<Stage> out;
-  for (const Open& o : open_) {
-    Stage s;
-    s.name = o.name;
-    s.t_start = o.t;
-    s.mem_start = o.mem;
-    s.t_end = t_end;
-    s.mem_end = mem_end;
-    s.closed = false;
-    out.push_back(std::move(s));
-  }
-  return out;
+  // Anywhere in the line: a logging framework's prefix (INFO:root:, a time stamp) stays in front.
+  const std::size_t at = line.find(kDefaultMarkerPrefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  return std::string(trim_blanks(line.substr(at + kDefaultMarkerPrefix.size())));
 }
 
 }  // namespace qprof

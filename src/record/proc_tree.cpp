@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "qprof/common/proc_parse.hpp"
@@ -31,11 +33,19 @@ bool parse_pid(std::string_view s, pid_t& pid) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+bool out_of_descriptors(int err) { return err == EMFILE || err == ENFILE; }
+
 }  // namespace
+
+void ProcTree::note_unread(pid_t pid) {
+  const auto at = std::lower_bound(unread_.begin(), unread_.end(), pid);
+  if (at == unread_.end() || *at != pid) unread_.insert(at, pid);
+}
 
 ProcTree::ProcTree(std::string proc_root, pid_t self)
     : proc_root_(std::move(proc_root)), self_(self), loadavg_(proc_root_ + "/loadavg"), dents_(1 << 15) {
   proc_dir_fd_ = ::open(proc_root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   members_.reserve(64);
   // Room for a busy machine, so that other people's processes coming and going do not make
   // the scan allocate.
@@ -45,7 +55,11 @@ ProcTree::ProcTree(std::string proc_root, pid_t self)
   fresh_.reserve(512);
 }
 
-void ProcTree::prime() {
+void ProcTree::prime(bool use_events) {
+  // Subscribed before the listing: a process created in between is in both, and the listing
+  // wins (it is an outsider: the command does not exist yet).
+  const char* env = std::getenv("QPROF_PROC_EVENTS");
+  if (use_events && proc_root_ == "/proc" && !(env && std::string_view(env) == "0")) events_.open();
   if (!list_pids()) return;
   known_.clear();
   for (pid_t pid : listing_) known_.push_back({pid, false});
@@ -54,7 +68,22 @@ void ProcTree::prime() {
 std::optional<proc::Stat> ProcTree::read_stat(pid_t pid) const {
   char path[32];
   std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
-  const int fd = ::openat(proc_dir_fd_, path, O_RDONLY | O_CLOEXEC);
+  int fd = ::openat(proc_dir_fd_, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && out_of_descriptors(errno) && reserve_fd_ >= 0) {
+    // The members' files used every descriptor: the reserve one lets the classification go on,
+    // so that a process that cannot be read is still known to be the tree's, and counted.
+    ::close(reserve_fd_);
+    fd = ::openat(proc_dir_fd_, path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buf[kStatBufferSize];
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      ::close(fd);
+      reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (n <= 0) return std::nullopt;
+      return proc::parse_stat(std::string_view(buf, static_cast<std::size_t>(n)));
+    }
+    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
   if (fd < 0) return std::nullopt;
   char buf[kStatBufferSize];
   const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -65,7 +94,7 @@ std::optional<proc::Stat> ProcTree::read_stat(pid_t pid) const {
 
 void ProcTree::add_root(pid_t root) {
   const auto st = read_stat(root);
-  add_member(root, st ? st->start_ticks : 0, true);
+  add_member(root, self_, st ? st->start_ticks : 0, true);
   const auto at = std::lower_bound(known_.begin(), known_.end(), root, [](const Known& k, pid_t p) { return k.pid < p; });
   if (at != known_.end() && at->pid == root) at->member = true;
   else known_.insert(at, {root, true});
@@ -73,6 +102,7 @@ void ProcTree::add_root(pid_t root) {
 
 ProcTree::~ProcTree() {
   if (proc_dir_fd_ >= 0) ::close(proc_dir_fd_);
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
 std::string ProcTree::pid_path(pid_t pid, const char* file) const {
@@ -84,19 +114,80 @@ void ProcTree::use_cgroup(std::string cgroup_procs_path) {
   cgroup_buf_.resize(1 << 12);
 }
 
-std::size_t ProcTree::refresh() { return cgroup_procs_.empty() ? refresh_from_scan() : refresh_from_cgroup(); }
+std::size_t ProcTree::refresh() {
+  if (!cgroup_procs_.empty()) return refresh_from_cgroup();
+  return events_.is_open() ? refresh_from_events() : refresh_from_scan();
+}
+
+bool ProcTree::is_member(pid_t pid) const {
+  return std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == pid; });
+}
+
+std::size_t ProcTree::refresh_from_events() {
+  std::size_t joined = 0;
+  const bool complete = events_.drain([&](const ProcEvents::Fork& f) {
+    if (is_member(f.child)) return;  // the root, added by add_root
+    // Whether the parent is the tree's and alive (then the child is its child), or was the
+    // tree's and is gone (then the child, orphaned, was adopted by qprof or a subreaper member).
+    bool parent_alive = f.parent == self_;
+    if (!parent_alive) {
+      const auto parent = std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == f.parent; });
+      if (parent != members_.end()) {
+        // A member's PID that was reused (it exited, another process took its number) is no
+        // longer the member: checked by its start time.
+        const auto pst = parent->is_root ? std::optional<proc::Stat>() : read_stat(f.parent);
+        parent_alive = parent->is_root || (pst && pst->start_ticks == parent->start_ticks);
+      } else if (!departed(f.parent)) {
+        return;  // not the tree's
+      }
+    }
+    // The child may be gone already (then its own children, orphans, are the tree's), its PID
+    // even reused by then: it joins only if it is still the tree's.
+    const auto st = read_stat(f.child);
+    if (!st) {
+      note_departed(f.child);
+      return;
+    }
+    const auto ppid = static_cast<pid_t>(st->ppid);
+    const bool adopted = ppid == self_ || is_member(ppid);
+    if (!(adopted || (parent_alive && ppid == f.parent))) return;
+    if (add_member(f.child, f.parent, st->start_ticks, false)) ++joined;
+    else note_departed(f.child);
+  });
+  if (!complete) {
+    // Events were lost: a scan finds whoever they were about (the loadavg shortcut is no proof
+    // of anything here, so it is bypassed).
+    last_pid_seen_ = -1;
+    joined += refresh_from_scan();
+  }
+  return joined;
+}
 
 void ProcTree::prune() {
+  for (const Member& m : members_) {
+    if (m.gone) note_departed(m.pid);
+  }
   if (std::erase_if(members_, [](const Member& m) { return m.gone; }) > 0) ++generation_;
 }
 
-bool ProcTree::add_member(pid_t pid, std::uint64_t start_ticks, bool is_root) {
+void ProcTree::note_departed(pid_t pid) {
+  departed_[departed_next_] = pid;
+  departed_next_ = (departed_next_ + 1) % departed_.size();
+}
+
+bool ProcTree::departed(pid_t pid) const { return std::find(departed_.begin(), departed_.end(), pid) != departed_.end(); }
+
+bool ProcTree::add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool is_root) {
   Member m;
   m.pid = pid;
+  m.ppid = ppid;
   m.start_ticks = start_ticks;
   m.is_root = is_root;
   m.statm = ProcFile(pid_path(pid, "statm"));
-  if (!m.statm.is_open()) return false;
+  if (!m.statm.is_open()) {
+    if (out_of_descriptors(errno)) note_unread(pid);
+    return false;
+  }
   // The descriptor must belong to the process that was classified, not to a successor that
   // reused its PID in between: check the start time again now that the descriptor is held.
   if (!is_root) {
@@ -104,9 +195,17 @@ bool ProcTree::add_member(pid_t pid, std::uint64_t start_ticks, bool is_root) {
     if (!st || st->start_ticks != start_ticks) return false;
   }
   // The slower probes' files; a process too short-lived to open them reads as zeros.
-  m.stat = ProcFile(pid_path(pid, "stat"));
-  m.io = ProcFile(pid_path(pid, "io"));
-  m.status = ProcFile(pid_path(pid, "status"));
+  bool short_of_descriptors = false;
+  auto open_probe = [&](const char* file) {
+    ProcFile f(pid_path(pid, file));
+    if (!f.is_open() && out_of_descriptors(errno)) short_of_descriptors = true;
+    return f;
+  };
+  m.stat = open_probe("stat");
+  m.io = open_probe("io");
+  m.status = open_probe("status");
+  m.schedstat = open_probe("schedstat");
+  if (short_of_descriptors) note_unread(pid);
   members_.push_back(std::move(m));
   ++generation_;
   return true;
@@ -166,7 +265,8 @@ std::size_t ProcTree::refresh_from_scan() {
     }
     while (f != fresh_.end() && f->pid < pid) ++f;
     const bool member = f != fresh_.end() && f->pid == pid && f->verdict == 1;
-    if (member && add_member(pid, f->start_ticks, false)) ++joined;
+    // (With process events, the scan runs after lost events, and finds members the events told.)
+    if (member && !is_member(pid) && add_member(pid, f->ppid, f->start_ticks, false)) ++joined;
     // A member that could not be opened has exited already; nothing is lost by forgetting it.
     next_known_.push_back({pid, member});
   }
@@ -242,9 +342,15 @@ std::size_t ProcTree::refresh_from_cgroup() {
     if (!parse_pid(line, pid)) continue;
     if (std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == pid; })) continue;
     const auto st = read_stat(pid);
-    if (st && add_member(pid, st->start_ticks, false)) ++joined;
+    if (st && add_member(pid, static_cast<pid_t>(st->ppid), st->start_ticks, false)) ++joined;
   }
   return joined;
+}
+
+std::span<const pid_t> ProcTree::pids() {
+  pids_.clear();
+  for (const Member& m : members_) pids_.push_back(m.pid);
+  return pids_;
 }
 
 }  // namespace qprof

@@ -40,11 +40,19 @@ void PssSampler::loop() {
   auto next = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(stop_mu_);
   while (!stop_) {
-    if (stop_cv_.wait_until(lock, next, [this] { return stop_; })) break;
+    stop_cv_.wait_until(lock, next, [this] { return stop_ || wanted_ > done_; });
+    if (stop_) break;
+    const std::uint64_t serving = wanted_;
     lock.unlock();
     const std::int64_t begin = monotonic_ns();
     pass();
     const std::int64_t cost = monotonic_ns() - begin;
+    last_cost_ns_.store(cost);
+    {
+      std::lock_guard<std::mutex> served(stop_mu_);
+      done_ = serving;
+    }
+    done_cv_.notify_all();
     longest_pass_ns_.store(std::max(longest_pass_ns_.load(), cost));
     const std::int64_t interval = std::max(asked_ns_, static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor));
     interval_ns_.store(interval);
@@ -53,6 +61,15 @@ void PssSampler::loop() {
     if (next < now) next = now;  // fell behind: skip, do not catch up
     lock.lock();
   }
+}
+
+bool PssSampler::pass_now(Seconds budget) {
+  const auto budget_ns = static_cast<std::int64_t>(budget * 1e9);
+  if (last_cost_ns_.load() > budget_ns) return false;
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  const std::uint64_t ticket = ++wanted_;
+  stop_cv_.notify_all();
+  return done_cv_.wait_for(lock, std::chrono::nanoseconds(budget_ns), [&] { return stop_ || done_ >= ticket; }) && !stop_;
 }
 
 void PssSampler::pass() {

@@ -23,11 +23,16 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   }
   tree_.prune([this](const Member& m) { accounting_.left(m); });
   if (tree_.empty()) return std::nullopt;
+  // A live process always holds pages; members that read 0 are zombies whose memory is gone.
+  // Such a sample would be taken after the tree exited: none rather than a false zero — unless
+  // it would be the first, since a trace needs one sample to be read at all.
+  if (total == 0 && count_ > 0) return std::nullopt;
 
   const MemSample s{clock_.unix_at(mono_ns), total};
   out_.mem(s.t, s.bytes);
   if (config_.multiprocess) {
-    for (const Member& m : tree_.members()) {
+    for (Member& m : tree_.members()) {
+      if (!m.named) name_member(m);
       if (!m.is_root) out_.child(m.pid, s.t, m.rss);
     }
   }
@@ -35,6 +40,15 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   if (count_ == 1 || s.bytes > peak_.bytes) peak_ = s;
   last_ = s;
   return s;
+}
+
+void Sampler::fresh_pss(Seconds budget) {
+  if (!pss_) return;
+  if (tree_.generation() != pss_generation_) {
+    pss_generation_ = tree_.generation();
+    pss_->set_members(tree_.members());
+  }
+  pss_->pass_now(budget);
 }
 
 void Sampler::sample_stats(std::int64_t mono_ns) {
@@ -57,12 +71,15 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
   out_.io(io);
   out_.cpu({t, totals.cpu_seconds});
   out_.hwm(t, totals.hwm_sum);
+  usage_.record(tree_.members(), t, out_);  // parsed by accounting_.read from the same status text
   if (cgroup_ && cgroup_->has_memory()) {
     const auto usage = cgroup_->usage();
     const auto peak = cgroup_->peak();
     if (usage && peak) {
-      latest_cgroup_ = CgroupSample{t, *usage, *peak};
+      const TreeCgroup::Parts parts = cgroup_->parts();
+      latest_cgroup_ = CgroupSample{t, *usage, *peak, parts.anon, parts.file};
       out_.cgroup(*latest_cgroup_);
+      if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = latest_cgroup_;
     }
   }
 }
@@ -72,6 +89,20 @@ void Sampler::prune() {
   tree_.refresh();
   for (Member& m : tree_.members()) read_rss(m, config_.page_size);
   tree_.prune([this](const Member& m) { accounting_.left(m); });
+}
+
+void Sampler::count_from_now() {
+  tree_.refresh();
+  accounting_.count_from_now(tree_.members());
+}
+
+void Sampler::name_member(Member& m) {
+  // Once per member, when it joins (not in the steady state): its name for charts' legends.
+  m.named = true;
+  std::string comm;
+  if (!read_small_file(config_.proc_root + "/" + std::to_string(m.pid) + "/comm", comm, 64)) return;
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  if (!comm.empty()) out_.process_name(m.pid, comm);
 }
 
 Member* Sampler::find(pid_t pid) {

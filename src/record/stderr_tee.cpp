@@ -63,6 +63,7 @@ void StderrTee::loop() {
 
 void StderrTee::copy_out(const char* data, std::size_t n) {
   copied_ += n;
+  if (guard_) guard_->before_output();
   while (n > 0 && output_ok_) {
     const ssize_t w = ::write(to_, data, n);
     if (w < 0 && errno == EINTR) continue;
@@ -73,6 +74,7 @@ void StderrTee::copy_out(const char* data, std::size_t n) {
     data += w;
     n -= static_cast<std::size_t>(w);
   }
+  if (guard_) guard_->after_output();
 }
 
 void StderrTee::scan(const char* data, std::size_t n) {

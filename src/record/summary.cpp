@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof {
@@ -19,7 +20,7 @@ void line(std::ostringstream& out, const char* what, const std::string& text) {
 
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
-  out << "qprof: " << r.command << '\n';
+  out << "qprof: " << terminal_text(r.command) << '\n';
   std::string timing = human_seconds(r.duration) + ", " + std::to_string(r.samples) + " samples";
   if (r.samples > 1) {
     timing += " every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
@@ -27,26 +28,62 @@ std::string format_summary(const RunReport& r) {
   if (r.marker_samples > 0) timing += ", " + std::to_string(r.marker_samples) + " more at markers";
   if (r.missed_deadlines > 0) timing += ", " + std::to_string(r.missed_deadlines) + " deadlines missed";
   line(out, "duration", timing);
+  if (r.stops > 0) {
+    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + std::to_string(r.stops) +
+                             " stop(s) by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
+  }
+  // A figure that misses processes is never shown as if it were the tree's.
+  const std::string incomplete =
+      r.unread_members > 0 ? " INCOMPLETE: " + std::to_string(r.unread_members) + " process(es) not read" : "";
+  if (r.unread_members > 0) {
+    line(out, "INCOMPLETE", std::to_string(r.unread_members) +
+                                " process(es) of the tree could not be read (out of file descriptors): every "
+                                "figure below misses them");
+  }
 
   // The bracket of peaks, each named for what it is.
   if (r.sampled_peak) {
     line(out, "peak RSS", human_bytes(r.sampled_peak->bytes) + "  Σ RSS of the tree, sampled, at " +
-                              human_seconds(r.sampled_peak->t - r.start) + " (shared pages count once per process)");
+                              human_seconds(r.sampled_peak->t - r.start) + " (shared pages count once per process)" + incomplete);
   }
   if (r.pss_peak) {
     line(out, "peak PSS", human_bytes(r.pss_peak->pss) + "  Σ PSS of the tree, sampled every " +
                               human_seconds(r.pss_interval) + ", at " + human_seconds(r.pss_peak->t - r.start) +
-                              " (USS peak " + human_bytes(r.uss_peak.value_or(0)) + ")");
+                              " (USS peak " + human_bytes(r.uss_peak.value_or(0)) + ")" + incomplete);
   }
   if (r.kernel_process_peak) {
     line(out, "lower bound", human_bytes(*r.kernel_process_peak) +
                                  "  the largest single process, by the kernel (ru_maxrss)");
   }
-  if (r.hwm_sum > 0) {
-    line(out, "upper bound", human_bytes(r.hwm_sum) + "  Σ of each process's own high-water mark (VmHWM)");
+  if (r.hwm_sum > 0 && r.hwm_uncovered == 0) {
+    line(out, "upper bound", human_bytes(r.hwm_sum) + "  Σ of the high-water marks of the processes alive together (VmHWM, wait4)" + incomplete);
+    if (r.hwm_capped > 0) {
+      line(out, "", "loose: " + std::to_string(r.hwm_capped) +
+                        " process(es) reaped by their own parent count with an ancestor's wait4 peak, which may have "
+                        "come after them (a launcher's helpers, then the program it runs)");
+    }
+  } else if (r.hwm_sum > 0) {
+    line(out, "Σ VmHWM", human_bytes(r.hwm_sum) + "  not a bound: " + std::to_string(r.hwm_uncovered) +
+                             " process(es) reaped by a parent qprof never reaped");
+  }
+  if (r.kinds_at_peak) {
+    const MemKindsSample& k = *r.kinds_at_peak;
+    line(out, "memory kinds", "at the largest of " + human_bytes(k.rss()) + " (" +
+                                  human_seconds(k.t - r.start) + "): anon " + human_bytes(k.anon) + ", file " +
+                                  human_bytes(k.file) + ", shmem " + human_bytes(k.shmem) + "; swap peak " +
+                                  human_bytes(r.peak_swap) + " (every --stats-interval)");
+  }
+  if (r.most_tasks) {
+    line(out, "tasks", "at most " + std::to_string(r.most_tasks->threads) + " threads in " +
+                           std::to_string(r.most_tasks->processes) + " process(es); VSZ peak " + human_bytes(r.peak_vsz));
   }
   if (r.cgroup_peak) {
-    line(out, "exact (cgroup)", human_bytes(*r.cgroup_peak) + "  the tree's own cgroup, page cache included");
+    std::string parts;
+    if (r.cgroup_anon || r.cgroup_file) {
+      parts = " (at the largest sample: anon " + human_bytes(r.cgroup_anon.value_or(0)) + ", file " +
+              human_bytes(r.cgroup_file.value_or(0)) + ")";
+    }
+    line(out, "cgroup charge", human_bytes(*r.cgroup_peak) + "  peak of the tree's cgroup charge (includes page cache)" + parts);
   }
   if (r.gpu_peak) {
     line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
@@ -61,6 +98,32 @@ std::string format_summary(const RunReport& r) {
                   average, r.cpu_peak_percent);
     line(out, "CPU", cpu);
   }
+  if (r.limit) {
+    // The headroom: how close the tree came to what stops it.
+    char share[32];
+    const Bytes peak = r.sampled_peak ? r.sampled_peak->bytes : 0;
+    std::snprintf(share, sizeof share, "%.0f %%", 100.0 * static_cast<double>(peak) / static_cast<double>(*r.limit));
+    line(out, "limit", "peak " + human_bytes(peak) + " is " + share + " of the " + r.limit_source + " limit of " +
+                           human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
+                           (r.limit_warned ? "; it crossed 90 %" : ""));
+  }
+  for (const RunReport::WatchedDirReport& d : r.dirs) {
+    line(out, "watched dir", terminal_text(d.path) + ": " +
+                                 (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
+                                               human_bytes(d.start) + " to " + human_bytes(d.peak) + ", " +
+                                               human_bytes(d.last) + " at the end); its file system had " +
+                                               human_bytes(d.fs_free_min) + " free at the least"
+                                         : std::string("never walked")));
+  }
+  if (!r.dirs.empty()) {
+    char cost[200];
+    std::snprintf(cost, sizeof cost,
+                  "%llu walks, every %.2f s on average (asked %.2f s), %.3f s of CPU: %.2f %% of one core; %llu entries "
+                  "in the last walk",
+                  static_cast<unsigned long long>(r.dir_walks), r.dir_mean_interval, r.dir_asked_interval,
+                  r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, static_cast<unsigned long long>(r.dir_entries));
+    line(out, "dir walks", cost);
+  }
   line(out, "disk I/O", "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
                             " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " +
                             human_bytes(r.io.wchar) + ")");
@@ -70,7 +133,18 @@ std::string format_summary(const RunReport& r) {
                   r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
     line(out, "overhead", overhead);
   }
-  line(out, "trace", r.trace_path);
+  if (r.attached) {
+    std::string exit;
+    if (r.exit_status_known && r.signal != 0) exit = "the process was killed by signal " + std::to_string(r.signal);
+    else if (r.exit_status_known) exit = "the process exited with status " + std::to_string(r.exit_status);
+    else if (r.timed_out) exit = "stopped by --timeout; the process's status is unknown (not qprof's child)";
+    else exit = "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
+    line(out, "attached", exit);
+    line(out, "attached", "descendants that double-fork away (their parent exits before qprof's next sample sees "
+                          "them) leave the tree: a process not started by qprof cannot adopt them");
+  }
+  line(out, "trace", (r.trace_path == "-" ? std::string("stdout") : r.trace_path) +
+                         (r.trace_error.empty() ? "" : "  INCOMPLETE: " + r.trace_error));
   return out.str();
 }
 

@@ -44,6 +44,15 @@ struct DeviceProcesses {
   std::uint32_t unknown = 0;   // of the tree's, those whose memory was not available
 };
 
+// How busy a device was (GPUUTIL lines). Percentages 0–100; PCIe in bytes per second.
+struct DeviceUtil {
+  bool valid = false;      // sm and mem_bw were read
+  double sm = 0;           // NVML utilization.gpu, amdgpu gpu_busy_percent
+  double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
+  std::optional<double> tree_sm;  // Σ SM % of the tree's processes (NVML process utilisation)
+  std::optional<double> pcie_rx, pcie_tx;
+};
+
 // One source of GPU figures. Devices are fixed when the backend opens. device_used() and
 // process_usage() may run at the same time on two threads, never one of them on two threads at
 // once; neither throws.
@@ -61,6 +70,20 @@ class Backend {
   // The slow query: the memory the processes `pids` (ascending, unique) hold on each device.
   // `out` has devices().size() elements. Returns false when nothing could be read.
   virtual bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept = 0;
+  // How busy each device is, with the tree's own SM share where the driver gives it; runs with
+  // the process queries (helper thread, same budget). `out` has devices().size() elements.
+  // Returns false when the backend has no such figures.
+  virtual bool device_util(std::span<const pid_t> pids, std::span<DeviceUtil> out) noexcept {
+    (void)pids;
+    (void)out;
+    return false;
+  }
+  // PCIe throughput into out[i].pcie_rx/pcie_tx. Slow (NVML samples each counter over 20 ms),
+  // so the sampler asks on a schedule of its own. Returns false when not available.
+  virtual bool pcie_throughput(std::span<DeviceUtil> out) noexcept {
+    (void)out;
+    return false;
+  }
   // True when a process list shows every tenant of a device (NVML, nvidia-smi), so that a list
   // without any of the tree's PIDs says something (a PID namespace); false when the backend
   // only looks at the tree's own processes (fdinfo).

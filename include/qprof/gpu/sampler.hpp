@@ -31,7 +31,6 @@
 
 #include "qprof/trace/format.hpp"
 #include "qprof/gpu/backend.hpp"
-#include "qprof/record/proc_tree.hpp"
 
 namespace qprof::gpu {
 
@@ -62,6 +61,8 @@ struct DeviceSummary {
   Seconds peak_tree_t = 0;
   Bytes peak_used = 0;       // the device's peak total use (every tenant)
   bool tree_is_device_total = false;  // some of the tree's figures are the device's total
+  std::uint64_t util_samples = 0;     // GPUUTIL lines written for it
+  double sm_percent_sum = 0;          // Σ of their SM % (mean = sum / samples)
 };
 
 struct Summary {
@@ -77,7 +78,14 @@ struct Summary {
   std::int64_t process_query_ns = 0;  // mean wall time of one process query
   std::int64_t process_interval_ns = 0;  // the period in force at the end (≥ the asked one)
   double cpu_share = 0;               // GPU query time / run time (of one core)
+  std::uint64_t pcie_queries = 0;     // PCIe throughput queries (their own schedule)
+  std::int64_t pcie_query_ns = 0;     // mean wall time of one (NVML samples each counter for 20 ms)
 };
+
+// PCIe throughput is asked for at most this often, and its queries (mostly the driver's 20 ms
+// sampling window per counter, not CPU) kept under a tenth of the helper thread's time.
+inline constexpr std::int64_t kPcieIntervalNs = 1'000'000'000;
+inline constexpr double kPcieShare = 0.1;
 
 class Sampler {
  public:
@@ -91,13 +99,11 @@ class Sampler {
   // (any order). Writes GPUDEV lines the first time a device is recorded and GPU lines for every
   // recorded device. Never throws; allocation-free in steady state.
   void sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
-  // The same for the members of a ProcTree (their PIDs are copied into a buffer kept for it).
-  void sample(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
 
   // A sample at a checkpoint (a marker): the per-process figure is asked for now and waited for
   // (at most kCheckpointWaitNs), so that the checkpoint holds the GPU memory of its moment.
   static constexpr std::int64_t kCheckpointWaitNs = 100'000'000;
-  void sample_checkpoint(std::int64_t mono_ns, Seconds t, const std::vector<Member>& tree, dat::Writer& out) noexcept;
+  void sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
 
   // Warnings to say once (print and write as NOTE): checked cheaply, taken rarely.
   bool has_warnings() const { return has_warnings_.load(std::memory_order_relaxed); }
@@ -127,6 +133,8 @@ class Sampler {
   void judge_fallbacks();
   void warn(std::string text);
   void write_device(dat::Writer& out, std::size_t i);
+  void write_util(dat::Writer& out, Seconds t);
+  void publish_util();  // work_util_ into published_util_, under mu_
 
   std::unique_ptr<Backend> backend_;
   SamplerOptions opt_;
@@ -154,7 +162,6 @@ class Sampler {
   Bytes last_total_ = 0;
   Seconds peak_total_t_ = 0;
   std::vector<DeviceProcesses> latest_;  // the latest process result (calling thread's copy)
-  std::vector<pid_t> member_pids_;       // sample(…, members, …)
 
   // Hand-over between the calling thread and the helper (under mu_).
   mutable std::mutex mu_;
@@ -169,6 +176,13 @@ class Sampler {
   std::thread thread_;
   std::vector<pid_t> work_pids_;      // helper's (or inline) buffers
   std::vector<DeviceProcesses> work_out_;
+  // Busy time (GPUUTIL), taken with each process query.
+  std::vector<DeviceUtil> work_util_, published_util_, latest_util_;
+  bool work_util_ok_ = false, published_util_ok_ = false;
+  bool util_fresh_ = false;        // latest_util_ not written yet (calling thread)
+  std::int64_t next_pcie_ns_ = 0;  // helper's (or inline) schedule
+  std::uint64_t pcie_queries_ = 0;
+  std::int64_t pcie_cost_total_ = 0;
 
   std::vector<std::string> warnings_;  // under mu_
   std::vector<std::string> scratch_warnings_;

@@ -1,12 +1,23 @@
 // The tree's cumulative I/O and CPU time, and Σ of its processes' RSS high-water marks, counting
 // processes that are gone: a reaped child's I/O and CPU time move into its parent's counters
 // (the parent is a member, or qprof, which then keeps them here), so the totals never decrease.
+//
+// Σ VmHWM is an upper bound of the tree's peak only if every process counts with its true peak,
+// growth after its last reading included, in every stats window it was alive in (hwm_bound.hpp:
+// only processes alive together are summed). A process qprof reaps counts with the larger of its
+// last VmHWM and its wait4 ru_maxrss. A process reaped by its own parent (a member) is gone
+// before qprof can ask the kernel: the parent's RUSAGE_CHILDREN (ru_maxrss of wait4 when qprof
+// reaps that parent, or the ancestor qprof reaps) is at least its peak, so it counts with the
+// larger of its last VmHWM and that figure. Until such an ancestor is reaped it is uncovered.
 #pragma once
 
 #include <sys/resource.h>
 
+#include <deque>
+#include <unordered_map>
 #include <vector>
 
+#include "qprof/record/hwm_bound.hpp"
 #include "qprof/record/proc_tree.hpp"
 
 namespace qprof {
@@ -18,7 +29,12 @@ class TreeAccounting {
   struct Totals {
     IoSample io;        // t unused
     double cpu_seconds = 0;
-    Bytes hwm_sum = 0;  // an upper bound of the tree's peak RSS
+    Bytes hwm_sum = 0;  // an upper bound of the tree's peak RSS while `uncovered` is 0
+    std::size_t uncovered = 0;  // processes reaped by a parent that qprof has not reaped (yet)
+    // Processes counted with an ancestor's wait4 peak above their own last reading: that peak
+    // may have come long after them (a shim's helpers, then the program it execs), so the bound
+    // is loose by as much.
+    std::size_t capped = 0;
   };
 
   // Reads every member's CPU time, I/O and VmHWM; returns the tree's totals so far.
@@ -37,11 +53,38 @@ class TreeAccounting {
   void left(const Member& m);
 
   const Totals& totals() const { return totals_; }
+  // At the end: the last window closed with the members still there, so that the departures
+  // since the last read count in the bound.
+  void close(const std::vector<Member>& members);
+  // CPU time and I/O count from now: what `members` used so far is left out (qprof attach).
+  void count_from_now(std::vector<Member>& members);
 
  private:
+  // A member that its own parent reaped, waiting for an ancestor's wait4 figure.
+  struct Pending {
+    pid_t pid;
+    pid_t ppid;
+    Bytes hwm;
+    HwmBound::Range windows;  // where it counts with `hwm` until its cap is known
+  };
+  // A process's cap is known (ru_maxrss of wait4: at least the peak of the process and of its
+  // reaped descendants): its pending children take it, then theirs, and so on down the tree,
+  // each raising the windows it counted in by its growth over its last reading.
+  void add_cap(pid_t pid, Bytes maxrss);
+
   double ticks_per_second_;
+  Totals before_;  // CPU time and I/O before count_from_now (io, cpu_seconds)
   Totals reaped_;  // what members reaped by qprof used (hwm: of every member that left)
   Totals totals_;
+  // By parent PID, so that a cap finds its children at once: a shell that runs 100 000 short
+  // commands leaves that many here until it is reaped itself.
+  std::unordered_map<pid_t, std::vector<Pending>> pending_;
+  std::size_t pending_count_ = 0;
+  HwmBound bound_;
+  // Recent caps by PID: a cap matters to processes that leave soon after it (the parent's reap
+  // and the children's departure are seen in the same pass), so only the latest are kept.
+  std::unordered_map<pid_t, Bytes> caps_;
+  std::deque<pid_t> cap_order_;
 };
 
 }  // namespace qprof

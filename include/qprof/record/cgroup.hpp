@@ -1,7 +1,8 @@
-// A cgroup of the tree's own (--cgroup): exact membership, and the tree's exact memory peak
-// (page cache and kernel memory included). Needs the right to create cgroups, usually root.
+// A cgroup of the tree's own (--cgroup): exact membership, and the peak of the memory charged to
+// it (page cache and kernel memory included; pages first touched elsewhere are not). Needs the right to create cgroups, usually root.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,9 +14,12 @@ namespace qprof {
 
 class TreeCgroup {
  public:
-  // Creates a fresh cgroup: cgroup v1 "memory" if mounted, else cgroup v2. On failure returns
-  // null and says why in `why_not`. `mountinfo` is where the mounts are read from.
-  static std::unique_ptr<TreeCgroup> create(std::string& why_not, const std::string& mountinfo = "/proc/self/mountinfo");
+  // Creates a fresh cgroup below qprof's own (so that the limits above it still apply): cgroup v1
+  // "memory" if mounted, else cgroup v2. Groups of qprofs that died (qprof-PID of a PID that is
+  // gone) are removed first. On failure returns null and says why in `why_not`. `mountinfo` and
+  // `proc_cgroup` are where the mounts and qprof's own cgroups are read from.
+  static std::unique_ptr<TreeCgroup> create(std::string& why_not, const std::string& mountinfo = "/proc/self/mountinfo",
+                                            const std::string& proc_cgroup = "/proc/self/cgroup");
   ~TreeCgroup();  // moves stragglers to the parent cgroup, then removes the directory
   TreeCgroup(const TreeCgroup&) = delete;
   TreeCgroup& operator=(const TreeCgroup&) = delete;
@@ -27,6 +31,16 @@ class TreeCgroup {
   bool has_memory() const { return usage_.is_open(); }
   std::optional<Bytes> usage() const;
   std::optional<Bytes> peak() const;  // v1 memory.max_usage_in_bytes, v2 memory.peak
+  // The charge's parts from memory.stat (cgroup_stat.cpp): anonymous memory (v2 anon, v1 rss)
+  // and page cache (v2 file, v1 cache); absent where the kernel does not give them.
+  struct Parts {
+    std::optional<Bytes> anon;
+    std::optional<Bytes> file;
+  };
+  Parts parts() const;
+  // How many processes the OOM killer killed in the cgroup: oom_kill of v2 memory.events or v1
+  // memory.oom_control (kernels before 4.13 do not say).
+  std::optional<std::uint64_t> oom_kills() const;
 
  private:
   TreeCgroup(std::string dir, std::string parent, bool v1);

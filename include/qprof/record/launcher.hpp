@@ -2,7 +2,10 @@
 // statuses into qprof's exit status and words.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
+
+#include <optional>
 
 #include <string>
 #include <variant>
@@ -17,6 +20,11 @@ struct LaunchRequest {
   // Signals whose disposition qprof changed (ignored, or caught): the child gets the defaults,
   // and an unblocked mask, as if qprof had not been there.
   std::vector<int> default_signals;
+  // RLIMIT_NOFILE as qprof was started: qprof raises its own, the command keeps what it was given.
+  std::optional<rlimit> files_limit;
+  // A process group of its own (setpgid): then a signal sent to qprof's group does not reach the
+  // command directly, and qprof's forwarding is the one delivery.
+  bool own_process_group = false;
 };
 
 struct LaunchFailure {
@@ -36,8 +44,13 @@ struct ExitDescription {
   int signal = 0;
   std::string message;  // empty for a normal exit
 };
-// Describes a wait status of `command_name`.
-ExitDescription describe_wait_status(int wait_status, const std::string& command_name);
+// Who sent a SIGKILL, as far as qprof knows: itself (after --timeout and the grace period), the
+// OOM killer (the tree's cgroup counted an oom_kill), or nobody qprof can name.
+enum class KillSource { unknown, qprof_timeout, oom_killer };
+// Describes a wait status of `command_name`. A SIGKILL from an unknown source gets the OOM
+// killer as a hint, never one that qprof sent itself.
+ExitDescription describe_wait_status(int wait_status, const std::string& command_name,
+                                     KillSource kill_source = KillSource::unknown);
 
 // "SIGKILL", "SIGTERM", … (or "signal N").
 std::string signal_name(int sig);

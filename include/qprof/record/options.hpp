@@ -1,14 +1,20 @@
 // Everything `qprof run` needs to know, parsed once from the command line (src/cli/run.cpp).
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "qprof/record/job.hpp"
 
 namespace qprof {
 
 struct RunOptions {
   std::vector<std::string> command;
+  std::optional<pid_t> attach;        // qprof attach PID: follow this process instead of starting one
+  bool live = true;                   // the live status line on a terminal (--no-live: off)
   std::string output;                 // trace path; empty: qprof_YYYYMMDDhhmmss.dat
   double interval = 0.01;             // seconds between regular samples
   std::optional<double> timeout;      // seconds, then SIGTERM to the tree
@@ -17,13 +23,17 @@ struct RunOptions {
   bool multiprocess = false;          // CHLD lines per member
   bool cgroup = false;                // track the tree with a cgroup of its own
   bool quiet = false;                 // no summary
+  bool verbose = false;               // also say what is normal (why no GPU was found)
   std::string metric = "rss";         // rss, pss, uss or all: pss/uss/all also record PSS and USS
   double pss_interval = 0.1;          // seconds between PSS passes (stretched if a pass is slow)
   double stats_interval = 0.1;        // seconds between CPU, I/O and VmHWM readings
   std::string gpu = "auto";           // auto, nvml, amd, smi or none
   double gpu_interval = 0.1;          // seconds between per-process GPU queries (stretched if slow)
   std::optional<std::string> marker_regex;
+  std::vector<std::string> watch_dirs;  // --watch-dir and QPROF_WATCH_DIRS: directory sizes (DIR lines)
+  double watch_interval = 1.0;          // seconds between walks (stretched to stay within 2 % of a core)
   std::string proc_root = "/proc";
+  JobIdentity identity;               // host and launcher ranks, for the header and the default name
 };
 
 }  // namespace qprof

@@ -1,26 +1,33 @@
 // Who is in the profiled tree right now: the command and every descendant, double-forked daemons
 // included (qprof is their subreaper, so they reparent to it rather than to init).
 //
-// Membership comes from an incremental /proc scan — the parent link is read once, for PIDs not
-// seen before, and a process is keyed by PID + start time — or, with --cgroup, from the tree's
-// own cgroup. The scan is skipped while /proc/loadavg shows that no PID was allocated.
+// Membership comes from the kernel's process events (ProcEvents: which process forked which, as
+// it happens; where qprof may subscribe), else from an incremental /proc scan — the parent link
+// is read once, for PIDs not seen before, and a process is keyed by PID + start time — or, with
+// --cgroup, from the tree's own cgroup. The scan is skipped while /proc/loadavg shows that no PID
+// was allocated; with events it runs only if the kernel dropped some.
 #pragma once
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "qprof/common/proc_file.hpp"
 #include "qprof/common/proc_parse.hpp"
+#include "qprof/record/proc_events.hpp"
+#include "qprof/common/proc_status.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof {
 
 struct Member {
   pid_t pid = 0;
+  pid_t ppid = 0;     // its parent when it joined: who reaps it unless it is orphaned
   std::uint64_t start_ticks = 0;
   bool is_root = false;
   bool gone = false;  // set by a probe whose read failed: dropped by ProcTree::prune()
@@ -28,11 +35,27 @@ struct Member {
   ProcFile stat;      // CPU time
   ProcFile io;        // I/O counters
   ProcFile status;    // VmHWM
+  ProcFile schedstat; // whether it ran since the last stats pass (when single-threaded)
   Bytes rss = 0;      // latest readings
   double cpu_seconds = 0;  // own and waited-for children's user + system time
   IoSample io_total;       // its counters (t unused)
   Bytes hwm = 0;
+  // The page faults counted when VmHWM was last read, and stats passes since: status, the
+  // dearest file of the stats path, is read again only if the process faulted (its high-water
+  // mark can only have risen through faults) or, to bound what a fault counted elsewhere (a
+  // debugger's write, khugepaged) could hide, every kHwmRefreshPasses passes.
+  std::uint64_t faults_at_hwm = ~std::uint64_t{0};
+  std::uint32_t passes_since_hwm = 0;
+  std::uint64_t hwm_window = ~std::uint64_t{0};  // the stats window (HwmBound) of its last good reading
+  // A single-threaded process whose schedstat shows it was not scheduled since the last full
+  // reading has the same CPU time, I/O and VmHWM: the stats path reads nothing else of it
+  // (but for a full reading every kIdleRefreshPasses passes).
+  std::uint64_t threads = 0;
+  std::uint64_t sched_run_ns = 0, sched_runs = 0;
+  std::uint32_t idle_passes = 0;
+  proc::StatusUsage usage;  // RSS by kind, swap, VmSize, threads (status, on the stats schedule)
   bool reaped_by_qprof = false;  // its final figures were taken at the reap
+  bool named = false;            // its PROC line (name) was written (with -M)
 };
 
 class ProcTree {
@@ -40,9 +63,11 @@ class ProcTree {
   // `self` is qprof: orphans of the tree reparent to it.
   ProcTree(std::string proc_root, pid_t self);
 
-  // Before the command starts: every process that exists now is an outsider, known without
-  // reading its parent link, so the first scan after the launch reads only new processes.
-  void prime();
+  // Before the command starts: subscribes to the process events (unless `use_events` is false,
+  // the proc root is not /proc, or QPROF_PROC_EVENTS=0), and takes every process that exists
+  // now as an outsider, known without reading its parent link, so that a scan after the launch
+  // reads only new processes.
+  void prime(bool use_events = true);
   // The command: the root of the tree.
   void add_root(pid_t root);
   ~ProcTree();
@@ -68,9 +93,17 @@ class ProcTree {
 
   std::vector<Member>& members() { return members_; }
   const std::vector<Member>& members() const { return members_; }
+  // The members' PIDs, in a buffer the tree keeps (no allocation once it is large enough): what
+  // the GPU sampler, which knows nothing of Member, is given.
+  std::span<const pid_t> pids();
   bool empty() const { return members_.empty(); }
+  // Processes of the tree some of whose /proc files could not be opened because qprof ran out
+  // of descriptors (EMFILE, ENFILE): the figures miss them, in whole (no statm) or in part.
+  std::size_t unread() const { return unread_.size(); }
   // Full /proc listings taken (the others were skipped because no PID was allocated).
   std::uint64_t scans() const { return scans_; }
+  // Whether membership comes from the kernel's process events.
+  bool uses_events() const { return events_.is_open(); }
 
  private:
   struct Known {
@@ -87,8 +120,15 @@ class ProcTree {
   bool list_pids();
   std::size_t refresh_from_scan();
   std::size_t refresh_from_cgroup();
+  std::size_t refresh_from_events();
+  bool is_member(pid_t pid) const;
+  // Processes of the tree that are gone, the latest kDeparted: a fork event of one of them,
+  // drained after it died, still makes its (orphaned, adopted) child the tree's.
+  void note_departed(pid_t pid);
+  bool departed(pid_t pid) const;
   void classify(std::vector<Fresh>& fresh);
-  bool add_member(pid_t pid, std::uint64_t start_ticks, bool is_root);
+  bool add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool is_root);
+  void note_unread(pid_t pid);
   // /proc/PID/stat through the kept /proc descriptor, into a stack buffer: no allocation.
   std::optional<proc::Stat> read_stat(pid_t pid) const;
   std::string pid_path(pid_t pid, const char* file) const;
@@ -96,10 +136,13 @@ class ProcTree {
   std::string proc_root_;
   pid_t self_;
   std::vector<Member> members_;
+  std::vector<pid_t> pids_;
 
   ProcFile loadavg_;
   std::int64_t last_pid_seen_ = -1;
   int proc_dir_fd_ = -1;
+  mutable int reserve_fd_ = -1;  // freed for a moment when every other descriptor is taken
+  std::vector<pid_t> unread_;  // sorted
   std::vector<char> dents_;
   std::vector<pid_t> listing_;
   std::vector<Known> known_, next_known_;
@@ -107,7 +150,11 @@ class ProcTree {
   std::uint64_t scans_ = 0;
   std::uint64_t generation_ = 0;
 
-  std::string cgroup_procs_;  // empty: the /proc scan
+  ProcEvents events_;
+  static constexpr std::size_t kDeparted = 256;
+  std::array<pid_t, kDeparted> departed_{};
+  std::size_t departed_next_ = 0;
+  std::string cgroup_procs_;  // empty: the events or the /proc scan
   std::vector<char> cgroup_buf_;
 };
 

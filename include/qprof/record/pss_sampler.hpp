@@ -40,6 +40,11 @@ class PssSampler {
     while (read_ != written_) f(results_[read_++ % results_.size()]);
   }
 
+  // From the sampler thread, at a marker: asks for a pass now and waits for it, at most `budget`;
+  // not asked at all when the last pass cost more than the budget. True when a pass that started
+  // after the call finished in time (drain() then has it).
+  bool pass_now(Seconds budget);
+
   Seconds interval() const { return interval_ns_.load() * 1e-9; }  // as adapted
   Seconds longest_pass() const { return longest_pass_ns_.load() * 1e-9; }
   std::uint64_t passes() const { return passes_.load(); }
@@ -73,6 +78,9 @@ class PssSampler {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
+  std::uint64_t wanted_ = 0, done_ = 0;  // passes asked for by pass_now, and served; guarded by stop_mu_
+  std::condition_variable done_cv_;
+  std::atomic<std::int64_t> last_cost_ns_{0};
   std::thread thread_;
 };
 

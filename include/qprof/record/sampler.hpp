@@ -18,6 +18,7 @@
 #include "qprof/trace/format.hpp"
 #include "qprof/record/proc_tree.hpp"
 #include "qprof/record/pss_sampler.hpp"
+#include "qprof/record/usage_series.hpp"
 
 namespace qprof {
 
@@ -38,8 +39,15 @@ class Sampler {
   std::optional<MemSample> sample(std::int64_t mono_ns);
   // The slower path; writes PSS, IO, CPU, HWM and CGROUP lines.
   void sample_stats(std::int64_t mono_ns);
+  // At a marker: a PSS pass of this moment when one costs less than `budget` (else the marker
+  // carries the age of the latest). The next sample_stats writes it.
+  void fresh_pss(Seconds budget);
   // Updates membership without writing a sample (after a reap): newcomers join, the gone leave.
   void prune();
+
+  // qprof attach: CPU time and I/O count from this moment (the tree's members as they are now),
+  // not from the processes' start.
+  void count_from_now();
 
   // qprof is about to reap `pid` (a zombie child) / has reaped it: keep its final figures.
   void before_reap(pid_t pid);
@@ -49,14 +57,19 @@ class Sampler {
   const MemSample& peak() const { return peak_; }
   const MemSample& last() const { return last_; }
   const TreeAccounting::Totals& totals() const { return accounting_.totals(); }
+  // At the end: the departures since the last stats pass counted in Σ VmHWM's bound.
+  void close_accounting() { accounting_.close(tree_.members()); }
   std::optional<PssSample> latest_pss() const { return latest_pss_; }
   std::optional<PssSample> peak_pss() const { return peak_pss_; }
   Bytes peak_uss() const { return peak_uss_; }
   std::optional<CgroupSample> latest_cgroup() const { return latest_cgroup_; }
+  std::optional<CgroupSample> largest_cgroup() const { return largest_cgroup_; }  // the highest usage sample
   const PssSampler* pss_sampler() const { return pss_.get(); }
+  const UsageSeries& usage() const { return usage_; }  // memory by kind, tasks (KINDS, TASKS)
 
  private:
   Member* find(pid_t pid);
+  void name_member(Member& m);
 
   ProcTree& tree_;
   dat::Writer& out_;
@@ -71,7 +84,8 @@ class Sampler {
   MemSample last_;
   std::optional<PssSample> latest_pss_, peak_pss_;
   Bytes peak_uss_ = 0;
-  std::optional<CgroupSample> latest_cgroup_;
+  std::optional<CgroupSample> latest_cgroup_, largest_cgroup_;
+  UsageSeries usage_;
   IoSample unseen_io_;  // the final counters of a process reaped before it became a member
 };
 

@@ -14,22 +14,34 @@ namespace qprof {
 
 // What a finished run tells its summary (and, later, its reports).
 struct RunReport {
-  std::string trace_path;
+  std::string trace_path;           // "-": stdout
+  bool trace_readable_back = false; // a regular file (not stdout, a pipe or a FIFO)
+  std::string trace_error;          // not empty: a write failed, the trace is incomplete (why)
   std::string command;
   Seconds start = 0;                // Unix time of the start
   Seconds duration = 0;             // start to the end of the tree
   std::uint64_t samples = 0;        // regular samples
   std::uint64_t marker_samples = 0; // extra samples taken at markers
   std::uint64_t missed_deadlines = 0;
+  std::uint64_t stops = 0;          // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
+  Seconds stopped_seconds = 0;      // no samples are taken while stopped
   Seconds asked_interval = 0;
   Seconds mean_interval = 0;        // achieved, over regular samples
   std::optional<MemSample> sampled_peak;  // the tree's RSS
   std::optional<Bytes> kernel_process_peak;  // largest single process (RUSAGE_CHILDREN)
-  std::optional<Bytes> cgroup_peak;
+  std::optional<Bytes> cgroup_peak;          // the peak of the cgroup's charge (includes page cache)
+  std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
+  std::optional<std::uint64_t> oom_kills;    // oom_kill of the tree's cgroup, where the kernel tells
   std::optional<PssSample> pss_peak;         // with --metric pss|uss|all
   std::optional<Bytes> uss_peak;
   Seconds pss_interval = 0;                  // as it was adapted to the cost of a pass
-  Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree
+  Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
+  std::size_t hwm_uncovered = 0;             // processes whose own peak Σ VmHWM could not cover
+  std::size_t hwm_capped = 0;                // processes counted with an ancestor's wait4 peak (loose)
+  std::optional<MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
+  Bytes peak_swap = 0;
+  std::optional<TasksSample> most_tasks;     // the TASKS sample with the most threads
+  Bytes peak_vsz = 0;
   double cpu_seconds = 0;                    // user + system of the whole tree
   double cpu_peak_percent = 0;               // of one core, over a stats interval
   IoSample io;                               // totals of the whole tree
@@ -42,22 +54,54 @@ struct RunReport {
   int signal = 0;
   bool timed_out = false;
   bool launched = false;
+  // qprof attach: the process was not qprof's child. Its exit status is known only if qprof saw
+  // it as a zombie before its parent reaped it.
+  bool attached = false;
+  bool exit_status_known = true;
+  // Processes of the tree whose /proc files qprof could not open (out of descriptors): the
+  // figures miss them, in part or whole.
+  std::uint64_t unread_members = 0;
+  // The memory limit in force (record/limit.hpp) and whether the tree crossed 90 % of it.
+  std::optional<Bytes> limit;
+  std::string limit_source, limit_detail;
+  bool limit_warned = false;
+  // --watch-dir: per directory its path, first and largest apparent size; the walks' schedule and cost.
+  struct WatchedDirReport {
+    std::string path;
+    Bytes start = 0, peak = 0, last = 0, fs_free_min = 0;
+    bool seen = false;
+  };
+  std::vector<WatchedDirReport> dirs;
+  std::uint64_t dir_walks = 0;
+  Seconds dir_mean_interval = 0, dir_asked_interval = 0;
+  double dir_cpu_seconds = 0, dir_cpu_share = 0;
+  std::uint64_t dir_entries = 0;  // entries of the last walk, all directories
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
+  std::vector<Stage> stages;          // as recorded: closed ones, then those never ended
 };
+
+// What qprof knows of a finished run without reading its trace: a Trace of its peaks (each
+// metric's peak as its one sample, the kernel's figures as PEAK lines) and its stages. Budgets
+// are checked on it when the trace is incomplete or a stream that cannot be read back.
+Trace peaks_in_memory(const RunReport& report);
 
 // Ways to follow a run while it goes on.
 struct RunHooks {
   // Called on the sampler thread right after a checkpoint was written and flushed, with the
   // values of its immediate sample. Keep it short (hand slow work to another thread): the
   // sampler waits for it.
+  // Not called once the trace is incomplete.
   std::function<void(const Marker&)> on_checkpoint;
+  // Called once the trace file is open, before the command starts, with its name.
+  std::function<void(const std::string&)> on_trace_opened;
+  // Called once, at the first failed write of the trace (on the sampler thread).
+  std::function<void()> on_trace_failed;
 };
 
 // Runs the command; returns qprof's exit status (the command's, 126/127 if it could not start,
-// 2 for qprof's own errors). Fills `report` when given.
+// 2 for qprof's own errors, as a bad -o). Fills `report` when given: a write that failed is in
+// report->trace_error, and the caller decides what status says so.
 int run_profiled(const RunOptions& options, RunReport* report = nullptr, const RunHooks& hooks = {});
 
-// The default trace name for a run starting now: qprof_YYYYMMDDhhmmss.dat.
-std::string default_trace_name();
 
 }  // namespace qprof

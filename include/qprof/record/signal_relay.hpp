@@ -25,6 +25,12 @@ class SignalRelay {
   bool take_forwarded(Received& out);
   // True once per burst of SIGCHLD.
   bool take_child_event();
+  // SIGTSTP (Ctrl-Z, or kill -TSTP) if one arrived; the run loop stops qprof with stop_process().
+  bool take_stop(Received& out);
+  // True once after any SIGCONT (fg, bg, kill -CONT), including the one that ends stop_process().
+  bool take_continued();
+  // Stops the whole process as SIGTSTP's default action would, returning once it is continued.
+  void stop_process();
 
   // Signals whose disposition qprof changed from the default: the child gets them back.
   const std::vector<int>& changed_from_default() const { return changed_; }

@@ -11,6 +11,15 @@
 
 namespace qprof {
 
+// Told just before and after each write of the job's bytes (the live line keeps its own writes
+// out of them). Called on the tee's thread.
+class TeeOutputGuard {
+ public:
+  virtual ~TeeOutputGuard() = default;
+  virtual void before_output() = 0;
+  virtual void after_output() = 0;
+};
+
 class StderrTee {
  public:
   using OnMarker = std::function<void(std::string label)>;
@@ -21,6 +30,8 @@ class StderrTee {
   StderrTee(const StderrTee&) = delete;
   StderrTee& operator=(const StderrTee&) = delete;
 
+  // Before start(): who is told around each write of the job's bytes (nullptr: nobody).
+  void guard_output(TeeOutputGuard* guard) { guard_ = guard; }
   void start();
   // Waits up to `wait_ms` for the end of the stream, then stops reading, having copied whatever
   // was already in the pipe. A daemon that still holds the pipe keeps it open (its later writes
@@ -38,6 +49,7 @@ class StderrTee {
   int to_;
   int stop_fd_;  // eventfd: asks the thread to drain and stop
   bool output_ok_ = true;
+  TeeOutputGuard* guard_ = nullptr;
   MarkerMatcher matcher_;
   OnMarker on_marker_;
   std::string line_;  // the current line's first kMarkerScanLimit bytes

@@ -1,0 +1,105 @@
+// The marker channel that is not stderr: a pipe whose write end every process of the tree
+// inherits (QPROF_MARK_FD) and a FIFO for processes that cannot inherit it (QPROF_MARK_PATH).
+// One line is one marker; a line may ask for an acknowledgement once its checkpoint is sampled
+// (synchronous checkpoints), and may carry torch's CUDA figures. The protocol is in the README,
+// "Marker channel".
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "qprof/common/types.hpp"
+
+namespace qprof {
+
+inline constexpr std::string_view kMarkFdVariable = "QPROF_MARK_FD";
+inline constexpr std::string_view kMarkPathVariable = "QPROF_MARK_PATH";
+// `QPROF_SYNC <reply-fifo> <label>`: a checkpoint acknowledged with "ok\n" on the writer's FIFO.
+inline constexpr std::string_view kSyncWord = "QPROF_SYNC";
+// `QPROF_TORCH <device> <allocated> <reserved>`: torch's figures, for the next marker of the line's source.
+inline constexpr std::string_view kTorchWord = "QPROF_TORCH";
+
+struct TorchFigure {
+  int device = 0;
+  Bytes allocated = 0;
+  Bytes reserved = 0;
+};
+
+// A marker as it waits for its checkpoint: from stderr (no reply, no torch) or from the channel.
+struct PendingMarker {
+  std::string label;
+  std::vector<TorchFigure> torch;
+  std::string reply_path;  // not empty: acknowledge there once the checkpoint is sampled
+};
+
+// One line of the channel (without its newline), as written: a marker (the `QPROF_MARK:` prefix
+// optional), a synchronous marker, torch's figures, or nothing of use (empty or malformed).
+struct ChannelTorchLine {
+  TorchFigure figure;
+};
+using ChannelLine = std::variant<std::monostate, PendingMarker, ChannelTorchLine>;
+ChannelLine parse_channel_line(std::string_view line);
+
+// Tells the writer waiting on `reply_path` (a FIFO it made) that its checkpoint was taken.
+// Never blocks: a writer that gave up (no reader, the FIFO gone) is simply not told; anything
+// that is not a FIFO is left alone.
+void send_ack(const std::string& reply_path);
+
+class MarkChannel {
+ public:
+  // Takes a marker from the reader thread; must not block. False: it was dropped (queue full).
+  using Post = std::function<bool(PendingMarker)>;
+  // Whether markers posted are still waiting for the sampler, and a way to wake it: the reader
+  // sends the wake-up again every millisecond until they are taken (a wake-up can be lost).
+  using Pending = std::function<bool()>;
+  using Wake = std::function<void()>;
+
+  // Creates the pipe and, in a private directory (mode 0700) under $TMPDIR or /tmp, the FIFO.
+  // Null with `why_not` set when it cannot.
+  static std::unique_ptr<MarkChannel> create(std::string& why_not);
+  ~MarkChannel();  // stops the reader, closes both ends, removes the FIFO and its directory
+  MarkChannel(const MarkChannel&) = delete;
+  MarkChannel& operator=(const MarkChannel&) = delete;
+
+  int write_fd() const { return pipe_write_; }
+  const std::string& fifo_path() const { return fifo_path_; }
+  // Lines dropped because the queue was full (a writer flooding the channel).
+  std::uint64_t dropped() const { return dropped_.load(); }
+
+  void start(Post post, Pending pending, Wake wake);
+  // Reads whatever is already written, then stops the reader. Never waits for an end of file:
+  // descendants may hold the write end for ever.
+  void finish();
+
+ private:
+  MarkChannel() = default;
+  struct Source {
+    int fd = -1;
+    std::string line;       // the current line's first kMarkerScanLimit bytes
+    std::vector<TorchFigure> torch;  // figures waiting for this source's next marker
+  };
+  void loop();
+  void read_source(Source& s);
+  void on_line(Source& s);
+
+  int pipe_read_ = -1;
+  int pipe_write_ = -1;
+  int stop_fd_ = -1;
+  std::string dir_;
+  std::string fifo_path_;
+  Source sources_[2];
+  Post post_;
+  Pending pending_;
+  Wake wake_;
+  std::atomic<std::uint64_t> dropped_{0};
+  std::thread thread_;
+};
+
+}  // namespace qprof

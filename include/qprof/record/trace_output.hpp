@@ -1,0 +1,35 @@
+// Where `qprof run` writes its trace. Two runs never write the same file: the default name
+// carries the time to the millisecond and qprof's PID and is created exclusively; a file named
+// with -o is replaced, unless another live qprof is writing it (an flock held for the whole
+// run says so). A pipe or FIFO is streamed to; "-" is stdout; a device is refused.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "qprof/record/job.hpp"
+
+namespace qprof {
+
+struct TraceOutput {
+  int fd = -1;               // the caller owns it (it holds the lock of a regular file)
+  std::string path;          // as messages name it: the file, or "-" for stdout
+  bool readable_back = false;  // a regular file: it can be read back once the run is over
+};
+
+// Why an output cannot be used; a usage error, said before the command starts.
+class TraceOutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Opens `requested` (empty: the default name for `identity`, "-": stdout; then qprof's stdout,
+// which the command inherits, becomes a copy of its stderr). Throws TraceOutputError.
+TraceOutput open_trace_output(const std::string& requested, const JobIdentity& identity = {});
+
+// The default trace name for a run starting now: qprof_YYYYMMDDhhmmss.mmm_PID.dat, with the host
+// and rank when a launcher gave one (qprof_HOST.rRANK_YYYYMMDDhhmmss.mmm_PID.dat). The one place
+// that decides it.
+std::string default_trace_name(const JobIdentity& identity = {});
+
+}  // namespace qprof

@@ -1,0 +1,44 @@
+// The tree cgroup's memory.stat parts and OOM kill count: read at the stats schedule and once at
+// the end, so plain reads of small files.
+#include <charconv>
+#include <string_view>
+
+#include "qprof/common/proc_file.hpp"
+#include "qprof/record/cgroup.hpp"
+
+namespace qprof {
+namespace {
+
+// The value of `key` in a "key value" per line file.
+std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ' ') continue;
+    line.remove_prefix(key.size() + 1);
+    std::uint64_t v = 0;
+    const auto r = std::from_chars(line.data(), line.data() + line.size(), v);
+    if (r.ec == std::errc()) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TreeCgroup::Parts TreeCgroup::parts() const {
+  Parts p;
+  std::string text;
+  if (!read_small_file(dir_ + "/memory.stat", text)) return p;
+  p.anon = keyed_value(text, v1_ ? "rss" : "anon");
+  p.file = keyed_value(text, v1_ ? "cache" : "file");
+  return p;
+}
+
+std::optional<std::uint64_t> TreeCgroup::oom_kills() const {
+  std::string text;
+  if (!read_small_file(dir_ + (v1_ ? "/memory.oom_control" : "/memory.events"), text)) return std::nullopt;
+  return keyed_value(text, "oom_kill");
+}
+
+}  // namespace qprof

@@ -1,0 +1,226 @@
+#include "qprof/record/mark_channel.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "qprof/common/text.hpp"
+#include "qprof/record/markers.hpp"
+
+namespace qprof {
+namespace {
+
+// Torch figures held for one source's next marker: a writer that sends only figures cannot
+// make qprof's memory grow.
+constexpr std::size_t kMaxPendingTorch = 64;
+
+std::string_view skip_blanks(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+// The first blank-separated word of `s`, and `s` moved past it.
+std::string_view take_word(std::string_view& s) {
+  s = skip_blanks(s);
+  std::size_t n = 0;
+  while (n < s.size() && s[n] != ' ' && s[n] != '\t') ++n;
+  const std::string_view word = s.substr(0, n);
+  s = s.substr(n);
+  return word;
+}
+
+bool starts_with_word(std::string_view s, std::string_view word) {
+  return s.substr(0, word.size()) == word && (s.size() == word.size() || s[word.size()] == ' ' || s[word.size()] == '\t');
+}
+
+template <typename T>
+bool parse_number(std::string_view s, T& out) {
+  if (s.empty()) return false;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// A label as on stderr: what follows the marker text when the line has it, else the whole line.
+std::string label_of(std::string_view text) {
+  const std::size_t at = text.find(kDefaultMarkerPrefix);
+  if (at != std::string_view::npos) text = text.substr(at + kDefaultMarkerPrefix.size());
+  return std::string(trim_blanks(text));
+}
+
+}  // namespace
+
+ChannelLine parse_channel_line(std::string_view line) {
+  line = skip_blanks(line);
+  if (starts_with_word(line, kTorchWord)) {
+    line.remove_prefix(kTorchWord.size());
+    ChannelTorchLine torch;
+    std::int64_t device = -1;
+    if (!parse_number(take_word(line), device) || device < 0 || device > 1023) return {};
+    if (!parse_number(take_word(line), torch.figure.allocated)) return {};
+    if (!parse_number(take_word(line), torch.figure.reserved)) return {};
+    torch.figure.device = static_cast<int>(device);
+    return torch;
+  }
+  PendingMarker marker;
+  if (starts_with_word(line, kSyncWord)) {
+    line.remove_prefix(kSyncWord.size());
+    const std::string_view reply = take_word(line);
+    if (reply.empty() || reply.front() != '/') return {};  // a reply FIFO is named by its absolute path
+    marker.reply_path = std::string(reply);
+  }
+  marker.label = label_of(line);
+  if (marker.label.empty()) return {};
+  return marker;
+}
+
+void send_ack(const std::string& reply_path) {
+  struct stat st{};
+  // Only a FIFO: a path that names a regular file or a device is never opened for writing.
+  if (::lstat(reply_path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  const int fd = ::open(reply_path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return;  // ENXIO: the writer stopped waiting
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    // A reader that closed in between makes this EPIPE: SIGPIPE is ignored while qprof runs.
+    [[maybe_unused]] const ssize_t w = ::write(fd, "ok\n", 3);
+  }
+  ::close(fd);
+}
+
+std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not) {
+  std::unique_ptr<MarkChannel> c(new MarkChannel());
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    why_not = std::string("pipe: ") + std::strerror(errno);
+    return nullptr;
+  }
+  c->pipe_read_ = fds[0];
+  c->pipe_write_ = fds[1];
+  // The writers' end blocks as any pipe does (a shell's echo must not see EAGAIN); qprof reads
+  // it at once, so a writer waits only when qprof itself is stopped.
+  ::fcntl(c->pipe_write_, F_SETFL, ::fcntl(c->pipe_write_, F_GETFL) & ~O_NONBLOCK);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/qprof-mark.XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700: the FIFO is the user's own
+    why_not = "cannot create a directory for the marker FIFO (" + dir + "): " + std::strerror(errno);
+    return nullptr;
+  }
+  c->dir_ = dir;
+  const std::string fifo = dir + "/marks";
+  if (::mkfifo(fifo.c_str(), 0600) != 0) {
+    why_not = "mkfifo " + fifo + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  c->fifo_path_ = fifo;
+  // Read and write: qprof holds a writer itself, so the FIFO never reports an end of file (which
+  // poll would report again and again once the last outside writer closed it).
+  const int fifo_fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fifo_fd < 0) {
+    why_not = "open " + fifo + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  c->sources_[0].fd = c->pipe_read_;
+  c->sources_[1].fd = fifo_fd;
+  c->stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  for (Source& s : c->sources_) s.line.reserve(kMarkerScanLimit);
+  return c;
+}
+
+MarkChannel::~MarkChannel() {
+  finish();
+  for (int fd : {pipe_read_, pipe_write_, sources_[1].fd, stop_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (!fifo_path_.empty()) ::unlink(fifo_path_.c_str());
+  if (!dir_.empty()) ::rmdir(dir_.c_str());
+}
+
+void MarkChannel::start(Post post, Pending pending, Wake wake) {
+  post_ = std::move(post);
+  pending_ = std::move(pending);
+  wake_ = std::move(wake);
+  thread_ = std::thread([this] {
+    // Signals belong to the sampler thread: its sleep must be the one they interrupt.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    loop();
+  });
+}
+
+void MarkChannel::finish() {
+  if (!thread_.joinable()) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t w = ::write(stop_fd_, &one, sizeof one);
+  thread_.join();
+}
+
+void MarkChannel::loop() {
+  pollfd fds[3] = {{sources_[0].fd, POLLIN, 0}, {sources_[1].fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  while (true) {
+    // While posted markers wait for the sampler, the wake-up is sent again every millisecond.
+    const bool waiting = pending_();
+    const int ready = ::poll(fds, 3, waiting ? 1 : -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return;
+    if (ready == 0) {
+      if (waiting) wake_();
+      continue;
+    }
+    if (fds[2].revents & POLLIN) {
+      // What was written before the end is read (both ends are non-blocking), then no more.
+      for (Source& s : sources_) read_source(s);
+      if (pending_()) wake_();
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_source(sources_[i]);
+    }
+    if (pending_()) wake_();
+  }
+}
+
+void MarkChannel::read_source(Source& s) {
+  char buf[1 << 14];
+  while (true) {
+    const ssize_t n = ::read(s.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EAGAIN: all read (qprof holds a writer of both, so never an end of file)
+    const char* data = buf;
+    std::size_t left = static_cast<std::size_t>(n);
+    while (left > 0) {
+      const void* nl = std::memchr(data, '\n', left);
+      const std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data) : left;
+      // A longer line is cut, as on stderr: its first kMarkerScanLimit bytes are its text.
+      s.line.append(data, std::min(len, kMarkerScanLimit - s.line.size()));
+      if (!nl) break;
+      on_line(s);
+      s.line.clear();
+      data += len + 1;
+      left -= len + 1;
+    }
+  }
+}
+
+void MarkChannel::on_line(Source& s) {
+  ChannelLine parsed = parse_channel_line(s.line);
+  if (auto* torch = std::get_if<ChannelTorchLine>(&parsed)) {
+    if (s.torch.size() < kMaxPendingTorch) s.torch.push_back(torch->figure);
+    return;
+  }
+  auto* marker = std::get_if<PendingMarker>(&parsed);
+  if (!marker) return;
+  marker->torch.swap(s.torch);
+  s.torch.clear();
+  if (!post_(std::move(*marker))) ++dropped_;
+}
+
+}  // namespace qprof

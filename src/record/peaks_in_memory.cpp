@@ -1,0 +1,34 @@
+// The run as qprof holds it in memory at its end, for when its trace cannot be read back.
+#include "qprof/record/session.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof {
+
+Trace peaks_in_memory(const RunReport& r) {
+  Trace t;
+  t.source = r.trace_path;
+  t.meta.format_version = dat::kFormatVersion;
+  t.meta.start = r.start;
+  t.cmdline = r.command;
+  if (r.sampled_peak) t.mem.push_back(*r.sampled_peak);
+  if (r.pss_peak) {
+    t.pss.push_back(*r.pss_peak);
+    // The USS peak's own time is not kept: it is given the PSS peak's.
+    if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak});
+  }
+  if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0});
+  if (r.cgroup_peak) t.peaks[std::string(dat::kPeakCgroup)] = *r.cgroup_peak;
+  if (r.kernel_process_peak) t.peaks[std::string(dat::kPeakKernelProcess)] = *r.kernel_process_peak;
+  // As the trace writes it: a bound only when every process's peak is covered.
+  if (r.hwm_sum > 0) t.peaks[std::string(r.hwm_uncovered == 0 ? dat::kPeakHwmSum : dat::kPeakHwmSumPartial)] = r.hwm_sum;
+  if (r.limit) {
+    t.meta.other["limit"] = std::to_string(*r.limit);
+    t.meta.other["limit_source"] = r.limit_source;
+  }
+  t.stages = r.stages;
+  t.exit = ExitInfo{r.start + r.duration, r.exit_status, r.signal, r.timed_out};
+  t.notes = r.warnings;
+  return t;
+}
+
+}  // namespace qprof

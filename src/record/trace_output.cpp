@@ -1,0 +1,117 @@
+#include "qprof/record/trace_output.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+namespace qprof {
+namespace {
+
+std::string why(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+bool is_stream(mode_t mode) { return S_ISFIFO(mode) || S_ISSOCK(mode); }
+bool is_device(mode_t mode) { return S_ISCHR(mode) || S_ISBLK(mode); }
+
+std::string device_refusal(const std::string& path) {
+  return path + " is a device, not a file: a trace needs a file, a pipe, or - (stdout)";
+}
+
+// A regular file: locked (a second qprof on it is refused before its command starts), then
+// emptied. Truncating only once the lock is held keeps another run's trace intact.
+TraceOutput take_regular(int fd, const std::string& path) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      throw TraceOutputError(path + " is being written by another qprof that is still running; choose another -o");
+    }
+    throw TraceOutputError(why("cannot lock " + path, err));
+  }
+  if (::ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TraceOutputError(why("cannot empty " + path, err));
+  }
+  return {fd, path, true};
+}
+
+TraceOutput open_named(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && is_device(st.st_mode)) throw TraceOutputError(device_refusal(path));
+  // No O_TRUNC: the file may be another live qprof's, which the lock tells only once it is open.
+  // O_NONBLOCK is off: a FIFO waits for its reader, as a shell redirection does.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) throw TraceOutputError(why("cannot create " + path, errno));
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw TraceOutputError(why("cannot create " + path, err));
+  }
+  if (is_stream(st.st_mode)) return {fd, path, false};
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw TraceOutputError(device_refusal(path));
+  }
+  return take_regular(fd, path);
+}
+
+TraceOutput open_default(const JobIdentity& identity) {
+  // The name is unique to this process and millisecond; a leftover of an earlier process with the
+  // same PID in the same millisecond is the only clash, and the next millisecond resolves it.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string path = default_trace_name(identity);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd >= 0) return take_regular(fd, path);
+    if (errno != EEXIST) throw TraceOutputError(why("cannot create " + path, errno));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  throw TraceOutputError("cannot create a trace of a name of its own here (" + default_trace_name(identity) + " exists)");
+}
+
+TraceOutput open_stdout() {
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0) throw TraceOutputError(why("-o -: stdout", errno));
+  const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) throw TraceOutputError(why("-o -: stdout", errno));
+  // The command's stdout (and qprof's) goes to stderr, so that stdout carries the trace alone.
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  return {fd, "-", false};
+}
+
+}  // namespace
+
+TraceOutput open_trace_output(const std::string& requested, const JobIdentity& identity) {
+  if (requested.empty()) return open_default(identity);
+  if (requested == "-") return open_stdout();
+  return open_named(requested);
+}
+
+std::string default_trace_name(const JobIdentity& identity) {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &local);
+  // Ranks of one job start together: host and rank name them; milliseconds and the PID keep any
+  // two runs apart.
+  std::string rank;
+  if (identity.job.rank) {
+    std::string error;
+    rank = expand_output("%h.r%r_", identity, 0, 0, error).value_or("");
+  }
+  char tail[48];
+  std::snprintf(tail, sizeof tail, ".%03d_%d.dat", static_cast<int>(ms), static_cast<int>(::getpid()));
+  return "qprof_" + rank + stamp + tail;
+}
+
+}  // namespace qprof
