@@ -2,33 +2,12 @@
 
 #include <cstdint>
 
+#include "qprof/common/safe_text.hpp"
+
 namespace qprof::plot {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not one (overlong forms,
-// surrogates and values above U+10FFFF are invalid).
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  return n;
-}
 
 // Valid UTF-8 with every control character replaced.
 std::string clean(std::string_view text) {
@@ -42,7 +21,7 @@ std::string clean(std::string_view text) {
     } else if (c < 0x20 || c == 0x7F) {
       out += kReplacement;
       ++i;
-    } else if (const std::size_t n = utf8_sequence(text, i); n == 0) {
+    } else if (const std::size_t n = utf8_sequence_length(text, i); n == 0) {
       out += kReplacement;
       ++i;
     } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +10,11 @@
 #include <gnuplot-iostream.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -130,6 +135,90 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+
+// Starts gnuplot with `in` as its stdin, `err` as its stderr and `out` (if >= 0) as its
+// descriptor 3. fork and exec rather than posix_spawn, for one thing posix_spawn cannot do:
+// PR_SET_PDEATHSIG, so that gnuplot dies with qprof (a qprof killed by SIGKILL included) instead
+// of drawing on as an orphan. Throws PlotError when it cannot be started.
+pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
+  int report[2];  // exec's failure comes back through a close-on-exec pipe
+  if (::pipe2(report, O_CLOEXEC) != 0) throw PlotError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  std::string arg0 = gnuplot;
+  char* argv[] = {arg0.data(), nullptr};
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(e));
+  }
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    int e = 0;
+    if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+      e = errno;
+    } else if (::getppid() != parent) {
+      ::_exit(127);  // qprof died before the death signal was armed
+    } else {
+      ::execve(gnuplot.c_str(), argv, environ);
+      e = errno;
+    }
+    [[maybe_unused]] const ssize_t n = ::write(report[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int child_errno = 0;
+  ssize_t n;
+  while ((n = ::read(report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(child_errno));
+  }
+  return pid;
+}
+
+// Kills gnuplot with SIGKILL when it has not finished within the time given. The caller reaps
+// gnuplot only after stop(): until then the PID cannot belong to anyone else.
+class Watchdog {
+ public:
+  Watchdog(pid_t pid, double seconds) : pid_(pid) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    thread_ = std::thread([this, deadline] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_until(lock, deadline, [this] { return done_; })) {
+        fired_ = true;
+        ::kill(pid_, SIGKILL);
+      }
+    });
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  ~Watchdog() { stop(); }
+  // Ends the watch; true when it had to kill gnuplot.
+  bool stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return fired_;
+  }
+
+ private:
+  pid_t pid_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 std::string find_program(const std::string& program) {
@@ -150,7 +239,17 @@ std::string find_program(const std::string& program) {
   return {};
 }
 
-void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn) {
+double render_timeout(const Script& script) {
+  std::size_t points = 0;
+  for (const ScriptChunk& c : script.chunks) {
+    for (const auto& d : c.data) points += d.size();
+  }
+  return kRenderBaseSeconds + static_cast<double>(points) / kRenderPointsPerSecond;
+}
+
+void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
+                 double timeout_s) {
+  if (!(timeout_s > 0)) timeout_s = render_timeout(script);
   // Its messages go to an unlinked temporary file: a pipe could fill up while qprof is writing.
   FILE* err_file = std::tmpfile();
   if (!err_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
@@ -164,35 +263,39 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
   Fd out;
   if (output_fd >= 0) out.reset(high_copy(output_fd, "the output file"));
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_read.fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, err.fd, 2);
-  if (out.fd >= 0) posix_spawn_file_actions_adddup2(&actions, out.fd, 3);
-  std::string arg0 = gnuplot;
-  char* argv[] = {arg0.data(), nullptr};
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw PlotError("cannot run " + gnuplot + ": " + std::strerror(rc));
+  const pid_t pid = spawn_gnuplot(gnuplot, pipe_read.fd, err.fd, out.fd);
   pipe_read.reset();
   out.reset();
+  Watchdog watchdog(pid, timeout_s);
 
   {
     SigpipeBlock block;
     FILE* to_gnuplot = ::fdopen(pipe_write.release(), "w");
     if (!to_gnuplot) {
+      watchdog.stop();
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
       throw PlotError(std::string("cannot write to gnuplot: ") + std::strerror(errno));
     }
     // gnuplot-iostream closes the stream (and so gnuplot's stdin) when `gp` goes out of scope.
+    // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails.
     gnuplotio::Gnuplot gp(to_gnuplot);
     send(gp, script, Encoding::binary);
   }
 
+  // Waits for its end without reaping it, so that the watchdog can never signal a reused PID.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  const bool timed_out = watchdog.stop();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    char why[160];
+    std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.0f s and was stopped (--render-timeout)",
+                  timeout_s);
+    throw PlotError(why);
   }
   const std::vector<std::string> said = lines_of(read_all(err.fd));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

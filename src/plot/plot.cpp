@@ -22,6 +22,7 @@
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
+#include "pending_file.hpp"
 
 namespace qprof::plot {
 namespace {
@@ -43,7 +44,7 @@ std::optional<double> parse_seconds(std::string_view s) {
   if (!s.empty() && s.back() == 's') s.remove_suffix(1);
   double v = 0;
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v) || v < 0) {
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v) || v < 0 || v > kMaxSpan) {
     return std::nullopt;
   }
   return v;
@@ -58,57 +59,18 @@ std::optional<std::pair<int, int>> terminal_size() {
   return std::nullopt;
 }
 
+// A style is a few lines of gnuplot; more than this is not a style (--style /dev/zero).
+constexpr std::size_t kMaxStyleBytes = 1 << 20;
+
 std::string read_style(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw PlotError("--style " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text(kMaxStyleBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxStyleBytes) throw PlotError("--style " + path + ": longer than 1 MiB, not a gnuplot style");
+  return text;
 }
-
-// The chart's file while gnuplot draws it: a new file beside the target (same file system),
-// created with the usual permissions (0666 less umask) and renamed over the target only by
-// commit(), so that a failed chart never leaves half a file nor replaces a good one.
-class PendingFile {
- public:
-  explicit PendingFile(std::string target) : target_(std::move(target)) {
-    const std::filesystem::path t(target_);
-    const std::filesystem::path dir = t.has_parent_path() ? t.parent_path() : std::filesystem::path(".");
-    std::random_device rd;
-    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      char suffix[24];
-      std::snprintf(suffix, sizeof suffix, ".%08x.tmp", static_cast<unsigned>(rd()));
-      path_ = (dir / ("." + t.filename().string() + suffix)).string();
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && errno != EEXIST) throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
-    }
-    if (fd_ < 0) throw PlotError("cannot write " + target_ + ": no free temporary name");
-  }
-  PendingFile(const PendingFile&) = delete;
-  PendingFile& operator=(const PendingFile&) = delete;
-  ~PendingFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-
-  void commit() {
-    if (::fsync(fd_) != 0 && errno != EINVAL) throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
-    ::close(fd_);
-    fd_ = -1;
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0 || st.st_size == 0) throw PlotError("gnuplot wrote nothing to " + target_);
-    if (::rename(path_.c_str(), target_.c_str()) != 0) {
-      throw PlotError("cannot write " + target_ + ": " + std::strerror(errno));
-    }
-    committed_ = true;
-  }
-
- private:
-  std::string target_, path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 }  // namespace
 
@@ -169,6 +131,11 @@ std::string_view panel_name(Panel p) {
     case Panel::gpu: return "gpu";
     case Panel::cpu: return "cpu";
     case Panel::io: return "io";
+    case Panel::memory_kinds: return "memory-kinds";
+    case Panel::tasks: return "tasks";
+    case Panel::vsz: return "vsz";
+    case Panel::gpu_util: return "gpu-util";
+    case Panel::disk: return "disk";
   }
   return "memory";
 }
@@ -181,7 +148,8 @@ std::optional<std::vector<Panel>> parse_panels(std::string_view spec) {
     if (end == std::string_view::npos) end = spec.size();
     const std::string name = lower(trim(spec.substr(start, end - start)));
     std::optional<Panel> p;
-    for (Panel candidate : {Panel::memory, Panel::gpu, Panel::cpu, Panel::io}) {
+    for (Panel candidate : {Panel::memory, Panel::gpu, Panel::cpu, Panel::io, Panel::memory_kinds, Panel::tasks,
+                            Panel::vsz, Panel::gpu_util, Panel::disk}) {
       if (name == panel_name(candidate)) p = candidate;
     }
     if (!p) return std::nullopt;
@@ -190,6 +158,24 @@ std::optional<std::vector<Panel>> parse_panels(std::string_view spec) {
   }
   if (out.empty()) return std::nullopt;
   return out;
+}
+
+// Every trace must have the metric's series over time (a PlotError names those it has).
+static void check_metric(const std::vector<TraceData>& data, const std::string& metric) {
+  static const char* const kSeries[] = {"rss", "pss", "uss", "gpu", "cgroup", "anon", "file", "shmem", "swap"};
+  const bool dir = metric.size() > 4 && metric.compare(0, 4, "dir:") == 0;
+  if (!dir && std::find(std::begin(kSeries), std::end(kSeries), metric) == std::end(kSeries)) {
+    throw PlotError("--metric " + metric + ": one of rss, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME (series over time)");
+  }
+  for (const TraceData& t : data) {
+    if (metric_series_of(t, metric)) continue;
+    std::string has;
+    for (const char* m : kSeries) {
+      if (metric_series_of(t, m)) has += std::string(has.empty() ? "" : ", ") + m;
+    }
+    for (const DirData& d : t.dirs) has += std::string(has.empty() ? "" : ", ") + "dir:" + d.info.path;
+    throw PlotError(t.path + ": no " + metric + " series (it has: " + has + ")");
+  }
 }
 
 void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
@@ -208,7 +194,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   std::vector<StyleSource> styles{default_style()};
   if (!o.style.empty()) styles.push_back({o.style, read_style(o.style)});
   // A folder that cannot be written to is found before a long trace is read.
-  std::optional<PendingFile> out;
+  std::optional<detail::PendingFile> out;
   if (*format != Format::text) out.emplace(o.output);
 
   // Width first: the envelopes are as fine as the chart is wide.
@@ -228,9 +214,10 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   std::vector<TraceData> data;
   data.reserve(inputs.size());
   for (const Input& in : inputs) data.push_back(reduce_file(in.path, ro, o.warn));
+  check_metric(data, o.metric);
   std::vector<TraceInput> traces;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back({&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label});
+    traces.push_back({&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint});
   }
 
   if (height <= 0) {
@@ -253,7 +240,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     if (!chart_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
     std::string text;
     try {
-      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn);
+      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn, o.render_timeout);
       std::rewind(chart_file);
       char buf[65536];
       std::size_t n;
@@ -267,7 +254,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     std::cout << text << std::flush;
     return;
   }
-  run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), out->fd(), o.warn);
+  run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), out->fd(), o.warn, o.render_timeout);
   out->commit();
 }
 

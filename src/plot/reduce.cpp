@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
+#include "qprof/trace/bracket.hpp"
 #include "qprof/trace/format.hpp"
-#include "qprof/record/markers.hpp"
+#include "qprof/trace/stages.hpp"
 
 namespace qprof::plot {
 
@@ -60,7 +64,16 @@ TraceData::TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
       gpu_total(grid, from, to),
       cpu(grid, from, to),
       io_read(grid, from, to),
-      io_write(grid, from, to) {}
+      io_write(grid, from, to),
+      anon(grid, from, to),
+      file(grid, from, to),
+      shmem(grid, from, to),
+      swap(grid, from, to),
+      stack_file(grid, from, to),
+      stack_shmem(grid, from, to),
+      processes(grid, from, to),
+      threads(grid, from, to),
+      vsz(grid, from, to) {}
 
 namespace {
 
@@ -85,15 +98,27 @@ class Reducer : public dat::Visitor {
     d_.t_end = std::max(d_.t_end, t);
     d_.mem.add(t, static_cast<double>(s.bytes));
     rss_now_ = s.bytes;
+    flush_root();
+    mem_peak_ = std::max(mem_peak_, s.bytes);
+    root_ = RootSample{s.t, t, static_cast<double>(s.bytes)};
   }
   void child(std::int64_t pid, const MemSample& s) override {
     const double t = rel(s.t);
     if (!opts_.children) return;
+    // qprof's MEM is Σ RSS of every member and its CHLD lines are every member but the root,
+    // written right after the MEM line of the same time: what is left is the root's own RSS.
+    if (d_.qprof && root_ && root_->abs_t == s.t) root_->bytes -= static_cast<double>(s.bytes);
+    saw_children_ = true;
+    if (pid == d_.meta.root_pid) root_in_chld_ = true;  // a writer that lists the root too: no derived line
     auto [it, added] = child_index_.try_emplace(pid, d_.children.size());
-    if (added) d_.children.push_back(ChildData{pid, Series(d_.grid, d_.window_from, d_.window_to)});
+    if (added) d_.children.push_back(ChildData{pid, Series(d_.grid, d_.window_from, d_.window_to), {}});
     d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
   }
+  void process_name(std::int64_t pid, std::string_view name) override {
+    if (opts_.children && names_.size() < kMaxNames) names_.try_emplace(pid, name);
+  }
   void mark(Seconds t, std::string_view label) override {
+    if (have_t0_) check_span(t);
     if (d_.markers.size() >= kMaxMarkers) {
       ++d_.markers_dropped;
     } else {
@@ -102,6 +127,7 @@ class Reducer : public dat::Visitor {
     if (auto stage = tracker_.on_marker(label, t, rss_now_)) marker_stages_.push_back(std::move(*stage));
   }
   void func(std::string_view name, const MemSample& start, const MemSample& end) override {
+    if (have_t0_) check_span(start.t), check_span(end.t);
     funcs_.push_back(Stage{std::string(name), start.t, end.t, start.bytes, end.bytes, true, Stage::Source::func});
   }
   void pss(const PssSample& s) override {
@@ -135,8 +161,50 @@ class Reducer : public dat::Visitor {
     gpu_round_t_ = t;
     gpu_tree_now_[s.device] = s.tree;
   }
+  void torch(const TorchSample& s) override {
+    TorchSample r = s;
+    r.t = rel(s.t);
+    d_.torch.push_back(r);  // one per checkpoint and device: as many as the markers, not the samples
+  }
+  void kinds(const MemKindsSample& s) override {
+    const double t = rel(s.t);
+    d_.anon.add(t, static_cast<double>(s.anon));
+    d_.file.add(t, static_cast<double>(s.file));
+    d_.shmem.add(t, static_cast<double>(s.shmem));
+    d_.swap.add(t, static_cast<double>(s.swap));
+    d_.stack_file.add(t, static_cast<double>(s.anon + s.file));
+    d_.stack_shmem.add(t, static_cast<double>(s.rss()));
+  }
+  void tasks(const TasksSample& s) override {
+    const double t = rel(s.t);
+    d_.processes.add(t, static_cast<double>(s.processes));
+    d_.threads.add(t, static_cast<double>(s.threads));
+    d_.vsz.add(t, static_cast<double>(s.vsz));
+  }
+  void gpu_util(const GpuUtilSample& s) override {
+    const double t = rel(s.t);
+    auto it = std::find_if(d_.gpu_util.begin(), d_.gpu_util.end(), [&](const GpuUtilData& g) { return g.device == s.device; });
+    if (it == d_.gpu_util.end()) {
+      if (d_.gpu_util.size() >= kMaxGpuUtilDevices) return;
+      d_.gpu_util.push_back(GpuUtilData{s.device, Series(d_.grid, d_.window_from, d_.window_to),
+                                        Series(d_.grid, d_.window_from, d_.window_to),
+                                        Series(d_.grid, d_.window_from, d_.window_to)});
+      it = d_.gpu_util.end() - 1;
+    }
+    it->sm.add(t, s.sm_percent);
+    it->mem_bw.add(t, s.mem_bw_percent);
+    if (s.tree_sm_percent) it->tree_sm.add(t, *s.tree_sm_percent);
+  }
   void peak(std::string_view name, Bytes b) override { d_.peaks[std::string(name)] = b; }
+  void dir_def(const WatchedDir& w) override { watched(w.index).info = w; }
+  void dir(const DirSample& s) override {
+    const double t = rel(s.t);
+    DirData& w = watched(s.dir);
+    w.apparent.add(t, static_cast<double>(s.apparent));
+    w.fs_free.add(t, static_cast<double>(s.fs_free));
+  }
   void exit(const ExitInfo& e) override {
+    if (have_t0_) check_span(e.t);
     d_.exit = e;  // its time is made relative in finish()
   }
   void warning(const std::string& w) override {
@@ -145,9 +213,21 @@ class Reducer : public dat::Visitor {
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
+    flush_root();
     if (!have_t0_) d_.t0 = 0;
     const double t0 = d_.t0;
-    if (hwm_max_ > 0) d_.peaks.try_emplace(std::string(dat::kPeakHwmSum), hwm_max_);
+    // Σ VmHWM is drawn as the upper bound only when the trace calls it one, raised to what must
+    // lie below it (trace/bracket.hpp).
+    if (hwm_max_ > 0 && !d_.peaks.count(std::string(dat::kPeakHwmSumPartial))) {
+      d_.peaks.try_emplace(std::string(dat::kPeakHwmSum), hwm_max_);
+    }
+    if (auto h = d_.peaks.find(std::string(dat::kPeakHwmSum)); h != d_.peaks.end()) {
+      BracketInputs in;
+      in.hwm_sum = h->second;
+      if (auto k = d_.peaks.find(std::string(dat::kPeakKernelProcess)); k != d_.peaks.end()) in.kernel_process = k->second;
+      if (mem_peak_ > 0) in.sampled_rss = mem_peak_;
+      h->second = make_bracket(in).upper.value_or(h->second);
+    }
     if (cgroup_peak_ > 0) d_.peaks.try_emplace(std::string(dat::kPeakCgroup), cgroup_peak_);
     if (d_.exit) d_.exit->t -= t0;
 
@@ -179,9 +259,30 @@ class Reducer : public dat::Visitor {
       d_.t0 = t;
       have_t0_ = true;
     }
+    check_span(t);
     return t - d_.t0;
   }
 
+  // A time further than kMaxSpan from the start is a broken line, not a run: refused here, with
+  // its FILE:LINE, before gnuplot sees a time axis it would loop over (MEM 3 1e16).
+  void check_span(double t) const {
+    if (std::fabs(t - d_.t0) <= kMaxSpan) return;
+    char why[160];
+    std::snprintf(why, sizeof why, "time %.17g is %.3g years %s the start of the trace (%.17g): too far to draw",
+                  t, std::fabs(t - d_.t0) / kYear, t > d_.t0 ? "after" : "before", d_.t0);
+    throw dat::BadRecord(why);
+  }
+  static constexpr double kYear = 365.25 * 86400;
+  static constexpr std::size_t kMaxGpuUtilDevices = 64;  // a hostile trace cannot grow this without end
+
+  DirData& watched(int index) {
+    for (DirData& w : d_.dirs) {
+      if (w.info.index == index) return w;
+    }
+    d_.dirs.push_back(DirData{WatchedDir{index, ""}, Series(d_.grid, d_.window_from, d_.window_to),
+                              Series(d_.grid, d_.window_from, d_.window_to)});
+    return d_.dirs.back();
+  }
   GpuDeviceData& device(int index) {
     auto [it, added] = gpu_index_.try_emplace(index, d_.gpus.size());
     if (added) {
@@ -220,6 +321,37 @@ class Reducer : public dat::Visitor {
   const WarningSink& warn_;
   bool have_t0_ = false;
   Bytes rss_now_ = 0;
+  Bytes mem_peak_ = 0;
+  // The root's own RSS (MEM minus the CHLD lines of the same time), drawn with --children.
+  struct RootSample {
+    Seconds abs_t;
+    double t;
+    double bytes;
+  };
+  std::optional<RootSample> root_;
+  bool saw_children_ = false;
+  bool root_in_chld_ = false;
+  static constexpr std::size_t kMaxNames = 1 << 16;  // a trace of many processes: names of the first
+  std::unordered_map<std::int64_t, std::string> names_;
+  std::unique_ptr<Series> root_series_;
+  void flush_root() {
+    if (!root_ || !opts_.children || !d_.qprof) return;
+    if (!root_series_) root_series_ = std::make_unique<Series>(d_.grid, d_.window_from, d_.window_to);
+    root_series_->add(root_->t, std::max(0.0, root_->bytes));
+    root_.reset();
+  }
+ public:
+  // After finish(): the root's line joins the children when the trace has per-process samples.
+  void add_root_line() {
+    for (ChildData& c : d_.children) {
+      if (auto it = names_.find(c.pid); it != names_.end()) c.name = it->second;
+    }
+    if (!saw_children_ || root_in_chld_ || !root_series_) return;
+    d_.children.insert(d_.children.begin(), ChildData{d_.meta.root_pid, std::move(*root_series_), {}});
+    if (auto it = names_.find(d_.meta.root_pid); it != names_.end()) d_.children.front().name = it->second;
+    d_.root_line = true;
+  }
+ private:
   StageTracker tracker_;
   std::vector<Stage> marker_stages_;
   std::vector<Stage> funcs_;
@@ -239,6 +371,7 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
   Reducer r(d, options, warn);
   parse(r);
   r.finish();
+  r.add_root_line();
   if (d.samples == 0) throw dat::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
   return d;
 }
@@ -252,6 +385,42 @@ TraceData reduce_file(const std::string& path, const ReduceOptions& options, con
 TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
                       const WarningSink& warn) {
   return reduce(name, options, warn, [&](dat::Visitor& v) { dat::parse_text(text, name, v); });
+}
+
+namespace {
+
+std::string_view last_component(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos || path.size() == 1 ? path : path.substr(slash + 1);
+}
+
+// As analysis's find_watched_dir: the path itself, else the last component.
+const Series* dir_series_of(const TraceData& t, std::string_view name) {
+  for (const DirData& d : t.dirs) {
+    if (d.info.path == name) return &d.apparent;
+  }
+  for (const DirData& d : t.dirs) {
+    if (last_component(d.info.path) == name) return &d.apparent;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const Series* metric_series_of(const TraceData& t, std::string_view metric) {
+  const Series* s = nullptr;
+  if (metric == "rss") s = &t.mem;
+  else if (metric == "pss") s = &t.pss;
+  else if (metric == "uss") s = &t.uss;
+  else if (metric == "gpu") s = &t.gpu_total;
+  else if (metric == "cgroup") s = &t.cgroup;
+  else if (metric == "anon") s = &t.anon;
+  else if (metric == "file") s = &t.file;
+  else if (metric == "shmem") s = &t.shmem;
+  else if (metric == "swap") s = &t.swap;
+  else if (metric.substr(0, 4) == "dir:") s = dir_series_of(t, metric.substr(4));
+  return s && !s->empty() ? s : nullptr;
 }
 
 }  // namespace qprof::plot

@@ -6,6 +6,8 @@
 //   qprof_* variables documented in plot/qprof.gp
 #include "qprof/plot/script.hpp"
 
+#include "qprof_builtin_style.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -45,15 +47,22 @@ const char* role_style(Role r) {
     case Role::peak_kernel: return "ls 20";
     case Role::peak_cgroup: return "ls 21";
     case Role::peak_hwm: return "ls 22";
+    case Role::limit: return "ls 26";
+    case Role::dir_size:
+    case Role::dir_free: return "ls 10";
     case Role::trace:
     case Role::child:
     case Role::gpu_tree:
-    case Role::gpu_used: return "ls 10";
+    case Role::gpu_used:
+    case Role::torch_allocated:
+    case Role::torch_reserved: return "ls 10";
   }
   return "ls 10";
 }
 
-bool is_peak_line(Role r) { return r == Role::peak_kernel || r == Role::peak_cgroup || r == Role::peak_hwm; }
+bool is_peak_line(Role r) {
+  return r == Role::peak_kernel || r == Role::peak_cgroup || r == Role::peak_hwm || r == Role::limit;
+}
 
 std::string series_style(const ChartSeries& s) {
   if (s.color <= 0) {
@@ -186,6 +195,14 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     if (s.role == Role::tree && !text_chart) {
       item("using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle", d);
     }
+    if (s.filled && !text_chart) {
+      // An opaque area: the stacked kinds are sent largest first, each covering the next.
+      std::string spec = "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) +
+                         " fs solid 0.6 noborder";
+      spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
+      item(std::move(spec), std::move(d));
+      continue;
+    }
     std::string spec = std::string("using 1:2 with ") + (s.steps ? "steps " : "lines ") + series_style(s);
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
     item(std::move(spec), std::move(d));
@@ -276,14 +293,12 @@ std::vector<std::string> template_dirs() {
 }
 
 StyleSource default_style() {
-  std::string looked;
   for (const std::string& dir : template_dirs()) {
     const std::filesystem::path p = std::filesystem::path(dir) / "qprof.gp";
     if (::access(p.c_str(), R_OK) == 0) return {p.string(), read_text_file(p)};
-    looked += (looked.empty() ? "" : ", ") + dir;
   }
-  throw PlotError("the chart style plot/qprof.gp was not found (looked in " + looked +
-                  "); set QPROF_PLOT_DIR to the folder that holds it");
+  // None on disk (a binary copied alone): the copy of plot/qprof.gp made at build time.
+  return {"plot/qprof.gp (built in)", kBuiltinStyle};
 }
 
 }  // namespace qprof::plot

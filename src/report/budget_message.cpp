@@ -1,6 +1,7 @@
 // What a memory budget says when it is checked.
 #include <cstdio>
 
+#include "qprof/common/safe_text.hpp"
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
@@ -15,7 +16,7 @@ std::string budget_message(const Trace& trace, const BudgetCheck& c) {
     out += pct;
   }
   if (c.peak.t) {
-    out += ", at " + human_seconds(relative_time(trace, *c.peak.t)) + ", " + where_in_stages(c.stages, true);
+    out += ", at " + human_seconds(relative_time(trace, *c.peak.t)) + ", " + terminal_text(where_in_stages(c.stages, true));
   }
   return out;
 }

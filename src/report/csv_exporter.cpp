@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "exporters.hpp"
+#include "qprof/common/safe_text.hpp"
 
 namespace qprof::report::detail {
 namespace {
@@ -77,7 +78,7 @@ class CsvExporter : public Exporter {
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i) out += ',';
-      out += quote(fields[i]);
+      out += quote(spreadsheet_cell(fields[i]));  // labels are untrusted: no formula, valid UTF-8
     }
     return out + "\n";
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "exporters.hpp"
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
 
 namespace qprof::report {
 
@@ -71,7 +73,7 @@ Unit table_unit(const Table& table, const RenderOptions& options) {
       }
     }
   }
-  return auto_unit(static_cast<Bytes>(largest));
+  return auto_unit(bytes_from_double(largest));
 }
 
 std::string machine_key(const Column& c, const RenderOptions& options) {
@@ -140,7 +142,7 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
     const Column& c = table.columns[i];
     if (!c.human) continue;
     shown.push_back(i);
-    g.columns.push_back({human_title(c, unit), c.kind != Kind::text, c.has_lowest});
+    g.columns.push_back({terminal_text(human_title(c, unit)), c.kind != Kind::text, c.has_lowest});
     if (c.show_ratio) g.columns.push_back({"ratio", true, false});
   }
   for (const auto& row : table.rows) {
@@ -150,7 +152,7 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
       const Cell& cell = row[i];
       HumanCell h;
       if (c.kind == Kind::text) {
-        h.text = cell.text.empty() ? "-" : cell.text;
+        h.text = cell.text.empty() ? "-" : terminal_text(cell.text);
       } else if (cell.value) {
         h.text = human_value(c, *cell.value, unit);
         if (cell.min && cell.max) {
@@ -161,7 +163,7 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
       } else {
         h.text = "-";
       }
-      if (!cell.note.empty()) h.text += " (" + cell.note + ")";
+      if (!cell.note.empty()) h.text += " (" + terminal_text(cell.note) + ")";
       h.lowest = cell.lowest;
       g.any_lowest = g.any_lowest || cell.lowest;
       out.push_back(std::move(h));
@@ -174,12 +176,12 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
 
 std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
   const Column& c = f.column;
-  if (c.kind == Kind::text) return f.cell.text;
+  if (c.kind == Kind::text) return terminal_text(f.cell.text);
   if (!f.cell.value) return "-";
   switch (c.kind) {
     case Kind::bytes:
       if (options.unit) return human_value(c, *f.cell.value, *options.unit) + " " + std::string(unit_name(*options.unit));
-      return human_bytes(static_cast<Bytes>(*f.cell.value));
+      return human_bytes(bytes_from_double(*f.cell.value));
     case Kind::seconds: return human_seconds(*f.cell.value);
     default: return human_value(c, *f.cell.value, Unit::MiB);
   }

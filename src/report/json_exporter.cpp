@@ -1,5 +1,6 @@
 // JSON (nlohmann): one object; each fact a key, each table an array of row objects keyed by the
 // machine keys. A cell with decorations is an object {"value", "min", "max", "ratio", "lowest"}.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -14,9 +15,13 @@ ordered_json value_of(const Column& c, const std::optional<double>& v, const Ren
   if (!v) return nullptr;
   const double x = machine_value(c, *v, options);
   if (c.kind == Kind::flag) return x != 0;
-  // Whole bytes and counts as integers: exact beyond 2^53 would need them anyway.
-  if (c.kind == Kind::count || (c.kind == Kind::bytes && !options.unit)) return static_cast<std::uint64_t>(x);
-  if (c.kind == Kind::signed_bytes && !options.unit) return static_cast<std::int64_t>(x);
+  // Whole bytes and counts as integers: exact beyond 2^53 would need them anyway. A value read from
+  // a hostile trace can lie outside what the integer holds (a cast would be undefined): it stays
+  // a double.
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if ((c.kind == Kind::count || (c.kind == Kind::bytes && !options.unit)) && x >= 0 && x < 2 * kTwo63)
+    return static_cast<std::uint64_t>(x);
+  if (c.kind == Kind::signed_bytes && !options.unit && x >= -kTwo63 && x < kTwo63) return static_cast<std::int64_t>(x);
   return x;
 }
 
@@ -44,6 +49,8 @@ class JsonExporter : public Exporter {
     ordered_json out = ordered_json::object();
     for (const auto& f : doc.facts) out[key_of(f.column, options)] = cell_json(f.column, f.cell, options);
     for (const Table& t : doc.tables) {
+      // A table for people only (its figures are columns of another): not in JSON.
+      if (std::none_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.machine; })) continue;
       ordered_json rows = ordered_json::array();
       for (const auto& row : t.rows) {
         ordered_json r = ordered_json::object();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exporters.hpp"
+#include "qprof/common/safe_text.hpp"
 
 namespace qprof::report::detail {
 namespace {
@@ -50,7 +51,7 @@ class MarkdownExporter : public Exporter {
       for (const auto& r : cells) width[i] = std::max(width[i], display_width(r[i]));
     }
     std::string out;
-    if (!t.title.empty()) out += "**" + escape(t.title) + "**\n\n";
+    if (!t.title.empty()) out += "**" + escape(terminal_text(t.title)) + "**\n\n";
     std::string head = "|", rule = "|";
     for (std::size_t i = 0; i < g.columns.size(); ++i) {
       head += " " + pad(escape(g.columns[i].header), width[i], g.columns[i].right) + " |";
@@ -64,7 +65,7 @@ class MarkdownExporter : public Exporter {
     }
     if (g.any_lowest || !t.notes.empty()) out += "\n";
     if (g.any_lowest) out += "Bold: the lowest of its column.\n";
-    for (const std::string& n : t.notes) out += escape(n) + "\n";
+    for (const std::string& n : t.notes) out += escape(terminal_text(n)) + "\n";
     return out;
   }
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "qprof/common/safe_text.hpp"
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
@@ -66,7 +67,7 @@ std::string peak_lines(const std::vector<PeakLine>& lines, Unit unit, bool with_
   std::string out;
   for (const PeakLine& l : lines) {
     if (!l.peak) continue;
-    out += (with_file ? l.file + "\t" : "") + peak_value(l.peak->bytes, unit, with_file) + "\n";
+    out += (with_file ? terminal_text(l.file) + "\t" : "") + peak_value(l.peak->bytes, unit, with_file) + "\n";
     for (const ChildPeak& c : l.children) {
       out += "  Child " + std::to_string(c.pid) + "\t\t\t" + peak_value(c.bytes, unit, with_file) + "\n";
     }

@@ -7,6 +7,9 @@
 #include "qprof/analysis/analysis.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
+
+#include "qprof/analysis/bottleneck.hpp"
+#include "qprof/common/safe_text.hpp"
 #include "qprof/common/version.hpp"
 
 namespace qprof::report {
@@ -38,15 +41,16 @@ void put(YAML::Emitter& e, const char* k, const T& v) {
   e << YAML::Key << k << YAML::Value << v;
 }
 // Text is always quoted: yaml-cpp writes the string "true" or "12" plain, which reads back as a
-// bool or a number.
+// bool or a number. Any bytes a label holds become text every YAML reader accepts (yaml_text).
 void text(YAML::Emitter& e, const char* k, const std::string& v) {
-  e << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+  e << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << yaml_text(v);
 }
 
 void emit_peaks(YAML::Emitter& e, const Trace& t) {
   key(e, "peaks");
   e << YAML::BeginMap;
   for (Metric m : available_metrics(t)) {
+    if (is_dir_metric(m)) continue;  // under watched_dirs, where the path is quoted text
     const auto p = find_peak(t, m);
     if (!p) continue;
     const MetricInfo& info = metric_info(m);
@@ -58,7 +62,7 @@ void emit_peaks(YAML::Emitter& e, const Trace& t) {
       const auto where = stages_at(t, *p->t);
       key(e, "stage");
       if (where.empty()) e << YAML::Null;
-      else e << YAML::DoubleQuoted << where.front()->name;
+      else e << YAML::DoubleQuoted << yaml_text(where.front()->name);
     }
     put(e, "exact", p->exact);
     text(e, "what", std::string(info.what));
@@ -99,12 +103,88 @@ void emit_checkpoint_extras(YAML::Emitter& e, const std::vector<Checkpoint>& cps
     if (!t.pss.empty()) {
       put(e, "pss_mb", mb(c.at.pss));
       put(e, "uss_mb", mb(c.at.uss));
+      // PSS runs on a slower schedule: how old its figure was at the checkpoint.
+      if (c.at.pss_age) put(e, "pss_age_s", secs(*c.at.pss_age));
     }
     if (!t.cpu.empty()) put(e, "cpu_seconds", fixed(c.at.cpu_seconds.value_or(0), 6));
     e << YAML::EndMap;
   }
   e << YAML::EndSeq;
 }
+
+// Each stage's bottleneck figures (analysis/bottleneck.hpp): absent numbers are left out.
+void emit_bottlenecks(YAML::Emitter& e, const Trace& t) {
+  const std::vector<StageBottleneck> all = stage_bottlenecks(t);
+  if (all.empty()) return;
+  key(e, "stage_bottlenecks");
+  e << YAML::BeginSeq;
+  for (const StageBottleneck& b : all) {
+    e << YAML::BeginMap;
+    text(e, "name", b.stage);
+    const auto number = [&](const char* k, const std::optional<double>& v, double scale) {
+      if (v) put(e, k, fixed(*v * scale, 3));
+    };
+    number("cpu_mean_percent", b.cpu_mean_percent, 1);
+    number("cpu_peak_percent", b.cpu_peak_percent, 1);
+    number("gpu_busy_mean_percent", b.gpu_mean_percent, 1);
+    number("gpu_busy_peak_percent", b.gpu_peak_percent, 1);
+    number("disk_read_mean_mb_per_s", b.read_mean_bytes_per_s, 1.0 / (1 << 20));
+    number("disk_read_peak_mb_per_s", b.read_peak_bytes_per_s, 1.0 / (1 << 20));
+    if (b.memory_growth) put(e, "memory_growth_mb", fixed(static_cast<double>(*b.memory_growth) / (1 << 20), 3));
+    put(e, "input_bound", b.input_bound);
+    if (!b.verdict.empty()) text(e, "verdict", b.verdict);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+// --watch-dir's directories and the memory limit in force.
+void emit_dirs_and_limit(YAML::Emitter& e, const Trace& t) {
+  if (const auto limit = memory_limit(t)) {
+    key(e, "memory_limit");
+    e << YAML::BeginMap;
+    put(e, "mb", mb(limit->bytes));
+    put(e, "bytes", limit->bytes);
+    text(e, "source", limit->source);
+    if (const auto p = find_peak(t, Metric::rss)) put(e, "tree_peak_share", fixed(static_cast<double>(p->bytes) / static_cast<double>(limit->bytes), 4));
+    e << YAML::EndMap;
+  }
+  const std::vector<DirGrowth> dirs = dir_growths(t);
+  if (dirs.empty()) return;
+  key(e, "watched_dirs");
+  e << YAML::BeginSeq;
+  for (const DirGrowth& g : dirs) {
+    e << YAML::BeginMap;
+    text(e, "path", g.dir.path);
+    text(e, "metric", "dir:" + g.name);
+    put(e, "start_mb", mb(g.start));
+    put(e, "peak_mb", mb(g.peak));
+    put(e, "peak_relative_time_secs", secs(relative_time(t, g.peak_t)));
+    put(e, "growth_mb", mb(g.growth));
+    put(e, "end_mb", mb(g.last));
+    put(e, "allocated_peak_mb", mb(g.allocated_peak));
+    put(e, "fs_free_min_mb", mb(g.fs_free_min));
+    put(e, "samples", g.samples);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+// Quark writes a block of definitions after its summary; these say what each key means here.
+constexpr const char* kDefinitions =
+    "Metric definitions (as qprof measures them; mb: MiB)\n"
+    "step: checkpoint name (Start, each QPROF_MARK marker, End)\n"
+    "timestamp: Unix seconds; relative_time_secs: seconds since profiling started\n"
+    "cpu_memory_mb: RSS of the whole process tree at the sample taken at the checkpoint\n"
+    "gpu_memory_mb: GPU memory of the tree's processes, summed over devices\n"
+    "disk_read_mb / disk_write_mb: storage bytes (read_bytes/write_bytes) of the tree, cumulative since start\n"
+    "total_quantization_time_seconds: start to end of the run\n"
+    "peak_memory_mb: kernel high-water mark (ru_maxrss) of the largest single process, as Quark's VmHWM of its main process\n"
+    "tree_peak_memory_mb: peak of the tree's RSS summed over its processes, sampled\n"
+    "peak_gpu_memory_mb / gpu_peak_memory_mb: peak GPU memory of the tree (both names Quark uses)\n"
+    "total_disk_read_mb / total_disk_write_mb: storage bytes of the tree over the run\n"
+    "peak_cache_dir_disk_usage_mb: with --watch-dir only, the largest growth of any watched directory over its "
+    "size at the start (Σ st_size of its files, hard links once), walked every second or less often";
 
 }  // namespace
 
@@ -130,17 +210,28 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   }
   e << YAML::EndSeq;
 
+  // Quark's summary keys with Quark's meanings (its profiler's code, not only its docs):
+  // peak_memory_mb is the kernel's high-water mark of the job's main process; under qprof the
+  // largest single process of the tree (ru_maxrss), the Python process behind a wrapper shell.
+  const auto main_peak = find_peak(t, Metric::kernel_process);
+  const auto gpu_peak = find_peak(t, Metric::gpu);
   e << YAML::Newline << YAML::Comment("Summary Metrics (mb: MiB, 2^20 bytes)");
   put(e, "total_quantization_time_seconds", secs(trace_duration(t)));
-  put(e, "peak_memory_mb", mb(find_peak(t, Metric::rss)));
-  put(e, "gpu_peak_memory_mb", mb(find_peak(t, Metric::gpu)));
+  put(e, "peak_memory_mb", mb(main_peak));
+  put(e, "tree_peak_memory_mb", mb(find_peak(t, Metric::rss)));
+  put(e, "peak_gpu_memory_mb", mb(gpu_peak));  // Quark's code
+  put(e, "gpu_peak_memory_mb", mb(gpu_peak));  // Quark's docs
   put(e, "total_disk_read_mb", mb(io ? io->read_bytes : 0));
   put(e, "total_disk_write_mb", mb(io ? io->write_bytes : 0));
+  // Quark writes its cache-dir figure only when it watched one (None otherwise): so does qprof.
+  if (const auto dir_growth = peak_dir_growth(t)) put(e, "peak_cache_dir_disk_usage_mb", mb(*dir_growth));
 
+  e << YAML::Newline << YAML::Comment(kDefinitions);
   e << YAML::Newline << YAML::Comment("Keys above written as 0.0 because the trace has no such series");
   key(e, "missing");
   e << YAML::Flow << YAML::BeginSeq;
-  if (!has_gpu) e << "gpu_memory_mb" << "gpu_peak_memory_mb";
+  if (!main_peak) e << "peak_memory_mb";
+  if (!has_gpu) e << "gpu_memory_mb" << "peak_gpu_memory_mb" << "gpu_peak_memory_mb";
   if (!io) e << "disk_read_mb" << "disk_write_mb" << "total_disk_read_mb" << "total_disk_write_mb";
   e << YAML::EndSeq;
 
@@ -164,15 +255,18 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
     put(e, "status", t.exit->status);
     put(e, "signal", t.exit->signal);
     put(e, "timed_out", t.exit->timed_out);
+    if (!t.exit->status_known) put(e, "status_known", false);
     e << YAML::EndMap;
   }
   emit_peaks(e, t);
+  emit_dirs_and_limit(e, t);
   emit_stages(e, t);
+  emit_bottlenecks(e, t);
   emit_checkpoint_extras(e, cps, t);
   if (!t.notes.empty()) {
     key(e, "notes");
     e << YAML::BeginSeq;
-    for (const std::string& n : t.notes) e << YAML::DoubleQuoted << n;
+    for (const std::string& n : t.notes) e << YAML::DoubleQuoted << yaml_text(n);
     e << YAML::EndSeq;
   }
   e << YAML::EndMap;

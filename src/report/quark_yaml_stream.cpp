@@ -86,6 +86,15 @@ void QuarkYamlStream::finish() {
   if (thread_.joinable()) thread_.join();
 }
 
+void QuarkYamlStream::abandon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ = false;
+    stop_ = true;
+  }
+  cv_.notify_one();
+}
+
 std::size_t QuarkYamlStream::rewrites() const {
   std::lock_guard<std::mutex> lock(mu_);
   return rewrites_;
@@ -106,6 +115,7 @@ void QuarkYamlStream::loop() {
     // Rewriting takes at most a tenth of the time (each costs a read of the whole trace): wait out
     // the pause the last rewrite earned; checkpoints meanwhile fold into this one.
     cv_.wait_until(lock, not_before, [this] { return stop_; });
+    if (!pending_) return;  // abandoned meanwhile
     pending_ = false;
     lock.unlock();
     const Clock::time_point started = Clock::now();

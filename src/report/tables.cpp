@@ -3,17 +3,12 @@
 #include <algorithm>
 
 #include "qprof/report/report.hpp"
+#include "usage_report.hpp"
 
 namespace qprof::report {
 namespace {
 
-Column column(std::string key, std::string title, Kind kind) {
-  Column c;
-  c.key = std::move(key);
-  c.title = std::move(title);
-  c.kind = kind;
-  return c;
-}
+constexpr auto column = &Column::of;
 
 Column machine_only(Column c) {
   c.human = false;
@@ -89,13 +84,16 @@ Table peaks_table(const Trace& trace) {
       at = relative_time(trace, *p->t);
       if (const auto where = stages_at(trace, *p->t); !where.empty()) stage = where.front()->name;
     }
+    std::string what(metric_info(m).what);
+    // Where a figure cannot be bounded, it is not called a bound.
+    if (m == Metric::hwm_sum && !peak_bracket(trace).upper) what = "sum of each process's peak so far, not a bound";
     t.rows.push_back({
         Cell::string(std::string(metric_info(m).name)),
         Cell::bytes(p->bytes),
         seconds_cell(at),
         Cell::string(stage),
         Cell::number(p->exact ? 1 : 0),
-        Cell::string(std::string(metric_info(m).what)),
+        Cell::string(what),
     });
   }
   return t;
@@ -117,18 +115,35 @@ Document trace_report(const Trace& trace, Metric metric) {
     if (trace.exit->signal) fact("signal", "signal", Kind::count, Cell::number(trace.exit->signal));
     if (trace.exit->timed_out) fact("timed_out", "timed out", Kind::flag, Cell::number(1));
   }
+  if (const auto cpu = cpu_use(trace)) {
+    fact("cpu", "CPU time", Kind::seconds, Cell::number(cpu->seconds));
+    fact("cpu_peak_percent", "CPU peak %", Kind::count, Cell::number(cpu->peak_percent));
+  }
   if (const auto io = io_totals(trace)) {
     fact("disk_read", "disk read", Kind::bytes, Cell::bytes(io->read_bytes));
     fact("disk_write", "disk written", Kind::bytes, Cell::bytes(io->write_bytes));
+    fact("syscall_read", "rchar", Kind::bytes, Cell::bytes(io->rchar));
+    fact("syscall_write", "wchar", Kind::bytes, Cell::bytes(io->wchar));
   }
+  if (const auto cg = largest_cgroup_sample(trace); cg && cg->anon && cg->file) {
+    fact("cgroup_anon", "cgroup anon", Kind::bytes, Cell::bytes(*cg->anon));
+    fact("cgroup_file", "cgroup file", Kind::bytes, Cell::bytes(*cg->file));
+  }
+  if (const auto b = peak_bracket(trace); has_metric(trace, Metric::hwm_sum) && !b.upper) {
+    fact("hwm_sum_is_bound", "Σ VmHWM bound", Kind::flag, Cell::number(0));
+  }
+  add_limit_facts(d, trace);
   if (!trace.notes.empty()) {
     std::string notes;
     for (const std::string& n : trace.notes) notes += (notes.empty() ? "" : "; ") + n;
     fact("notes", "notes", Kind::text, Cell::string(notes));
   }
+  detail::add_usage_facts(trace, d);
   d.tables.push_back(peaks_table(trace));
   d.tables.push_back(stage_table(trace, metric));
   d.csv_table = 1;
+  detail::add_bottlenecks(trace, d.tables[1], d);
+  if (auto dirs = watched_dirs_table(trace)) d.tables.push_back(std::move(*dirs));
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exporters.hpp"
+#include "qprof/common/safe_text.hpp"
 
 namespace qprof::report::detail {
 namespace {
@@ -51,7 +52,7 @@ class TextExporter : public Exporter {
       for (const auto& row : g.rows) width[i] = std::max(width[i], display_width(cell_text(g.columns[i], row[i])));
     }
     std::string out;
-    if (!t.title.empty()) out += t.title + "\n";
+    if (!t.title.empty()) out += terminal_text(t.title) + "\n";
     auto line = [&](auto text_of) {
       std::string l;
       for (std::size_t i = 0; i < g.columns.size(); ++i) {
@@ -64,7 +65,7 @@ class TextExporter : public Exporter {
     line([&](std::size_t i) { return g.columns[i].header + (g.columns[i].marks_lowest ? " " : ""); });
     for (const auto& row : g.rows) line([&](std::size_t i) { return cell_text(g.columns[i], row[i]); });
     if (g.any_lowest) out += "* lowest of its column\n";
-    for (const std::string& n : t.notes) out += n + "\n";
+    for (const std::string& n : t.notes) out += terminal_text(n) + "\n";
     return out;
   }
 };

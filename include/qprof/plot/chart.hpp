@@ -25,12 +25,17 @@ enum class Role {
   cgroup,       // the cgroup's usage, page cache included
   gpu_tree,     // GPU memory the tree holds (per device, or summed for an overlay)
   gpu_used,     // a device's whole use, every tenant included
+  torch_allocated,  // torch's CUDA tensors on a device, at each checkpoint (TORCH)
+  torch_reserved,   // torch's caching allocator on a device, at each checkpoint (TORCH)
   cpu,          // % of one core
   io_read,
   io_write,
   peak_kernel,  // exact figures known at the end, drawn as horizontal lines
   peak_cgroup,
   peak_hwm,
+  limit,        // the memory limit in force (header: limit, limit_source), dashed
+  dir_size,     // a watched directory's apparent size (palette colours)
+  dir_free,     // its file system's free space, dashed
 };
 
 struct ChartSeries {
@@ -40,6 +45,7 @@ struct ChartSeries {
   bool steps = false;  // a rate held over each interval
   std::string title;   // key entry; empty: not in the key
   std::vector<Point> data;  // x: seconds from the start; y: the panel's unit
+  bool filled = false;  // an area down to 0, opaque: stacked series are drawn largest first
 };
 
 // A stage: a shaded band over the whole panel (one trace), or a bar in the trace's own lane at
@@ -113,6 +119,7 @@ struct Chart {
 struct TraceInput {
   const TraceData* data;
   std::string label;
+  bool faint = false;  // see Input::faint
 };
 
 // `width`, `height` as resolved (never 0). Throws PlotError when nothing can be drawn (every

@@ -16,10 +16,19 @@ namespace qprof::plot {
 // when there is none.
 std::string find_program(const std::string& program);
 
+// How long gnuplot may take to draw a script: kRenderBaseSeconds, plus a second for every
+// kRenderPointsPerSecond data points it is sent (a chart sends a few thousand: its envelopes are
+// as wide as the chart, whatever the length of the trace).
+inline constexpr double kRenderBaseSeconds = 30;
+inline constexpr double kRenderPointsPerSecond = 20000;
+double render_timeout(const Script& script);
+
 // Runs `gnuplot` (a path) on the script; `output_fd` becomes its descriptor 3 (-1: none, the
 // chart goes to stdout). Throws PlotError with gnuplot's own messages when it fails; what it
-// says on success (warnings) goes to `warn`.
-void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn);
+// says on success (warnings) goes to `warn`. gnuplot dies with qprof (PR_SET_PDEATHSIG), and is
+// killed, with a PlotError, when it takes longer than `timeout_s` (0: render_timeout(script)).
+void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
+                 double timeout_s = 0);
 
 // Writes the script, data included, to a file that `gnuplot FILE` renders (through
 // gnuplot-iostream's file mode). Throws PlotError when the file cannot be written.

@@ -24,7 +24,7 @@
 namespace qprof::plot {
 
 // Stacked panels sharing the time axis.
-enum class Panel { memory, gpu, cpu, io };
+enum class Panel { memory, gpu, cpu, io, memory_kinds, tasks, vsz, gpu_util, disk };
 
 // What the output is, from -o's extension; `text` is a character chart for a terminal.
 enum class Format { png, svg, pdf, text };
@@ -32,6 +32,7 @@ enum class Format { png, svg, pdf, text };
 struct Input {
   std::string path;
   std::string label;  // empty: the file's stem
+  bool faint = false;  // an overlay line drawn dashed, without its peak mark (a job's ranks under their sum)
 };
 
 struct PlotOptions {
@@ -45,12 +46,18 @@ struct PlotOptions {
   std::optional<double> from, to; // window in seconds from each trace's start
   bool markers = true;            // checkpoints, stages, exit annotations
   bool children = false;          // one line per process of the tree (CHLD lines, run -M)
+  // The memory series drawn for each trace: rss (MEM, the default), pss, uss, gpu (summed over
+  // devices) or cgroup (the charge); a trace without it is an error.
+  std::string metric = "rss";
   bool facet = false;             // one panel per trace instead of one overlay
   // Panels from top to bottom; empty: memory, plus gpu when a trace has GPU samples.
   std::vector<Panel> panels;
   std::string style;              // a gnuplot file loaded after qprof's own style
   std::string script;             // also write the complete gnuplot script here
   std::string gnuplot = "gnuplot";  // the program: a name looked up in PATH, or a path
+  // Seconds gnuplot may take before it is killed and the chart fails; 0: 30 s plus 1 s per
+  // 20 000 data points sent (see render_timeout in gnuplot.hpp).
+  double render_timeout = 0;
   // Warnings ("FILE:LINE: …", gnuplot's own); empty: "qprof: warning: …" on stderr.
   std::function<void(const std::string&)> warn;
 };
@@ -72,7 +79,7 @@ std::string default_label(std::string_view path);            // "runs/minmax.dat
 std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec);  // "1280x720"
 // "T0,T1", "T0," or ",T1" (seconds from the start, T0 < T1).
 std::optional<std::pair<std::optional<double>, std::optional<double>>> parse_window(std::string_view spec);
-std::optional<std::vector<Panel>> parse_panels(std::string_view spec);  // "memory,gpu,cpu,io"
+std::optional<std::vector<Panel>> parse_panels(std::string_view spec);  // "memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk"
 std::string_view panel_name(Panel p);
 
 }  // namespace qprof::plot

@@ -40,12 +40,26 @@ class Series {
 struct ChildData {
   std::int64_t pid = 0;
   Series mem;
+  std::string name;  // PROC line (the process's comm); empty when the trace has none
 };
 
 struct GpuDeviceData {
   GpuDevice info;  // index, uuid, name, total (from GPUDEV; name empty when there was none)
   Series tree;
   Series used;
+};
+
+// How busy one GPU was (GPUUTIL), percentages.
+struct GpuUtilData {
+  int device = 0;  // GpuDevice::index
+  Series sm, mem_bw, tree_sm;
+};
+
+// A directory watched with --watch-dir (DIRDEF, DIR lines).
+struct DirData {
+  WatchedDir info;
+  Series apparent;  // Σ st_size of its files
+  Series fs_free;   // its file system's free space
 };
 
 struct PlotMarker {
@@ -72,11 +86,20 @@ struct TraceData {
   Series mem;
   Series pss, uss;
   Series cgroup;  // usage
-  std::vector<ChildData> children;  // in order of appearance
+  std::vector<ChildData> children;  // in order of appearance; with root_line, the root first
+  bool root_line = false;           // children[0] is the root's own RSS (MEM minus CHLD)
   std::vector<GpuDeviceData> gpus;  // in order of appearance
   Series gpu_total;  // the tree's GPU memory summed over devices
+  std::vector<TorchSample> torch;  // TORCH lines (one per device and checkpoint), times from the start
   Series cpu;        // cumulative CPU seconds
   Series io_read, io_write;  // cumulative storage bytes
+  // KINDS: each kind, and the kinds stacked (anon, anon + file, anon + file + shmem) so that a
+  // stacked chart draws each cumulative curve from its own envelope.
+  Series anon, file, shmem, swap;
+  Series stack_file, stack_shmem;
+  Series processes, threads, vsz;  // TASKS
+  std::vector<GpuUtilData> gpu_util;  // GPUUTIL, by device in order of appearance
+  std::vector<DirData> dirs;  // by index, in order of appearance
   std::vector<PlotMarker> markers;  // every MARK line, in file order
   std::vector<Stage> stages;        // by start time (mem_start/mem_end as recorded)
   std::map<std::string, Bytes> peaks;  // PEAK lines; cgroup and hwm_sum also derived from samples
@@ -87,6 +110,10 @@ struct TraceData {
   TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to);
 };
 
+// The series a --metric names (rss, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME with
+// NAME a watched directory's path or last component); null when the trace has none of it.
+const Series* metric_series_of(const TraceData& t, std::string_view metric);
+
 struct ReduceOptions {
   std::size_t columns = 1280;  // downsampling target (about the chart's width in pixels)
   // Window in seconds from the start; samples outside it are not drawn.
@@ -96,6 +123,9 @@ struct ReduceOptions {
 
 // At most this many markers are kept per trace (a chart could not show more).
 inline constexpr std::size_t kMaxMarkers = 10000;
+// The longest span of a trace qprof draws, in seconds (about 31.7 years): a time further from
+// the trace's start is "FILE:LINE: … too far to draw" (exit 2).
+inline constexpr double kMaxSpan = 1e9;
 
 using WarningSink = std::function<void(const std::string&)>;
 

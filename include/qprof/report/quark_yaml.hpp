@@ -52,6 +52,8 @@ class QuarkYamlStream {
   void checkpoint();  // cheap: a lock held for a flag, and a notify
   // Waits until every checkpoint asked so far is written, then stops the thread.
   void finish();
+  // The trace became incomplete: no rewrite reads it from now on (one under way ends first).
+  void abandon();
   std::size_t rewrites() const;
   std::vector<std::string> errors() const;  // why a rewrite failed (each reason once)
 

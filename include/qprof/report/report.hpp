@@ -48,6 +48,14 @@ struct Column {
   bool has_lowest = false;
   bool has_ratio = false;
   bool has_spread = false;
+
+  static Column of(std::string key, std::string title, Kind kind) {
+    Column c;
+    c.key = std::move(key);
+    c.title = std::move(title);
+    c.kind = kind;
+    return c;
+  }
 };
 
 struct Cell {
@@ -112,6 +120,10 @@ Table stage_table(const Trace& trace, Metric metric = Metric::rss);
 Table peaks_table(const Trace& trace);
 // `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
 Document trace_report(const Trace& trace, Metric metric = Metric::rss);
+// The memory limit the header recorded, the peak's share of it and the headroom (watch_tables.cpp).
+void add_limit_facts(Document& d, const Trace& trace);
+// One row per --watch-dir directory: sizes at start, peak, growth, end, free space; nullopt without.
+std::optional<Table> watched_dirs_table(const Trace& trace);
 
 // The verdict of a budget on one row of a comparison; `text` empty: not checked.
 struct RowBudget {
@@ -124,6 +136,16 @@ struct RowBudget {
 // adds a budget column when one of them was checked.
 Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,
                              const std::vector<RowBudget>& budgets = {});
+
+// `qprof compare --pivot ROWS,COLUMNS`: one row per ROW, one column per COLUMN, each cell the
+// peak of `c.metric` of the entry labelled "ROW/COLUMN" (split at the last '/'), and a last
+// column naming the lowest COLUMN of each row. Throws std::invalid_argument for a label that is
+// not ROW/COLUMN, two entries of one cell, or a comparison without the metric.
+struct PivotAxes {
+  std::string rows;     // "model"
+  std::string columns;  // "method"
+};
+Document pivot_document(const std::vector<CompareEntry>& entries, const Comparison& c, const PivotAxes& axes);
 
 // ── Small pieces the exporters share ────────────────────────────────────────────────────────
 

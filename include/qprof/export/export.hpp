@@ -1,0 +1,43 @@
+// qprof export: traces into the formats other tools read. Each trace is streamed (dat::Visitor),
+// never held whole: memory grows with the number of series (children, GPU devices), not samples.
+//
+//   chrome    Chrome trace-event JSON, what Perfetto UI and chrome://tracing load: one process
+//             track per trace, a counter track per series, instant events for checkpoints,
+//             complete events for stages, the command as metadata.
+//   csv       one row per memory sample, one column per series, units in the header.
+//   json      the same table as arrays: a column list, then each trace's rows.
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qprof/common/units.hpp"
+
+namespace qprof::exports {
+
+enum class Format { chrome, csv, json };
+
+// "chrome" and "perfetto" (Perfetto UI loads the JSON natively: see the README), "csv", "json".
+std::optional<Format> parse_format(std::string_view name);
+
+struct Input {
+  std::string path;
+  std::string label;  // the trace's name in the output; empty: the file name without .dat
+};
+
+struct Options {
+  Format format = Format::chrome;
+  Unit unit = Unit::MiB;  // of memory values and rates
+};
+
+// Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
+// what was written by then is incomplete.
+void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
+
+// "runs/minmax.dat" → "minmax".
+std::string default_label(std::string_view path);
+
+}  // namespace qprof::exports

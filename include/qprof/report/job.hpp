@@ -1,0 +1,28 @@
+// A distributed job's traces (one per rank) reported as one: `qprof report --sum` and
+// `qprof peak --sum` / `--by-host`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qprof/analysis/job.hpp"
+#include "qprof/report/report.hpp"
+
+namespace qprof::report {
+
+// Facts of the job (traces, hosts, job id, launcher, world size, the job's peak and when, the
+// alignment, clock skew), then tables: "ranks" (a row per trace: its peak, its value at the job's
+// peak, the highest peak flagged), "hosts" (the peak of each host's sum) and "stages" (across
+// ranks: earliest start to latest end, the slowest rank). CSV: the ranks table.
+Document job_report(const std::vector<const Trace*>& traces, Metric metric, Align align);
+
+// `qprof peak --sum`: "job (N traces)<TAB>PEAK"; with `by_host` one line per host instead,
+// "HOST (N traces)<TAB>PEAK". Peaks in `unit`, 3 decimals as mprof peak prints.
+std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
+                           Unit unit);
+// The same as JSON: {"traces": N, "bytes", "value", "unit", "time_s", "ranks": [...]} or, by host,
+// an array of such objects with "host".
+std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
+                          Unit unit);
+
+}  // namespace qprof::report

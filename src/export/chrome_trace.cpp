@@ -1,0 +1,206 @@
+// Trace-event format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
+// Each trace is a process (pid 1, 2, … in argument order: real PIDs of different hosts or runs
+// could collide); its series are counter tracks ("C" events, one argument named after the unit,
+// so that Perfetto calls the track "RSS MiB"); stages are complete events ("X") and checkpoints
+// instant events ("i") on one thread, "markers". Times are microseconds from each trace's own
+// start, so runs line up at t = 0 as in qprof plot.
+#include "chrome_trace.hpp"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "qprof/common/version.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/trace/stages.hpp"
+#include "text_out.hpp"
+
+namespace qprof::exports {
+namespace {
+
+constexpr int kMarkerThread = 1;
+constexpr double kShortestRateInterval = 0.005;  // as in the table export: no rate over a blip
+
+struct TraceFacts {
+  std::string label, path, command, host;
+  std::optional<Seconds> start;
+};
+
+class EventWriter : public dat::Visitor {
+ public:
+  EventWriter(std::ostream& out, bool& first, int pid, Unit unit, TraceFacts& facts)
+      : out_(out), first_(first), pid_(pid), unit_(unit), unit_name_(unit_name(unit)), facts_(facts) {}
+
+  void header(const TraceMeta& m) override {
+    t0_ = m.start;
+    qprof_ = m.format_version > 0;
+    facts_.host = m.host;
+    facts_.start = m.start;
+  }
+  void cmdline(std::string_view c) override {
+    facts_.command = std::string(c);
+    event("{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":" + std::to_string(pid_) +
+          ",\"args\":{\"labels\":" + json_string(c) + "}}");
+  }
+  void mem(const MemSample& s) override {
+    if (!t0_) t0_ = s.t;
+    last_t_ = s.t;
+    last_mem_ = s.bytes;
+    counter("RSS", s.t, in_unit(s.bytes, unit_));
+  }
+  void child(std::int64_t pid, const MemSample& s) override {
+    counter("RSS pid " + std::to_string(pid), s.t, in_unit(s.bytes, unit_));
+  }
+  void pss(const PssSample& s) override {
+    counter("PSS", s.t, in_unit(s.pss, unit_));
+    counter("USS", s.t, in_unit(s.uss, unit_));
+  }
+  void cgroup(const CgroupSample& s) override { counter("cgroup", s.t, in_unit(s.usage, unit_)); }
+  void gpu_device(const GpuDevice& d) override { gpu_names_[d.index] = d.name; }
+  void gpu(const GpuSample& s) override {
+    const auto it = gpu_names_.find(s.device);
+    std::string name = "GPU" + std::to_string(s.device);
+    if (it != gpu_names_.end() && !it->second.empty()) name += " (" + it->second + ")";
+    counter(name, s.t, in_unit(s.tree, unit_));
+  }
+  void kinds(const MemKindsSample& s) override {
+    counter("RSS anon", s.t, in_unit(s.anon, unit_));
+    counter("RSS file", s.t, in_unit(s.file, unit_));
+    counter("RSS shmem", s.t, in_unit(s.shmem, unit_));
+    counter("swap", s.t, in_unit(s.swap, unit_));
+  }
+  void tasks(const TasksSample& s) override {
+    counter("threads", s.t, static_cast<double>(s.threads), "count");
+    counter("processes", s.t, static_cast<double>(s.processes), "count");
+    counter("VSZ", s.t, in_unit(s.vsz, unit_));
+  }
+  void gpu_util(const GpuUtilSample& s) override {
+    const std::string name = "GPU" + std::to_string(s.device);
+    counter(name + " SM busy", s.t, s.sm_percent, "%");
+    counter(name + " memory bandwidth busy", s.t, s.mem_bw_percent, "%");
+    if (s.tree_sm_percent) counter(name + " SM, the tree", s.t, *s.tree_sm_percent, "%");
+  }
+  void cpu(const CpuSample& s) override {
+    if (const auto r = rate(cpu_, s.t, s.cpu_seconds)) counter("CPU", s.t, *r * 100.0, "% of one core");
+  }
+  void io(const IoSample& s) override {
+    const std::string per_s = unit_name_ + "/s";
+    if (const auto r = rate(read_, s.t, static_cast<double>(s.read_bytes))) counter("disk read", s.t, *r / unit_bytes(unit_), per_s);
+    if (const auto r = rate(write_, s.t, static_cast<double>(s.write_bytes))) counter("disk write", s.t, *r / unit_bytes(unit_), per_s);
+  }
+  void mark(Seconds t, std::string_view label) override {
+    if (auto stage = stages_.on_marker(label, t, last_mem_)) {
+      complete(*stage);
+    } else if (!stage_start_name(label)) {
+      event("{\"ph\":\"i\",\"s\":\"t\",\"name\":" + json_string(label) + ",\"pid\":" + std::to_string(pid_) +
+            ",\"tid\":" + std::to_string(kMarkerThread) + ",\"ts\":" + ts(t) + "}");
+    }
+  }
+  // mprof's brackets: the stages of an mprof trace (a qprof trace's FUNC lines mirror its MARKs).
+  void func(std::string_view name, const MemSample& start, const MemSample& end) override {
+    if (qprof_) return;
+    Stage s;
+    s.name = std::string(name);
+    s.t_start = start.t;
+    s.t_end = end.t;
+    complete(s);
+  }
+  void exit(const ExitInfo& e) override {
+    std::string name = "exit status " + std::to_string(e.status);
+    if (e.signal != 0) name += " (signal " + std::to_string(e.signal) + ")";
+    if (e.timed_out) name += " (timed out)";
+    event("{\"ph\":\"i\",\"s\":\"p\",\"name\":" + json_string(name) + ",\"pid\":" + std::to_string(pid_) +
+          ",\"ts\":" + ts(e.t) + "}");
+  }
+
+  void finish() {
+    for (const Stage& s : stages_.unclosed(last_t_, last_mem_)) complete(s);
+  }
+
+ private:
+  struct RateState {
+    bool have = false;
+    double t = 0, v = 0;
+  };
+  static std::optional<double> rate(RateState& r, double t, double v) {
+    if (!r.have) {
+      r = {true, t, v};
+      return std::nullopt;
+    }
+    if (t - r.t < kShortestRateInterval) return std::nullopt;
+    const double per_s = (v - r.v) / (t - r.t);
+    r.t = t;
+    r.v = v;
+    return per_s;
+  }
+  // Microseconds, whole: traces hold no finer times, and Unix seconds minus t0 leave float noise.
+  std::string ts(Seconds t) const { return number(std::round((t - t0_.value_or(t)) * 1e6)); }
+  void event(const std::string& json) {
+    out_ << (first_ ? "\n" : ",\n") << json;
+    first_ = false;
+  }
+  void counter(const std::string& name, Seconds t, double value, const std::string& key = "") {
+    if (!t0_) t0_ = t;
+    event("{\"ph\":\"C\",\"name\":" + json_string(name) + ",\"pid\":" + std::to_string(pid_) + ",\"ts\":" + ts(t) +
+          ",\"args\":{" + json_string(key.empty() ? unit_name_ : key) + ":" + number(value) + "}}");
+  }
+  void complete(const Stage& s) {
+    std::string name = s.name;
+    if (!s.closed) name += " (never ended)";
+    event("{\"ph\":\"X\",\"name\":" + json_string(name) + ",\"cat\":\"stage\",\"pid\":" + std::to_string(pid_) +
+          ",\"tid\":" + std::to_string(kMarkerThread) + ",\"ts\":" + ts(s.t_start) +
+          ",\"dur\":" + number(std::round((s.t_end - s.t_start) * 1e6)) + "}");
+  }
+
+  std::ostream& out_;
+  bool& first_;
+  int pid_;
+  Unit unit_;
+  std::string unit_name_;
+  TraceFacts& facts_;
+  std::optional<Seconds> t0_;
+  bool qprof_ = false;
+  Seconds last_t_ = 0;
+  Bytes last_mem_ = 0;
+  StageTracker stages_;
+  std::map<int, std::string> gpu_names_;
+  RateState cpu_, read_, write_;
+};
+
+}  // namespace
+
+void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostream& out) {
+  out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+  bool first = true;
+  std::vector<TraceFacts> facts;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int pid = static_cast<int>(i) + 1;
+    TraceFacts f;
+    f.label = inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label;
+    f.path = inputs[i].path;
+    const std::string p = std::to_string(pid);
+    out << (first ? "\n" : ",\n") << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p
+        << ",\"args\":{\"name\":" << json_string(f.label) << "}},\n"
+        << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p << ",\"args\":{\"sort_index\":" << p << "}},\n"
+        << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p << ",\"tid\":" << kMarkerThread
+        << ",\"args\":{\"name\":\"markers\"}}";
+    first = false;
+    EventWriter w(out, first, pid, unit, f);
+    dat::parse_file(inputs[i].path, w);
+    w.finish();
+    facts.push_back(std::move(f));
+  }
+  out << "\n],\n\"metadata\":{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\"traces\":[";
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    const TraceFacts& f = facts[i];
+    out << (i ? "," : "") << "\n{\"pid\":" << i + 1 << ",\"label\":" << json_string(f.label)
+        << ",\"file\":" << json_string(f.path) << ",\"command\":" << json_string(f.command)
+        << ",\"host\":" << json_string(f.host);
+    if (f.start) out << ",\"start_unix_s\":" << number(*f.start);
+    out << "}";
+  }
+  out << "\n]}}\n";
+}
+
+}  // namespace qprof::exports

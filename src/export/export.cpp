@@ -1,0 +1,86 @@
+// qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
+#include "qprof/export/export.hpp"
+
+#include <filesystem>
+#include <ostream>
+
+#include "chrome_trace.hpp"
+#include "qprof/common/version.hpp"
+#include "table.hpp"
+#include "text_out.hpp"
+
+namespace qprof::exports {
+namespace {
+
+std::string label_of(const Input& in) { return in.label.empty() ? default_label(in.path) : in.label; }
+
+std::string value_text(const std::optional<double>& v, const char* missing) { return v ? number(*v) : missing; }
+
+// One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
+void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
+  const std::vector<Column> columns = set.columns(unit);
+  const bool several = inputs.size() > 1;
+  if (several) out << "trace,";
+  for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i].name;
+  out << '\n';
+  for (const Input& in : inputs) {
+    const std::string label = csv_field(label_of(in));
+    stream_rows(in.path, set, unit, [&](const Row& r) {
+      if (several) out << label << ',';
+      out << number(r.time_s);
+      for (const auto& v : r.values) out << ',' << value_text(v, "");
+      out << '\n';
+    });
+  }
+}
+
+// {"producer", "columns": [{name, unit}…], "traces": [{label, file, rows: [[t, v…]…]}…]}
+void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
+  const std::vector<Column> columns = set.columns(unit);
+  out << "{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\n\"columns\":[";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    out << (i ? "," : "") << "{\"name\":" << json_string(columns[i].name) << ",\"unit\":" << json_string(columns[i].unit)
+        << "}";
+  }
+  out << "],\n\"traces\":[";
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(label_of(inputs[k]))
+        << ",\"file\":" << json_string(inputs[k].path) << ",\"rows\":[";
+    bool first = true;
+    stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
+      out << (first ? "\n[" : ",\n[") << number(r.time_s);
+      for (const auto& v : r.values) out << ',' << value_text(v, "null");
+      out << ']';
+      first = false;
+    });
+    out << "\n]}";
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "chrome" || name == "perfetto") return Format::chrome;
+  if (name == "csv") return Format::csv;
+  if (name == "json") return Format::json;
+  return std::nullopt;
+}
+
+std::string default_label(std::string_view path) {
+  const std::filesystem::path p{std::string(path)};
+  return p.extension() == ".dat" ? p.stem().string() : p.filename().string();
+}
+
+void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {
+  if (options.format == Format::chrome) {
+    write_chrome_trace(inputs, options.unit, out);
+    return;
+  }
+  ColumnSet set;
+  for (const Input& in : inputs) set.scan(in.path);
+  if (options.format == Format::csv) write_csv(inputs, set, options.unit, out);
+  else write_json(inputs, set, options.unit, out);
+}
+
+}  // namespace qprof::exports

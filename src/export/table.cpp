@@ -1,0 +1,226 @@
+#include "table.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "qprof/trace/format.hpp"
+
+namespace qprof::exports {
+namespace {
+
+// Rates over intervals much shorter than the schedule (the extra sample at the exit, at a marker)
+// would be noise: such an interval is merged into the next.
+constexpr double kShortestRateInterval = 0.005;
+
+std::string suffix(Unit u) {
+  if (u == Unit::B) return "bytes";
+  std::string s(unit_name(u));
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+class Scanner : public dat::Visitor {
+ public:
+  explicit Scanner(ColumnSet& c) : c_(c) {}
+  void pss(const PssSample&) override { c_.pss = true; }
+  void cgroup(const CgroupSample&) override { c_.cgroup = true; }
+  void cpu(const CpuSample&) override { c_.cpu = true; }
+  void io(const IoSample&) override { c_.io = true; }
+  void gpu_device(const GpuDevice& d) override { c_.gpu.emplace(d.index, 0); }
+  void gpu(const GpuSample& s) override { c_.gpu.emplace(s.device, 0); }
+  void child(std::int64_t pid, const MemSample&) override { c_.child.emplace(pid, 0); }
+  void kinds(const MemKindsSample&) override { c_.kinds = true; }
+  void tasks(const TasksSample&) override { c_.tasks = true; }
+  void gpu_util(const GpuUtilSample& s) override {
+    if (c_.gpu_util.size() < kMaxGpuUtilColumns) c_.gpu_util.emplace(s.device, 0);
+  }
+
+ private:
+  static constexpr std::size_t kMaxGpuUtilColumns = 64;  // a hostile trace cannot widen rows without end
+  ColumnSet& c_;
+};
+
+// A cumulative counter turned into a rate per second over its last interval.
+class Rate {
+ public:
+  void add(double t, double value) {
+    if (!have_) {
+      have_ = true;
+      t_ = t;
+      v_ = value;
+      return;
+    }
+    if (t - t_ < kShortestRateInterval) return;
+    rate_ = (value - v_) / (t - t_);
+    t_ = t;
+    v_ = value;
+  }
+  std::optional<double> rate() const { return rate_; }
+
+ private:
+  bool have_ = false;
+  double t_ = 0, v_ = 0;
+  std::optional<double> rate_;
+};
+
+class RowStreamer : public dat::Visitor {
+ public:
+  RowStreamer(const ColumnSet& c, Unit unit, const std::function<void(const Row&)>& emit)
+      : c_(c), unit_(unit), emit_(emit), gpu_(c.gpu.size()) {
+    pos_pss_ = c.pss ? next_++ : npos;
+    pos_uss_ = c.pss ? next_++ : npos;
+    pos_cgroup_ = c.cgroup ? next_++ : npos;
+    pos_gpu_ = next_;
+    next_ += c.gpu.size();
+    pos_cpu_ = c.cpu ? next_++ : npos;
+    pos_read_ = c.io ? next_++ : npos;
+    pos_write_ = c.io ? next_++ : npos;
+    pos_kinds_ = next_;
+    next_ += c.kinds ? 4 : 0;
+    pos_tasks_ = next_;
+    next_ += c.tasks ? 3 : 0;
+    pos_gpu_util_ = next_;
+    next_ += c.gpu_util.size();
+    pos_child_ = next_;
+    next_ += c.child.size();
+    row_.values.resize(next_);
+  }
+
+  void header(const TraceMeta& m) override { t0_ = m.start; }
+  void mem(const MemSample& s) override {
+    flush();
+    if (!t0_) t0_ = s.t;
+    pending_ = true;
+    t_ = s.t;
+    std::fill(row_.values.begin(), row_.values.end(), std::nullopt);
+    row_.time_s = std::round((s.t - *t0_) * 1e6) / 1e6;  // traces hold microseconds at most
+    row_.values[0] = in_unit(s.bytes, unit_);
+    if (pss_) {
+      row_.values[pos_pss_] = in_unit(pss_->pss, unit_);
+      row_.values[pos_uss_] = in_unit(pss_->uss, unit_);
+    }
+    if (cgroup_) row_.values[pos_cgroup_] = in_unit(*cgroup_, unit_);
+    for (std::size_t i = 0; i < gpu_.size(); ++i) {
+      if (gpu_[i]) row_.values[pos_gpu_ + i] = in_unit(*gpu_[i], unit_);
+    }
+    if (c_.cpu) {
+      if (const auto r = cpu_.rate()) row_.values[pos_cpu_] = *r * 100.0;
+    }
+    if (c_.io) {
+      if (const auto r = read_.rate()) row_.values[pos_read_] = *r / unit_bytes(unit_);
+      if (const auto r = write_.rate()) row_.values[pos_write_] = *r / unit_bytes(unit_);
+    }
+    if (kinds_) {
+      row_.values[pos_kinds_] = in_unit(kinds_->anon, unit_);
+      row_.values[pos_kinds_ + 1] = in_unit(kinds_->file, unit_);
+      row_.values[pos_kinds_ + 2] = in_unit(kinds_->shmem, unit_);
+      row_.values[pos_kinds_ + 3] = in_unit(kinds_->swap, unit_);
+    }
+    if (tasks_) {
+      row_.values[pos_tasks_] = static_cast<double>(tasks_->processes);
+      row_.values[pos_tasks_ + 1] = static_cast<double>(tasks_->threads);
+      row_.values[pos_tasks_ + 2] = in_unit(tasks_->vsz, unit_);
+    }
+    for (std::size_t i = 0; i < gpu_sm_.size(); ++i) {
+      if (gpu_sm_[i]) row_.values[pos_gpu_util_ + i] = *gpu_sm_[i];
+    }
+  }
+  void kinds(const MemKindsSample& s) override { kinds_ = s; }
+  void tasks(const TasksSample& s) override { tasks_ = s; }
+  void gpu_util(const GpuUtilSample& s) override {
+    const auto it = c_.gpu_util.find(s.device);
+    if (it != c_.gpu_util.end()) gpu_sm_[it->second] = s.sm_percent;
+  }
+  // CHLD lines follow the MEM line of their sample, with its time.
+  void child(std::int64_t pid, const MemSample& s) override {
+    if (!pending_ || s.t != t_) return;
+    const auto it = c_.child.find(pid);
+    if (it != c_.child.end()) row_.values[pos_child_ + it->second] = in_unit(s.bytes, unit_);
+  }
+  void pss(const PssSample& s) override { pss_ = s; }
+  void cgroup(const CgroupSample& s) override { cgroup_ = s.usage; }
+  void gpu(const GpuSample& s) override {
+    const auto it = c_.gpu.find(s.device);
+    if (it != c_.gpu.end()) gpu_[it->second] = s.tree;
+  }
+  void cpu(const CpuSample& s) override { cpu_.add(s.t, s.cpu_seconds); }
+  void io(const IoSample& s) override {
+    read_.add(s.t, static_cast<double>(s.read_bytes));
+    write_.add(s.t, static_cast<double>(s.write_bytes));
+  }
+
+  void flush() {
+    if (pending_) emit_(row_);
+    pending_ = false;
+  }
+
+ private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  const ColumnSet& c_;
+  Unit unit_;
+  const std::function<void(const Row&)>& emit_;
+  std::size_t next_ = 1;  // 0 is the RSS
+  std::size_t pos_pss_, pos_uss_, pos_cgroup_, pos_gpu_, pos_cpu_, pos_read_, pos_write_, pos_child_;
+  std::size_t pos_kinds_, pos_tasks_, pos_gpu_util_;
+  std::optional<MemKindsSample> kinds_;
+  std::optional<TasksSample> tasks_;
+  std::vector<std::optional<double>> gpu_sm_ = std::vector<std::optional<double>>(c_.gpu_util.size());
+  std::optional<Seconds> t0_;
+  bool pending_ = false;
+  Seconds t_ = 0;
+  Row row_;
+  std::optional<PssSample> pss_;
+  std::optional<Bytes> cgroup_;
+  std::vector<std::optional<Bytes>> gpu_;
+  Rate cpu_, read_, write_;
+};
+
+}  // namespace
+
+void ColumnSet::scan(const std::string& path) {
+  Scanner s(*this);
+  dat::parse_file(path, s);
+  std::size_t i = 0;
+  for (auto& [index, pos] : gpu) pos = i++;
+  i = 0;
+  for (auto& [pid, pos] : child) pos = i++;
+  i = 0;
+  for (auto& [index, pos] : gpu_util) pos = i++;
+}
+
+std::vector<Column> ColumnSet::columns(Unit unit) const {
+  const std::string u(unit_name(unit)), s = suffix(unit);
+  std::vector<Column> out = {{"time_s", "s"}, {"rss_" + s, u}};
+  if (pss) {
+    out.push_back({"pss_" + s, u});
+    out.push_back({"uss_" + s, u});
+  }
+  if (cgroup) out.push_back({"cgroup_" + s, u});
+  for (const auto& [index, pos] : gpu) out.push_back({"gpu" + std::to_string(index) + "_" + s, u});
+  if (cpu) out.push_back({"cpu_percent", "% of one core"});
+  if (io) {
+    out.push_back({"read_" + s + "_per_s", u + "/s"});
+    out.push_back({"write_" + s + "_per_s", u + "/s"});
+  }
+  if (kinds) {
+    for (const char* k : {"anon_", "file_", "shmem_", "swap_"}) out.push_back({k + s, u});
+  }
+  if (tasks) {
+    out.push_back({"processes", "count"});
+    out.push_back({"threads", "count"});
+    out.push_back({"vsz_" + s, u});
+  }
+  for (const auto& [index, pos] : gpu_util) out.push_back({"gpu" + std::to_string(index) + "_sm_percent", "%"});
+  for (const auto& [pid, pos] : child) out.push_back({"child_" + std::to_string(pid) + "_" + s, u});
+  return out;
+}
+
+void stream_rows(const std::string& path, const ColumnSet& columns, Unit unit,
+                 const std::function<void(const Row&)>& emit) {
+  RowStreamer r(columns, unit, emit);
+  dat::parse_file(path, r);
+  r.flush();
+}
+
+}  // namespace qprof::exports

@@ -1,0 +1,136 @@
+// The chart builder's private parts, shared by its files: chart.cpp (traces, x range, units,
+// panels), chart_series.cpp (what each panel draws), chart_labels.cpp (checkpoints, stages, peak
+// and title labels), chart_layout.cpp (geometry, y ranges, the time axis).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qprof/common/units.hpp"
+#include "qprof/plot/chart.hpp"
+#include "qprof/plot/labels.hpp"
+
+namespace qprof::plot::chart_detail {
+
+inline constexpr int kPalette = 8;
+inline constexpr std::size_t kMaxChildren = 7;  // per trace, the highest peaks: palette slots 2–8 (1 is the tree's)
+
+int palette_slot(std::size_t i);
+double panel_weight(Panel p);
+std::string fmt(const char* f, double v);
+std::string bytes_text(double bytes, const std::optional<Unit>& unit);
+std::string metric_name(const TraceData& d);
+// The legend's name of a --metric series: "tree PSS".
+std::string metric_title(const std::string& metric);
+std::string signal_name(int sig);
+// Rates of a cumulative counter, held over each interval (for `steps`): the point at t[i-1]
+// carries the rate between t[i-1] and t[i]; a last point closes the final interval.
+//
+// An interval much shorter than the others (the extra sample at a marker, the last one at the
+// exit) is merged into its neighbour: counters move in steps (CPU time in 10 ms ticks), and a
+// step over 2 ms would read as 500 %.
+std::vector<Point> rates(const std::vector<Point>& cumulative, double scale);
+std::vector<Point> scaled(const std::vector<Point>& pts, double divisor);
+double max_of(const std::vector<Point>& pts, double xmin, double xmax);
+
+// A label waiting for its place: anchored on a band (x0 < x1) or a line (x0 == x1).
+struct LabelSeed {
+  std::string text;
+  LabelKind kind;
+  int color;
+  double x0, x1;
+};
+
+// One panel before the geometry is known.
+struct Draft {
+  ChartPanel panel;
+  std::size_t stack = 0;
+  bool top_of_stack = false;
+  double data_max = 0;  // display units
+  std::vector<LabelSeed> seeds;
+  struct LaneStage {
+    int lane, shade;
+    LabelSeed seed;
+  };
+  std::vector<LaneStage> lane_stages;  // overlays: stages as bars, one lane per trace
+  int lanes = 0;
+  std::optional<ChartPoint> peak;  // with a label (one trace per stack)
+  std::string peak_text;
+  LabelLayout layout;
+  double plot_h = 0, plot_w = 0, plot_left = 0, plot_top = 0;  // pixels, from the top-left
+};
+
+struct Units {
+  std::optional<Unit> chosen;  // --unit
+  Unit memory = Unit::MiB;
+  Unit gpu = Unit::MiB;
+  Unit io = Unit::MiB;  // per second
+};
+
+class Builder {
+ public:
+  Builder(const std::vector<TraceInput>& traces, const PlotOptions& o, Format f, int w, int h)
+      : all_(traces), o_(o), format_(f), W_(w), H_(h) {}
+
+  Chart build();
+
+ private:
+  void select_traces();
+  void x_range();
+  void choose_units();
+  void drafts();
+  void add_series(Draft& d, ChartSeries s);
+  void hline(Draft& d, Role role, int color, double y, std::string title);
+  void memory_panel(Draft& d, const std::vector<TraceInput>& in);
+  void children(Draft& d, const TraceInput& in, bool single, double unit);
+  void exact_peaks(Draft& d, const TraceData& t, int color, double unit, bool titled);
+  void gpu_panel(Draft& d, const std::vector<TraceInput>& in);
+  void torch_series(Draft& d, const TraceData& t, double unit);
+  void cpu_panel(Draft& d, const std::vector<TraceInput>& in);
+  void io_panel(Draft& d, const std::vector<TraceInput>& in);
+  // chart_usage.cpp: KINDS, TASKS and GPUUTIL panels.
+  void memory_kinds_panel(Draft& d, const std::vector<TraceInput>& in);
+  void tasks_panel(Draft& d, const std::vector<TraceInput>& in);
+  void vsz_panel(Draft& d, const std::vector<TraceInput>& in);
+  void gpu_util_panel(Draft& d, const std::vector<TraceInput>& in);
+  void disk_panel(Draft& d, const std::vector<TraceInput>& in);  // chart_disk.cpp
+  void limit_line(Draft& d, const TraceData& t, double unit);    // chart_disk.cpp
+  int trace_color(const TraceInput& t) const;
+  // Stages, checkpoints and the end of a killed command, in every panel; labels only on top.
+  void annotations(Draft& d, const std::vector<TraceInput>& in);
+  // Width in pixels of the y tic labels of an axis reaching `ymax`.
+  double tic_label_width(double ymax) const;
+  void geometry();
+  bool any_seeds() const;
+  std::string title_text() const;
+  void place_labels();
+  void y_ranges();
+  void time_axis();
+
+  void note(std::string n) { chart_.notes.push_back(std::move(n)); }
+
+  double lane_h() const { return text_ ? 1.0 : 1.2 * line_; }
+
+  // Width of an average character: `ems` of the font, or one cell of a text chart.
+  double char_w(double ems) const { return text_ ? 1.0 : ems * em_; }
+
+  double px(const Draft& d, double x) const { return d.plot_left + (x - xmin_) / (xmax_ - xmin_) * d.plot_w; }
+
+  const std::vector<TraceInput>& all_;
+  const PlotOptions& o_;
+  Format format_;
+  double W_, H_;
+  bool text_ = false;
+  double em_ = 13, line_ = 17;
+  std::vector<TraceInput> traces_;
+  double xmin_ = 0, xmax_ = 1;
+  Units units_;
+  std::vector<Panel> panels_;
+  std::vector<Draft> drafts_;
+  std::vector<std::pair<std::size_t, double>> facet_titles_;
+  Chart chart_;
+};
+
+}  // namespace qprof::plot::chart_detail

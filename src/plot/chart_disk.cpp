@@ -1,0 +1,77 @@
+// The disk panel (--watch-dir directories: their sizes and their file systems' free space) and
+// the memory limit in force as a line of the memory panel.
+#include <algorithm>
+
+#include "chart_builder.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/plot/escape.hpp"
+
+namespace qprof::plot::chart_detail {
+
+namespace {
+
+// A figure more than this many times the drawn data's top is written, not drawn.
+constexpr double kOffChart = 1.5;
+
+}  // namespace
+
+void Builder::limit_line(Draft& d, const TraceData& t, double unit) {
+  const auto it = t.meta.other.find("limit");
+  if (it == t.meta.other.end()) return;
+  double bytes = 0;
+  try {
+    bytes = std::stod(it->second);
+  } catch (const std::exception&) {
+    return;  // not a number: nothing to draw
+  }
+  if (!(bytes > 0)) return;
+  const auto src = t.meta.other.find("limit_source");
+  const std::string title = (src == t.meta.other.end() ? std::string("memory") : display_text(src->second, 16)) +
+                            " limit " + bytes_text(bytes, units_.chosen);
+  // A limit far above the tree (the machine's MemTotal) would flatten the chart: written instead.
+  if (d.data_max > 0 && bytes / unit > kOffChart * d.data_max) {
+    note(title + " (off the chart)");
+    return;
+  }
+  hline(d, Role::limit, 0, bytes / unit, title);
+}
+
+void Builder::disk_panel(Draft& d, const std::vector<TraceInput>& in) {
+  double top = 0, free_low = 0;
+  bool any_free = false;
+  for (const TraceInput& ti : in) {
+    for (const DirData& w : ti.data->dirs) {
+      if (w.apparent.empty()) continue;
+      top = std::max(top, w.apparent.envelope().max().v);
+      if (!w.fs_free.empty()) {
+        const double low = w.fs_free.envelope().min().v;
+        free_low = any_free ? std::min(free_low, low) : low;
+        any_free = true;
+      }
+    }
+  }
+  // Free space is drawn when it shares the sizes' scale (a small or nearly full file system);
+  // otherwise the key gives its lowest value.
+  const bool draw_free = any_free && free_low <= kOffChart * std::max(top, 1.0);
+  const Unit u = o_.unit.value_or(auto_unit(bytes_from_double(draw_free ? std::max(top, free_low) : top), Unit::KiB));
+  const double unit = unit_bytes(u);
+  d.panel.ylabel = "disk (" + std::string(unit_name(u)) + ")";
+  const bool single = in.size() == 1;
+  std::size_t k = 0;
+  for (const TraceInput& ti : in) {
+    for (const DirData& w : ti.data->dirs) {
+      if (w.apparent.empty()) continue;
+      const int color = single ? palette_slot(k++) : trace_color(ti);
+      const std::string who = (single ? std::string() : display_text(ti.label, 24) + ": ") + display_text(w.info.path, 40);
+      std::string title = who + ", peak " + bytes_text(w.apparent.envelope().max().v, units_.chosen);
+      if (!w.fs_free.empty() && !draw_free) title += " (fs free ≥ " + bytes_text(w.fs_free.envelope().min().v, units_.chosen) + ")";
+      add_series(d, {Role::dir_size, color, false, false, std::move(title), scaled(w.apparent.points(), unit)});
+      if (draw_free && !w.fs_free.empty()) {
+        add_series(d, {Role::dir_free, color, true, false, who + ": free space of its file system",
+                       scaled(w.fs_free.points(), unit)});
+      }
+    }
+  }
+}
+
+}  // namespace qprof::plot::chart_detail

@@ -1,0 +1,246 @@
+// The canvas: panel geometry and margins, y ranges and tics, the time axis.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "chart_builder.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/plot/labels.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::plot::chart_detail {
+
+// Width in pixels of the y tic labels of an axis reaching `ymax`.
+double Builder::tic_label_width(double ymax) const {
+  const double rounded = std::abs(ymax) < 1e-300 ? 1 : ymax;
+  const std::string s = fmt("%.2g", rounded);
+  std::size_t chars = s.find('e') != std::string::npos ? 7 : std::max<std::size_t>(fmt("%.0f", rounded).size(), s.size());
+  if (rounded < 10) chars = std::max<std::size_t>(chars, 3);  // "0.5", "2.5"
+  return text_ ? static_cast<double>(chars) + 1 : (chars * 0.64 + 0.6) * em_;
+}
+
+void Builder::geometry() {
+  // Right margin: the widest key.
+  const double sample = text_ ? 8 : 3.2 * em_;  // the key's line sample and its gaps
+  double key_w = 0;
+  for (const Draft& d : drafts_) {
+    for (const ChartSeries& s : d.panel.series) {
+      if (!s.title.empty()) key_w = std::max(key_w, text_width_px(s.title, em_, text_));
+    }
+  }
+  const double key_cap = W_ * (text_ ? 0.34 : 0.36);
+  double right_margin = key_w > 0 ? std::min(key_cap, key_w + sample + 1.5 * em_) : 1.5 * em_;
+  if (key_w > 0 && key_w + sample + 1.5 * em_ > key_cap) {
+    // Shorten the entries to what fits, at ~0.6 em a character.
+    const auto chars = static_cast<std::size_t>(std::max(6.0, (key_cap - sample - 1.5 * em_) / ((text_ ? 1.0 : 0.6) * em_)));
+    for (Draft& d : drafts_) {
+      for (ChartSeries& s : d.panel.series) s.title = display_text(s.title, chars);
+    }
+  }
+
+  // Left margin: y label and the widest tic labels (the axes reach a little above the data).
+  double tics = 0;
+  for (const Draft& d : drafts_) tics = std::max(tics, tic_label_width(d.data_max * 1.25));
+  const double left_margin = (text_ ? 2 : 1.7 * line_) + tics + (text_ ? 0 : 0.4 * em_);
+
+  // Vertical layout, from the top.
+  const bool has_title = !title_text().empty();
+  const double top_chrome = has_title ? 2.0 * line_ : (text_ ? 1 : 0.8 * line_);
+  const double facet_title = o_.facet ? (text_ ? 1 : 1.5 * line_) : 0;
+  const double panel_gap = text_ ? 1 : 0.7 * line_;
+  const double stack_gap = text_ ? 0 : 0.5 * line_;
+  const std::size_t stacks = o_.facet ? traces_.size() : 1;
+
+  // Notes are known only after the labels are placed, which needs the widths: reserve room for
+  // the notes we already have plus one for label notes.
+  const auto bottom_chrome = [&](std::size_t notes) {
+    return (text_ ? 2.0 : 2.9 * line_) + static_cast<double>(notes) * (text_ ? 1 : 1.15 * line_) + (text_ ? 0 : 0.3 * line_);
+  };
+  std::size_t reserved_notes = chart_.notes.size() + (any_seeds() ? 1 : 0);
+  double fixed = top_chrome + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
+                 static_cast<double>(stacks - 1) * stack_gap;
+  double weights = 0;
+  for (const Draft& d : drafts_) weights += panel_weight(d.panel.kind);
+  fixed += static_cast<double>(drafts_.size() - stacks) * panel_gap;
+  const double avail = std::max(static_cast<double>(H_) - fixed, 3.0 * static_cast<double>(drafts_.size()));
+
+  const double plot_left = left_margin;
+  const double plot_right = W_ - right_margin;
+  double y = top_chrome;
+  for (std::size_t i = 0; i < drafts_.size(); ++i) {
+    Draft& d = drafts_[i];
+    if (d.top_of_stack) {
+      if (d.stack > 0) y += stack_gap;
+      if (o_.facet) {
+        facet_titles_.push_back({d.stack, y + facet_title * 0.55});
+        y += facet_title;
+      }
+    } else {
+      y += panel_gap;
+    }
+    d.plot_top = y;
+    d.plot_h = avail * panel_weight(d.panel.kind) / weights;
+    d.plot_left = plot_left;
+    d.plot_w = std::max(plot_right - plot_left, 1.0);
+    y += d.plot_h;
+    d.panel.box = Box{plot_left / W_, plot_right / W_, 1.0 - y / H_, 1.0 - d.plot_top / H_};
+    d.panel.key = std::any_of(d.panel.series.begin(), d.panel.series.end(),
+                              [](const ChartSeries& s) { return !s.title.empty(); });
+    d.panel.key_x = (plot_right + (text_ ? 1 : 0.6 * em_)) / W_;
+    d.panel.key_y = d.panel.box.top;
+  }
+  drafts_.back().panel.xtic_labels = true;
+
+  place_labels();
+  y_ranges();
+
+  // Canvas labels: title, facet titles, notes.
+  if (has_title) {
+    ChartLabel l;
+    l.text = display_text(title_text(), static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.62))));
+    l.kind = LabelKind::title;
+    l.coords = ChartLabel::Coords::screen;
+    l.x = 0.5;
+    l.y = 1.0 - (text_ ? 0.5 : 0.95 * line_) / H_;
+    l.center = true;
+    chart_.canvas_labels.push_back(std::move(l));
+  }
+  for (const auto& [stack, yy] : facet_titles_) {
+    const TraceInput& t = traces_[stack];
+    std::string text = t.label;
+    if (!t.data->cmdline.empty()) text += " — " + t.data->cmdline;
+    ChartLabel l;
+    l.text = display_text(text, static_cast<std::size_t>(std::max(10.0, (plot_right - plot_left) / char_w(0.62))));
+    l.kind = LabelKind::facet;
+    l.color = palette_slot(stack);
+    l.coords = ChartLabel::Coords::screen;
+    l.x = plot_left / W_;
+    l.y = 1.0 - yy / H_;
+    chart_.canvas_labels.push_back(std::move(l));
+  }
+  const double xlabel_y = y + (text_ ? 1.5 : 2.1 * line_);
+  double note_y = xlabel_y + (text_ ? 1 : 1.2 * line_);
+  for (const std::string& n : chart_.notes) {
+    ChartLabel l;
+    l.text = display_text(n, static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.55))));
+    l.kind = LabelKind::note;
+    l.coords = ChartLabel::Coords::screen;
+    l.x = (text_ ? 0 : 0.6 * em_) / W_;
+    l.y = std::max(0.0, 1.0 - note_y / H_);
+    chart_.canvas_labels.push_back(std::move(l));
+    note_y += text_ ? 1 : 1.15 * line_;
+  }
+  for (Draft& d : drafts_) chart_.panels.push_back(std::move(d.panel));
+}
+
+void Builder::y_ranges() {
+  // Headroom for the label rows and the peak's text, as a fraction of each panel's height;
+  // panels of one kind share their y range (facets compare at a glance).
+  std::map<int, double> data_max, frac;
+  for (Draft& d : drafts_) {
+    const int k = static_cast<int>(d.panel.kind);
+    double reserved = d.top_of_stack && !text_ ? 0.3 * line_ : 0.0;
+    reserved += d.lanes * lane_h();
+    if (d.layout.rows > 0) reserved += d.layout.rows * line_ + (text_ ? 0 : 0.2 * line_);
+    if (d.peak) reserved += text_ ? 2.0 : 1.4 * line_;
+    else if (!d.panel.points.empty()) reserved += text_ ? 1.0 : 0.6 * line_;  // the peaks' marks
+    double f = std::min(reserved / std::max(d.plot_h, 1.0), 0.6);
+    if (d.panel.kind != Panel::memory && f < 0.07) f = 0.07;
+    if (d.panel.kind == Panel::memory && f < 0.05) f = 0.05;
+    data_max[k] = std::max(data_max[k], d.data_max);
+    frac[k] = std::max(frac[k], f);
+  }
+  for (Draft& d : drafts_) {
+    const int k = static_cast<int>(d.panel.kind);
+    double top = data_max[k] > 0 ? data_max[k] : 1.0;
+    d.panel.ymin = 0;
+    d.panel.ymax = top / (1.0 - frac[k]);
+
+    // Stage lanes (overlays), then label rows, from the top of the panel down.
+    const double pad = text_ ? 0 : 0.3 * line_;
+    for (const Draft::LaneStage& ls : d.lane_stages) {
+      const double top_px = pad + ls.lane * lane_h();
+      const double bar_h = lane_h() - (text_ ? 0 : 0.2 * line_);
+      const LabelSeed& s = ls.seed;
+      if (!text_) {
+        d.panel.bands.push_back(ChartBand{s.x0, s.x1, ls.shade, s.color, 1.0 - (top_px + bar_h) / d.plot_h,
+                                          1.0 - top_px / d.plot_h});
+      }
+      // The stage's name inside its bar, shortened to fit, or not at all.
+      const double room = px(d, s.x1) - px(d, s.x0) - (text_ ? 1 : 0.7 * em_);
+      const std::size_t fit = static_cast<std::size_t>(std::max(0.0, room / char_w(0.66)));
+      if (fit < 3) continue;
+      ChartLabel l;
+      l.text = display_text(s.text, fit);
+      if (text_width_px(l.text, em_, text_) > room) l.text = display_text(s.text, fit * 3 / 4);
+      if (l.text.size() < 2) continue;
+      l.kind = LabelKind::stage;
+      l.color = s.color;
+      l.coords = ChartLabel::Coords::first_graph;
+      l.x = s.x0;
+      l.dx_em = text_ ? 0 : 0.35;
+      l.y = 1.0 - (top_px + (text_ ? 1.0 : bar_h / 2)) / d.plot_h;
+      d.panel.labels.push_back(std::move(l));
+    }
+    const double rows_top = pad + d.lanes * lane_h();
+    for (const PlacedLabel& p : d.layout.placed) {
+      const LabelSeed& s = d.seeds[p.item];
+      ChartLabel l;
+      l.text = p.text;
+      l.kind = s.kind;
+      l.color = s.color;
+      l.coords = ChartLabel::Coords::first_graph;
+      const double pad_x = text_ ? 1 : 0.35 * em_;
+      l.right = p.right_aligned;
+      l.x = p.right_aligned ? s.x1 : s.x0;
+      l.dx_em = (p.right_aligned ? -pad_x : pad_x) / em_;
+      l.y = 1.0 - (rows_top + (p.row + (text_ ? 1.0 : 0.5)) * line_) / d.plot_h;
+      d.panel.labels.push_back(std::move(l));
+    }
+    if (d.peak) {
+      d.panel.points.push_back(*d.peak);
+      ChartLabel l;
+      l.text = d.peak_text;
+      l.kind = LabelKind::peak;
+      l.coords = ChartLabel::Coords::first_first;
+      l.x = d.peak->x;
+      l.y = d.peak->y;
+      const double w = text_width_px(l.text, em_, text_);
+      const double off = text_ ? 1 : 0.7 * em_;
+      l.right = px(d, d.peak->x) + off + w > d.plot_left + d.plot_w;
+      l.dx_em = (l.right ? -off : off) / em_;
+      l.dy_em = text_ ? 1 : 0.75 * line_ / em_;
+      d.panel.labels.push_back(std::move(l));
+    }
+  }
+}
+
+void Builder::time_axis() {
+  const double span = xmax_ - xmin_;
+  // Tic steps keep labels about 7 ems apart.
+  const double plot_w = chart_.panels.empty() ? W_ : (chart_.panels[0].box.right - chart_.panels[0].box.left) * W_;
+  const double max_tics = std::max(2.0, plot_w / ((text_ ? 8 : 6.5) * em_));
+  const auto pick = [&](std::initializer_list<double> steps) {
+    for (double s : steps) {
+      if (span / s <= max_tics) return s;
+    }
+    return *(steps.end() - 1) * std::ceil(span / max_tics / *(steps.end() - 1));
+  };
+  if (xmax_ <= 600) {
+    chart_.time_format = TimeFormat::seconds;
+    chart_.xlabel = "time from start (s)";
+  } else if (xmax_ <= 2 * 3600) {  // as human_seconds: minutes up to 2 h
+    chart_.time_format = TimeFormat::minutes;
+    chart_.xtic_step = pick({30, 60, 120, 300, 600, 900, 1200, 1800, 3600});
+    chart_.xlabel = "time from start (min:s)";
+  } else {
+    chart_.time_format = TimeFormat::hours;
+    chart_.xtic_step = pick({600, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400});
+    chart_.xlabel = "time from start (h:min)";
+  }
+}
+
+}  // namespace qprof::plot::chart_detail

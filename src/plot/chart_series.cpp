@@ -1,0 +1,258 @@
+// What each panel draws: the tree's memory, children, exact peaks, GPU, CPU and I/O series.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "chart_builder.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/plot/labels.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::plot::chart_detail {
+
+// A figure more than this many times the drawn data's top is written, not drawn.
+constexpr double kOffChartFactor = 1.5;
+
+// The program of a shell-quoted command line: "python3" of "/usr/bin/python3 -c '…'".
+std::string command_name(std::string_view cmdline) {
+  std::string_view first = cmdline.substr(0, cmdline.find(' '));
+  if (const auto slash = first.rfind('/'); slash != std::string_view::npos) first.remove_prefix(slash + 1);
+  return first.empty() ? "root" : std::string(first);
+}
+
+std::string metric_title(const std::string& metric) {
+  if (metric == "pss") return "tree PSS";
+  if (metric == "uss") return "tree USS";
+  if (metric == "gpu") return "tree GPU memory";
+  if (metric == "cgroup") return "cgroup charge (includes page cache)";
+  if (metric.rfind("dir:", 0) == 0) return "size of " + display_text(metric.substr(4), 40);
+  return "tree RSS";
+}
+
+void Builder::add_series(Draft& d, ChartSeries s) {
+  d.data_max = std::max(d.data_max, max_of(s.data, xmin_, xmax_));
+  d.panel.series.push_back(std::move(s));
+}
+
+void Builder::hline(Draft& d, Role role, int color, double y, std::string title) {
+  ChartSeries s;
+  s.role = role;
+  s.color = color;
+  s.dashed = true;
+  s.title = std::move(title);
+  s.data = {{xmin_, y}, {xmax_, y}};
+  add_series(d, std::move(s));
+}
+
+void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
+  const double unit = unit_bytes(units_.memory);
+  d.panel.ylabel = "memory (" + std::string(unit_name(units_.memory)) + ")";
+  const bool single = in.size() == 1;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const TraceData& t = *in[i].data;
+    const int color = single ? 0 : trace_color(in[i]);
+    // --metric: the series drawn as the trace's line (checked to exist before the chart is built).
+    const Series* chosen = metric_series_of(t, o_.metric);
+    const bool rss = o_.metric == "rss" || !chosen;
+    const Series& main = rss ? t.mem : *chosen;
+    const Point peak = main.envelope().max();
+    const std::string peak_text = bytes_text(peak.v, units_.chosen) + " at " + human_seconds(peak.t);
+
+    if (o_.children) children(d, in[i], single, unit);
+    if (single && !rss) {
+      add_series(d, {Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
+                     scaled(main.points(), unit)});
+      d.peak = ChartPoint{peak.t, peak.v / unit, 0};
+      d.peak_text = "peak " + peak_text;
+    } else if (single) {
+      if (!t.cgroup.empty()) {
+        add_series(d, {Role::cgroup, 0, false, false, "cgroup charge (includes page cache)", scaled(t.cgroup.points(), unit)});
+      }
+      if (!t.pss.empty()) {
+        add_series(d, {Role::pss, 0, false, false, "PSS of the tree", scaled(t.pss.points(), unit)});
+        add_series(d, {Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)});
+      }
+      // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
+      add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + peak_text,
+                     scaled(t.mem.points(), unit)});
+      exact_peaks(d, t, 0, unit, true);
+      limit_line(d, t, unit);
+      d.peak = ChartPoint{peak.t, peak.v / unit, 0};
+      d.peak_text = "peak " + peak_text;
+    } else {
+      std::string title = display_text(in[i].label, 40) + ", " + (rss ? "" : metric_title(o_.metric) + " ") + "peak " + peak_text;
+      if (auto it = t.peaks.find(std::string(dat::kPeakCgroup)); rss && it != t.peaks.end()) {
+        title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
+      }
+      add_series(d, {Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)});
+      if (!in[i].faint) d.panel.points.push_back(ChartPoint{peak.t, peak.v / unit, color});
+    }
+  }
+}
+
+void Builder::children(Draft& d, const TraceInput& in, bool single, double unit) {
+  const TraceData& t = *in.data;
+  if (t.children.empty()) {
+    note(in.label + ": no per-process samples (CHLD lines; record with qprof run -M)");
+    return;
+  }
+  std::vector<const ChildData*> order;
+  for (const ChildData& c : t.children) {
+    if (!c.mem.empty()) order.push_back(&c);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const ChildData* a, const ChildData* b) {
+    return a->mem.envelope().max().v > b->mem.envelope().max().v;
+  });
+  const std::size_t shown = std::min(order.size(), kMaxChildren);
+  if (shown < order.size()) {
+    note(in.label + ": the " + std::to_string(shown) + " processes with the highest peaks of " +
+         std::to_string(order.size()) + " are drawn");
+  }
+  for (std::size_t k = 0; k < shown; ++k) {
+    const ChildData& c = *order[k];
+    ChartSeries s;
+    s.role = Role::child;
+    s.data = scaled(c.mem.points(), unit);
+    if (single) {
+      s.color = palette_slot(k + 1);
+      // Named "python3 (2920)" by the trace's PROC lines; the root without one by its command.
+      const bool is_root = t.root_line && &c == &t.children.front();
+      std::string name = !c.name.empty() ? display_text(c.name, 24) + " (" + std::to_string(c.pid) + ")"
+                         : is_root       ? display_text(command_name(t.cmdline), 24) + " (" + std::to_string(c.pid) + ")"
+                                         : "pid " + std::to_string(c.pid);
+      if (is_root) name += ", root";
+      s.title = name + ", peak " + bytes_text(c.mem.envelope().max().v, units_.chosen);
+    } else {
+      s.color = trace_color(in);
+      s.dashed = true;
+      if (k == 0) s.title = display_text(in.label, 40) + ": " + std::to_string(order.size()) + " processes";
+    }
+    add_series(d, std::move(s));
+  }
+}
+
+void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, bool titled) {
+  struct Kind {
+    std::string_view name;
+    Role role;
+    const char* title;
+  };
+  static const Kind kinds[] = {
+      {dat::kPeakCgroup, Role::peak_cgroup, "cgroup charge peak (includes page cache): "},
+      {dat::kPeakKernelProcess, Role::peak_kernel, "largest process, kernel peak (lower bound): "},
+      {dat::kPeakHwmSum, Role::peak_hwm, "sum of VmHWM (upper bound): "},
+  };
+  // The axis fits the drawn series: a figure far above them (Σ VmHWM of workers that never
+  // coexisted) is written in a note under the chart instead of stretching the axis (a legend
+  // entry would be shortened to the key's width and lose the figure).
+  const double drawn = d.data_max;
+  for (const Kind& k : kinds) {
+    auto it = t.peaks.find(std::string(k.name));
+    if (it == t.peaks.end()) continue;
+    const double b = static_cast<double>(it->second);
+    if (drawn > 0 && b / unit > kOffChartFactor * drawn) {
+      if (titled) note(std::string(k.title) + bytes_text(b, units_.chosen) + " (off the chart)");
+      continue;
+    }
+    hline(d, k.role, color, b / unit, titled ? k.title + bytes_text(b, units_.chosen) : std::string());
+  }
+}
+
+void Builder::gpu_panel(Draft& d, const std::vector<TraceInput>& in) {
+  const double unit = unit_bytes(units_.gpu);
+  d.panel.ylabel = "GPU memory (" + std::string(unit_name(units_.gpu)) + ")";
+  const bool single = in.size() == 1;
+  for (const TraceInput& ti : in) {
+    const TraceData& t = *ti.data;
+    if (single) {
+      for (std::size_t k = 0; k < t.gpus.size(); ++k) {
+        const GpuDeviceData& g = t.gpus[k];
+        const std::string gpu = "GPU" + std::to_string(g.info.index);
+        const int color = palette_slot(k);
+        if (!g.tree.empty()) {
+          add_series(d, {Role::gpu_tree, color, false, false,
+                         gpu + ": tree, peak " + bytes_text(g.tree.envelope().max().v, units_.chosen),
+                         scaled(g.tree.points(), unit)});
+        }
+        if (!g.used.empty() && g.used.envelope().max().v > 0) {  // 0: the backend cannot tell
+          std::string title = gpu + ": device in use";
+          if (g.info.total > 0) title += " of " + bytes_text(static_cast<double>(g.info.total), units_.chosen);
+          if (!g.info.name.empty()) title += " (" + display_text(g.info.name, 32) + ")";
+          add_series(d, {Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)});
+        }
+      }
+      torch_series(d, t, unit);
+    } else if (!t.gpu_total.empty()) {
+      add_series(d, {Role::gpu_tree, trace_color(ti), false, false,
+                     display_text(ti.label, 40) + ", peak " + bytes_text(t.gpu_total.envelope().max().v, units_.chosen),
+                     scaled(t.gpu_total.points(), unit)});
+    }
+  }
+}
+
+// torch's own figures beside the driver's: the gap between reserved and the driver's is the CUDA
+// context, between allocated and reserved the caching allocator's cache.
+void Builder::torch_series(Draft& d, const TraceData& t, double unit) {
+  std::map<int, std::pair<std::vector<Point>, std::vector<Point>>> by_device;
+  for (const TorchSample& s : t.torch) {
+    by_device[s.device].first.push_back({s.t, static_cast<double>(s.allocated) / unit});
+    by_device[s.device].second.push_back({s.t, static_cast<double>(s.reserved) / unit});
+  }
+  int slot = 0;
+  for (auto& [device, series] : by_device) {
+    const std::string name = "torch cuda:" + std::to_string(device);
+    const int color = palette_slot(static_cast<std::size_t>(slot++));
+    add_series(d, {Role::torch_reserved, color, true, true, name + " reserved", std::move(series.second)});
+    add_series(d, {Role::torch_allocated, color, false, true, name + " allocated", std::move(series.first)});
+  }
+}
+
+void Builder::cpu_panel(Draft& d, const std::vector<TraceInput>& in) {
+  d.panel.ylabel = "CPU (% of one core)";
+  const bool single = in.size() == 1;
+  for (const TraceInput& ti : in) {
+    std::vector<Point> r = rates(ti.data->cpu.last_points(), 100.0);
+    if (r.empty()) continue;
+    add_series(d, {single ? Role::cpu : Role::trace, single ? 0 : trace_color(ti), false, true,
+                   single ? "CPU of the tree" : display_text(ti.label, 40), std::move(r)});
+  }
+  d.data_max = std::max(d.data_max, 100.0);
+}
+
+void Builder::io_panel(Draft& d, const std::vector<TraceInput>& in) {
+  // The unit follows the highest rate of all traces.
+  std::vector<std::pair<std::vector<Point>, std::vector<Point>>> rw;
+  double top = 0;
+  for (const TraceInput& ti : in) {
+    rw.emplace_back(rates(ti.data->io_read.last_points(), 1.0), rates(ti.data->io_write.last_points(), 1.0));
+    top = std::max({top, max_of(rw.back().first, xmin_, xmax_), max_of(rw.back().second, xmin_, xmax_)});
+  }
+  const Unit u = o_.unit.value_or(auto_unit(bytes_from_double(top), Unit::KiB));
+  const double unit = unit_bytes(u);
+  d.panel.ylabel = "I/O (" + std::string(unit_name(u)) + "/s)";
+  const bool single = in.size() == 1;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::string who = single ? std::string() : display_text(in[i].label, 40) + ": ";
+    const int color = single ? 0 : trace_color(in[i]);
+    if (!rw[i].first.empty()) {
+      add_series(d, {single ? Role::io_read : Role::trace, color, false, true, who + "storage read",
+                     scaled(rw[i].first, unit)});
+    }
+    if (!rw[i].second.empty()) {
+      add_series(d, {single ? Role::io_write : Role::trace, color, !single, true, who + "storage write",
+                     scaled(rw[i].second, unit)});
+    }
+  }
+}
+
+int Builder::trace_color(const TraceInput& t) const {
+  for (std::size_t i = 0; i < traces_.size(); ++i) {
+    if (traces_[i].data == t.data) return palette_slot(i);
+  }
+  return 1;
+}
+
+}  // namespace qprof::plot::chart_detail

@@ -1,0 +1,193 @@
+// A job of several traces as one document and one-liners (qprof report --sum, qprof peak --sum).
+#include "qprof/report/job.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace qprof::report {
+namespace {
+
+Column column(std::string key, std::string title, Kind kind, bool human = true) {
+  Column c;
+  c.key = std::move(key);
+  c.title = std::move(title);
+  c.kind = kind;
+  c.human = human;
+  return c;
+}
+
+std::vector<const Trace*> subset(const std::vector<const Trace*>& traces, const std::vector<std::size_t>& idx) {
+  std::vector<const Trace*> out;
+  for (std::size_t i : idx) out.push_back(traces[i]);
+  return out;
+}
+
+std::string count_text(std::size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+Cell optional_number(const std::optional<std::int64_t>& v) {
+  return v ? Cell::number(static_cast<double>(*v)) : Cell{};
+}
+
+Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const std::optional<JobPeak>& job) {
+  Table t;
+  t.name = "ranks";
+  t.title = "Ranks (" + std::string(metric_info(metric).what) + ")";
+  t.columns = {column("label", "rank", Kind::text),  column("trace", "trace", Kind::text, false),
+               column("host", "host", Kind::text, false), column("rank", "rank", Kind::count, false),
+               column("local_rank", "local rank", Kind::count, false), column("duration", "duration", Kind::seconds),
+               column("peak", "peak", Kind::bytes),       column("at_job_peak", "at job peak", Kind::bytes),
+               column("highest", "highest", Kind::flag, false)};
+  std::vector<std::optional<Peak>> peaks;
+  for (const Trace* tr : traces) peaks.push_back(find_peak(*tr, metric));
+  std::optional<std::size_t> highest;
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    if (peaks[i] && (!highest || peaks[i]->bytes > peaks[*highest]->bytes)) highest = i;
+  }
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const Trace& tr = *traces[i];
+    Cell label = Cell::string(rank_label(tr));
+    if (highest && *highest == i && traces.size() > 1) label.note = "highest peak";
+    t.rows.push_back({label, Cell::string(tr.source), Cell::string(tr.meta.host), optional_number(tr.meta.job.rank),
+                      optional_number(tr.meta.job.local_rank), Cell::number(trace_duration(tr)),
+                      Cell::bytes(peaks[i] ? std::optional<Bytes>(peaks[i]->bytes) : std::nullopt),
+                      Cell::bytes(job ? std::optional<Bytes>(job->each[i]) : std::nullopt),
+                      Cell::number(highest && *highest == i ? 1 : 0)});
+  }
+  return t;
+}
+
+Table hosts_table(const std::vector<const Trace*>& traces, Metric metric, Align align) {
+  Table t;
+  t.name = "hosts";
+  t.title = "Hosts (each host's ranks summed)";
+  t.columns = {column("host", "host", Kind::text), column("traces", "traces", Kind::count),
+               column("peak", "peak", Kind::bytes), column("peak_at", "at", Kind::seconds)};
+  for (const HostGroup& g : group_by_host(traces)) {
+    const auto peak = job_peak(subset(traces, g.traces), metric, align);
+    t.rows.push_back({Cell::string(g.host), Cell::number(static_cast<double>(g.traces.size())),
+                      Cell::bytes(peak ? std::optional<Bytes>(peak->bytes) : std::nullopt),
+                      peak ? Cell::number(peak->t) : Cell{}});
+  }
+  return t;
+}
+
+Table stages_table(const std::vector<const Trace*>& traces, Align align) {
+  Table t;
+  t.name = "stages";
+  t.title = "Stages across ranks (earliest start to latest end)";
+  t.columns = {column("stage", "stage", Kind::text),          column("start", "start", Kind::seconds),
+               column("end", "end", Kind::seconds),           column("duration", "duration", Kind::seconds),
+               column("ranks", "ranks", Kind::count),         column("slowest", "slowest rank", Kind::text),
+               column("slowest_duration", "its duration", Kind::seconds),
+               column("closed", "closed", Kind::flag, false)};
+  bool unclosed = false;
+  for (const JobStage& s : job_stages(traces, align)) {
+    Cell name = Cell::string(s.name);
+    if (!s.closed) name.note = "never ended on some rank";
+    unclosed = unclosed || !s.closed;
+    t.rows.push_back({name, Cell::number(s.start), Cell::number(s.end), Cell::number(s.end - s.start),
+                      Cell::number(static_cast<double>(s.ranks)), Cell::string(rank_label(*traces[s.slowest])),
+                      Cell::number(s.slowest_duration), Cell::number(s.closed ? 1 : 0)});
+  }
+  if (unclosed) t.notes.push_back("never ended: a rank's Start marker without its End runs to the end of its trace");
+  return t;
+}
+
+std::string one_line(const std::string& name, std::optional<JobPeak> peak, Unit unit) {
+  return name + "\t" + (peak ? peak_value(peak->bytes, unit, true) : std::string("-")) + "\n";
+}
+
+nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metric metric, Align align, Unit unit) {
+  nlohmann::ordered_json j;
+  const auto peak = job_peak(traces, metric, align);
+  j["traces"] = traces.size();
+  j["metric"] = std::string(metric_info(metric).name);
+  j["align"] = align == Align::wall ? "wall" : "start";
+  if (peak) {
+    j["bytes"] = peak->bytes;
+    j["value"] = in_unit(peak->bytes, unit);
+    j["unit"] = std::string(unit_name(unit));
+    j["time_s"] = peak->t;
+  } else {
+    j["bytes"] = nullptr;
+  }
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    nlohmann::ordered_json r;
+    r["file"] = traces[i]->source;
+    r["host"] = traces[i]->meta.host;
+    if (traces[i]->meta.job.rank) r["rank"] = *traces[i]->meta.job.rank;
+    if (const auto own = find_peak(*traces[i], metric)) r["peak_bytes"] = own->bytes;
+    if (peak) r["bytes_at_job_peak"] = peak->each[i];
+    ranks.push_back(std::move(r));
+  }
+  j["ranks"] = std::move(ranks);
+  return j;
+}
+
+}  // namespace
+
+Document job_report(const std::vector<const Trace*>& traces, Metric metric, Align align) {
+  Document d;
+  auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
+    d.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
+  };
+  const auto hosts = group_by_host(traces);
+  fact("traces", "traces", Kind::count, Cell::number(static_cast<double>(traces.size())));
+  fact("host_count", "hosts", Kind::count, Cell::number(static_cast<double>(hosts.size())));
+  const JobMeta* first = traces.empty() ? nullptr : &traces.front()->meta.job;
+  if (first && !first->job_id.empty()) fact("job_id", "job id", Kind::text, Cell::string(first->job_id));
+  if (first && !first->launcher.empty()) fact("launcher", "launcher", Kind::text, Cell::string(first->launcher));
+  if (first && first->world_size) {
+    fact("world_size", "world size", Kind::count, Cell::number(static_cast<double>(*first->world_size)));
+  }
+  fact("align", "time axis", Kind::text,
+       Cell::string(align == Align::wall ? "wall clock, from the earliest start" : "each trace from its own start"));
+  const auto peak = job_peak(traces, metric, align);
+  if (peak) {
+    fact("job_peak", "job peak (" + std::string(metric_info(metric).title) + ", ranks summed)", Kind::bytes,
+         Cell::bytes(peak->bytes));
+    fact("job_peak_at", "job peak at", Kind::seconds, Cell::number(peak->t));
+  }
+  if (first && first->world_size && static_cast<std::size_t>(*first->world_size) != traces.size()) {
+    fact("missing_ranks", "note", Kind::text,
+         Cell::string("the world size is " + std::to_string(*first->world_size) + " but " +
+                      count_text(traces.size(), "trace") + " were given: the sum misses ranks"));
+  }
+  if (const auto skew = clock_skew_note(traces)) fact("clock_skew", "clock skew", Kind::text, Cell::string(*skew));
+  d.tables.push_back(ranks_table(traces, metric, peak));
+  d.tables.push_back(hosts_table(traces, metric, align));
+  d.tables.push_back(stages_table(traces, align));
+  d.csv_table = 0;
+  return d;
+}
+
+std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
+                           Unit unit) {
+  if (!by_host) return one_line("job (" + count_text(traces.size(), "trace") + ")", job_peak(traces, metric, align), unit);
+  std::string out;
+  for (const HostGroup& g : group_by_host(traces)) {
+    out += one_line(g.host + " (" + count_text(g.traces.size(), "trace") + ")",
+                    job_peak(subset(traces, g.traces), metric, align), unit);
+  }
+  return out;
+}
+
+std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
+                          Unit unit) {
+  if (!by_host) return peak_object(traces, metric, align, unit).dump(2) + "\n";
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const HostGroup& g : group_by_host(traces)) {
+    nlohmann::ordered_json j;
+    j["host"] = g.host;
+    const nlohmann::ordered_json group = peak_object(subset(traces, g.traces), metric, align, unit);
+    for (const auto& [k, v] : group.items()) j[k] = v;
+    all.push_back(std::move(j));
+  }
+  return all.dump(2) + "\n";
+}
+
+}  // namespace qprof::report

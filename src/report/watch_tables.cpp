@@ -1,0 +1,48 @@
+// What `qprof report` says of the memory limit in force and of the --watch-dir directories.
+#include "qprof/report/report.hpp"
+
+namespace qprof::report {
+namespace {
+
+constexpr auto column = &Column::of;
+
+}  // namespace
+
+void add_limit_facts(Document& d, const Trace& trace) {
+  const auto limit = memory_limit(trace);
+  if (!limit) return;
+  d.facts.push_back({column("limit", "limit", Kind::bytes), Cell::bytes(limit->bytes)});
+  d.facts.push_back({column("limit_source", "limit source", Kind::text), Cell::string(limit->source)});
+  if (const auto p = find_peak(trace, Metric::rss)) {
+    d.facts.push_back({column("peak_share_of_limit", "peak RSS of limit", Kind::share),
+                       Cell::number(static_cast<double>(p->bytes) / static_cast<double>(limit->bytes))});
+    d.facts.push_back({column("headroom", "headroom", Kind::signed_bytes),
+                       Cell::number(static_cast<double>(limit->bytes) - static_cast<double>(p->bytes))});
+  }
+}
+
+std::optional<Table> watched_dirs_table(const Trace& trace) {
+  const std::vector<DirGrowth> dirs = dir_growths(trace);
+  if (dirs.empty()) return std::nullopt;
+  Table t;
+  t.name = "watched_dirs";
+  t.title = "Watched directories (apparent size: Σ st_size of the files)";
+  t.columns = {
+      column("metric", "metric", Kind::text),
+      column("start", "at start", Kind::bytes),
+      column("peak", "peak", Kind::bytes),
+      column("growth", "growth", Kind::bytes),
+      column("end", "at end", Kind::bytes),
+      column("allocated_peak", "allocated peak", Kind::bytes),
+      column("fs_free_min", "fs free min", Kind::bytes),
+      column("path", "path", Kind::text),
+  };
+  for (const DirGrowth& g : dirs) {
+    t.rows.push_back({Cell::string("dir:" + g.name), Cell::bytes(g.start), Cell::bytes(g.peak), Cell::bytes(g.growth),
+                      Cell::bytes(g.last), Cell::bytes(g.allocated_peak), Cell::bytes(g.fs_free_min),
+                      Cell::string(g.dir.path)});
+  }
+  return t;
+}
+
+}  // namespace qprof::report
