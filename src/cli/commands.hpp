@@ -13,6 +13,9 @@ namespace qprof::cli {
 inline constexpr int kUsageError = 2;
 // A memory budget (--max-peak, --max-growth) was exceeded and the command itself succeeded.
 inline constexpr int kBudgetExceeded = 3;
+// A write of the trace failed (disk full…): the trace is incomplete; the command succeeded and
+// no budget was exceeded (either of those wins).
+inline constexpr int kTraceIncomplete = 4;
 
 struct Command {
   CLI::App* app;
@@ -31,9 +34,17 @@ struct Invocation {
 };
 
 Command add_run(CLI::App& app, const Invocation& invocation);
+Command add_attach(CLI::App& app, const Invocation& invocation);
 Command add_peak(CLI::App& app, const Invocation& invocation);
 Command add_report(CLI::App& app, const Invocation& invocation);
 Command add_compare(CLI::App& app, const Invocation& invocation);
 Command add_plot(CLI::App& app, const Invocation& invocation);
+Command add_export(CLI::App& app, const Invocation& invocation);
+Command add_list(CLI::App& app, const Invocation& invocation);
+Command add_clean(CLI::App& app, const Invocation& invocation);
+Command add_mark(CLI::App& app, const Invocation& invocation);
+
+// What --version prints: version, build type, the GPU backends that work here.
+std::string version_text();
 
 }  // namespace qprof::cli

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/job.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"
@@ -32,6 +33,8 @@ struct CompareCli {
   std::string prefix = "qprof_compare";
   std::string plot;        // --plot OUT: the overlay chart of every run
   bool plot_facet = false;
+  std::string align = "wall";  // a job's ranks: how their traces share one time axis
+  std::vector<std::string> pivot;  // --pivot ROWS,COLUMNS: the two names of the grid's axes
 };
 
 // The chart of the compared runs, through the plot module: one line per run, aligned at t=0.
@@ -82,6 +85,7 @@ struct Verdicts {
   std::vector<report::RowBudget> rows;
   bool over = false;
   bool unknown = false;  // a row without the metric: the budget could not be checked
+  bool usage_error = false;  // --max-peak PCT on a trace that records no limit
 };
 
 // The budgets' verdicts: a column for the table, and what exceeded and where on stderr.
@@ -89,9 +93,25 @@ Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& ent
   Verdicts v;
   v.rows.resize(entries.size());
   if (o.max_peak.empty() && o.max_growth.empty()) return v;
-  const std::optional<Bytes> max_peak = o.max_peak.empty() ? std::nullopt : parse_size(o.max_peak);
+  // A size is every row's budget; a percentage is each row's share of the limit its traces
+  // recorded (the tightest of its runs).
+  std::vector<std::optional<Bytes>> max_peaks(entries.size());
+  if (!o.max_peak.empty()) {
+    for (std::size_t r = 0; r < entries.size(); ++r) {
+      for (const Trace* run : entries[r].runs) {
+        std::string error;
+        const std::optional<Bytes> b = budget_bytes(o.max_peak, *run, error);
+        if (!b) {
+          std::cerr << "qprof compare: " << error << '\n';
+          v.usage_error = true;
+          return v;
+        }
+        max_peaks[r] = std::min(max_peaks[r].value_or(*b), *b);
+      }
+    }
+  }
   const std::optional<Growth> growth = o.max_growth.empty() ? std::nullopt : parse_growth(o.max_growth);
-  const std::vector<RowCheck> checks = check_rows(c, max_peak, growth, !o.baseline.empty());
+  const std::vector<RowCheck> checks = check_rows(c, max_peaks, growth, !o.baseline.empty());
   const std::string metric(metric_info(c.metric).name);
   const std::string title = "peak " + std::string(metric_info(c.metric).title);
   for (std::size_t r = 0; r < entries.size(); ++r) {
@@ -108,11 +128,13 @@ Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& ent
     const std::string value = human_bytes(rc.value) +
         (entries[r].runs.size() > 1 ? " (median of " + std::to_string(entries[r].runs.size()) + " runs)" : "");
     if (rc.over_max_peak) {
-      const double frac = *max_peak ? static_cast<double>(*rc.over_max_peak) / static_cast<double>(*max_peak) : 0.0;
+      const Bytes budget = *max_peaks[r];
+      const double frac = budget ? static_cast<double>(*rc.over_max_peak) / static_cast<double>(budget) : 0.0;
+      const std::string of_limit = o.max_peak.find('%') != std::string::npos ? " (" + o.max_peak + " of its limit)" : "";
       b.text = "over --max-peak by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")";
       std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value
-                << " exceeds the budget of " << human_bytes(*max_peak) << " by " << human_bytes(*rc.over_max_peak) << " ("
-                << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
+                << " exceeds the budget of " << human_bytes(budget) << of_limit << " by " << human_bytes(*rc.over_max_peak)
+                << " (" << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
     }
     if (rc.over_growth) {
       b.text += (b.text.empty() ? "" : "; ") + percent(rc.growth) + " over the baseline";
@@ -154,6 +176,10 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     return kUsageError;
   }
   if (!o.commands.empty() && !sampling_options_ok(o.run, "compare")) return kUsageError;
+  if (!o.pivot.empty() && o.stages) {
+    std::cerr << "qprof compare: --pivot shows one figure per cell, the peak of --metric; --stages is a table of its own\n";
+    return kUsageError;
+  }
 
   // Every trace file is read before anything runs: a typo must not cost a long run.
   std::vector<std::unique_ptr<Trace>> traces;
@@ -196,6 +222,13 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
         std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status << "; its trace is kept\n";
         if (failed == 0) failed = status;
       }
+      if (!report.trace_error.empty() || !report.trace_readable_back) {
+        // Never read back: the row would be built on a trace cut anywhere.
+        std::cerr << "qprof compare: the trace " << run.output << " is "
+                  << (report.trace_error.empty() ? "not a file" : "incomplete (" + report.trace_error + ")")
+                  << "; no comparison\n";
+        return status != 0 ? status : kTraceIncomplete;
+      }
       try {
         traces.push_back(std::make_unique<Trace>(dat::read_trace(run.output)));
         entry.runs.push_back(traces.back().get());
@@ -209,6 +242,27 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
       }
     }
     entries.push_back(std::move(entry));
+  }
+  // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
+  std::unique_ptr<Trace> job;
+  std::string highest_note;
+  if (o.commands.empty() && o.baseline.empty()) {
+    std::vector<const Trace*> ranks;
+    for (const CompareEntry& e : entries) ranks.push_back(e.runs.front());
+    if (is_one_job(ranks)) {
+      const Align align = o.align == "start" ? Align::start : Align::wall;
+      for (CompareEntry& e : entries) e.label = rank_label(*e.runs.front());
+      job = std::make_unique<Trace>(job_trace(ranks, align));
+      entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {job.get()}});
+      const Metric m = metric_of(o.metric);
+      std::optional<std::pair<std::size_t, Bytes>> top;
+      for (std::size_t i = 0; i < ranks.size(); ++i) {
+        const auto p = find_peak(*ranks[i], m);
+        if (p && (!top || p->bytes > top->second)) top = std::make_pair(i, p->bytes);
+      }
+      if (top) highest_note = "highest peak of a rank: " + rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
+      if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof compare: warning: " << *skew << '\n';
+    }
   }
   for (std::size_t i = 0; i < o.labels.size(); ++i) entries[i].label = o.labels[i];
 
@@ -228,9 +282,23 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
 
   const Comparison c = compare(entries, metric, o.stages);
   const Verdicts v = check_budgets(o, entries, c);
-  std::cout << report::render(report::comparison_document(entries, c, v.rows), format_of(o.format), {unit_of(o.unit)});
+  if (v.usage_error) return failed ? failed : kUsageError;
+  report::Document doc;
+  if (o.pivot.empty()) {
+    doc = report::comparison_document(entries, c, v.rows);
+  } else {
+    try {
+      doc = report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "qprof compare: --pivot: " << e.what() << '\n';
+      return failed ? failed : kUsageError;
+    }
+  }
+  if (!highest_note.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(highest_note);
+  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
   std::cout.flush();
-  const int drawn = o.plot.empty() ? 0 : draw(o, entries);
+  // The job row has no file of its own to draw: the chart shows the ranks.
+  const int drawn = o.plot.empty() ? 0 : draw(o, std::vector<CompareEntry>(entries.begin(), entries.end() - (job ? 1 : 0)));
   if (failed) return failed;
   if (drawn != 0) return drawn;
   if (v.unknown) return kUsageError;
@@ -247,12 +315,17 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
       "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). The lowest value of each column is\n"
       "marked; ratios are to the first row. The commands' stdout goes to stderr.\n"
+      "--pivot model,method with --label 64MiB/minmax,64MiB/percentile,... folds the rows into a grid:\n"
+      "rows 64MiB, ..., columns minmax, percentile, ..., cells the peak of --metric.\n"
       "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
       "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
       "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
       "own status wins.");
   cmp->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
-  cmp->add_option("--label", opts->labels, "Row names, in row order (default: the file name, or the command)");
+  cmp->add_option("--label", opts->labels,
+                  "Row name, one per use in row order, or a comma list (default: the file name, or the command)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
   cmp->add_option("--run", opts->commands, "Run this shell command under qprof first and compare its trace (repeatable)");
   cmp->add_option("--repeat", opts->repeat, "Run each --run command N times: the median, and min-max")->check(CLI::Range(1, 1000));
   cmp->add_flag("--stages", opts->stages, "Also the peak inside each stage");
@@ -264,12 +337,25 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("--baseline", opts->baseline, "Reference trace: the first row, that ratios and --max-growth measure from");
   cmp->add_option("--max-growth", opts->max_growth, "Budget: a peak at most this much above the first row's (10%, 200MiB)")
       ->check(growth_check());
-  cmp->add_option("--max-peak", opts->max_peak, "Budget: a peak at most SIZE (4GiB, 512MB, bytes)")->check(size_check());
+  cmp->add_option("--max-peak", opts->max_peak,
+                  "Budget: a peak at most SIZE (4GiB, 512MB, bytes), or PCT (90%) of the memory limit each row's traces "
+                  "recorded")
+      ->check(budget_check());
   cmp->add_option("--plot", opts->plot, "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
       ->check([](const std::string& out) -> std::string {
         return plot::format_for(out) ? "" : "'" + out + "' is not .png, .svg, .pdf or -";
       });
+  cmp->add_option("--pivot", opts->pivot,
+                  "Fold the rows into a grid named ROWS,COLUMNS (e.g. model,method): each row's label is "
+                  "ROW/COLUMN, each cell the peak of --metric, and a last column names the lowest")
+      ->expected(2)
+      ->allow_extra_args(false)
+      ->delimiter(',');
   cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
+  cmp->add_option("--align", opts->align,
+                  "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
+                  "on one time axis")
+      ->check(CLI::IsMember({"wall", "start"}));
   cmp->add_option("-o,--output-prefix", opts->prefix, "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
   add_sampling_options(*cmp, opts->run);
 

@@ -1,15 +1,42 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "completion.hpp"
+#include "help_examples.hpp"
+#include "man_page.hpp"
 #include "qprof/common/version.hpp"
 
+namespace {
+
+// Descriptors 0, 1 and 2 that the caller closed are opened on /dev/null before qprof opens
+// anything: else the trace could become descriptor 2, and the command's stderr would write
+// into it.
+void open_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1) continue;
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened < 0) _exit(2);  // no /dev/null: nothing safe can be done
+    if (opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  open_standard_descriptors();
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
   app.name("qprof");
-  app.set_version_flag("--version", std::string("qprof ") + std::string(qprof::kVersion));
+  app.set_version_flag("--version", [] { return qprof::cli::version_text(); },
+                       "Print the version, the build type and the GPU backends that work here, and exit");
   app.require_subcommand(1, 1);
   // One line for a bad option, and where to look: not the whole help screen.
   app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
@@ -31,11 +58,46 @@ int main(int argc, char** argv) {
 
   std::vector<qprof::cli::Command> commands;
   commands.push_back(qprof::cli::add_run(app, invocation));
+  commands.push_back(qprof::cli::add_attach(app, invocation));
   commands.push_back(qprof::cli::add_peak(app, invocation));
   commands.push_back(qprof::cli::add_report(app, invocation));
   commands.push_back(qprof::cli::add_compare(app, invocation));
   commands.push_back(qprof::cli::add_plot(app, invocation));
+  commands.push_back(qprof::cli::add_export(app, invocation));
+  commands.push_back(qprof::cli::add_list(app, invocation));
+  commands.push_back(qprof::cli::add_clean(app, invocation));
+  commands.push_back(qprof::cli::add_mark(app, invocation));
+  qprof::cli::add_help_examples(app);
 
+  // qprof --help-completion: the bash completion script (hidden: the build runs it).
+  if (!args.empty() && args.back() == "--help-completion") {
+    std::cout << qprof::cli::bash_completion(app);
+    return 0;
+  }
+  // qprof --help-man [SUBCOMMAND [EXTRAS_DIR]]: a manual page from the options --help shows
+  // (hidden: the build runs it to write the pages).
+  if (!args.empty() && args.back() == "--help-man") {
+    const std::string name = args.size() > 1 ? args[args.size() - 2] : "qprof";
+    const std::string extras = args.size() > 2 ? args[args.size() - 3] : "";
+    const CLI::App* sub = nullptr;
+    if (name != "qprof") {
+      try {
+        sub = app.get_subcommand(name);
+      } catch (const CLI::OptionNotFound&) {
+        std::cerr << "qprof: --help-man: no subcommand " << name << '\n';
+        return qprof::cli::kUsageError;
+      }
+    }
+    std::cout << qprof::cli::man_page(app, sub, extras);
+    return 0;
+  }
+
+  if (!args.empty()) {
+    if (const auto message = qprof::cli::unknown_subcommand(app, args.back())) {
+      std::cerr << *message;
+      return qprof::cli::kUsageError;
+    }
+  }
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {

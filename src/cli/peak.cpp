@@ -2,6 +2,7 @@
 // qprof peak -- CMD …     runs CMD like qprof run and prints nothing but its peak on stdout
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -9,8 +10,10 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"
+#include "qprof/report/job.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -24,6 +27,9 @@ struct PeakCli {
   std::string stage;
   bool children = false;
   std::string max_peak;
+  bool sum = false;      // the job: the traces summed on one time axis
+  bool by_host = false;  // the job's peak on each host
+  std::string align = "wall";
 };
 
 report::PeakLine peak_of(const Trace& t, const PeakCli& o) {
@@ -51,16 +57,22 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   bool error = false, over = false;
   for (const auto& l : lines) {
     if (l.peak) continue;
-    std::cerr << "qprof peak: " << l.error << '\n';
+    std::cerr << "qprof peak: " << terminal_text(l.error) << '\n';  // it quotes stage names
     error = true;
   }
   std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
   std::cout.flush();
   if (!o.max_peak.empty()) {
-    const Bytes limit = *parse_size(o.max_peak);
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (!lines[i].peak) continue;
-      const BudgetCheck check{lines[i].metric, limit, *lines[i].peak, lines[i].where};
+      std::string why;
+      const auto limit = budget_bytes(o.max_peak, *traces[i], why);  // 90%: of this trace's limit
+      if (!limit) {
+        std::cerr << "qprof peak: " << terminal_text(why) << '\n';
+        error = true;
+        continue;
+      }
+      const BudgetCheck check{lines[i].metric, *limit, *lines[i].peak, lines[i].where};
       if (!check.exceeded()) continue;
       over = true;
       std::cerr << "qprof peak: memory budget exceeded" << (run_mode ? "" : " in " + lines[i].file) << ": "
@@ -68,6 +80,54 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
     }
   }
   return error ? kUsageError : over ? kBudgetExceeded : 0;
+}
+
+// --sum / --by-host: the traces as one job. Every trace must be readable and have the metric.
+int print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
+  const Metric metric = metric_of(o.metric);
+  if (!has_series_over_time(metric)) {
+    std::cerr << "qprof peak: --sum needs a metric sampled over time; " << o.metric
+              << " is a figure known only at the end of each run\n";
+    return kUsageError;
+  }
+  for (const Trace* t : traces) {
+    if (!has_metric(*t, metric)) {
+      std::cerr << "qprof peak: " << report::missing_metric(*t, metric) << '\n';
+      return kUsageError;
+    }
+  }
+  const Align align = o.align == "start" ? Align::start : Align::wall;
+  const Unit unit = *unit_of(o.unit);
+  std::cout << (o.json ? report::job_peak_json(traces, metric, align, o.by_host, unit)
+                       : report::job_peak_lines(traces, metric, align, o.by_host, unit));
+  std::cout.flush();
+  if (const auto skew = clock_skew_note(traces)) std::cerr << "qprof peak: warning: " << *skew << '\n';
+  if (o.max_peak.empty()) return 0;
+  if (!parse_size(o.max_peak)) {
+    std::cerr << "qprof peak: --max-peak " << o.max_peak << ": a percentage of the limit is per trace; the job's sum takes a size\n";
+    return kUsageError;
+  }
+  const Bytes limit = *parse_size(o.max_peak);
+  int status = 0;
+  std::vector<HostGroup> groups;
+  if (o.by_host) {
+    groups = group_by_host(traces);
+  } else {
+    groups.push_back({"the job", {}});
+    for (std::size_t i = 0; i < traces.size(); ++i) groups.back().traces.push_back(i);
+  }
+  for (const HostGroup& g : groups) {
+    std::vector<const Trace*> part;
+    for (std::size_t i : g.traces) part.push_back(traces[i]);
+    const auto peak = job_peak(part, metric, align);
+    if (!peak || peak->bytes <= limit) continue;
+    std::cerr << "qprof peak: memory budget exceeded: " << (o.by_host ? "host " : "") << g.host << " peaks at "
+              << human_bytes(peak->bytes) << " (" << metric_info(metric).title << ", ranks summed) at "
+              << human_seconds(peak->t) << ", over the budget of " << human_bytes(limit) << " by "
+              << human_bytes(peak->bytes - limit) << '\n';
+    status = kBudgetExceeded;
+  }
+  return status;
 }
 
 // A trace file that is removed when qprof is done, unless -o named it.
@@ -84,6 +144,10 @@ int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
   o.run.quiet = true;
   record_metric(o.run, o.metric);
   o.run.multiprocess = o.run.multiprocess || o.children;
+  if (o.run.output == "-") {
+    std::cerr << "qprof peak: -o - would mix the trace with the peak on stdout; use qprof run -o - instead\n";
+    return kUsageError;
+  }
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -105,16 +169,33 @@ int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
   }
   if (!report.launched) return status;
   Trace trace;
-  try {
-    trace = dat::read_trace(trace_file.path);
-  } catch (const std::exception& e) {
-    std::cerr << "qprof peak: cannot read the trace back: " << e.what() << '\n';
-    return status != 0 ? status : kUsageError;
+  const bool incomplete = !report.trace_error.empty();
+  if (incomplete || !report.trace_readable_back) {
+    // Never read back: a broken trace may be cut anywhere, a stream is gone. The peaks qprof
+    // held in memory answer, except what needs the samples themselves.
+    if (!o.stage.empty() || o.children) {
+      std::cerr << "qprof peak: --stage and --children need the trace, which is "
+                << (incomplete ? "incomplete" : "not a file") << '\n';
+      return status != 0 ? status : incomplete ? kTraceIncomplete : kUsageError;
+    }
+    trace = peaks_in_memory(report);
+  } else {
+    try {
+      trace = dat::read_trace(trace_file.path);
+    } catch (const std::exception& e) {
+      std::cerr << "qprof peak: cannot read the trace back: " << e.what() << '\n';
+      return status != 0 ? status : kUsageError;
+    }
   }
   report::PeakLine line = peak_of(trace, o);
   if (trace_file.temporary) line.file.clear();  // removed at once: naming it would mislead
   const int peak_status = print_peaks({line}, {&trace}, o, true);
-  return status != 0 ? status : peak_status;
+  if (status != 0) return status;
+  if (peak_status == 0 && incomplete) {
+    std::cerr << "qprof peak: the trace is incomplete (" << report.trace_error << "); the peak is what qprof sampled\n";
+    return kTraceIncomplete;
+  }
+  return peak_status;
 }
 
 }  // namespace
@@ -137,8 +218,14 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
   peak->add_option("--metric", opts->metric, "Which peak: " + metric_names() + " (default rss)")->check(metric_check());
   peak->add_option("--stage", opts->stage, "The peak inside this stage only (every run of it)");
   peak->add_flag("--children", opts->children, "Also the peak of each process recorded with -M (CHLD lines)");
-  peak->add_option("--max-peak", opts->max_peak, "Memory budget: exit with status 3 when a peak exceeds SIZE")
-      ->check(size_check());
+  peak->add_option("--max-peak", opts->max_peak, "Memory budget: exit with status 3 when a peak exceeds SIZE, or PCT of the trace's memory limit (90%)")
+      ->check(budget_check());
+  peak->add_flag("--sum", opts->sum,
+                 "The traces are one job's ranks: the peak of their sum on one time axis (one line)");
+  peak->add_flag("--by-host", opts->by_host, "Like --sum, one line per host (memory is a per-host limit)");
+  peak->add_option("--align", opts->align,
+                   "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
+      ->check(CLI::IsMember({"wall", "start"}));
 
   return {peak, [opts, &invocation]() -> int {
             PeakCli& o = *opts;
@@ -147,7 +234,16 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                         << o.metric << '\n';
               return kUsageError;
             }
+            if ((o.sum || o.by_host) && (o.children || !o.stage.empty())) {
+              std::cerr << "qprof peak: --sum and --by-host give the job's peak; they do not combine with "
+                        << (o.children ? "--children" : "--stage") << '\n';
+              return kUsageError;
+            }
             if (invocation.had_dashdash) {
+              if (o.sum || o.by_host) {
+                std::cerr << "qprof peak: --sum and --by-host read the traces of a job's ranks, not -- CMD\n";
+                return kUsageError;
+              }
               if (!o.files.empty()) {
                 std::cerr << "qprof peak: give trace files or -- CMD, not both\n";
                 return kUsageError;
@@ -156,7 +252,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                 std::cerr << "qprof peak: no command after --\n";
                 return kUsageError;
               }
-              if (!sampling_options_ok(o.run, "peak")) return kUsageError;
+              if (!sampling_options_ok(o.run, "peak") || !resolve_job(o.run, "peak")) return kUsageError;
               return peak_of_command(o, invocation.after_dashdash);
             }
             if (o.files.empty()) {
@@ -184,6 +280,15 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
               }
               lines.push_back(peak_of(*traces.back(), o));
               read.push_back(traces.back().get());
+            }
+            if (o.sum || o.by_host) {
+              for (const auto& l : lines) {
+                if (!l.error.empty() && !l.peak && std::find(read.begin(), read.end(), nullptr) != read.end()) {
+                  std::cerr << "qprof peak: " << l.error << '\n';
+                }
+              }
+              if (std::find(read.begin(), read.end(), nullptr) != read.end()) return kUsageError;
+              return print_job_peak(read, o);
             }
             return print_peaks(lines, read, o, false);
           }};

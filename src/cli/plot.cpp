@@ -1,10 +1,14 @@
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "commands.hpp"
+#include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/plot/plot.hpp"
 
@@ -15,10 +19,54 @@ struct PlotArgs {
   std::vector<std::string> files;
   std::optional<std::string> output;
   std::optional<std::string> size, window, unit, panels;
+  std::optional<double> render_timeout;
   std::vector<std::string> labels;
   bool no_markers = false;
+  bool sum = false;  // the files are one job's ranks: their sum, each rank faint underneath
+  std::string align = "wall";
   plot::PlotOptions opts;
 };
+
+// --sum: the job's total as a trace of its own in $TMPDIR, removed when the chart is drawn.
+struct JobTraceFile {
+  std::string path;
+  ~JobTraceFile() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+};
+
+// Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
+bool job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
+                JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
+  std::vector<Trace> traces;
+  traces.reserve(files.size());
+  for (const std::string& f : files) traces.push_back(dat::read_trace(f));
+  std::vector<const Trace*> ranks;
+  for (const Trace& t : traces) ranks.push_back(&t);
+  const Trace job = job_trace(ranks, align);
+  const char* dir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qprof-job-XXXXXX.dat";
+  const int fd = ::mkstemps(tmpl.data(), 4);
+  if (fd < 0) {
+    std::cerr << "qprof plot: --sum: cannot create a temporary trace in " << (dir && *dir ? dir : "/tmp") << '\n';
+    return false;
+  }
+  tmp.path = tmpl;
+  {
+    dat::Writer out(fd, tmpl);
+    dat::write_trace(job, out);
+    if (!out.error().empty()) {
+      std::cerr << "qprof plot: --sum: " << out.error() << '\n';
+      return false;
+    }
+  }
+  inputs.push_back({tmp.path, "job (" + std::to_string(files.size()) + " ranks, summed)", false});
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true});
+  }
+  if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof plot: warning: " << *skew << '\n';
+  return true;
+}
 
 int usage(const std::string& what) {
   std::cerr << "qprof plot: " << what << "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)\n";
@@ -63,7 +111,10 @@ int run_plot(PlotArgs& a, const Invocation& invocation) {
   }
   if (a.panels) {
     const auto p = plot::parse_panels(*a.panels);
-    if (!p) return usage("--panels " + *a.panels + ": a list of memory, gpu, cpu, io (such as memory,cpu)");
+    if (!p) {
+      return usage("--panels " + *a.panels +
+                   ": a list of memory, gpu, cpu, io, memory-kinds, tasks, vsz, gpu-util (such as memory,cpu)");
+    }
     o.panels = *p;
   }
   if (a.labels.size() > files.size()) {
@@ -71,15 +122,33 @@ int run_plot(PlotArgs& a, const Invocation& invocation) {
                  (files.size() == 1 ? " trace" : " traces"));
   }
   o.markers = !a.no_markers;
+  if (a.render_timeout) {
+    if (!std::isfinite(*a.render_timeout) || *a.render_timeout <= 0 || *a.render_timeout > 86400) {
+      return usage("--render-timeout: seconds, more than 0 and at most 86400");
+    }
+    o.render_timeout = *a.render_timeout;
+  }
 
   std::vector<plot::Input> inputs;
-  for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
+  JobTraceFile job_file;
   try {
+    if (a.sum) {
+      if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
+      if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
+      if (!job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall, job_file, inputs)) {
+        return kUsageError;
+      }
+    } else {
+      for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
+    }
     plot::plot(inputs, o);
   } catch (const plot::PlotError& e) {
     std::cerr << "qprof plot: " << e.what() << '\n';
     return kUsageError;
   } catch (const dat::ParseError& e) {
+    std::cerr << "qprof plot: " << e.what() << '\n';
+    return kUsageError;
+  } catch (const std::system_error& e) {
     std::cerr << "qprof plot: " << e.what() << '\n';
     return kUsageError;
   }
@@ -95,7 +164,8 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       "Usage: qprof plot FILE [FILE...] [-o OUT] [OPTIONS]\n"
       "Several files are overlaid, each from its own start (or one panel each with --facet).\n"
       "Without -o, a text chart when stdout is a terminal. Exit status 2 on bad options or input, or when gnuplot\n"
-      "is missing or fails.");
+      "is missing, fails or runs past --render-timeout (it is killed; it also dies with qprof). A time more than\n"
+      "about 31.7 years (1e9 s) from a trace's start is an error (FILE:LINE), as is a line longer than 1 MiB.");
   cmd->add_option("files", a->files, "Traces: .dat files written by qprof run or mprof run");
   cmd->add_option("-o,--output", a->output,
                   "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default on a terminal)");
@@ -104,15 +174,29 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("--unit", a->unit, "Memory unit: MiB, GiB, MB or GB (default: MiB, GiB from 10 GiB)");
   cmd->add_option("--window", a->window, "T0,T1: only this part of the run, in seconds from the start (\"T0,\" or \",T1\" leave a side open)");
   cmd->add_flag("--no-markers", a->no_markers, "No checkpoints, stages or exit annotations");
-  cmd->add_option("--label", a->labels, "Name of a trace in the legend, once per file in order (default: the file name's stem)")
-      ->allow_extra_args(false);
+  cmd->add_option("--label", a->labels,
+                  "Name of a trace in the legend, one per use in file order, or a comma list (default: the file name's stem)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  cmd->add_option("--metric", a->opts.metric,
+                  "The memory series drawn for each trace: rss (default), pss, uss, gpu or cgroup (the cgroup's charge, "
+                  "page cache included)");
   cmd->add_flag("--children", a->opts.children, "Also one line per process of the tree (traces recorded with qprof run -M)");
+  cmd->add_flag("--sum", a->sum,
+                "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed underneath "
+                "(--facet instead: a panel per rank)");
+  cmd->add_option("--align", a->align, "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
+      ->check(CLI::IsMember({"wall", "start"}));
   cmd->add_flag("--facet", a->opts.facet, "One panel per trace, sharing the axes, instead of overlaying them");
   cmd->add_option("--panels", a->panels,
-                  "Stacked panels, top to bottom, from memory,gpu,cpu,io (default: memory, and gpu when recorded)");
+                  "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
+                  "memory, and gpu when recorded; disk: the --watch-dir directories)");
   cmd->add_option("--style", a->opts.style, "A gnuplot file loaded after qprof's style (plot/qprof.gp), to change the look");
   cmd->add_option("--script", a->opts.script, "Also write the complete gnuplot script (data included) to this file");
   cmd->add_option("--gnuplot", a->opts.gnuplot, "The gnuplot program (default: gnuplot, found on PATH)");
+  cmd->add_option("--render-timeout", a->render_timeout,
+                  "Seconds gnuplot may take to draw before it is killed and the chart fails (exit 2); default 30 s plus "
+                  "1 s per 20000 data points sent");
   return {cmd, [a, &invocation]() -> int { return run_plot(*a, invocation); }};
 }
 

@@ -3,20 +3,49 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 
+#include "qprof/common/clock.hpp"
 #include "qprof/record/markers.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
 
+namespace {
+
+// The longest --timeout and --kill-after: about three years, far from where nanoseconds overflow.
+constexpr double kLongestWait = 1e8;
+
+// A number of seconds, finite and within [min, max] (`min` itself excluded unless
+// `min_allowed`). CLI11's own ranges let NaN through (every comparison with it is false).
+CLI::Validator seconds_check(double min, double max, bool min_allowed = true) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        double v = 0;
+        const char* end = s.data() + s.size();
+        const auto r = std::from_chars(s.data(), end, v);
+        const bool number = !s.empty() && r.ec == std::errc() && r.ptr == end && std::isfinite(v);
+        if (number && (v > min || (min_allowed && v == min)) && v <= max) return "";
+        char range[96];
+        std::snprintf(range, sizeof range, "%s %g and at most %g", min_allowed ? "at least" : "more than", min, max);
+        return "'" + s + "' is not a number of seconds " + range;
+      },
+      "SECONDS");
+}
+
+}  // namespace
+
 void add_sampling_options(CLI::App& app, RunOptions& o) {
-  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")->check(CLI::Range(0.0001, 3600.0));
-  app.add_option("--timeout", o.timeout, "After this many seconds, SIGTERM the tree (then SIGKILL)")->check(CLI::PositiveNumber);
+  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")->check(seconds_check(0.0001, 3600.0));
+  app.add_option("--timeout", o.timeout, "After this many seconds, SIGTERM the tree (then SIGKILL)")
+      ->check(seconds_check(0.0, kLongestWait, false));
   app.add_option("--kill-after", o.kill_grace, "Grace period between SIGTERM and SIGKILL after --timeout (default 5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds_check(0.0, kLongestWait));
   app.add_flag("--no-wait-daemons{false}", o.wait_daemons, "Stop when CMD exits, even if processes it started keep running");
   app.add_flag("--cgroup", o.cgroup,
                "Put the tree in a cgroup of its own: exact membership and exact tree peak (needs root)");
@@ -26,15 +55,50 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between PSS/USS passes (default 0.1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->check(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,
                  "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->check(seconds_check(0.001, 3600.0));
   app.add_option("--gpu", o.gpu, "GPU memory source: auto (default: the first that works), nvml, amd, smi, none")
       ->check(CLI::IsMember({"auto", "nvml", "amd", "smi", "none"}));
+  app.add_flag("-v,--verbose", o.verbose, "Also say what is normal: which GPU backends were tried and why none was found");
   app.add_option("--gpu-interval", o.gpu_interval,
                  "Seconds between per-process GPU queries (default 0.1; stretched to keep GPU queries under 2 % of a core)")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->check(seconds_check(0.001, 3600.0));
+  app.add_option("--watch-dir", o.watch_dirs,
+                 "Also record the size of DIR over time (apparent and allocated bytes, growth, its file system's free "
+                 "space; repeatable; also $QPROF_WATCH_DIRS, colon-separated)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
+  app.add_option("--watch-interval", o.watch_interval,
+                 "Seconds between walks of the --watch-dir directories (default 1; stretched to keep walks under 2 % of "
+                 "a core)")
+      ->check(seconds_check(0.01, 3600.0));
+  app.add_option("--host-name", o.identity.host,
+                 "The host name in the trace's header and in -o's %h (default: $QPROF_HOSTNAME, else the machine's)");
+}
+
+bool resolve_job(RunOptions& o, std::string_view who) {
+  // Directories to watch from the environment, after those of the command line.
+  if (const char* env = std::getenv("QPROF_WATCH_DIRS")) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const std::size_t colon = rest.find(':');
+      if (const std::string_view d = rest.substr(0, colon); !d.empty()) o.watch_dirs.emplace_back(d);
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
+  o.identity = detect_job(o.identity.host);
+  for (const std::string& w : o.identity.warnings) std::cerr << "qprof " << who << ": warning: " << w << '\n';
+  if (o.output.find('%') == std::string::npos) return true;
+  std::string error;
+  const auto expanded = expand_output(o.output, o.identity, ::getpid(), WallAnchor().unix_at(monotonic_ns()), error);
+  if (!expanded) {
+    std::cerr << "qprof " << who << ": " << error << '\n';
+    return false;
+  }
+  o.output = *expanded;
+  return true;
 }
 
 void record_metric(RunOptions& o, const std::string& metric) {
@@ -58,6 +122,16 @@ CLI::Validator size_check() {
         return parse_size(s) ? "" : "'" + s + "' is not a size (4GiB, 512MiB, 2GB, 1048576; units KiB MiB GiB KB MB GB)";
       },
       "SIZE");
+}
+
+CLI::Validator budget_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return parse_size(s) || parse_percent(s)
+                   ? ""
+                   : "'" + s + "' is neither a size (4GiB, 512MB, 1048576) nor a percentage of the memory limit (90%)";
+      },
+      "SIZE|PCT");
 }
 
 CLI::Validator growth_check() {

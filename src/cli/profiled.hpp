@@ -15,6 +15,9 @@ namespace qprof::cli {
 
 // How to sample and follow the tree: the options `run`, `peak -- CMD` and `compare --run` share.
 void add_sampling_options(CLI::App& app, RunOptions& o);
+// Reads the launcher's ranks (torchrun, mpirun, srun) into o.identity and expands -o's
+// placeholders (%h %r %l %w %p %t %j %%); prints why and returns false when one cannot be filled.
+bool resolve_job(RunOptions& o, std::string_view who);
 // What the run records for --metric: pss, uss and all start the PSS thread; the others (rss,
 // gpu, cgroup, …) are recorded anyway or by their own option.
 void record_metric(RunOptions& o, const std::string& metric);
@@ -24,6 +27,7 @@ bool sampling_options_ok(const RunOptions& o, std::string_view who);
 // CLI11 checks that make a bad value a usage error (status 2) before anything runs.
 CLI::Validator size_check();    // parse_size: 4GiB, 512MB, 1048576
 CLI::Validator growth_check();  // 10%, 200MiB
+CLI::Validator budget_check();  // a size, or 90% (of the memory limit the trace recorded)
 CLI::Validator metric_check();  // rss, pss, …
 CLI::Validator run_metric_check();  // the same, or all
 CLI::Validator unit_check();    // B, KiB, MiB, GiB, KB, MB, GB

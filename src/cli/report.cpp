@@ -5,18 +5,53 @@
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/report/job.hpp"
 #include "qprof/report/quark_yaml.hpp"
 
 namespace qprof::cli {
 namespace {
 
 struct ReportCli {
-  std::string trace;
+  std::vector<std::string> traces;
   std::string format = "text";
   std::string unit;
   std::string metric = "rss";
   std::string yaml;
+  bool sum = false;
+  std::string align = "wall";
 };
+
+// --sum: the traces of a job's ranks as one report.
+int report_job(const ReportCli& o) {
+  if (!o.yaml.empty()) {
+    std::cerr << "qprof report: --yaml describes one run; it does not combine with --sum\n";
+    return kUsageError;
+  }
+  const Metric metric = metric_of(o.metric);
+  if (!has_series_over_time(metric)) {
+    std::cerr << "qprof report: --sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)\n";
+    return kUsageError;
+  }
+  std::vector<Trace> traces;
+  traces.reserve(o.traces.size());
+  for (const std::string& f : o.traces) {
+    try {
+      traces.push_back(dat::read_trace(f));
+    } catch (const std::exception& e) {
+      std::cerr << "qprof report: " << e.what() << '\n';
+      return kUsageError;
+    }
+    if (!has_metric(traces.back(), metric)) {
+      std::cerr << "qprof report: --metric: " << report::missing_metric(traces.back(), metric) << '\n';
+      return kUsageError;
+    }
+  }
+  std::vector<const Trace*> job;
+  for (const Trace& t : traces) job.push_back(&t);
+  const Align align = o.align == "start" ? Align::start : Align::wall;
+  std::cout << report::render(report::job_report(job, metric, align), format_of(o.format), {unit_of(o.unit)});
+  return 0;
+}
 
 }  // namespace
 
@@ -25,10 +60,17 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   CLI::App* report = app.add_subcommand("report", "Print a trace's peaks and stage table, or write its Quark-layout YAML");
   report->footer(
       "Usage: qprof report [OPTIONS] TRACE\n"
+      "       qprof report --sum [OPTIONS] TRACE...   a job's ranks as one (torchrun, mpirun, srun)\n"
       "text and md: the run's facts, its peaks, its stages; csv: the stage table; json: all of it.\n"
       "--yaml - writes the YAML to stdout instead of the tables. Exit status 2 for usage errors and\n"
       "unreadable traces.");
-  report->add_option("trace", opts->trace, "Trace file (.dat of qprof or mprof)")->required();
+  report->add_option("trace", opts->traces, "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
+      ->required();
+  report->add_flag("--sum", opts->sum,
+                   "The traces are one job's ranks (torchrun, mpirun, srun): the job's peak, each rank, each host, "
+                   "stages across ranks");
+  report->add_option("--align", opts->align, "With --sum: wall (default) or start (each trace from its own start)")
+      ->check(CLI::IsMember({"wall", "start"}));
   report->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
   report->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
@@ -41,9 +83,14 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
               std::cerr << "qprof report: '--' takes no command here\n";
               return kUsageError;
             }
+            if (o.sum) return report_job(o);
+            if (o.traces.size() != 1) {
+              std::cerr << "qprof report: one trace at a time (--sum reports several traces as one job)\n";
+              return kUsageError;
+            }
             Trace trace;
             try {
-              trace = dat::read_trace(o.trace);
+              trace = dat::read_trace(o.traces.front());
             } catch (const std::exception& e) {
               std::cerr << "qprof report: " << e.what() << '\n';
               return kUsageError;

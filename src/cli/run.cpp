@@ -1,4 +1,8 @@
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -6,6 +10,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "recording.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/record/session.hpp"
@@ -19,6 +24,8 @@ struct RunCli {
   bool yaml_stream = false;
   std::string max_peak;
   std::string metric = "rss";
+  std::optional<pid_t> attach_pid;  // qprof attach PID, qprof run --attach PID
+  bool no_live = false;
 };
 
 // Prefixes every line, so that qprof's lines stand out among the command's own on stderr.
@@ -29,14 +36,62 @@ std::string prefixed(const std::string& text, const std::string& prefix) {
   return out;
 }
 
-// After the run: the stage table, the YAML report and the budget, all from the trace read back.
+// True when -o names stdout, a pipe or a FIFO: a stream, never read back.
+bool is_stream_output(const std::string& output) {
+  if (output == "-") return true;
+  struct stat st{};
+  return ::stat(output.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+// The budget, on what qprof held in memory when the trace cannot be read back (or on the trace
+// read back, which then holds the same samples). Returns the status it adds (0 or 3), or 2.
+int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail) {
+  const Metric metric = metric_of(o.metric);
+  if (!has_metric(trace, metric)) return fail("--max-peak: " + report::missing_metric(trace, metric));
+  std::string why;
+  const auto budget = budget_bytes(o.max_peak, trace, why);
+  if (!budget) return fail(why);
+  const auto check = check_budget(trace, metric, *budget);
+  if (check->exceeded()) {
+    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';
+    return kBudgetExceeded;
+  }
+  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << '\n';
+  return 0;
+}
+
+// After the run: the stage table, the YAML report and the budget, from the trace read back when
+// it is a complete file, else from what qprof holds in memory (the budget only).
 int after_run(const RunCli& o, const RunReport& report, int status) {
-  if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
   const bool cmd_failed = status != 0;
   const auto fail = [&](const std::string& why) {
     std::cerr << "qprof: " << why << '\n';
     return cmd_failed ? status : kUsageError;
   };
+  // The status that says the trace is incomplete, when nothing worse happened.
+  const auto incomplete = [&](int result) {
+    if (report.trace_error.empty() || result != 0) return result;
+    std::cerr << "qprof: the trace " << report.trace_path << " is incomplete (" << report.trace_error
+              << "); exit status " << kTraceIncomplete << '\n';
+    return kTraceIncomplete;
+  };
+  if (!report.trace_readable_back || !report.trace_error.empty()) {
+    int result = status;
+    if (!o.run.quiet && !report.stages.empty()) {
+      std::cerr << "qprof: no stage table: "
+                << (report.trace_error.empty() ? "qprof does not read back a trace it streamed"
+                                               : "the trace is incomplete")
+                << '\n';
+    }
+    // Status 4 says the trace is incomplete, and so that there is no report of it.
+    if (!o.yaml.empty()) std::cerr << "qprof: --yaml: not written: the trace is incomplete\n";
+    if (!o.max_peak.empty()) {
+      const int budget = check_run_budget(o, peaks_in_memory(report), fail);
+      if (result == 0) result = budget;
+    }
+    return incomplete(result);
+  }
+  if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
   Trace trace;
   try {
     trace = dat::read_trace(report.trace_path);
@@ -62,53 +117,82 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     }
   }
   if (!o.max_peak.empty()) {
-    if (!has) return fail("--max-peak: " + report::missing_metric(trace, metric));
-    const auto check = check_budget(trace, metric, *parse_size(o.max_peak));
-    if (check->exceeded()) {
-      std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';
-      if (result == 0) result = kBudgetExceeded;
-    } else if (!o.run.quiet) {
-      std::cerr << "qprof: " << report::budget_message(trace, *check) << '\n';
-    }
+    const int budget = check_run_budget(o, trace, fail);
+    if (result == 0) result = budget;
   }
   return result;
 }
 
 }  // namespace
 
-Command add_run(CLI::App& app, const Invocation& invocation) {
+// run's options that only a command qprof started has (attach leaves them out).
+constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex"};
+
+Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) {
   auto opts = std::make_shared<RunCli>();
-  CLI::App* run = app.add_subcommand("run", "Run a command and record the memory of its whole process tree");
-  run->footer(
-      "Usage: qprof run [OPTIONS] [--] CMD [ARGS...]\n"
-      "qprof exits with CMD's status (128+N if a signal killed it; 127: not found; 126: not executable);\n"
-      "when CMD succeeded but its peak exceeded --max-peak: 3. Usage errors: 2.");
-  run->prefix_command();  // everything from CMD on belongs to CMD, options included
-  run->allow_extras();
-  run->add_option("-o,--output", opts->run.output, "Trace file (default: qprof_YYYYMMDDhhmmss.dat)");
+  CLI::App* run = nullptr;
+  if (attach) {
+    run = app.add_subcommand("attach", "Record the memory of a running process and its descendants until it exits");
+    run->footer(kAttachFooter);
+    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")->required();
+  } else {
+    run = app.add_subcommand("run", "Run a command and record the memory of its whole process tree");
+    run->footer(
+        "Usage: qprof run [OPTIONS] [--] CMD [ARGS...]\n"
+        "qprof exits with CMD's status (128+N if a signal killed it; 127: not found; 126: not executable);\n"
+        "when CMD succeeded but its peak exceeded --max-peak: 3; when CMD succeeded but a write of the\n"
+        "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
+    run->prefix_command();  // everything from CMD on belongs to CMD, options included
+    run->allow_extras();
+    run->add_option("--attach", opts->attach_pid, "Follow the running process PID instead of a command (as qprof attach PID)");
+  }
+  run->add_flag("--no-live", opts->no_live, "No live status line on a terminal");
+  run->add_option("-o,--output", opts->run.output, "Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank under a launcher; - for stdout, then CMD's stdout goes to stderr); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
   add_sampling_options(*run, opts->run);
   run->add_flag("-M,--multiprocess", opts->run.multiprocess, "Also record each process of the tree (CHLD lines, as mprof -M)");
-  run->add_flag("-q,--quiet", opts->run.quiet, "No summary and no stage table at the end");
+  run->add_flag("-q,--quiet", opts->run.quiet, "No summary, no stage table and no live line");
   CLI::Option* yaml = run->add_option("--yaml", opts->yaml, "Also write a YAML report in the layout of Quark's quark_profile.yaml");
   run->add_flag("--yaml-stream", opts->yaml_stream, "Rewrite the --yaml file at every checkpoint while the command runs")
       ->needs(yaml);
   run->add_option("--max-peak", opts->max_peak,
-                  "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB, bytes) and CMD succeeded")
-      ->check(size_check());
+                  "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB, bytes) or PCT of the "
+                  "memory limit in force (90%) and CMD succeeded")
+      ->check(budget_check());
   run->add_option("--metric", opts->metric,
                   "rss (default, as mprof); pss, uss, all: also record the tree's PSS and USS. The metric of the "
                   "stage table and of --max-peak (all: rss), any of " + metric_names())
       ->check(run_metric_check());
+  if (attach) {  // the shared sampling options speak of a command qprof started
+    if (CLI::Option* t = run->get_option_no_throw("--timeout")) {
+      t->description("Stop recording after this many seconds (the process is never signalled)");
+    }
+    // What only a command qprof started has: signals after --timeout, its own cgroup, its stderr.
+    for (const char* name : kNotForAttach) {
+      if (CLI::Option* o = run->get_option_no_throw(name)) run->remove_option(o);
+    }
+  }
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.
   run->add_flag("-C,--include-children")->description("Accepted for mprof compatibility (qprof always includes children)");
-  run->add_flag("-E,--exit-code")->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
+  if (!attach) run->add_flag("-E,--exit-code")->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
 
   CLI::App* self = run;
   return {run, [opts, self, &invocation]() -> int {
             RunCli& o = *opts;
             o.run.command = invocation.command(*self);
-            if (o.run.command.empty()) {
+            o.run.live = !o.no_live;
+            if (o.attach_pid) {
+              // run --attach takes run's options: those that only a started command has are errors.
+              for (const char* name : kNotForAttach) {
+                const CLI::Option* given = self->get_option_no_throw(name);
+                if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
+                  std::cerr << "qprof run: " << name << " does not go with --attach: the process is not qprof's "
+                               "(never signalled, its stderr not read)\n";
+                  return kUsageError;
+                }
+              }
+              if (!attach_options_ok(o.run, *o.attach_pid)) return kUsageError;
+            } else if (o.run.command.empty()) {
               std::cerr << "qprof run: no command given\nUsage: qprof run [OPTIONS] [--] CMD [ARGS...]\n";
               return kUsageError;
             }
@@ -121,7 +205,12 @@ Command add_run(CLI::App& app, const Invocation& invocation) {
             }
             if (!sampling_options_ok(o.run, "run")) return kUsageError;
             record_metric(o.run, o.metric);
-            if (o.run.output.empty()) o.run.output = default_trace_name();
+            if (!resolve_job(o.run, "run")) return kUsageError;
+            if (!o.yaml.empty() && is_stream_output(o.run.output)) {
+              std::cerr << "qprof run: --yaml reads the trace back: it needs -o to be a file, not "
+                        << (o.run.output == "-" ? "stdout" : "a pipe") << '\n';
+              return kUsageError;
+            }
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
               try {
@@ -134,8 +223,12 @@ Command add_run(CLI::App& app, const Invocation& invocation) {
             std::unique_ptr<report::QuarkYamlStream> stream;
             RunHooks hooks;
             if (o.yaml_stream) {
-              stream = std::make_unique<report::QuarkYamlStream>(o.run.output, o.yaml);
-              hooks.on_checkpoint = [s = stream.get()](const Marker&) { s->checkpoint(); };
+              // The trace's name is known once it is created (the default one is unique).
+              hooks.on_trace_opened = [&stream, &o](const std::string& trace) {
+                stream = std::make_unique<report::QuarkYamlStream>(trace, o.yaml);
+              };
+              hooks.on_checkpoint = [&stream](const Marker&) { stream->checkpoint(); };
+              hooks.on_trace_failed = [&stream] { stream->abandon(); };
             }
             RunReport report;
             const int status = run_profiled(o.run, &report, hooks);
@@ -147,5 +240,11 @@ Command add_run(CLI::App& app, const Invocation& invocation) {
             return after_run(o, report, status);
           }};
 }
+
+}  // namespace qprof::cli
+
+namespace qprof::cli {
+
+Command add_run(CLI::App& app, const Invocation& invocation) { return add_recording(app, invocation, false); }
 
 }  // namespace qprof::cli

@@ -1,0 +1,34 @@
+// qprof attach PID: the options are run's (recording.hpp); what differs is checked here.
+#include <iostream>
+
+#include "recording.hpp"
+
+namespace qprof::cli {
+
+const char* const kAttachFooter =
+    "Usage: qprof attach [OPTIONS] PID   (or qprof run --attach PID [OPTIONS])\n"
+    "Follows PID and its descendants (RSS, PSS, CPU, I/O, GPU: what qprof run records) until PID and its\n"
+    "descendants are gone, --timeout, or Ctrl-C/SIGTERM; none of these signals PID. PID's stderr is not\n"
+    "qprof's (no stderr markers); its exit status is in the summary when qprof could read it.\n"
+    "Exit status: 0; 3 when --max-peak was exceeded; 4 when a write of the trace failed; 2 for usage\n"
+    "errors, a PID that does not exist, one qprof may not read (another user's) and qprof's own.\n"
+    "Example: qprof attach --timeout 600 -o train.dat $(pgrep -f train.py)";
+
+bool attach_options_ok(RunOptions& o, pid_t pid) {
+  if (!o.command.empty()) {
+    std::cerr << "qprof: --attach follows a running process: no command goes with it\n";
+    return false;
+  }
+  if (o.cgroup) {
+    std::cerr << "qprof: --cgroup moves the tree into a cgroup of its own: not done to a running process "
+                 "(it would change the limits it runs under)\n";
+    return false;
+  }
+  o.attach = pid;
+  o.command = {"attach"};  // a placeholder the session never runs: the process's own comes from /proc
+  return true;
+}
+
+Command add_attach(CLI::App& app, const Invocation& invocation) { return add_recording(app, invocation, true); }
+
+}  // namespace qprof::cli

@@ -1,0 +1,100 @@
+// qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]: removes default-named traces
+// (as mprof clean), never any other file.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands.hpp"
+#include "qprof/analysis/catalog.hpp"
+
+namespace qprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CleanCli {
+  std::string dir = ".";
+  std::string older_than;
+  std::optional<std::size_t> keep;
+  bool dry_run = false;
+};
+
+// "90", "90s", "30min", "12h", "7d", "2w" → seconds.
+std::optional<double> parse_age(const std::string& text) {
+  std::size_t used = 0;
+  double v;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = text.substr(used);
+  double scale;
+  if (unit.empty() || unit == "s") scale = 1;
+  else if (unit == "m" || unit == "min") scale = 60;
+  else if (unit == "h") scale = 3600;
+  else if (unit == "d") scale = 86400;
+  else if (unit == "w") scale = 7 * 86400;
+  else return std::nullopt;
+  if (!std::isfinite(v) || v < 0) return std::nullopt;
+  return v * scale;
+}
+
+int clean_action(const CleanCli& o) {
+  std::optional<double> age;
+  if (!o.older_than.empty() && !(age = parse_age(o.older_than))) {
+    std::cerr << "qprof clean: --older-than " << o.older_than << ": expected an age such as 90s, 30min, 12h, 7d, 2w\n";
+    return kUsageError;
+  }
+  std::vector<std::string> paths;
+  try {
+    paths = default_traces(o.dir);
+  } catch (const std::exception& e) {
+    std::cerr << "qprof clean: " << e.what() << '\n';
+    return kUsageError;
+  }
+  const std::size_t keep = std::min(paths.size(), o.keep.value_or(0));
+  const auto now = fs::file_time_type::clock::now();
+  int status = 0;
+  for (std::size_t i = 0; i + keep < paths.size(); ++i) {  // the newest `keep` are last
+    const std::string& p = paths[i];
+    if (age) {
+      std::error_code ec;
+      const auto written = fs::last_write_time(p, ec);
+      if (ec || std::chrono::duration<double>(now - written).count() < *age) continue;
+    }
+    if (o.dry_run) {
+      std::cout << "would remove " << p << '\n';
+      continue;
+    }
+    std::error_code ec;
+    if (!fs::remove(p, ec) && ec) {
+      std::cerr << "qprof clean: " << p << ": " << ec.message() << '\n';
+      status = 1;
+      continue;
+    }
+    std::cout << "removed " << p << '\n';
+  }
+  return status;
+}
+
+}  // namespace
+
+Command add_clean(CLI::App& app, const Invocation&) {
+  auto opts = std::make_shared<CleanCli>();
+  CLI::App* cmd = app.add_subcommand("clean", "Remove the traces of a directory (default names only), as mprof clean");
+  cmd->footer(
+      "Usage: qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]\n"
+      "Only files named as qprof run and mprof run name them by default are removed (see qprof list);\n"
+      "without --older-than or --keep, all of them. Age is from the file's last write.\n"
+      "Exit status 1 when a file could not be removed, 2 for usage errors.");
+  cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
+  cmd->add_option("--older-than", opts->older_than, "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
+  cmd->add_option("--keep", opts->keep, "Keep the N newest traces");
+  cmd->add_flag("--dry-run", opts->dry_run, "Print what would be removed, remove nothing");
+  return {cmd, [opts]() -> int { return clean_action(*opts); }};
+}
+
+}  // namespace qprof::cli

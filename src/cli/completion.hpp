@@ -1,0 +1,12 @@
+// The bash completion script, written at build time from the CLI11 apps' own option lists
+// (`qprof --help-completion`), so that completion offers exactly what --help lists.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace qprof::cli {
+
+std::string bash_completion(const CLI::App& app);
+
+}  // namespace qprof::cli

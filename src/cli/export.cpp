@@ -1,0 +1,99 @@
+// qprof export TRACE… --format perfetto|chrome|csv|json [-o OUT]: traces for other tools.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "profiled.hpp"
+#include "qprof/export/export.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct ExportCli {
+  std::vector<std::string> files;
+  std::string format = "perfetto";
+  std::string output = "-";
+  std::string unit = "MiB";
+  std::vector<std::string> labels;
+};
+
+int export_action(const ExportCli& o, const Invocation& invocation) {
+  std::vector<std::string> files = o.files;
+  if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (files.empty()) {
+    std::cerr << "qprof export: no trace given\n";
+    return kUsageError;
+  }
+  if (o.labels.size() > files.size()) {
+    std::cerr << "qprof export: " << o.labels.size() << " labels (--label) for " << files.size() << " traces\n";
+    return kUsageError;
+  }
+  exports::Options options;
+  options.format = *exports::parse_format(o.format);
+  options.unit = *unit_of(o.unit);
+  std::vector<exports::Input> inputs;
+  for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < o.labels.size() ? o.labels[i] : ""});
+
+  if (o.output == "-") {
+    try {
+      exports::write_export(inputs, options, std::cout);
+    } catch (const std::exception& e) {
+      std::cout.flush();
+      std::cerr << "qprof export: " << e.what() << '\n';
+      return kUsageError;
+    }
+    return std::cout.flush() ? 0 : 1;
+  }
+  // Written beside OUT and renamed over it once complete: a failed export leaves no half file.
+  const std::string partial = o.output + ".partial-" + std::to_string(::getpid());
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    std::cerr << "qprof export: cannot write " << o.output << '\n';
+    return kUsageError;
+  }
+  try {
+    exports::write_export(inputs, options, file);
+    file.close();
+    if (!file) throw std::runtime_error("cannot write " + o.output + " (disk full?)");
+  } catch (const std::exception& e) {
+    std::remove(partial.c_str());
+    std::cerr << "qprof export: " << e.what() << '\n';
+    return kUsageError;
+  }
+  if (std::rename(partial.c_str(), o.output.c_str()) != 0) {
+    std::remove(partial.c_str());
+    std::cerr << "qprof export: cannot write " << o.output << '\n';
+    return kUsageError;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_export(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<ExportCli>();
+  CLI::App* cmd = app.add_subcommand("export", "Convert traces for other tools: Perfetto UI / chrome://tracing, CSV, JSON");
+  cmd->footer(
+      "Usage: qprof export TRACE... [--format perfetto|chrome|csv|json] [-o OUT]\n"
+      "perfetto and chrome: Chrome trace-event JSON, which Perfetto UI (ui.perfetto.dev) and\n"
+      "chrome://tracing open; one process per trace, a counter track per series, stages and checkpoints.\n"
+      "csv and json: one row per memory sample, one column per series, units in the header.\n"
+      "Each trace is streamed, never held whole. Exit status 2 on bad options or a bad trace.");
+  cmd->add_option("files", opts->files, "Traces: .dat files written by qprof run or mprof run (several: one process each)");
+  cmd->add_option("--format", opts->format, "perfetto (default) or chrome: trace-event JSON; csv; json")
+      ->check(CLI::IsMember({"perfetto", "chrome", "csv", "json"}));
+  cmd->add_option("-o,--output", opts->output, "Output file (default -: stdout)");
+  cmd->add_option("--unit", opts->unit, "Unit of memory values and rates: B, KiB, MiB (default), GiB, KB, MB, GB")
+      ->check(unit_check());
+  cmd->add_option("--label", opts->labels,
+                  "Name of a trace, one per use in file order, or a comma list (default: the file name's stem)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  return {cmd, [opts, &invocation]() -> int { return export_action(*opts, invocation); }};
+}
+
+}  // namespace qprof::cli

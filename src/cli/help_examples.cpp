@@ -1,0 +1,47 @@
+// Worked examples at the end of each subcommand's --help (and so of its man page): the first
+// thing a new user looks for.
+#include "help_examples.hpp"
+
+#include <map>
+#include <string>
+
+namespace qprof::cli {
+namespace {
+
+const std::map<std::string, std::string>& examples() {
+  static const std::map<std::string, std::string> table = {
+      {"run",
+       "  qprof run -o train.dat -- python3 train.py --epochs 3\n"
+       "  qprof run --metric all --max-peak 4GiB --yaml profile.yaml -- ./bench"},
+      {"attach",
+       "  qprof attach 4242 -o train.dat          # until process 4242 exits, or Ctrl-C\n"
+       "  qprof attach --timeout 600 --metric all 4242"},
+      {"peak", "  qprof peak train.dat\n  qprof peak -- ./bench      # prints the peak alone"},
+      {"report", "  qprof report train.dat\n  qprof report --format md train.dat > PROFILE.md"},
+      {"compare",
+       "  qprof compare before.dat after.dat\n"
+       "  qprof compare --run 'python3 old.py' --run 'python3 new.py' --repeat 3"},
+      {"plot", "  qprof plot train.dat -o train.png\n  qprof plot before.dat after.dat --facet -o both.svg"},
+      {"export", "  qprof export train.dat --format perfetto -o train.json"},
+      {"list", "  qprof list --dir runs/"},
+      {"clean", "  qprof clean --older-than 7d --dry-run"},
+      {"mark",
+       "  qprof mark --sync Load End        # in a script that qprof run started\n"
+       "  qprof run -- sh -c 'qprof mark Load Start; ./load; qprof mark --sync Load End'"},
+  };
+  return table;
+}
+
+}  // namespace
+
+void add_help_examples(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const auto it = examples().find(sub->get_name());
+    if (it == examples().end()) continue;
+    const std::string footer = sub->get_footer();
+    sub->footer(footer + (footer.empty() ? "" : "\n") + (it->second.find('\n') == std::string::npos ? "Example:\n" : "Examples:\n") +
+                it->second);
+  }
+}
+
+}  // namespace qprof::cli

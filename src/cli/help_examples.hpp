@@ -1,0 +1,17 @@
+// Examples appended to each subcommand's --help, and the answer to a mistyped subcommand.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+namespace qprof::cli {
+
+// Appends an "Example:" block to the footer of every subcommand that has one in the table.
+void add_help_examples(CLI::App& app);
+
+// When `word` (qprof's first argument) is neither an option nor a subcommand: the message that
+// names the subcommands and the nearest one (Damerau-Levenshtein distance); else nothing.
+std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::string& word);
+
+}  // namespace qprof::cli
