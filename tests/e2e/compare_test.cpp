@@ -1,6 +1,8 @@
 // qprof compare: traces side by side, commands run first (with repeats), budgets on a baseline.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -15,7 +17,8 @@ namespace fs = std::filesystem;
 std::string fixture(const std::string& name) { return data_file("report/" + name); }
 
 TEST(CompareFiles, LabelsAndFormats) {
-  const Result text = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)", "layerwise"});
+  const Result text = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)",
+                            "--label", "layerwise"});
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_EQ(text.out,
             "label        duration s   ratio  peak RSS MiB   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
@@ -36,7 +39,7 @@ TEST(CompareFiles, LabelsAndFormats) {
 
 TEST(CompareFiles, UsageErrors) {
   EXPECT_EQ(qprof({"compare"}).status, 2);
-  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--label", "a", "b"}).status, 2);
+  EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--label", "a,b"}).status, 2);
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--repeat", "3"}).status, 2);
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--max-growth", "10%"}).status, 2);  // nothing to grow from
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--max-growth", "ten"}).status, 2);
@@ -48,9 +51,32 @@ TEST(CompareFiles, UsageErrors) {
   EXPECT_NE(metric.err.find("no trace has gpu (the first has: rss, kernel_process)"), std::string::npos) << metric.err;
 }
 
+// --label takes one value per use (or a comma list): the files after it stay files.
+TEST(CompareFiles, LabelNeverSwallowsFiles) {
+  const std::vector<std::string> files = {fixture("minmax.dat"), fixture("percentile.dat"), fixture("layerwise.dat")};
+  Result r = qprof({"compare", "--format", "json", "--label", "A", "--label", "B", "--label", "C", files[0], files[1], files[2]});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparison"].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["comparison"][i]["label"], std::string(1, static_cast<char>('A' + i)));
+    EXPECT_EQ(j["comparison"][i]["trace"], files[i]);
+  }
+  r = qprof({"compare", "--format", "json", "--label", "A,B,C", files[0], files[1], files[2]});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparison"].size(), 3u);
+  EXPECT_EQ(j["comparison"][2]["label"], "C");
+  EXPECT_EQ(j["comparison"][2]["trace"], files[2]);
+  // The old spelling: B and C are files now, not labels, and no such files exist.
+  r = qprof({"compare", "--label", "A", "B", "C", files[0], files[1], files[2]});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.find("nothing to compare"), std::string::npos) << r.err;
+}
+
 TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
   const std::string svg = temp_dir() + "/compare.svg";
-  const Result r = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax", "layerwise",
+  const Result r = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax,layerwise",
                           "--plot", svg});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("minmax"), std::string::npos) << "the table is printed too";
@@ -92,13 +118,41 @@ TEST(CompareBudgets, MaxPeakSparesTheBaselineAndMarksTheRows) {
   EXPECT_EQ(j["comparison"][2]["budget"], "ok");
 }
 
+// --max-peak 90%: each row's budget is its share of the limit its own trace recorded.
+TEST(CompareBudgets, MaxPeakAsAShareOfEachRowsLimit) {
+  auto trace = [](const std::string& name, int peak_mib, long long limit) {
+    const std::string path = temp_dir() + "/" + name + ".dat";
+    std::ofstream f(path);
+    f << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=100.000000 metric=rss";
+    if (limit > 0) f << " limit=" << limit << " limit_source=cgroup-v2";
+    f << "\nCMDLINE job\n";
+    for (int i = 0; i <= 10; ++i) f << "MEM " << (i == 5 ? peak_mib : 100) << ".000000 " << 100 + i << ".0000\n";
+    return path;
+  };
+  const long long gib = 1LL << 30;
+  const std::string small = trace("small", 600, gib), large = trace("large", 950, gib), tight = trace("tight", 600, gib / 2);
+  Result r = qprof({"compare", "--format", "json", small, large, tight, "--max-peak", "90%"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["comparison"][0]["budget"], "ok");
+  EXPECT_EQ(j["comparison"][1]["over_budget"], true);  // 950 MiB against 921.6 MiB
+  EXPECT_EQ(j["comparison"][2]["over_budget"], true);  // 600 MiB against 460.8 MiB
+  EXPECT_NE(r.err.find("exceeds the budget of 921.6 MiB (90% of its limit) by 28.4 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exceeds the budget of 460.8 MiB (90% of its limit)"), std::string::npos) << r.err;
+  EXPECT_EQ(qprof({"compare", small, large, "--max-peak", "95%"}).status, 0);
+  // A trace that records no limit (mprof's) cannot be held to a share of it.
+  r = qprof({"compare", small, trace("mprof_like", 600, 0), "--max-peak", "90%"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("records no memory limit"), std::string::npos) << r.err;
+}
+
 TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
   const std::string prefix = temp_dir() + "/cmp";
   // The commands also write to stdout: the table on stdout must stay parseable.
   const std::string small = "echo noise; " + workload("alloc_tree") + " 20 0 0 150";
   const std::string large = "echo noise; " + workload("alloc_tree") + " 80 0 0 150";
   const Result r = qprof({"compare", "--format", "json", "--run", small, "--run", large, "--repeat", "2", "--label", "small",
-                          "large", "-o", prefix, "--max-growth", "1GiB"});
+                          "--label", "large", "-o", prefix, "--max-growth", "1GiB"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["comparison"].size(), 2u);

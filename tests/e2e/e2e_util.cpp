@@ -129,4 +129,8 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+bool sanitized() { return QPROF_TEST_SANITIZED != 0; }
+
+std::string as_limit(const std::string& bytes) { return sanitized() ? "--as=unlimited" : "--as=" + bytes; }
+
 }  // namespace qprof::test

@@ -46,6 +46,13 @@ Result run(const std::vector<std::string>& argv, const std::string& input = "", 
 // qprof with these arguments.
 Result qprof(const std::vector<std::string>& args, const std::string& input = "", int timeout_s = 120);
 
+// A qprof built with AddressSanitizer (-DQPROF_SANITIZE=ON).
+bool sanitized();
+// prlimit's address-space bound around qprof, "--as=BYTES". An AddressSanitizer qprof reserves
+// terabytes of address space for its shadow memory, so there it is "--as=unlimited" and ASan's
+// own hard_rss_limit_mb (set by scripts/test) bounds the process instead.
+std::string as_limit(const std::string& bytes);
+
 inline double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 Bytes max_mem(const Trace& t);
 std::string read_file(const std::string& path);

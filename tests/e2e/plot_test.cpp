@@ -75,8 +75,8 @@ TEST(Plot, SvgParsesAndHoldsMarkersStagesAndThePeak) {
   const std::string text = svg_text(out);
   for (const char* want : {"python3 quantize.py --calib-method minmax --model llama-7b", "Load", "Calibration",
                            "Quantization", "Export (no End)", "checkpoint: batch 100", "saved weights to /tmp/out",
-                           "killed by SIGKILL", "peak 5.40 GiB at 6 s", "cgroup peak (exact): 5.66 GiB",
-                           "largest process, kernel peak: 2.90 GiB", "pid 4242, peak 2.70 GiB", "CPU (% of one core)",
+                           "killed by SIGKILL", "peak 5.40 GiB at 6 s", "cgroup charge peak (includes page cache): 5.66 GiB",
+                           "largest process, kernel peak (lower bound): 2.90 GiB", "pid 4242, peak 2.70 GiB", "CPU (% of one core)",
                            "I/O (MiB/s)", "GPU0: tree, peak 20.0 GiB"}) {
     EXPECT_TRUE(has(text, want)) << want;
   }
@@ -119,6 +119,14 @@ TEST(Plot, OverlayAndFacetLegendsNameEachTraceAndItsPeak) {
              "--size", "1000x900"});
   ASSERT_EQ(r.status, 0) << r.err;
   expect_png(dir + "/facet.png", 1000, 900);
+  // Three files, labels as a comma list before them: no file is taken for a label.
+  r = qprof({"plot", "--label", "A,B", "--label", "C", plot_data("full.dat"), data_file("mprof/func.dat"),
+             data_file("mprof/children.dat"), "-o", dir + "/three.svg"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  text = svg_text(dir + "/three.svg");
+  EXPECT_TRUE(has(text, "A, peak 5.40 GiB")) << text;
+  EXPECT_TRUE(has(text, "B, peak 141.8 MiB")) << text;
+  EXPECT_TRUE(has(text, "C, peak")) << text;
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/x.png", "--label", "a", "--label", "b"});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(has(r.err, "2 labels (--label) for 1 trace")) << r.err;
@@ -271,7 +279,7 @@ TEST(Plot, UsageErrors) {
       {"plot", f, "-o", dir + "/x.png", "--size", "big"},
       {"plot", f, "-o", dir + "/x.png", "--window", "5,2"},
       {"plot", f, "-o", dir + "/x.png", "--unit", "KiB"},
-      {"plot", f, "-o", dir + "/x.png", "--panels", "memory,disk"},
+      {"plot", f, "-o", dir + "/x.png", "--panels", "memory,disks"},
       {"plot", "-o", dir + "/x.png"},
       {"plot", f, "-o", dir + "/x.png", "--window", "100,200"},  // nothing in it
       {"plot", f, "-o", dir + "/no/such/folder/x.png"},
@@ -338,6 +346,35 @@ TEST(Plot, SavedScriptRendersOnItsOwn) {
   r = run({"gnuplot", dir + "/chart.gp"});
   ASSERT_EQ(r.status, 0) << r.err;
   expect_png(dir + "/chart.png", 640, 400);
+}
+
+// PSS of three recorded runs overlaid: each trace's line is its PSS, named so in the legend.
+TEST(Plot, MetricPssOverlaysThreeRuns) {
+  const std::string dir = test_dir();
+  std::vector<std::string> args{"plot", "--metric", "pss", "-o", dir + "/pss.svg", "--script", dir + "/pss.gp"};
+  for (const char* name : {"a", "b", "c"}) {
+    const std::string out = dir + "/" + name + ".dat";
+    const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "0.02", "-o", out, "--",
+                            workload("alloc_tree"), "20", "1", "20", "300"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    args.push_back(out);
+  }
+  const Result r = qprof(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string script = read_file(dir + "/pss.gp");
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_NE(script.find(std::string("\"") + name + ", tree PSS peak "), std::string::npos) << name << "\n"
+                                                                                                << script.substr(0, 4000);
+  }
+  EXPECT_EQ(script.find(", peak "), std::string::npos) << "no RSS line titled as the traces' peak";
+
+  // A trace without PSS: an error that names what it has.
+  const Result bad = qprof({"plot", "--metric", "pss", "-o", dir + "/bad.svg", plot_data("empty.dat")});
+  EXPECT_EQ(bad.status, 2);
+  const Result rss_only = qprof({"plot", "--metric", "gpu", "-o", dir + "/bad.svg", dir + "/a.dat"});
+  EXPECT_EQ(rss_only.status, 2);
+  EXPECT_NE(rss_only.err.find("no gpu series (it has: rss, pss, uss, anon, file, shmem, swap)"), std::string::npos)
+      << rss_only.err;
 }
 
 }  // namespace

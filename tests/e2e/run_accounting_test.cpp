@@ -27,9 +27,11 @@ Bytes max_pss(const Trace& t) {
 }
 
 TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
+  // The tree holds its memory 2.5 s: on a loaded machine a PSS pass is slow and its schedule
+  // stretches (passes stay under 5 % of the time), and a shorter hold could fall between two.
   const std::string base = temp_dir() + "/cow_base.dat", full = temp_dir() + "/cow.dat";
-  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", base, "--", workload("cow_tree"), "0", "3", "800"}).status, 0);
-  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "800"}).status, 0);
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", base, "--", workload("cow_tree"), "0", "3", "2500"}).status, 0);
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "2500"}).status, 0);
   const Trace b = dat::read_trace(base), t = dat::read_trace(full);
   const double rss = mib(max_mem(t)) - mib(max_mem(b));
   const double pss = mib(max_pss(t)) - mib(max_pss(b));
@@ -71,7 +73,7 @@ TEST(RunAccounting, ShortSpikeIsCaughtByTheKernelAndCgroupFigures) {
   if (can_make_cgroups()) {
     ASSERT_TRUE(t.peaks.count("cgroup")) << r.err;
     EXPECT_GE(mib(t.peaks.at("cgroup")), kSpikeMiB);
-    EXPECT_NE(r.err.find("exact (cgroup)"), std::string::npos);
+    EXPECT_NE(r.err.find("cgroup charge"), std::string::npos);
     EXPECT_FALSE(t.cgroup.empty());
   }
   // Touching 200 MiB takes a while, so a sample may land on the way up, never at the top.

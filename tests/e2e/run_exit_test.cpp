@@ -101,6 +101,8 @@ TEST(RunExit, TimeoutEscalatesToSigkillAfterTheGracePeriod) {
                           workload("on_signal"), "5", "ignore"});
   EXPECT_EQ(r.status, 128 + SIGKILL);
   EXPECT_NE(r.err.find("outlived the 300 ms grace period: sent SIGKILL"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("killed by SIGKILL (signal 9); qprof sent it after --timeout"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("OOM killer"), std::string::npos) << "qprof sent the SIGKILL itself:\n" << r.err;
 }
 
 }  // namespace

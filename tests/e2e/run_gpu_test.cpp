@@ -2,6 +2,8 @@
 // tells the fake what it holds (tests/workloads/gpu_fake_job.c).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "e2e_util.hpp"
 #include "qprof/trace/format.hpp"
 #include "unit/gpu_test_util.hpp"
@@ -54,6 +56,30 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   EXPECT_NE(r.err.find("NVIDIA H100 80GB HBM3"), std::string::npos);
 }
 
+// GPU busy time end to end: the driver's utilisation rates become GPUUTIL lines, the device's
+// mean is in the summary, and the stage table's bottleneck figures read them.
+TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
+  FakeNvmlScript script(std::string(kScript) + "util 73 41\npcie 2048 1024\n");
+  const std::string out = temp_dir() + "/gpu_util.dat";
+  const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
+                                            gpu_fake_job_bin(), script.path(), "1024:600"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_GE(t.gpu_util.size(), 3u) << r.err;
+  for (const GpuUtilSample& u : t.gpu_util) {
+    EXPECT_EQ(u.device, t.gpu_devices.at(0).index);
+    EXPECT_DOUBLE_EQ(u.sm_percent, 73.0);
+    EXPECT_DOUBLE_EQ(u.mem_bw_percent, 41.0);
+  }
+  // PCIe comes on a schedule of its own (NVML samples it over 20 ms): at least once, in bytes/s.
+  const auto pcie = std::find_if(t.gpu_util.begin(), t.gpu_util.end(),
+                                 [](const GpuUtilSample& u) { return u.pcie_rx_bytes_per_s.has_value(); });
+  ASSERT_NE(pcie, t.gpu_util.end());
+  EXPECT_DOUBLE_EQ(*pcie->pcie_rx_bytes_per_s, 2048.0 * 1024);
+  EXPECT_DOUBLE_EQ(*pcie->pcie_tx_bytes_per_s, 1024.0 * 1024);
+  EXPECT_NE(r.err.find("SM busy 73 % on average"), std::string::npos) << r.err;
+}
+
 TEST(RunGpu, NoneMeansNoGpuLinesAndNoQueries) {
   FakeNvmlScript script(kScript);
   const std::string out = temp_dir() + "/gpu_none.dat";
@@ -81,8 +107,14 @@ TEST(RunGpu, AutoWithoutAnyGpuIsANormalRun) {
   const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(), "run",
                         "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("qprof: GPU: none found"), std::string::npos) << r.err;
-  EXPECT_TRUE(dat::read_trace(out).notes.empty()) << "no GPU is not a problem";
+  EXPECT_EQ(r.err.find("GPU"), std::string::npos) << "no GPU is not a problem: nothing said\n" << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_TRUE(t.notes[0].starts_with("GPU: none found (nvml: ")) << t.notes[0];
+  const Result v = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(), "run",
+                        "-v", "-o", out, "--", "true"});
+  EXPECT_EQ(v.status, 0) << v.err;
+  EXPECT_NE(v.err.find("qprof: GPU: none found (nvml: "), std::string::npos) << "-v says why\n" << v.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "e2e_util.hpp"
@@ -97,7 +98,8 @@ TEST(RunStream, DefaultTraceNameIsTimestampedInTheCurrentDirectory) {
   int found = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    EXPECT_TRUE(name.size() == 24 && name.rfind("qprof_", 0) == 0 && name.substr(20) == ".dat") << name;
+    // qprof_YYYYMMDDhhmmss.mmm_PID.dat
+    EXPECT_TRUE(std::regex_match(name, std::regex(R"(qprof_\d{14}\.\d{3}_\d+\.dat)"))) << name;
     ++found;
   }
   EXPECT_EQ(found, 1);

@@ -16,6 +16,12 @@
  *   process_error RC                process lists of the last GPU or MIG device return RC
  *   compute PID BYTES|max           a compute process of the last GPU or MIG device
  *   graphics PID BYTES|max          a graphics process of the last GPU or MIG device
+ *   util SM MEM                     nvmlDeviceGetUtilizationRates of the last GPU (percent);
+ *                                   without it: Not Supported
+ *   process_util PID SM             a sample of nvmlDeviceGetProcessUtilization of the last GPU,
+ *                                   stamped with the script's mtime (µs): newer than lastSeen
+ *                                   once per script version, as a driver's samples are
+ *   pcie RX_KBPS TX_KBPS            nvmlDeviceGetPcieThroughput of the last GPU (KB/s)
  * BYTES "max" is ULLONG_MAX (NVML's "not available"). A PID may be on both lists.
  *
  * Every entry point counts its calls: qprof_fake_nvml_calls("nvmlDeviceGetComputeRunningProcesses_v3")
@@ -57,6 +63,14 @@ struct dev {
   int memory_error, process_error;
   int ncompute, ngraphics;
   struct proc compute[MAX_PROCS], graphics[MAX_PROCS];
+  int has_util;
+  unsigned sm, mem;
+  int nproc_util;
+  struct proc_util {
+    unsigned pid, sm;
+  } proc_util[MAX_PROCS];
+  int has_pcie;
+  unsigned pcie_rx, pcie_tx;
   int nmig;
   struct dev *migs; /* into the MIG pool; NULL for a MIG device */
   int is_mig;
@@ -179,6 +193,15 @@ static void load_script(void) {
       d->used = parse_bytes(used);
       rest_of_line(d->name, rest + n);
       cur = d;
+    } else if (cur && strcmp(kind, "util") == 0) {
+      if (sscanf(rest, "%u %u", &cur->sm, &cur->mem) == 2) cur->has_util = 1;
+    } else if (cur && strcmp(kind, "process_util") == 0) {
+      if (cur->nproc_util < MAX_PROCS &&
+          sscanf(rest, "%u %u", &cur->proc_util[cur->nproc_util].pid, &cur->proc_util[cur->nproc_util].sm) == 2) {
+        ++cur->nproc_util;
+      }
+    } else if (cur && strcmp(kind, "pcie") == 0) {
+      if (sscanf(rest, "%u %u", &cur->pcie_rx, &cur->pcie_tx) == 2) cur->has_pcie = 1;
     } else if (cur && strcmp(kind, "memory_error") == 0) {
       cur->memory_error = atoi(rest);
     } else if (cur && strcmp(kind, "process_error") == 0) {
@@ -440,3 +463,57 @@ static int process_list(const char *name, int version, int graphics, void *handl
 
 PROCESS_FUNCTIONS(Compute, 0)
 PROCESS_FUNCTIONS(Graphics, 1)
+
+/* ---- busy time ------------------------------------------------------------------------------ */
+
+struct utilization {
+  unsigned gpu, memory;
+};
+
+EXPORT int nvmlDeviceGetUtilizationRates(void *handle, struct utilization *u) {
+  enter("nvmlDeviceGetUtilizationRates");
+  struct dev *d = device_of(handle);
+  if (!d || !u) return leave(ERR_INVALID_ARGUMENT);
+  if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
+  u->gpu = d->sm;
+  u->memory = d->mem;
+  return leave(OK);
+}
+
+struct process_utilization_sample {
+  unsigned pid;
+  unsigned long long time_stamp;
+  unsigned sm, mem, enc, dec;
+};
+
+EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilization_sample *out, unsigned *count,
+                                           unsigned long long last_seen) {
+  enter("nvmlDeviceGetProcessUtilization");
+  struct dev *d = device_of(handle);
+  if (!d || !count) return leave(ERR_INVALID_ARGUMENT);
+  if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
+  unsigned long long stamp =
+      (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL + (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
+  if (d->nproc_util == 0 || stamp <= last_seen) return leave(ERR_NOT_FOUND);
+  if (!out || *count < (unsigned)d->nproc_util) {
+    *count = (unsigned)d->nproc_util;
+    return leave(ERR_INSUFFICIENT_SIZE);
+  }
+  for (int i = 0; i < d->nproc_util; ++i) {
+    memset(&out[i], 0, sizeof out[i]);
+    out[i].pid = d->proc_util[i].pid;
+    out[i].time_stamp = stamp;
+    out[i].sm = d->proc_util[i].sm;
+  }
+  *count = (unsigned)d->nproc_util;
+  return leave(OK);
+}
+
+EXPORT int nvmlDeviceGetPcieThroughput(void *handle, int counter, unsigned *value) {
+  enter("nvmlDeviceGetPcieThroughput");
+  struct dev *d = device_of(handle);
+  if (!d || !value || counter < 0 || counter > 1) return leave(ERR_INVALID_ARGUMENT);
+  if (!d->has_pcie) return leave(ERR_NOT_SUPPORTED);
+  *value = counter == 1 ? d->pcie_rx : d->pcie_tx; /* NVML_PCIE_UTIL_RX_BYTES = 1 */
+  return leave(OK);
+}

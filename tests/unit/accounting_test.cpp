@@ -102,5 +102,88 @@ TEST(TreeAccounting, AProcessReapedBeforeItWasSeenStillCounts) {
   EXPECT_EQ(totals.hwm_sum, 2048u * 1024);
 }
 
+// A child its own parent reaped is gone before qprof can ask the kernel. Its growth after the
+// last reading is covered by the parent's wait4 figure (RUSAGE_CHILDREN) once qprof reaps the
+// parent; until then it is uncovered, and Σ VmHWM is not a bound.
+TEST(TreeAccounting, AChildReapedByItsParentIsCoveredByTheParentsWait4) {
+  Tree t;
+  t.proc.add(100, kSelf, 10, 10, {.utime = 1, .stime = 0, .hwm_kib = 1024});
+  t.proc.add(101, 100, 11, 10, {.utime = 1, .stime = 0, .hwm_kib = 2048});
+  t.proc.set_last_pid(101);
+  t.tree.add_root(100);
+  t.tree.refresh();
+  ASSERT_EQ(t.tree.members().size(), 2u);
+  EXPECT_EQ(t.tree.members()[1].ppid, 100);
+  t.accounting.read(t.tree.members());
+  // The child grows to 5000 KiB after its last reading; the root reaps it.
+  t.proc.reap(101);
+  t.tree.members()[1].gone = true;
+  t.tree.prune([&](const Member& m) { t.accounting.left(m); });
+  auto totals = t.accounting.read(t.tree.members());
+  EXPECT_EQ(totals.uncovered, 1u);
+  EXPECT_EQ(totals.hwm_sum, (1024u + 2048u) * 1024);
+  // qprof reaps the root: its ru_maxrss (the largest of itself and its reaped children) covers
+  // the child too, and counts for the root itself.
+  Member& root = t.tree.members()[0];
+  t.accounting.before_reap(root);
+  rusage usage{};
+  usage.ru_maxrss = 5000;
+  t.accounting.after_reap(root, usage);
+  t.proc.reap(100);
+  root.gone = true;
+  t.tree.prune([&](const Member& m) { t.accounting.left(m); });
+  std::vector<Member> none;
+  totals = t.accounting.read(none);
+  EXPECT_EQ(totals.uncovered, 0u);
+  EXPECT_EQ(totals.capped, 1u);
+  // The child counts with the cap in the window it left in, beside the root as read then; the
+  // root counts with its own ru_maxrss in the windows after its last reading, alone.
+  EXPECT_EQ(totals.hwm_sum, (1024u + 5000u) * 1024);
+}
+
+}  // namespace
+}  // namespace qprof
+
+namespace qprof {
+namespace {
+
+// A shell that ran 100 000 short commands and reaped each itself, one of which left a child of
+// its own: all wait for the shell's wait4, and one cap covers them all, down the tree, at once
+// (they are found by their parent's PID, not by a scan of every waiting process per cap).
+TEST(TreeAccounting, OneCapCoversAHundredThousandChildrenAndTheirChildren) {
+  TreeAccounting accounting(100.0);
+  std::vector<Member> none;
+  accounting.read(none);
+  constexpr Bytes kMiB = Bytes{1} << 20;
+  constexpr int kChildren = 100000;
+  for (int i = 0; i < kChildren; ++i) {
+    Member child;
+    child.pid = 1000 + i;
+    child.ppid = 100;
+    child.hwm = 2 * kMiB;
+    accounting.left(child);
+  }
+  Member grandchild;
+  grandchild.pid = 900000;
+  grandchild.ppid = 1000;
+  grandchild.hwm = kMiB;
+  accounting.left(grandchild);
+  EXPECT_EQ(accounting.totals().uncovered, static_cast<std::size_t>(kChildren) + 1);
+
+  Member shell;
+  shell.pid = 100;
+  shell.ppid = 1;
+  shell.hwm = kMiB;
+  rusage usage{};
+  usage.ru_maxrss = 3 * 1024;  // KiB
+  accounting.after_reap(shell, usage);
+  EXPECT_EQ(accounting.totals().uncovered, 0u);
+  EXPECT_EQ(accounting.totals().capped, static_cast<std::size_t>(kChildren) + 1) << "each above its own reading";
+  accounting.left(shell);
+  accounting.close(none);
+  // Never read, they all count in the first two windows, each with the shell's figure.
+  EXPECT_GE(accounting.totals().hwm_sum, (kChildren + 1) * 3 * kMiB);
+}
+
 }  // namespace
 }  // namespace qprof

@@ -2,6 +2,7 @@
 #include "qprof/record/cgroup.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -59,6 +60,47 @@ TEST(TreeCgroup, CgroupV1MemoryGivesUsageAndPeak) {
     dir = cg->path();
   }
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// The cgroup v1 memory path of this process, "" if none.
+std::string own_memory_cgroup() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (line.substr(a + 1, b - a - 1) == "memory") return line.substr(b + 1);
+  }
+  return "";
+}
+
+TEST(TreeCgroup, NestsUnderItsOwnCgroupAndRemovesGroupsOfDeadQprofs) {
+  const std::string own = own_memory_cgroup();
+  if (geteuid() != 0 || own.empty() || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
+    GTEST_SKIP() << "needs root and a cgroup v1 memory hierarchy";
+  }
+  // A group standing for "qprof's own cgroup", below the real one, and a group of a qprof that
+  // died: a PID that was just reaped.
+  const std::string rel = (own == "/" ? "" : own) + "/qprof-unit-" + std::to_string(getpid());
+  const std::string parent = "/sys/fs/cgroup/memory" + rel;
+  ASSERT_TRUE(fs::create_directory(parent)) << parent;
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = parent + "/qprof-" + std::to_string(dead);
+  ASSERT_TRUE(fs::create_directory(stale));
+  const std::string proc_cgroup = mountinfo_with("4:memory:" + rel);
+  std::string why, dir;
+  {
+    auto cg = TreeCgroup::create(why, "/proc/self/mountinfo", proc_cgroup);
+    ASSERT_TRUE(cg) << why;
+    dir = cg->path();
+    EXPECT_EQ(dir, parent + "/qprof-" + std::to_string(getpid()));
+    EXPECT_FALSE(fs::exists(stale)) << "the group of a dead qprof is removed";
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove(proc_cgroup);
+  rmdir(parent.c_str());
 }
 
 TEST(TreeCgroup, NoHierarchySaysWhy) {

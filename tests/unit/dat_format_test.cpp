@@ -3,20 +3,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
+
+#include "temp_files.hpp"
 
 namespace qprof::dat {
 namespace {
 
-std::string temp_file(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("qprof-unit-" + std::to_string(getpid()) + "-" + name)).string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::unit_temp_file;
+using test::whole_file;
 
 TEST(Escape, RoundTripsAnyBytes) {
   std::string all;
@@ -52,7 +52,7 @@ TEST(FuncName, IsOneWordMprofCanSplit) {
 }
 
 TEST(Writer, WritesMprofsNumberFormats) {
-  const std::string path = temp_file("fmt.dat");
+  const std::string path = unit_temp_file("fmt.dat");
   {
     Writer w(path);
     w.cmdline("python3 -c 'x'");
@@ -60,7 +60,7 @@ TEST(Writer, WritesMprofsNumberFormats) {
     w.child(42, 1732181234.5, 3 * 1024 * 1024 + 1);
     w.func("Calibration", {1.0, 1024 * 1024}, {2.5, 2 * 1024 * 1024});
   }
-  EXPECT_EQ(slurp(path),
+  EXPECT_EQ(whole_file(path),
             "CMDLINE python3 -c 'x'\n"
             "MEM 1.500000 1732181234.1235\n"
             "CHLD 42 3.000001 1732181234.5000\n"
@@ -69,7 +69,7 @@ TEST(Writer, WritesMprofsNumberFormats) {
 }
 
 TEST(Writer, EveryKindRoundTripsThroughTheReader) {
-  const std::string path = temp_file("all.dat");
+  const std::string path = unit_temp_file("all.dat");
   TraceMeta meta;
   meta.format_version = kFormatVersion;
   meta.qprof_version = "9.8.7";
@@ -92,7 +92,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
     w.mark(1700000000.5, "Calibration Start");
     w.mem(1700000001.0, 300 << 20);
     w.hwm(1700000001.0, 310 << 20);
-    w.cgroup({1700000001.0, 305 << 20, 320 << 20});
+    w.cgroup({1700000001.0, 305 << 20, 320 << 20, std::nullopt, std::nullopt});
     w.mark(1700000001.0, "Calibration End");
     w.peak(kPeakKernelProcess, 299 << 20);
     w.note("a warning\nwith a newline");
@@ -145,7 +145,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
   EXPECT_EQ(t.stages[0].mem_start, 100u << 20);
   EXPECT_EQ(t.stages[0].mem_end, 300u << 20);
   // Nothing but printable text, and no blank line (mprof stops at one).
-  const std::string text = slurp(path);
+  const std::string text = whole_file(path);
   EXPECT_EQ(text.find("\n\n"), std::string::npos);
   std::filesystem::remove(path);
 }
@@ -187,6 +187,61 @@ TEST(Reader, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(parse_error("CMDLINE only\n"), "bad.dat: no memory samples (MEM lines): the trace is empty");
 }
 
+// MEM lines as qprof and mprof write them take a fast path (8 digits at a time); any other form
+// takes the general one. Both must read the same numbers, and the fast one must hand every
+// irregular line over (the double spaces below force the general path).
+TEST(Reader, MemFastPathReadsWhatTheGeneralPathReads) {
+  const std::vector<std::string> numbers = {
+      "0", "7", "12345678", "123456789", "1234.567890", "1732181234.1235", "99999999.99999999",
+      "123456789012345", "1234567890123456", "0.000001", "00012.50", "1.123456789", "1.1234567891",
+      "3.", ".5", "1e3", "12345678901234.5"};
+  for (const std::string& a : numbers) {
+    for (const std::string& b : numbers) {
+      const std::string fast = "MEM " + a + " " + b + "\n";
+      const std::string general = "MEM  " + a + "  " + b + "\n";
+      SCOPED_TRACE(fast);
+      std::string fast_error, general_error;
+      Trace f, g;
+      try { f = read_trace_text(fast, "f.dat"); } catch (const ParseError& e) { fast_error = e.what(); }
+      try { g = read_trace_text(general, "f.dat"); } catch (const ParseError& e) { general_error = e.what(); }
+      EXPECT_EQ(fast_error.empty(), general_error.empty()) << fast_error << general_error;
+      if (!fast_error.empty() || !general_error.empty()) continue;
+      ASSERT_EQ(f.mem.size(), 1u);
+      EXPECT_EQ(f.mem[0].bytes, g.mem[0].bytes);
+      EXPECT_EQ(f.mem[0].t, g.mem[0].t);
+      EXPECT_NEAR(f.mem[0].t, std::strtod(b.c_str(), nullptr), 1e-9 * std::max(1.0, std::strtod(b.c_str(), nullptr)));
+    }
+  }
+  // A fast-path number is read 8 bytes at a time, past its line: the newline ends it.
+  const Trace t = read_trace_text("MEM 1 2\nMEM 3 45678901\n", "f.dat");
+  ASSERT_EQ(t.mem.size(), 2u);
+  EXPECT_EQ(t.mem[0].t, 2.0);
+  EXPECT_EQ(t.mem[1].t, 45678901.0);
+}
+
+// The numbers are the nearest doubles to what is written, as strtod (and mprof's float()) reads
+// them: a sum of the whole and the fraction would round twice, an ulp off now and then.
+TEST(Reader, NumbersAreTheNearestDoubles) {
+  std::mt19937_64 rng(17);
+  // Spread over magnitudes: double rounding shows most where the whole part is small.
+  std::uniform_real_distribution<double> exponent(-3, 6);
+  std::string text;
+  std::vector<std::string> written;
+  for (int i = 0; i < 100000; ++i) {
+    char t[40];
+    std::snprintf(t, sizeof t, i % 2 ? "%.9f" : "%.6f", std::pow(10.0, exponent(rng)));
+    written.emplace_back(t);
+    text += "MEM 1.000000 " + written.back() + "\n";
+  }
+  const Trace tr = read_trace_text(text, "f.dat");
+  ASSERT_EQ(tr.mem.size(), written.size());
+  int off = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    if (tr.mem[i].t != std::strtod(written[i].c_str(), nullptr) && ++off <= 5) ADD_FAILURE() << written[i];
+  }
+  EXPECT_EQ(off, 0);
+}
+
 TEST(Reader, TruncatedLastLineIsAWarningNotAnError) {
   std::vector<std::string> warnings;
   const Trace t = read_trace_text("MEM 1.0 2.0\nMEM 2.0 3.0\nMEM 3.5", "cut.dat", &warnings);
@@ -226,16 +281,17 @@ TEST(Reader, UnclosedStageRunsToTheEndOfTheTrace) {
 }
 
 TEST(Reader, ReadsAFileInChunksWithLongLines) {
-  const std::string path = temp_file("long.dat");
+  const std::string path = unit_temp_file("long.dat");
   {
     std::ofstream out(path);
     out << "QPROF 1\n";
-    out << "MARK 1.0 " << std::string(3 << 20, 'x') << "\n";  // longer than one read chunk
+    // As long as a line may be (kMaxLineBytes): the whole read buffer.
+    out << "MARK 1.0 " << std::string(kMaxLineBytes - 9, 'x') << "\n";
     for (int i = 0; i < 200000; ++i) out << "MEM " << i % 1000 << ".5 " << 1000 + i * 0.01 << "\n";
   }
   const Trace t = read_trace(path);
   EXPECT_EQ(t.mem.size(), 200000u);
-  EXPECT_EQ(t.markers[0].label.size(), 3u << 20);
+  EXPECT_EQ(t.markers[0].label.size(), kMaxLineBytes - 9);
   std::filesystem::remove(path);
 }
 

@@ -426,16 +426,13 @@ TEST(GpuSampler, AnEmptyCudaVisibleDevicesRecordsNothingUntilTheTreeUsesAGpu) {
   EXPECT_EQ(s.summary().samples, 0u);
 }
 
-TEST(GpuSampler, TakesAProcTreesMembers) {
+TEST(GpuSampler, TakesTheTreesPidsInAnyOrder) {
   auto backend = std::make_unique<Scripted>(1);
   Scripted& b = *backend;
   b.set_procs(0, {{21, 5 * MiB}, {20, 7 * MiB}});
   Sampler s(std::move(backend), inline_options());
   TraceFile f;
-  std::vector<Member> members(2);
-  members[0].pid = 21;
-  members[1].pid = 20;
-  s.sample(0, unix_of(0), members, f.out());
+  s.sample(0, unix_of(0), std::vector<pid_t>{21, 20}, f.out());
   EXPECT_EQ(b.last_pids, (std::vector<pid_t>{20, 21}));
   EXPECT_EQ(f.read().gpu.back().tree, 12 * MiB);
 }

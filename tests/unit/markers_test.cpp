@@ -1,4 +1,5 @@
 #include "qprof/record/markers.hpp"
+#include "qprof/trace/stages.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,11 @@ TEST(MarkerMatcher, DefaultPrefixWithLeadingSpacesAndTrimming) {
   EXPECT_EQ(m.match("QPROF_MARK: Calibration Start"), "Calibration Start");
   EXPECT_EQ(m.match("  \tQPROF_MARK:   Export  \r"), "Export");
   EXPECT_EQ(m.match("QPROF_MARK:"), "");
-  EXPECT_EQ(m.match("info: QPROF_MARK: x"), std::nullopt);
+  // Anywhere in the line: what logging prints (INFO:root:…) is a marker; the label follows it.
+  EXPECT_EQ(m.match("info: QPROF_MARK: x"), "x");
+  EXPECT_EQ(m.match("INFO:root:QPROF_MARK: X Start"), "X Start");
+  EXPECT_EQ(m.match("2026-11-23 05:00:00,123 - QPROF_MARK: a QPROF_MARK: b"), "a QPROF_MARK: b");
+  EXPECT_EQ(m.match("QPROF_MARKER: x"), std::nullopt);
   EXPECT_EQ(m.match("QPROF_MARK x"), std::nullopt);
   EXPECT_EQ(m.match(""), std::nullopt);
 }

@@ -53,8 +53,10 @@ TEST(PlotChart, OneTraceWithEverything) {
     return std::any_of(mem.series.begin(), mem.series.end(),
                        [&](const ChartSeries& s) { return s.title.rfind(prefix, 0) == 0; });
   };
-  EXPECT_TRUE(titled("cgroup peak (exact): 5.66 GiB"));
-  EXPECT_TRUE(titled("largest process, kernel peak: 2.90 GiB"));
+  EXPECT_TRUE(titled("cgroup charge peak (includes page cache): 5.66 GiB"));
+  EXPECT_TRUE(titled("largest process, kernel peak (lower bound): 2.90 GiB"));
+  EXPECT_TRUE(titled("sum of VmHWM (upper bound): 7.02 GiB"));
+  EXPECT_FALSE(titled("cgroup peak (exact)"));
   EXPECT_TRUE(titled("tree RSS, peak 5.40 GiB at 6 s"));
   // Other panels: stages and checkpoints too, labels only on top.
   EXPECT_EQ(c.panels[2].bands.size(), 4u);
@@ -111,7 +113,24 @@ TEST(PlotChart, ExtremeValuesStayNumbers) {
   const Chart c = build_chart({{&d, "big"}}, {}, Format::png, 1280, 720);
   EXPECT_EQ(c.panels.at(0).ylabel, "memory (GiB)");
   EXPECT_TRUE(std::isfinite(c.panels.at(0).ymax));
-  EXPECT_GT(c.panels.at(0).ymax, 1.7e10);  // 2^64 bytes in GiB
+  // 2^64 bytes in GiB, whether the reader keeps the sample or the axis reaches the PEAK line.
+  EXPECT_GT(c.panels.at(0).ymax, 8.5e9);
+}
+
+TEST(PlotChart, ABoundFarAboveTheDataIsWrittenNotDrawn) {
+  // 100 MiB of data; Σ VmHWM of workers that never coexisted says 1 GiB; the kernel's 90 MiB.
+  const std::string text =
+      "QPROF 1 start=0\nMEM 50 0\nMEM 100 1\nMEM 60 2\nPEAK hwm_sum 1073741824\nPEAK kernel_process 94371840\n";
+  const TraceData d = reduce_text(text, "loose.dat", {});
+  const Chart c = build_chart({{&d, "loose"}}, {}, Format::png, 1280, 720);
+  const ChartPanel& p = c.panels.at(0);
+  EXPECT_LT(p.ymax, 200.0);  // MiB: the axis fits the data, not the loose bound
+  std::string titles, notes;
+  for (const ChartSeries& s : p.series) titles += s.title + "\n";
+  for (const std::string& n : c.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("sum of VmHWM (upper bound): 1.00 GiB (off the chart)"), std::string::npos) << notes;
+  EXPECT_EQ(titles.find("sum of VmHWM"), std::string::npos) << titles;
+  EXPECT_NE(titles.find("largest process, kernel peak (lower bound)"), std::string::npos) << titles;
 }
 
 TEST(PlotChart, DefaultSizes) {

@@ -46,8 +46,9 @@ TEST(PlotOptions, Panels) {
   EXPECT_EQ(parse_panels("memory,gpu,cpu,io"), (std::vector{Panel::memory, Panel::gpu, Panel::cpu, Panel::io}));
   EXPECT_EQ(parse_panels("cpu, Memory"), (std::vector{Panel::cpu, Panel::memory}));
   EXPECT_EQ(parse_panels("io,io"), (std::vector{Panel::io}));
-  for (const char* bad : {"", "disk", "memory,", ",cpu"}) EXPECT_EQ(parse_panels(bad), std::nullopt) << bad;
+  for (const char* bad : {"", "disks", "memory,", ",cpu"}) EXPECT_EQ(parse_panels(bad), std::nullopt) << bad;
   EXPECT_EQ(panel_name(Panel::gpu), "gpu");
+  EXPECT_EQ(parse_panels("memory,disk"), (std::vector{Panel::memory, Panel::disk}));
 }
 
 }  // namespace

@@ -49,6 +49,20 @@ TEST(ProcParse, StatChildrenTimes) {
   EXPECT_EQ(st->cutime_ticks, 700u);
   EXPECT_EQ(st->cstime_ticks, 80u);
   EXPECT_EQ(st->start_ticks, 5u);
+  // minflt cminflt majflt cmajflt are 1 2 3 4; num_threads 1
+  EXPECT_EQ(st->minflt, 1u);
+  EXPECT_EQ(st->majflt, 3u);
+  EXPECT_EQ(st->num_threads, 1u);
+}
+
+TEST(ProcParse, Schedstat) {
+  const auto st = parse_schedstat("152203 105798 2\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->run_ns, 152203u);
+  EXPECT_EQ(st->wait_ns, 105798u);
+  EXPECT_EQ(st->runs, 2u);
+  EXPECT_EQ(parse_schedstat("152203 105798\n"), std::nullopt);
+  EXPECT_EQ(parse_schedstat(""), std::nullopt);
 }
 
 TEST(ProcParse, Io) {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
+#include <set>
 #include <fstream>
 #include <thread>
 
@@ -50,13 +52,54 @@ std::vector<std::string> keys(const YAML::Node& map) {
 TEST(QuarkYaml, HasQuarksKeysInQuarksOrder) {
   const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
   EXPECT_EQ(keys(y), (std::vector<std::string>{"memory_usage", "total_quantization_time_seconds", "peak_memory_mb",
-                                               "gpu_peak_memory_mb", "total_disk_read_mb", "total_disk_write_mb",
-                                               "missing", "qprof"}));
+                                               "tree_peak_memory_mb", "peak_gpu_memory_mb", "gpu_peak_memory_mb",
+                                               "total_disk_read_mb", "total_disk_write_mb", "missing", "qprof"}));
   ASSERT_EQ(y["memory_usage"].size(), 9u);
   for (const auto& rec : y["memory_usage"]) {
     EXPECT_EQ(keys(rec), (std::vector<std::string>{"step", "timestamp", "relative_time_secs", "cpu_memory_mb",
                                                    "gpu_memory_mb", "disk_read_mb", "disk_write_mb"}));
   }
+}
+
+// The recorded Quark layouts (its docs' sample and its code's layout) and qprof's YAML, read by
+// the same reader: qprof has every key Quark writes (but the cache directory's, which it does
+// not measure), and beyond them only tree_peak_memory_mb, missing and qprof.
+TEST(QuarkYaml, KeysMatchRecordedQuarkFilesKeyByKey) {
+  std::set<std::string> quark_top, quark_record;
+  for (const char* f : {"quark_profile.docs.yaml", "quark_profile.code.yaml"}) {
+    const YAML::Node q = YAML::LoadFile(std::string(QPROF_TEST_DATA) + "/quark/" + f);
+    ASSERT_TRUE(q.IsMap()) << f;
+    for (const std::string& k : keys(q)) quark_top.insert(k);
+    ASSERT_GT(q["memory_usage"].size(), 0u) << f;
+    for (const auto& rec : q["memory_usage"]) {
+      for (const std::string& k : keys(rec)) quark_record.insert(k);
+    }
+  }
+  ASSERT_TRUE(quark_top.count("peak_gpu_memory_mb") && quark_top.count("gpu_peak_memory_mb"));
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
+  const std::vector<std::string> ours = keys(y);
+  const std::set<std::string> our_top(ours.begin(), ours.end());
+  std::set<std::string> only_quark, only_ours;
+  std::set_difference(quark_top.begin(), quark_top.end(), our_top.begin(), our_top.end(),
+                      std::inserter(only_quark, only_quark.end()));
+  std::set_difference(our_top.begin(), our_top.end(), quark_top.begin(), quark_top.end(),
+                      std::inserter(only_ours, only_ours.end()));
+  EXPECT_EQ(only_quark, (std::set<std::string>{"peak_cache_dir_disk_usage_mb"}));
+  EXPECT_EQ(only_ours, (std::set<std::string>{"missing", "qprof", "tree_peak_memory_mb"}));
+  for (const auto& rec : y["memory_usage"]) {
+    const std::vector<std::string> k = keys(rec);
+    EXPECT_EQ(std::set<std::string>(k.begin(), k.end()), quark_record);
+  }
+  // Every summary value is a number, as in Quark's files.
+  for (const char* k : {"total_quantization_time_seconds", "peak_memory_mb", "tree_peak_memory_mb",
+                               "peak_gpu_memory_mb", "gpu_peak_memory_mb", "total_disk_read_mb", "total_disk_write_mb"}) {
+    EXPECT_NO_THROW(y[k].as<double>()) << k;
+  }
+  // The definitions block says what each key means under qprof.
+  const std::string text = quark_yaml(fixture("quark.dat"));
+  EXPECT_NE(text.find("# peak_memory_mb: kernel high-water mark (ru_maxrss) of the largest single process"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("# tree_peak_memory_mb:"), std::string::npos);
 }
 
 TEST(QuarkYaml, RecordsAreTheSamplesAtStartMarkersAndEnd) {
@@ -94,7 +137,11 @@ TEST(QuarkYaml, RecordsAreTheSamplesAtStartMarkersAndEnd) {
 TEST(QuarkYaml, SummaryAndEverythingElse) {
   const YAML::Node y = YAML::Load(quark_yaml(fixture("quark.dat")));
   EXPECT_DOUBLE_EQ(y["total_quantization_time_seconds"].as<double>(), 35.6);
-  EXPECT_DOUBLE_EQ(y["peak_memory_mb"].as<double>(), 900.0);
+  // Quark's meaning: the kernel's high-water mark of the (largest) single process; the tree's
+  // sampled Σ RSS beside it.
+  EXPECT_DOUBLE_EQ(y["peak_memory_mb"].as<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(y["tree_peak_memory_mb"].as<double>(), 900.0);
+  EXPECT_DOUBLE_EQ(y["peak_gpu_memory_mb"].as<double>(), 2050.0);
   EXPECT_DOUBLE_EQ(y["gpu_peak_memory_mb"].as<double>(), 2050.0);
   EXPECT_DOUBLE_EQ(y["total_disk_read_mb"].as<double>(), 906.0);
   EXPECT_DOUBLE_EQ(y["total_disk_write_mb"].as<double>(), 159.25);
@@ -129,7 +176,8 @@ TEST(QuarkYaml, SeriesTheTraceLacksAreZeroAndListedAsMissing) {
   const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat")));
   std::vector<std::string> missing;
   for (const auto& m : y["missing"]) missing.push_back(m.as<std::string>());
-  EXPECT_EQ(missing, (std::vector<std::string>{"gpu_memory_mb", "gpu_peak_memory_mb", "disk_read_mb", "disk_write_mb",
+  EXPECT_EQ(missing, (std::vector<std::string>{"peak_memory_mb", "gpu_memory_mb", "peak_gpu_memory_mb",
+                                               "gpu_peak_memory_mb", "disk_read_mb", "disk_write_mb",
                                                "total_disk_read_mb", "total_disk_write_mb"}));
   for (const auto& rec : y["memory_usage"]) EXPECT_EQ(rec["gpu_memory_mb"].Scalar(), "0.0");
   EXPECT_EQ(y["gpu_peak_memory_mb"].Scalar(), "0.0");

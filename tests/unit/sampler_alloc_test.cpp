@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <new>
 
 #include "count_allocations.hpp"
@@ -59,7 +60,15 @@ pid_t start_outsider_churn() {
   return churner;
 }
 
-TEST(SamplerSteadyState, AllocatesNothingPerSample) {
+// `with_events`: membership from the kernel's process events (primed before the fork, as
+// `qprof run` does); otherwise from the /proc scan.
+void expect_allocation_free_steady_state(bool with_events) {
+  std::unique_ptr<ProcTree> primed;
+  if (with_events) {
+    primed = std::make_unique<ProcTree>("/proc", getpid());
+    primed->prime();
+    if (!primed->uses_events()) GTEST_SKIP() << "no process events here (needs CAP_NET_ADMIN in the initial namespaces)";
+  }
   const pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);  // one group, killed at once at the end
@@ -71,7 +80,8 @@ TEST(SamplerSteadyState, AllocatesNothingPerSample) {
   {
     dat::Writer out(path);
     WallAnchor clock;
-    ProcTree tree("/proc", getpid());
+    ProcTree scanned("/proc", getpid());
+    ProcTree& tree = with_events ? *primed : scanned;
     tree.add_root(child);
     SamplerConfig config;
     config.multiprocess = true;
@@ -94,7 +104,11 @@ TEST(SamplerSteadyState, AllocatesNothingPerSample) {
       usleep(200);
     }
     EXPECT_EQ(g_allocations.load() - before, 0);
-    EXPECT_GT(tree.scans(), scans_before + 10) << "the churn should have made the tree rescan /proc";
+    if (with_events) {
+      EXPECT_EQ(tree.scans(), scans_before) << "the events tell newcomers: no /proc scan";
+    } else {
+      EXPECT_GT(tree.scans(), scans_before + 10) << "the churn should have made the tree rescan /proc";
+    }
     EXPECT_EQ(tree.members().size(), 2u);
     kill(churner, SIGKILL);
   }
@@ -103,6 +117,10 @@ TEST(SamplerSteadyState, AllocatesNothingPerSample) {
   waitpid(child, nullptr, 0);
   std::filesystem::remove(path);
 }
+
+TEST(SamplerSteadyState, AllocatesNothingPerSample) { expect_allocation_free_steady_state(false); }
+
+TEST(SamplerSteadyState, AllocatesNothingPerSampleWithProcessEvents) { expect_allocation_free_steady_state(true); }
 
 }  // namespace
 }  // namespace qprof

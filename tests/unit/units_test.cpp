@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace qprof {
 namespace {
 
@@ -32,6 +35,15 @@ TEST(Units, NamesAndConversions) {
   EXPECT_EQ(auto_unit(2ull << 20, Unit::KiB), Unit::MiB);
 }
 
+TEST(Units, BytesFromADoubleSaturateInsteadOfOverflowing) {
+  EXPECT_EQ(bytes_from_double(1536.4), 1536u);
+  EXPECT_EQ(bytes_from_double(-5), 0u);
+  EXPECT_EQ(bytes_from_double(std::nan("")), 0u);
+  EXPECT_EQ(bytes_from_double(1e30), ~Bytes{0});
+  EXPECT_EQ(bytes_from_double(18446744073709551616.0), ~Bytes{0});  // 2^64
+  EXPECT_EQ(bytes_from_double(9007199254740992.0), Bytes{1} << 53);
+}
+
 TEST(Units, HumanForms) {
   EXPECT_EQ(human_bytes(512), "512 B");
   EXPECT_EQ(human_bytes(1536 * 1024), "1.50 MiB");
@@ -41,6 +53,17 @@ TEST(Units, HumanForms) {
   EXPECT_EQ(human_seconds(12.34), "12.3 s");
   EXPECT_EQ(human_seconds(125), "2 min 5 s");
   EXPECT_EQ(human_seconds(0.0004), "400 µs");
+}
+
+// Durations read from a trace can be anything: no integer cast overflows (it did past 7.7e12 s).
+TEST(Units, HumanSecondsOfAbsurdDurations) {
+  EXPECT_EQ(human_seconds(7200), "2 h 0 min");
+  EXPECT_EQ(human_seconds(7.7e12), "2.14e+09 h");
+  EXPECT_EQ(human_seconds(1e300), "2.78e+296 h");
+  EXPECT_EQ(human_seconds(-125), "-2 min 5 s");
+  EXPECT_EQ(human_seconds(std::numeric_limits<double>::infinity()), "inf h");
+  EXPECT_EQ(human_seconds(std::nan("")), "? s");
+  EXPECT_EQ(human_seconds(8.9e8), "247222 h 13 min");
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
  *   Load: +40 MiB; Calibration: +80 MiB (released at its end); Export: a checkpoint only.
  * Memory stays still for QUIET ms after each marker, so that the sample qprof takes at the
  * marker has one right answer. Also writes an ordinary stderr line and a line that only looks
- * like a marker in its middle. */
+ * like a marker (QPROF_MARKER:, not QPROF_MARK:). */
 #include "workload.h"
 
 #define QUIET 30
@@ -25,7 +25,7 @@ int main(void) {
   checkpoint("Calibration End");
   release_mib(activations, 80);
   sleep_ms(100);
-  fprintf(stderr, "info: QPROF_MARK: not at the start\n");
+  fprintf(stderr, "info: QPROF_MARKER: looks like a marker, is not one\n");
   fflush(stderr);
   if (write(2, "   QPROF_MARK:   Export   \n", 27) < 0) return 98;
   sleep_ms(100);

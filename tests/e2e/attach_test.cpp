@@ -1,0 +1,219 @@
+// qprof attach PID: a running workload of known size, one that forks after the attach, the
+// process's exit status as /proc shows it, --timeout and SIGTERM that never reach the process,
+// and the PIDs qprof refuses (none such, qprof itself, an ancestor, another user's).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+
+std::vector<std::string> bounded(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"prlimit", as_limit("1073741824"), qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+void wait_for(const std::function<bool()>& ready) {
+  for (int i = 0; i < 3000 && !ready(); ++i) std::this_thread::sleep_for(10ms);
+}
+
+// The kernel's high-water mark of a process, from /proc/PID/status.
+Bytes vm_hwm(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+struct Attached {
+  Result qprof;
+  Result target;
+  Trace trace;
+  Bytes target_hwm = 0;
+};
+
+// Starts attach_target, attaches qprof (extra args before the PID), lets the target go once the
+// trace has samples, and waits for both.
+Attached attach_to_target(int mib, int child_mib, int hold_ms, const std::vector<std::string>& how = {"attach"}) {
+  const std::string dir = temp_dir();
+  const std::string trigger = dir + "/go";
+  const std::string out = dir + "/attach.dat";
+  Process target({workload("attach_target"), std::to_string(mib), std::to_string(child_mib), std::to_string(hold_ms), trigger});
+  wait_for([&] { return exists(trigger + ".ready"); });
+  Attached a;
+  a.target_hwm = vm_hwm(target.pid());
+  std::vector<std::string> args = how;
+  for (const std::string& s : {std::string("-M"), std::string("-o"), out, std::to_string(target.pid())}) args.push_back(s);
+  if (how.size() > 1 && how[1] == "--attach") args.insert(args.end() - 1, "--attach"), args.erase(args.begin() + 1);
+  Process q(bounded(args));
+  wait_for([&] { return contains(read_file(out), "\nMEM "); });
+  touch(trigger);
+  // The target's parent (this test) reaps it only after qprof is done: qprof sees it as a zombie.
+  a.qprof = q.wait(60);
+  a.target = target.wait(60);
+  a.trace = dat::read_trace(out);
+  return a;
+}
+
+TEST(Attach, RunningWorkloadOfKnownSize) {
+  const Attached a = attach_to_target(200, 0, 300);
+  ASSERT_EQ(a.qprof.status, 0) << a.qprof.err;
+  EXPECT_EQ(a.target.status, 7);
+  const double peak = mib(max_mem(a.trace));
+  EXPECT_GE(peak, 200.0) << a.qprof.err;
+  // The sampled peak lies within what the kernel says of the process: its own high-water mark
+  // before the trigger (it never grows after), with a page-table-sized margin.
+  EXPECT_LE(peak, mib(a.target_hwm) + 1.0) << a.qprof.err;
+  ASSERT_TRUE(a.trace.exit.has_value());
+  EXPECT_EQ(a.trace.exit->status, 7);
+  EXPECT_TRUE(a.trace.exit->status_known);
+  EXPECT_TRUE(contains(a.qprof.err, "the process exited with status 7")) << a.qprof.err;
+  EXPECT_TRUE(contains(a.qprof.err, "its stderr is not qprof's")) << a.qprof.err;
+  EXPECT_TRUE(contains(a.qprof.err, "double-fork")) << a.qprof.err;
+  EXPECT_EQ(a.trace.meta.other.count("attached"), 1u);
+}
+
+TEST(Attach, ChildForkedAfterTheAttachIsCounted) {
+  const Attached a = attach_to_target(50, 150, 600);
+  ASSERT_EQ(a.qprof.status, 0) << a.qprof.err;
+  // Parent and child hold theirs at the same time: 200 MiB together.
+  EXPECT_GE(mib(max_mem(a.trace)), 200.0) << a.qprof.err;
+  // The child's RSS also counts the pages it shares with its parent (copy-on-write): at most the
+  // parent's high-water mark twice, plus its own 150 MiB.
+  EXPECT_LE(mib(max_mem(a.trace)), 2 * mib(a.target_hwm) + 150.0 + 8.0) << a.qprof.err;
+  std::size_t child_pids = 0;
+  for (const ChildSeries& c : a.trace.children) {
+    Bytes top = 0;
+    for (const MemSample& s : c.samples) top = std::max(top, s.bytes);
+    if (mib(top) >= 150.0) ++child_pids;
+  }
+  EXPECT_EQ(child_pids, 1u) << a.qprof.err;
+}
+
+TEST(Attach, RunAttachIsTheSame) {
+  const Attached a = attach_to_target(100, 0, 200, {"run", "--attach"});
+  ASSERT_EQ(a.qprof.status, 0) << a.qprof.err;
+  EXPECT_GE(mib(max_mem(a.trace)), 100.0);
+  EXPECT_TRUE(contains(a.qprof.err, "the process exited with status 7")) << a.qprof.err;
+}
+
+// --timeout and SIGTERM stop the attach; the process is never signalled and keeps running.
+TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
+  const std::string dir = temp_dir();
+  Process target({workload("count_signals"), "0"});
+  std::this_thread::sleep_for(200ms);
+  const Result timed = run(bounded({"attach", "--timeout", "0.5", "-o", dir + "/t.dat", std::to_string(target.pid())}), "", 60);
+  EXPECT_EQ(timed.status, 0) << timed.err;
+  EXPECT_TRUE(contains(timed.err, "stopped by --timeout")) << timed.err;
+  const Trace t = dat::read_trace(dir + "/t.dat");
+  ASSERT_TRUE(t.exit.has_value());
+  EXPECT_FALSE(t.exit->status_known);
+  EXPECT_TRUE(t.exit->timed_out);
+
+  Process q(bounded({"attach", "-o", dir + "/s.dat", std::to_string(target.pid())}));
+  wait_for([&] { return contains(read_file(dir + "/s.dat"), "\nMEM "); });
+  ASSERT_EQ(kill(q.pid(), SIGTERM), 0);
+  const Result stopped = q.wait(60);
+  EXPECT_EQ(stopped.status, 0) << stopped.err;
+  EXPECT_TRUE(contains(stopped.err, "stopping the attach")) << stopped.err;
+  // The process got nothing: count_signals says what it got when it is finally stopped.
+  EXPECT_EQ(kill(target.pid(), 0), 0);
+  ASSERT_EQ(kill(target.pid(), SIGINT), 0);
+  const Result r = target.wait(30);
+  EXPECT_TRUE(contains(r.err, "workload got 1 signal(s)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "from pid " + std::to_string(::getpid()))) << r.err;
+}
+
+TEST(Attach, RefusedPids) {
+  // A PID that existed and is gone (reaped): no such process.
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  Result r = run(bounded({"attach", std::to_string(gone)}));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "no process " + std::to_string(gone))) << r.err;
+  // qprof's own PID: the shell's $$ is qprof once exec'd.
+  const std::string self = "exec prlimit " + as_limit("1073741824") + " " + qprof_bin() + " attach $$";
+  r = run({"sh", "-c", self});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "is qprof itself")) << r.err;
+  // An ancestor: qprof would be in its own tree.
+  r = run({"sh", "-c", "prlimit " + as_limit("1073741824") + " " + qprof_bin() + " attach $$; exit $?"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "is an ancestor of qprof")) << r.err;
+  r = run(bounded({"attach", "0"}));
+  EXPECT_EQ(r.status, 2);
+  r = run(bounded({"attach", "--cgroup", "1"}));
+  EXPECT_EQ(r.status, 2);
+  r = run(bounded({"run", "--attach", "1", "--", "true"}));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "no command goes with it")) << r.err;
+  r = run(bounded({"run", "--attach", "1", "--cgroup"}));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "not done to a running process")) << r.err;
+}
+
+// What only a command qprof started has (signals after --timeout, a cgroup of its own, its
+// stderr) is not offered by attach, and is an error with run --attach.
+TEST(Attach, OptionsOfAStartedCommandAreNotOffered) {
+  const std::string help = qprof({"attach", "--help"}).out;
+  ASSERT_TRUE(contains(help, "--timeout")) << help;
+  for (const char* name : {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--exit-code"}) {
+    EXPECT_FALSE(contains(help, name)) << name << " in:\n" << help;
+  }
+  EXPECT_TRUE(contains(qprof({"run", "--help"}).out, "--kill-after"));
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--kill-after", "3"}, {"--no-wait-daemons"},
+                                                {"--marker-regex", "M: (.*)"}}) {
+    std::vector<std::string> args{"run", "--attach", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run(bounded(args));
+    EXPECT_EQ(r.status, 2) << extra[0];
+    EXPECT_TRUE(contains(r.err, extra[0] + " does not go with --attach")) << r.err;
+    EXPECT_EQ(run(bounded({"attach", extra[0], "1"})).status, 2) << extra[0];
+  }
+}
+
+// Another user's process: the target runs as nobody, qprof as daemon (uid 1).
+TEST(Attach, AnotherUsersProcessIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the target and qprof as two other users";
+  if (run({"setpriv", "--version"}).status != 0) GTEST_SKIP() << "no setpriv";
+  Process target({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"});
+  pid_t sleeper = 0;
+  wait_for([&] {
+    const Result p = run({"pgrep", "-P", std::to_string(target.pid())});
+    sleeper = p.out.empty() ? 0 : std::stoi(p.out);
+    if (sleeper == 0) {  // setpriv execs: the target is the same process once it runs sleep
+      std::string comm = read_file("/proc/" + std::to_string(target.pid()) + "/comm");
+      if (comm.rfind("sleep", 0) == 0) sleeper = target.pid();
+    }
+    return sleeper != 0;
+  });
+  ASSERT_NE(sleeper, 0);
+  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"), qprof_bin(),
+                        "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "belongs to another user")) << r.err;
+  EXPECT_FALSE(exists("/tmp/never_written.dat"));
+  kill(sleeper, SIGKILL);
+  target.wait(30);
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,121 @@
+// The manual pages and the bash completion, both written at build time from qprof's own option
+// lists: every page renders through man(1) without a warning and lists exactly the options of
+// --help; the completion, sourced into bash, completes subcommands, options, values and files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kSubcommands = {"run", "attach", "peak", "report", "compare", "plot", "export", "list", "clean"};
+
+std::string page(const std::string& name) { return std::string(QPROF_TEST_MAN_DIR) + "/" + name + ".1"; }
+
+// Option names at the start of an options entry: "  -o,--output TEXT" in --help.
+std::set<std::string> help_options(const std::string& help) {
+  std::set<std::string> out;
+  std::istringstream in(help);
+  const std::regex name("(^|,)(--?[A-Za-z0-9][-A-Za-z0-9]*)");
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("  -")) continue;
+    std::string names = line.substr(2, line.find(' ', 2) - 2);
+    for (std::sregex_iterator it(names.begin(), names.end(), name), end; it != end; ++it) out.insert((*it)[2]);
+  }
+  return out;
+}
+
+Result render(const std::string& path) {
+  return run({"env", "MANWIDTH=80", "man", "--warnings", "-E", "UTF-8", "-l", path});
+}
+
+TEST(ManPages, EveryPageRendersWithoutWarnings) {
+  std::vector<std::string> pages = {"qprof"};
+  for (const std::string& s : kSubcommands) pages.push_back("qprof-" + s);
+  for (const std::string& p : pages) {
+    ASSERT_TRUE(fs::exists(page(p))) << p;
+    const Result r = render(page(p));
+    EXPECT_EQ(r.status, 0) << p;
+    EXPECT_EQ(r.err, "") << p << ": man's warnings";
+    EXPECT_NE(r.out.find("SYNOPSIS"), std::string::npos) << p;
+  }
+}
+
+TEST(ManPages, OptionsAreThoseOfHelp) {
+  for (const std::string& s : kSubcommands) {
+    const Result help = qprof({s, "--help"});
+    ASSERT_EQ(help.status, 0) << s;
+    const std::set<std::string> expected = help_options(help.out);
+    ASSERT_GT(expected.size(), 1u) << s << "\n" << help.out;
+    const Result r = render(page("qprof-" + s));
+    std::set<std::string> got;
+    std::istringstream in(r.out);
+    bool options = false;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line[0] != ' ') options = line == "OPTIONS";
+      if (!options || !line.starts_with("       -")) continue;
+      std::istringstream words(line.substr(7));
+      for (std::string w; words >> w;) {
+        const bool more = w.ends_with(",");
+        if (more) w.pop_back();
+        if (!w.starts_with("-")) break;
+        got.insert(w);
+        if (!more) break;
+      }
+    }
+    EXPECT_EQ(got, expected) << "qprof-" << s << "(1) against qprof " << s << " --help";
+  }
+}
+
+// Runs the completion function as bash would for the words of a command line.
+std::vector<std::string> complete(const std::vector<std::string>& words, const std::string& cwd = ".") {
+  std::string array;
+  for (const std::string& w : words) array += " '" + w + "'";
+  const std::string script = "cd '" + cwd + "' && source '" + std::string(QPROF_TEST_COMPLETION) + "' && COMP_WORDS=(" +
+                             array + ") && COMP_CWORD=" + std::to_string(words.size() - 1) +
+                             " && _qprof && printf '%s\\n' \"${COMPREPLY[@]}\"";
+  const Result r = run({"bash", "--norc", "--noprofile", "-c", script});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::vector<std::string> out;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty()) out.push_back(l);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+using Words = std::vector<std::string>;
+
+TEST(Completion, SubcommandsOptionsValuesAndFiles) {
+  EXPECT_EQ(complete({"qprof", "ex"}), Words{"export"});
+  EXPECT_EQ(complete({"qprof", "c"}), (Words{"clean", "compare"}));
+  EXPECT_EQ(complete({"qprof", "export", "--fo"}), Words{"--format"});
+  EXPECT_EQ(complete({"qprof", "export", "--format", ""}), (Words{"chrome", "csv", "json", "perfetto"}));
+  EXPECT_EQ(complete({"qprof", "report", "--format", "m"}), Words{"md"});
+  EXPECT_EQ(complete({"qprof", "run", "--gpu", "n"}), (Words{"none", "nvml"}));
+  EXPECT_EQ(complete({"qprof", "run", "--multi"}), Words{"--multiprocess"});
+  const std::string dir = temp_dir() + "/complete";
+  fs::create_directories(dir + "/sub");
+  std::ofstream(dir + "/a.dat") << "x";
+  std::ofstream(dir + "/b.dat") << "x";
+  std::ofstream(dir + "/notes.txt") << "x";
+  EXPECT_EQ(complete({"qprof", "plot", ""}, dir), (Words{"a.dat", "b.dat", "sub"})) << "readers: traces and folders";
+  EXPECT_EQ(complete({"qprof", "export", "a.dat", "-o", "no"}, dir), Words{"notes.txt"}) << "-o: any file";
+  // After "--", the command, then its arguments as files.
+  const Words commands = complete({"qprof", "run", "-o", "x.dat", "--", "bas"}, dir);
+  EXPECT_NE(std::find(commands.begin(), commands.end(), "bash"), commands.end());
+  EXPECT_EQ(complete({"qprof", "peak", "--", "cat", "no"}, dir), Words{"notes.txt"});
+}
+
+}  // namespace
+}  // namespace qprof::test

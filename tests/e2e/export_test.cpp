@@ -1,0 +1,198 @@
+// qprof export: the Chrome trace, CSV and JSON read back and checked against the trace itself.
+// Every export runs under an address-space limit: it streams, so a regression that holds the
+// whole trace (or loops) fails instead of eating the machine.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
+#include "qprof/trace/stages.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result bounded_qprof(std::vector<std::string> args) {
+  std::vector<std::string> argv = {"prlimit", as_limit("1073741824"), "--", qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, "", 60);
+}
+
+std::string full() { return data_file("plot/full.dat"); }
+
+// Markers that are checkpoints: not the start or the end of a stage.
+std::size_t checkpoints(const Trace& t) {
+  std::size_t n = 0;
+  StageTracker stages;
+  for (const Marker& m : t.markers) {
+    if (!stages.on_marker(m.label, m.t, 0) && !stage_start_name(m.label)) ++n;
+  }
+  return n;
+}
+
+TEST(Export, ChromeTraceHoldsEverySampleStageAndCheckpoint) {
+  const Trace t = dat::read_trace(full());
+  const Result r = bounded_qprof({"export", full(), "--format", "perfetto", "--unit", "B"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, std::vector<double>> counters;
+  std::size_t complete = 0, instant = 0;
+  std::vector<std::string> stage_names;
+  for (const auto& e : j["traceEvents"]) {
+    EXPECT_EQ(e["pid"], 1);
+    const std::string ph = e["ph"];
+    if (ph == "C") {
+      ASSERT_EQ(e["args"].size(), 1u) << e;  // one value per counter event: one track each
+      const std::string name = e["name"];
+      if (name.starts_with("RSS") || name == "PSS" || name == "USS") {
+        EXPECT_TRUE(e["args"].contains("B")) << e;
+      }
+      counters[name].push_back(e["args"].begin().value().get<double>());
+    }
+    if (ph == "X") {
+      ++complete;
+      stage_names.push_back(e["name"]);
+    }
+    if (ph == "i" && e["s"] == "t") ++instant;
+    if (ph == "M" && e["name"] == "process_name") {
+      EXPECT_EQ(e["args"]["name"], "full");
+    }
+  }
+  ASSERT_EQ(counters["RSS"].size(), t.mem.size());
+  for (std::size_t i = 0; i < t.mem.size(); ++i) EXPECT_EQ(counters["RSS"][i], static_cast<double>(t.mem[i].bytes)) << i;
+  ASSERT_EQ(counters["PSS"].size(), t.pss.size());
+  EXPECT_EQ(counters["PSS"].back(), static_cast<double>(t.pss.back().pss));
+  for (const ChildSeries& c : t.children) {
+    EXPECT_EQ(counters["RSS pid " + std::to_string(c.pid)].size(), c.samples.size()) << c.pid;
+  }
+  EXPECT_EQ(complete, t.stages.size());
+  ASSERT_GT(checkpoints(t), 0u);
+  EXPECT_EQ(instant, checkpoints(t));
+  EXPECT_EQ(j["metadata"]["traces"][0]["command"], t.cmdline);
+  // Times: microseconds from the start; the last RSS sample where the trace has it.
+  double last_ts = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "RSS") last_ts = e["ts"];
+  }
+  EXPECT_NEAR(last_ts, (t.mem.back().t - t.t0()) * 1e6, 1.0);
+}
+
+TEST(Export, SeveralTracesAreOneProcessEach) {
+  const std::string mprof = data_file("mprof/func.dat");
+  const Result r = bounded_qprof({"export", full(), mprof, "--label", "rank0,rank1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<int, std::string> names;
+  std::map<int, std::size_t> rss;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "C" && e["name"] == "RSS") ++rss[e["pid"]];
+  }
+  EXPECT_EQ(names, (std::map<int, std::string>{{1, "rank0"}, {2, "rank1"}}));
+  EXPECT_EQ(rss[1], dat::read_trace(full()).mem.size());
+  EXPECT_EQ(rss[2], dat::read_trace(mprof).mem.size());
+}
+
+// CSV parsed by Python's csv module: one row per memory sample, units in the header.
+TEST(Export, CsvHasOneRowPerSampleAndOneColumnPerSeries) {
+  const Trace t = dat::read_trace(full());
+  const std::string out = temp_dir() + "/full.csv";
+  const Result r = bounded_qprof({"export", full(), "--format", "csv", "--unit", "B", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result py = run({debian_python(), "-c",
+                         "import csv,sys\n"
+                         "rows=list(csv.DictReader(open(sys.argv[1])))\n"
+                         "print(len(rows)); print(','.join(rows[0].keys()))\n"
+                         "print(max(float(r['rss_bytes']) for r in rows))\n"
+                         "print(sum(1 for r in rows if r['child_4242_bytes']))\n",
+                         out});
+  ASSERT_EQ(py.status, 0) << py.err;
+  std::istringstream lines(py.out);
+  std::string count, header, peak, child_rows;
+  std::getline(lines, count);
+  std::getline(lines, header);
+  std::getline(lines, peak);
+  std::getline(lines, child_rows);
+  EXPECT_EQ(std::stoul(count), t.mem.size());
+  EXPECT_TRUE(header.starts_with("time_s,rss_bytes,pss_bytes,uss_bytes,cgroup_bytes,gpu0_bytes,gpu1_bytes,cpu_percent,"))
+      << header;
+  EXPECT_NE(header.find("child_4242_bytes"), std::string::npos) << header;
+  EXPECT_EQ(std::stod(peak), static_cast<double>(max_mem(t)));
+  for (const ChildSeries& c : t.children) {
+    if (c.pid == 4242) {
+      EXPECT_EQ(std::stoul(child_rows), c.samples.size());
+    }
+  }
+}
+
+TEST(Export, JsonIsTheTableAsArrays) {
+  const Trace t = dat::read_trace(full());
+  const Result csv = bounded_qprof({"export", full(), "--format", "csv"});
+  const Result r = bounded_qprof({"export", full(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::string names;
+  for (const auto& c : j["columns"]) names += (names.empty() ? "" : ",") + c["name"].get<std::string>();
+  EXPECT_EQ(names, csv.out.substr(0, csv.out.find('\n')));
+  EXPECT_EQ(j["columns"][1]["unit"], "MiB");
+  const auto& rows = j["traces"][0]["rows"];
+  ASSERT_EQ(rows.size(), t.mem.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(rows[i][1].get<double>(), mib(t.mem[i].bytes)) << i;
+    EXPECT_NEAR(rows[i][0].get<double>(), t.mem[i].t - t.t0(), 1e-6);
+  }
+  EXPECT_TRUE(rows[0][2].is_null()) << "no PSS sample yet at the first row";
+}
+
+TEST(Export, HostileLabelsStayData) {
+  // A label given with --label holds no comma (that separates labels); a file name can.
+  const std::string label = "a \"b\"\n\x01 {\"ph\":\"X\"}\\";
+  const Result j = bounded_qprof({"export", full(), "--label", label});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["metadata"]["traces"][0]["label"], label);
+  std::size_t named = 0;
+  for (const auto& e : doc["traceEvents"]) named += e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == label;
+  EXPECT_EQ(named, 1u);
+  const std::string dir = temp_dir() + "/hostile";
+  fs::create_directories(dir);
+  const std::string file = dir + "/x,\"y\".dat";
+  fs::copy_file(full(), file);
+  const std::string out = dir + "/two.csv";
+  ASSERT_EQ(bounded_qprof({"export", file, full(), "--label", label, "--format", "csv", "-o", out}).status, 0);
+  const Result py = run({debian_python(), "-c",
+                         "import csv,sys\nrows=list(csv.reader(open(sys.argv[1], newline='')))\n"
+                         "print(len(rows)); print(repr(rows[1][0])); print(repr(rows[-1][0]))\n",
+                         out});
+  ASSERT_EQ(py.status, 0) << py.err;
+  std::istringstream lines(py.out);
+  std::string count, first, last;
+  std::getline(lines, count);
+  std::getline(lines, first);
+  std::getline(lines, last);
+  EXPECT_EQ(count, std::to_string(2 * dat::read_trace(full()).mem.size() + 1));
+  EXPECT_EQ(first, "'a \"b\"\\n\\x01 {\"ph\":\"X\"}\\\\'") << py.out;
+  EXPECT_EQ(last, "'full'");
+  // The file name with a comma and quotes, as the default label of a second export.
+  const Result named_csv = bounded_qprof({"export", file, full(), "--format", "csv"});
+  EXPECT_NE(named_csv.out.find("\n\"x,\"\"y\"\"\",0,"), std::string::npos) << named_csv.out.substr(0, 300);
+}
+
+TEST(Export, BadTraceIsFileLineAndNoOutput) {
+  const std::string out = temp_dir() + "/bad.json";
+  const Result r = bounded_qprof({"export", data_file("plot/malformed.dat"), "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("malformed.dat:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(temp_dir())) EXPECT_EQ(e.path().string().find("bad.json"), std::string::npos);
+  EXPECT_EQ(bounded_qprof({"export", full(), "--format", "xml"}).status, 2);
+  EXPECT_EQ(bounded_qprof({"export"}).status, 2);
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,196 @@
+// Input that would take a machine down or a reader over: endless and huge files, overlong lines,
+// hostile labels. Each qprof runs inside an address-space limit of its own (prlimit --as) and a
+// timeout, so that a regression fails the test instead of the machine.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 256 MiB of address space: qprof needs a few tens; the old reader grew to 16 GB.
+const std::string kAsLimit = as_limit("268435456");
+
+Result limited_qprof(const std::vector<std::string>& args, int timeout_s = 60) {
+  std::vector<std::string> argv{"prlimit", kAsLimit, "--", qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, "", timeout_s);
+}
+
+std::string test_dir() {
+  const std::string dir = temp_dir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+TEST(BoundedReading, ReportOfDevZeroStopsAtOneMebibyte) {
+  const Result r = limited_qprof({"report", "/dev/zero"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("/dev/zero:1: line longer than 1 MiB"), std::string::npos) << r.err;
+}
+
+TEST(BoundedReading, SparseTwoGigabyteFile) {
+  const std::string path = test_dir() + "/sparse.dat";
+  ASSERT_EQ(run({"truncate", "-s", "2G", path}).status, 0);  // a hole: no disk used
+  const Result r = limited_qprof({"report", path});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(path + ":1: line longer than 1 MiB"), std::string::npos) << r.err;
+  const Result p = limited_qprof({"peak", path});
+  EXPECT_EQ(p.status, 2) << p.err;
+  EXPECT_NE(p.err.find("line longer than 1 MiB"), std::string::npos) << p.err;
+}
+
+// A FIFO whose writer never sends a newline and never stops.
+TEST(BoundedReading, PeakOfAFifoThatNeverEnds) {
+  const std::string dir = test_dir();
+  const std::string script = "cd '" + dir + "' && rm -f f && mkfifo f && "
+                             "(tr '\\000' x < /dev/zero > f 2>/dev/null &) ; "
+                             "prlimit " + kAsLimit + " -- '" + qprof_bin() + "' peak f; echo \"status $?\" >&2";
+  const Result r = run({"sh", "-c", script}, "", 60);
+  EXPECT_NE(r.err.find("f:1: line longer than 1 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
+}
+
+TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
+  const std::string dir = test_dir();
+  const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\nMEM 2.0 101.0\n";
+  write(dir + "/long.dat", head + "NOTE " + std::string(dat::kMaxLineBytes, 'n') + "\n");
+  const Result r = limited_qprof({"report", dir + "/long.dat"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(dir + "/long.dat:4: line longer than 1 MiB"), std::string::npos) << r.err;
+  write(dir + "/fits.dat", head + "NOTE " + std::string(dat::kMaxLineBytes - 5, 'n') + "\n");
+  const Result ok = limited_qprof({"report", "--format", "json", dir + "/fits.dat"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+// Labels as a hostile program could print them: terminal escapes (CSI, OSC), DEL, C0 and C1
+// controls, invalid and overlong UTF-8, quotes and newlines, YAML/JSON/CSV specials, formulas.
+const std::vector<std::string> kHostile = {
+    "\x1b[2J\x1b[31mred", "\x1b]0;owned\x07title", "\x7F" "del", "bell\x07\x01\x02\x1f", "\xC2\x9B" "31mcsi",
+    "over\xC0\xAFlong", "bad\xFF\xFE", "quote \" ' \\ back", "new\nline", "key: value", "- [a, {b: c}]",
+    "=HYPERLINK(\"http://x\",\"y\")", "+SUM(1)", "-2+3", "@cmd", "\tTAB", "\rCR", "\xE2\x80\xAEright-to-left",
+    "a,b;c|d", "`uname`", "\xEF\xBF\xBE\xEF\xBF\xBF"};
+
+std::string hostile_trace(const std::string& dir) {
+  std::string dat = "QPROF 1 start=100 host=h\nCMDLINE run \x1b[31m\x7F\xC0\xAF\nMEM 10.0 100.0\n";
+  double t = 100.1;
+  for (const std::string& label : kHostile) {
+    // Each label as a stage (the stage tables, CSV included, show stage names) and checkpoints.
+    dat += "MARK " + std::to_string(t) + " " + dat::escape_text(label + " Start") + "\nMEM 20.0 " +
+           std::to_string(t + 0.01) + "\n";
+    dat += "MARK " + std::to_string(t + 0.05) + " " + dat::escape_text(label + " End") + "\n";
+    t += 0.1;
+  }
+  // Raw bytes too, as a writer other than qprof could leave them (no escaping at all).
+  dat += "MARK " + std::to_string(t) + " raw \x1b]52;c;AAAA\x07 \x7F \xC0\xAF \x9B" "1m Start\n";
+  dat += "NOTE note \x1b[5m\xFF\nMEM 5.0 " + std::to_string(t + 1) + "\n";
+  const std::string path = dir + "/hostile.dat";
+  write(path, dat);
+  return path;
+}
+
+TEST(HostileLabels, YamlParsesBackWithPyYamlAndKeepsEveryLabel) {
+  const std::string dir = test_dir();
+  const std::string trace = hostile_trace(dir);
+  const Result r = limited_qprof({"report", trace, "--yaml", dir + "/out.yaml"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string check =
+      "import sys, yaml\n"
+      "d = yaml.safe_load(open(sys.argv[1], encoding='utf-8'))\n"
+      "steps = [r['step'] for r in d['memory_usage']]\n"
+      "assert len(steps) == 2 * int(sys.argv[2]) + 3, steps\n"
+      "assert steps[1] == '\\x1b[2J\\x1b[31mred Start', repr(steps[1])\n"
+      "assert steps[11] == 'over\\ufffd\\ufffdlong Start', steps[11]\n"
+      "assert '=HYPERLINK(\"http://x\",\"y\") End' in steps, steps\n"
+      "assert 'new\\nline Start' in steps, steps\n"
+      "assert [s['name'] for s in d['qprof']['stages']][:2] == ['\\x1b[2J\\x1b[31mred', '\\x1b]0;owned\\x07title']\n"
+      "assert '\\x7f' not in ''.join(steps)\n"
+      "assert d['qprof']['command'].startswith('run \\x1b[31m'), d['qprof']['command']\n"
+      "print('ok')\n";
+  const Result py = run({debian_python(), "-c", check, dir + "/out.yaml", std::to_string(kHostile.size())});
+  EXPECT_EQ(py.status, 0) << py.err << py.out;
+  EXPECT_EQ(py.out, "ok\n");
+}
+
+TEST(HostileLabels, JsonParsesBackWithPythonJson) {
+  const std::string dir = test_dir();
+  const Result r = limited_qprof({"report", "--format", "json", hostile_trace(dir)});
+  ASSERT_EQ(r.status, 0) << r.err;
+  write(dir + "/out.json", r.out);
+  const std::string check =
+      "import sys, json\n"
+      "d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+      "s = json.dumps(d, ensure_ascii=False)\n"
+      "assert d['command'] == 'run \\x1b[31m\\x7f\\ufffd\\ufffd', d['command']\n"
+      "names = [s['stage'] for s in d['stages']]\n"
+      "assert '\\x1b[2J\\x1b[31mred' in names and 'over\\ufffd\\ufffdlong' in names, names\n"
+      "assert '-2+3' in names and 'key: value' in names, names\n"
+      "print('ok')\n";
+  const Result py = run({debian_python(), "-c", check, dir + "/out.json"});
+  EXPECT_EQ(py.status, 0) << py.err << py.out;
+}
+
+TEST(HostileLabels, CsvCellsAreNeutralisedForSpreadsheets) {
+  const std::string dir = test_dir();
+  const Result r = limited_qprof({"report", "--format", "csv", hostile_trace(dir)});
+  ASSERT_EQ(r.status, 0) << r.err;
+  write(dir + "/out.csv", r.out);
+  // Python's csv module reads it; no cell starts a formula unless it is a plain number.
+  const std::string check =
+      "import sys, csv\n"
+      "rows = list(csv.reader(open(sys.argv[1], encoding='utf-8', newline='')))\n"
+      "width = len(rows[0])\n"
+      "cells = [c for row in rows for c in row]\n"
+      "assert all(len(row) == width for row in rows), rows\n"
+      "def number(c):\n"
+      "  try: float(c); return True\n"
+      "  except ValueError: return False\n"
+      "bad = [c for c in cells if c[:1] in ('=', '+', '-', '@', '\\t', '\\r') and not number(c)]\n"
+      "assert not bad, bad\n"
+      "assert any(c.startswith(\"'-2+3\") for c in cells), cells\n"
+      "assert any(c.startswith(\"'=HYPERLINK\") for c in cells), cells\n"
+      "assert any(number(c) and float(c) < 0 for c in cells), cells  # deltas stay numbers\n"
+      "print('ok')\n";
+  const Result py = run({debian_python(), "-c", check, dir + "/out.csv"});
+  EXPECT_EQ(py.status, 0) << py.err << py.out;
+}
+
+// What reaches a terminal: no ESC, no DEL, no C1 control, valid UTF-8; escapes visible instead.
+void expect_terminal_safe(const std::string& out) {
+  for (unsigned char c : out) {
+    EXPECT_FALSE((c < 0x20 && c != '\n') || c == 0x7F) << "raw control byte " << int(c);
+  }
+  EXPECT_EQ(out.find("\xC2\x9B"), std::string::npos);
+  EXPECT_EQ(out.find("\xE2\x80\xAE"), std::string::npos);
+  const Result py = run({debian_python(), "-c", "import sys; sys.stdin.buffer.read().decode('utf-8')"}, out);
+  EXPECT_EQ(py.status, 0) << "not valid UTF-8: " << py.err;
+}
+
+TEST(HostileLabels, TextAndMarkdownShowControlsInsteadOfRunningThem) {
+  const std::string dir = test_dir();
+  const std::string trace = hostile_trace(dir);
+  for (const char* format : {"text", "md"}) {
+    const Result r = limited_qprof({"report", "--format", format, trace});
+    ASSERT_EQ(r.status, 0) << r.err;
+    expect_terminal_safe(r.out);
+    EXPECT_NE(r.out.find("\\x1b"), std::string::npos) << r.out;
+  }
+  const Result p = limited_qprof({"peak", "--stage", "\x1b[2Jmissing", trace});  // lists the stage names
+  expect_terminal_safe(p.out);
+  expect_terminal_safe(p.err);
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,85 @@
+// qprof list and qprof clean on a directory of fixtures: default names only, oldest first, and
+// nothing but those files ever removed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// mprof's from 2025, two of qprof's from 2026, and files that are not traces of a default name.
+std::string fixture_dir() {
+  const std::string dir = temp_dir() + "/traces";
+  fs::create_directories(dir);
+  fs::copy_file(data_file("mprof/func.dat"), dir + "/mprofile_20250101120000.dat");
+  fs::copy_file(data_file("plot/full.dat"), dir + "/qprof_20260102120000.dat");
+  fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260101120000.dat");
+  fs::copy_file(data_file("report/minmax.dat"), dir + "/keep-me.dat");
+  fs::copy_file(data_file("report/minmax.dat"), dir + "/mprofile_2025.dat");
+  return dir;
+}
+
+TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
+  const std::string dir = fixture_dir();
+  const Result r = qprof({"list", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 3u) << r.out;
+  EXPECT_TRUE(l[0].starts_with("0   mprofile_20250101120000.dat")) << l[0];
+  EXPECT_TRUE(l[1].starts_with("1   qprof_20260101120000.dat")) << l[1];
+  EXPECT_TRUE(l[2].starts_with("2   qprof_20260102120000.dat")) << l[2];
+  // full.dat: 12.01 s (its EXIT), peak 5.40 GiB, its command last.
+  EXPECT_NE(l[2].find(" 12 s "), std::string::npos) << l[2];
+  EXPECT_NE(l[2].find("5.40 GiB"), std::string::npos) << l[2];
+  EXPECT_TRUE(l[2].ends_with("python3 quantize.py --calib-method minmax --model llama-7b")) << l[2];
+}
+
+TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
+  const std::string dir = fixture_dir();
+  fs::copy_file(data_file("plot/malformed.dat"), dir + "/qprof_20260103120000.dat");
+  const Result r = qprof({"list", "--dir", dir});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(lines(r.out).size(), 3u);
+  EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
+}
+
+TEST(Clean, DryRunKeepAndAge) {
+  const std::string dir = fixture_dir();
+  Result r = qprof({"clean", "--dir", dir, "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(lines(r.out).size(), 3u) << r.out;
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat"));
+
+  // --older-than: only the file last written 3 days ago.
+  fs::last_write_time(dir + "/qprof_20260101120000.dat", fs::file_time_type::clock::now() - std::chrono::hours(72));
+  r = qprof({"clean", "--dir", dir, "--older-than", "2d"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "removed " + dir + "/qprof_20260101120000.dat\n");
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat"));
+
+  r = qprof({"clean", "--dir", dir, "--keep", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/mprofile_20250101120000.dat"));
+  EXPECT_TRUE(fs::exists(dir + "/qprof_20260102120000.dat")) << "the newest is kept";
+  r = qprof({"clean", "--dir", dir});
+  EXPECT_FALSE(fs::exists(dir + "/qprof_20260102120000.dat"));
+  EXPECT_TRUE(fs::exists(dir + "/keep-me.dat")) << "not a default name: never touched";
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
+  EXPECT_EQ(qprof({"clean", "--dir", dir, "--older-than", "soon"}).status, 2);
+}
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,145 @@
+// qprof plot cannot hang and leaves nothing behind: absurd times refused before gnuplot sees
+// them, a gnuplot that never finishes killed after --render-timeout, gnuplot killed with qprof,
+// no temporary file left on any path. Each qprof runs inside an address-space limit and a timeout.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string kAsLimit = as_limit("536870912");  // 512 MiB
+
+std::string test_dir() {
+  const std::string dir = temp_dir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const std::string& path, const std::string& text, bool executable = false) {
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+  }
+  if (executable) ::chmod(path.c_str(), 0755);
+}
+
+std::vector<std::string> limited(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"prlimit", kAsLimit, "--", qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+// Everything in `dir` but the files named.
+std::vector<std::string> leftovers(const std::string& dir, const std::vector<std::string>& expected) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (std::find(expected.begin(), expected.end(), name) == expected.end()) out.push_back(name);
+  }
+  return out;
+}
+
+// Alive: neither gone nor a zombie waiting for a reaper.
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
+  const std::string dir = test_dir();
+  write(dir + "/bomb.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\nMEM 3 1e16\nMEM 1.0 4.0\n");
+  const auto start = Clock::now();
+  const Result r = run(limited({"plot", dir + "/bomb.dat", "-o", dir + "/bomb.png"}), "", 60);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(dir + "/bomb.dat:3: time 10000000000000000 is 3.17e+08 years after the start"), std::string::npos)
+      << r.err;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(leftovers(dir, {"bomb.dat"}), std::vector<std::string>{});
+  // A window as absurd is a usage error too.
+  write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
+  const Result w = run(limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.png", "--window", "0,1e16"}), "", 60);
+  EXPECT_EQ(w.status, 2) << w.err;
+}
+
+// A "gnuplot" that reads its script and then never finishes, as gnuplot looping on an axis does.
+std::string hanging_gnuplot(const std::string& dir) {
+  const std::string path = dir + "/gnuplot-hangs";
+  write(path, "#!/bin/sh\necho $$ > '" + dir + "/gnuplot.pid'\ncat > /dev/null\nexec sleep 1000\n", true);
+  return path;
+}
+
+pid_t read_pid(const std::string& path) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream in(path);
+    pid_t pid = 0;
+    if (in >> pid && pid > 0) return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+TEST(PlotSafety, AGnuplotThatNeverFinishesIsKilledAfterTheRenderTimeout) {
+  const std::string dir = test_dir();
+  write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
+  const auto start = Clock::now();
+  const Result r = run(limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.png", "--gnuplot", hanging_gnuplot(dir),
+                                "--render-timeout", "1"}),
+                       "", 60);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("gnuplot did not finish the chart within 1 s and was stopped"), std::string::npos) << r.err;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(30));
+  const pid_t gp = read_pid(dir + "/gnuplot.pid");
+  ASSERT_GT(gp, 0);
+  EXPECT_FALSE(alive(gp));
+  EXPECT_EQ(leftovers(dir, {"ok.dat", "gnuplot-hangs", "gnuplot.pid"}), std::vector<std::string>{});
+}
+
+TEST(PlotSafety, GnuplotDiesWithQprofAndNoTemporaryFileIsLeft) {
+  const std::string dir = test_dir();
+  write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
+  Process p(limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.png", "--gnuplot", hanging_gnuplot(dir)}));
+  const pid_t gp = read_pid(dir + "/gnuplot.pid");
+  ASSERT_GT(gp, 0);
+  EXPECT_TRUE(alive(gp));
+  ::kill(p.pid(), SIGKILL);  // prlimit execs qprof: the same process
+  EXPECT_EQ(p.wait(30).status, 128 + SIGKILL);
+  bool gone = false;
+  for (int i = 0; i < 250 && !gone; ++i) {
+    gone = !alive(gp);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "gnuplot " << gp << " outlived qprof";
+  if (!gone) ::kill(gp, SIGKILL);
+  EXPECT_EQ(leftovers(dir, {"ok.dat", "gnuplot-hangs", "gnuplot.pid"}), std::vector<std::string>{});
+}
+
+TEST(PlotSafety, SigtermWhileGnuplotDrawsLeavesNothingBehind) {
+  const std::string dir = test_dir();
+  write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
+  Process p(limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.png", "--gnuplot", hanging_gnuplot(dir)}));
+  const pid_t gp = read_pid(dir + "/gnuplot.pid");
+  ASSERT_GT(gp, 0);
+  ::kill(p.pid(), SIGTERM);
+  EXPECT_EQ(p.wait(30).status, 128 + SIGTERM);
+  for (int i = 0; i < 250 && alive(gp); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(alive(gp));
+  EXPECT_EQ(leftovers(dir, {"ok.dat", "gnuplot-hangs", "gnuplot.pid"}), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace qprof::test

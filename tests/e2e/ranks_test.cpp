@@ -1,0 +1,258 @@
+// Many ranks: qprof inside each rank's launch line (Slurm's variables set by hand, the real
+// mpirun and torchrun), traces named by -o placeholders, and the job read back as one.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = temp_dir() + "/" + name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+// `qprof run` as one rank of a Slurm step: the variables srun sets, by hand.
+std::vector<std::string> slurm_rank(const std::string& host, int rank, int ntasks, const std::string& output,
+                                    const std::vector<std::string>& command) {
+  std::vector<std::string> argv{"env",
+                                "SLURM_PROCID=" + std::to_string(rank),
+                                "SLURM_LOCALID=" + std::to_string(rank),
+                                "SLURM_NTASKS=" + std::to_string(ntasks),
+                                "SLURM_JOB_ID=4242",
+                                "QPROF_HOSTNAME=" + host,
+                                qprof_bin(),
+                                "run",
+                                "-q",
+                                "-o",
+                                output,
+                                "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+Bytes peak_of(const std::string& file) { return max_mem(dat::read_trace(file)); }
+
+double first_number(const std::string& line) {
+  const auto tab = line.find('\t');
+  return std::strtod(line.c_str() + (tab == std::string::npos ? 0 : tab + 1), nullptr);
+}
+
+// Two ranks that hold 50 and 100 MiB at the same time for 1.5 s.
+void run_two_ranks(const std::string& dir, const std::string& host0, const std::string& host1) {
+  Process r0(slurm_rank(host0, 0, 2, dir + "/job.%h.%r.dat", {workload("alloc_tree"), "50", "0", "0", "1500"}));
+  Process r1(slurm_rank(host1, 1, 2, dir + "/job.%h.%r.dat", {workload("alloc_tree"), "100", "0", "0", "1500"}));
+  const Result a = r0.wait(60), b = r1.wait(60);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+}
+
+TEST(Ranks, SlurmVariablesNameTheTracesAndFillTheHeader) {
+  const std::string dir = fresh_dir("slurm");
+  run_two_ranks(dir, "nodeA", "nodeA");
+  ASSERT_TRUE(fs::exists(dir + "/job.nodeA.0.dat"));
+  ASSERT_TRUE(fs::exists(dir + "/job.nodeA.1.dat"));
+  const Trace t1 = dat::read_trace(dir + "/job.nodeA.1.dat");
+  EXPECT_EQ(t1.meta.host, "nodeA");
+  EXPECT_EQ(t1.meta.job.rank, 1);
+  EXPECT_EQ(t1.meta.job.local_rank, 1);
+  EXPECT_EQ(t1.meta.job.world_size, 2);
+  EXPECT_EQ(t1.meta.job.job_id, "4242");
+  EXPECT_EQ(t1.meta.job.launcher, "slurm");
+
+  // Each rank's own peak: the second holds 50 MiB more (same program, same baseline).
+  const double p0 = mib(peak_of(dir + "/job.nodeA.0.dat")), p1 = mib(peak_of(dir + "/job.nodeA.1.dat"));
+  EXPECT_GE(p0, 50.0);
+  EXPECT_NEAR(p1 - p0, 50.0, 2.0);
+  // Both held their memory together for 1.5 s: the job's peak is the sum of the ranks' peaks.
+  const Result sum = qprof({"peak", "--sum", dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"});
+  ASSERT_EQ(sum.status, 0) << sum.err;
+  EXPECT_EQ(sum.out.rfind("job (2 traces)\t", 0), 0u) << sum.out;
+  EXPECT_NEAR(first_number(sum.out), p0 + p1, 1.0);
+  EXPECT_LE(first_number(sum.out), p0 + p1 + 0.001);
+
+  // A budget on the job: under the sum fails (3), above passes.
+  EXPECT_EQ(qprof({"peak", "--sum", "--max-peak", std::to_string(static_cast<int>(p0 + p1 - 20)) + "MiB",
+                   dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
+                .status,
+            3);
+  EXPECT_EQ(qprof({"peak", "--sum", "--max-peak", std::to_string(static_cast<int>(p0 + p1 + 20)) + "MiB",
+                   dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
+                .status,
+            0);
+}
+
+TEST(Ranks, ByHostGivesEachHostsPeakAndTheReportSumsTheJob) {
+  const std::string dir = fresh_dir("hosts");
+  run_two_ranks(dir, "nodeA", "nodeB");
+  const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeB.1.dat";
+  const double p0 = mib(peak_of(a)), p1 = mib(peak_of(b));
+  const Result by_host = qprof({"peak", "--by-host", a, b});
+  ASSERT_EQ(by_host.status, 0) << by_host.err;
+  const auto nl = by_host.out.find('\n');
+  ASSERT_NE(nl, std::string::npos);
+  const std::string first = by_host.out.substr(0, nl), second = by_host.out.substr(nl + 1);
+  EXPECT_EQ(first.rfind("nodeA (1 trace)\t", 0), 0u) << by_host.out;
+  EXPECT_EQ(second.rfind("nodeB (1 trace)\t", 0), 0u) << by_host.out;
+  EXPECT_NEAR(first_number(first), p0, 0.001);
+  EXPECT_NEAR(first_number(second), p1, 0.001);
+
+  const Result json = qprof({"report", "--sum", "--format", "json", a, b});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["host_count"], 2);
+  EXPECT_EQ(doc["job_id"], "4242");
+  ASSERT_EQ(doc["ranks"].size(), 2u);
+  EXPECT_EQ(doc["ranks"][1]["highest"], true);
+  EXPECT_NEAR(static_cast<double>(doc["job_peak_bytes"]) / (1 << 20), p0 + p1, 1.0);
+  ASSERT_EQ(doc["stages"].size(), 1u);
+  EXPECT_EQ(doc["stages"][0]["stage"], "Hold");
+  EXPECT_EQ(doc["stages"][0]["ranks"], 2);
+}
+
+TEST(Ranks, CompareGivesARowPerRankAndTheJobsTotal) {
+  const std::string dir = fresh_dir("compare");
+  run_two_ranks(dir, "nodeA", "nodeA");
+  const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeA.1.dat";
+  const double p0 = mib(peak_of(a)), p1 = mib(peak_of(b));
+  const Result r = qprof({"compare", "--format", "json", a, b});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& rows = doc["comparison"];
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  EXPECT_EQ(rows[0]["label"], "rank 0 (nodeA)");
+  EXPECT_EQ(rows[1]["label"], "rank 1 (nodeA)");
+  EXPECT_EQ(rows[2]["label"], "job (2 ranks)");
+  const double job = static_cast<double>(rows[2]["peak_rss_bytes"]["value"]) / (1 << 20);
+  EXPECT_NEAR(job, p0 + p1, 1.0) << r.out;
+  const Result text = qprof({"compare", a, b});
+  EXPECT_NE(text.out.find("highest peak of a rank: rank 1 (nodeA)"), std::string::npos) << text.out;
+}
+
+TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
+  const std::string dir = fresh_dir("plot_sum");
+  run_two_ranks(dir, "nodeA", "nodeA");
+  const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeA.1.dat";
+  const double sum = mib(peak_of(a)) + mib(peak_of(b));
+  const std::string script = dir + "/job.gp";
+  const Result r = qprof({"plot", "--sum", a, b, "-o", dir + "/job.svg", "--script", script});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(fs::file_size(dir + "/job.svg"), 1000u);
+  const std::string gp = read_file(script);
+  // The job's line with its peak (the ranks summed), then each rank, dashed.
+  const auto job = gp.find("job (2 ranks, summed), peak ");
+  ASSERT_NE(job, std::string::npos) << gp.substr(0, 4000);
+  const double drawn = std::strtod(gp.c_str() + job + std::string("job (2 ranks, summed), peak ").size(), nullptr);
+  EXPECT_NEAR(drawn, sum, 1.0);
+  for (const char* rank : {"rank 0 (nodeA), peak", "rank 1 (nodeA), peak"}) {
+    const auto at = gp.find(rank);
+    ASSERT_NE(at, std::string::npos) << rank;
+    const std::string line = gp.substr(gp.rfind('\n', at) + 1, gp.find('\n', at) - gp.rfind('\n', at) - 1);
+    EXPECT_NE(line.find("dt 2"), std::string::npos) << line;
+  }
+  // The temporary trace of the sum is gone.
+  EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
+}
+
+TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {
+  const std::string dir = fresh_dir("default_name");
+  const Result r = run({"sh", "-c",
+                        "cd '" + dir + "' && exec env RANK=3 WORLD_SIZE=4 QPROF_HOSTNAME=n1 '" + qprof_bin() +
+                            "' run -q -- true"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_EQ(names[0].rfind("qprof_n1.r3_", 0), 0u) << names[0];
+
+  const Result missing = qprof({"run", "-q", "-o", dir + "/x.%r.dat", "--", "true"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("%r (the rank) but no launcher set it"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir + "/x.%r.dat"));
+}
+
+TEST(Ranks, FourMpiRanksUnderTheRealMpirun) {
+  const std::string mpi = workload("mpi_ranks");
+  if (!fs::exists(mpi) || !fs::exists("/usr/bin/mpirun")) GTEST_SKIP() << "OpenMPI not installed (scripts/install-deps)";
+  const std::string dir = fresh_dir("mpi");
+  const Result r = run({"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", qprof_bin(), "run", "-q", "-o",
+                        dir + "/mpi.%h.%r.dat", "--", mpi, "50", "1500"},
+                       "", 120);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> files;
+  double sum_of_peaks = 0, p0 = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string found;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string n = e.path().filename().string();
+      if (n.ends_with("." + std::to_string(rank) + ".dat")) found = e.path().string();
+    }
+    ASSERT_FALSE(found.empty()) << "no trace for rank " << rank;
+    const Trace t = dat::read_trace(found);
+    EXPECT_EQ(t.meta.job.rank, rank);
+    EXPECT_EQ(t.meta.job.world_size, 4);
+    EXPECT_EQ(t.meta.job.launcher, "openmpi");
+    const double p = mib(max_mem(t));
+    if (rank == 0) p0 = p;
+    // Rank r holds (r + 1) × 50 MiB over the same MPI baseline as rank 0 (± what MPI's own
+    // buffers differ by between ranks).
+    EXPECT_NEAR(p - p0, 50.0 * rank, 8.0) << "rank " << rank;
+    sum_of_peaks += p;
+    files.push_back(found);
+  }
+  std::vector<std::string> args{"peak", "--sum"};
+  args.insert(args.end(), files.begin(), files.end());
+  const Result sum = qprof(args);
+  ASSERT_EQ(sum.status, 0) << sum.err;
+  // Every rank held its memory between the same two barriers for 1.5 s.
+  EXPECT_GE(first_number(sum.out), 0.97 * sum_of_peaks);
+  EXPECT_LE(first_number(sum.out), sum_of_peaks + 0.001);
+}
+
+TEST(Ranks, TwoTorchrunRanksOfADistributedDataParallelJob) {
+  if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "torchrun not installed (Debian python3-torch, scripts/install-deps)";
+  const std::string dir = fresh_dir("torchrun");
+  // Debian 12's torch 1.13 on Python 3.11: torchrun's default --redirects 0 --tee 0 fails.
+  const Result r = run({"torchrun", "--standalone", "--nproc_per_node=2", "--redirects", "1", "--tee", "2", "--log_dir",
+                        dir + "/logs", "--no_python", qprof_bin(), "run", "-q", "-o", dir + "/ddp.%h.%r.dat", "--",
+                        debian_python(), data_file("../workloads/ddp_ranks.py"), "50"},
+                       "", 170);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::vector<std::string> files(2);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.starts_with("ddp.") && n.ends_with(".0.dat")) files[0] = e.path().string();
+    if (n.starts_with("ddp.") && n.ends_with(".1.dat")) files[1] = e.path().string();
+  }
+  ASSERT_FALSE(files[0].empty());
+  ASSERT_FALSE(files[1].empty());
+  const Trace t0 = dat::read_trace(files[0]), t1 = dat::read_trace(files[1]);
+  EXPECT_EQ(t0.meta.job.launcher, "torchrun");
+  EXPECT_EQ(t1.meta.job.world_size, 2);
+  EXPECT_EQ(t1.meta.job.local_rank, 1);
+  EXPECT_FALSE(t0.meta.job.job_id.empty());
+  EXPECT_EQ(t0.meta.job.job_id, t1.meta.job.job_id);
+  const double p0 = mib(max_mem(t0)), p1 = mib(max_mem(t1));
+  // Rank 1 holds 100 MiB beyond the same model, rank 0 50 MiB.
+  EXPECT_NEAR(p1 - p0, 50.0, 10.0);
+  const Result sum = qprof({"peak", "--sum", files[0], files[1]});
+  ASSERT_EQ(sum.status, 0) << sum.err;
+  EXPECT_GE(first_number(sum.out), 0.95 * (p0 + p1));
+  EXPECT_LE(first_number(sum.out), p0 + p1 + 0.001);
+  const Result report = qprof({"report", "--sum", "--format", "json", files[0], files[1]});
+  ASSERT_EQ(report.status, 0) << report.err;
+  const auto doc = nlohmann::json::parse(report.out);
+  ASSERT_EQ(doc["stages"].size(), 1u);
+  EXPECT_EQ(doc["stages"][0]["stage"], "Train");
+  EXPECT_EQ(doc["stages"][0]["ranks"], 2);
+}
+
+}  // namespace
+}  // namespace qprof::test

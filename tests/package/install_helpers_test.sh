@@ -1,0 +1,53 @@
+#!/bin/sh
+# The marker helpers as `cmake --install` installs them, used from there: the C header compiled
+# into a program that qprof runs, the Python module imported by Debian's python3 from where it
+# was installed. For the prefix /usr (the .deb's), the module lands in a directory that Debian's
+# python3 searches by default.
+#   install_helpers_test.sh BUILD_DIR QPROF [AS_LIMIT]
+# AS_LIMIT: prlimit's address-space bound, "unlimited" for an AddressSanitizer build (its shadow
+# memory needs terabytes of address space; ASAN_OPTIONS' hard_rss_limit_mb bounds it instead).
+set -eu
+build=$1
+qprof=$2
+as_limit=${3:-4294967296}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bounded() { timeout -s KILL 60 prlimit --as="$as_limit" -- "$@"; }
+
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+header=$work/prefix/include/qprof_mark.h
+module=$(ls "$work"/prefix/lib/python3*/dist-packages/qprof_mark.py)
+[ -f "$header" ] || { echo "missing: $header"; exit 1; }
+
+# C: a synchronous checkpoint and a plain one, from the installed header.
+cat >"$work/job.c" <<'C'
+#include <stdio.h>
+#include <qprof_mark.h>
+int main(void) {
+  printf("%d %d\n", qprof_mark("C Start"), qprof_mark_sync("C End"));
+  return 0;
+}
+C
+cc -Wall -Wextra -Werror -I"$work/prefix/include" -o "$work/job" "$work/job.c"
+bounded "$qprof" run -q -o "$work/c.dat" -- "$work/job" >"$work/c.out"
+[ "$(cat "$work/c.out")" = "0 0" ] || { echo "C helper answered: $(cat "$work/c.out")"; exit 1; }
+grep -q '^MARK [0-9.]* C Start$' "$work/c.dat"
+grep -q '^MARK [0-9.]* C End$' "$work/c.dat"
+[ "$(env -u QPROF_MARK_FD -u QPROF_MARK_PATH "$work/job")" = "1 1" ]  # outside qprof: absent
+
+# Python: the installed module, imported by Debian's python3.
+PYTHONPATH=$(dirname "$module") bounded "$qprof" run -q -o "$work/py.dat" -- /usr/bin/python3 -c '
+import qprof_mark
+with qprof_mark.stage("Py"):
+    pass
+print(qprof_mark.__file__)' >"$work/py.out"
+[ "$(cat "$work/py.out")" = "$module" ] || { echo "imported $(cat "$work/py.out"), not $module"; exit 1; }
+grep -q '^MARK [0-9.]* Py Start$' "$work/py.dat"
+grep -q '^MARK [0-9.]* Py End$' "$work/py.dat"
+
+# The prefix /usr: where Debian's python3 looks without PYTHONPATH.
+DESTDIR=$work/dest cmake --install "$build" --prefix /usr >"$work/install-usr.log" 2>&1 || { cat "$work/install-usr.log"; exit 1; }
+[ -f "$work/dest/usr/lib/python3/dist-packages/qprof_mark.py" ]
+[ -f "$work/dest/usr/include/qprof_mark.h" ]
+/usr/bin/python3 -c 'import sys; assert "/usr/lib/python3/dist-packages" in sys.path, sys.path'
+echo "helpers ok"

@@ -1,0 +1,127 @@
+// GPU busy time: NVML's utilisation rates, per-process SM share and PCIe throughput through the
+// fake libnvidia-ml.so.1, amdgpu's gpu_busy_percent through a fake sysfs tree, and the GPUUTIL
+// lines the GPU sampler writes from them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "e2e/e2e_util.hpp"
+#include "gpu_test_util.hpp"
+#include "qprof/gpu/backend.hpp"
+#include "qprof/gpu/sampler.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::gpu {
+namespace {
+
+using test::FakeNvmlScript;
+using test::ScratchDir;
+
+const char* kBusyGpus =
+    "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+    "util 87 41\n"
+    "process_util 100 50\n"   // the tree's
+    "process_util 101 20\n"   // the tree's
+    "process_util 999 17\n"   // another tenant's
+    "pcie 2048 1024\n"
+    "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 25769803776 536870912 NVIDIA RTX A5000\n";  // no figures
+
+std::unique_ptr<Backend> open_fake() {
+  OpenOptions o;
+  o.nvml_library = test::fake_nvml("full");
+  std::string why;
+  auto b = open_nvml(o, why);
+  EXPECT_TRUE(b) << why;
+  return b;
+}
+
+TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
+  FakeNvmlScript script(kBusyGpus);
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(2);
+  const std::vector<pid_t> tree{100, 101, 102};
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_TRUE(u[0].valid);
+  EXPECT_DOUBLE_EQ(u[0].sm, 87);
+  EXPECT_DOUBLE_EQ(u[0].mem_bw, 41);
+  ASSERT_TRUE(u[0].tree_sm);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "50 + 20, not the other tenant's 17";
+  EXPECT_FALSE(u[1].valid) << "the second GPU does not say";
+  // The same samples are not counted twice: nothing newer than the last seen means none ran.
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+  ASSERT_TRUE(b->pcie_throughput(u));
+  EXPECT_DOUBLE_EQ(*u[0].pcie_rx, 2048.0 * 1024);
+  EXPECT_DOUBLE_EQ(*u[0].pcie_tx, 1024.0 * 1024);
+  EXPECT_FALSE(u[1].pcie_rx);
+  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetProcessUtilization"), 0);
+}
+
+TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
+  FakeNvmlScript script(kBusyGpus);
+  SamplerOptions so;
+  so.process_thread = false;  // inline: the test decides when queries run
+  Sampler s(open_fake(), so);
+  ScratchDir dir;
+  const std::string path = dir.file("util.dat");
+  {
+    dat::Writer w(path);
+    TraceMeta meta;
+    meta.qprof_version = "test";
+    w.header(meta);
+    w.mem(1000.0, 1 << 20);
+    const std::vector<pid_t> tree{100, 101};
+    s.sample(1'000'000'000, 1000.0, tree, w);
+    s.sample(1'010'000'000, 1000.01, tree, w);  // before the next process query: no new GPUUTIL
+    s.stop();
+  }
+  const Trace t = dat::read_trace(path);
+  ASSERT_EQ(t.gpu_util.size(), 1u) << "one device says, one query ran";
+  EXPECT_EQ(t.gpu_util[0].device, 0);
+  EXPECT_DOUBLE_EQ(t.gpu_util[0].sm_percent, 87);
+  EXPECT_DOUBLE_EQ(t.gpu_util[0].mem_bw_percent, 41);
+  EXPECT_DOUBLE_EQ(*t.gpu_util[0].tree_sm_percent, 70);
+  EXPECT_DOUBLE_EQ(*t.gpu_util[0].pcie_rx_bytes_per_s, 2048.0 * 1024);
+  const Summary sum = s.summary();
+  EXPECT_EQ(sum.pcie_queries, 1u);
+  EXPECT_EQ(sum.devices[0].util_samples, 1u);
+}
+
+void put(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {
+  ScratchDir root;
+  const std::string drm = root.path() + "/sys/class/drm/";
+  put(drm + "card0/device/uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:03:00.0\n");
+  put(drm + "card0/device/mem_info_vram_total", "25753026560\n");
+  put(drm + "card0/device/gpu_busy_percent", "63\n");
+  put(drm + "card0/device/mem_busy_percent", "12\n");
+  put(drm + "card1/device/uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:04:00.0\n");  // an older kernel: no busy files
+  OpenOptions o;
+  o.sys_root = root.path() + "/sys";
+  o.proc_root = root.path() + "/proc";
+  std::string why;
+  auto b = open_amd(o, why);
+  ASSERT_TRUE(b) << why;
+  ASSERT_EQ(b->devices().size(), 2u);
+  std::vector<DeviceUtil> u(2);
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{1}, u));
+  EXPECT_TRUE(u[0].valid);
+  EXPECT_DOUBLE_EQ(u[0].sm, 63);
+  EXPECT_DOUBLE_EQ(u[0].mem_bw, 12);
+  EXPECT_FALSE(u[0].tree_sm) << "amdgpu has no per-process share";
+  EXPECT_FALSE(u[1].valid);
+  EXPECT_FALSE(b->pcie_throughput(u));
+  // The files are re-read on each query.
+  put(drm + "card0/device/gpu_busy_percent", "5\n");
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{1}, u));
+  EXPECT_DOUBLE_EQ(u[0].sm, 5);
+}
+
+}  // namespace
+}  // namespace qprof::gpu

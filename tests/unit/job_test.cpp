@@ -1,0 +1,184 @@
+// Ranks from the launchers' environments, -o placeholders, and a job's traces summed as one.
+#include "qprof/analysis/job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "qprof/record/job.hpp"
+
+namespace qprof {
+namespace {
+
+constexpr Bytes MiB = 1024 * 1024;
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    const auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(DetectJob, TorchrunWinsOverTheSlurmAllocationAroundIt) {
+  const JobIdentity id = detect_job(env_of({{"RANK", "3"},
+                                            {"LOCAL_RANK", "1"},
+                                            {"WORLD_SIZE", "8"},
+                                            {"TORCHELASTIC_RUN_ID", "abc"},
+                                            {"SLURM_PROCID", "0"},
+                                            {"SLURM_LOCALID", "0"},
+                                            {"SLURM_NTASKS", "2"},
+                                            {"SLURM_JOB_ID", "4242"},
+                                            {"QPROF_HOSTNAME", "node7"}}));
+  EXPECT_EQ(id.host, "node7");
+  EXPECT_EQ(id.job.rank, 3);
+  EXPECT_EQ(id.job.local_rank, 1);
+  EXPECT_EQ(id.job.world_size, 8);
+  EXPECT_EQ(id.job.launcher, "torchrun");
+  EXPECT_EQ(id.job.job_id, "4242");  // the allocation's id names the job across hosts
+}
+
+TEST(DetectJob, OpenMpiPmixPmiAndSlurmEachOnTheirOwn) {
+  JobIdentity ompi = detect_job(env_of({{"OMPI_COMM_WORLD_RANK", "2"},
+                                        {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                                        {"OMPI_COMM_WORLD_SIZE", "4"},
+                                        {"OMPI_MCA_ess_base_jobid", "1234567"},
+                                        {"PMIX_RANK", "2"}}));
+  EXPECT_EQ(ompi.job.launcher, "openmpi");
+  EXPECT_EQ(ompi.job.rank, 2);
+  EXPECT_EQ(ompi.job.world_size, 4);
+  EXPECT_EQ(ompi.job.job_id, "1234567");
+  JobIdentity pmix = detect_job(env_of({{"PMIX_RANK", "5"}, {"SLURM_NTASKS", "6"}}));
+  EXPECT_EQ(pmix.job.launcher, "pmix");
+  EXPECT_EQ(pmix.job.rank, 5);
+  EXPECT_EQ(pmix.job.world_size, 6);
+  JobIdentity pmi = detect_job(env_of({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"}}));
+  EXPECT_EQ(pmi.job.launcher, "pmi");
+  EXPECT_EQ(pmi.job.local_rank, 1);
+  JobIdentity slurm = detect_job(
+      env_of({{"SLURM_PROCID", "9"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "16"}, {"SLURM_JOB_ID", "77"}}));
+  EXPECT_EQ(slurm.job.launcher, "slurm");
+  EXPECT_EQ(slurm.job.rank, 9);
+  EXPECT_EQ(slurm.job.local_rank, 1);
+  EXPECT_EQ(slurm.job.world_size, 16);
+  EXPECT_EQ(slurm.job.job_id, "77");
+}
+
+TEST(DetectJob, NothingSetIsNoJobAndBadValuesAreWarnedAbout) {
+  JobIdentity none = detect_job(env_of({}), "given-host");
+  EXPECT_EQ(none.host, "given-host");
+  EXPECT_FALSE(none.job.any());
+  JobIdentity bad = detect_job(env_of({{"RANK", "x1"}, {"SLURM_PROCID", "4"}, {"TORCHELASTIC_RUN_ID", "none"}}));
+  EXPECT_EQ(bad.job.rank, 4);  // the next source
+  EXPECT_EQ(bad.job.launcher, "slurm");
+  EXPECT_EQ(bad.job.job_id, "");  // torchrun's default id is shared by every job
+  ASSERT_EQ(bad.warnings.size(), 1u);
+  EXPECT_NE(bad.warnings[0].find("RANK='x1'"), std::string::npos);
+}
+
+TEST(ExpandOutput, EveryPlaceholder) {
+  JobIdentity id;
+  id.host = "gpu/node 1";
+  id.job.rank = 12;
+  id.job.local_rank = 4;
+  id.job.world_size = 16;
+  id.job.job_id = "77";
+  std::string error;
+  // 2026-11-23 01:47:13.25 UTC
+  EXPECT_EQ(expand_output("job.%h.%r.%l-of-%w.%j.%p.%t.100%%.dat", id, 4321, 1795398433.25, error),
+            "job.gpu_node 1.12.4-of-16.77.4321.20261123T014713.250Z.100%.dat");
+  EXPECT_EQ(expand_output("plain.dat", id, 1, 0, error), "plain.dat");
+}
+
+TEST(ExpandOutput, UnknownValuesAndPlaceholdersAreErrors) {
+  JobIdentity id;
+  id.host = "h";
+  std::string error;
+  EXPECT_FALSE(expand_output("job.%r.dat", id, 1, 0, error));
+  EXPECT_NE(error.find("%r (the rank) but no launcher set it"), std::string::npos) << error;
+  EXPECT_FALSE(expand_output("job.%j.dat", id, 1, 0, error));
+  EXPECT_NE(error.find("SLURM_JOB_ID"), std::string::npos);
+  EXPECT_FALSE(expand_output("job.%q.dat", id, 1, 0, error));
+  EXPECT_NE(error.find("unknown placeholder %q"), std::string::npos);
+  EXPECT_FALSE(expand_output("job%", id, 1, 0, error));
+  EXPECT_NE(error.find("lone '%'"), std::string::npos);
+}
+
+Trace rank_trace(std::string host, std::int64_t rank, Seconds start, std::vector<std::pair<Seconds, Bytes>> mem) {
+  Trace t;
+  t.meta.format_version = 1;
+  t.meta.host = std::move(host);
+  t.meta.start = start;
+  t.meta.job.rank = rank;
+  t.meta.job.job_id = "j1";
+  for (const auto& [dt, b] : mem) t.mem.push_back({start + dt, b});
+  return t;
+}
+
+TEST(JobSum, RanksAddUpWhileTheyOverlapOnTheWallClock) {
+  // Rank 0 from t=100: 10, 30, 20 MiB at +0, +1, +2; rank 1 from t=100.5: 5, 40 MiB at +0, +1.
+  const Trace a = rank_trace("h", 0, 100.0, {{0, 10 * MiB}, {1, 30 * MiB}, {2, 20 * MiB}});
+  const Trace b = rank_trace("h", 1, 100.5, {{0, 5 * MiB}, {1, 40 * MiB}});
+  const std::vector<const Trace*> job{&a, &b};
+  const auto s = summed_series(job, Metric::rss, Align::wall);
+  // 0: 10; 0.5: 10+5; 1: 30+5; 1.5: 30+40; 1.5+: rank 1 ended → 30; 2: 20; 2+: 0.
+  ASSERT_GE(s.size(), 6u);
+  EXPECT_DOUBLE_EQ(s[0].t, 0.0);
+  EXPECT_EQ(s[0].bytes, 10 * MiB);
+  EXPECT_EQ(s[1].bytes, 15 * MiB);
+  EXPECT_EQ(s[2].bytes, 35 * MiB);
+  EXPECT_EQ(s[3].bytes, 70 * MiB);
+  EXPECT_EQ(s[4].bytes, 30 * MiB);
+  EXPECT_EQ(s.back().bytes, 0u);
+  const auto peak = job_peak(job, Metric::rss, Align::wall);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->bytes, 70 * MiB);
+  EXPECT_NEAR(peak->t, 1.5, 1e-9);
+  EXPECT_EQ(peak->each, (std::vector<Bytes>{30 * MiB, 40 * MiB}));
+}
+
+TEST(JobSum, AlignStartLaysEachTraceFromItsOwnStart) {
+  // The same ranks with a host clock 1000 s off: wall-clock alignment sees no overlap.
+  const Trace a = rank_trace("h1", 0, 100.0, {{0, 10 * MiB}, {1, 30 * MiB}});
+  const Trace b = rank_trace("h2", 1, 1100.0, {{0, 5 * MiB}, {1, 40 * MiB}});
+  const std::vector<const Trace*> job{&a, &b};
+  EXPECT_EQ(job_peak(job, Metric::rss, Align::wall)->bytes, 40 * MiB);
+  EXPECT_EQ(job_peak(job, Metric::rss, Align::start)->bytes, 70 * MiB);
+  const auto note = clock_skew_note(job);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("host h2 started 1000.0 s after host h1"), std::string::npos) << *note;
+  EXPECT_FALSE(clock_skew_note({&a}));
+}
+
+TEST(JobSum, HostsGroupInOrderOfAppearance) {
+  const Trace a = rank_trace("h1", 0, 0, {{0, 1}});
+  const Trace b = rank_trace("h2", 1, 0, {{0, 1}});
+  const Trace c = rank_trace("h1", 2, 0, {{0, 1}});
+  const auto groups = group_by_host({&a, &b, &c});
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].host, "h1");
+  EXPECT_EQ(groups[0].traces, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(groups[1].traces, (std::vector<std::size_t>{1}));
+}
+
+TEST(JobStages, EarliestStartLatestEndAndTheSlowestRank) {
+  Trace a = rank_trace("h", 0, 100.0, {{0, 1}, {10, 1}});
+  Trace b = rank_trace("h", 1, 100.0, {{0, 1}, {10, 1}});
+  a.stages.push_back(Stage{"Train", 101.0, 104.0});
+  b.stages.push_back(Stage{"Train", 101.5, 106.0});
+  b.stages.push_back(Stage{"Save", 106.0, 107.0});
+  const auto stages = job_stages({&a, &b}, Align::wall);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].name, "Train");
+  EXPECT_DOUBLE_EQ(stages[0].start, 1.0);
+  EXPECT_DOUBLE_EQ(stages[0].end, 6.0);
+  EXPECT_EQ(stages[0].ranks, 2u);
+  EXPECT_EQ(stages[0].slowest, 1u);
+  EXPECT_DOUBLE_EQ(stages[0].slowest_duration, 4.5);
+  EXPECT_EQ(stages[1].name, "Save");
+  EXPECT_EQ(stages[1].ranks, 1u);
+  EXPECT_EQ(rank_label(b), "rank 1 (h)");
+}
+
+}  // namespace
+}  // namespace qprof
