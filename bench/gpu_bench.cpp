@@ -28,6 +28,7 @@ std::unique_ptr<Backend> nvml() {
   if (!std::getenv("QPROF_BENCH_REAL_NVML")) {
     std::ofstream(kScript) << "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
                               "compute 100 268435456\ngraphics 100 1048576\ncompute 999 536870912\n"
+                              "util 80 30\nprocess_util 100 60\nprocess_util 999 20\npcie 1024 512\n"
                               "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 25769803776 536870912 NVIDIA A5000\n"
                               "compute 101 1048576\n";
     ::setenv("QPROF_FAKE_NVML_SCRIPT", kScript.c_str(), 1);
@@ -55,6 +56,25 @@ void BM_NvmlProcessUsage(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(b->process_usage(tree, out));
 }
 BENCHMARK(BM_NvmlProcessUsage);
+
+// Busy time: utilisation rates and the process utilisation list (with each process query).
+void BM_NvmlDeviceUtil(benchmark::State& state) {
+  auto b = nvml();
+  if (!b) return state.SkipWithError("no NVML");
+  std::vector<DeviceUtil> out(b->devices().size());
+  const std::vector<pid_t> tree{100, 101, 102};
+  for (auto _ : state) benchmark::DoNotOptimize(b->device_util(tree, out));
+}
+BENCHMARK(BM_NvmlDeviceUtil);
+
+// PCIe throughput: NVML samples each counter over 20 ms on a real driver.
+void BM_NvmlPcieThroughput(benchmark::State& state) {
+  auto b = nvml();
+  if (!b) return state.SkipWithError("no NVML");
+  std::vector<DeviceUtil> out(b->devices().size());
+  for (auto _ : state) benchmark::DoNotOptimize(b->pcie_throughput(out));
+}
+BENCHMARK(BM_NvmlPcieThroughput)->Unit(benchmark::kMicrosecond);
 
 void BM_AmdFixtureProcessUsage(benchmark::State& state) {
   OpenOptions o;

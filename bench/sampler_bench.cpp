@@ -2,15 +2,18 @@
 // runs this and records medians in bench/RESULTS.md.
 #include <benchmark/benchmark.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "qprof/common/clock.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/probes.hpp"
+#include "qprof/record/proc_events.hpp"
 #include "qprof/record/proc_tree.hpp"
 #include "qprof/record/sampler.hpp"
 
@@ -107,6 +110,64 @@ void BM_ListProc(benchmark::State& state) {
   for (auto _ : state) tree.prime();
 }
 BENCHMARK(BM_ListProc)->Unit(benchmark::kMicrosecond);
+
+// Membership, the three ways issue 17 weighed (per refresh, whenever a PID was allocated on the
+// machine): the tree's own children files (one per thread of every member), the cgroup's
+// cgroup.procs (opened anew: cgroup v1 caches a kept descriptor's list), and the process-event
+// connector (one recvmmsg; nothing queued here, the cost with no fork in between).
+void BM_ReadChildrenFiles(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  SampledTree t(n);
+  std::vector<qprof::ProcFile> files;
+  for (const qprof::Member& m : t.tree.members()) {
+    files.emplace_back("/proc/" + std::to_string(m.pid) + "/task/" + std::to_string(m.pid) + "/children");
+  }
+  char buf[4096];
+  for (auto _ : state) {
+    for (const qprof::ProcFile& f : files) benchmark::DoNotOptimize(f.read(buf, sizeof buf));
+  }
+}
+BENCHMARK(BM_ReadChildrenFiles)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
+
+void BM_ReadCgroupProcs(benchmark::State& state) {
+  std::string self;
+  qprof::read_small_file("/proc/self/cgroup", self);
+  // Our own group's list (v2 "0::/PATH", else v1's memory controller).
+  std::string path, v1;
+  for (std::size_t at = 0; at < self.size();) {
+    const std::size_t nl = self.find('\n', at);
+    const std::string line = self.substr(at, nl - at);
+    at = nl == std::string::npos ? self.size() : nl + 1;
+    if (line.rfind("0::", 0) == 0) path = "/sys/fs/cgroup" + line.substr(3);
+    else if (line.find(":memory:") != std::string::npos) v1 = "/sys/fs/cgroup/memory" + line.substr(line.find(":memory:") + 8);
+  }
+  path = (v1.empty() ? path : v1) + "/cgroup.procs";
+  std::string text;
+  if (!qprof::read_small_file(path, text, 1 << 20)) {
+    state.SkipWithError(("cannot read " + path).c_str());
+    return;
+  }
+  std::vector<char> buf(1 << 20);
+  for (auto _ : state) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    benchmark::DoNotOptimize(::read(fd, buf.data(), buf.size()));
+    ::close(fd);
+  }
+  state.counters["pids"] = static_cast<double>(std::count(text.begin(), text.end(), '\n'));
+}
+BENCHMARK(BM_ReadCgroupProcs)->Unit(benchmark::kMicrosecond);
+
+void BM_DrainProcessEvents(benchmark::State& state) {
+  qprof::ProcEvents events;
+  if (!events.open()) {
+    state.SkipWithError("no process events here (needs CAP_NET_ADMIN in the initial namespaces)");
+    return;
+  }
+  std::size_t forks = 0;
+  for (auto _ : state) events.drain([&](const qprof::ProcEvents::Fork&) { ++forks; });
+  state.counters["forks_seen"] = static_cast<double>(forks);
+}
+BENCHMARK(BM_DrainProcessEvents);
 
 void BM_WriteMemLine(benchmark::State& state) {
   qprof::dat::Writer out("/dev/null");
