@@ -1,12 +1,14 @@
 #include "qprof/record/proc_tree.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -34,6 +36,19 @@ bool parse_pid(std::string_view s, pid_t& pid) {
 }
 
 bool out_of_descriptors(int err) { return err == EMFILE || err == ENFILE; }
+
+// Descriptors the members' kept files may never take: qprof itself needs some at any time (the
+// trace, the marker pipe and FIFO, a thread's start, gnuplot's pipes, a reaped member's status,
+// and the sanitizers' own checks, which open a pipe), so a tree too big for the limit costs
+// qprof the members it cannot read, never its own work.
+constexpr int kDescriptorHeadroom = 32;
+
+int descriptor_ceiling() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return INT_MAX;
+  const rlim_t cur = std::min<rlim_t>(files.rlim_cur, INT_MAX);
+  return static_cast<int>(cur) > kDescriptorHeadroom ? static_cast<int>(cur) - kDescriptorHeadroom : 0;
+}
 
 }  // namespace
 
@@ -183,7 +198,17 @@ bool ProcTree::add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool
   m.ppid = ppid;
   m.start_ticks = start_ticks;
   m.is_root = is_root;
+  // The kernel hands out the lowest free descriptor: one at or above the ceiling means that
+  // fewer than the headroom are left.
+  const int ceiling = descriptor_ceiling();
+  auto within_headroom = [&](ProcFile& f) {
+    if (f.is_open() && f.fd() >= ceiling) {
+      f = ProcFile();
+      errno = EMFILE;
+    }
+  };
   m.statm = ProcFile(pid_path(pid, "statm"));
+  within_headroom(m.statm);
   if (!m.statm.is_open()) {
     if (out_of_descriptors(errno)) note_unread(pid);
     return false;
@@ -198,6 +223,7 @@ bool ProcTree::add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool
   bool short_of_descriptors = false;
   auto open_probe = [&](const char* file) {
     ProcFile f(pid_path(pid, file));
+    within_headroom(f);
     if (!f.is_open() && out_of_descriptors(errno)) short_of_descriptors = true;
     return f;
   };

@@ -21,6 +21,7 @@ class ProcFile {
   ProcFile& operator=(const ProcFile&) = delete;
 
   bool is_open() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
   // Reads from offset 0; returns the byte count, or -1 with errno set (ESRCH: the process is gone).
   ssize_t read(char* buf, std::size_t cap) const;
 
