@@ -58,6 +58,15 @@ std::vector<std::string> stage_names(const Trace& t) {
 
 // ── Peaks ───────────────────────────────────────────────────────────────────────────────────
 
+std::string peak_meaning(const Trace& trace, Metric m) {
+  std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper ? "sum of each process's peak so far, not a bound"
+                                                                        : std::string(metric_info(m).what);
+  if (trace.unread_processes > 0) {
+    what += "; INCOMPLETE: misses " + std::to_string(trace.unread_processes) + " process(es) qprof could not read";
+  }
+  return what;
+}
+
 std::optional<Peak> find_peak(const Trace& t, Metric m) {
   if (!has_metric(t, m)) return std::nullopt;
   const auto sampled = highest(metric_series(t, m));
@@ -167,7 +176,9 @@ std::vector<Checkpoint> checkpoints(const Trace& t, bool with_end) {
       const PssSample& p = first ? t.pss.front() : t.pss.back();
       s.pss = p.pss;
       s.uss = p.uss;
-      if (!first) s.pss_age = std::max(0.0, end_sample.t - p.t);
+      // How far the PSS pass lies from the record's RSS sample: at Start the first pass may
+      // come a little after it, at End the last one before it.
+      s.pss_age = first ? std::fabs(p.t - t.mem.front().t) : std::max(0.0, end_sample.t - p.t);
     }
     if (!gpu.empty()) s.gpu_tree = first ? gpu.front().bytes : gpu.back().bytes;
     if (!t.io.empty()) {

@@ -62,6 +62,13 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   }
   std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
   std::cout.flush();
+  // stdout keeps mprof's form; that a figure misses processes is said beside it.
+  for (std::size_t i = 0; i < lines.size() && !run_mode; ++i) {
+    if (lines[i].peak && traces[i]->unread_processes > 0) {
+      std::cerr << "qprof peak: warning: " << terminal_text(lines[i].file) << " is INCOMPLETE: its figures miss "
+                << traces[i]->unread_processes << " process(es) qprof could not read (out of file descriptors)\n";
+    }
+  }
   if (!o.max_peak.empty()) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (!lines[i].peak) continue;

@@ -48,7 +48,7 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
       ->check(seconds_check(0.0, kLongestWait));
   app.add_flag("--no-wait-daemons{false}", o.wait_daemons, "Stop when CMD exits, even if processes it started keep running");
   app.add_flag("--cgroup", o.cgroup,
-               "Put the tree in a cgroup of its own: exact membership and exact tree peak (needs root)");
+               "Put the tree in a cgroup of its own: exact membership, and the cgroup charge with its high-water mark (includes page cache; needs root or a delegated cgroup)");
   app.add_option("--marker-regex", o.marker_regex,
                  "Regular expression with one capture group (the label) for marker lines on stderr "
                  "(default: lines starting with QPROF_MARK:)");

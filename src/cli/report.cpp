@@ -19,7 +19,17 @@ struct ReportCli {
   std::string yaml;
   bool sum = false;
   std::string align = "wall";
+  std::string table;
 };
+
+// --table: the table CSV writes; a usage error naming the document's tables when it has no such one.
+bool choose_table(report::Document& doc, const ReportCli& o) {
+  if (o.table.empty() || report::choose_csv_table(doc, o.table)) return true;
+  std::string names;
+  for (const std::string& n : report::table_names(doc)) names += (names.empty() ? "" : ", ") + n;
+  std::cerr << "qprof report: --table " << o.table << ": this report has no such table (it has: " << names << ")\n";
+  return false;
+}
 
 // --sum: the traces of a job's ranks as one report.
 int report_job(const ReportCli& o) {
@@ -49,7 +59,9 @@ int report_job(const ReportCli& o) {
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
   const Align align = o.align == "start" ? Align::start : Align::wall;
-  std::cout << report::render(report::job_report(job, metric, align), format_of(o.format), {unit_of(o.unit)});
+  report::Document doc = report::job_report(job, metric, align);
+  if (!choose_table(doc, o)) return kUsageError;
+  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
   return 0;
 }
 
@@ -61,7 +73,8 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   report->footer(
       "Usage: qprof report [OPTIONS] TRACE\n"
       "       qprof report --sum [OPTIONS] TRACE...   a job's ranks as one (torchrun, mpirun, srun)\n"
-      "text and md: the run's facts, its peaks, its stages; csv: the stage table; json: all of it.\n"
+      "text and md: the run's facts, its peaks, its stages; csv: one table (--table, default the\n"
+      "stages; facts: the run's figures as one row); json: all of it.\n"
       "--yaml - writes the YAML to stdout instead of the tables. Exit status 2 for usage errors and\n"
       "unreadable traces.");
   report->add_option("trace", opts->traces, "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
@@ -75,6 +88,9 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   report->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
   report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());
+  report->add_option("--table", opts->table,
+                     "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "
+                     "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
   report->add_option("--yaml", opts->yaml, "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
 
   return {report, [opts, &invocation]() -> int {
@@ -118,7 +134,9 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
                 return kUsageError;
               }
             }
-            std::cout << report::render(report::trace_report(trace, metric), format_of(o.format), {unit_of(o.unit)});
+            report::Document doc = report::trace_report(trace, metric);
+            if (!choose_table(doc, o)) return kUsageError;
+            std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
             return 0;
           }};
 }

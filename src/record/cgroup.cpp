@@ -84,6 +84,17 @@ std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
   return "";
 }
 
+// The directory of qprof's own cgroup in the mounted hierarchy `m`; empty when it is not in it.
+std::string own_cgroup_dir(const Mount& m, const std::string& proc_cgroup, bool v1) {
+  const std::string own = own_cgroup(proc_cgroup, v1);
+  if (own.empty() || own.front() != '/') return "";
+  const std::string root = m.root == "/" ? "" : m.root;
+  if (!own.starts_with(root) || (own.size() > root.size() && !root.empty() && own[root.size()] != '/')) return "";
+  std::string rest = own.substr(root.size());
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  return m.point + rest;
+}
+
 // Moves what is left in `dir` to `parent` (the processes keep running) and removes `dir`.
 bool empty_and_remove(const std::string& dir, const std::string& parent) {
   std::istringstream procs(read_text(dir + "/cgroup.procs"));
@@ -128,16 +139,12 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
   // The group goes under qprof's own cgroup, never at the top of the hierarchy: every limit of
   // the groups above (a Slurm job's, a container's) still applies to the tree.
   auto parent_of = [&](const Mount& m, bool v1) -> std::string {
-    const std::string own = own_cgroup(proc_cgroup, v1);
-    if (own.empty() || own.front() != '/') return "";
-    const std::string root = m.root == "/" ? "" : m.root;
-    if (!own.starts_with(root) || (own.size() > root.size() && !root.empty() && own[root.size()] != '/')) {
-      note("qprof's cgroup " + own + " is outside the hierarchy mounted at " + m.point);
-      return "";
+    std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
+    if (dir.empty()) {
+      const std::string own = own_cgroup(proc_cgroup, v1);
+      if (!own.empty()) note("qprof's cgroup " + own + " is outside the hierarchy mounted at " + m.point);
     }
-    std::string rest = own.substr(root.size());
-    while (!rest.empty() && rest.back() == '/') rest.pop_back();
-    return m.point + rest;
+    return dir;
   };
   auto try_dir = [&](const std::string& parent, bool v1) -> std::unique_ptr<TreeCgroup> {
     if (v1 && read_text(parent + "/memory.use_hierarchy").starts_with("0")) {
@@ -196,5 +203,16 @@ std::optional<Bytes> TreeCgroup::read_number(const ProcFile& f) const {
 
 std::optional<Bytes> TreeCgroup::usage() const { return read_number(usage_); }
 std::optional<Bytes> TreeCgroup::peak() const { return read_number(peak_); }
+
+std::optional<std::uint64_t> own_cgroup_oom_kills(const std::string& mountinfo, const std::string& proc_cgroup) {
+  for (const Mount& m : cgroup_mounts(mountinfo)) {
+    const bool v1 = m.fstype == "cgroup";
+    if (v1 && !has_option(m.super_options, "memory")) continue;
+    const std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
+    if (dir.empty()) continue;
+    if (const auto n = oom_kills_in(dir, v1)) return n;
+  }
+  return std::nullopt;
+}
 
 }  // namespace qprof

@@ -35,10 +35,12 @@ TreeCgroup::Parts TreeCgroup::parts() const {
   return p;
 }
 
-std::optional<std::uint64_t> TreeCgroup::oom_kills() const {
+std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1) {
   std::string text;
-  if (!read_small_file(dir_ + (v1_ ? "/memory.oom_control" : "/memory.events"), text)) return std::nullopt;
+  if (!read_small_file(dir + (v1 ? "/memory.oom_control" : "/memory.events"), text)) return std::nullopt;
   return keyed_value(text, "oom_kill");
 }
+
+std::optional<std::uint64_t> TreeCgroup::oom_kills() const { return oom_kills_in(dir_, v1_); }
 
 }  // namespace qprof

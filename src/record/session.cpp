@@ -98,7 +98,7 @@ int Session::run() {
       warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
     } else if (!cgroup_->has_memory()) {
       warn("--cgroup: the cgroup at " + cgroup_->path() +
-           " has no memory controller: membership only, no exact tree peak");
+           " has no memory controller: membership only, no cgroup charge");
     }
   }
 
@@ -124,6 +124,7 @@ int Session::run() {
   // (hence no prime): new processes join when their parent is the process or a member.
   tree_ = std::make_unique<ProcTree>(o_.proc_root, o_.attach ? *o_.attach : ::getpid());
   if (!cgroup_ && !o_.attach) tree_->prime();
+  if (!cgroup_) own_oom_kills_at_start_ = own_cgroup_oom_kills();
   clock_ = std::make_unique<WallAnchor>();
   start_ns_ = clock_->mono0();
   report_.start = clock_->unix_at(start_ns_);

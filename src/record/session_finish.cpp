@@ -26,6 +26,7 @@ void Session::finish_trace() {
     warn(std::to_string(report_.unread_members) +
          " process(es) of the tree could not be read (out of file descriptors): every figure of this run misses "
          "them and is incomplete");
+    out_->unread(report_.unread_members);
   }
   if (report_.samples > 1) {
     // Time stopped by job control took no samples and is not the schedule's.
@@ -71,8 +72,16 @@ void Session::finish_trace() {
   if (sampler_->count() > 0) in.sampled_rss = sampler_->peak().bytes;
   if (report_.pss_peak) in.sampled_pss = report_.pss_peak->pss;
   report_.hwm_sum = make_bracket(in).upper.value_or(totals.hwm_sum);
-  if (totals.uncovered == 0) {
+  // The bracket's raise hides an accounting defect from every reader: say so in the trace, so
+  // that a Σ VmHWM that fell below a figure it must bound is seen (and fails the bounds tests).
+  if (report_.hwm_sum > totals.hwm_sum && totals.uncovered == 0) {
+    out_->note("Σ VmHWM as read (" + std::to_string(totals.hwm_sum) +
+               " bytes) was below a figure it bounds; raised to " + std::to_string(report_.hwm_sum) + " bytes");
+  }
+  if (totals.uncovered == 0 && report_.unread_members == 0) {
     out_->peak(dat::kPeakHwmSum, report_.hwm_sum);
+  } else if (totals.uncovered == 0) {
+    out_->peak(dat::kPeakHwmSumPartial, report_.hwm_sum);  // the unread members' peaks are missing
   } else {
     out_->peak(dat::kPeakHwmSumPartial, report_.hwm_sum);
     warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
@@ -93,6 +102,12 @@ void Session::finish_trace() {
     }
   }
 
+  if (!cgroup_ && own_oom_kills_at_start_) {
+    // The job shares qprof's cgroup: a kill counted there during the run is the OOM killer's.
+    if (const auto now = own_cgroup_oom_kills(); now && *now > *own_oom_kills_at_start_) {
+      report_.oom_kills = *now - *own_oom_kills_at_start_;
+    }
+  }
   KillSource source = KillSource::unknown;
   if (killed_) source = KillSource::qprof_timeout;
   else if (report_.oom_kills && *report_.oom_kills > 0) source = KillSource::oom_killer;

@@ -23,8 +23,11 @@ std::string quote(const std::string& s) {
 }
 
 std::string number(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  char buf[400];
+  // Whole numbers (bytes, counts) in plain digits: the shortest form would write 961000000 as
+  // 9.61e+08, which is the same double but not the exact bytes a sheet's reader expects.
+  const bool whole = std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e18;
+  const auto r = whole ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed) : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 

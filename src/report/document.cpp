@@ -27,6 +27,35 @@ std::unique_ptr<Exporter> make_exporter(Format format) {
   return detail::make_text_exporter();
 }
 
+std::vector<std::string> table_names(const Document& doc) {
+  std::vector<std::string> names;
+  if (!doc.facts.empty()) names.push_back("facts");
+  for (const Table& t : doc.tables) names.push_back(t.name);
+  return names;
+}
+
+bool choose_csv_table(Document& doc, std::string_view name) {
+  for (std::size_t i = 0; i < doc.tables.size(); ++i) {
+    if (doc.tables[i].name == name) {
+      doc.csv_table = i;
+      return true;
+    }
+  }
+  if (name != "facts" || doc.facts.empty()) return false;
+  // One row, so that the rows of many runs append into one sheet.
+  Table t;
+  t.name = "facts";
+  t.title = "Facts";
+  t.rows.emplace_back();
+  for (const Document::Fact& f : doc.facts) {
+    t.columns.push_back(f.column);
+    t.rows.back().push_back(f.cell);
+  }
+  doc.tables.push_back(std::move(t));
+  doc.csv_table = doc.tables.size() - 1;
+  return true;
+}
+
 std::string render(const Document& doc, Format format, const RenderOptions& options) {
   return make_exporter(format)->render(doc, options);
 }

@@ -18,6 +18,7 @@ PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool
   l.file = t.source;
   l.metric = metric;
   l.stage_scope = stage;
+  l.unread_processes = t.unread_processes;
   const MetricInfo& info = metric_info(l.metric);
   if (!has_metric(t, l.metric)) {
     l.error = missing_metric(t, l.metric);
@@ -92,7 +93,9 @@ std::string peak_json(const std::vector<PeakLine>& lines, Unit unit, bool single
     o["bytes"] = l.peak->bytes;
     o["value"] = in(l.peak->bytes);
     o["unit"] = unit_name(unit);
-    o["exact"] = l.peak->exact;
+    o["kernel_high_water_mark"] = l.peak->exact;
+    o["complete"] = l.unread_processes == 0;
+    if (l.unread_processes > 0) o["unread_processes"] = l.unread_processes;
     o["time"] = l.peak->t ? ordered_json(*l.peak->t) : ordered_json(nullptr);
     o["relative_time_s"] = l.relative_t ? ordered_json(std::round(*l.relative_t * 1e6) / 1e6) : ordered_json(nullptr);
     o["stage"] = l.where.empty() ? ordered_json(nullptr) : ordered_json(l.where.front());

@@ -64,8 +64,8 @@ void emit_peaks(YAML::Emitter& e, const Trace& t) {
       if (where.empty()) e << YAML::Null;
       else e << YAML::DoubleQuoted << yaml_text(where.front()->name);
     }
-    put(e, "exact", p->exact);
-    text(e, "what", std::string(info.what));
+    put(e, "kernel_high_water_mark", p->exact);
+    text(e, "what", peak_meaning(t, m));
     e << YAML::EndMap;
   }
   e << YAML::EndMap;

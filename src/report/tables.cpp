@@ -72,7 +72,7 @@ Table peaks_table(const Trace& trace) {
       column("peak", "peak", Kind::bytes),
       column("at", "at", Kind::seconds),
       column("stage", "stage", Kind::text),
-      machine_only(column("exact", "exact", Kind::flag)),
+      machine_only(column("kernel_high_water_mark", "kernel high-water mark", Kind::flag)),
       column("what", "what", Kind::text),
   };
   for (Metric m : available_metrics(trace)) {
@@ -84,9 +84,7 @@ Table peaks_table(const Trace& trace) {
       at = relative_time(trace, *p->t);
       if (const auto where = stages_at(trace, *p->t); !where.empty()) stage = where.front()->name;
     }
-    std::string what(metric_info(m).what);
-    // Where a figure cannot be bounded, it is not called a bound.
-    if (m == Metric::hwm_sum && !peak_bracket(trace).upper) what = "sum of each process's peak so far, not a bound";
+    const std::string what = peak_meaning(trace, m);
     t.rows.push_back({
         Cell::string(std::string(metric_info(m).name)),
         Cell::bytes(p->bytes),
@@ -131,6 +129,11 @@ Document trace_report(const Trace& trace, Metric metric) {
   }
   if (const auto b = peak_bracket(trace); has_metric(trace, Metric::hwm_sum) && !b.upper) {
     fact("hwm_sum_is_bound", "Σ VmHWM bound", Kind::flag, Cell::number(0));
+  }
+  if (trace.unread_processes > 0) {
+    // Every figure misses them: said before the figures, in every format.
+    fact("unread_processes", "INCOMPLETE: processes not read", Kind::count,
+         Cell::number(static_cast<double>(trace.unread_processes)));
   }
   add_limit_facts(d, trace);
   if (!trace.notes.empty()) {

@@ -74,6 +74,7 @@ class TraceBuilder : public Visitor {
   void dir_def(const WatchedDir& d) override { tr_.dirs.push_back(d); }
   void dir(const DirSample& s) override { tr_.dir_samples.push_back(s); }
   void note(std::string_view text) override { tr_.notes.emplace_back(text); }
+  void unread(std::uint64_t processes) override { tr_.unread_processes = processes; }
   void exit(const ExitInfo& e) override { tr_.exit = e; }
   void warning(const std::string& w) override {
     if (warnings_) warnings_->push_back(w);

@@ -330,6 +330,8 @@ void parse_line(std::string_view line, Visitor& v) {
   } else if (kind == "PROC") {
     const std::int64_t pid = f.integer("pid");
     v.process_name(pid, unescape_text(f.text()));
+  } else if (kind == "UNREAD") {
+    v.unread(f.count("processes"));
   } else if (kind == "NOTE") {
     v.note(unescape_text(f.text()));
   } else if (kind == "EXIT") {

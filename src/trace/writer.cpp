@@ -247,6 +247,8 @@ void Writer::note(std::string_view text) {
   Line(*this, "NOTE", 0, t.size() + 1).text(t);
 }
 
+void Writer::unread(std::uint64_t processes) { Line(*this, "UNREAD", 1).uinteger(processes); }
+
 void Writer::exit(const ExitInfo& e) {
   Line line(*this, "EXIT", 5, 48);
   line.fixed(e.t, 6).key_value("status", e.status).key_value("signal", e.signal).key_value("timed_out", e.timed_out ? 1 : 0);

@@ -37,6 +37,8 @@ void expect_ordered_bounds(const std::vector<std::string>& cmd, int runs, Bytes 
     ASSERT_TRUE(t.peaks.count("hwm_sum")) << "run " << i;
     EXPECT_LE(t.peaks.at("kernel_process"), t.peaks.at("hwm_sum")) << "run " << i;
     EXPECT_TRUE(bracket_violations(b, bracket_inputs(t)).empty()) << "run " << i;
+    // The bracket raises Σ VmHWM to the figures below it; the raw reading must not have needed it.
+    for (const std::string& n : t.notes) EXPECT_EQ(n.find("Σ VmHWM as read"), std::string::npos) << "run " << i << ": " << n;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "e2e_util.hpp"
@@ -44,6 +45,36 @@ TEST(ReportCli, TablesInEveryFormat) {
   const Result md = qprof({"report", "--format", "md", "--unit", "GiB", fixture("quark.dat")});
   EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |     0.68 |"), std::string::npos)
       << md.out;
+}
+
+TEST(ReportCli, CsvTablesOfTheRunsFiguresAndPeaks) {
+  // --table facts: every run-level figure JSON has, as one CSV row with the same keys and values.
+  const Result csv = qprof({"report", "--format", "csv", "--table", "facts", fixture("quark.dat")});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  const std::string header = csv.out.substr(0, csv.out.find('\n'));
+  const std::string row = csv.out.substr(header.size() + 1);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 2) << csv.out;
+  const auto j = nlohmann::json::parse(qprof({"report", "--format", "json", fixture("quark.dat")}).out);
+  auto field = [&](const std::string& key) {
+    std::vector<std::string> keys, values;
+    std::stringstream hs(header), rs(row);
+    for (std::string k; std::getline(hs, k, ',');) keys.push_back(k);
+    for (std::string v; std::getline(rs, v, ',');) values.push_back(v);
+    const auto at = std::find(keys.begin(), keys.end(), key);
+    return at == keys.end() || static_cast<std::size_t>(at - keys.begin()) >= values.size() ? std::string("(none)")
+                                                                                             : values[at - keys.begin()];
+  };
+  EXPECT_EQ(field("cpu_s"), "30.25") << header;
+  EXPECT_EQ(field("cpu_peak_percent"), "89") << header;
+  EXPECT_EQ(field("syscall_read_bytes"), std::to_string(j["syscall_read_bytes"].get<Bytes>())) << header;
+  EXPECT_EQ(field("disk_write_bytes"), std::to_string(j["disk_write_bytes"].get<Bytes>())) << header;
+  const Result peaks = qprof({"report", "--format", "csv", "--table", "peaks", fixture("quark.dat")});
+  ASSERT_EQ(peaks.status, 0) << peaks.err;
+  EXPECT_EQ(peaks.out.rfind("metric,peak_bytes,", 0), 0u) << peaks.out;
+  EXPECT_NE(peaks.out.find("\nrss,943718400,"), std::string::npos) << peaks.out;
+  const Result none = qprof({"report", "--format", "csv", "--table", "nonesuch", fixture("quark.dat")});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("(it has: facts, peaks, stages"), std::string::npos) << none.err;
 }
 
 TEST(ReportCli, UsageErrors) {

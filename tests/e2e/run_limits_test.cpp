@@ -62,6 +62,15 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
     EXPECT_LE(unread, 401) << n;
   }
   EXPECT_TRUE(counted) << "a NOTE in the trace counts them";
+  // Read back, every reader says the figures miss them; Σ VmHWM is not called a bound.
+  EXPECT_GT(t.unread_processes, 100u);
+  EXPECT_FALSE(t.peaks.count("hwm_sum")) << "hwm_sum_partial only";
+  const Result peak = qprof({"peak", out});
+  EXPECT_EQ(peak.status, 0) << peak.err;
+  EXPECT_TRUE(contains(peak.err, "is INCOMPLETE: its figures miss " + std::to_string(t.unread_processes))) << peak.err;
+  const Result json = qprof({"report", "--format", "json", out});
+  EXPECT_TRUE(contains(json.out, "\"unread_processes\": " + std::to_string(t.unread_processes))) << json.out;
+  EXPECT_TRUE(contains(json.out, "not a bound; INCOMPLETE")) << json.out;
 }
 
 TEST(RunLimits, NanInfinitiesAndAbsurdValuesAreUsageErrors) {
@@ -132,6 +141,8 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
     const Result r = run({"sh", "-c", "echo $$ > " + limited + "/cgroup.procs && exec " + qprof_cmd}, "", 150);
     EXPECT_EQ(r.status, 128 + 9) << (with_cgroup ? "--cgroup: " : "") << r.err;
     EXPECT_TRUE(contains(r.err, "was killed by SIGKILL")) << r.err;
+    // The kernel counted the kill (oom_kill of the tree's group: qprof's own without --cgroup).
+    EXPECT_TRUE(contains(r.err, "the OOM killer killed it")) << (with_cgroup ? "--cgroup: " : "") << r.err;
     if (with_cgroup) {
       EXPECT_FALSE(contains(r.err, "cannot create a cgroup")) << r.err;
       const Trace t = dat::read_trace(out);

@@ -87,7 +87,7 @@ TEST(Report, JsonHoldsFactsPeaksAndStages) {
   EXPECT_EQ(j["peaks"][0]["stage"], "Quantization (Static)");
   EXPECT_EQ(j["peaks"][6]["metric"], "kernel_process");
   EXPECT_TRUE(j["peaks"][6]["at_s"].is_null());
-  EXPECT_EQ(j["peaks"][6]["exact"], true);
+  EXPECT_EQ(j["peaks"][6]["kernel_high_water_mark"], true);
   ASSERT_EQ(j["stages"].size(), 3u);
   EXPECT_EQ(j["stages"][2]["stage"], "Quantization (Static)");
   EXPECT_EQ(j["stages"][2]["mem_delta_bytes"], -128 * static_cast<std::int64_t>(MiB));

@@ -156,9 +156,9 @@ TEST(QuarkYaml, SummaryAndEverythingElse) {
   EXPECT_EQ(q["exit"]["status"].as<int>(), 0);
   EXPECT_DOUBLE_EQ(q["peaks"]["rss"]["mb"].as<double>(), 900.0);
   EXPECT_EQ(q["peaks"]["rss"]["stage"].as<std::string>(), "Quantization (Static)");
-  EXPECT_FALSE(q["peaks"]["rss"]["exact"].as<bool>());
+  EXPECT_FALSE(q["peaks"]["rss"]["kernel_high_water_mark"].as<bool>());
   EXPECT_DOUBLE_EQ(q["peaks"]["kernel_process"]["mb"].as<double>(), 700.0);
-  EXPECT_TRUE(q["peaks"]["kernel_process"]["exact"].as<bool>());
+  EXPECT_TRUE(q["peaks"]["kernel_process"]["kernel_high_water_mark"].as<bool>());
   EXPECT_FALSE(q["peaks"]["kernel_process"]["relative_time_secs"]);
   EXPECT_DOUBLE_EQ(q["peaks"]["cgroup"]["mb"].as<double>(), 950.0);
   EXPECT_TRUE(q["peaks"]["hwm_sum"]["stage"].IsNull());  // at 35.5 s, after the last stage

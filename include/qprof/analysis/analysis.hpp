@@ -132,6 +132,9 @@ struct Peak {
 
 // nullopt when the trace does not have the metric. hwm_sum obeys the bracket (peak_bracket).
 std::optional<Peak> find_peak(const Trace& trace, Metric m);
+// What the peak of `m` is in this trace, in words: the metric's own description, except that a
+// Σ VmHWM that cannot be bounded (a member reaped out of qprof's sight) is not called a bound.
+std::string peak_meaning(const Trace& trace, Metric m);
 
 // The bracket of the tree's peak (trace/bracket.hpp) from a trace's PEAK lines and samples:
 // upper is absent when the trace has no Σ VmHWM that is a bound (a trace cut short, or

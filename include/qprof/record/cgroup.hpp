@@ -53,4 +53,14 @@ class TreeCgroup {
   ProcFile peak_;
 };
 
+// oom_kill of the memory cgroup at `dir` (v1 memory.oom_control, v2 memory.events); nullopt
+// where the kernel does not say or the file cannot be read.
+std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1);
+
+// oom_kill of the memory cgroup qprof itself runs in, where the job runs too without --cgroup:
+// its growth over a run says the OOM killer killed in that group meanwhile (v1: a victim of
+// that group; v2: of that group or one below it).
+std::optional<std::uint64_t> own_cgroup_oom_kills(const std::string& mountinfo = "/proc/self/mountinfo",
+                                                  const std::string& proc_cgroup = "/proc/self/cgroup");
+
 }  // namespace qprof

@@ -108,6 +108,12 @@ class Exporter {
   virtual std::string render(const Document& doc, const RenderOptions& options) const = 0;
 };
 
+// The table CSV writes (`--table`): "facts" (the run's facts as one row, a column each: CPU,
+// I/O, cgroup, limit, …) or the name of one of the document's tables. False, and the document
+// unchanged, when it has no such table; table_names() lists what it has.
+bool choose_csv_table(Document& doc, std::string_view name);
+std::vector<std::string> table_names(const Document& doc);
+
 std::unique_ptr<Exporter> make_exporter(Format format);
 std::string render(const Document& doc, Format format, const RenderOptions& options = {});
 
@@ -172,6 +178,7 @@ struct PeakLine {
   std::vector<std::string> where;   // stages holding the peak
   std::vector<ChildPeak> children;  // --children
   std::string error;                // why there is no peak
+  std::uint64_t unread_processes = 0;  // the trace's UNREAD: the figure misses that many processes
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".

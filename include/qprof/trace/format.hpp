@@ -31,6 +31,7 @@
 //   DIRDEF   <index> <path…>                                 a directory watched with --watch-dir
 //   DIR      <t> <index> <apparent> <allocated> <fs_free>    its size at one walk, bytes
 //   NOTE     <text…>                                         a warning qprof gave while recording
+//   UNREAD   <processes>                                     members qprof could not read (out of descriptors)
 //   EXIT     <t> key=value…                                  status, signal, timed_out, status_known (0 only: attach)
 //
 // Times are Unix seconds (qprof's own kinds: 6 decimals). Text fields (label, name, note, the
@@ -114,6 +115,7 @@ class Visitor {
   virtual void dir_def(const WatchedDir&) {}
   virtual void dir(const DirSample&) {}
   virtual void note(std::string_view) {}
+  virtual void unread(std::uint64_t /*processes*/) {}
   virtual void exit(const ExitInfo&) {}
   // A problem that does not stop the reading, "FILE:LINE: reason" (a truncated last line).
   virtual void warning(const std::string&) {}
@@ -179,6 +181,7 @@ class Writer {
   void dir_def(const WatchedDir& d);
   void dir(const DirSample& s);
   void note(std::string_view text);
+  void unread(std::uint64_t processes);
   void exit(const ExitInfo& e);
 
   // Writes the buffered lines. Returns false once a write failed (disk full…); error() says why.

@@ -101,7 +101,7 @@ struct Snapshot {
   std::optional<Bytes> rss;
   std::optional<Bytes> pss;
   std::optional<Bytes> uss;
-  std::optional<Seconds> pss_age;  // how old the PSS/USS figure was at that moment (its own schedule)
+  std::optional<Seconds> pss_age;  // how far from that moment the PSS/USS pass was (its own schedule)
   std::optional<Bytes> gpu_tree;  // summed over devices
   std::optional<Bytes> read_bytes;
   std::optional<Bytes> write_bytes;
@@ -181,6 +181,9 @@ struct Trace {
   std::map<std::string, Bytes> peaks;  // PEAK lines by name (see dat_format.hpp)
   std::optional<ExitInfo> exit;
   std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording
+  // UNREAD: members qprof could not read (out of descriptors); every figure of the trace misses
+  // them, and Σ VmHWM is no bound.
+  std::uint64_t unread_processes = 0;
 
   bool is_qprof() const { return meta.format_version > 0; }
   // The time the run started: the header's start, else the first memory sample.
