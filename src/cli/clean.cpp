@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/catalog.hpp"
 
@@ -52,7 +53,7 @@ int clean_action(const CleanCli& o) {
   try {
     paths = default_traces(o.dir);
   } catch (const std::exception& e) {
-    std::cerr << "qprof clean: " << e.what() << '\n';
+    std::cerr << "qprof clean: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   }
   const std::size_t keep = std::min(paths.size(), o.keep.value_or(0));

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/analysis/job.hpp"
@@ -52,7 +53,7 @@ int draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
   try {
     plot::plot(inputs, options);
   } catch (const std::exception& e) {
-    std::cerr << "qprof compare: --plot: " << e.what() << '\n';
+    std::cerr << "qprof compare: --plot: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   }
   return 0;
@@ -188,7 +189,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     try {
       traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
     } catch (const std::exception& e) {
-      std::cerr << "qprof compare: " << e.what() << '\n';
+      std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
       return false;
     }
     entries.push_back({plot::default_label(path), {traces.back().get()}});
@@ -233,7 +234,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
         traces.push_back(std::make_unique<Trace>(dat::read_trace(run.output)));
         entry.runs.push_back(traces.back().get());
       } catch (const std::exception& e) {
-        std::cerr << "qprof compare: " << e.what() << '\n';
+        std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
         return status != 0 ? status : kUsageError;
       }
       if (report.signal == SIGINT || report.signal == SIGTERM || status == 128 + SIGINT || status == 128 + SIGTERM) {
@@ -290,7 +291,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     try {
       doc = report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
     } catch (const std::invalid_argument& e) {
-      std::cerr << "qprof compare: --pivot: " << e.what() << '\n';
+      std::cerr << "qprof compare: --pivot: " << terminal_text(e.what()) << '\n';
       return failed ? failed : kUsageError;
     }
   }

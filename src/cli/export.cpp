@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/export/export.hpp"
@@ -43,7 +44,7 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
       exports::write_export(inputs, options, std::cout);
     } catch (const std::exception& e) {
       std::cout.flush();
-      std::cerr << "qprof export: " << e.what() << '\n';
+      std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
       return kUsageError;
     }
     return std::cout.flush() ? 0 : 1;
@@ -61,7 +62,7 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
     if (!file) throw std::runtime_error("cannot write " + o.output + " (disk full?)");
   } catch (const std::exception& e) {
     std::remove(partial.c_str());
-    std::cerr << "qprof export: " << e.what() << '\n';
+    std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   }
   if (std::rename(partial.c_str(), o.output.c_str()) != 0) {

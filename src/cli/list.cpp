@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/common/units.hpp"
@@ -40,7 +41,7 @@ int list_action(const ListCli& o) {
   try {
     paths = default_traces(o.dir);
   } catch (const std::exception& e) {
-    std::cerr << "qprof list: " << e.what() << '\n';
+    std::cerr << "qprof list: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   }
   int status = 0;
@@ -50,7 +51,7 @@ int list_action(const ListCli& o) {
     try {
       l = summarize_trace(path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof list: " << e.what() << '\n';
+      std::cerr << "qprof list: " << terminal_text(e.what()) << '\n';
       status = kUsageError;
       continue;
     }

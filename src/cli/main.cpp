@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "completion.hpp"
 #include "help_examples.hpp"
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : failed->get_subcommands()) {
       if (sub->parsed()) where += " " + sub->get_name();
     }
-    return "qprof: " + std::string(e.what()) + "\nRun '" + where + " --help' for the options.\n";
+    return "qprof: " + qprof::terminal_text(e.what()) + "\nRun '" + where + " --help' for the options.\n";
   });
 
   qprof::cli::Invocation invocation;

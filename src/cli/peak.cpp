@@ -190,7 +190,7 @@ int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
     try {
       trace = dat::read_trace(trace_file.path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof peak: cannot read the trace back: " << e.what() << '\n';
+      std::cerr << "qprof peak: cannot read the trace back: " << terminal_text(e.what()) << '\n';
       return status != 0 ? status : kUsageError;
     }
   }

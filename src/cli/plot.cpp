@@ -7,6 +7,7 @@
 #include <optional>
 #include <system_error>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
@@ -143,13 +144,13 @@ int run_plot(PlotArgs& a, const Invocation& invocation) {
     }
     plot::plot(inputs, o);
   } catch (const plot::PlotError& e) {
-    std::cerr << "qprof plot: " << e.what() << '\n';
+    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   } catch (const dat::ParseError& e) {
-    std::cerr << "qprof plot: " << e.what() << '\n';
+    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   } catch (const std::system_error& e) {
-    std::cerr << "qprof plot: " << e.what() << '\n';
+    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
     return kUsageError;
   }
   return 0;

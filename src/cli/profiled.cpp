@@ -1,3 +1,4 @@
+#include "qprof/common/safe_text.hpp"
 #include "profiled.hpp"
 
 #include <fcntl.h>
@@ -110,7 +111,7 @@ bool sampling_options_ok(const RunOptions& o, std::string_view who) {
   try {
     MarkerMatcher check(*o.marker_regex);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "qprof " << who << ": --marker-regex: " << e.what() << '\n';
+    std::cerr << "qprof " << who << ": --marker-regex: " << terminal_text(e.what()) << '\n';
     return false;
   }
   return true;

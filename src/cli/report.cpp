@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/format.hpp"
@@ -48,7 +49,7 @@ int report_job(const ReportCli& o) {
     try {
       traces.push_back(dat::read_trace(f));
     } catch (const std::exception& e) {
-      std::cerr << "qprof report: " << e.what() << '\n';
+      std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
       return kUsageError;
     }
     if (!has_metric(traces.back(), metric)) {
@@ -108,7 +109,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
             try {
               trace = dat::read_trace(o.traces.front());
             } catch (const std::exception& e) {
-              std::cerr << "qprof report: " << e.what() << '\n';
+              std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
               return kUsageError;
             }
             const Metric metric = metric_of(o.metric);
@@ -130,7 +131,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
                 }
                 report::write_file_atomically(o.yaml, yaml);
               } catch (const std::exception& e) {
-                std::cerr << "qprof report: --yaml: " << e.what() << '\n';
+                std::cerr << "qprof report: --yaml: " << terminal_text(e.what()) << '\n';
                 return kUsageError;
               }
             }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "recording.hpp"
@@ -97,7 +98,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     trace = dat::read_trace(report.trace_path);
   } catch (const std::exception& e) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
-    return fail(std::string("cannot read the trace back: ") + e.what());
+    return fail(std::string("cannot read the trace back: ") + terminal_text(e.what()));
   }
   const Metric metric = metric_of(o.metric);
   const bool has = has_metric(trace, metric);
@@ -113,7 +114,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     try {
       report::write_file_atomically(o.yaml, report::quark_yaml(trace));
     } catch (const std::exception& e) {
-      result = fail(std::string("--yaml: ") + e.what());
+      result = fail(std::string("--yaml: ") + terminal_text(e.what()));
     }
   }
   if (!o.max_peak.empty()) {
@@ -216,7 +217,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
               try {
                 report::check_writable(o.yaml);
               } catch (const std::exception& e) {
-                std::cerr << "qprof run: --yaml: " << e.what() << '\n';
+                std::cerr << "qprof run: --yaml: " << terminal_text(e.what()) << '\n';
                 return kUsageError;
               }
             }

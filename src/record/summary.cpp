@@ -143,8 +143,8 @@ std::string format_summary(const RunReport& r) {
     line(out, "attached", "descendants that double-fork away (their parent exits before qprof's next sample sees "
                           "them) leave the tree: a process not started by qprof cannot adopt them");
   }
-  line(out, "trace", (r.trace_path == "-" ? std::string("stdout") : r.trace_path) +
-                         (r.trace_error.empty() ? "" : "  INCOMPLETE: " + r.trace_error));
+  line(out, "trace", (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
+                         (r.trace_error.empty() ? "" : "  INCOMPLETE: " + terminal_text(r.trace_error)));
   return out.str();
 }
 

@@ -192,5 +192,20 @@ TEST(HostileLabels, TextAndMarkdownShowControlsInsteadOfRunningThem) {
   expect_terminal_safe(p.err);
 }
 
+TEST(HostileFileNames, ErrorsAndTheSummaryShowControlsInsteadOfRunningThem) {
+  // A file name is untrusted text too: an OSC title and a clear-screen in it reach the terminal
+  // as visible escapes, in an error message and in the run's summary.
+  const std::string evil = test_dir() + "/evil\x1b]0;owned\x07\x1b[2J";
+  write(evil + ".dat", "not a trace\n");
+  const Result bad = limited_qprof({"report", evil + ".dat"});
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("evil\\x1b]0;owned\\x07\\x1b[2J.dat"), std::string::npos) << bad.err;
+  const Result run = limited_qprof({"run", "-o", evil + "-run.dat", "--", "true"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("evil\\x1b]0;owned\\x07\\x1b[2J-run.dat"), std::string::npos) << run.err;
+}
+
 }  // namespace
 }  // namespace qprof::test

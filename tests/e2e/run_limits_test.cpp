@@ -82,7 +82,8 @@ TEST(RunLimits, NanInfinitiesAndAbsurdValuesAreUsageErrors) {
       {"--stats-interval", "inf"}, {"--gpu-interval", "nan"}, {"--timeout", "0.2", "--kill-after", "nan"}};
   for (const auto& opts : bad) {
     for (const std::string sub : {"run", "peak", "compare"}) {
-      std::vector<std::string> argv{"timeout", "-s", "KILL", "20", qprof_bin(), sub};
+      // `--kill-after nan` once looped for ever, growing the trace: bounded in time and memory.
+      std::vector<std::string> argv{"timeout", "-s", "KILL", "20", "prlimit", as_limit("1073741824"), "--", qprof_bin(), sub};
       argv.insert(argv.end(), opts.begin(), opts.end());
       if (sub == "compare") {
         argv.insert(argv.end(), {"--run", "touch " + marker});
