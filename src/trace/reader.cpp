@@ -345,7 +345,8 @@ void parse_line(std::string_view line, Visitor& v) {
 // Feeds complete lines to parse_line, tracking line numbers; handles the unterminated last line.
 class LineFeeder {
  public:
-  LineFeeder(const std::string& name, Visitor& v) : name_(name), v_(v) {}
+  LineFeeder(const std::string& name, Visitor& v, std::size_t max_line = kMaxLineBytes)
+      : name_(name), v_(v), max_line_(max_line) {}
 
   // Parses every complete line in `data`; returns how many bytes it consumed.
   std::size_t feed(std::string_view data) {
@@ -353,7 +354,7 @@ class LineFeeder {
     while (true) {
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
       if (nl == nullptr) {
-        if (data.size() - pos > kMaxLineBytes) too_long();
+        if (data.size() - pos > max_line_) too_long();
         return pos;
       }
       const std::size_t end = static_cast<const char*>(nl) - data.data();
@@ -364,18 +365,21 @@ class LineFeeder {
 
   void finish(std::string_view tail) {
     if (tail.empty()) return;
-    if (tail.size() > kMaxLineBytes) too_long();
+    if (tail.size() > max_line_) too_long();
     ++line_no_;
     v_.warning(name_ + ":" + std::to_string(line_no_) +
                ": the last line has no newline (was the writer killed?); it was ignored");
   }
 
  private:
-  [[noreturn]] void too_long() const { throw ParseError(name_, line_no_ + 1, "line longer than 1 MiB"); }
+  [[noreturn]] void too_long() const {
+    throw ParseError(name_, line_no_ + 1,
+                     "line longer than " + (max_line_ == kMaxLineBytes ? std::string("1 MiB") : std::to_string(max_line_) + " bytes"));
+  }
 
   // `limit`: the end of the buffer the line is in (the MEM fast path reads ahead within it).
   void one(std::string_view line, const char* limit) {
-    if (line.size() > kMaxLineBytes) too_long();
+    if (line.size() > max_line_) too_long();
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) return;
@@ -391,6 +395,7 @@ class LineFeeder {
 
   const std::string& name_;
   Visitor& v_;
+  std::size_t max_line_;
   std::size_t line_no_ = 0;
 };
 
@@ -410,27 +415,31 @@ void parse_text(std::string_view text, const std::string& name, Visitor& visitor
 void parse_file(const std::string& path, Visitor& visitor) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ParseError(path, 0, std::strerror(errno));
-  // One line of the longest kind and its newline: never grown (see kMaxLineBytes).
-  std::string buf(kMaxLineBytes + 1, '\0');
-  std::size_t have = 0;
-  LineFeeder feeder(path, visitor);
   try {
-    while (true) {
-      const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw ParseError(path, 0, std::strerror(errno));
-      if (n == 0) break;
-      have += static_cast<std::size_t>(n);
-      const std::size_t used = feeder.feed(std::string_view(buf.data(), have));
-      std::memmove(buf.data(), buf.data() + used, have - used);
-      have -= used;
-    }
-    feeder.finish(std::string_view(buf.data(), have));
+    parse_fd(fd, path, visitor);
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
+}
+
+void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line) {
+  // One line of the longest kind and its newline: never grown (see kMaxLineBytes).
+  std::string buf(max_line + 1, '\0');
+  std::size_t have = 0;
+  LineFeeder feeder(name, visitor, max_line);
+  while (true) {
+    const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw ParseError(name, 0, std::strerror(errno));
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+    const std::size_t used = feeder.feed(std::string_view(buf.data(), have));
+    std::memmove(buf.data(), buf.data() + used, have - used);
+    have -= used;
+  }
+  feeder.finish(std::string_view(buf.data(), have));
 }
 
 }  // namespace qprof::dat

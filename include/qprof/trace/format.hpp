@@ -127,6 +127,9 @@ class Visitor {
 // newline that does not parse is the mark of a killed writer: it is reported to warning() and
 // skipped. `name` is what errors call the input.
 void parse_file(const std::string& path, Visitor& visitor);
+// parse_file's reader over an open descriptor (not closed), named `name` in errors; a smaller
+// `max_line` lets the fuzzer reach the bound and the buffer's refills with short inputs.
+void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line = kMaxLineBytes);
 void parse_text(std::string_view text, const std::string& name, Visitor& visitor);
 
 // Reads a whole trace into memory. Warnings go to `warnings` when given. Throws ParseError, also
