@@ -63,6 +63,17 @@ TEST(BoundedReading, PeakOfAFifoThatNeverEnds) {
   EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
 }
 
+TEST(BoundedReading, APipeOfValidLinesForEverStopsAtOneGibibyte) {
+  if (sanitized()) GTEST_SKIP() << "the Trace of 1 GiB of lines is about 1 GiB: over the sanitized build's RSS bound";
+  // 1 GiB of MEM lines holds about 0.9 GiB as a Trace: a 2.5 GiB address space is room enough,
+  // and the old reader (no bound on what a pipe sends) failed it.
+  const std::string script = "yes 'MEM 1.000000 2.0000' | prlimit " + as_limit("2684354560") + " -- '" + qprof_bin() +
+                             "' report /dev/stdin; echo \"status $?\" >&2";
+  const Result r = run({"sh", "-c", script}, "", 120);
+  EXPECT_NE(r.err.find("/dev/stdin: more than 1024 MiB from a pipe or device"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
+}
+
 TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
   const std::string dir = test_dir();
   const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\nMEM 2.0 101.0\n";

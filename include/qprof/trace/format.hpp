@@ -62,6 +62,9 @@ inline constexpr int kFormatVersion = 1;
 // newline or a huge sparse file cost a reader at most one such line of memory. qprof's own lines
 // are under 100 bytes, a marker label at most 4 KiB escaped fourfold.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+// The most a reader takes from a pipe, FIFO or device (a regular file is bounded by its size):
+// a Trace of 1 GiB of lines holds under 1 GiB.
+inline constexpr std::uint64_t kMaxStreamBytes = std::uint64_t{1} << 30;
 
 // The names of PEAK lines.
 inline constexpr std::string_view kPeakKernelProcess = "kernel_process";  // RUSAGE_CHILDREN ru_maxrss
@@ -129,7 +132,10 @@ class Visitor {
 void parse_file(const std::string& path, Visitor& visitor);
 // parse_file's reader over an open descriptor (not closed), named `name` in errors; a smaller
 // `max_line` lets the fuzzer reach the bound and the buffer's refills with short inputs.
-void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line = kMaxLineBytes);
+// `max_total` > 0: an error past that many bytes (parse_file: kMaxStreamBytes for what is not a
+// regular file).
+void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line = kMaxLineBytes,
+              std::uint64_t max_total = 0);
 void parse_text(std::string_view text, const std::string& name, Visitor& visitor);
 
 // Reads a whole trace into memory. Warnings go to `warnings` when given. Throws ParseError, also
