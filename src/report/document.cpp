@@ -211,6 +211,13 @@ std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
     case Kind::bytes:
       if (options.unit) return human_value(c, *f.cell.value, *options.unit) + " " + std::string(unit_name(*options.unit));
       return human_bytes(bytes_from_double(*f.cell.value));
+    case Kind::signed_bytes: {
+      // A headroom below the limit is negative: the sign, then the size in the same words.
+      const double v = *f.cell.value;
+      const Unit unit = options.unit.value_or(Unit::MiB);
+      if (options.unit) return human_value(c, v, unit) + " " + std::string(unit_name(unit));
+      return (v < 0 ? "-" : "+") + human_bytes(bytes_from_double(std::fabs(v)));
+    }
     case Kind::seconds: return human_seconds(*f.cell.value);
     default: return human_value(c, *f.cell.value, Unit::MiB);
   }

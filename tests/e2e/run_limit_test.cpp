@@ -47,6 +47,11 @@ TEST(RunLimit, TheHeaderRecordsTheTightestLimitAndTheSummaryTheHeadroom) {
   ASSERT_EQ(rep.status, 0) << rep.err;
   EXPECT_NE(rep.out.find("headroom"), std::string::npos) << rep.out;
   EXPECT_NE(rep.out.find(limit->source), std::string::npos) << rep.out;
+  // The headroom is a size with its unit and sign: "+895.3 MiB".
+  const std::size_t at = rep.out.find("headroom");
+  const std::string headroom_line = rep.out.substr(at, rep.out.find('\n', at) - at);
+  EXPECT_NE(headroom_line.find(" +"), std::string::npos) << headroom_line;
+  EXPECT_NE(headroom_line.find("iB"), std::string::npos) << headroom_line;
 }
 
 TEST(RunLimit, MaxPeakAsAShareOfTheLimit) {
