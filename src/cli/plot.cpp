@@ -61,9 +61,13 @@ bool job_inputs(const std::vector<std::string>& files, const std::vector<std::st
       return false;
     }
   }
-  inputs.push_back({tmp.path, "job (" + std::to_string(files.size()) + " ranks, summed)", false});
+  // On wall-clock time every line shares the sum's axis, so that a rank that started later is
+  // drawn where its memory counted in the sum; with --align start each is drawn from its start.
+  std::optional<Seconds> origin;
+  if (align == Align::wall) origin = job_clock(ranks, align).origin;
+  inputs.push_back({tmp.path, "job (" + std::to_string(files.size()) + " ranks, summed)", false, origin});
   for (std::size_t i = 0; i < files.size(); ++i) {
-    inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true});
+    inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true, origin});
   }
   if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof plot: warning: " << *skew << '\n';
   return true;

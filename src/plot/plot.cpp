@@ -213,7 +213,11 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   ro.children = o.children;
   std::vector<TraceData> data;
   data.reserve(inputs.size());
-  for (const Input& in : inputs) data.push_back(reduce_file(in.path, ro, o.warn));
+  for (const Input& in : inputs) {
+    ReduceOptions one = ro;
+    one.t0 = in.t0;
+    data.push_back(reduce_file(in.path, one, o.warn));
+  }
   check_metric(data, o.metric);
   std::vector<TraceInput> traces;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -79,7 +79,12 @@ namespace {
 
 class Reducer : public dat::Visitor {
  public:
-  Reducer(TraceData& d, const ReduceOptions& o, const WarningSink& warn) : d_(d), opts_(o), warn_(warn) {}
+  Reducer(TraceData& d, const ReduceOptions& o, const WarningSink& warn) : d_(d), opts_(o), warn_(warn) {
+    if (o.t0) {
+      d_.t0 = *o.t0;
+      have_t0_ = true;
+    }
+  }
 
   void header(const TraceMeta& meta) override {
     d_.meta = meta;

@@ -92,6 +92,24 @@ TEST(PlotReduce, WindowKeepsTheNeighboursOutside) {
   EXPECT_EQ(d.mem.envelope().count(), 31u);
 }
 
+TEST(PlotReduce, AGivenOriginPutsALaterTraceWhereItRan) {
+  // A job's rank that started 5 s after the earliest: on the job's axis it begins at 5 s, with
+  // its markers and its end where they happened; on its own axis at 0.
+  const std::string text =
+      "QPROF 1 start=105\nMEM 10.0 105.0000\nMARK 106.0 Load Start\nMEM 20.0 106.0000\nMEM 5.0 107.0000\n";
+  ReduceOptions job;
+  job.t0 = 100.0;
+  const TraceData shifted = reduce_text(text, "rank1.dat", job);
+  const TraceData own = reduce_text(text, "rank1.dat", {});
+  ASSERT_FALSE(shifted.mem.points().empty());
+  EXPECT_NEAR(shifted.mem.points().front().t, 5.0, 1e-6);
+  EXPECT_NEAR(own.mem.points().front().t, 0.0, 1e-6);
+  ASSERT_EQ(shifted.markers.size(), 1u);
+  EXPECT_NEAR(shifted.markers.front().t, 6.0, 1e-6);
+  EXPECT_NEAR(shifted.t_end, 7.0, 1e-6);
+  EXPECT_NEAR(own.t_end, 2.0, 1e-6);
+}
+
 TEST(PlotReduce, ErrorsCarryFileAndLine) {
   try {
     reduce_file(kData + "/plot/malformed.dat", {});

@@ -33,6 +33,7 @@ struct Input {
   std::string path;
   std::string label;  // empty: the file's stem
   bool faint = false;  // an overlay line drawn dashed, without its peak mark (a job's ranks under their sum)
+  std::optional<Seconds> t0{};  // Unix time of its second 0 (a job's origin); nullopt: its own start
 };
 
 struct PlotOptions {

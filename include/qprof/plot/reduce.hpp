@@ -119,6 +119,9 @@ struct ReduceOptions {
   // Window in seconds from the start; samples outside it are not drawn.
   std::optional<double> from, to;
   bool children = true;  // keep CHLD series
+  // Unix time of second 0, so that a job's ranks share one axis (their sum's); nullopt: the
+  // trace's own start.
+  std::optional<Seconds> t0;
 };
 
 // At most this many markers are kept per trace (a chart could not show more).
