@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "e2e_util.hpp"
 #include "qprof/analysis/analysis.hpp"
@@ -161,11 +162,24 @@ TEST(CompareMethodsExample, PivotCellsAreThePeaksOfEachTrace) {
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
             "model,peak_bytes:minmax,peak_bytes:percentile,peak_bytes:layerwise_percentile,peak_bytes:minmse,lowest");
+  // Each cell, at its row (model) and column (method), is that trace's `qprof peak`.
+  std::map<std::string, std::vector<std::string>> grid;  // model row → its fields
+  for (std::size_t p = csv.out.find('\n'); p != std::string::npos && p + 1 < csv.out.size(); p = csv.out.find('\n', p + 1)) {
+    std::stringstream line(csv.out.substr(p + 1, csv.out.find('\n', p + 1) - p - 1));
+    std::vector<std::string> fields;
+    for (std::string f; std::getline(line, f, ',');) fields.push_back(f);
+    if (!fields.empty()) grid[fields.front()] = fields;
+  }
+  const std::vector<std::string> methods{"minmax", "percentile", "layerwise_percentile", "minmse"};
   for (std::size_t i = 0; i < files.size(); ++i) {
     const Result peak = qprof({"peak", "--unit", "B", files[i]});
     ASSERT_EQ(peak.status, 0) << peak.err;
     const std::string bytes = peak.out.substr(peak.out.find('\t') + 1, peak.out.find(' ') - peak.out.find('\t') - 1);
-    EXPECT_NE(csv.out.find("," + bytes), std::string::npos) << labels[i] << ": " << bytes << " not in\n" << csv.out;
+    const std::string model = labels[i].substr(0, labels[i].find('/'));
+    const std::size_t column = 1 + i % methods.size();
+    ASSERT_TRUE(grid.count(model)) << model << " has no row in\n" << csv.out;
+    ASSERT_GT(grid[model].size(), column) << csv.out;
+    EXPECT_EQ(grid[model][column], bytes) << labels[i] << " in\n" << csv.out;
   }
   EXPECT_NE(csv.out.find("16MiB,"), std::string::npos);
   EXPECT_NE(r.out.find("lowest method"), std::string::npos) << r.out;
