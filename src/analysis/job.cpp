@@ -34,14 +34,14 @@ struct Event {
   Bytes bytes;
 };
 
-// Walks the merged samples of every trace in time order, handing (time, sum, values) to `f`
-// once per distinct time.
-template <typename F>
-void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
+// Walks the merged samples of every trace's series (`series_of(i)`) in time order, handing
+// (time, sum, values) to `f` once per distinct time.
+template <typename S, typename F>
+void walk_series(const std::vector<const Trace*>& traces, Align align, S&& series_of, F&& f) {
   const JobClock clock = job_clock(traces, align);
   std::vector<Event> events;
   for (std::size_t i = 0; i < traces.size(); ++i) {
-    const std::vector<MemSample> series = metric_series(*traces[i], m);
+    const std::vector<MemSample> series = series_of(i);
     if (series.empty()) continue;
     for (const MemSample& s : series) events.push_back({s.t - clock.offset[i], i, s.bytes});
     // After its end the trace's tree is gone: it holds nothing.
@@ -58,6 +58,66 @@ void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&
     if (k + 1 < events.size() && events[k + 1].t == e.t) continue;
     f(e.t, sum, current);
   }
+}
+
+template <typename F>
+void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
+  walk_series(traces, align, [&](std::size_t i) { return metric_series(*traces[i], m); }, f);
+}
+
+// One GPU device of the job: the same device (host and UUID) seen by several ranks, which share
+// it; `index[i]` is its index in trace i, -1 where that trace did not see it.
+struct JobDevice {
+  std::string host, uuid, name;
+  Bytes total = 0;
+  std::vector<int> index;
+};
+
+std::vector<JobDevice> job_devices(const std::vector<const Trace*>& traces) {
+  std::vector<JobDevice> out;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    for (const GpuDevice& d : traces[i]->gpu_devices) {
+      const std::string& host = traces[i]->meta.host;
+      auto it = std::find_if(out.begin(), out.end(), [&](const JobDevice& j) { return j.host == host && j.uuid == d.uuid; });
+      if (it == out.end()) {
+        out.push_back({host, d.uuid, d.name, d.total, std::vector<int>(traces.size(), -1)});
+        it = std::prev(out.end());
+      }
+      it->index[i] = d.index;
+    }
+  }
+  return out;
+}
+
+// The job's GPU series: per device, the ranks' tree figures summed (ranks on one host share its
+// devices) and the device's own use as the latest any rank saw.
+void add_job_gpu(const std::vector<const Trace*>& traces, Align align, Seconds origin, Trace& job) {
+  const std::vector<JobDevice> devices = job_devices(traces);
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    const JobDevice& d = devices[k];
+    const int index = static_cast<int>(k);
+    job.gpu_devices.push_back(GpuDevice{index, d.uuid, (d.host.empty() ? "" : d.host + ": ") + d.name, d.total});
+    auto series = [&](bool tree) {
+      return [&, tree](std::size_t i) {
+        std::vector<MemSample> s;
+        if (d.index[i] < 0) return s;
+        for (const GpuSample& g : traces[i]->gpu) {
+          if (g.device == d.index[i]) s.push_back({g.t, tree ? g.tree : g.used});
+        }
+        return s;
+      };
+    };
+    std::vector<GpuSample> samples;
+    walk_series(traces, align, series(true), [&](Seconds t, Bytes sum, const std::vector<Bytes>&) {
+      samples.push_back({origin + t, index, sum, 0});
+    });
+    std::size_t n = 0;
+    walk_series(traces, align, series(false), [&](Seconds, Bytes, const std::vector<Bytes>& each) {
+      if (n < samples.size()) samples[n++].used = *std::max_element(each.begin(), each.end());
+    });
+    job.gpu.insert(job.gpu.end(), samples.begin(), samples.end());
+  }
+  std::stable_sort(job.gpu.begin(), job.gpu.end(), [](const GpuSample& a, const GpuSample& b) { return a.t < b.t; });
 }
 
 }  // namespace
@@ -179,9 +239,9 @@ Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
       job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes});
     }
   }
-  if (all_have(Metric::gpu)) {
-    job.gpu_devices.push_back(GpuDevice{0, "job", "every rank's devices", 0});
-    for (const MemSample& s : summed_series(traces, Metric::gpu, align)) job.gpu.push_back({origin + s.t, 0, s.bytes, 0});
+  add_job_gpu(traces, align, origin, job);
+  if (!job.gpu_devices.empty() && !all_have(Metric::gpu)) {
+    job.notes.push_back("GPU: some traces have no GPU series; the job's GPU figures miss them");
   }
   IoSample io;
   double cpu = 0;
