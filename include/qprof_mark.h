@@ -39,15 +39,20 @@
 /* The descriptor to write markers to (*close_after: opened here, to be closed), or -1. */
 static inline int qprof_mark_open_(int *close_after) {
   const char *fd_text = getenv("QPROF_MARK_FD");
+  const char *fd_id = getenv("QPROF_MARK_FD_ID");
   const char *path = getenv("QPROF_MARK_PATH");
   *close_after = 0;
   if (fd_text && *fd_text) {
     char *end = NULL;
     long fd = strtol(fd_text, &end, 10);
     struct stat st;
-    /* Only a pipe: a descriptor number that the program reused for a file is left alone. */
+    char id[48];
+    /* Only qprof's own pipe: a program may have closed the descriptor and reused its number for
+     * a file or a pipe of its own, which must never receive a marker. An older qprof that exports
+     * no QPROF_MARK_FD_ID is taken at its word. */
     if (*end == '\0' && fd >= 0 && fd < INT_MAX && fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
-      return (int)fd;
+      snprintf(id, sizeof id, "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+      if (!fd_id || strcmp(fd_id, id) == 0) return (int)fd;
     }
   }
   if (path && *path == '/') {

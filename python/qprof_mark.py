@@ -40,8 +40,10 @@ def _channel():
     if fd_text.isdigit():
         fd = int(fd_text)
         try:
-            # Only a pipe: a descriptor number the program reused for a file is left alone.
-            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            # Only qprof's own pipe: a program may have closed the descriptor and reused its
+            # number for a file or a pipe of its own, which must never receive a marker.
+            if stat.S_ISFIFO(st.st_mode) and _is_qprof_pipe(st, os.environ.get("QPROF_MARK_FD_ID")):
                 return fd, False
         except OSError:
             pass
@@ -53,6 +55,14 @@ def _channel():
         except OSError:
             pass
     return None, False
+
+
+def _is_qprof_pipe(st, fd_id):
+    """Whether `st` is the pipe QPROF_MARK_FD_ID (``<st_dev>:<st_ino>``) names. An older qprof
+    that exports no identity is taken at its word."""
+    if fd_id is None:
+        return True
+    return fd_id == "%d:%d" % (st.st_dev, st.st_ino)
 
 
 def active():

@@ -52,7 +52,7 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                "Put the tree in a cgroup of its own: exact membership, and the cgroup charge with its high-water mark (includes page cache; needs root or a delegated cgroup)");
   app.add_option("--marker-regex", o.marker_regex,
                  "Regular expression with one capture group (the label) for marker lines on stderr "
-                 "(default: lines starting with QPROF_MARK:)");
+                 "(default: a line holding QPROF_MARK: anywhere; the label is what follows it)");
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between PSS/USS passes (default 0.1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")

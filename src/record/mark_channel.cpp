@@ -104,6 +104,15 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not) {
   }
   c->pipe_read_ = fds[0];
   c->pipe_write_ = fds[1];
+  // The write end keeps its low number rather than moving out of the range programs reuse:
+  // dash's `>&N` takes one digit only, and `echo X >&$QPROF_MARK_FD` must work from any sh.
+  // The identity exported with it is what guards a reused number.
+  struct stat st{};
+  if (::fstat(c->pipe_write_, &st) != 0) {
+    why_not = std::string("fstat of the marker pipe: ") + std::strerror(errno);
+    return nullptr;
+  }
+  c->write_fd_id_ = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   // The writers' end blocks as any pipe does (a shell's echo must not see EAGAIN); qprof reads
   // it at once, so a writer waits only when qprof itself is stopped.
   ::fcntl(c->pipe_write_, F_SETFL, ::fcntl(c->pipe_write_, F_GETFL) & ~O_NONBLOCK);

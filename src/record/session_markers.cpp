@@ -20,11 +20,13 @@ void Session::open_channel() {
     // A qprof around this one must not receive this run's markers.
     ::unsetenv(std::string(kMarkFdVariable).c_str());
     ::unsetenv(std::string(kMarkPathVariable).c_str());
+    ::unsetenv(std::string(kMarkFdIdVariable).c_str());
     warn("no marker channel (" + why_not + "): markers come from stderr only");
     return;
   }
   // Set before any thread of qprof's starts, so that no getenv races with it.
   ::setenv(std::string(kMarkFdVariable).c_str(), std::to_string(channel_->write_fd()).c_str(), 1);
+  ::setenv(std::string(kMarkFdIdVariable).c_str(), channel_->write_fd_id().c_str(), 1);
   ::setenv(std::string(kMarkPathVariable).c_str(), channel_->fifo_path().c_str(), 1);
 }
 

@@ -58,7 +58,8 @@ TEST(RunChannel, EnvironmentNamesAPrivateFifoThatIsRemovedAtTheEnd) {
   const Result r = bounded_qprof({"run", "-q", "-o", out, "--", "sh", "-c",
                                   "echo \"$QPROF_MARK_FD\"; echo \"$QPROF_MARK_PATH\"; "
                                   "stat -c %a \"$(dirname \"$QPROF_MARK_PATH\")\"; stat -c %F \"$QPROF_MARK_PATH\"; "
-                                  "stat -L -c %F /proc/$$/fd/$QPROF_MARK_FD"});
+                                  "stat -L -c %F /proc/$$/fd/$QPROF_MARK_FD; "
+                                  "echo \"$QPROF_MARK_FD_ID\"; stat -L -c %d:%i /proc/$$/fd/$QPROF_MARK_FD"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::istringstream lines(r.out);
   std::string fd, path, mode, kind, fd_kind;
@@ -67,7 +68,12 @@ TEST(RunChannel, EnvironmentNamesAPrivateFifoThatIsRemovedAtTheEnd) {
   std::getline(lines, mode);
   std::getline(lines, kind);
   std::getline(lines, fd_kind);
+  std::string fd_id, fd_stat;
+  std::getline(lines, fd_id);
+  std::getline(lines, fd_stat);
   EXPECT_GT(std::stoi(fd), 2);
+  EXPECT_LT(std::stoi(fd), 10);  // one digit: dash's `>&N` takes no more
+  EXPECT_EQ(fd_id, fd_stat);     // the identity names the descriptor's pipe
   EXPECT_EQ(mode, "700");
   EXPECT_EQ(kind, "fifo");
   EXPECT_EQ(fd_kind, "fifo");  // the pipe's write end, inherited

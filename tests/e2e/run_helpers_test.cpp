@@ -217,5 +217,28 @@ TEST(Helpers, ShellCommandMarksAndIsSilentOutsideQprof) {
   EXPECT_EQ(run({q, "mark"}).status, 2);  // no label: a usage error
 }
 
+// A program may close the inherited QPROF_MARK_FD and get a pipe of its own under that number
+// (dup2 here; a daemon that closes every descriptor and opens pipes gets the same). The helpers
+// check the pipe's identity (QPROF_MARK_FD_ID): the program's pipe receives nothing, and the
+// markers still arrive, through the FIFO.
+TEST(Helpers, ADescriptorNumberTheProgramReusedNeverReceivesAMarker) {
+  const std::string out = temp_dir() + "/reused.dat";
+  const Result r = python_under_qprof(out,
+                                      "import os, subprocess, qprof_mark as q\n"
+                                      "fd = int(os.environ['QPROF_MARK_FD'])\n"
+                                      "r, w = os.pipe()\n"
+                                      "os.dup2(w, fd)\n"
+                                      "os.close(w)\n"
+                                      "assert q.active()\n"
+                                      "assert q.mark('Python') is True\n"
+                                      "subprocess.run(['" + qprof_bin() + "', 'mark', '--sync', '--strict', 'Shell'],\n"
+                                      "               pass_fds=(fd,), check=True)\n"
+                                      "os.close(fd)\n"
+                                      "print(repr(os.read(r, 65536)))\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "b''\n");  // only the end of file: the program's own pipe got no byte
+  EXPECT_EQ(labels(dat::read_trace(out)), (std::vector<std::string>{"Python", "Shell"}));
+}
+
 }  // namespace
 }  // namespace qprof::test

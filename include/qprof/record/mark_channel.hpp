@@ -21,6 +21,10 @@ namespace qprof {
 
 inline constexpr std::string_view kMarkFdVariable = "QPROF_MARK_FD";
 inline constexpr std::string_view kMarkPathVariable = "QPROF_MARK_PATH";
+// `<st_dev>:<st_ino>` of the pipe behind QPROF_MARK_FD: a program may close that descriptor and
+// get its own pipe under the same number; a writer that checks the identity never sends a marker
+// into the program's own data.
+inline constexpr std::string_view kMarkFdIdVariable = "QPROF_MARK_FD_ID";
 // `QPROF_SYNC <reply-fifo> <label>`: a checkpoint acknowledged with "ok\n" on the writer's FIFO.
 inline constexpr std::string_view kSyncWord = "QPROF_SYNC";
 // `QPROF_TORCH <device> <allocated> <reserved>`: torch's figures, for the next marker of the line's source.
@@ -69,6 +73,8 @@ class MarkChannel {
   MarkChannel& operator=(const MarkChannel&) = delete;
 
   int write_fd() const { return pipe_write_; }
+  // The write end's `<st_dev>:<st_ino>`, exported as QPROF_MARK_FD_ID.
+  const std::string& write_fd_id() const { return write_fd_id_; }
   const std::string& fifo_path() const { return fifo_path_; }
   // Lines dropped because the queue was full (a writer flooding the channel).
   std::uint64_t dropped() const { return dropped_.load(); }
@@ -94,6 +100,7 @@ class MarkChannel {
   int stop_fd_ = -1;
   std::string dir_;
   std::string fifo_path_;
+  std::string write_fd_id_;
   Source sources_[2];
   Post post_;
   Pending pending_;
