@@ -292,8 +292,8 @@ std::vector<std::string> template_dirs() {
   return dirs;
 }
 
-StyleSource default_style() {
-  for (const std::string& dir : template_dirs()) {
+StyleSource default_style(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
     const std::filesystem::path p = std::filesystem::path(dir) / "qprof.gp";
     if (::access(p.c_str(), R_OK) == 0) return {p.string(), read_text_file(p)};
   }

@@ -54,7 +54,8 @@ Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, 
 // The directories searched for plot/qprof.gp, in order: $QPROF_PLOT_DIR, <exe>/../share/qprof/plot,
 // the source tree's plot/ (a build tree), the installed share/qprof/plot.
 std::vector<std::string> template_dirs();
-// The default style's text; throws PlotError naming the places it looked.
-StyleSource default_style();
+// The default style: qprof.gp from the first of `dirs` that has it, else the copy compiled into
+// the binary (a binary copied alone still plots).
+StyleSource default_style(const std::vector<std::string>& dirs = template_dirs());
 
 }  // namespace qprof::plot
