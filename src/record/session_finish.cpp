@@ -119,6 +119,7 @@ void Session::finish_trace() {
   out_->exit(ExitInfo{t_end, exit.exit_status, exit.signal, report_.timed_out, report_.exit_status_known});
   if (!exit.message.empty()) std::cerr << exit.message << '\n';
   flush_trace();
+  if (trace_intact() && !out_->close()) report_.trace_error = out_->error();
   if (!trace_intact()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
 }
 

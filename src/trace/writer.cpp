@@ -71,9 +71,17 @@ Writer::Writer(const std::string& path) : path_(path), buf_(kBufferSize) {
 
 Writer::Writer(int fd, std::string name) : path_(std::move(name)), fd_(fd), buf_(kBufferSize) {}
 
-Writer::~Writer() {
+Writer::~Writer() { close(); }
+
+bool Writer::close() {
+  if (fd_ < 0) return error_.empty();
   flush();
-  if (fd_ >= 0) ::close(fd_);
+  // Not retried on EINTR: on Linux the descriptor is released whatever close returns.
+  if (::close(fd_) != 0 && errno != EINTR && error_.empty()) {
+    error_ = "closing " + path_ + " failed: " + std::strerror(errno);
+  }
+  fd_ = -1;
+  return error_.empty();
 }
 
 void Writer::reserve(std::size_t n) {
@@ -89,6 +97,7 @@ void Writer::append(std::string_view s) {
 }
 
 bool Writer::flush() {
+  if (fd_ < 0) used_ = 0;  // closed: dropped
   std::size_t done = 0;
   while (done < used_ && error_.empty()) {
     const ssize_t n = ::write(fd_, buf_.data() + done, used_ - done);

@@ -157,6 +157,30 @@ TEST(Writer, ReportsAFailedWrite) {
   EXPECT_NE(w.error().find("No space left on device"), std::string::npos) << w.error();
 }
 
+// close(2) is where NFS reports a write that failed; a descriptor closed behind the writer's
+// back is the one failure of close that can be made on any filesystem.
+TEST(Writer, ReportsAFailedClose) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  Writer w(fds[1], "x.dat");
+  ::close(fds[1]);
+  EXPECT_FALSE(w.close());
+  EXPECT_EQ(w.error(), "closing x.dat failed: Bad file descriptor");
+  ::close(fds[0]);
+}
+
+TEST(Writer, CloseWritesWhatIsBufferedAndDropsWhatComesAfter) {
+  const std::string path = qprof::test::unit_temp_file("close.dat");
+  Writer w(path);
+  w.mem(1.0, 1 << 20);
+  EXPECT_TRUE(w.close());
+  w.mem(2.0, 2 << 20);
+  EXPECT_TRUE(w.flush());
+  EXPECT_TRUE(w.close());
+  EXPECT_EQ(read_trace(path).mem.size(), 1u);
+  std::filesystem::remove(path);
+}
+
 TEST(Writer, CreatingInAMissingDirectoryThrows) {
   EXPECT_THROW(Writer("/nonexistent-dir/x.dat"), std::system_error);
 }

@@ -196,6 +196,10 @@ class Writer {
   // Writes the buffered lines. Returns false once a write failed (disk full…); error() says why.
   // After the first failure nothing more is written: lines are dropped, memory stays bounded.
   bool flush();
+  // Writes what is buffered and closes the file. False when either failed: close(2) is where NFS
+  // and some FUSE filesystems report a write that did not reach the server. Lines written after
+  // it are dropped.
+  bool close();
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
 
