@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "e2e_util.hpp"
+#include "../support/own_cgroup.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
@@ -102,16 +103,6 @@ TEST(RunLimits, NanInfinitiesAndAbsurdValuesAreUsageErrors) {
 }
 
 // qprof's own cgroup v1 memory path, "" if none.
-std::string own_memory_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto a = line.find(':'), b = line.find(':', a + 1);
-    if (line.substr(a + 1, b - a - 1) == "memory") return line.substr(b + 1);
-  }
-  return "";
-}
-
 bool write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path);
   f << text;

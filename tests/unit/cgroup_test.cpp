@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/own_cgroup.hpp"
+
 namespace qprof {
 namespace {
 
 namespace fs = std::filesystem;
+using test::own_memory_cgroup;
 
 std::string mountinfo_with(const std::string& line) {
   const std::string path = (fs::temp_directory_path() / ("qprof-mountinfo-" + std::to_string(getpid()))).string();
@@ -63,16 +66,6 @@ TEST(TreeCgroup, CgroupV1MemoryGivesUsageAndPeak) {
 }
 
 // The cgroup v1 memory path of this process, "" if none.
-std::string own_memory_cgroup() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto a = line.find(':'), b = line.find(':', a + 1);
-    if (line.substr(a + 1, b - a - 1) == "memory") return line.substr(b + 1);
-  }
-  return "";
-}
-
 TEST(TreeCgroup, NestsUnderItsOwnCgroupAndRemovesGroupsOfDeadQprofs) {
   const std::string own = own_memory_cgroup();
   if (geteuid() != 0 || own.empty() || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
