@@ -180,7 +180,11 @@ std::vector<Checkpoint> checkpoints(const Trace& t, bool with_end) {
       // come a little after it, at End the last one before it.
       s.pss_age = first ? std::fabs(p.t - t.mem.front().t) : std::max(0.0, end_sample.t - p.t);
     }
-    if (!gpu.empty()) s.gpu_tree = first ? gpu.front().bytes : gpu.back().bytes;
+    if (!gpu.empty()) {
+      const MemSample& g = first ? gpu.front() : gpu.back();
+      s.gpu_tree = g.bytes;
+      s.gpu_age = first ? std::fabs(g.t - t.mem.front().t) : std::max(0.0, end_sample.t - g.t);
+    }
     if (!t.io.empty()) {
       const IoSample& io = first ? t.io.front() : t.io.back();
       s.read_bytes = io.read_bytes;

@@ -361,6 +361,7 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
     if (wrote) {
       ++samples_;
       last_total_ = total;
+      last_total_t_ = t;
       if (samples_ == 1 || total > peak_total_) {
         peak_total_ = total;
         peak_total_t_ = t;

@@ -92,9 +92,10 @@ void emit_stages(YAML::Emitter& e, const Trace& t) {
   e << YAML::EndSeq;
 }
 
-// PSS, USS and CPU time at each checkpoint: the record keys Quark has no name for.
+// PSS, USS, CPU time and the GPU figure's age at each checkpoint: the record keys Quark has no
+// name for.
 void emit_checkpoint_extras(YAML::Emitter& e, const std::vector<Checkpoint>& cps, const Trace& t) {
-  if (t.pss.empty() && t.cpu.empty()) return;
+  if (t.pss.empty() && t.cpu.empty() && t.gpu.empty()) return;
   key(e, "checkpoints");
   e << YAML::BeginSeq;
   for (const Checkpoint& c : cps) {
@@ -107,6 +108,8 @@ void emit_checkpoint_extras(YAML::Emitter& e, const std::vector<Checkpoint>& cps
       if (c.at.pss_age) put(e, "pss_age_s", secs(*c.at.pss_age));
     }
     if (!t.cpu.empty()) put(e, "cpu_seconds", fixed(c.at.cpu_seconds.value_or(0), 6));
+    // 0 when the GPU was queried for the checkpoint; more when that query timed out (100 ms).
+    if (c.at.gpu_age) put(e, "gpu_age_s", secs(*c.at.gpu_age));
     e << YAML::EndMap;
   }
   e << YAML::EndSeq;

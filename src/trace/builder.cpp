@@ -37,6 +37,7 @@ class TraceBuilder : public Visitor {
   void mark(Seconds t, std::string_view label) override {
     tr_.markers.push_back(Marker{t, std::string(label), now_});
     if (!tr_.pss.empty()) tr_.markers.back().at.pss_age = std::max(0.0, t - tr_.pss.back().t);
+    if (!tr_.gpu.empty()) tr_.markers.back().at.gpu_age = std::max(0.0, t - tr_.gpu.back().t);
     if (auto stage = stages_.on_marker(label, t, now_.rss.value_or(0))) tr_.stages.push_back(std::move(*stage));
   }
   void func(std::string_view name, const MemSample& start, const MemSample& end) override {

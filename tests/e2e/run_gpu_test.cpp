@@ -2,6 +2,8 @@
 // tells the fake what it holds (tests/workloads/gpu_fake_job.c).
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 
 #include "e2e_util.hpp"
@@ -54,6 +56,30 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   EXPECT_EQ(at["GPU 0 MiB"], 0u);
   EXPECT_NE(r.err.find("GPU peak        2.00 GiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("NVIDIA H100 80GB HBM3"), std::string::npos);
+}
+
+// The GPU is queried for each checkpoint: with regular GPU samples 5 s apart, a checkpoint's
+// figure is of its own moment (age 0) and the step's exact size; the YAML says the age.
+TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
+  FakeNvmlScript script(kScript);
+  const std::string out = temp_dir() + "/gpu_cp.dat";
+  const std::string yaml = temp_dir() + "/gpu_cp.yaml";
+  const Result r = qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "5", "-o", out, "--yaml",
+                                            yaml, "--", gpu_fake_job_bin(), script.path(), "512:300", "1536:300", "0:200"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 3u) << r.err;
+  const YAML::Node cps = YAML::LoadFile(yaml)["qprof"]["checkpoints"];
+  ASSERT_EQ(cps.size(), t.markers.size() + 2);  // Start, the markers, End
+  const Bytes steps[] = {512 * kMiB, 1536 * kMiB, 0};
+  for (std::size_t i = 0; i < t.markers.size(); ++i) {
+    const Marker& m = t.markers[i];
+    ASSERT_TRUE(m.at.gpu_tree && m.at.gpu_age) << m.label;
+    EXPECT_EQ(*m.at.gpu_tree, steps[i]) << m.label;
+    EXPECT_DOUBLE_EQ(*m.at.gpu_age, 0.0) << m.label;
+    ASSERT_TRUE(cps[i + 1]["gpu_age_s"]) << m.label;
+    EXPECT_EQ(cps[i + 1]["gpu_age_s"].as<double>(), 0.0) << m.label;
+  }
 }
 
 // GPU busy time end to end: the driver's utilisation rates become GPUUTIL lines, the device's

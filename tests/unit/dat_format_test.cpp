@@ -138,6 +138,8 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
   EXPECT_EQ(*t.markers[0].at.pss, 60u << 20);
   EXPECT_EQ(*t.markers[0].at.read_bytes, 4096u);
   EXPECT_EQ(*t.markers[0].at.gpu_tree, 2ull << 30);
+  EXPECT_DOUBLE_EQ(*t.markers[0].at.gpu_age, 0.0);  // the GPU line of its moment
+  EXPECT_DOUBLE_EQ(*t.markers[1].at.gpu_age, 0.5);  // the same line, half a second later
   EXPECT_DOUBLE_EQ(*t.markers[0].at.cpu_seconds, 1.25);
   EXPECT_EQ(*t.markers[1].at.rss, 300u << 20);
   ASSERT_EQ(t.stages.size(), 1u);

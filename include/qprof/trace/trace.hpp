@@ -103,6 +103,7 @@ struct Snapshot {
   std::optional<Bytes> uss;
   std::optional<Seconds> pss_age;  // how far from that moment the PSS/USS pass was (its own schedule)
   std::optional<Bytes> gpu_tree;  // summed over devices
+  std::optional<Seconds> gpu_age;  // how far from that moment the GPU figure was (0: sampled for it)
   std::optional<Bytes> read_bytes;
   std::optional<Bytes> write_bytes;
   std::optional<double> cpu_seconds;
