@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::test {
 namespace {
@@ -105,6 +108,32 @@ TEST(Plot, MprofTracesWithFuncAndChildren) {
   text = svg_text(dir + "/children.svg");
   EXPECT_TRUE(has(text, "pid 5585"));
   EXPECT_TRUE(has(text, "pid 5586"));
+}
+
+// A real recording with -M: each process's line is named by its command and PID, the root's
+// own line says so; a trace without per-process lines gets a note, not an empty legend.
+TEST(Plot, ChildrenAreNamedByCommandAndPidOrANoteSaysWhyNot) {
+  const std::string dir = test_dir();
+  Result r = qprof({"run", "-q", "-M", "-o", dir + "/m.dat", "--", "sh", "-c", "sleep 0.4 & sleep 0.4; wait"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(dir + "/m.dat");
+  std::set<std::string> recorded;
+  for (const ChildSeries& c : t.children) recorded.insert(std::to_string(c.pid));
+  r = qprof({"plot", dir + "/m.dat", "-o", dir + "/m.svg", "--children"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = svg_text(dir + "/m.svg");
+  std::set<std::string> sleeps;
+  const std::regex sleep_title(R"(sleep \((\d+)\), peak [0-9.]+ [KM]iB)");
+  for (std::sregex_iterator it(text.begin(), text.end(), sleep_title), end; it != end; ++it) sleeps.insert((*it)[1]);
+  EXPECT_EQ(sleeps.size(), 2u) << text;
+  for (const std::string& pid : sleeps) EXPECT_TRUE(recorded.count(pid)) << pid << " is not a CHLD pid of the trace";
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(sh \(\d+\), root, peak)"))) << text;
+
+  r = qprof({"run", "-q", "-o", dir + "/n.dat", "--", "sh", "-c", "sleep 0.2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = qprof({"plot", dir + "/n.dat", "-o", dir + "/n.svg", "--children"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(svg_text(dir + "/n.svg"), "no per-process samples (CHLD lines; record with qprof run -M)"));
 }
 
 TEST(Plot, OverlayAndFacetLegendsNameEachTraceAndItsPeak) {
