@@ -27,12 +27,13 @@ void Session::start_attached() {
     std::cerr << "qprof: attached to process " << cmd_pid_ << " and its descendants; its stderr is not qprof's, so "
               << "stderr markers are not seen; it stops at the process's exit, --timeout or Ctrl-C, which never "
                  "signal the process\n";
-    // The process did not inherit the channel: the FIFO is how it (or `qprof mark`, given the
-    // variable) can still send markers and synchronous checkpoints.
-    if (channel_) {
-      std::cerr << "qprof: markers: QPROF_MARK_PATH=" << terminal_text(channel_->fifo_path())
-                << " (lines written to this FIFO are markers)\n";
-    }
+  }
+  // The process did not inherit the channel: the FIFO is how it (or `qprof mark`, given the
+  // variable) can still send markers and synchronous checkpoints. Said even with -q: it is not
+  // part of the summary, and nothing else names it.
+  if (channel_) {
+    std::cerr << "qprof: markers: QPROF_MARK_PATH=" << terminal_text(channel_->fifo_path())
+              << " (lines written to this FIFO are markers)\n";
   }
 }
 

@@ -107,6 +107,36 @@ TEST(Attach, ChildForkedAfterTheAttachIsCounted) {
   EXPECT_EQ(child_pids, 1u) << a.qprof.err;
 }
 
+// The attached process did not inherit the marker channel: qprof names its FIFO (with -q too), and a
+// synchronous `qprof mark` through it (from any process) is a checkpoint of the attached tree.
+TEST(Attach, MarkersThroughTheFifoQprofNames) {
+  const std::string dir = temp_dir();
+  const std::string trigger = dir + "/go";
+  const std::string out = dir + "/attach_mark.dat";
+  Process target({workload("attach_target"), "120", "0", "200", trigger});
+  wait_for([&] { return exists(trigger + ".ready"); });
+  std::string attach_line;
+  for (const std::string& a : bounded({"attach", "-q", "-o", out, std::to_string(target.pid())})) attach_line += "'" + a + "' ";
+  Process q({"sh", "-c", "exec " + attach_line + "2>'" + dir + "/err'"});
+  const std::string key = "QPROF_MARK_PATH=";
+  wait_for([&] { return contains(read_file(out), "\nMEM ") && contains(read_file(dir + "/err"), key); });
+  const std::string err = read_file(dir + "/err");
+  ASSERT_TRUE(contains(err, key)) << err;
+  const std::size_t from = err.find(key) + key.size();
+  const std::string fifo = err.substr(from, err.find(' ', from) - from);
+  const Result mark = run({"env", "-u", "QPROF_MARK_FD", "QPROF_MARK_PATH=" + fifo, qprof_bin(), "mark", "--sync",
+                           "--strict", "Attached checkpoint"});
+  EXPECT_EQ(mark.status, 0) << mark.err;
+  touch(trigger);
+  const Result r = q.wait(60);
+  target.wait(60);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 1u) << err;
+  EXPECT_EQ(t.markers[0].label, "Attached checkpoint");
+  EXPECT_GE(mib(*t.markers[0].at.rss), 120.0);  // the attached process's memory at that moment
+}
+
 TEST(Attach, RunAttachIsTheSame) {
   const Attached a = attach_to_target(100, 0, 200, {"run", "--attach"});
   ASSERT_EQ(a.qprof.status, 0) << a.qprof.err;
