@@ -285,12 +285,12 @@ bool is_one_job(const std::vector<const Trace*>& traces) {
                      [&](const Trace* t) { return t->meta.job.rank.has_value() && t->meta.job.job_id == id; });
 }
 
+std::string rank_label(std::int64_t rank, const std::string& host) {
+  return "rank " + std::to_string(rank) + (host.empty() ? "" : " (" + host + ")");
+}
+
 std::string rank_label(const Trace& trace) {
-  if (trace.meta.job.rank) {
-    std::string label = "rank " + std::to_string(*trace.meta.job.rank);
-    if (!trace.meta.host.empty()) label += " (" + trace.meta.host + ")";
-    return label;
-  }
+  if (trace.meta.job.rank) return rank_label(*trace.meta.job.rank, trace.meta.host);
   return std::filesystem::path(trace.source).stem().string();
 }
 

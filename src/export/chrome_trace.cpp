@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 
+#include "qprof/analysis/job.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
@@ -25,6 +26,7 @@ constexpr double kShortestRateInterval = 0.005;  // as in the table export: no r
 struct TraceFacts {
   std::string label, path, command, host;
   std::optional<Seconds> start;
+  std::optional<std::int64_t> rank;  // from the header of a multi-rank job's trace
 };
 
 class EventWriter : public dat::Visitor {
@@ -37,6 +39,7 @@ class EventWriter : public dat::Visitor {
     qprof_ = m.format_version > 0;
     facts_.host = m.host;
     facts_.start = m.start;
+    facts_.rank = m.job.rank;
   }
   void cmdline(std::string_view c) override {
     facts_.command = std::string(c);
@@ -177,18 +180,24 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const int pid = static_cast<int>(i) + 1;
     TraceFacts f;
-    f.label = inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label;
     f.path = inputs[i].path;
     const std::string p = std::to_string(pid);
-    out << (first ? "\n" : ",\n") << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p
-        << ",\"args\":{\"name\":" << json_string(f.label) << "}},\n"
-        << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p << ",\"args\":{\"sort_index\":" << p << "}},\n"
-        << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p << ",\"tid\":" << kMarkerThread
-        << ",\"args\":{\"name\":\"markers\"}}";
+    out << (first ? "\n" : ",\n") << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p
+        << ",\"tid\":" << kMarkerThread << ",\"args\":{\"name\":\"markers\"}}";
     first = false;
     EventWriter w(out, first, pid, unit, f);
     dat::parse_file(inputs[i].path, w);
     w.finish();
+    // Named and ordered once the header is read (metadata events may come anywhere): a rank's
+    // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the
+    // files given.
+    if (!inputs[i].label.empty()) f.label = inputs[i].label;
+    else if (f.rank) f.label = rank_label(*f.rank, f.host);
+    else f.label = default_label(inputs[i].path);
+    const std::int64_t sort_index = f.rank ? *f.rank : 1000000000 + pid;  // traces without a rank after the ranks
+    out << ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":" << json_string(f.label)
+        << "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p << ",\"args\":{\"sort_index\":" << sort_index
+        << "}}";
     facts.push_back(std::move(f));
   }
   out << "\n],\n\"metadata\":{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\"traces\":[";
@@ -197,6 +206,7 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
     out << (i ? "," : "") << "\n{\"pid\":" << i + 1 << ",\"label\":" << json_string(f.label)
         << ",\"file\":" << json_string(f.path) << ",\"command\":" << json_string(f.command)
         << ",\"host\":" << json_string(f.host);
+    if (f.rank) out << ",\"rank\":" << *f.rank;
     if (f.start) out << ",\"start_unix_s\":" << number(*f.start);
     out << "}";
   }

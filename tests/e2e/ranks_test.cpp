@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.hpp"
@@ -159,6 +160,32 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   }
   // The temporary trace of the sum is gone.
   EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
+}
+
+// In Perfetto each rank's trace is a process named as in the plot and listed in rank order,
+// whatever the order of the files; a trace without a rank keeps its file's name, after them.
+TEST(Ranks, ExportNamesAndOrdersTheRanks) {
+  const std::string dir = fresh_dir("export");
+  for (int rank : {1, 0}) {
+    const Result r = run(slurm_rank("nodeB", rank, 2, dir + "/job.%r.dat", {"true"}));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const Result r = qprof({"export", dir + "/job.1.dat", dir + "/job.0.dat", data_file("mprof/func.dat")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  std::map<int, std::string> names;
+  std::map<int, long> order;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    if (e["name"] == "process_name") names[e["pid"]] = e["args"]["name"];
+    if (e["name"] == "process_sort_index") order[e["pid"]] = e["args"]["sort_index"];
+  }
+  EXPECT_EQ(names, (std::map<int, std::string>{{1, "rank 1 (nodeB)"}, {2, "rank 0 (nodeB)"}, {3, "func"}}));
+  EXPECT_EQ(order[1], 1);
+  EXPECT_EQ(order[2], 0);
+  EXPECT_GT(order[3], order[1]);
+  EXPECT_EQ(doc["metadata"]["traces"][0]["rank"], 1);
+  EXPECT_FALSE(doc["metadata"]["traces"][2].contains("rank"));
 }
 
 TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {

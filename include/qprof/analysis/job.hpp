@@ -74,5 +74,7 @@ bool is_one_job(const std::vector<const Trace*>& traces);
 
 // "rank 3 (host-a)", or the file name when the trace has no rank.
 std::string rank_label(const Trace& trace);
+// "rank 3 (host-a)"; "rank 3" when the host is empty.
+std::string rank_label(std::int64_t rank, const std::string& host);
 
 }  // namespace qprof
