@@ -145,6 +145,17 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   if (::pipe2(report, O_CLOEXEC) != 0) throw PlotError(std::string("cannot create a pipe: ") + std::strerror(errno));
   std::string arg0 = gnuplot;
   char* argv[] = {arg0.data(), nullptr};
+  // The script is UTF-8 (`set encoding utf8`): under a locale that is not (LANG unset, LC_ALL=C,
+  // as on a fresh machine or in CI), gnuplot warns "iconv failed to convert degree sign" on every
+  // plot. Its locale is therefore C.UTF-8 whatever qprof's: the same text on every machine.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "LC_ALL=", 7) != 0) env_text.emplace_back(*e);
+  }
+  env_text.emplace_back("LC_ALL=C.UTF-8");
+  std::vector<char*> envp;
+  for (std::string& s : env_text) envp.push_back(s.data());
+  envp.push_back(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -161,7 +172,7 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
     } else if (::getppid() != parent) {
       ::_exit(127);  // qprof died before the death signal was armed
     } else {
-      ::execve(gnuplot.c_str(), argv, environ);
+      ::execve(gnuplot.c_str(), argv, envp.data());
       e = errno;
     }
     [[maybe_unused]] const ssize_t n = ::write(report[1], &e, sizeof e);

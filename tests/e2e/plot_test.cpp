@@ -71,6 +71,17 @@ TEST(Plot, PngHasTheRequestedSize) {
   expect_png(out, 900, 500);
 }
 
+// The C locale of a fresh machine or a CI runner (no LANG): gnuplot reads the UTF-8 script
+// without its "iconv failed to convert degree sign" warning, which qprof would relay.
+TEST(Plot, NoWarningUnderTheCLocale) {
+  const std::string out = test_dir() + "/c_locale.png";
+  const Result r = run({"env", "-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C", qprof_bin(), "plot", plot_data("full.dat"), "-o", out,
+                        "--size", "900x500"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  expect_png(out, 900, 500);
+}
+
 TEST(Plot, SvgParsesAndHoldsMarkersStagesAndThePeak) {
   const std::string out = test_dir() + "/full.svg";
   const Result r = qprof({"plot", plot_data("full.dat"), "-o", out, "--panels", "memory,gpu,cpu,io", "--children"});
