@@ -236,8 +236,8 @@ TEST(Attach, AnotherUsersProcessIsRefused) {
     return sleeper != 0;
   });
   ASSERT_NE(sleeper, 0);
-  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"), qprof_bin(),
-                        "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
+  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
+                        copy_for_other_users(qprof_bin()), "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "belongs to another user")) << r.err;
   EXPECT_FALSE(exists("/tmp/never_written.dat"));

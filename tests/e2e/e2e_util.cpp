@@ -33,6 +33,17 @@ std::string temp_dir() {
   return dir;
 }
 
+std::string copy_for_other_users(const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string dir = temp_dir() + "/shared";
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  fs::permissions(temp_dir(), fs::perms::others_exec, fs::perm_options::add);
+  const std::string copy = dir + "/" + fs::path(path).filename().string();
+  fs::copy_file(path, copy, fs::copy_options::overwrite_existing);
+  return copy;
+}
+
 Process::Process(const std::vector<std::string>& argv, const std::string& input) {
   int out[2], err[2], in[2];
   if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC)) throw std::runtime_error("pipe");

@@ -19,6 +19,10 @@ std::string debian_python();
 
 // A fresh directory for one test's files, removed at exit.
 std::string temp_dir();
+// A copy of the executable `path` in a directory every user can reach (mode 0777 under the
+// test's temporary directory): the build may live where another user cannot go (a clone under
+// /root, mode 0700), and the tests that run qprof or a workload as another user run this copy.
+std::string copy_for_other_users(const std::string& path);
 
 struct Result {
   int status = -1;  // exit status, or 128 + signal

@@ -101,15 +101,8 @@ TEST(RunTree, CgroupModeGivesTheExactTreePeakOrSaysWhyNot) {
 
 TEST(RunTree, CgroupRefusedToAnOrdinaryUserIsSaidOnceAndTheRunGoesOn) {
   if (geteuid() != 0) GTEST_SKIP() << "run as an ordinary user already (see the test above)";
-  const std::string dir = temp_dir() + "/nobody";
-  std::filesystem::create_directories(dir);
-  std::filesystem::permissions(dir, std::filesystem::perms::all);
-  std::filesystem::permissions(temp_dir(), std::filesystem::perms::others_exec, std::filesystem::perm_options::add);
-  // The build may live where the ordinary user cannot go (a clone under /root): copy what it runs.
-  const std::string qprof_copy = dir + "/qprof", job_copy = dir + "/alloc_tree";
-  std::filesystem::copy_file(qprof_bin(), qprof_copy, std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::copy_file(workload("alloc_tree"), job_copy, std::filesystem::copy_options::overwrite_existing);
-  const std::string out = dir + "/cgroup_nobody.dat";
+  const std::string qprof_copy = copy_for_other_users(qprof_bin()), job_copy = copy_for_other_users(workload("alloc_tree"));
+  const std::string out = std::filesystem::path(qprof_copy).parent_path().string() + "/cgroup_nobody.dat";
   const Result r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", qprof_copy, "run", "--cgroup",
                         "-o", out, "--", job_copy, "20", "1", "20", "200"});
   ASSERT_EQ(r.status, 0) << r.err;
