@@ -120,7 +120,10 @@ class Reducer : public dat::Visitor {
     d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
   }
   void process_name(std::int64_t pid, std::string_view name) override {
-    if (opts_.children && names_.size() < kMaxNames) names_.try_emplace(pid, name);
+    if (!opts_.children) return;
+    // A later PROC line of the same process: it exec'd after it joined; the latest name holds.
+    if (auto it = names_.find(pid); it != names_.end()) it->second = name;
+    else if (names_.size() < kMaxNames) names_.emplace(pid, name);
   }
   void mark(Seconds t, std::string_view label) override {
     if (have_t0_) check_span(t);

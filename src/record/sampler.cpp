@@ -1,11 +1,17 @@
 #include "qprof/record/sampler.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "qprof/record/probes.hpp"
 #include "qprof/common/proc_parse.hpp"
 
 namespace qprof {
+namespace {
+// Samples after its first naming at which a member's name is read again: an exec comes within
+// the first of them as a rule (a shell's fork then exec), a slow one (a Python launcher) later.
+constexpr std::uint32_t kNameRecheckAt[] = {1, 10, 100};
+}  // namespace
 
 Sampler::Sampler(ProcTree& tree, dat::Writer& out, const WallAnchor& clock, SamplerConfig config,
                  const TreeCgroup* cgroup)
@@ -33,6 +39,10 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   if (config_.multiprocess) {
     for (Member& m : tree_.members()) {
       if (!m.named) name_member(m);
+      else if (m.name_rechecks < std::size(kNameRecheckAt) && ++m.samples_since_named >= kNameRecheckAt[m.name_rechecks]) {
+        ++m.name_rechecks;
+        name_member(m);
+      }
       if (!m.is_root) out_.child(m.pid, s.t, m.rss);
     }
   }
@@ -97,12 +107,17 @@ void Sampler::count_from_now() {
 }
 
 void Sampler::name_member(Member& m) {
-  // Once per member, when it joins (not in the steady state): its name for charts' legends.
+  // When it joins and at kNameRecheckAt samples after (not in the steady state): its name for
+  // charts' legends, written again only when it changed (an exec after the join).
   m.named = true;
   std::string comm;
   if (!read_small_file(config_.proc_root + "/" + std::to_string(m.pid) + "/comm", comm, 64)) return;
   while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  if (!comm.empty()) out_.process_name(m.pid, comm);
+  comm.resize(std::min(comm.size(), sizeof m.comm - 1));
+  if (comm.empty() || comm == m.comm) return;
+  std::copy(comm.begin(), comm.end(), m.comm);
+  m.comm[comm.size()] = '\0';
+  out_.process_name(m.pid, comm);
 }
 
 Member* Sampler::find(pid_t pid) {

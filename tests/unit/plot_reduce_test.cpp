@@ -110,6 +110,18 @@ TEST(PlotReduce, AGivenOriginPutsALaterTraceWhereItRan) {
   EXPECT_NEAR(own.t_end, 2.0, 1e-6);
 }
 
+// A process named at its join, before its exec, is named again once it exec'd: the later PROC
+// line holds in the legend.
+TEST(PlotReduce, ALaterNameOfTheSameProcessHolds) {
+  const std::string text =
+      "QPROF 1 start=100 root_pid=10\nMEM 30.0 100.0\nPROC 11 sh\nCHLD 11 20.0 100.0\n"
+      "MEM 40.0 100.5\nPROC 11 python3\nCHLD 11 30.0 100.5\n";
+  const TraceData d = reduce_text(text, "exec.dat", {});
+  const auto child = std::find_if(d.children.begin(), d.children.end(), [](const ChildData& c) { return c.pid == 11; });
+  ASSERT_NE(child, d.children.end());
+  EXPECT_EQ(child->name, "python3");
+}
+
 TEST(PlotReduce, ErrorsCarryFileAndLine) {
   try {
     reduce_file(kData + "/plot/malformed.dat", {});

@@ -92,7 +92,9 @@ void expect_allocation_free_steady_state(bool with_events) {
       usleep(2000);
     }
     ASSERT_EQ(tree.members().size(), 2u);
-    for (int i = 0; i < 50; ++i) sampler.sample(monotonic_ns());
+    // Past a member's joining work: its name is read again up to 100 samples after it joined
+    // (an exec after the join), which allocates as the join does.
+    for (int i = 0; i < 150; ++i) sampler.sample(monotonic_ns());
     out.flush();
     const pid_t churner = start_outsider_churn();
     ASSERT_GT(churner, 0);

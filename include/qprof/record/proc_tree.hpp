@@ -56,6 +56,11 @@ struct Member {
   proc::StatusUsage usage;  // RSS by kind, swap, VmSize, threads (status, on the stats schedule)
   bool reaped_by_qprof = false;  // its final figures were taken at the reap
   bool named = false;            // its PROC line (name) was written (with -M)
+  // A member that joins between its fork and its exec is first named after its parent ("sh"):
+  // the name is read again a few samples later (sampler.cpp), and a changed one written anew.
+  char comm[16] = {};            // the name written (the kernel's comm: at most 15 bytes)
+  std::uint8_t name_rechecks = 0;
+  std::uint32_t samples_since_named = 0;
 };
 
 class ProcTree {
