@@ -1,7 +1,7 @@
 # `cmake --install` installs qprof stripped, its debug information split into
 # <bindir>/.debug/qprof.debug (where gdb looks for the binary's .gnu_debuglink, whatever the
 # prefix): the installed
-# binary maps 2.5 MB instead of ~70 MB, which is most of a running qprof's resident memory.
+# binary maps about 3 MB instead of ~70 MB, which is most of a running qprof's resident memory.
 # The step is its own install component, left out of the .deb (CPack strips the package itself).
 find_program(QPROF_OBJCOPY NAMES objcopy)
 if(QPROF_OBJCOPY)

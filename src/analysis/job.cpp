@@ -109,7 +109,7 @@ void add_job_gpu(const std::vector<const Trace*>& traces, Align align, Seconds o
     };
     std::vector<GpuSample> samples;
     walk_series(traces, align, series(true), [&](Seconds t, Bytes sum, const std::vector<Bytes>&) {
-      samples.push_back({origin + t, index, sum, 0});
+      samples.push_back({origin + t, index, sum, 0, std::nullopt});
     });
     std::size_t n = 0;
     walk_series(traces, align, series(false), [&](Seconds, Bytes, const std::vector<Bytes>& each) {

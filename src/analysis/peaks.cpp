@@ -162,6 +162,20 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
 
 // ── Checkpoints ─────────────────────────────────────────────────────────────────────────────
 
+namespace {
+// How old the GPU figure of the Start (the devices' first lines) or End (their last lines)
+// record is at `at`: the oldest part, each line's distance from `at` plus its tree figure's age.
+Seconds gpu_figure_age(const Trace& t, Seconds at, bool first) {
+  std::map<int, const GpuSample*> lines;
+  for (const GpuSample& g : t.gpu) {
+    if (!first || !lines.count(g.device)) lines[g.device] = &g;
+  }
+  Seconds age = 0;
+  for (const auto& [device, g] : lines) age = std::max(age, std::fabs(at - g->t) + g->tree_age.value_or(0));
+  return age;
+}
+}  // namespace
+
 std::vector<Checkpoint> checkpoints(const Trace& t, bool with_end) {
   std::vector<Checkpoint> out;
   if (t.mem.empty()) return out;
@@ -183,7 +197,7 @@ std::vector<Checkpoint> checkpoints(const Trace& t, bool with_end) {
     if (!gpu.empty()) {
       const MemSample& g = first ? gpu.front() : gpu.back();
       s.gpu_tree = g.bytes;
-      s.gpu_age = first ? std::fabs(g.t - t.mem.front().t) : std::max(0.0, end_sample.t - g.t);
+      s.gpu_age = gpu_figure_age(t, first ? t.mem.front().t : end_sample.t, first);
     }
     if (!t.io.empty()) {
       const IoSample& io = first ? t.io.front() : t.io.back();

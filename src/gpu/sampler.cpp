@@ -23,6 +23,7 @@ struct Sampler::Dev {
   bool visible = true;
   int index = -1;           // GPUDEV index once recorded
   Bytes tree = 0;           // latest per-process figure
+  std::int64_t tree_asked_ns = -1;  // when the query that gave it was asked (monotonic)
   Bytes first_used = kUnknown;
   Bytes max_used = 0;
   Bytes max_used_posted = 0;  // max_used when the process query in flight was asked for
@@ -168,6 +169,7 @@ void Sampler::worker() {
 
 void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) {
   next_process_ns_ = now + process_period_ns_;
+  in_flight_asked_ns_ = now;
   for (Dev& d : devs_) d.max_used_posted = d.max_used;
   if (opt_.process_thread) {
     {
@@ -226,6 +228,7 @@ void Sampler::take_process_result(std::int64_t now) {
     if (r.status == Status::ok) {
       ++d.ok;
       d.tree = r.tree;
+      d.tree_asked_ns = in_flight_asked_ns_;
       if (r.listed > 0) d.ever_listed = true;
       if (r.matched > r.unknown) any_matched_ = true;
     } else if (r.status == Status::unavailable) {
@@ -348,7 +351,13 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       // Devices the job may see are recorded from the start; the others once the tree uses them.
       if (d.index < 0 && !d.visible && tree_bytes == 0) continue;
       write_device(out, i);
-      out.gpu(GpuSample{t, d.index, tree_bytes, used});
+      // How old the tree's figure is at this line: a device total is read now; a per-process
+      // figure is that of the last query that answered, asked at most --gpu-interval ago (more
+      // when a query is slow); before any answered, the 0 assumed stands from the first sample.
+      const std::int64_t asked = d.tree_asked_ns >= 0 ? d.tree_asked_ns : first_ns_;
+      const Seconds tree_age =
+          d.fallback != kNone ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, mono_ns - asked)) * 1e-9;
+      out.gpu(GpuSample{t, d.index, tree_bytes, used, tree_age});
       wrote = true;
       total += tree_bytes;
       if (d.peak_tree_t == 0 || tree_bytes > d.peak_tree) {
@@ -361,7 +370,6 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
     if (wrote) {
       ++samples_;
       last_total_ = total;
-      last_total_t_ = t;
       if (samples_ == 1 || total > peak_total_) {
         peak_total_ = total;
         peak_total_t_ = t;
@@ -375,12 +383,15 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
 void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> pids,
                                 dat::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
-  // A query in flight was asked before the checkpoint: let it land, then ask anew and wait.
+  // A query in flight was asked before the checkpoint: let it land, then ask anew and wait;
+  // both waits share one budget of kCheckpointWaitNs.
+  const std::int64_t deadline = monotonic_ns() + kCheckpointWaitNs;
   if (in_flight_ && opt_.process_thread) wait_process_query(kCheckpointWaitNs);
   take_process_result(mono_ns);
   if (!in_flight_) {
     post_process_query(mono_ns, pids);
-    if (opt_.process_thread) wait_process_query(kCheckpointWaitNs);
+    const std::int64_t left = deadline - monotonic_ns();
+    if (opt_.process_thread && left > 0) wait_process_query(left);
   }
   sample(mono_ns, t, pids, out);
 }

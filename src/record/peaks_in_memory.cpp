@@ -16,7 +16,7 @@ Trace peaks_in_memory(const RunReport& r) {
     // The USS peak's own time is not kept: it is given the PSS peak's.
     if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak});
   }
-  if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0});
+  if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0, std::nullopt});
   if (r.cgroup_peak) t.peaks[std::string(dat::kPeakCgroup)] = *r.cgroup_peak;
   if (r.kernel_process_peak) t.peaks[std::string(dat::kPeakKernelProcess)] = *r.kernel_process_peak;
   // As the trace writes it: a bound only when every process's peak is covered.

@@ -101,10 +101,7 @@ void Session::take_markers() {
     marker.at.read_bytes = sampler_->totals().io.read_bytes;
     marker.at.write_bytes = sampler_->totals().io.write_bytes;
     marker.at.cpu_seconds = sampler_->totals().cpu_seconds;
-    if (gpu_) {
-      marker.at.gpu_tree = gpu_->last_tree_total();
-      if (const auto gpu_t = gpu_->last_tree_total_t()) marker.at.gpu_age = std::max(0.0, t - *gpu_t);
-    }
+    if (gpu_) marker.at.gpu_tree = gpu_->last_tree_total();
     for (const TorchFigure& f : item.torch) out_->torch({t, f.device, f.allocated, f.reserved});
     out_->mark(t, marker.label);
     if (live_) live_stage_ = marker.label;

@@ -37,7 +37,7 @@ class TraceBuilder : public Visitor {
   void mark(Seconds t, std::string_view label) override {
     tr_.markers.push_back(Marker{t, std::string(label), now_});
     if (!tr_.pss.empty()) tr_.markers.back().at.pss_age = std::max(0.0, t - tr_.pss.back().t);
-    if (!tr_.gpu.empty()) tr_.markers.back().at.gpu_age = std::max(0.0, t - tr_.gpu.back().t);
+    if (!gpu_latest_.empty()) tr_.markers.back().at.gpu_age = gpu_figure_age(t);
     if (auto stage = stages_.on_marker(label, t, now_.rss.value_or(0))) tr_.stages.push_back(std::move(*stage));
   }
   void func(std::string_view name, const MemSample& start, const MemSample& end) override {
@@ -63,6 +63,7 @@ class TraceBuilder : public Visitor {
   void gpu(const GpuSample& s) override {
     tr_.gpu.push_back(s);
     gpu_tree_[s.device] = s.tree;
+    gpu_latest_[s.device] = s;
     Bytes sum = 0;
     for (const auto& [dev, b] : gpu_tree_) sum += b;
     now_.gpu_tree = sum;
@@ -103,6 +104,13 @@ class TraceBuilder : public Visitor {
   std::vector<Stage> funcs_;
   std::unordered_map<std::int64_t, std::size_t> child_index_;
   std::unordered_map<int, Bytes> gpu_tree_;
+  std::unordered_map<int, GpuSample> gpu_latest_;  // each device's latest GPU line
+  // How old the summed GPU figure is at `t`: its oldest part, over the devices' latest lines.
+  Seconds gpu_figure_age(Seconds t) const {
+    Seconds age = 0;
+    for (const auto& [dev, g] : gpu_latest_) age = std::max(age, std::max(0.0, t - g.t) + g.tree_age.value_or(0));
+    return age;
+  }
 };
 
 void require_samples(const Trace& tr) {

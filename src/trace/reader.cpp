@@ -287,6 +287,7 @@ void parse_line(std::string_view line, Visitor& v) {
     s.device = static_cast<int>(f.integer("device index"));
     s.tree = f.count("tree bytes");
     s.used = f.count("device used bytes");
+    if (!f.empty()) s.tree_age = f.non_negative("tree figure age");
     v.gpu(s);
   } else if (kind == "TORCH") {
     TorchSample s;

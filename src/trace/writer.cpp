@@ -204,7 +204,9 @@ void Writer::gpu_device(const GpuDevice& d) {
 }
 
 void Writer::gpu(const GpuSample& s) {
-  Line(*this, "GPU", 4).fixed(s.t, 6).integer(s.device).uinteger(s.tree).uinteger(s.used);
+  Line line(*this, "GPU", 5);
+  line.fixed(s.t, 6).integer(s.device).uinteger(s.tree).uinteger(s.used);
+  if (s.tree_age) line.fixed(*s.tree_age, 3);
 }
 
 void Writer::torch(const TorchSample& s) {

@@ -58,8 +58,10 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   EXPECT_NE(r.err.find("NVIDIA H100 80GB HBM3"), std::string::npos);
 }
 
-// The GPU is queried for each checkpoint: with regular GPU samples 5 s apart, a checkpoint's
-// figure is of its own moment (age 0) and the step's exact size; the YAML says the age.
+// The GPU is queried for each checkpoint: with per-process queries 5 s apart otherwise, a
+// checkpoint's figure is of its own moment (age 0) and the step's exact size; the YAML says the
+// age. A driver whose process list takes 300 ms cannot answer within the checkpoint's 100 ms:
+// the figure is an older query's, and its age says so.
 TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
   FakeNvmlScript script(kScript);
   const std::string out = temp_dir() + "/gpu_cp.dat";
@@ -80,6 +82,30 @@ TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
     ASSERT_TRUE(cps[i + 1]["gpu_age_s"]) << m.label;
     EXPECT_EQ(cps[i + 1]["gpu_age_s"].as<double>(), 0.0) << m.label;
   }
+}
+
+TEST(RunGpu, ACheckpointWhoseQueryTimedOutSaysHowOldItsFigureIs) {
+  FakeNvmlScript script(std::string(kScript) + "delay_us 60000\n");
+  const std::string out = temp_dir() + "/gpu_slow.dat";
+  const std::string yaml = temp_dir() + "/gpu_slow.yaml";
+  const Result r = qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--yaml",
+                                            yaml, "--", gpu_fake_job_bin(), script.path(), "0:400", "512:500", "1536:500"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 3u) << r.err;
+  const YAML::Node cps = YAML::LoadFile(yaml)["qprof"]["checkpoints"];
+  Seconds oldest = 0;
+  for (std::size_t i = 0; i < t.markers.size(); ++i) {
+    const Marker& m = t.markers[i];
+    ASSERT_TRUE(m.at.gpu_age) << m.label;
+    EXPECT_LT(*m.at.gpu_age, 5.0) << m.label;
+    EXPECT_NEAR(cps[i + 1]["gpu_age_s"].as<double>(), *m.at.gpu_age, 1e-3) << m.label;
+    oldest = std::max(oldest, *m.at.gpu_age);
+  }
+  // A query takes 120 ms or more (two list calls of 60 ms at least), the checkpoint waits 100 ms
+  // at most, and the slow queries stretch the regular schedule: the later checkpoints carry a
+  // figure asked at an earlier one, 400 ms or more before.
+  EXPECT_GE(oldest, 0.3);
 }
 
 // GPU busy time end to end: the driver's utilisation rates become GPUUTIL lines, the device's

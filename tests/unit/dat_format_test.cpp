@@ -88,7 +88,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
     w.io({1700000000.5, 4096, 8192, 100, 200});
     w.cpu({1700000000.5, 1.25});
     w.gpu_device({0, "GPU-1234 abcd", "NVIDIA H100 80GB HBM3", 80ull << 30});
-    w.gpu({1700000000.5, 0, 2ull << 30, 3ull << 30});
+    w.gpu({1700000000.5, 0, 2ull << 30, 3ull << 30, 0.25});
     w.mark(1700000000.5, "Calibration Start");
     w.mem(1700000001.0, 300 << 20);
     w.hwm(1700000001.0, 310 << 20);
@@ -138,8 +138,12 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
   EXPECT_EQ(*t.markers[0].at.pss, 60u << 20);
   EXPECT_EQ(*t.markers[0].at.read_bytes, 4096u);
   EXPECT_EQ(*t.markers[0].at.gpu_tree, 2ull << 30);
-  EXPECT_DOUBLE_EQ(*t.markers[0].at.gpu_age, 0.0);  // the GPU line of its moment
-  EXPECT_DOUBLE_EQ(*t.markers[1].at.gpu_age, 0.5);  // the same line, half a second later
+  // The GPU line of its moment, whose per-process figure was asked 0.25 s before; then the same
+  // line half a second later.
+  EXPECT_DOUBLE_EQ(*t.markers[0].at.gpu_age, 0.25);
+  EXPECT_DOUBLE_EQ(*t.markers[1].at.gpu_age, 0.75);
+  ASSERT_EQ(t.gpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(*t.gpu[0].tree_age, 0.25);
   EXPECT_DOUBLE_EQ(*t.markers[0].at.cpu_seconds, 1.25);
   EXPECT_EQ(*t.markers[1].at.rss, 300u << 20);
   ASSERT_EQ(t.stages.size(), 1u);

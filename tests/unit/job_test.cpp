@@ -185,7 +185,7 @@ TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {
   // string but is another card. Each trace names its devices with its own indices.
   auto with_gpu = [](Trace t, int index, std::vector<std::pair<Seconds, Bytes>> tree, Bytes used) {
     t.gpu_devices.push_back(GpuDevice{index, "GPU-U", "H100", 80 * 1024 * MiB});
-    for (const auto& [at, bytes] : tree) t.gpu.push_back({at, index, bytes, used});
+    for (const auto& [at, bytes] : tree) t.gpu.push_back({at, index, bytes, used, std::nullopt});
     return t;
   };
   const Trace r0 = with_gpu(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 0, {{100, 10 * MiB}, {101, 30 * MiB}}, 50 * MiB);

@@ -42,7 +42,7 @@ std::string record_everything() {
     w.cpu(CpuSample{t, 0.5 * i});
     w.hwm(t, 120 * m);
     w.cgroup(CgroupSample{t, 110 * m, 115 * m, 80 * m, 30 * m});
-    w.gpu(GpuSample{t, 0, 500 * m, 600 * m});
+    w.gpu(GpuSample{t, 0, 500 * m, 600 * m, 0.0});
     w.torch(TorchSample{t, 0, 300 * m, 400 * m});
     w.kinds(MemKindsSample{t, 70 * m, 25 * m, 5 * m, 1 * m});
     w.tasks(TasksSample{t, 3, Bytes(7 + i), 900 * m});

@@ -118,8 +118,6 @@ class Sampler {
   // Σ devices of the tree's figure at the latest GPU sample (a checkpoint's Snapshot::gpu_tree);
   // nullopt before the first one.
   std::optional<Bytes> last_tree_total() const { return samples_ > 0 ? std::optional<Bytes>(last_total_) : std::nullopt; }
-  // The wall-clock time of that sample: a checkpoint whose own query timed out carries its age.
-  std::optional<Seconds> last_tree_total_t() const { return samples_ > 0 ? std::optional<Seconds>(last_total_t_) : std::nullopt; }
 
   // Tests: wait until the process query in flight, if any, has been published (true), at most
   // `timeout_ns`.
@@ -159,10 +157,10 @@ class Sampler {
   std::uint64_t process_queries_ = 0;
   std::uint64_t samples_ = 0;
   bool in_flight_ = false;
+  std::int64_t in_flight_asked_ns_ = 0;  // when the query in flight (or just run) was asked
   bool any_matched_ = false;
   Bytes peak_total_ = 0;
   Bytes last_total_ = 0;
-  Seconds last_total_t_ = 0;
   Seconds peak_total_t_ = 0;
   std::vector<DeviceProcesses> latest_;  // the latest process result (calling thread's copy)
 

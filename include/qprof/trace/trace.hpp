@@ -68,6 +68,9 @@ struct GpuSample {
   int device = 0;        // GpuDevice::index
   Bytes tree = 0;        // memory held by the tree's processes on this device
   Bytes used = 0;        // the device's total use, every tenant included
+  // How old `tree` was at `t`: the per-process query behind it was asked this long before (0: a
+  // device total, read at t). Absent in traces of older qprofs.
+  std::optional<Seconds> tree_age;
 };
 
 // What PyTorch's CUDA caching allocator holds on one device, as the program's marker helper sent
