@@ -56,7 +56,7 @@ bool job_inputs(const std::vector<std::string>& files, const std::vector<std::st
   {
     dat::Writer out(fd, tmpl);
     dat::write_trace(job, out);
-    if (!out.error().empty()) {
+    if (!out.close()) {
       std::cerr << "qprof plot: --sum: " << out.error() << '\n';
       return false;
     }

@@ -147,7 +147,9 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   char* argv[] = {arg0.data(), nullptr};
   // The script is UTF-8 (`set encoding utf8`): under a locale that is not (LANG unset, LC_ALL=C,
   // as on a fresh machine or in CI), gnuplot warns "iconv failed to convert degree sign" on every
-  // plot. Its locale is therefore C.UTF-8 whatever qprof's: the same text on every machine.
+  // plot. Its locale is therefore C.UTF-8 whatever qprof's: the same text on every machine (glibc
+  // has it built in since 2.35, Debian 12's; where it is missing gnuplot falls back to C and the
+  // warning comes back, no worse than before).
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "LC_ALL=", 7) != 0) env_text.emplace_back(*e);

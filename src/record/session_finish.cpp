@@ -119,7 +119,12 @@ void Session::finish_trace() {
   out_->exit(ExitInfo{t_end, exit.exit_status, exit.signal, report_.timed_out, report_.exit_status_known});
   if (!exit.message.empty()) std::cerr << exit.message << '\n';
   flush_trace();
-  if (trace_intact() && !out_->close()) report_.trace_error = out_->error();
+  if (trace_intact() && !out_->close()) {
+    // As a failed write: said, and whatever would read the trace back (--yaml-stream) is told.
+    report_.trace_error = out_->error();
+    std::cerr << "qprof: " << report_.trace_error << ": the trace may be incomplete\n";
+    if (hooks_.on_trace_failed) hooks_.on_trace_failed();
+  }
   if (!trace_intact()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
 }
 

@@ -124,8 +124,10 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   ASSERT_TRUE(contains(err, key)) << err;
   const std::size_t from = err.find(key) + key.size();
   const std::string fifo = err.substr(from, err.find(' ', from) - from);
+  // --sync without --strict: the checkpoint is taken either way; an acknowledgement later than
+  // the writer's 100 ms on a loaded machine is not what this tests.
   const Result mark = run({"env", "-u", "QPROF_MARK_FD", "QPROF_MARK_PATH=" + fifo, qprof_bin(), "mark", "--sync",
-                           "--strict", "Attached checkpoint"});
+                           "Attached checkpoint"});
   EXPECT_EQ(mark.status, 0) << mark.err;
   touch(trigger);
   const Result r = q.wait(60);

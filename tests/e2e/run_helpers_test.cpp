@@ -230,8 +230,8 @@ TEST(Helpers, ADescriptorNumberTheProgramReusedNeverReceivesAMarker) {
                                       "os.dup2(w, fd)\n"
                                       "os.close(w)\n"
                                       "assert q.active()\n"
-                                      "assert q.mark('Python') is True\n"
-                                      "subprocess.run(['" + qprof_bin() + "', 'mark', '--sync', '--strict', 'Shell'],\n"
+                                      "assert q.mark('Python', sync=False) is True\n"
+                                      "subprocess.run(['" + qprof_bin() + "', 'mark', '--strict', 'Shell'],\n"
                                       "               pass_fds=(fd,), check=True)\n"
                                       "os.close(fd)\n"
                                       "print(repr(os.read(r, 65536)))\n");
