@@ -80,7 +80,10 @@ TEST(Bounds, ChildrenReapedByTheirParentAreCovered) {
 
 // A 300 MiB job that runs short subprocesses one after another: each child's mark starts at the
 // job's size (its pages are shared at the fork), but the children never live together, so the
-// upper bound counts the job and one child (about 2×), not every process (6× before).
+// upper bound counts the job and the children of one stats window, not every process (6×
+// before). A window (0.1 s) holds the job and one child as a rule (about 2×); it holds two when
+// one child leaves in it and the next, read between its fork and its exec, is alive at its end
+// (3×: seen in one run of the parallel test suite on a fresh machine).
 TEST(Bounds, ShortSubprocessesOneAfterAnotherCountOneAtATime) {
   const std::string out = temp_dir() + "/subprocesses.dat";
   const Result r = qprof({"run", "-q", "-o", out, "--", debian_python(), "-c",
@@ -95,8 +98,8 @@ TEST(Bounds, ShortSubprocessesOneAfterAnotherCountOneAtATime) {
   EXPECT_GE(upper, 300 * kMiB);
   EXPECT_GE(upper, t.peaks.at("kernel_process"));
   EXPECT_GE(upper, max_mem(t));
-  // The job and one child at a time, each counted with at most the job's wait4 figure.
-  EXPECT_LE(upper, 2 * t.peaks.at("kernel_process") + 16 * kMiB) << "upper " << mib(upper) << " MiB";
+  // The job and at most two children, each counted with at most the job's wait4 figure.
+  EXPECT_LE(upper, 3 * t.peaks.at("kernel_process") + 16 * kMiB) << "upper " << mib(upper) << " MiB";
 }
 
 // PSS runs on a slower schedule than RSS. At a marker, qprof takes a fresh pass when it is cheap;
