@@ -118,11 +118,13 @@ void DirWatcher::walk_all() {
   const double cost = static_cast<double>(thread_cpu_ns() - cpu0) * 1e-9;
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    if (stats_.walks == 0) first_walk_ns_ = begin;
+    if (stats_.walks == 0) {
+      first_walk_ns_ = begin;
+      stats_.first_walk_cpu = cost;
+    }
     last_walk_ns_ = begin;
     ++stats_.walks;
     stats_.cpu_seconds += cost;
-    stats_.longest_walk_cpu = std::max(stats_.longest_walk_cpu, cost);
     last_walk_cpu_ = cost;
     stats_.last_entries = entries;
   }

@@ -73,6 +73,7 @@ void Session::finish_watch() {
   report_.dir_mean_interval = s.mean_interval;
   report_.dir_cpu_seconds = s.cpu_seconds;
   report_.dir_cpu_share = s.cpu_share();
+  report_.dir_first_walk_cpu = s.first_walk_cpu;
   report_.dir_entries = s.last_entries;
 }
 

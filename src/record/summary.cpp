@@ -116,12 +116,13 @@ std::string format_summary(const RunReport& r) {
                                          : std::string("never walked")));
   }
   if (!r.dirs.empty()) {
-    char cost[200];
+    char cost[256];
     std::snprintf(cost, sizeof cost,
                   "%llu walks, every %.2f s on average (asked %.2f s), %.3f s of CPU: %.2f %% of one core; %llu entries "
-                  "in the last walk",
+                  "in the last walk; the first, before the command, took %.3f s of CPU",
                   static_cast<unsigned long long>(r.dir_walks), r.dir_mean_interval, r.dir_asked_interval,
-                  r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, static_cast<unsigned long long>(r.dir_entries));
+                  r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, static_cast<unsigned long long>(r.dir_entries),
+                  r.dir_first_walk_cpu);
     line(out, "dir walks", cost);
   }
   line(out, "disk I/O", "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +

@@ -48,7 +48,7 @@ class DirWatcher {
     Seconds watched = 0;         // from the first walk's start to now (or to the stop)
     Seconds asked_interval = 0;
     Seconds mean_interval = 0;   // between walk starts, as achieved
-    Seconds longest_walk_cpu = 0;
+    Seconds first_walk_cpu = 0;  // the baseline walk, before the command starts: outside the budget
     std::uint64_t last_entries = 0;  // entries visited by the last walk, all directories
     double cpu_share() const { return watched > 0 ? cpu_seconds / watched : 0.0; }
   };

@@ -75,6 +75,7 @@ struct RunReport {
   std::uint64_t dir_walks = 0;
   Seconds dir_mean_interval = 0, dir_asked_interval = 0;
   double dir_cpu_seconds = 0, dir_cpu_share = 0;
+  double dir_first_walk_cpu = 0;  // of dir_cpu_seconds: the baseline walk before the command
   std::uint64_t dir_entries = 0;  // entries of the last walk, all directories
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
   std::vector<Stage> stages;          // as recorded: closed ones, then those never ended
