@@ -4,9 +4,10 @@
 #   report in every format, Quark YAML read back, JSON read back, chart and gnuplot script).
 # Builds them with clang in build-fuzz (every library instrumented: -fsanitize=fuzzer-no-link,
 # address,undefined) and runs them side by side, each for SECONDS (default 60) on its seed
-# corpus (tests/fuzz/corpus/T, read-only; what libFuzzer finds goes to build-fuzz/corpus/T). Limits: -rss_limit_mb=2048 (the
-# whole process), -malloc_limit_mb=64 (any single allocation: a reader holds at most one 1 MiB
-# line), -timeout=10 s per input. Skipped, with the reason, when clang is not installed.
+# corpus (tests/fuzz/corpus/T, read-only; what libFuzzer finds goes to build-fuzz/corpus/T).
+# Limits: -rss_limit_mb=2048 (the whole process), -malloc_limit_mb=64 (any single allocation: a
+# reader holds at most one 1 MiB line), -timeout=10 s per input. Skipped, with the reason, when
+# clang is not installed.
 set -eu
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
@@ -26,8 +27,8 @@ for t in $targets; do build_targets="$build_targets fuzz_$t"; done
 cmake --build build-fuzz -j"${JOBS:-2}" --target $build_targets
 
 # The targets run side by side, each for SECONDS of wall time: on CI's two cores that is one
-# minute for the three instead of three (each still gets most of a core; libFuzzer's corpus and
-# limits are per process, so they do not share state).
+# minute for the three instead of three (each gets two thirds of a core there; libFuzzer's corpus
+# and limits are per process, so they share no state).
 for t in $targets; do
   mkdir -p "build-fuzz/corpus/$t"
   echo "fuzz: $t for $seconds s"
