@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace qprof::dat::detail {
 namespace {
 
@@ -65,21 +69,76 @@ constexpr double kPow10Double[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e
   return static_cast<double>(whole * kPow10Int[decimals] + fraction) / kPow10Double[decimals];
 }
 
+// A plain decimal as its digits and how many of them follow the point: 1234.567890 is
+// 1234567890 and 6. At most 15 digits (a double holds them exactly) and 9 decimals.
+struct Decimal {
+  std::uint64_t digits;
+  unsigned decimals;
+};
+
 // plain_decimal over a pointer that it advances to the first character after the number: the
 // MEM fast path's parser, with no string_view built per field.
-[[gnu::always_inline]] inline bool scan_plain_decimal(const char*& p, const char* limit, double& out) {
+[[gnu::always_inline]] inline bool scan_plain_decimal(const char*& p, const char* limit, Decimal& out) {
   unsigned digits = 0;
   const std::uint64_t whole = scan_digits(p, limit, 15, digits);
   if (digits == 0 || digits > 15) return false;  // beyond 15 digits a double is not exact
   if (p == limit || *p != '.') {
-    out = static_cast<double>(whole);
+    out = {whole, 0};
     return true;
   }
   ++p;
   unsigned decimals = 0;
   const std::uint64_t fraction = scan_digits(p, limit, 9, decimals);
   if (decimals == 0 || decimals > 9 || digits + decimals > 15) return false;
-  out = exact_decimal(whole, fraction, decimals);
+  out = {whole * kPow10Int[decimals] + fraction, decimals};
+  return true;
+}
+
+[[gnu::always_inline]] inline double to_double(Decimal d) {
+  return static_cast<double>(d.digits) / kPow10Double[d.decimals];
+}
+
+// 5^d, and the largest byte count below which the integer rounding in mib_bytes is the one
+// from_mib's double arithmetic gives (see there): 2^52 / 5^d.
+constexpr std::uint64_t kPow5[] = {1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125};
+constexpr std::uint64_t kExactBelow[] = {
+    (1ULL << 52) / 1,      (1ULL << 52) / 5,      (1ULL << 52) / 25,     (1ULL << 52) / 125,
+    (1ULL << 52) / 625,    (1ULL << 52) / 3125,   (1ULL << 52) / 15625,  (1ULL << 52) / 78125,
+    (1ULL << 52) / 390625, (1ULL << 52) / 1953125};
+
+// q / 5^d and its remainder, by a constant divisor in each case (a multiplication, where a
+// division by a table entry would cost as much as the floating-point path it replaces).
+[[gnu::always_inline]] inline std::uint64_t div_pow5(std::uint64_t q, unsigned d, std::uint64_t& rem) {
+  std::uint64_t r = 0;
+  switch (d) {
+    case 0: r = q; break;
+    case 1: r = q / 5; break;
+    case 2: r = q / 25; break;
+    case 3: r = q / 125; break;
+    case 4: r = q / 625; break;
+    case 5: r = q / 3125; break;
+    case 6: r = q / 15625; break;
+    case 7: r = q / 78125; break;
+    case 8: r = q / 390625; break;
+    default: r = q / 1953125; break;
+  }
+  rem = q - r * kPow5[d];
+  return r;
+}
+
+// A MiB figure as bytes, equal to from_mib(to_double(m)) (the general path's value) without
+// its division and rounding call: the exact quotient digits * 2^20 / 10^d, rounded half away
+// from zero. Why they agree: that quotient is digits * 2^(20-d) / 5^d, whose fraction is a
+// multiple of 1/5^d and so never nearer a half than 1 / (2 * 5^d) (5^d is odd); the double
+// path's value differs from it by at most half an ulp, under that distance while the result is
+// below 2^52 / 5^d, so both round to the same integer there. Outside that range: false.
+[[gnu::always_inline]] inline bool mib_bytes(Decimal m, std::uint64_t& bytes) {
+  const unsigned shift = 20 - m.decimals;  // 2^20 / 10^d = 2^(20-d) / 5^d, d <= 9
+  if ((m.digits >> (63 - shift)) != 0) return false;
+  std::uint64_t rem = 0;
+  const std::uint64_t whole = div_pow5(m.digits << shift, m.decimals, rem);
+  if (whole >= kExactBelow[m.decimals]) return false;
+  bytes = whole + (2 * rem > kPow5[m.decimals] ? 1 : 0);
   return true;
 }
 
@@ -111,6 +170,63 @@ bool plain_decimal(std::string_view w, double& out) {
   return true;
 }
 
+namespace {
+
+#if defined(__SSE2__)
+// Bit i set where byte i of the 64 at p is a digit (four SSE2 compares, no branch).
+[[gnu::always_inline]] inline std::uint64_t digit_mask(const char* p) {
+  const __m128i below = _mm_set1_epi8('0' - 1);
+  const __m128i above = _mm_set1_epi8('9' + 1);
+  std::uint64_t mask = 0;
+  for (unsigned i = 0; i < 4; ++i) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(c, below), _mm_cmpgt_epi8(above, c));
+    mask |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(_mm_movemask_epi8(digit))) << (16 * i);
+  }
+  return mask;
+}
+
+// The value of the n (1..16) digits at q; reads 16 bytes from q.
+[[gnu::always_inline]] inline std::uint64_t digits_at(const char* q, unsigned n) {
+  std::uint64_t first, second;
+  std::memcpy(&first, q, 8);
+  std::memcpy(&second, q + 8, 8);
+  if (n <= 8) return digits_value(first, n);
+  static constexpr std::uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  return digits_value(first, 8) * kPow10[n - 8] + digits_value(second, n - 8);
+}
+
+// A plain decimal at offset o of the record (see scan_plain_decimal for the forms), its end in
+// `o`. Where the digits are comes from the mask alone, so the two fields' conversions do not
+// wait on each other (the scanning path reads a word, then finds where the next one starts).
+// o stays below 4 + 16 + 1 + 16, so every read is inside the 64-byte window.
+[[gnu::always_inline]] inline bool mask_decimal(const char* rec, std::uint64_t digit, std::size_t& o, Decimal& out) {
+  // Shifted, then inverted: the bits brought in past the window read as no digit, so that the
+  // count of trailing zeros is never taken of zero.
+  const unsigned whole = static_cast<unsigned>(__builtin_ctzll(~(digit >> o)));
+  if (whole == 0 || whole > 15) return false;
+  if (rec[o + whole] != '.') {
+    out = {digits_at(rec + o, whole), 0};
+    o += whole;
+    return true;
+  }
+  const unsigned decimals = static_cast<unsigned>(__builtin_ctzll(~(digit >> (o + whole + 1))));
+  if (decimals == 0 || decimals > 9 || whole + decimals > 15) return false;
+  out = {digits_at(rec + o, whole) * kPow10Int[decimals] + digits_at(rec + o + whole + 1, decimals), decimals};
+  o += whole + 1 + decimals;
+  return true;
+}
+#endif
+
+[[gnu::always_inline]] inline void emit_mem(Decimal mib, Decimal t, Visitor& v) {
+  MemSample s;
+  if (!mib_bytes(mib, s.bytes)) s.bytes = from_mib(to_double(mib));
+  s.t = to_double(t);
+  v.mem(s);
+}
+
+}  // namespace
+
 // "MEM <MiB> <time>" as qprof and mprof write it (one space, plain decimals): most lines of
 // every trace, parsed without splitting fields. Anything else takes the general path, which
 // also words the errors.
@@ -120,15 +236,35 @@ bool fast_mem_line(std::string_view line, const char* limit, Visitor& v) {
   const char* p = line.data() + 4;
   const char* end = line.data() + line.size();
   if (limit == end) return false;  // nothing after the line to stop a run of digits: general path
-  double mib = 0, t = 0;
+  Decimal mib{}, t{};
   if (!scan_plain_decimal(p, limit, mib) || p >= end || *p != ' ') return false;
   ++p;
   if (!scan_plain_decimal(p, limit, t) || p != end) return false;
-  MemSample s;
-  s.bytes = from_mib(mib);
-  s.t = t;
-  v.mem(s);
+  emit_mem(mib, t, v);
   return true;
+}
+
+// The common record whole, from its first byte to its newline, found without looking for the
+// newline first: "MEM <MiB> <time>\n" in the fast forms, with 64 bytes readable at `rec`.
+std::size_t fast_mem_record(const char* rec, Visitor& v) {
+#if defined(__SSE2__)
+  if (std::memcmp(rec, "MEM ", 4) != 0) return 0;
+  // Every offset looked at stays inside the window: a field's run is refused beyond 15 digits.
+  const std::uint64_t digit = digit_mask(rec);
+  Decimal mib{}, t{};
+  std::size_t o = 4;
+  if (!mask_decimal(rec, digit, o, mib) || rec[o] != ' ') return 0;
+  ++o;
+  if (!mask_decimal(rec, digit, o, t)) return 0;
+  if (rec[o] == '\r') ++o;  // what the line reader takes off a CRLF line
+  if (rec[o] != '\n') return 0;
+  emit_mem(mib, t, v);
+  return o + 1;
+#else
+  (void)rec;
+  (void)v;
+  return 0;
+#endif
 }
 
 }  // namespace qprof::dat::detail

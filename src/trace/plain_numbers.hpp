@@ -1,6 +1,7 @@
 // Fast parsing of the forms qprof and mprof write (private to the trace reader).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "qprof/trace/format.hpp"
@@ -15,5 +16,11 @@ bool plain_decimal(std::string_view w, double& out);
 // done) for any other line. `limit`: the end of the readable buffer around the line, beyond its
 // newline, so that a run of digits stops there.
 bool fast_mem_line(std::string_view line, const char* limit, Visitor& v);
+
+// A whole "MEM <MiB> <time>" record (as above, with its newline) at `rec`, where 64 bytes can
+// be read: passed to v.mem and its length with the newline returned; 0 (nothing done) for any
+// other record. Most of a trace is parsed here without its newline being looked for first.
+constexpr std::size_t kMemRecordWindow = 64;
+std::size_t fast_mem_record(const char* rec, Visitor& v);
 
 }  // namespace qprof::dat::detail

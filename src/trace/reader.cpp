@@ -354,6 +354,14 @@ class LineFeeder {
   std::size_t feed(std::string_view data) {
     std::size_t pos = 0;
     while (true) {
+      // Most records are MEM lines: parsed whole where the window fits, with no newline search.
+      if (data.size() - pos >= detail::kMemRecordWindow && max_line_ >= detail::kMemRecordWindow) {
+        if (const std::size_t used = detail::fast_mem_record(data.data() + pos, v_)) {
+          ++line_no_;
+          pos += used;
+          continue;
+        }
+      }
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
       if (nl == nullptr) {
         if (data.size() - pos > max_line_) too_long();

@@ -3,12 +3,16 @@
 // The same bytes also go through the file reader (parse_fd, what `qprof report FILE` uses) with
 // a 64-byte line bound, so that short inputs reach the bound and the buffer's refills: where no
 // line is longer than the bound both readers must agree, and a longer line must be refused.
+// And the MEM fast paths (trace/plain_numbers.cpp) against the general one: every MEM line is
+// read again with an extra field, which only the general path takes; the samples must be equal
+// to the bit, and a line one path refuses the other must refuse too.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +29,28 @@ struct Counts : qprof::dat::Visitor {
   void mem(const qprof::MemSample&) override { ++mem_lines; }
   void mark(qprof::Seconds, std::string_view) override { ++markers; }
 };
+
+// The text with " x" added to every MEM line (before a '\r' that ends it): what the reader
+// takes for the same sample, from its general path (a newer writer's extra field is skipped).
+std::string with_extra_field(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 4);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view line = text.substr(start, end - start);
+    const bool cr = !line.empty() && line.back() == '\r';
+    if (cr) line.remove_suffix(1);
+    out += line;
+    if (nl != std::string_view::npos && line.substr(0, 4) == "MEM ") out += " x";
+    if (cr) out += '\r';
+    if (nl == std::string_view::npos) break;
+    out += '\n';
+    start = nl + 1;
+  }
+  return out;
+}
 
 bool has_line_longer_than(std::string_view text, std::size_t bound) {
   std::size_t start = 0;
@@ -48,6 +74,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)whole->t0();
   } catch (const qprof::dat::ParseError& e) {
     if (std::string_view(e.what()).substr(0, 9) != "fuzz.dat:") __builtin_trap();  // always FILE:…
+  }
+
+  std::optional<qprof::Trace> general;
+  try {
+    general = qprof::dat::read_trace_text(with_extra_field(text), "fuzz.dat");
+  } catch (const qprof::dat::ParseError&) {
+  }
+  if (whole.has_value() != general.has_value()) __builtin_trap();  // one path took a line the other refused
+  if (whole) {
+    if (whole->mem.size() != general->mem.size()) __builtin_trap();
+    for (std::size_t i = 0; i < whole->mem.size(); ++i) {
+      if (whole->mem[i].bytes != general->mem[i].bytes) __builtin_trap();
+      if (std::memcmp(&whole->mem[i].t, &general->mem[i].t, sizeof(double)) != 0) __builtin_trap();
+    }
   }
 
   static const int fd = ::memfd_create("fuzz_trace", MFD_CLOEXEC);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -270,6 +272,60 @@ TEST(Reader, NumbersAreTheNearestDoubles) {
     if (tr.mem[i].t != std::strtod(written[i].c_str(), nullptr) && ++off <= 5) ADD_FAILURE() << written[i];
   }
   EXPECT_EQ(off, 0);
+}
+
+// The MEM fast path turns a MiB figure into bytes with integers while that gives the same
+// count as from_mib of the nearest double; beyond, it takes the double. Both sides of that
+// hand-over, every count of decimals, and figures just off a half byte must agree with it.
+TEST(Reader, MemoryFiguresAreTheBytesOfTheNearestDouble) {
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> exponent(-7, 10);  // 1e-7 MiB .. 10 TiB
+  std::string text;
+  std::vector<std::string> written;
+  const auto add = [&](const std::string& mib) {
+    written.push_back(mib);
+    text += "MEM " + mib + " 1.0\n";
+  };
+  for (int i = 0; i < 200000; ++i) {
+    char m[48];
+    std::snprintf(m, sizeof m, "%.*f", i % 10, std::pow(10.0, exponent(rng)));
+    if (std::strlen(m) <= 16) add(m);  // 15 digits and the point: the fast path's forms
+  }
+  // A half byte is 1/2^21 MiB: decimals that land next to it, small and near the hand-over
+  // (2^52 / 5^d bytes for d decimals).
+  for (int d = 1; d <= 9; ++d) {
+    const double five = std::pow(5.0, d);
+    for (const double bytes : {3.0, 1048575.0, std::ldexp(1.0, 52) / five - 2, std::ldexp(1.0, 52) / five + 2}) {
+      for (const double delta : {-1.0, 0.0, 1.0}) {
+        char m[48];
+        std::snprintf(m, sizeof m, "%.*f", d, (bytes + 0.5) / 1048576.0 + delta * std::pow(10.0, -d));
+        if (std::strlen(m) <= 16 && m[0] != '-') add(m);
+      }
+    }
+  }
+  const Trace tr = read_trace_text(text, "f.dat");
+  ASSERT_EQ(tr.mem.size(), written.size());
+  int off = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const Bytes expected = dat::from_mib(std::strtod(written[i].c_str(), nullptr));
+    if (tr.mem[i].bytes != expected && ++off <= 5) ADD_FAILURE() << written[i] << ": " << tr.mem[i].bytes << " != " << expected;
+  }
+  EXPECT_EQ(off, 0);
+}
+
+// The fast path looks at a 64-byte window from the start of a record: runs of digits that fill
+// it (found by the fuzzer: under UBSan, a count of trailing zeros taken of zero) go to the
+// general path and read as it reads them.
+TEST(Reader, RunsOfDigitsToTheEndOfTheFastPathsWindow) {
+  const std::string ones(80, '1');
+  const std::string text = "MEM 1." + ones + " 2\nMEM " + ones + " 3\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" +
+                           "NOTE " + std::string(70, 'x') + "\n";
+  const Trace t = read_trace_text(text, "f.dat");
+  ASSERT_EQ(t.mem.size(), 4u);
+  EXPECT_EQ(t.mem[0].bytes, from_mib(std::strtod(("1." + ones).c_str(), nullptr)));
+  EXPECT_EQ(t.mem[1].bytes, from_mib(std::strtod(ones.c_str(), nullptr)));
+  EXPECT_EQ(t.mem[2].t, std::strtod(("4." + ones).c_str(), nullptr));
+  EXPECT_EQ(t.mem[3].bytes, Bytes{1} << 20);
 }
 
 TEST(Reader, TruncatedLastLineIsAWarningNotAnError) {
