@@ -12,6 +12,7 @@
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
+#include "qprof/trace/threaded_reader.hpp"
 
 namespace qprof::plot {
 
@@ -387,7 +388,8 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
 }  // namespace
 
 TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn) {
-  return reduce(path, options, warn, [&](dat::Visitor& v) { dat::parse_file(path, v); });
+  // The parsing on a thread of its own, the reduction here: a long trace takes two cores.
+  return reduce(path, options, warn, [&](dat::Visitor& v) { dat::parse_file_threaded(path, v); });
 }
 
 TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
