@@ -37,3 +37,13 @@ add_custom_command(OUTPUT ${QPROF_BASH_COMPLETION}
   COMMENT "Writing the bash completion"
   VERBATIM)
 add_custom_target(bash_completion ALL DEPENDS ${QPROF_BASH_COMPLETION})
+
+# The zsh completion function (`qprof --help-completion zsh`), named as zsh's fpath wants it.
+set(QPROF_ZSH_COMPLETION ${PROJECT_BINARY_DIR}/completion/zsh/_qprof)
+add_custom_command(OUTPUT ${QPROF_ZSH_COMPLETION}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/completion/zsh
+  COMMAND sh -c "\"$0\" --help-completion zsh > \"$1\"" $<TARGET_FILE:qprof> ${QPROF_ZSH_COMPLETION}
+  DEPENDS qprof
+  COMMENT "Writing the zsh completion"
+  VERBATIM)
+add_custom_target(zsh_completion ALL DEPENDS ${QPROF_ZSH_COMPLETION})

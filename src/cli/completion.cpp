@@ -1,28 +1,50 @@
-// Shape of the script: one function, _qprof. The first word completes to a subcommand; a word
+// bash: one function, _qprof. The first word completes to a subcommand; a word
 // starting with '-' to that subcommand's options; the word after an option that takes a value to
 // that option's choices (or to files); any other word to trace files (*.dat) for the readers and
 // to a command for run; after "--", a command, then files.
+// zsh: a completion function for compsys (#compdef qprof), the same lists through _arguments, with
+// each option's description from --help.
 #include "completion.hpp"
 
 #include <map>
 #include <sstream>
+#include <string_view>
 
 namespace qprof::cli {
 namespace {
 
 // Options whose values are a fixed list (the checks in the subcommands' files say the same).
-std::string choices(const std::string& sub, const std::string& option) {
+std::string listed_choices(const std::string& sub, const std::string& option) {
   static const std::map<std::string, std::string> common = {
-      {"--metric", "rss pss uss gpu cgroup hwm_sum kernel_process"},
+      {"--metric", "rss pss uss gpu cgroup hwm_sum kernel_process anon file shmem swap"},
       {"--unit", "B KiB MiB GiB KB MB GB"},
       {"--gpu", "auto nvml amd smi none"},
       {"--panels", "memory gpu cpu io memory-kinds tasks vsz gpu-util disk memory,cpu memory,gpu memory,io memory,memory-kinds memory,disk"},
   };
   if (option == "--format") return sub == "export" ? "perfetto chrome csv json" : "text md csv json";
   if (option == "--metric" && sub == "run") return "rss pss uss all";
+  if (option == "--metric" && sub == "plot") return "rss pss uss gpu cgroup";
   const auto it = common.find(option);
   return it == common.end() ? "" : it->second;
 }
+
+// An option's choices: the list above, or those of its CLI11 check ("TEXT:{wall,start}").
+std::string choices(const std::string& sub, const std::string& option, const CLI::Option& o) {
+  std::string listed = listed_choices(sub, option);
+  if (!listed.empty()) return listed;
+  const std::string type = o.get_type_name();
+  const std::size_t open = type.find(":{"), close = type.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) return "";
+  std::string out = type.substr(open + 2, close - open - 2);
+  for (char& c : out) {
+    if (c == ',') c = ' ';
+  }
+  return out;
+}
+
+// Whether the word after the option is its value. A flag expects none (CLI11 gives its flags a
+// type size of 1 and an expected count of 0).
+bool takes_value(const CLI::Option& o) { return o.get_expected_max() != 0; }
 
 std::string words(const std::vector<std::string>& list) {
   std::string out;
@@ -30,7 +52,95 @@ std::string words(const std::vector<std::string>& list) {
   return out;
 }
 
+// Text inside single quotes in zsh: a quote closes, writes a quoted quote, opens again.
+std::string zsh_quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// An option's description for _arguments' brackets: its first line, brackets and backslashes
+// escaped (a ']' would end the description), at most 70 characters.
+std::string zsh_description(std::string_view text) {
+  text = text.substr(0, text.find('\n'));
+  std::string out;
+  for (const char c : text) {
+    if (out.size() >= 70) {
+      out += "...";
+      break;
+    }
+    if (c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// What follows an option's description: nothing for a flag; its choices, or files.
+std::string zsh_value(const std::string& sub, const std::string& name, const CLI::Option& o) {
+  if (!takes_value(o)) return "";
+  const std::string c = choices(sub, name, o);
+  std::string value = name.substr(name.find_first_not_of('-'));
+  return ":" + value + ":" + (c.empty() ? std::string("_files") : "(" + c + ")");
+}
+
+// The words after a subcommand's options: a command for run, a PID for attach, traces for the
+// readers, nothing for those that take none.
+std::string zsh_arguments(const std::string& sub) {
+  if (sub == "run") return "'*::command:_normal'";
+  if (sub == "attach") return "':process:_pids'";
+  if (sub == "list" || sub == "clean") return "";
+  if (sub == "mark") return "':label: '";
+  return "'*:trace:_files -g \"*.dat(-.)\"'";
+}
+
 }  // namespace
+
+std::string zsh_completion(const CLI::App& app) {
+  std::ostringstream out;
+  out << "#compdef qprof\n"
+         "# zsh completion for qprof, written by `qprof --help-completion zsh` from its own options.\n"
+         "# Installed as share/zsh/vendor-completions/_qprof; or put its folder on $fpath before compinit.\n"
+         "_qprof() {\n"
+         "  local -a subcommands\n"
+         "  subcommands=(\n";
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    std::string d = s->get_description();
+    d = d.substr(0, d.find('\n'));
+    out << "    " << zsh_quoted(s->get_name() + ":" + d) << "\n";
+  }
+  out << "  )\n"
+         "  if (( CURRENT == 2 )); then\n"
+         "    _arguments '(- *)'{-h,--help}'[print the help and exit]' '(- *)--version[print the version and exit]' \\\n"
+         "      ':subcommand:{_describe -t commands \"qprof subcommand\" subcommands}'\n"
+         "    return\n"
+         "  fi\n"
+         "  local sub=$words[2]\n"
+         "  shift words\n"
+         "  (( CURRENT-- ))\n"
+         "  curcontext=\"${curcontext%:*:*}:qprof-$sub:\"\n"
+         "  case $sub in\n";
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    out << "    " << s->get_name() << ")\n      _arguments -s -S";
+    for (const CLI::Option* o : s->get_options()) {
+      if (o->get_group().empty() || !o->nonpositional()) continue;
+      std::vector<std::string> names;
+      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+      const std::string description = "[" + zsh_description(o->get_description()) + "]";
+      // Any option may be given again (CLI11 takes the last, or each of a list): '*'.
+      for (const std::string& n : names) {
+        out << " \\\n        " << zsh_quoted("*" + n + description + zsh_value(s->get_name(), n, *o));
+      }
+    }
+    const std::string rest = zsh_arguments(s->get_name());
+    if (!rest.empty()) out << " \\\n        " << rest;
+    out << "\n      ;;\n";
+  }
+  out << "  esac\n"
+         "}\n"
+         "_qprof \"$@\"\n";
+  return out.str();
+}
 
 std::string bash_completion(const CLI::App& app) {
   std::ostringstream out;
@@ -66,10 +176,10 @@ std::string bash_completion(const CLI::App& app) {
       for (const std::string& n : o->get_snames()) names.push_back("-" + n);
       for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
       opts.insert(opts.end(), names.begin(), names.end());
-      if (o->get_type_size() == 0) continue;
+      if (!takes_value(*o)) continue;
       valued.insert(valued.end(), names.begin(), names.end());
       for (const std::string& n : names) {
-        const std::string c = choices(s->get_name(), n);
+        const std::string c = choices(s->get_name(), n, *o);
         if (!c.empty()) cases << "        " << n << ") choices='" << c << "' ;;\n";
       }
     }

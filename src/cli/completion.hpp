@@ -1,4 +1,4 @@
-// The bash completion script, written at build time from the CLI11 apps' own option lists
+// The bash and zsh completion scripts, written at build time from the CLI11 apps' own option lists
 // (`qprof --help-completion`), so that completion offers exactly what --help lists.
 #pragma once
 
@@ -8,5 +8,7 @@
 namespace qprof::cli {
 
 std::string bash_completion(const CLI::App& app);
+// The zsh completion function (`_qprof`), from the same lists, with each option's description.
+std::string zsh_completion(const CLI::App& app);
 
 }  // namespace qprof::cli

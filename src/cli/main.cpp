@@ -70,9 +70,11 @@ int main(int argc, char** argv) {
   commands.push_back(qprof::cli::add_mark(app, invocation));
   qprof::cli::add_help_examples(app);
 
-  // qprof --help-completion: the bash completion script (hidden: the build runs it).
+  // qprof --help-completion [zsh]: the bash completion script, or zsh's
+  // (hidden: the build runs them).
   if (!args.empty() && args.back() == "--help-completion") {
-    std::cout << qprof::cli::bash_completion(app);
+    std::cout << (args.size() > 1 && args[args.size() - 2] == "zsh" ? qprof::cli::zsh_completion(app)
+                                                                    : qprof::cli::bash_completion(app));
     return 0;
   }
   // qprof --help-man [SUBCOMMAND [EXTRAS_DIR]]: a manual page from the options --help shows

@@ -1,6 +1,7 @@
-// The manual pages and the bash completion, both written at build time from qprof's own option
-// lists: every page renders through man(1) without a warning and lists exactly the options of
-// --help; the completion, sourced into bash, completes subcommands, options, values and files.
+// The manual pages and the bash and zsh completions, all written at build time from qprof's own
+// option lists: every page renders through man(1) without a warning and lists exactly the options
+// of --help; the completions, sourced into bash or loaded by zsh's compinit at a terminal,
+// complete subcommands, options, values and files.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "e2e_util.hpp"
+#include "terminal_util.hpp"
 
 namespace qprof::test {
 namespace {
@@ -115,6 +117,58 @@ TEST(Completion, SubcommandsOptionsValuesAndFiles) {
   const Words commands = complete({"qprof", "run", "-o", "x.dat", "--", "bas"}, dir);
   EXPECT_NE(std::find(commands.begin(), commands.end(), "bash"), commands.end());
   EXPECT_EQ(complete({"qprof", "peak", "--", "cat", "no"}, dir), Words{"notes.txt"});
+  // A flag takes no value: the next word is a trace again. A CLI11 check's list is the choices.
+  EXPECT_EQ(complete({"qprof", "plot", "--children", ""}, dir), (Words{"a.dat", "b.dat", "sub"}));
+  EXPECT_EQ(complete({"qprof", "plot", "--align", ""}), (Words{"start", "wall"}));
+}
+
+// zsh at a tmux terminal, with the completion function loaded from the build's folder by
+// compinit: `typed`, then `key` (Tab: completes, or lists the choices); the screen once `expect`
+// is on it (tmux gives rows without their trailing blanks). A fresh shell for each, so that no screen of an earlier case can answer.
+std::string zsh_after(const std::string& typed, const std::string& key, const std::string& expect, const std::string& cwd) {
+  TmuxTerminal term("env -i TERM=xterm HOME=" + sh_quoted(cwd) + " PATH=/usr/bin:/bin zsh -f", 160, 40);
+  term.send_keys("PS1='zsh> '; fpath=(" + sh_quoted(QPROF_TEST_ZSH_COMPLETION_DIR) +
+                     " $fpath); autoload -Uz compinit; compinit -u -D; cd " + sh_quoted(cwd) + "; clear",
+                 true);
+  term.send_keys("Enter");
+  EXPECT_TRUE(term.wait_for("zsh> ", 10)) << term.screen();
+  term.send_keys(typed, true);
+  term.send_keys(key);
+  EXPECT_TRUE(term.wait_for(expect, 10)) << "typed: " << typed << "\n" << term.screen();
+  return term.screen();
+}
+
+TEST(Completion, ZshCompletesSubcommandsOptionsValuesAndFiles) {
+  if (!TmuxTerminal::available() || run({"sh", "-c", "command -v zsh"}).status != 0) {
+    GTEST_SKIP() << "needs zsh and tmux (scripts/install-deps --tests installs both)";
+  }
+  const std::string dir = temp_dir() + "/zsh-complete";
+  fs::create_directories(dir + "/sub");
+  std::ofstream(dir + "/a.dat") << "x";
+  std::ofstream(dir + "/b.dat") << "x";
+  std::ofstream(dir + "/notes.txt") << "x";
+  EXPECT_NE(zsh_after("qprof ex", "Tab", "zsh> qprof export", dir).find("zsh> qprof export\n"), std::string::npos);
+  EXPECT_NE(zsh_after("qprof export --fo", "Tab", "--format", dir).find("zsh> qprof export --format\n"), std::string::npos);
+  std::string s = zsh_after("qprof export --format ", "Tab", "perfetto", dir);
+  for (const char* w : {"chrome", "csv", "json"}) EXPECT_NE(s.find(w), std::string::npos) << w << "\n" << s;
+  s = zsh_after("qprof run --gpu n", "Tab", "nvml", dir);
+  EXPECT_NE(s.find("none"), std::string::npos) << s;
+  EXPECT_EQ(s.find("smi"), std::string::npos) << s;
+  // Readers: traces and folders, not other files; a flag takes no value; -o any file.
+  for (const std::string typed : {"qprof plot ", "qprof plot --children "}) {
+    s = zsh_after(typed, "Tab", "a.dat", dir);
+    EXPECT_NE(s.find("b.dat"), std::string::npos) << s;
+    EXPECT_NE(s.find("sub/"), std::string::npos) << s;
+    EXPECT_EQ(s.find("notes.txt"), std::string::npos) << s;
+  }
+  EXPECT_NE(zsh_after("qprof export a.dat -o no", "Tab", "notes.txt", dir).find("-o notes.txt"), std::string::npos);
+  s = zsh_after("qprof plot --align ", "Tab", "start", dir);
+  EXPECT_NE(s.find("wall"), std::string::npos) << s;
+  // Options listed with their descriptions from --help.
+  s = zsh_after("qprof peak --", "Tab", "--max-peak", dir);
+  EXPECT_NE(s.find("--by-host"), std::string::npos) << s;
+  // After run's options, the command and its own completion.
+  EXPECT_NE(zsh_after("qprof run -q -- ech", "Tab", "-- echo", dir).find("-- echo\n"), std::string::npos);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ grep -q '^Recommends: gnuplot-nox' "$work/fields"
 root=$work/root
 dpkg -x "$deb" "$root"
 for f in usr/bin/qprof usr/share/man/man1/qprof.1 usr/share/man/man1/qprof-export.1 \
-         usr/share/bash-completion/completions/qprof usr/share/qprof/plot/qprof.gp \
+         usr/share/bash-completion/completions/qprof usr/share/zsh/vendor-completions/_qprof usr/share/qprof/plot/qprof.gp \
          usr/include/qprof_mark.h usr/lib/python3/dist-packages/qprof_mark.py usr/share/man/man1/qprof-mark.1; do
   [ -f "$root/$f" ] || { echo "missing from the package: $f"; exit 1; }
 done

@@ -2,7 +2,8 @@
 # The marker helpers as `cmake --install` installs them, used from there: the C header compiled
 # into a program that qprof runs, the Python module imported by Debian's python3 from where it
 # was installed. For the prefix /usr (the .deb's), the module lands in a directory that Debian's
-# python3 searches by default.
+# python3 searches by default. The zsh completion goes with them to the folder zsh's default
+# $fpath has for that prefix.
 #   install_helpers_test.sh BUILD_DIR QPROF [AS_LIMIT]
 # AS_LIMIT: prlimit's address-space bound, "unlimited" for an AddressSanitizer build (its shadow
 # memory needs terabytes of address space; ASAN_OPTIONS' hard_rss_limit_mb bounds it instead).
@@ -50,4 +51,10 @@ DESTDIR=$work/dest cmake --install "$build" --prefix /usr >"$work/install-usr.lo
 [ -f "$work/dest/usr/lib/python3/dist-packages/qprof_mark.py" ]
 [ -f "$work/dest/usr/include/qprof_mark.h" ]
 /usr/bin/python3 -c 'import sys; assert "/usr/lib/python3/dist-packages" in sys.path, sys.path'
+[ -f "$work/prefix/share/zsh/site-functions/_qprof" ]
+[ -f "$work/dest/usr/share/zsh/vendor-completions/_qprof" ]
+if command -v zsh >/dev/null 2>&1; then
+  zsh -f -c 'print -l $fpath' | grep -qx /usr/share/zsh/vendor-completions
+  zsh -f -c 'print -l $fpath' | grep -qx /usr/local/share/zsh/site-functions
+fi
 echo "helpers ok"
