@@ -211,8 +211,10 @@ limits = {
     9: "file-backed pages: the shared libraries' page cache that qprof touched (libstdc++ ≈ 1.8 MB, "
        "libc ≈ 1.3 MB, libm, yaml-cpp, ld.so) and its own text (≈ 1.4 MB); stripping does not lower "
        "it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
-    10: "the trace reader (see its rate) and gnuplot's start-up",
-    12: "digit parsing per line on this CPU (see BM_ParseMemLines)",
+    10: "the reading thread: it parses the 10 M lines while the reduction keeps pace on the other "
+        "core, and gnuplot draws only after the last line (see the two rows above)",
+    12: "the work left per line after the 64-byte digit mask: two decimal conversions, the "
+        "division that gives the time's nearest double, the visitor's call (see BM_ParseMemLines)",
     13: "exec, the dynamic loader and its libraries, and the /proc listing that primes the tree",
     3: f"qprof's work beyond the floor (which keeps {f33_1['rounds_ratio']:.3f} of its 1 ms rounds): the stats "
        f"pass every 0.1 s and the trace's writes delay the next wake-up past its deadline",
