@@ -20,21 +20,27 @@ header=$work/prefix/include/qprof_mark.h
 module=$(ls "$work"/prefix/lib/python3*/dist-packages/qprof_mark.py)
 [ -f "$header" ] || { echo "missing: $header"; exit 1; }
 
-# C: a synchronous checkpoint and a plain one, from the installed header.
+# C, then C++: a plain checkpoint and a synchronous one, in that order (one statement each: the
+# order in which a call's arguments are evaluated is the compiler's), from the installed header.
 cat >"$work/job.c" <<'C'
 #include <stdio.h>
 #include <qprof_mark.h>
 int main(void) {
-  printf("%d %d\n", qprof_mark("C Start"), qprof_mark_sync("C End"));
+  const int plain = qprof_mark("C Start");
+  const int sync = qprof_mark_sync("C End");
+  printf("%d %d\n", plain, sync);
   return 0;
 }
 C
 cc -Wall -Wextra -Werror -I"$work/prefix/include" -o "$work/job" "$work/job.c"
-bounded "$qprof" run -q -o "$work/c.dat" -- "$work/job" >"$work/c.out"
-[ "$(cat "$work/c.out")" = "0 0" ] || { echo "C helper answered: $(cat "$work/c.out")"; exit 1; }
-grep -q '^MARK [0-9.]* C Start$' "$work/c.dat"
-grep -q '^MARK [0-9.]* C End$' "$work/c.dat"
-[ "$(env -u QPROF_MARK_FD -u QPROF_MARK_PATH "$work/job")" = "1 1" ]  # outside qprof: absent
+c++ -std=c++20 -Wall -Wextra -Werror -x c++ -I"$work/prefix/include" -o "$work/job-cxx" "$work/job.c"
+for job in job job-cxx; do
+  bounded "$qprof" run -q -o "$work/c.dat" -- "$work/$job" >"$work/c.out"
+  [ "$(cat "$work/c.out")" = "0 0" ] || { echo "$job: the helper answered: $(cat "$work/c.out")"; exit 1; }
+  [ "$(grep '^MARK ' "$work/c.dat" | cut -d' ' -f3-)" = "C Start
+C End" ] || { echo "$job: markers:"; grep '^MARK ' "$work/c.dat"; exit 1; }
+  [ "$(env -u QPROF_MARK_FD -u QPROF_MARK_PATH "$work/$job")" = "1 1" ]  # outside qprof: absent
+done
 
 # Python: the installed module, imported by Debian's python3.
 PYTHONPATH=$(dirname "$module") bounded "$qprof" run -q -o "$work/py.dat" -- /usr/bin/python3 -c '
