@@ -356,11 +356,19 @@ class LineFeeder {
     while (true) {
       // Most records are MEM lines: parsed whole where the window fits, with no newline search.
       if (data.size() - pos >= detail::kMemRecordWindow && max_line_ >= detail::kMemRecordWindow) {
-        if (const std::size_t used = detail::fast_mem_record(data.data() + pos, v_)) {
-          ++line_no_;
+        ++line_no_;
+        v_.at_line(line_no_);
+        std::size_t used = 0;
+        try {
+          used = detail::fast_mem_record(data.data() + pos, v_);
+        } catch (const BadRecord& e) {  // the visitor refused the sample (qprof plot: an absurd time)
+          throw ParseError(name_, line_no_, e.what());
+        }
+        if (used > 0) {
           pos += used;
           continue;
         }
+        --line_no_;  // not a record of the fast form: the line is taken below
       }
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
       if (nl == nullptr) {
@@ -377,6 +385,7 @@ class LineFeeder {
     if (tail.empty()) return;
     if (tail.size() > max_line_) too_long();
     ++line_no_;
+    v_.at_line(line_no_);
     v_.warning(name_ + ":" + std::to_string(line_no_) +
                ": the last line has no newline (was the writer killed?); it was ignored");
   }
@@ -391,6 +400,7 @@ class LineFeeder {
   void one(std::string_view line, const char* limit) {
     if (line.size() > max_line_) too_long();
     ++line_no_;
+    v_.at_line(line_no_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) return;
     try {

@@ -1,6 +1,6 @@
 // The reading thread records what the parser finds into batches: MEM samples (most of every
 // trace) as plain values, every other call as a closure holding copies of its arguments, placed
-// by how many samples came before it. The calling thread replays each batch into the visitor in
+// by how many samples came before it; each with its line, for the errors. The calling thread replays each batch into the visitor in
 // that order. At most kInFlight batches wait, so memory stays bounded however long the trace.
 #include "qprof/trace/threaded_reader.hpp"
 
@@ -27,8 +27,14 @@ constexpr off_t kThreadedFrom = 4 << 20;  // 4 MiB: about 130 000 samples, 3 ms 
 
 struct Batch {
   std::vector<MemSample> mem;
-  // A call, after how many of this batch's samples it came.
-  std::vector<std::pair<std::size_t, std::function<void(Visitor&)>>> calls;
+  std::vector<std::size_t> mem_lines;  // the line of each sample
+  // A call, after how many of this batch's samples it came, and its line.
+  struct Call {
+    std::size_t after;
+    std::size_t line;
+    std::function<void(Visitor&)> call;
+  };
+  std::vector<Call> calls;
 };
 
 // What the two threads share.
@@ -85,6 +91,7 @@ class Recorder final : public Visitor {
 
   void mem(const MemSample& s) override {
     batch_.mem.push_back(s);
+    batch_.mem_lines.push_back(line());
     if (batch_.mem.size() >= kBatchSamples) hand_over();
   }
   void header(const TraceMeta& m) override { later([m](Visitor& v) { v.header(m); }); }
@@ -121,11 +128,12 @@ class Recorder final : public Visitor {
     if (!channel_.push(std::move(batch_))) throw Stopped{};
     batch_ = Batch{};
     batch_.mem.reserve(kBatchSamples);
+    batch_.mem_lines.reserve(kBatchSamples);
   }
 
  private:
   void later(std::function<void(Visitor&)> call) {
-    batch_.calls.emplace_back(batch_.mem.size(), std::move(call));
+    batch_.calls.push_back(Batch::Call{batch_.mem.size(), line(), std::move(call)});
     if (batch_.calls.size() >= kBatchCalls) hand_over();
   }
 
@@ -133,13 +141,26 @@ class Recorder final : public Visitor {
   Batch batch_;
 };
 
-void replay(Batch& b, Visitor& v) {
+// The batch's calls in their order, each at its line; a record the visitor refuses (BadRecord)
+// is reported at that line, as parse_file does.
+void replay(Batch& b, Visitor& v, const std::string& path) {
   std::size_t done = 0;
-  for (auto& [after, call] : b.calls) {
-    for (; done < after; ++done) v.mem(b.mem[done]);
-    call(v);
+  try {
+    for (Batch::Call& c : b.calls) {
+      for (; done < c.after; ++done) {
+        v.at_line(b.mem_lines[done]);
+        v.mem(b.mem[done]);
+      }
+      v.at_line(c.line);
+      c.call(v);
+    }
+    for (; done < b.mem.size(); ++done) {
+      v.at_line(b.mem_lines[done]);
+      v.mem(b.mem[done]);
+    }
+  } catch (const BadRecord& e) {
+    throw ParseError(path, v.line(), e.what());
   }
-  for (; done < b.mem.size(); ++done) v.mem(b.mem[done]);
 }
 
 // The reading thread: the file parsed into batches, then the end (and its error) said.
@@ -178,7 +199,7 @@ void parse_file_threaded(const std::string& path, Visitor& visitor) {
   try {
     Batch b;
     std::exception_ptr error;
-    while (channel.pop(b, error)) replay(b, visitor);
+    while (channel.pop(b, error)) replay(b, visitor, path);
     reader.join();
     if (error) std::rethrow_exception(error);
   } catch (...) {

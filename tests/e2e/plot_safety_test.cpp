@@ -70,6 +70,22 @@ TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
       << r.err;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
   EXPECT_EQ(leftovers(dir, {"bomb.dat"}), std::vector<std::string>{});
+  // The same in qprof's own form (the reader's MEM fast path), and in a file of 4 MiB or more
+  // (read on a thread of its own while the chart is reduced): still the record's line.
+  std::string fast = "MEM 1.000000 1700000000.0000\nMEM 2.000000 17000000000.0000\n";
+  std::string big;
+  for (int i = 0; i < 150000; ++i) big += "MEM 1.000000 1700000000.0000\n";
+  big += "MEM 2.000000 17000000000.0000\n";
+  for (int i = 0; i < 4; ++i) fast += "MEM 1.000000 1700000001.0000\n", big += "MEM 1.000000 1700000001.0000\n";
+  ASSERT_GE(big.size(), 4u << 20);
+  write(dir + "/fast.dat", fast);
+  write(dir + "/big.dat", big);
+  for (const auto& [name, line] : {std::pair<std::string, std::string>{"fast.dat", ":2: "}, {"big.dat", ":150001: "}}) {
+    const Result f = run(limited({"plot", dir + "/" + name, "-o", dir + "/f.png"}), "", 60);
+    EXPECT_EQ(f.status, 2) << f.err;
+    EXPECT_NE(f.err.find(dir + "/" + name + line + "time 17000000000 is 485 years after the start"), std::string::npos) << f.err;
+  }
+  EXPECT_EQ(leftovers(dir, {"bomb.dat", "fast.dat", "big.dat"}), std::vector<std::string>{});
   // A window as absurd is a usage error too.
   write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
   const Result w = run(limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.png", "--window", "0,1e16"}), "", 60);

@@ -170,6 +170,57 @@ TEST(ThreadedReader, AnErrorDeepInTheFileComesAfterTheSameCalls) {
   std::filesystem::remove(path);
 }
 
+// A visitor refuses a record with BadRecord (qprof plot: an absurd time): the error names its
+// line, from the MEM fast path, the general path, and both readers alike.
+TEST(ThreadedReader, ARecordTheVisitorRefusesIsReportedAtItsLine) {
+  const std::string path = long_trace_of_every_kind();
+  struct Refuses : Visitor {
+    std::size_t samples = 0;
+    void mem(const MemSample&) override {
+      if (++samples == 150000) throw BadRecord("the 150000th sample");
+    }
+    void mark(Seconds, std::string_view label) override {
+      if (label == "step 180000") throw BadRecord("a marker");
+    }
+  };
+  std::string plain_error, threaded_error;
+  Refuses a, b;
+  try {
+    parse_file(path, a);
+  } catch (const ParseError& e) {
+    plain_error = e.what();
+  }
+  try {
+    parse_file_threaded(path, b);
+  } catch (const ParseError& e) {
+    threaded_error = e.what();
+  }
+  // Before the 150000th sample's line: 4 header lines, 149 999 samples, 21 429 CHLD lines and 8
+  // groups of 13 other lines.
+  EXPECT_EQ(plain_error, path + ":" + std::to_string(4 + 149999 + 21429 + 8 * 13 + 1) + ": the 150000th sample");
+  EXPECT_EQ(threaded_error, plain_error);
+  // The marker: a visitor that takes every sample refuses the 10th group's MARK.
+  struct RefusesMarker : Visitor {
+    void mark(Seconds, std::string_view label) override {
+      if (label == "step 180000") throw BadRecord("a marker");
+    }
+  } c, d;
+  std::string plain_mark, threaded_mark;
+  try {
+    parse_file(path, c);
+  } catch (const ParseError& e) {
+    plain_mark = e.what();
+  }
+  try {
+    parse_file_threaded(path, d);
+  } catch (const ParseError& e) {
+    threaded_mark = e.what();
+  }
+  EXPECT_NE(plain_mark.find(": a marker"), std::string::npos) << plain_mark;
+  EXPECT_EQ(threaded_mark, plain_mark);
+  std::filesystem::remove(path);
+}
+
 TEST(ThreadedReader, TheVisitorsExceptionStopsTheReadingThread) {
   const std::string path = long_trace_of_every_kind();
   struct Refuses : Visitor {

@@ -96,6 +96,12 @@ class BadRecord : public std::runtime_error {
 class Visitor {
  public:
   virtual ~Visitor() = default;
+  // The line (from 1) of the call being made, set by the reader before each line: what a
+  // visitor that passes calls on to another thread (the threaded reader) needs to say where a
+  // refused record was. A visitor may throw BadRecord from any call; the reader turns it into
+  // a ParseError at this line.
+  void at_line(std::size_t line) { line_ = line; }
+  std::size_t line() const { return line_; }
   virtual void header(const TraceMeta&) {}
   virtual void cmdline(std::string_view) {}
   virtual void mem(const MemSample&) {}
@@ -122,6 +128,9 @@ class Visitor {
   virtual void exit(const ExitInfo&) {}
   // A problem that does not stop the reading, "FILE:LINE: reason" (a truncated last line).
   virtual void warning(const std::string&) {}
+
+ private:
+  std::size_t line_ = 0;
 };
 
 // Throws ParseError ("FILE:LINE: reason") at the first malformed line, and at a line longer than
