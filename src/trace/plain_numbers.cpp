@@ -33,6 +33,9 @@ constexpr std::uint64_t kZeros = 0x3030303030303030ULL;
           (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
 }
 
+constexpr std::uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+constexpr double kPow10Double[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
 // A run of digits at p (at most `max` of them), advancing p past it. `limit` is how far the
 // buffer may be read (beyond the line: its newline at least, so the run stops there).
 [[gnu::always_inline]] inline std::uint64_t scan_digits(const char*& p, const char* limit, unsigned max, unsigned& count) {
@@ -43,8 +46,7 @@ constexpr std::uint64_t kZeros = 0x3030303030303030ULL;
       std::uint64_t word;
       std::memcpy(&word, p, 8);
       const unsigned n = leading_digits(word);
-      static constexpr std::uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-      value = value * kPow10[n] + digits_value(word, n);
+      value = value * kPow10Int[n] + digits_value(word, n);
       p += n;
       count += n;
       if (n < 8) break;
@@ -57,24 +59,21 @@ constexpr std::uint64_t kZeros = 0x3030303030303030ULL;
   return value;
 }
 
-constexpr std::uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
-constexpr double kPow10Double[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-
-// whole.fraction (`decimals` digits of it) as the nearest double, the value from_chars (and
-// Python's float(), mprof's reader) gives: with at most 15 digits in all, the digits as one
-// integer and the power of ten are both exact doubles, and one correctly rounded division of
-// them is the correctly rounded decimal. (whole + fraction / 10^d rounds twice and is off by
-// an ulp about once in 2000 numbers of 9 decimals.)
-[[gnu::always_inline]] inline double exact_decimal(std::uint64_t whole, std::uint64_t fraction, unsigned decimals) {
-  return static_cast<double>(whole * kPow10Int[decimals] + fraction) / kPow10Double[decimals];
-}
-
 // A plain decimal as its digits and how many of them follow the point: 1234.567890 is
 // 1234567890 and 6. At most 15 digits (a double holds them exactly) and 9 decimals.
 struct Decimal {
   std::uint64_t digits;
   unsigned decimals;
 };
+
+// The nearest double, the value from_chars (and Python's float(), mprof's reader) gives: with
+// at most 15 digits in all, the digits as one integer and the power of ten are both exact
+// doubles, and one correctly rounded division of them is the correctly rounded decimal.
+// (whole + fraction / 10^d rounds twice and is off by an ulp about once in 2000 numbers of 9
+// decimals.)
+[[gnu::always_inline]] inline double to_double(Decimal d) {
+  return static_cast<double>(d.digits) / kPow10Double[d.decimals];
+}
 
 // plain_decimal over a pointer that it advances to the first character after the number: the
 // MEM fast path's parser, with no string_view built per field.
@@ -92,10 +91,6 @@ struct Decimal {
   if (decimals == 0 || decimals > 9 || digits + decimals > 15) return false;
   out = {whole * kPow10Int[decimals] + fraction, decimals};
   return true;
-}
-
-[[gnu::always_inline]] inline double to_double(Decimal d) {
-  return static_cast<double>(d.digits) / kPow10Double[d.decimals];
 }
 
 // 5^d, and the largest byte count below which the integer rounding in mib_bytes is the one
@@ -166,7 +161,8 @@ bool plain_decimal(std::string_view w, double& out) {
     fraction = fraction * 10 + static_cast<std::uint64_t>(w[k] - '0');
   }
   if (w.size() - 1 > 15) return false;  // more digits than a double holds exactly: from_chars
-  out = exact_decimal(whole, fraction, static_cast<unsigned>(w.size() - i - 1));
+  const unsigned decimals = static_cast<unsigned>(w.size() - i - 1);
+  out = to_double(Decimal{whole * kPow10Int[decimals] + fraction, decimals});
   return true;
 }
 
@@ -192,8 +188,7 @@ namespace {
   std::memcpy(&first, q, 8);
   std::memcpy(&second, q + 8, 8);
   if (n <= 8) return digits_value(first, n);
-  static constexpr std::uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-  return digits_value(first, 8) * kPow10[n - 8] + digits_value(second, n - 8);
+  return digits_value(first, 8) * kPow10Int[n - 8] + digits_value(second, n - 8);
 }
 
 // A plain decimal at offset o of the record (see scan_plain_decimal for the forms), its end in

@@ -356,19 +356,19 @@ class LineFeeder {
     while (true) {
       // Most records are MEM lines: parsed whole where the window fits, with no newline search.
       if (data.size() - pos >= detail::kMemRecordWindow && max_line_ >= detail::kMemRecordWindow) {
-        ++line_no_;
-        v_.at_line(line_no_);
+        const std::size_t line = line_no_ + 1;
+        v_.at_line(line);
         std::size_t used = 0;
         try {
           used = detail::fast_mem_record(data.data() + pos, v_);
         } catch (const BadRecord& e) {  // the visitor refused the sample (qprof plot: an absurd time)
-          throw ParseError(name_, line_no_, e.what());
+          throw ParseError(name_, line, e.what());
         }
-        if (used > 0) {
+        if (used > 0) {  // otherwise not of the fast form: the line is taken below
+          line_no_ = line;
           pos += used;
           continue;
         }
-        --line_no_;  // not a record of the fast form: the line is taken below
       }
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);
       if (nl == nullptr) {

@@ -1,7 +1,10 @@
 // The reading thread records what the parser finds into batches: MEM samples (most of every
 // trace) as plain values, every other call as a closure holding copies of its arguments, placed
-// by how many samples came before it; each with its line, for the errors. The calling thread replays each batch into the visitor in
-// that order. At most kInFlight batches wait, so memory stays bounded however long the trace.
+// by how many samples came before it; each with its line, for the errors. The calling thread
+// replays each batch into the visitor in that order. A batch is handed over when it holds
+// kBatchSamples samples, kBatchCalls other calls or kBatchText bytes of their text, and at most
+// kInFlight batches wait: what is in flight stays bounded (about 6 batches, some MiB) however
+// long the trace and however long its lines (up to the reader's 1 MiB).
 #include "qprof/trace/threaded_reader.hpp"
 
 #include <sys/stat.h>
@@ -22,7 +25,9 @@ namespace {
 
 constexpr std::size_t kBatchSamples = 16384;  // 256 KiB of samples: a few per L2, few hand-overs
 constexpr std::size_t kBatchCalls = 1024;     // other calls (a trace of markers, CHLD lines)
+constexpr std::size_t kBatchText = 1 << 20;   // their copied text (labels, notes: up to 1 MiB a line)
 constexpr std::size_t kInFlight = 4;
+constexpr std::size_t kHeaderText = kBatchText;  // a header's line may be 1 MiB: a batch alone
 constexpr off_t kThreadedFrom = 4 << 20;  // 4 MiB: about 130 000 samples, 3 ms of parsing
 
 struct Batch {
@@ -94,51 +99,55 @@ class Recorder final : public Visitor {
     batch_.mem_lines.push_back(line());
     if (batch_.mem.size() >= kBatchSamples) hand_over();
   }
-  void header(const TraceMeta& m) override { later([m](Visitor& v) { v.header(m); }); }
-  void cmdline(std::string_view c) override { later([c = std::string(c)](Visitor& v) { v.cmdline(c); }); }
-  void child(std::int64_t pid, const MemSample& s) override { later([pid, s](Visitor& v) { v.child(pid, s); }); }
+  void header(const TraceMeta& m) override { later(kHeaderText, [m](Visitor& v) { v.header(m); }); }
+  void cmdline(std::string_view c) override { later(c.size(), [c = std::string(c)](Visitor& v) { v.cmdline(c); }); }
+  void child(std::int64_t pid, const MemSample& s) override { later(0, [pid, s](Visitor& v) { v.child(pid, s); }); }
   void process_name(std::int64_t pid, std::string_view n) override {
-    later([pid, n = std::string(n)](Visitor& v) { v.process_name(pid, n); });
+    later(n.size(), [pid, n = std::string(n)](Visitor& v) { v.process_name(pid, n); });
   }
-  void mark(Seconds t, std::string_view l) override { later([t, l = std::string(l)](Visitor& v) { v.mark(t, l); }); }
+  void mark(Seconds t, std::string_view l) override { later(l.size(), [t, l = std::string(l)](Visitor& v) { v.mark(t, l); }); }
   void func(std::string_view n, const MemSample& a, const MemSample& b) override {
-    later([n = std::string(n), a, b](Visitor& v) { v.func(n, a, b); });
+    later(n.size(), [n = std::string(n), a, b](Visitor& v) { v.func(n, a, b); });
   }
-  void pss(const PssSample& s) override { later([s](Visitor& v) { v.pss(s); }); }
-  void io(const IoSample& s) override { later([s](Visitor& v) { v.io(s); }); }
-  void cpu(const CpuSample& s) override { later([s](Visitor& v) { v.cpu(s); }); }
-  void hwm(const MemSample& s) override { later([s](Visitor& v) { v.hwm(s); }); }
-  void cgroup(const CgroupSample& s) override { later([s](Visitor& v) { v.cgroup(s); }); }
-  void gpu_device(const GpuDevice& d) override { later([d](Visitor& v) { v.gpu_device(d); }); }
-  void gpu(const GpuSample& s) override { later([s](Visitor& v) { v.gpu(s); }); }
-  void torch(const TorchSample& s) override { later([s](Visitor& v) { v.torch(s); }); }
-  void kinds(const MemKindsSample& s) override { later([s](Visitor& v) { v.kinds(s); }); }
-  void tasks(const TasksSample& s) override { later([s](Visitor& v) { v.tasks(s); }); }
-  void gpu_util(const GpuUtilSample& s) override { later([s](Visitor& v) { v.gpu_util(s); }); }
-  void peak(std::string_view n, Bytes b) override { later([n = std::string(n), b](Visitor& v) { v.peak(n, b); }); }
-  void dir_def(const WatchedDir& d) override { later([d](Visitor& v) { v.dir_def(d); }); }
-  void dir(const DirSample& s) override { later([s](Visitor& v) { v.dir(s); }); }
-  void note(std::string_view n) override { later([n = std::string(n)](Visitor& v) { v.note(n); }); }
-  void unread(std::uint64_t p) override { later([p](Visitor& v) { v.unread(p); }); }
-  void exit(const ExitInfo& e) override { later([e](Visitor& v) { v.exit(e); }); }
-  void warning(const std::string& w) override { later([w](Visitor& v) { v.warning(w); }); }
+  void pss(const PssSample& s) override { later(0, [s](Visitor& v) { v.pss(s); }); }
+  void io(const IoSample& s) override { later(0, [s](Visitor& v) { v.io(s); }); }
+  void cpu(const CpuSample& s) override { later(0, [s](Visitor& v) { v.cpu(s); }); }
+  void hwm(const MemSample& s) override { later(0, [s](Visitor& v) { v.hwm(s); }); }
+  void cgroup(const CgroupSample& s) override { later(0, [s](Visitor& v) { v.cgroup(s); }); }
+  void gpu_device(const GpuDevice& d) override { later(d.uuid.size() + d.name.size(), [d](Visitor& v) { v.gpu_device(d); }); }
+  void gpu(const GpuSample& s) override { later(0, [s](Visitor& v) { v.gpu(s); }); }
+  void torch(const TorchSample& s) override { later(0, [s](Visitor& v) { v.torch(s); }); }
+  void kinds(const MemKindsSample& s) override { later(0, [s](Visitor& v) { v.kinds(s); }); }
+  void tasks(const TasksSample& s) override { later(0, [s](Visitor& v) { v.tasks(s); }); }
+  void gpu_util(const GpuUtilSample& s) override { later(0, [s](Visitor& v) { v.gpu_util(s); }); }
+  void peak(std::string_view n, Bytes b) override { later(n.size(), [n = std::string(n), b](Visitor& v) { v.peak(n, b); }); }
+  void dir_def(const WatchedDir& d) override { later(d.path.size(), [d](Visitor& v) { v.dir_def(d); }); }
+  void dir(const DirSample& s) override { later(0, [s](Visitor& v) { v.dir(s); }); }
+  void note(std::string_view n) override { later(n.size(), [n = std::string(n)](Visitor& v) { v.note(n); }); }
+  void unread(std::uint64_t p) override { later(0, [p](Visitor& v) { v.unread(p); }); }
+  void exit(const ExitInfo& e) override { later(0, [e](Visitor& v) { v.exit(e); }); }
+  void warning(const std::string& w) override { later(w.size(), [w](Visitor& v) { v.warning(w); }); }
 
   void hand_over() {
     if (batch_.mem.empty() && batch_.calls.empty()) return;
     if (!channel_.push(std::move(batch_))) throw Stopped{};
     batch_ = Batch{};
+    text_ = 0;
     batch_.mem.reserve(kBatchSamples);
     batch_.mem_lines.reserve(kBatchSamples);
   }
 
  private:
-  void later(std::function<void(Visitor&)> call) {
+  // A call to replay, holding `text` bytes of copied strings.
+  void later(std::size_t text, std::function<void(Visitor&)> call) {
     batch_.calls.push_back(Batch::Call{batch_.mem.size(), line(), std::move(call)});
-    if (batch_.calls.size() >= kBatchCalls) hand_over();
+    text_ += text;
+    if (batch_.calls.size() >= kBatchCalls || text_ >= kBatchText) hand_over();
   }
 
   Channel& channel_;
   Batch batch_;
+  std::size_t text_ = 0;  // bytes of text the batch's calls hold
 };
 
 // The batch's calls in their order, each at its line; a record the visitor refuses (BadRecord)

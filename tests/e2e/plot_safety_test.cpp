@@ -92,6 +92,35 @@ TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
   EXPECT_EQ(w.status, 2) << w.err;
 }
 
+// A long trace is parsed on a thread of its own, which hands what it read over in batches: one
+// of long lines (1024 NOTE lines of 128 KiB, 128 MiB) must not be held whole between the two
+// threads. The largest resident size of qprof and its gnuplot (RUSAGE_CHILDREN of a Python
+// parent) stays far below the file's size: 142 MB before batches were bounded by their text,
+// 24 MB after.
+TEST(PlotSafety, ALongTraceOfLongLinesIsNeverHeldWhole) {
+  if (sanitized()) GTEST_SKIP() << "an AddressSanitizer qprof's resident size is its shadow and quarantine, not its own";
+  const std::string dir = test_dir();
+  {
+    std::ofstream out(dir + "/notes.dat", std::ios::binary);
+    out << "MEM 1.000000 1700000000.0000\n";
+    const std::string note = "NOTE " + std::string(128 << 10, 'x') + "\n";
+    for (int i = 0; i < 1024; ++i) out << note;
+    out << "MEM 2.000000 1700000001.0000\n";
+  }
+  std::vector<std::string> argv{"/usr/bin/python3", "-c",
+                                "import resource, subprocess, sys\n"
+                                "status = subprocess.run(sys.argv[1:]).returncode\n"
+                                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+                                "sys.exit(status)\n"};
+  const std::vector<std::string> plot = limited({"plot", dir + "/notes.dat", "-o", dir + "/notes.png"});
+  argv.insert(argv.end(), plot.begin(), plot.end());
+  const Result r = run(argv, "", 120);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const long max_rss_kib = std::stol(r.out);
+  EXPECT_LT(max_rss_kib, 64 << 10) << "KiB";
+  fs::remove(dir + "/notes.dat");
+}
+
 // A "gnuplot" that reads its script and then never finishes, as gnuplot looping on an axis does.
 std::string hanging_gnuplot(const std::string& dir) {
   const std::string path = dir + "/gnuplot-hangs";

@@ -78,6 +78,17 @@ class Log final : public Visitor {
   std::thread::id caller_ = std::this_thread::get_id();
 };
 
+// The message of the ParseError that reading `path` into `v` ends with ("" for none).
+template <typename Read>
+std::string error_of(Read read, const std::string& path, Visitor& v) {
+  try {
+    read(path, v);
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // 200 000 samples (6 MiB, 13 batches of samples), a CHLD line every 7th (28 572, beyond a batch
 // of calls), every other kind every 20 000th, and an unterminated last line.
 std::string long_trace_of_every_kind() {
@@ -152,17 +163,8 @@ TEST(ThreadedReader, AnErrorDeepInTheFileComesAfterTheSameCalls) {
     std::fclose(f);
   }
   Log plain, threaded;
-  std::string plain_error, threaded_error;
-  try {
-    parse_file(path, plain);
-  } catch (const ParseError& e) {
-    plain_error = e.what();
-  }
-  try {
-    parse_file_threaded(path, threaded);
-  } catch (const ParseError& e) {
-    threaded_error = e.what();
-  }
+  const std::string plain_error = error_of(parse_file, path, plain);
+  const std::string threaded_error = error_of(parse_file_threaded, path, threaded);
   EXPECT_NE(plain_error.find(":150001: "), std::string::npos) << plain_error;
   EXPECT_EQ(threaded_error, plain_error);
   EXPECT_EQ(threaded.calls.size(), 150000u);
@@ -174,50 +176,27 @@ TEST(ThreadedReader, AnErrorDeepInTheFileComesAfterTheSameCalls) {
 // line, from the MEM fast path, the general path, and both readers alike.
 TEST(ThreadedReader, ARecordTheVisitorRefusesIsReportedAtItsLine) {
   const std::string path = long_trace_of_every_kind();
-  struct Refuses : Visitor {
+  struct RefusesASample : Visitor {
     std::size_t samples = 0;
     void mem(const MemSample&) override {
       if (++samples == 150000) throw BadRecord("the 150000th sample");
     }
-    void mark(Seconds, std::string_view label) override {
-      if (label == "step 180000") throw BadRecord("a marker");
-    }
-  };
-  std::string plain_error, threaded_error;
-  Refuses a, b;
-  try {
-    parse_file(path, a);
-  } catch (const ParseError& e) {
-    plain_error = e.what();
-  }
-  try {
-    parse_file_threaded(path, b);
-  } catch (const ParseError& e) {
-    threaded_error = e.what();
-  }
+  } a, b;
   // Before the 150000th sample's line: 4 header lines, 149 999 samples, 21 429 CHLD lines and 8
   // groups of 13 other lines.
-  EXPECT_EQ(plain_error, path + ":" + std::to_string(4 + 149999 + 21429 + 8 * 13 + 1) + ": the 150000th sample");
-  EXPECT_EQ(threaded_error, plain_error);
-  // The marker: a visitor that takes every sample refuses the 10th group's MARK.
-  struct RefusesMarker : Visitor {
+  const std::string line = std::to_string(4 + 149999 + 21429 + 8 * 13 + 1);
+  EXPECT_EQ(error_of(parse_file, path, a), path + ":" + line + ": the 150000th sample");
+  EXPECT_EQ(error_of(parse_file_threaded, path, b), path + ":" + line + ": the 150000th sample");
+  // The MARK of the 10th group (i = 180 000): 4 header lines, 180 001 samples, 25 715 CHLD lines,
+  // 9 groups of 13 and the 12 lines of its own group before it.
+  struct RefusesAMarker : Visitor {
     void mark(Seconds, std::string_view label) override {
       if (label == "step 180000") throw BadRecord("a marker");
     }
   } c, d;
-  std::string plain_mark, threaded_mark;
-  try {
-    parse_file(path, c);
-  } catch (const ParseError& e) {
-    plain_mark = e.what();
-  }
-  try {
-    parse_file_threaded(path, d);
-  } catch (const ParseError& e) {
-    threaded_mark = e.what();
-  }
-  EXPECT_NE(plain_mark.find(": a marker"), std::string::npos) << plain_mark;
-  EXPECT_EQ(threaded_mark, plain_mark);
+  const std::string mark_line = std::to_string(4 + 180001 + 25715 + 9 * 13 + 12 + 1);
+  EXPECT_EQ(error_of(parse_file, path, c), path + ":" + mark_line + ": a marker");
+  EXPECT_EQ(error_of(parse_file_threaded, path, d), path + ":" + mark_line + ": a marker");
   std::filesystem::remove(path);
 }
 
