@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qprof/common/safe_text.hpp"
@@ -57,17 +60,23 @@ int main(int argc, char** argv) {
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes its vector in reverse order
 
+  // Where the first argument names a subcommand, only that one is built: its options are all
+  // that parsing, its --help and its errors need, and building the other nine took 0.6 ms of
+  // every start (bench/RESULTS.md). Anything else (--help, --version, a typo, the generators
+  // below) gets the whole tree.
+  using Adder = qprof::cli::Command (*)(CLI::App&, const qprof::cli::Invocation&);
+  static constexpr std::pair<std::string_view, Adder> kSubcommands[] = {
+      {"run", qprof::cli::add_run},         {"attach", qprof::cli::add_attach}, {"peak", qprof::cli::add_peak},
+      {"report", qprof::cli::add_report},   {"compare", qprof::cli::add_compare}, {"plot", qprof::cli::add_plot},
+      {"export", qprof::cli::add_export},   {"list", qprof::cli::add_list},     {"clean", qprof::cli::add_clean},
+      {"mark", qprof::cli::add_mark},
+  };
+  const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
+                                  [&](const auto& s) { return !args.empty() && args.back() == s.first; });
   std::vector<qprof::cli::Command> commands;
-  commands.push_back(qprof::cli::add_run(app, invocation));
-  commands.push_back(qprof::cli::add_attach(app, invocation));
-  commands.push_back(qprof::cli::add_peak(app, invocation));
-  commands.push_back(qprof::cli::add_report(app, invocation));
-  commands.push_back(qprof::cli::add_compare(app, invocation));
-  commands.push_back(qprof::cli::add_plot(app, invocation));
-  commands.push_back(qprof::cli::add_export(app, invocation));
-  commands.push_back(qprof::cli::add_list(app, invocation));
-  commands.push_back(qprof::cli::add_clean(app, invocation));
-  commands.push_back(qprof::cli::add_mark(app, invocation));
+  for (const auto& [name, add] : kSubcommands) {
+    if (named == std::end(kSubcommands) || name == named->first) commands.push_back(add(app, invocation));
+  }
   qprof::cli::add_help_examples(app);
 
   // qprof --help-completion [zsh]: the bash completion script, or zsh's
