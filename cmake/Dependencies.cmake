@@ -11,15 +11,6 @@ if(NOT CLI11_FOUND)
   qprof_missing("CLI11" libcli11-dev)
 endif()
 
-find_package(Boost 1.74 QUIET COMPONENTS filesystem iostreams)
-if(NOT Boost_FOUND)
-  qprof_missing("Boost.Process, Boost.Filesystem and Boost.Iostreams"
-                "libboost-dev libboost-filesystem-dev libboost-iostreams-dev")
-endif()
-if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/process.hpp")
-  qprof_missing("Boost.Process" libboost-dev)
-endif()
-
 find_package(yaml-cpp CONFIG QUIET)
 if(NOT yaml-cpp_FOUND)
   qprof_missing("yaml-cpp" libyaml-cpp-dev)
@@ -28,11 +19,6 @@ endif()
 find_package(nlohmann_json 3 CONFIG QUIET)
 if(NOT nlohmann_json_FOUND)
   qprof_missing("nlohmann-json" nlohmann-json3-dev)
-endif()
-
-find_path(GNUPLOT_IOSTREAM_INCLUDE_DIR gnuplot-iostream.h)
-if(NOT GNUPLOT_IOSTREAM_INCLUDE_DIR)
-  qprof_missing("gnuplot-iostream" libgnuplot-iostream-dev)
 endif()
 
 if(QPROF_BUILD_TESTS)

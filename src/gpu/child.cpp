@@ -212,23 +212,4 @@ bool run_capture(const std::vector<std::string>& argv, std::string& out, int tim
   return true;
 }
 
-std::string find_program(const std::string& name, const std::string& path) {
-  std::string dirs = path;
-  if (dirs.empty()) {
-    const char* env = std::getenv("PATH");
-    dirs = env ? env : "/usr/local/bin:/usr/bin:/bin";
-  }
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const std::size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return {};
-}
-
 }  // namespace qprof::gpu::detail

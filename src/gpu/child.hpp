@@ -63,7 +63,4 @@ inline constexpr std::size_t kMaxHelperOutput = std::size_t{16} << 20;
 // kMaxHelperOutput: false and `why` beyond).
 bool run_capture(const std::vector<std::string>& argv, std::string& out, int timeout_ms, std::string& why);
 
-// The first executable `name` in the colon-separated `path` (or $PATH when empty); "" if none.
-std::string find_program(const std::string& name, const std::string& path);
-
 }  // namespace qprof::gpu::detail

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "qprof/common/find_program.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/gpu/smi.hpp"
 #include "smi_polling.hpp"
@@ -150,7 +151,7 @@ class NvidiaSmi final : public PollingBackend {
 }  // namespace
 
 std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why) {
-  const std::string program = detail::find_program("nvidia-smi", o.path);
+  const std::string program = find_program("nvidia-smi", o.path);
   if (program.empty()) {
     why = "no nvidia-smi on PATH";
     return nullptr;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "qprof/common/find_program.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/gpu/smi.hpp"
 #include "smi_polling.hpp"
@@ -135,7 +136,7 @@ class RocmSmi final : public PollingBackend {
 }  // namespace
 
 std::unique_ptr<Backend> open_rocm_smi(const OpenOptions& o, std::string& why) {
-  const std::string program = detail::find_program("rocm-smi", o.path);
+  const std::string program = find_program("rocm-smi", o.path);
   if (program.empty()) {
     why = "no rocm-smi on PATH";
     return nullptr;

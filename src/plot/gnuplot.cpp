@@ -7,9 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gnuplot-iostream.h>
-
 #include <cerrno>
+#include <cmath>
+#include <iomanip>
+#include <ostream>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qprof/plot/plot.hpp"
@@ -29,11 +31,6 @@ namespace qprof::plot {
 namespace {
 
 constexpr int kHighFd = 10;  // descriptors handed to gnuplot are moved above 0–3 first
-
-bool executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
 
 // A descriptor closed at scope exit.
 struct Fd {
@@ -94,20 +91,61 @@ class SigpipeBlock {
 
 enum class Encoding { text, binary };
 
-void send(gnuplotio::Gnuplot& gp, const Script& script, Encoding encoding) {
-  gp << std::defaultfloat << std::setprecision(10);  // gnuplot-iostream's default is 18 digits
+// A number of a data set as text, as gnuplot-iostream wrote them (qprof used it until 2026-11):
+// ten significant digits, and "nan" on every platform.
+void put_number(std::ostream& out, double v) {
+  if (std::isnan(v)) {
+    out << "nan";
+  } else {
+    out << v;
+  }
+}
+
+// The whole script as gnuplot reads it: the commands, and after each plot command its data
+// sets, as text lines ended by "e", or binary (the records of two native doubles that the plot
+// command's "format='%double%double' record=(N)" announces).
+std::string encode(const Script& script, Encoding encoding) {
+  std::ostringstream out;
+  out << std::defaultfloat << std::setprecision(10);
   for (const ScriptChunk& c : script.chunks) {
-    gp << c.commands;
+    out << c.commands;
     if (c.plot.empty()) continue;
     if (encoding == Encoding::binary) {
-      gp << plot_command(c, [&](std::size_t i) { return "'-' binary" + gp.binFmt1d(c.data[i], "record"); });
-      for (const auto& d : c.data) gp.sendBinary1d(d);
+      out << plot_command(c, [&](std::size_t i) {
+        return "'-' binary format='%double%double' record=(" + std::to_string(c.data[i].size()) + ") ";
+      });
+      for (const auto& d : c.data) {
+        for (const auto& [x, y] : d) {
+          const double pair[2] = {x, y};
+          out.write(reinterpret_cast<const char*>(pair), sizeof pair);
+        }
+      }
     } else {
-      gp << plot_command(c, [](std::size_t) { return std::string("'-'"); });
-      for (const auto& d : c.data) gp.send1d(d);
+      out << plot_command(c, [](std::size_t) { return std::string("'-'"); });
+      for (const auto& d : c.data) {
+        for (const auto& [x, y] : d) {
+          put_number(out, x);
+          out << ' ';
+          put_number(out, y);
+          out << '\n';
+        }
+        out << "e\n";
+      }
     }
   }
-  gp << std::flush;
+  return out.str();
+}
+
+// Writes all of `text` to `fd`; false when it could not (gnuplot stopped reading: its exit
+// status and messages say why).
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
 }
 
 std::string read_all(int fd) {
@@ -234,24 +272,6 @@ class Watchdog {
 
 }  // namespace
 
-std::string find_program(const std::string& program) {
-  if (program.empty()) return {};
-  if (program.find('/') != std::string::npos) return executable(program) ? program : std::string();
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + program;
-    if (executable(candidate)) return candidate;
-    start = end + 1;
-  }
-  return {};
-}
-
 double render_timeout(const Script& script) {
   std::size_t points = 0;
   for (const ScriptChunk& c : script.chunks) {
@@ -282,18 +302,10 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
   Watchdog watchdog(pid, timeout_s);
 
   {
-    SigpipeBlock block;
-    FILE* to_gnuplot = ::fdopen(pipe_write.release(), "w");
-    if (!to_gnuplot) {
-      watchdog.stop();
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      throw PlotError(std::string("cannot write to gnuplot: ") + std::strerror(errno));
-    }
-    // gnuplot-iostream closes the stream (and so gnuplot's stdin) when `gp` goes out of scope.
     // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails.
-    gnuplotio::Gnuplot gp(to_gnuplot);
-    send(gp, script, Encoding::binary);
+    SigpipeBlock block;
+    write_all(pipe_write.fd, encode(script, Encoding::binary));
+    pipe_write.reset();  // gnuplot's end of input
   }
 
   // Waits for its end without reaping it, so that the watchdog can never signal a reused PID.
@@ -326,12 +338,10 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
 }
 
 void save_script(const Script& script, const std::string& path) {
-  try {
-    // gnuplot-iostream's file mode: a command starting with '>' writes there instead of to gnuplot.
-    gnuplotio::Gnuplot gp(">" + path);
-    send(gp, script, Encoding::text);  // a script to read and edit
-    if (!gp) throw PlotError("cannot write the gnuplot script to " + path);
-  } catch (const std::ios_base::failure& e) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
+  Fd file(fd);
+  if (!write_all(fd, encode(script, Encoding::text)) || ::close(file.release()) != 0) {
     throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
   }
 }

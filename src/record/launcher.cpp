@@ -5,13 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 
-namespace bp = boost::process;
+#include "qprof/common/find_program.hpp"
 
 namespace qprof {
 namespace {
@@ -27,13 +25,22 @@ void prepare_child(const LaunchRequest& req) {
   if (req.own_process_group) setpgid(0, 0);
 }
 
-bool join_cgroup(const std::string& procs) {
-  const int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+// Writes "0" (this process) to a cgroup.procs file; errno when it fails. Async-signal-safe.
+bool join_cgroup(const char* procs) {
+  const int fd = ::open(procs, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
   const bool ok = ::write(fd, "0", 1) == 1;
+  const int e = errno;
   ::close(fd);
+  errno = e;
   return ok;
 }
+
+// What the child reports when it could not become the command.
+struct ChildFailure {
+  enum Step : int { exec, joining_cgroup } step;
+  int error;
+};
 
 bool is_plain_word(const std::string& s) {
   if (s.empty()) return false;
@@ -69,33 +76,48 @@ std::string ansi_c_quote(const std::string& s) {
 std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
   if (req.argv.empty()) return LaunchFailure{2, "qprof: no command given"};
   const std::string& name = req.argv.front();
-  boost::filesystem::path exe;
-  if (name.find('/') != std::string::npos) {
-    exe = name;
-  } else {
-    exe = bp::search_path(name);
-    if (exe.empty()) return LaunchFailure{127, "qprof: " + name + ": command not found"};
+  // Found as a shell finds it; argv[0] stays what was typed, as a shell passes it.
+  const std::string exe = name.find('/') != std::string::npos ? name : find_program(name);
+  if (exe.empty()) return LaunchFailure{127, "qprof: " + name + ": command not found"};
+  // Everything the child needs is made before fork: after it, only async-signal-safe calls
+  // (qprof may have other threads, whose locks the child would inherit held).
+  std::vector<char*> argv;
+  for (const std::string& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const char* cgroup = req.cgroup_procs.empty() ? nullptr : req.cgroup_procs.c_str();
+  int report[2];  // exec's failure comes back through a close-on-exec pipe; success closes it
+  if (::pipe2(report, O_CLOEXEC) != 0) return LaunchFailure{126, "qprof: pipe: " + std::string(std::strerror(errno))};
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return LaunchFailure{126, "qprof: " + name + ": " + std::strerror(e)};
   }
-  const std::vector<std::string> args(req.argv.begin() + 1, req.argv.end());
-  std::error_code ec;
-  bp::child child(
-      bp::exe = exe.string(), bp::args = args,
-      bp::extend::on_exec_setup =
-          [&req](auto& exec) {
-            prepare_child(req);
-            if (!req.cgroup_procs.empty() && !join_cgroup(req.cgroup_procs)) {
-              exec.set_error(std::error_code(errno, std::system_category()), "joining the cgroup failed");
-              _exit(127);
-            }
-          },
-      ec);
-  if (ec) {
-    const int status = ec.value() == ENOENT ? 127 : 126;
-    return LaunchFailure{status, "qprof: " + name + ": " + ec.message()};
+  if (pid == 0) {
+    ::close(report[0]);
+    prepare_child(req);
+    ChildFailure failure{};
+    if (cgroup != nullptr && !join_cgroup(cgroup)) {
+      failure = {ChildFailure::joining_cgroup, errno};
+    } else {
+      ::execv(exe.c_str(), argv.data());
+      failure = {ChildFailure::exec, errno};
+    }
+    [[maybe_unused]] const ssize_t n = ::write(report[1], &failure, sizeof failure);
+    ::_exit(127);
   }
-  const pid_t pid = child.id();
-  child.detach();  // qprof reaps the whole tree itself (it is the subreaper)
-  return pid;
+  ::close(report[1]);
+  ChildFailure failure{};
+  ssize_t n;
+  while ((n = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (n != static_cast<ssize_t>(sizeof failure)) return pid;  // it runs the command
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  const std::string step = failure.step == ChildFailure::joining_cgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
+  return LaunchFailure{failure.error == ENOENT ? 127 : 126, "qprof: " + name + ": " + step + std::strerror(failure.error)};
 }
 
 std::string display_command(const std::vector<std::string>& argv) {

@@ -51,6 +51,40 @@ TEST(RunExit, CommandNotFoundIs127AndNotExecutableIs126) {
   EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/none.dat")) << "no trace for a command that never ran";
 }
 
+// The command is found as a shell finds it: the first executable regular file of its name in
+// PATH (a file without the execute bit, and a folder of that name, are passed over), and it
+// gets argv[0] as typed.
+TEST(RunExit, TheCommandIsFoundInPathAsAShellFindsIt) {
+  const std::string dir = temp_dir() + "/path-search";
+  std::filesystem::remove_all(dir);
+  for (const char* d : {"/a", "/b/tool", "/c"}) std::filesystem::create_directories(dir + d);
+  const auto script = [&](const std::string& path, const std::string& text, std::filesystem::perms perms) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    std::filesystem::permissions(path, perms);
+  };
+  using std::filesystem::perms;
+  script(dir + "/a/tool", "#!/bin/sh\necho wrong one\n", perms::owner_read | perms::owner_write);
+  script(dir + "/c/tool", "#!/bin/sh\necho \"argv0=$0 args=$*\" >&2\nexit 3\n", perms::owner_all);
+  const std::string out = dir + "/tool.dat";
+  const Result r = run({"env", "PATH=" + dir + "/a:" + dir + "/b:" + dir + "/c:/usr/bin:/bin", qprof_bin(), "run", "-q",
+                        "-o", out, "--", "tool", "x", "y z"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("argv0=" + dir + "/c/tool args=x y z"), std::string::npos) << r.err;
+  // argv[0] as typed: the shell reports $0 as the script's path (the kernel passes the found
+  // path to the interpreter); a program sees its own argv[0].
+  const Result argv0 = run({"env", "PATH=/usr/bin:/bin", qprof_bin(), "run", "-q", "-o", out, "--", "python3", "-c",
+                            "import sys; sys.stderr.write('argv0=%s\\n' % open('/proc/self/cmdline').read().split('\\0')[0])"});
+  EXPECT_EQ(argv0.status, 0) << argv0.err;
+  EXPECT_NE(argv0.err.find("argv0=python3\n"), std::string::npos) << argv0.err;
+  // Only the file without the execute bit: not found, as in a shell's PATH search.
+  const Result none = run({"env", "PATH=" + dir + "/a", qprof_bin(), "run", "-q", "-o", out, "--", "tool"});
+  EXPECT_EQ(none.status, 127) << none.err;
+  EXPECT_NE(none.err.find("qprof: tool: command not found"), std::string::npos) << none.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunExit, UsageErrorsAre2) {
   EXPECT_EQ(qprof({"run"}).status, 2);
   EXPECT_EQ(qprof({"run", "--interval", "0", "--", "true"}).status, 2);

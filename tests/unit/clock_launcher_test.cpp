@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include "qprof/common/clock.hpp"
+#include "qprof/common/find_program.hpp"
 #include "qprof/record/launcher.hpp"
+#include "temp_files.hpp"
 
 namespace qprof {
 namespace {
@@ -44,6 +50,31 @@ TEST(DescribeWaitStatus, ExitCodesAndSignals) {
             "qprof: job was killed by SIGKILL (signal 9); qprof sent it after --timeout and the grace period");
   EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::oom_killer).message,
             "qprof: job was killed by SIGKILL (signal 9); the OOM killer killed it (oom_kill in the tree's cgroup)");
+}
+
+TEST(FindProgram, AsAShellSearchesPath) {
+  EXPECT_FALSE(find_program("sh").empty());
+  EXPECT_EQ(find_program("qprof-no-such-program-here"), "");
+  EXPECT_EQ(find_program("/nonexistent/gnuplot"), "");
+  EXPECT_EQ(find_program("/bin/sh"), "/bin/sh");
+  EXPECT_EQ(find_program(""), "");
+  // In the folders given: a file without the execute bit and a folder of the name are passed
+  // over, the first executable file wins, and an empty entry is the current folder.
+  const std::string dir = test::unit_temp_file("find-program");
+  std::filesystem::remove_all(dir);
+  for (const char* d : {"/plain", "/folder/tool", "/exec", "/later", "/here"}) std::filesystem::create_directories(dir + d);
+  for (const char* f : {"/plain/tool", "/exec/tool", "/later/tool", "/here/tool"}) std::fclose(std::fopen((dir + f).c_str(), "w"));
+  using std::filesystem::perms;
+  std::filesystem::permissions(dir + "/plain/tool", perms::owner_read | perms::owner_write);
+  for (const char* f : {"/exec/tool", "/later/tool", "/here/tool"}) std::filesystem::permissions(dir + f, perms::owner_all);
+  const std::string folders = dir + "/plain:" + dir + "/folder:" + dir + "/exec:" + dir + "/later";
+  EXPECT_EQ(find_program("tool", folders), dir + "/exec/tool");
+  EXPECT_EQ(find_program("tool", dir + "/plain:" + dir + "/folder"), "");
+  const std::string cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir + "/here");
+  EXPECT_EQ(find_program("tool", dir + "/plain::" + dir + "/later"), "./tool");
+  std::filesystem::current_path(cwd);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

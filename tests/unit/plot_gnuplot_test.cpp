@@ -105,13 +105,5 @@ TEST(PlotGnuplot, AGnuplotThatStopsEarlyDoesNotKillUs) {
   EXPECT_THROW(run_gnuplot(gnuplot, script, -1, {}), PlotError);
 }
 
-TEST(PlotGnuplot, FindProgram) {
-  EXPECT_FALSE(find_program("sh").empty());
-  EXPECT_EQ(find_program("qprof-no-such-program-here"), "");
-  EXPECT_EQ(find_program("/nonexistent/gnuplot"), "");
-  EXPECT_EQ(find_program("/bin/sh"), "/bin/sh");
-  EXPECT_EQ(find_program(""), "");
-}
-
 }  // namespace
 }  // namespace qprof::plot

@@ -1,20 +1,19 @@
-// Talking to gnuplot. The program is started without a shell (posix_spawn) and the pipe to its
-// stdin is handed to gnuplot-iostream, which sends the commands and the data; qprof keeps the
-// process id to collect gnuplot's exit status and its messages (the 2014 gnuplot-iostream's own
-// popen() loses both). gnuplot writes the chart to a descriptor qprof opened (its fd 3): no
-// path is ever named in the script.
+// Talking to gnuplot. The program is started without a shell (fork and exec) and the script,
+// its data in binary records, is written to a pipe on its stdin; qprof keeps the process id to
+// collect gnuplot's exit status and its messages. gnuplot writes the chart to a descriptor qprof
+// opened (its fd 3): no path is ever named in the script. (gnuplot-iostream did the writing
+// until 2026-11: its Boost.Iostreams, with Boost.Filesystem and four compression libraries,
+// cost every qprof start 0.8 ms of loading for a few lines of formatting.)
 #pragma once
 
 #include <string>
+
+#include "qprof/common/find_program.hpp"  // qprof plot --gnuplot PROGRAM is found so
 
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
 
 namespace qprof::plot {
-
-// `program` as a runnable path: itself when it holds a '/', else the first match in PATH; empty
-// when there is none.
-std::string find_program(const std::string& program);
 
 // How long gnuplot may take to draw a script: kRenderBaseSeconds, plus a second for every
 // kRenderPointsPerSecond data points it is sent (a chart sends a few thousand: its envelopes are
@@ -30,8 +29,8 @@ double render_timeout(const Script& script);
 void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
                  double timeout_s = 0);
 
-// Writes the script, data included, to a file that `gnuplot FILE` renders (through
-// gnuplot-iostream's file mode). Throws PlotError when the file cannot be written.
+// Writes the script, data included, to a file that `gnuplot FILE` renders (the data as text,
+// "e" after each set). Throws PlotError when the file cannot be written.
 void save_script(const Script& script, const std::string& path);
 
 }  // namespace qprof::plot

@@ -3,12 +3,12 @@
 // The library entry point (`qprof plot` and `qprof compare --plot` call it): give it traces and
 // a plain options struct; it reads each trace in one streaming pass (a 10-million-sample trace
 // costs a few MB), builds the chart and has gnuplot render it. Nothing of a trace reaches gnuplot
-// as code (see plot_escape.hpp).
+// as code (see plot/escape.hpp).
 //
-//   reduce (plot_reduce.hpp)  trace → envelopes of every series, markers, stages, peaks
-//   chart  (plot_chart.hpp)   traces → panels, series, bands, labels placed without overlap
-//   script (plot_script.hpp)  chart → gnuplot commands and data, with the style template
-//   render (plot_gnuplot.hpp) script → gnuplot, through gnuplot-iostream
+//   reduce (plot/reduce.hpp)  trace → envelopes of every series, markers, stages, peaks
+//   chart  (plot/chart.hpp)   traces → panels, series, bands, labels placed without overlap
+//   script (plot/script.hpp)  chart → gnuplot commands and data, with the style template
+//   render (plot/gnuplot.hpp) script → gnuplot, through a pipe
 #pragma once
 
 #include <functional>

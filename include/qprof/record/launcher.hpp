@@ -1,5 +1,5 @@
-// Starts the profiled command (Boost.Process is confined to this module) and turns wait
-// statuses into qprof's exit status and words.
+// Starts the profiled command (fork, the child's set-up, exec; exec's failure reported back
+// through a pipe) and turns wait statuses into qprof's exit status and words.
 #pragma once
 
 #include <sys/resource.h>
@@ -32,7 +32,9 @@ struct LaunchFailure {
   std::string message;
 };
 
-// Returns the child's PID once it has exec'd, or why it could not start.
+// Returns the child's PID once it has exec'd, or why it could not start: 127 when the command is
+// not found (in PATH, for a name without '/') or joining the cgroup failed with ENOENT, 126 when
+// it cannot be executed. The child is not reaped here but by qprof's loop (it is the subreaper).
 std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request);
 
 // The command as a shell would need it typed: arguments quoted where needed, control characters
