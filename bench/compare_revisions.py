@@ -13,18 +13,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
-
-def build(repo, rev, root):
-    src = os.path.join(root, "src-" + rev)
-    subprocess.run(["git", "-C", repo, "worktree", "add", "--detach", "-f", src, rev], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out = os.path.join(root, "build-" + rev)
-    subprocess.run(["cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-                    "-DQPROF_BUILD_TESTS=OFF", "-DQPROF_BUILD_BENCH=ON"], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", out, "-j2", "--target", "qprof_bench"], check=True, stdout=subprocess.DEVNULL)
-    return src, os.path.join(out, "bench", "qprof_bench")
+import revisions
 
 
 def run(binary, flt):
@@ -41,25 +31,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--filter", default="BM_SampleTree")
     a = ap.parse_args()
-    repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="qprof-revs-") as root:
-        trees = []
-        try:
-            sides = {}
-            for rev in (a.before, a.after):
-                src, binary = build(repo, rev, root)
-                trees.append(src)
-                sides[rev] = binary
-            times = {rev: {} for rev in sides}
-            for _ in range(a.rounds):
-                for rev, binary in sides.items():
-                    for name, t in run(binary, a.filter).items():
-                        times[rev].setdefault(name, []).append(t)
-        finally:
-            for src in trees:
-                subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", src],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with revisions.builds((a.before, a.after), "RelWithDebInfo", True, "qprof_bench") as out:
+        sides = {rev: os.path.join(folder, "bench", "qprof_bench") for rev, folder in out.items()}
+        times = {rev: {} for rev in sides}
+        for _ in range(a.rounds):
+            for rev, binary in sides.items():
+                for name, t in run(binary, a.filter).items():
+                    times[rev].setdefault(name, []).append(t)
     names = list(times[a.before])
     print(f"| benchmark (CPU time, median of {a.rounds}) | {a.before} | {a.after} | after / before |")
     print("| --- | ---: | ---: | ---: |")

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""qprof's start-up at two git revisions, measured side by side.
+
+Builds the `qprof` executable (Release, stripped, as `cmake --install` leaves it) at each
+revision in a temporary worktree, then times, in alternating rounds so that the noise of a shared
+machine falls on every side alike:
+  - bare `true` (the floor: what starting any program costs here),
+  - `qprof run -q -o FILE -- true` at each revision,
+  - `qprof list EMPTY_FOLDER` at each revision (start-up, option parsing and exit alone).
+Prints a Markdown table of medians with quartiles, and the shared libraries each binary loads.
+
+    bench/startup_revisions.py BEFORE AFTER [--rounds 200]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import revisions
+
+
+def libraries(binary):
+    out = subprocess.run(["readelf", "-d", binary], check=True, capture_output=True, text=True).stdout
+    return [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+
+
+def wall(argv):
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--rounds", type=int, default=200)
+    a = ap.parse_args()
+    with revisions.builds((a.before, a.after), "Release", False, "qprof") as out:
+        binaries = {}
+        for rev, folder in out.items():  # stripped, as `cmake --install` leaves it
+            binaries[rev] = os.path.join(folder, "qprof-stripped")
+            subprocess.run(["strip", "-o", binaries[rev], os.path.join(folder, "qprof")], check=True)
+        empty = os.path.join(folder, "empty")
+        os.mkdir(empty)
+        trace = os.path.join(folder, "true.dat")
+        cases = [("`true`", ["true"])]
+        for rev, b in binaries.items():
+            cases.append((f"`qprof run -- true` at {rev}", [b, "run", "-q", "-o", trace, "--", "true"]))
+        for rev, b in binaries.items():
+            cases.append((f"`qprof list EMPTY` at {rev}", [b, "list", empty]))
+        times = {name: [] for name, _ in cases}
+        for _ in range(a.rounds):
+            for name, argv in cases:
+                times[name].append(wall(argv))
+        libs = {rev: libraries(b) for rev, b in binaries.items()}
+        sizes = {rev: os.path.getsize(b) for rev, b in binaries.items()}
+    bare = statistics.median(times["`true`"])
+    print(f"| command ({a.rounds} alternating rounds) | median | quartiles | over bare `true` |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, _ in cases:
+        q = statistics.quantiles(times[name], n=4)
+        m = statistics.median(times[name])
+        over = "" if name == "`true`" else f"+{(m - bare) * 1e3:.2f} ms"
+        print(f"| {name} | {m * 1e3:.2f} ms | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} | {over} |")
+    print()
+    for rev in binaries:
+        print(f"- {rev}: {sizes[rev] // 1024} KiB stripped, {len(libs[rev])} libraries: {', '.join(libs[rev])}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
