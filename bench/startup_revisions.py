@@ -6,7 +6,7 @@ revision in a temporary worktree, then times, in alternating rounds so that the 
 machine falls on every side alike:
   - bare `true` (the floor: what starting any program costs here),
   - `qprof run -q -o FILE -- true` at each revision,
-  - `qprof list EMPTY_FOLDER` at each revision (start-up, option parsing and exit alone).
+  - `qprof peak SMALL_TRACE` at each revision (start-up, option parsing, a 580-byte trace read).
 Prints a Markdown table of medians with quartiles, and the shared libraries each binary loads.
 
     bench/startup_revisions.py BEFORE AFTER [--rounds 200]
@@ -43,14 +43,13 @@ def main():
         for rev, folder in out.items():  # stripped, as `cmake --install` leaves it
             binaries[rev] = os.path.join(folder, "qprof-stripped")
             subprocess.run(["strip", "-o", binaries[rev], os.path.join(folder, "qprof")], check=True)
-        empty = os.path.join(folder, "empty")
-        os.mkdir(empty)
+        small = os.path.join(revisions.repo_root(), "tests", "data", "mprof", "func.dat")
         trace = os.path.join(folder, "true.dat")
         cases = [("`true`", ["true"])]
         for rev, b in binaries.items():
             cases.append((f"`qprof run -- true` at {rev}", [b, "run", "-q", "-o", trace, "--", "true"]))
         for rev, b in binaries.items():
-            cases.append((f"`qprof list EMPTY` at {rev}", [b, "list", empty]))
+            cases.append((f"`qprof peak SMALL_TRACE` at {rev}", [b, "peak", small]))
         times = {name: [] for name, _ in cases}
         for _ in range(a.rounds):
             for name, argv in cases:
