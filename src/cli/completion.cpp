@@ -5,6 +5,7 @@
 // zsh: a completion function for compsys (#compdef qprof), the same lists through _arguments, with
 // each option's description from --help.
 #include "completion.hpp"
+#include "app_tree.hpp"
 
 #include <map>
 #include <sstream>
@@ -60,12 +61,14 @@ std::string zsh_quoted(std::string_view text) {
 }
 
 // An option's description for _arguments' brackets: its first line, brackets and backslashes
-// escaped (a ']' would end the description), at most 70 characters.
+// escaped (a ']' would end the description), cut after about 70 bytes, never inside a UTF-8
+// character (some have "…").
 std::string zsh_description(std::string_view text) {
   text = text.substr(0, text.find('\n'));
   std::string out;
   for (const char c : text) {
-    if (out.size() >= 70) {
+    const bool continuation = (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+    if (out.size() >= 70 && !continuation) {
       out += "...";
       break;
     }
@@ -103,7 +106,7 @@ std::string zsh_completion(const CLI::App& app) {
          "_qprof() {\n"
          "  local -a subcommands\n"
          "  subcommands=(\n";
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (const CLI::App* s : all_subcommands(app)) {
     std::string d = s->get_description();
     d = d.substr(0, d.find('\n'));
     out << "    " << zsh_quoted(s->get_name() + ":" + d) << "\n";
@@ -119,13 +122,11 @@ std::string zsh_completion(const CLI::App& app) {
          "  (( CURRENT-- ))\n"
          "  curcontext=\"${curcontext%:*:*}:qprof-$sub:\"\n"
          "  case $sub in\n";
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (const CLI::App* s : all_subcommands(app)) {
     out << "    " << s->get_name() << ")\n      _arguments -s -S";
     for (const CLI::Option* o : s->get_options()) {
       if (o->get_group().empty() || !o->nonpositional()) continue;
-      std::vector<std::string> names;
-      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
-      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+      const std::vector<std::string> names = option_names(*o);
       const std::string description = "[" + zsh_description(o->get_description()) + "]";
       // Any option may be given again (CLI11 takes the last, or each of a list): '*'.
       for (const std::string& n : names) {
@@ -145,7 +146,7 @@ std::string zsh_completion(const CLI::App& app) {
 std::string bash_completion(const CLI::App& app) {
   std::ostringstream out;
   std::vector<std::string> subs;
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) subs.push_back(s->get_name());
+  for (const CLI::App* s : all_subcommands(app)) subs.push_back(s->get_name());
   out << "# bash completion for qprof, written by `qprof --help-completion` from its own options.\n"
          "# Installed as share/bash-completion/completions/qprof; or: source this file.\n"
          "_qprof() {\n"
@@ -167,14 +168,12 @@ std::string bash_completion(const CLI::App& app) {
          "  fi\n"
          "  local opts= valued= choices=\n"
          "  case $sub in\n";
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (const CLI::App* s : all_subcommands(app)) {
     std::vector<std::string> opts, valued;
     std::ostringstream cases;
     for (const CLI::Option* o : s->get_options()) {
       if (o->get_group().empty() || !o->nonpositional()) continue;
-      std::vector<std::string> names;
-      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
-      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+      const std::vector<std::string> names = option_names(*o);
       opts.insert(opts.end(), names.begin(), names.end());
       if (!takes_value(*o)) continue;
       valued.insert(valued.end(), names.begin(), names.end());

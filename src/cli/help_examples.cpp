@@ -1,6 +1,7 @@
 // Worked examples at the end of each subcommand's --help (and so of its man page): the first
 // thing a new user looks for.
 #include "help_examples.hpp"
+#include "app_tree.hpp"
 
 #include <map>
 #include <string>
@@ -35,7 +36,7 @@ const std::map<std::string, std::string>& examples() {
 }  // namespace
 
 void add_help_examples(CLI::App& app) {
-  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (CLI::App* sub : all_subcommands(app)) {
     const auto it = examples().find(sub->get_name());
     if (it == examples().end()) continue;
     const std::string footer = sub->get_footer();

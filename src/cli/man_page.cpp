@@ -2,6 +2,7 @@
 // DESCRIPTION from the rest of the footer, OPTIONS from the option list (what --help shows, hidden
 // options left out as --help leaves them out). The build appends hand-written sections (man/*.man).
 #include "man_page.hpp"
+#include "app_tree.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -105,7 +106,7 @@ void extras_and_see_also(std::ostringstream& out, const CLI::App& app, const std
   out << ".SH SEE ALSO\n";
   std::string refs;
   if (page != "qprof") refs = "\\fBqprof\\fR(1)";
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (const CLI::App* s : all_subcommands(app)) {
     if ("qprof-" + s->get_name() == page) continue;
     refs += (refs.empty() ? "" : ",\n") + std::string("\\fBqprof\\-") + roff(s->get_name()) + "\\fR(1)";
   }
@@ -121,11 +122,11 @@ std::string man_page(const CLI::App& app, const CLI::App* sub, const std::string
     out << ".TH QPROF 1 \"\" \"" << version << "\" \"User Commands\"\n"
         << ".SH NAME\nqprof \\- " << roff(app.get_description().substr(app.get_description().find(": ") + 2)) << "\n"
         << ".SH SYNOPSIS\n";
-    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (const CLI::App* s : all_subcommands(app)) {
       out << ".br\n" << synopsis_roff(split_footer(s->get_footer()).first) << "\n";
     }
     out << ".SH COMMANDS\n";
-    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (const CLI::App* s : all_subcommands(app)) {
       out << ".TP\n\\fBqprof " << roff(s->get_name()) << "\\fR\n" << roff(s->get_description()) << "; see \\fBqprof\\-"
           << roff(s->get_name()) << "\\fR(1).\n";
     }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "help_examples.hpp"
+#include "app_tree.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -36,7 +37,7 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::st
   if (word.empty() || word[0] == '-') return std::nullopt;
   std::string names, best;
   std::size_t best_distance = SIZE_MAX;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+  for (const CLI::App* sub : all_subcommands(app)) {
     const std::string& name = sub->get_name();
     if (name == word) return std::nullopt;
     names += (names.empty() ? "" : ", ") + name;

@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
-#include <iomanip>
 #include <ostream>
 #include <chrono>
 #include <condition_variable>
@@ -89,47 +87,22 @@ class SigpipeBlock {
   bool already_pending_ = false;
 };
 
-enum class Encoding { text, binary };
-
-// A number of a data set as text, as gnuplot-iostream wrote them (qprof used it until 2026-11):
-// ten significant digits, and "nan" on every platform.
-void put_number(std::ostream& out, double v) {
-  if (std::isnan(v)) {
-    out << "nan";
-  } else {
-    out << v;
-  }
-}
-
-// The whole script as gnuplot reads it: the commands, and after each plot command its data
-// sets, as text lines ended by "e", or binary (the records of two native doubles that the plot
-// command's "format='%double%double' record=(N)" announces).
-std::string encode(const Script& script, Encoding encoding) {
+// The whole script as gnuplot reads it from qprof: the commands, and after each plot command its
+// data sets in binary, the records of two native doubles that the plot command's
+// "format='%double%double' record=(N)" announces. (Script::text() is the same program with its
+// data as text, what --script saves.)
+std::string binary_script(const Script& script) {
   std::ostringstream out;
-  out << std::defaultfloat << std::setprecision(10);
   for (const ScriptChunk& c : script.chunks) {
     out << c.commands;
     if (c.plot.empty()) continue;
-    if (encoding == Encoding::binary) {
-      out << plot_command(c, [&](std::size_t i) {
-        return "'-' binary format='%double%double' record=(" + std::to_string(c.data[i].size()) + ") ";
-      });
-      for (const auto& d : c.data) {
-        for (const auto& [x, y] : d) {
-          const double pair[2] = {x, y};
-          out.write(reinterpret_cast<const char*>(pair), sizeof pair);
-        }
-      }
-    } else {
-      out << plot_command(c, [](std::size_t) { return std::string("'-'"); });
-      for (const auto& d : c.data) {
-        for (const auto& [x, y] : d) {
-          put_number(out, x);
-          out << ' ';
-          put_number(out, y);
-          out << '\n';
-        }
-        out << "e\n";
+    out << plot_command(c, [&](std::size_t i) {
+      return "'-' binary format='%double%double' record=(" + std::to_string(c.data[i].size()) + ") ";
+    });
+    for (const auto& d : c.data) {
+      for (const auto& [x, y] : d) {
+        const double pair[2] = {x, y};
+        out.write(reinterpret_cast<const char*>(pair), sizeof pair);
       }
     }
   }
@@ -304,7 +277,7 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
   {
     // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails.
     SigpipeBlock block;
-    write_all(pipe_write.fd, encode(script, Encoding::binary));
+    write_all(pipe_write.fd, binary_script(script));
     pipe_write.reset();  // gnuplot's end of input
   }
 
@@ -341,7 +314,7 @@ void save_script(const Script& script, const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
   Fd file(fd);
-  if (!write_all(fd, encode(script, Encoding::text)) || ::close(file.release()) != 0) {
+  if (!write_all(fd, script.text()) || ::close(file.release()) != 0) {
     throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
   }
 }

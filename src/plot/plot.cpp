@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 
+#include "qprof/common/find_program.hpp"
 #include "qprof/plot/chart.hpp"
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"

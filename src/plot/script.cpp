@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,10 @@ std::string num(double v) {
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
 }
+
+// A number of an inline data set: "nan" for any NaN (printf would write "-nan" for some, and
+// gnuplot-iostream, which wrote qprof's saved scripts until 2026-11, wrote "nan").
+std::string data_num(double v) { return std::isnan(v) ? std::string("nan") : num(v); }
 
 const char* role_style(Role r) {
   switch (r) {
@@ -242,7 +247,7 @@ std::string Script::text() const {
     out << c.commands;
     if (!c.plot.empty()) out << plot_command(c, [](std::size_t) { return std::string("'-'"); });
     for (const auto& d : c.data) {
-      for (const auto& [x, y] : d) out << num(x) << ' ' << num(y) << '\n';
+      for (const auto& [x, y] : d) out << data_num(x) << ' ' << data_num(y) << '\n';
       out << "e\n";
     }
   }

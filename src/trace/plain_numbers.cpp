@@ -3,7 +3,9 @@
 // general path, which also words the errors.
 #include "plain_numbers.hpp"
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -96,10 +98,11 @@ struct Decimal {
 // 5^d, and the largest byte count below which the integer rounding in mib_bytes is the one
 // from_mib's double arithmetic gives (see there): 2^52 / 5^d.
 constexpr std::uint64_t kPow5[] = {1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125};
-constexpr std::uint64_t kExactBelow[] = {
-    (1ULL << 52) / 1,      (1ULL << 52) / 5,      (1ULL << 52) / 25,     (1ULL << 52) / 125,
-    (1ULL << 52) / 625,    (1ULL << 52) / 3125,   (1ULL << 52) / 15625,  (1ULL << 52) / 78125,
-    (1ULL << 52) / 390625, (1ULL << 52) / 1953125};
+constexpr auto kExactBelow = [] {
+  std::array<std::uint64_t, std::size(kPow5)> below{};
+  for (std::size_t d = 0; d < below.size(); ++d) below[d] = (std::uint64_t{1} << 52) / kPow5[d];
+  return below;
+}();
 
 // q / 5^d and its remainder, by a constant divisor in each case (a multiplication, where a
 // division by a table entry would cost as much as the floating-point path it replaces).

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "qprof/common/find_program.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/gnuplot.hpp"

@@ -8,8 +8,6 @@
 
 #include <string>
 
-#include "qprof/common/find_program.hpp"  // qprof plot --gnuplot PROGRAM is found so
-
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
 

@@ -29,7 +29,8 @@ struct ScriptChunk {
 
 struct Script {
   std::vector<ScriptChunk> chunks;
-  // The whole program as gnuplot would read it, data as text (each set ended by "e").
+  // The whole program as gnuplot would read it, data as text (each set ended by "e"): what
+  // `qprof plot --script` saves.
   std::string text() const;
 };
 
