@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -13,6 +14,9 @@
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/text.hpp"
 
 namespace qprof {
 namespace {
@@ -24,33 +28,30 @@ struct Mount {
   std::string super_options;
 };
 
+// mountinfo grows with the mounts (thousands on a container host); a table above this is not read.
+constexpr std::size_t kMountinfoLimit = std::size_t{16} << 20;
+
 std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
   // mountinfo: "id parent major:minor root mount_point options [optional…] - fstype source super_options"
   std::vector<Mount> out;
-  std::ifstream in(mountinfo);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string id, parent, dev, root, point, options, word;
-    ls >> id >> parent >> dev >> root >> point >> options;
-    while (ls >> word && word != "-") {
-    }
+  std::string text;
+  if (!read_small_file(mountinfo, text, kMountinfoLimit)) return out;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::string_view line = take_until(rest, '\n');
+    for (int i = 0; i < 3; ++i) take_word(line);  // id, parent, major:minor
     Mount m;
-    m.root = root;
-    m.point = point;
-    ls >> m.fstype >> word >> m.super_options;
+    m.root = take_word(line);
+    m.point = take_word(line);
+    take_word(line);  // options
+    while (!line.empty() && take_word(line) != "-") {
+    }
+    m.fstype = take_word(line);
+    take_word(line);  // source
+    m.super_options = take_word(line);
     if (m.fstype == "cgroup" || m.fstype == "cgroup2") out.push_back(std::move(m));
   }
   return out;
-}
-
-bool has_option(const std::string& options, const std::string& opt) {
-  std::istringstream ss(options);
-  std::string o;
-  while (std::getline(ss, o, ',')) {
-    if (o == opt) return true;
-  }
-  return false;
 }
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -71,15 +72,16 @@ std::string unique_name() { return "qprof-" + std::to_string(::getpid()); }
 // qprof's own cgroup in one hierarchy, from /proc/self/cgroup ("4:memory:/a/b" for cgroup v1's
 // memory controller, "0::/a/b" for cgroup v2); empty if it is not listed.
 std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
-  std::ifstream in(proc_cgroup);
-  std::string line;
-  while (std::getline(in, line)) {
-    const std::size_t a = line.find(':');
-    const std::size_t b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    const std::string id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
-    const bool match = v1 ? has_option(controllers, "memory") : (id == "0" && controllers.empty());
-    if (match) return line.substr(b + 1);
+  std::string text;
+  if (!read_small_file(proc_cgroup, text)) return "";
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    std::string_view line = take_until(rest, '\n');
+    if (std::count(line.begin(), line.end(), ':') < 2) continue;  // the path may hold more
+    const std::string_view id = take_until(line, ':');
+    const std::string_view controllers = take_until(line, ':');
+    const bool match = v1 ? list_holds(controllers, "memory") : (id == "0" && controllers.empty());
+    if (match) return std::string(line);
   }
   return "";
 }
@@ -166,7 +168,7 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
     return std::unique_ptr<TreeCgroup>(new TreeCgroup(dir, parent, v1));
   };
   for (const Mount& m : mounts) {
-    if (m.fstype == "cgroup" && has_option(m.super_options, "memory")) {
+    if (m.fstype == "cgroup" && list_holds(m.super_options, "memory")) {
       const std::string parent = parent_of(m, true);
       if (parent.empty()) continue;
       if (auto cg = try_dir(parent, true)) return cg;
@@ -204,13 +206,12 @@ std::optional<Bytes> TreeCgroup::read_number(const ProcFile& f) const {
 std::optional<Bytes> TreeCgroup::usage() const { return read_number(usage_); }
 std::optional<Bytes> TreeCgroup::peak() const { return read_number(peak_); }
 
-std::optional<std::uint64_t> own_cgroup_oom_kills(const std::string& mountinfo, const std::string& proc_cgroup) {
+std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo, const std::string& proc_cgroup) {
   for (const Mount& m : cgroup_mounts(mountinfo)) {
     const bool v1 = m.fstype == "cgroup";
-    if (v1 && !has_option(m.super_options, "memory")) continue;
-    const std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
-    if (dir.empty()) continue;
-    if (const auto n = oom_kills_in(dir, v1)) return n;
+    if (v1 && !list_holds(m.super_options, "memory")) continue;
+    std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
+    if (!dir.empty() && oom_kills_in(dir, v1)) return MemoryCgroupDir{std::move(dir), v1};
   }
   return std::nullopt;
 }

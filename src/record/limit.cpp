@@ -2,13 +2,15 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 #include <vector>
+
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/text.hpp"
 
 namespace qprof {
 namespace {
@@ -18,12 +20,11 @@ namespace fs = std::filesystem;
 // Above this a limit is "none": v1 writes PAGE_COUNTER_MAX pages (≈ 2⁶³) for unlimited.
 constexpr Bytes kUnlimited = Bytes{1} << 62;
 
+// Every file read here is a few lines (memory.stat, the longest, ≈ 1 KiB).
 std::optional<std::string> read_small(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string text;
+  if (!read_small_file(path, text)) return std::nullopt;
+  return text;
 }
 
 std::optional<Bytes> to_bytes(std::string_view text) {
@@ -63,25 +64,20 @@ void walk_up(std::optional<MemoryLimit>& best, const fs::path& root, std::string
 void cgroup_limits(std::optional<MemoryLimit>& best, const LimitProbe& p) {
   const auto self = read_small(p.proc_root + "/self/cgroup");
   if (!self) return;
-  std::istringstream lines(*self);
-  std::string line;
-  while (std::getline(lines, line)) {
-    // hierarchy-ID:controller-list:cgroup-path
-    const std::size_t a = line.find(':');
-    const std::size_t b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1);
-    const std::string path = line.substr(b + 1);
+  std::string_view rest = *self;
+  while (!rest.empty()) {
+    // hierarchy-ID:controller-list:cgroup-path (the path may hold more colons)
+    std::string_view line = take_until(rest, '\n');
+    if (std::count(line.begin(), line.end(), ':') < 2) continue;
+    take_until(line, ':');
+    const std::string_view controllers = take_until(line, ':');
+    const std::string path(line);
     if (controllers.empty()) {
       // v2: the unified hierarchy (in hybrid mode under unified/, without a memory controller).
       walk_up(best, p.cgroup_root, path, {"memory.max", "memory.high"}, "cgroup");
       continue;
     }
-    std::istringstream list(controllers);
-    std::string c;
-    bool memory = false;
-    while (std::getline(list, c, ',')) memory = memory || c == "memory";
-    if (!memory) continue;
+    if (!list_holds(controllers, "memory")) continue;
     const fs::path root = fs::path(p.cgroup_root) / "memory";
     walk_up(best, root, path, {"memory.limit_in_bytes"}, "cgroup-v1");
     // The limit the kernel enforces on the group, its ancestors' included.
@@ -89,11 +85,11 @@ void cgroup_limits(std::optional<MemoryLimit>& best, const LimitProbe& p) {
     std::error_code ec;
     if (!fs::exists(leaf, ec)) leaf = root;
     if (const auto stat = read_small((leaf / "memory.stat").string())) {
-      std::istringstream st(*stat);
-      std::string key, value;
-      while (st >> key >> value) {
-        if (key != "hierarchical_memory_limit") continue;
-        if (const auto v = to_bytes(value)) consider(best, *v, "cgroup-v1", "hierarchical_memory_limit of " + leaf.string());
+      std::string_view st = *stat;
+      while (!st.empty()) {
+        std::string_view value = take_until(st, '\n');
+        if (take_word(value) != "hierarchical_memory_limit") continue;
+        if (const auto v = to_bytes(take_word(value))) consider(best, *v, "cgroup-v1", "hierarchical_memory_limit of " + leaf.string());
       }
     }
   }
@@ -136,13 +132,11 @@ std::optional<MemoryLimit> find_memory_limit(const LimitProbe& p) {
   }
   if (as != RLIM_INFINITY) consider(best, as, "rlimit-as", "RLIMIT_AS (ulimit -v)");
   if (const auto meminfo = read_small(p.proc_root + "/meminfo")) {
-    std::istringstream lines(*meminfo);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind("MemTotal:", 0) != 0) continue;
-      std::istringstream in(line.substr(9));
-      Bytes kib = 0;
-      if (in >> kib) consider(best, kib * 1024, "memtotal", "MemTotal of " + p.proc_root + "/meminfo");
+    std::string_view rest = *meminfo;
+    while (!rest.empty()) {
+      std::string_view line = take_until(rest, '\n');  // "MemTotal:       24684092 kB"
+      if (take_word(line) != "MemTotal:") continue;
+      if (const auto kib = to_bytes(take_word(line))) consider(best, *kib * 1024, "memtotal", "MemTotal of " + p.proc_root + "/meminfo");
       break;
     }
   }

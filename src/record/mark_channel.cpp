@@ -22,22 +22,6 @@ namespace {
 // make qprof's memory grow.
 constexpr std::size_t kMaxPendingTorch = 64;
 
-std::string_view skip_blanks(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  return s.substr(i);
-}
-
-// The first blank-separated word of `s`, and `s` moved past it.
-std::string_view take_word(std::string_view& s) {
-  s = skip_blanks(s);
-  std::size_t n = 0;
-  while (n < s.size() && s[n] != ' ' && s[n] != '\t') ++n;
-  const std::string_view word = s.substr(0, n);
-  s = s.substr(n);
-  return word;
-}
-
 bool starts_with_word(std::string_view s, std::string_view word) {
   return s.substr(0, word.size()) == word && (s.size() == word.size() || s[word.size()] == ' ' || s[word.size()] == '\t');
 }

@@ -104,7 +104,8 @@ void Session::finish_trace() {
 
   if (!cgroup_ && own_oom_kills_at_start_) {
     // The job shares qprof's cgroup: a kill counted there during the run is the OOM killer's.
-    if (const auto now = own_cgroup_oom_kills(); now && *now > *own_oom_kills_at_start_) {
+    const auto now = oom_kills_in(own_cgroup_->dir, own_cgroup_->v1);
+    if (now && *now > *own_oom_kills_at_start_) {
       report_.oom_kills = *now - *own_oom_kills_at_start_;
     }
   }

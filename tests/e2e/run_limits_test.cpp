@@ -115,7 +115,7 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
     GTEST_SKIP() << "the sanitized qprof (ASan's shadow memory and quarantine) shares the 200 MB group with the job, "
                     "and the OOM killer may take it instead of the job";
   }
-  const std::string own = own_memory_cgroup();
+  const std::string own = test::own_v1_memory_group();
   const std::string base = "/sys/fs/cgroup/memory" + (own == "/" ? "" : own);
   const std::string limited = base + "/qprof-e2e-limit-" + std::to_string(getpid());
   if (geteuid() != 0 || own.empty() || !fs::create_directory(limited)) {

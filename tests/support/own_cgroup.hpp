@@ -8,7 +8,7 @@
 
 namespace qprof::test {
 
-inline std::string own_memory_cgroup() {
+inline std::string own_v1_memory_group() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   while (std::getline(in, line)) {

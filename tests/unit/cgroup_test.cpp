@@ -14,7 +14,7 @@ namespace qprof {
 namespace {
 
 namespace fs = std::filesystem;
-using test::own_memory_cgroup;
+using test::own_v1_memory_group;
 
 std::string mountinfo_with(const std::string& line) {
   const std::string path = (fs::temp_directory_path() / ("qprof-mountinfo-" + std::to_string(getpid()))).string();
@@ -67,7 +67,7 @@ TEST(TreeCgroup, CgroupV1MemoryGivesUsageAndPeak) {
 
 // The cgroup v1 memory path of this process, "" if none.
 TEST(TreeCgroup, NestsUnderItsOwnCgroupAndRemovesGroupsOfDeadQprofs) {
-  const std::string own = own_memory_cgroup();
+  const std::string own = own_v1_memory_group();
   if (geteuid() != 0 || own.empty() || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
     GTEST_SKIP() << "needs root and a cgroup v1 memory hierarchy";
   }
@@ -102,6 +102,66 @@ TEST(TreeCgroup, NoHierarchySaysWhy) {
   EXPECT_FALSE(TreeCgroup::create(why, info));
   EXPECT_EQ(why, "no cgroup v1 memory or cgroup v2 hierarchy is mounted");
   fs::remove(info);
+}
+
+// qprof's own memory cgroup, found from a mount table and a /proc/self/cgroup of the test's making
+// (no root needed: the hierarchy is a folder with the files the kernel would have).
+class OwnMemoryCgroup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("qprof-own-cgroup-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(OwnMemoryCgroup, V1MemoryHierarchyAmongOthers) {
+  const std::string root = (dir_ / "memory").string();
+  file("memory/job/step/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+  const std::string info = file("mountinfo",
+                                "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+                                "30 25 0:26 / " + (dir_ / "cpu").string() + " rw,nosuid shared:9 - cgroup cgroup rw,cpu,cpuacct\n"
+                                "31 25 0:27 / " + root + " rw,nosuid,nodev shared:10 master:2 - cgroup cgroup rw,memory\n");
+  const std::string self = file("cgroup", "5:cpu,cpuacct:/other\n4:memory:/job/step\n0::/\n");
+  const auto own = own_memory_cgroup(info, self);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->dir, root + "/job/step");
+  EXPECT_TRUE(own->v1);
+  EXPECT_EQ(oom_kills_in(own->dir, own->v1), 3u);
+}
+
+TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
+  // In a container the hierarchy is mounted from the container's group: the path qprof sees in
+  // /proc/self/cgroup is below that root, and a colon in a group's name is part of the path.
+  const std::string point = (dir_ / "unified").string();
+  file("unified/step:1/memory.events", "low 0\nhigh 0\nmax 0\noom 2\noom_kill 7\n");
+  const std::string info = file("mountinfo", "40 30 0:35 /pod/c1 " + point + " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+  const std::string self = file("cgroup", "0::/pod/c1/step:1\n");
+  const auto own = own_memory_cgroup(info, self);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->dir, point + "/step:1");
+  EXPECT_FALSE(own->v1);
+  EXPECT_EQ(oom_kills_in(own->dir, own->v1), 7u);
+}
+
+TEST_F(OwnMemoryCgroup, NoneWhereTheGroupIsOutsideTheMountOrHasNoCount) {
+  const std::string point = (dir_ / "unified").string();
+  file("unified/memory.events", "oom_kill 1\n");
+  const std::string info = file("mountinfo", "40 30 0:35 /pod/c1 " + point + " rw - cgroup2 cgroup2 rw\n");
+  // Outside the mounted part of the hierarchy ("/pod/c10" is not below "/pod/c1").
+  EXPECT_FALSE(own_memory_cgroup(info, file("outside", "0::/pod/c10\n")));
+  // Inside, but the kernel gives no count there.
+  EXPECT_FALSE(own_memory_cgroup(info, file("nocount", "0::/pod/c1/x\n")));
+  // A table that cannot be read.
+  EXPECT_FALSE(own_memory_cgroup((dir_ / "missing").string(), file("self", "0::/pod/c1\n")));
+  EXPECT_TRUE(own_memory_cgroup(info, file("self", "0::/pod/c1\n")));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Small text helpers shared by the marker reader (record/) and the stage pairing (trace/).
+// Small text helpers shared by the marker reader and the cgroup and limit readers (record/) and
+// the stage pairing (trace/).
 #pragma once
 
 #include <string_view>
@@ -11,6 +12,40 @@ inline std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
+}
+
+// Takes the text up to the next `sep` (or to the end) off the front of `rest`; the separator
+// goes with it. Lines of a file: take_until(rest, '\n') until rest is empty.
+inline std::string_view take_until(std::string_view& rest, char sep) {
+  const std::size_t at = rest.find(sep);
+  const std::string_view field = rest.substr(0, at);
+  rest.remove_prefix(at == std::string_view::npos ? rest.size() : at + 1);
+  return field;
+}
+
+// Without leading spaces and tabs.
+inline std::string_view skip_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// The first word of `rest` (words are separated by spaces and tabs), taken off its front with
+// the blanks before it; empty at the end.
+inline std::string_view take_word(std::string_view& rest) {
+  rest = skip_blanks(rest);
+  std::size_t n = 0;
+  while (n < rest.size() && rest[n] != ' ' && rest[n] != '\t') ++n;
+  const std::string_view word = rest.substr(0, n);
+  rest.remove_prefix(n);
+  return word;
+}
+
+// Whether the `sep`-separated list holds `item` ("rw,memory,nosuid" holds "memory").
+inline bool list_holds(std::string_view list, std::string_view item, char sep = ',') {
+  while (!list.empty()) {
+    if (take_until(list, sep) == item) return true;
+  }
+  return false;
 }
 
 }  // namespace qprof

@@ -57,10 +57,15 @@ class TreeCgroup {
 // where the kernel does not say or the file cannot be read.
 std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1);
 
-// oom_kill of the memory cgroup qprof itself runs in, where the job runs too without --cgroup:
-// its growth over a run says the OOM killer killed in that group meanwhile (v1: a victim of
-// that group; v2: of that group or one below it).
-std::optional<std::uint64_t> own_cgroup_oom_kills(const std::string& mountinfo = "/proc/self/mountinfo",
-                                                  const std::string& proc_cgroup = "/proc/self/cgroup");
+// The memory cgroup qprof itself runs in, where the job runs too without --cgroup: the growth of
+// its oom_kill over a run says the OOM killer killed in that group meanwhile (v1: a victim of
+// that group; v2: of that group or one below it). Found once, at the start (the mount table is
+// the slow part), so that the end reads one file. nullopt where no hierarchy gives a count.
+struct MemoryCgroupDir {
+  std::string dir;
+  bool v1 = false;
+};
+std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo = "/proc/self/mountinfo",
+                                                 const std::string& proc_cgroup = "/proc/self/cgroup");
 
 }  // namespace qprof
