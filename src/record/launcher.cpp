@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include "qprof/common/find_program.hpp"
 
@@ -108,14 +109,30 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
     ::_exit(127);
   }
   ::close(report[1]);
+  std::exception_ptr meanwhile_error;  // thrown on once the child is reaped
+  if (req.while_exec) {
+    try {
+      req.while_exec();
+    } catch (...) {
+      meanwhile_error = std::current_exception();
+    }
+  }
   ChildFailure failure{};
   ssize_t n;
   while ((n = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
   ::close(report[0]);
-  if (n != static_cast<ssize_t>(sizeof failure)) return pid;  // it runs the command
+  if (n != static_cast<ssize_t>(sizeof failure)) {
+    if (!meanwhile_error) return pid;  // it runs the command
+    // qprof cannot go on: the command is not left running unwatched.
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    std::rethrow_exception(meanwhile_error);
+  }
   while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
+  if (meanwhile_error) std::rethrow_exception(meanwhile_error);
   const std::string step = failure.step == ChildFailure::joining_cgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
   return LaunchFailure{failure.error == ENOENT ? 127 : 126, "qprof: " + name + ": " + step + std::strerror(failure.error)};
 }

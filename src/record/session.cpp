@@ -134,8 +134,10 @@ int Session::run() {
   self_rss_at_launch_ = self_peak_rss();
   start_watch();
 
+  TraceMeta meta;
   if (o_.attach) {
     start_attached();
+    find_limit(meta);
   } else {
     LaunchRequest request;
     request.argv = o_.command;
@@ -144,6 +146,9 @@ int Session::run() {
     request.default_signals = signals.changed_from_default();
     request.files_limit = job_files_limit_;
     request.own_process_group = own_process_group_ = !has_controlling_terminal();
+    // The limit's /sys and /proc reads (a quarter of a millisecond) are made while the command
+    // execs, instead of delaying the first sample after it.
+    request.while_exec = [&] { find_limit(meta); };
     // The channel's write end is inherited by the command alone (close-on-exec again after).
     if (channel_) ::fcntl(channel_->write_fd(), F_SETFD, 0);
     const auto launched = launch(request);
@@ -160,7 +165,6 @@ int Session::run() {
   }
   report_.launched = true;
 
-  TraceMeta meta;
   meta.format_version = dat::kFormatVersion;
   meta.qprof_version = std::string(kVersion);
   meta.host = o_.identity.host.empty() ? host_name() : o_.identity.host;
@@ -171,7 +175,6 @@ int Session::run() {
   meta.start = report_.start;
   if (cgroup_) meta.other["cgroup"] = cgroup_->path();
   if (o_.attach) meta.other["attached"] = "1";  // not qprof's child: no stderr, no wait status
-  find_limit(meta);
   out_->header(meta);
   out_->cmdline(report_.command);
   write_watch_defs();

@@ -2,8 +2,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
+#include <variant>
 
 #include "qprof/common/clock.hpp"
 #include "qprof/common/find_program.hpp"
@@ -75,6 +78,48 @@ TEST(FindProgram, AsAShellSearchesPath) {
   EXPECT_EQ(find_program("tool", dir + "/plain::" + dir + "/later"), "./tool");
   std::filesystem::current_path(cwd);
   std::filesystem::remove_all(dir);
+}
+
+// qprof's own work given to launch() runs once, in qprof, while the child execs; exec's outcome
+// is reported as without it, and an exception of that work comes out of launch() once the
+// child is reaped (killed first when it exec'd: no command runs unwatched).
+TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
+  const pid_t self = ::getpid();
+  int runs = 0;
+  pid_t ran_in = 0;
+  LaunchRequest ok;
+  ok.argv = {"sh", "-c", "exit 7"};
+  ok.while_exec = [&] { ++runs, ran_in = ::getpid(); };
+  const auto started = launch(ok);
+  ASSERT_TRUE(std::holds_alternative<pid_t>(started));
+  int status = 0;
+  ASSERT_EQ(::waitpid(std::get<pid_t>(started), &status, 0), std::get<pid_t>(started));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(ran_in, self);
+
+  const std::string plain = test::unit_temp_file("launch-not-executable");
+  std::fclose(std::fopen(plain.c_str(), "w"));  // found by its path, but without the execute bit
+  LaunchRequest denied;
+  denied.argv = {plain};
+  denied.while_exec = [&] { ++runs; };
+  const auto refused = launch(denied);
+  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(refused));
+  EXPECT_EQ(std::get<LaunchFailure>(refused).exit_status, 126);
+  EXPECT_EQ(runs, 2);
+
+  LaunchRequest throwing;
+  throwing.argv = {plain};
+  throwing.while_exec = [] { throw std::runtime_error("while exec"); };
+  EXPECT_THROW(launch(throwing), std::runtime_error);
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the failed child was reaped before the exception";
+  EXPECT_EQ(errno, ECHILD);
+  // The same after an exec that worked: the command is killed and reaped, not left unwatched.
+  throwing.argv = {"sleep", "30"};
+  EXPECT_THROW(launch(throwing), std::runtime_error);
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the running child was killed and reaped";
+  EXPECT_EQ(errno, ECHILD);
+  std::filesystem::remove(plain);
 }
 
 }  // namespace

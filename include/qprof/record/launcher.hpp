@@ -5,8 +5,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
-
 #include <string>
 #include <variant>
 #include <vector>
@@ -25,6 +25,10 @@ struct LaunchRequest {
   // A process group of its own (setpgid): then a signal sent to qprof's group does not reach the
   // command directly, and qprof's forwarding is the one delivery.
   bool own_process_group = false;
+  // Work of qprof's own, done in the parent while the child execs: the parent waits for that
+  // exec (a few hundred microseconds) to report 127 or 126, and this needs the time anyway. If
+  // it throws, launch() kills and reaps the child, then throws that exception on.
+  std::function<void()> while_exec;
 };
 
 struct LaunchFailure {
