@@ -54,6 +54,10 @@ ProcEvents::~ProcEvents() {
 }
 
 bool ProcEvents::open() {
+  // Once subscribed, the subscription stands: a second socket would double every event, and
+  // the first, overwritten, would stay subscribed until exit (and on kernels before 6.6 count as
+  // a listener after it, see the destructor).
+  if (fd_ >= 0) return true;
   const int fd = ::socket(PF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
   if (fd < 0) return false;
   sockaddr_nl addr{};

@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "fake_proc.hpp"
 #include "qprof/record/probes.hpp"
+#include "qprof/record/proc_events.hpp"
 
 namespace qprof {
 namespace {
@@ -194,6 +196,30 @@ TEST(ProcFileLive, AKeptDescriptorOfAReapedProcessFailsWithEsrch) {
   errno = 0;
   EXPECT_EQ(statm.read(buf, sizeof buf), -1);
   EXPECT_EQ(errno, ESRCH);
+}
+
+// The process-event subscription is one socket however often it is asked for: a second open()
+// (a second prime()) keeps it, where it used to leave the first socket subscribed and open.
+TEST(ProcEvents, ASecondOpenKeepsTheOneSubscription) {
+  const auto open_descriptors = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{});
+  };
+  ProcEvents events;
+  if (!events.open()) GTEST_SKIP() << "the kernel refused the process-event subscription (needs CAP_NET_ADMIN)";
+  const auto after_first = open_descriptors();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(events.open());
+  EXPECT_TRUE(events.is_open());
+  EXPECT_EQ(open_descriptors(), after_first);
+  // And a fork is still seen, once.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  int seen = 0;
+  for (int attempt = 0; attempt < 100 && seen == 0; ++attempt) {
+    events.drain([&](const ProcEvents::Fork& f) { seen += f.child == child ? 1 : 0; });
+    if (seen == 0) ::usleep(1000);
+  }
+  EXPECT_EQ(seen, 1);
 }
 
 }  // namespace

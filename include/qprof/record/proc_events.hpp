@@ -22,7 +22,8 @@ class ProcEvents {
   ProcEvents(const ProcEvents&) = delete;
   ProcEvents& operator=(const ProcEvents&) = delete;
 
-  // Subscribes; true once the kernel acknowledged (events flow from now on).
+  // Subscribes; true once the kernel acknowledged (events flow from now on). Called again once
+  // subscribed: true, the same subscription.
   bool open();
   bool is_open() const { return fd_ >= 0; }
 
