@@ -76,12 +76,10 @@ std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
   if (!read_small_file(proc_cgroup, text)) return "";
   std::string_view rest = text;
   while (!rest.empty()) {
-    std::string_view line = take_until(rest, '\n');
-    if (std::count(line.begin(), line.end(), ':') < 2) continue;  // the path may hold more
-    const std::string_view id = take_until(line, ':');
-    const std::string_view controllers = take_until(line, ':');
-    const bool match = v1 ? list_holds(controllers, "memory") : (id == "0" && controllers.empty());
-    if (match) return std::string(line);
+    const auto line = split_proc_cgroup_line(take_until(rest, '\n'));
+    if (!line) continue;
+    const bool match = v1 ? list_holds(line->controllers, "memory") : (line->id == "0" && line->controllers.empty());
+    if (match) return std::string(line->path);
   }
   return "";
 }
@@ -205,6 +203,15 @@ std::optional<Bytes> TreeCgroup::read_number(const ProcFile& f) const {
 
 std::optional<Bytes> TreeCgroup::usage() const { return read_number(usage_); }
 std::optional<Bytes> TreeCgroup::peak() const { return read_number(peak_); }
+
+std::optional<ProcCgroupLine> split_proc_cgroup_line(std::string_view line) {
+  if (std::count(line.begin(), line.end(), ':') < 2) return std::nullopt;
+  ProcCgroupLine out;
+  out.id = take_until(line, ':');
+  out.controllers = take_until(line, ':');
+  out.path = line;
+  return out;
+}
 
 std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo, const std::string& proc_cgroup) {
   for (const Mount& m : cgroup_mounts(mountinfo)) {

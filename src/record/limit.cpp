@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "qprof/common/proc_file.hpp"
 #include "qprof/common/text.hpp"
+#include "qprof/record/cgroup.hpp"
 
 namespace qprof {
 namespace {
@@ -66,12 +66,10 @@ void cgroup_limits(std::optional<MemoryLimit>& best, const LimitProbe& p) {
   if (!self) return;
   std::string_view rest = *self;
   while (!rest.empty()) {
-    // hierarchy-ID:controller-list:cgroup-path (the path may hold more colons)
-    std::string_view line = take_until(rest, '\n');
-    if (std::count(line.begin(), line.end(), ':') < 2) continue;
-    take_until(line, ':');
-    const std::string_view controllers = take_until(line, ':');
-    const std::string path(line);
+    const auto line = split_proc_cgroup_line(take_until(rest, '\n'));
+    if (!line) continue;
+    const std::string_view controllers = line->controllers;
+    const std::string path(line->path);
     if (controllers.empty()) {
       // v2: the unified hierarchy (in hybrid mode under unified/, without a memory controller).
       walk_up(best, p.cgroup_root, path, {"memory.max", "memory.high"}, "cgroup");

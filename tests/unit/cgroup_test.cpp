@@ -104,6 +104,24 @@ TEST(TreeCgroup, NoHierarchySaysWhy) {
   fs::remove(info);
 }
 
+TEST(ProcCgroupLine, IdControllersAndAPathThatMayHoldColons) {
+  auto l = split_proc_cgroup_line("4:memory:/a/b");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->id, "4");
+  EXPECT_EQ(l->controllers, "memory");
+  EXPECT_EQ(l->path, "/a/b");
+  l = split_proc_cgroup_line("0::/pod/c1/step:1");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->id, "0");
+  EXPECT_EQ(l->controllers, "");
+  EXPECT_EQ(l->path, "/pod/c1/step:1");
+  l = split_proc_cgroup_line("12:cpu,cpuacct:/");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->controllers, "cpu,cpuacct");
+  EXPECT_FALSE(split_proc_cgroup_line("4:memory"));
+  EXPECT_FALSE(split_proc_cgroup_line(""));
+}
+
 // qprof's own memory cgroup, found from a mount table and a /proc/self/cgroup of the test's making
 // (no root needed: the hierarchy is a folder with the files the kernel would have).
 class OwnMemoryCgroup : public ::testing::Test {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "qprof/common/proc_file.hpp"
 #include "qprof/trace/trace.hpp"
@@ -56,6 +57,15 @@ class TreeCgroup {
 // oom_kill of the memory cgroup at `dir` (v1 memory.oom_control, v2 memory.events); nullopt
 // where the kernel does not say or the file cannot be read.
 std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1);
+
+// A line of /proc/PID/cgroup: "hierarchy-ID:controller-list:cgroup-path" (v1: "4:memory:/a/b";
+// v2: "0::/a/b"); the path may hold colons of its own. nullopt for a line of another form.
+struct ProcCgroupLine {
+  std::string_view id;
+  std::string_view controllers;
+  std::string_view path;
+};
+std::optional<ProcCgroupLine> split_proc_cgroup_line(std::string_view line);
 
 // The memory cgroup qprof itself runs in, where the job runs too without --cgroup: the growth of
 // its oom_kill over a run says the OOM killer killed in that group meanwhile (v1: a victim of
