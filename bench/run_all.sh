@@ -215,7 +215,7 @@ limits = {
         "core, and gnuplot draws only after the last line (see the two rows above)",
     12: "the work left per line after the 64-byte digit mask: two decimal conversions, the "
         "division that gives the time's nearest double, the visitor's call (see BM_ParseMemLines)",
-    13: "exec, the dynamic loader and its libraries, and the /proc listing that primes the tree",
+    13: "loading libstdc++ and yaml-cpp (1.1 ms), the fork and exec of the command (about 1.2 ms with its own start), and a dozen set-up steps of 0.1–0.3 ms each (see \"Issue 17, fifth pass\")",
     3: f"qprof's work beyond the floor (which keeps {f33_1['rounds_ratio']:.3f} of its 1 ms rounds): the stats "
        f"pass every 0.1 s and the trace's writes delay the next wake-up past its deadline",
 }
