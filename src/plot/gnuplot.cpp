@@ -3,22 +3,19 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <ostream>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <thread>
-#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "qprof/plot/plot.hpp"

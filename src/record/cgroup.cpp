@@ -69,12 +69,10 @@ std::string read_text(const std::string& path) {
 
 std::string unique_name() { return "qprof-" + std::to_string(::getpid()); }
 
-// qprof's own cgroup in one hierarchy, from /proc/self/cgroup ("4:memory:/a/b" for cgroup v1's
-// memory controller, "0::/a/b" for cgroup v2); empty if it is not listed.
-std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
-  std::string text;
-  if (!read_small_file(proc_cgroup, text)) return "";
-  std::string_view rest = text;
+// qprof's own cgroup in one hierarchy, from the text of /proc/self/cgroup ("4:memory:/a/b" for
+// cgroup v1's memory controller, "0::/a/b" for cgroup v2); empty if it is not listed.
+std::string own_cgroup(std::string_view proc_cgroup_text, bool v1) {
+  std::string_view rest = proc_cgroup_text;
   while (!rest.empty()) {
     const auto line = split_proc_cgroup_line(take_until(rest, '\n'));
     if (!line) continue;
@@ -84,9 +82,9 @@ std::string own_cgroup(const std::string& proc_cgroup, bool v1) {
   return "";
 }
 
-// The directory of qprof's own cgroup in the mounted hierarchy `m`; empty when it is not in it.
-std::string own_cgroup_dir(const Mount& m, const std::string& proc_cgroup, bool v1) {
-  const std::string own = own_cgroup(proc_cgroup, v1);
+// The directory of qprof's own cgroup `own` (see own_cgroup) in the mounted hierarchy `m`;
+// empty when it is not in it.
+std::string own_cgroup_dir(const Mount& m, const std::string& own) {
   if (own.empty() || own.front() != '/') return "";
   const std::string root = m.root == "/" ? "" : m.root;
   if (!own.starts_with(root) || (own.size() > root.size() && !root.empty() && own[root.size()] != '/')) return "";
@@ -134,14 +132,15 @@ TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
 std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::string& mountinfo,
                                                const std::string& proc_cgroup) {
   const auto mounts = cgroup_mounts(mountinfo);
+  const std::string self = read_text(proc_cgroup);
   std::string errors;
   const auto note = [&](const std::string& text) { errors += (errors.empty() ? "" : "; ") + text; };
   // The group goes under qprof's own cgroup, never at the top of the hierarchy: every limit of
   // the groups above (a Slurm job's, a container's) still applies to the tree.
   auto parent_of = [&](const Mount& m, bool v1) -> std::string {
-    std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
+    const std::string own = own_cgroup(self, v1);
+    std::string dir = own_cgroup_dir(m, own);
     if (dir.empty()) {
-      const std::string own = own_cgroup(proc_cgroup, v1);
       if (!own.empty()) note("qprof's cgroup " + own + " is outside the hierarchy mounted at " + m.point);
     }
     return dir;
@@ -214,11 +213,13 @@ std::optional<ProcCgroupLine> split_proc_cgroup_line(std::string_view line) {
 }
 
 std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo, const std::string& proc_cgroup) {
+  const std::string self = read_text(proc_cgroup);
   for (const Mount& m : cgroup_mounts(mountinfo)) {
     const bool v1 = m.fstype == "cgroup";
     if (v1 && !list_holds(m.super_options, "memory")) continue;
-    std::string dir = own_cgroup_dir(m, proc_cgroup, v1);
-    if (!dir.empty() && oom_kills_in(dir, v1)) return MemoryCgroupDir{std::move(dir), v1};
+    std::string dir = own_cgroup_dir(m, own_cgroup(self, v1));
+    if (dir.empty()) continue;
+    if (const auto kills = oom_kills_in(dir, v1)) return MemoryCgroupDir{std::move(dir), v1, *kills};
   }
   return std::nullopt;
 }

@@ -124,10 +124,7 @@ int Session::run() {
   // (hence no prime): new processes join when their parent is the process or a member.
   tree_ = std::make_unique<ProcTree>(o_.proc_root, o_.attach ? *o_.attach : ::getpid());
   if (!cgroup_ && !o_.attach) tree_->prime();
-  if (!cgroup_) {
-    own_cgroup_ = own_memory_cgroup();
-    if (own_cgroup_) own_oom_kills_at_start_ = oom_kills_in(own_cgroup_->dir, own_cgroup_->v1);
-  }
+  if (!cgroup_) own_cgroup_ = own_memory_cgroup();
   clock_ = std::make_unique<WallAnchor>();
   start_ns_ = clock_->mono0();
   report_.start = clock_->unix_at(start_ns_);

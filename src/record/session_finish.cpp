@@ -102,12 +102,10 @@ void Session::finish_trace() {
     }
   }
 
-  if (!cgroup_ && own_oom_kills_at_start_) {
+  if (own_cgroup_) {
     // The job shares qprof's cgroup: a kill counted there during the run is the OOM killer's.
     const auto now = oom_kills_in(own_cgroup_->dir, own_cgroup_->v1);
-    if (now && *now > *own_oom_kills_at_start_) {
-      report_.oom_kills = *now - *own_oom_kills_at_start_;
-    }
+    if (now && *now > own_cgroup_->oom_kills) report_.oom_kills = *now - own_cgroup_->oom_kills;
   }
   KillSource source = KillSource::unknown;
   if (killed_) source = KillSource::qprof_timeout;

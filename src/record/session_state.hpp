@@ -106,9 +106,8 @@ class Session {
   const RunHooks& hooks_;
   std::unique_ptr<dat::Writer> out_;
   std::unique_ptr<TreeCgroup> cgroup_;
-  // Without --cgroup: qprof's own memory cgroup (the job's too), and its oom_kill when the run began.
+  // Without --cgroup: qprof's own memory cgroup (the job's too), with its oom_kill when the run began.
   std::optional<MemoryCgroupDir> own_cgroup_;
-  std::optional<std::uint64_t> own_oom_kills_at_start_;
   std::unique_ptr<WallAnchor> clock_;
   std::unique_ptr<ProcTree> tree_;
   std::unique_ptr<Sampler> sampler_;

@@ -2,6 +2,7 @@
 #include "qprof/record/cgroup.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +154,7 @@ TEST_F(OwnMemoryCgroup, V1MemoryHierarchyAmongOthers) {
   EXPECT_EQ(own->dir, root + "/job/step");
   EXPECT_TRUE(own->v1);
   EXPECT_EQ(oom_kills_in(own->dir, own->v1), 3u);
+  EXPECT_EQ(own->oom_kills, 3u) << "the count at the start comes with the search";
 }
 
 TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
@@ -167,6 +169,7 @@ TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
   EXPECT_EQ(own->dir, point + "/step:1");
   EXPECT_FALSE(own->v1);
   EXPECT_EQ(oom_kills_in(own->dir, own->v1), 7u);
+  EXPECT_EQ(own->oom_kills, 7u);
 }
 
 TEST_F(OwnMemoryCgroup, NoneWhereTheGroupIsOutsideTheMountOrHasNoCount) {
@@ -180,6 +183,32 @@ TEST_F(OwnMemoryCgroup, NoneWhereTheGroupIsOutsideTheMountOrHasNoCount) {
   // A table that cannot be read.
   EXPECT_FALSE(own_memory_cgroup((dir_ / "missing").string(), file("self", "0::/pod/c1\n")));
   EXPECT_TRUE(own_memory_cgroup(info, file("self", "0::/pod/c1\n")));
+}
+
+// The mount table and /proc/self/cgroup are read up to a bound: an endless file (/dev/zero in
+// their place) is cut there, in a child under a memory limit of its own and a deadline.
+TEST_F(OwnMemoryCgroup, EndlessTablesAreReadUpToABound) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    // ASan's shadow memory cannot live under RLIMIT_AS: there the suite's hard_rss_limit_mb holds.
+    const rlimit as{std::size_t{512} << 20, std::size_t{512} << 20};
+    ::setrlimit(RLIMIT_AS, &as);
+#endif
+    ::alarm(60);
+    try {
+      const bool none = !own_memory_cgroup("/dev/zero", "/dev/zero") &&
+                        !own_memory_cgroup("/dev/zero", file("self", "0::/\n")) &&
+                        !own_memory_cgroup(file("mountinfo", "40 30 0:35 / /x rw - cgroup2 cgroup2 rw\n"), "/dev/zero");
+      ::_exit(none ? 0 : 1);
+    } catch (...) {
+      ::_exit(2);  // out of memory: the reads were not bounded
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 }  // namespace

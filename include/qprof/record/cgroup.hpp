@@ -74,6 +74,7 @@ std::optional<ProcCgroupLine> split_proc_cgroup_line(std::string_view line);
 struct MemoryCgroupDir {
   std::string dir;
   bool v1 = false;
+  std::uint64_t oom_kills = 0;  // its oom_kill when it was found
 };
 std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo = "/proc/self/mountinfo",
                                                  const std::string& proc_cgroup = "/proc/self/cgroup");
