@@ -2,17 +2,17 @@
 """What loading shared libraries costs a start on this machine: an empty `int main() {}` linked
 with nothing, with libstdc++, with yaml-cpp too (qprof's libraries), and with Boost.Filesystem and
 Boost.Iostreams too (what qprof loaded until 2026-11, where those are installed), timed in
-alternating rounds. Prints a Markdown table of medians and quartiles.
+alternating rounds (bench/alternating.py). Prints a Markdown table of medians and quartiles.
 
     bench/library_cost.py [--rounds 300]
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+import alternating
 
 VARIANTS = [
     ("no library but libc", []),
@@ -42,19 +42,8 @@ def main():
                 programs.append((name, binary))
             else:
                 print(f"- {name}: not installed here, not measured", file=sys.stderr)
-        times = {name: [] for name, _ in programs}
-        for _ in range(a.rounds):
-            for name, binary in programs:
-                t = time.perf_counter()
-                subprocess.run([binary], check=True)
-                times[name].append(time.perf_counter() - t)
-    floor = statistics.median(times[programs[0][0]])
-    print(f"| `int main() {{}}` linked with ({a.rounds} alternating rounds) | median | quartiles | over libc alone |")
-    print("| --- | ---: | ---: | ---: |")
-    for name, _ in programs:
-        m = statistics.median(times[name])
-        q = statistics.quantiles(times[name], n=4)
-        print(f"| {name} | {m * 1e3:.2f} ms | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} | +{(m - floor) * 1e3:.2f} ms |")
+        walls, cpus = alternating.alternate([(name, [binary]) for name, binary in programs], a.rounds)
+    print(alternating.table(walls, cpus, a.rounds, "`int main() {}` linked with", "libc alone"))
 
 
 if __name__ == "__main__":

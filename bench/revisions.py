@@ -13,9 +13,10 @@ def repo_root():
 
 
 @contextlib.contextmanager
-def builds(revisions, build_type, bench, target):
+def builds(revisions, build_type, bench, target, prepare=None):
     """Yields {revision: build folder} with `target` built at each; the worktrees and builds are
-    removed afterwards."""
+    removed afterwards. prepare(revision, source folder), when given, may change the sources
+    before they are built (startup_steps.py adds its timestamps)."""
     repo = repo_root()
     launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
     with tempfile.TemporaryDirectory(prefix="qprof-revs-") as root:
@@ -27,6 +28,8 @@ def builds(revisions, build_type, bench, target):
                 subprocess.run(["git", "-C", repo, "worktree", "add", "--detach", "-f", src, rev], check=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 trees.append(src)
+                if prepare:
+                    prepare(rev, src)
                 out[rev] = os.path.join(root, "build-" + rev)
                 subprocess.run(["cmake", "-S", src, "-B", out[rev], "-DCMAKE_BUILD_TYPE=" + build_type,
                                 "-DQPROF_BUILD_TESTS=OFF", "-DQPROF_BUILD_BENCH=" + ("ON" if bench else "OFF"),
