@@ -12,10 +12,6 @@ namespace {
 // What the tree's figure of a device is, when it cannot be the per-process sum.
 enum Fallback : unsigned { kNone = 0, kNamespace = 1, kDenied = 2, kNoFigures = 4 };
 
-double ewma(double previous, double sample, std::uint64_t n) {
-  return n <= 1 ? sample : previous * 0.7 + sample * 0.3;
-}
-
 }  // namespace
 
 struct Sampler::Dev {
@@ -213,9 +209,9 @@ void Sampler::take_process_result(std::int64_t now) {
   in_flight_ = false;
   ++process_queries_;
   process_cost_total_ += cost;
-  process_cost_ewma_ = ewma(process_cost_ewma_, static_cast<double>(cost), process_queries_);
+  process_cost_.add(cost);
   // Within the budget: the process queries may take three quarters of it.
-  const auto needed = static_cast<std::int64_t>(process_cost_ewma_ / (opt_.cpu_budget * 0.75));
+  const auto needed = static_cast<std::int64_t>(static_cast<double>(process_cost_.steady_ns()) / (opt_.cpu_budget * 0.75));
   const std::int64_t period = std::max(opt_.process_interval_ns, needed);
   next_process_ns_ += period - process_period_ns_;
   process_period_ns_ = period;
@@ -318,14 +314,9 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       const std::int64_t cost = monotonic_ns() - t0;
       ++device_queries_;
       device_cost_total_ += cost;
-      // The least of the latest costs: a steady cost, not a preemption of the sampler thread.
-      device_costs_[(device_queries_ - 1) % device_costs_.size()] = cost;
-      std::int64_t steady = cost;
-      for (std::size_t k = 0; k < device_costs_.size() && k < device_queries_; ++k) steady = std::min(steady, device_costs_[k]);
-      // Device totals may take a quarter of the budget. The first call (a cold driver, a
-      // preempted thread) does not judge alone.
-      const auto needed =
-          device_queries_ < 2 ? std::int64_t{0} : static_cast<std::int64_t>(static_cast<double>(steady) / (opt_.cpu_budget * 0.25));
+      device_cost_.add(cost);
+      // Device totals may take a quarter of the budget.
+      const auto needed = static_cast<std::int64_t>(static_cast<double>(device_cost_.steady_ns()) / (opt_.cpu_budget * 0.25));
       next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
       fresh = true;
     }

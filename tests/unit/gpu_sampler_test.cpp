@@ -208,6 +208,33 @@ TEST(GpuSampler, SlowProcessQueriesStretchTheirScheduleToTheBudget) {
   EXPECT_GE(s.summary().process_query_ns, 3 * kMs);
 }
 
+// A cold first query and a preempted one (30 ms each, 300 times the others) leave the schedule
+// as asked; a lasting rise (3 ms every query from the 40th on) stretches it after eight queries.
+// Judged by each cost or an average, the first alone held the queries 2 s apart.
+TEST(GpuSampler, OneSlowProcessQueryDoesNotStretchTheScheduleALastingRiseDoes) {
+  auto backend = std::make_unique<Scripted>(1);
+  Scripted& b = *backend;
+  SamplerOptions o = inline_options(20 * kMs);
+  o.cpu_budget = 0.02;
+  Sampler s(std::move(backend), o);
+  TraceFile f;
+  const std::vector<pid_t> tree{10};
+  std::int64_t ms = 0;
+  for (; b.process_calls < 40; ms += 2) {
+    ASSERT_LT(ms, 1200) << b.process_calls << " queries: the schedule was stretched";
+    b.delay_us = (b.process_calls == 0 || b.process_calls == 20) ? 30'000 : 0;
+    s.sample(ms * kMs, unix_of(ms * kMs), tree, f.out());
+  }
+  EXPECT_EQ(s.summary().process_interval_ns, 20 * kMs);
+  EXPECT_LE(ms, 800) << "40 queries 20 ms apart";
+  b.delay_us = 3000;  // 3 ms at 1.5 % of a core: 200 ms apart or more, once the latest eight are slow
+  const int before = b.process_calls;
+  for (const std::int64_t end = ms + 3000; ms < end; ms += 2) s.sample(ms * kMs, unix_of(ms * kMs), tree, f.out());
+  EXPECT_GE(s.summary().process_interval_ns, 200 * kMs);
+  EXPECT_GE(b.process_calls - before, 8);
+  EXPECT_LE(b.process_calls - before, 8 + 16) << "then one every 200 ms or more";
+}
+
 TEST(GpuSampler, SlowDeviceQueriesAreThinnedToTheBudget) {
   class SlowDevices : public Scripted {
    public:

@@ -4,8 +4,8 @@
 // thread; per-process queries (slow: a process-list call took ≈ 4.5 ms and holds driver locks)
 // run on a helper thread of their own, on their own schedule (default every 0.1 s), so a slow
 // driver call never delays a host sample. Each query is timed and its schedule stretched so that
-// GPU queries stay within a CPU budget (2 % of one core: device totals are thinned to a quarter
-// of it, process queries to three quarters), never faster than asked. Between process queries
+// GPU queries' steady cost (SteadyCost) stays within a CPU budget (2 % of one core: device totals
+// are thinned to a quarter of it, process queries to three quarters), never faster than asked. Between process queries
 // the latest per-process figure is reused. Every call but the constructor's belongs to one
 // thread, the run loop's; the helper thread only runs Backend::process_usage().
 //
@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -87,6 +88,26 @@ struct Summary {
 inline constexpr std::int64_t kPcieIntervalNs = 1'000'000'000;
 inline constexpr double kPcieShare = 0.1;
 
+// What a kind of query costs when nothing disturbs it: the least of its latest eight costs. A
+// budget judged on each cost, or on an average, is stretched for seconds by one cold first call
+// or one preemption of the thread on a busy machine (the wall time of the query it measures);
+// the least of the latest follows a lasting rise after eight queries.
+class SteadyCost {
+ public:
+  void add(std::int64_t cost_ns) { latest_[count_++ % latest_.size()] = cost_ns; }
+  // 0 until two queries were timed: the first alone (a cold driver) does not judge.
+  std::int64_t steady_ns() const {
+    if (count_ < 2) return 0;
+    std::int64_t least = latest_[0];
+    for (std::size_t k = 1; k < latest_.size() && k < count_; ++k) least = std::min(least, latest_[k]);
+    return least;
+  }
+
+ private:
+  std::array<std::int64_t, 8> latest_{};
+  std::uint64_t count_ = 0;
+};
+
 class Sampler {
  public:
   // `backend` may be null: then every call does nothing.
@@ -149,8 +170,8 @@ class Sampler {
   std::int64_t next_device_ns_ = 0;
   std::int64_t next_process_ns_ = 0;
   std::int64_t process_period_ns_ = 0;
-  std::array<std::int64_t, 8> device_costs_{};  // the latest device-query costs
-  double process_cost_ewma_ = 0;
+  SteadyCost device_cost_;
+  SteadyCost process_cost_;
   std::int64_t device_cost_total_ = 0;
   std::int64_t process_cost_total_ = 0;
   std::uint64_t device_queries_ = 0;
