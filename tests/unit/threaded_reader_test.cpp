@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
@@ -24,6 +25,18 @@ std::size_t threads_of_this_process() {
   std::size_t n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
   return n;
+}
+
+// Whether this process is down to `n` threads within 5 s. A join returns once the kernel has
+// cleared the thread's TID, a moment before the thread leaves /proc/self/task (exit_mm comes
+// before exit_notify); read at once, the count still held the joined thread in about one run in
+// five. A thread left running (blocked on a full queue) stays.
+bool threads_drop_to(std::size_t n) {
+  for (int waited_ms = 0; waited_ms < 5000; ++waited_ms) {
+    if (threads_of_this_process() <= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return threads_of_this_process() <= n;
 }
 
 // Every call as a line of text, with the thread it came on checked.
@@ -211,7 +224,7 @@ TEST(ThreadedReader, TheVisitorsExceptionStopsTheReadingThread) {
   const std::size_t before = threads_of_this_process();
   EXPECT_THROW(parse_file_threaded(path, refuses), std::runtime_error);
   EXPECT_EQ(refuses.samples, 20000u);
-  EXPECT_EQ(threads_of_this_process(), before);  // joined, not left reading
+  EXPECT_TRUE(threads_drop_to(before)) << "the reading thread was left running";
   std::filesystem::remove(path);
 }
 
