@@ -211,10 +211,12 @@ limits = {
     9: "file-backed pages: the shared libraries' page cache that qprof touched (libstdc++ ≈ 1.8 MB, "
        "libc ≈ 1.3 MB, libm, yaml-cpp, ld.so) and its own text (≈ 1.4 MB); stripping does not lower "
        "it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
-    10: "the reading thread: it parses the 10 M lines while the reduction keeps pace on the other "
-        "core, and gnuplot draws only after the last line (see the two rows above)",
-    12: "the work left per line after the 64-byte digit mask: two decimal conversions, the "
-        "division that gives the time's nearest double, the visitor's call (see BM_ParseMemLines)",
+    10: "gnuplot, which draws only after the last line (0.15 s of it here), and the two threads "
+        "before it, the reading thread (parser, batches, the kernel's copy of the file) and the "
+        "reduction (envelopes), now about even on the two cores (see \"Issue 17, sixth pass\")",
+    12: "the work per line: about 180 instructions on qprof's and mprof's own form, about 300 on "
+        "the other plain forms (callgrind; the division that gives the time's nearest double is 2 % "
+        "of it, see \"Issue 17, sixth pass\")",
     13: "loading libstdc++ and yaml-cpp (1.1 ms), the fork and exec of the command (about 1.2 ms with its own start), and a dozen set-up steps of 0.1–0.3 ms each (see \"Issue 17, fifth pass\")",
     3: f"qprof's work beyond the floor (which keeps {f33_1['rounds_ratio']:.3f} of its 1 ms rounds): the stats "
        f"pass every 0.1 s and the trace's writes delay the next wake-up past its deadline",

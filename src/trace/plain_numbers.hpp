@@ -17,10 +17,12 @@ bool plain_decimal(std::string_view w, double& out);
 // newline, so that a run of digits stops there.
 bool fast_mem_line(std::string_view line, const char* limit, Visitor& v);
 
-// A whole "MEM <MiB> <time>" record (as above, with its newline) at `rec`, where 64 bytes can
-// be read: passed to v.mem and its length with the newline returned; 0 (nothing done) for any
-// other record. Most of a trace is parsed here without its newline being looked for first.
+// The "MEM <MiB> <time>" records (as above, each with its newline) that follow one another from
+// `data` on, as long as 64 bytes can be read at each: passed to v.mem, each once the visitor
+// was told its line (`line` + 1, then counted in `line`). Returns the bytes they take: 0 where
+// the first is of any other form. Most of a trace is parsed here without its newlines being
+// looked for first. A visitor's exception leaves `line` at the lines before the refused one.
 constexpr std::size_t kMemRecordWindow = 64;
-std::size_t fast_mem_record(const char* rec, Visitor& v);
+std::size_t fast_mem_records(const char* data, std::size_t size, Visitor& v, std::size_t& line);
 
 }  // namespace qprof::dat::detail

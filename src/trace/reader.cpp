@@ -355,19 +355,11 @@ class LineFeeder {
     std::size_t pos = 0;
     while (true) {
       // Most records are MEM lines: parsed whole where the window fits, with no newline search.
-      if (data.size() - pos >= detail::kMemRecordWindow && max_line_ >= detail::kMemRecordWindow) {
-        const std::size_t line = line_no_ + 1;
-        v_.at_line(line);
-        std::size_t used = 0;
+      if (max_line_ >= detail::kMemRecordWindow) {
         try {
-          used = detail::fast_mem_record(data.data() + pos, v_);
+          pos += detail::fast_mem_records(data.data() + pos, data.size() - pos, v_, line_no_);
         } catch (const BadRecord& e) {  // the visitor refused the sample (qprof plot: an absurd time)
-          throw ParseError(name_, line, e.what());
-        }
-        if (used > 0) {  // otherwise not of the fast form: the line is taken below
-          line_no_ = line;
-          pos += used;
-          continue;
+          throw ParseError(name_, line_no_ + 1, e.what());
         }
       }
       const void* nl = std::memchr(data.data() + pos, '\n', data.size() - pos);

@@ -1,6 +1,8 @@
 // The reading thread records what the parser finds into batches: MEM samples (most of every
 // trace) as plain values, every other call as a closure holding copies of its arguments, placed
-// by how many samples came before it; each with its line, for the errors. The calling thread
+// by how many samples came before it; each with its line, for the errors (a sample's only where
+// it is not the line after the batch's record before it: the rest of a batch's bytes cross from
+// one core to the other, and most samples follow one another line by line). The calling thread
 // replays each batch into the visitor in that order. A batch is handed over when it holds
 // kBatchSamples samples, kBatchCalls other calls or kBatchText bytes of their text, and at most
 // kInFlight batches wait: what is in flight stays bounded (about 6 batches, some MiB) however
@@ -32,7 +34,9 @@ constexpr off_t kThreadedFrom = 4 << 20;  // 4 MiB: about 130 000 samples, 3 ms 
 
 struct Batch {
   std::vector<MemSample> mem;
-  std::vector<std::size_t> mem_lines;  // the line of each sample
+  // (sample, its line) for each sample not on the line after the batch's record before it
+  // (call or sample); the first record of a batch has no record before it.
+  std::vector<std::pair<std::size_t, std::size_t>> mem_lines;
   // A call, after how many of this batch's samples it came, and its line.
   struct Call {
     std::size_t after;
@@ -95,8 +99,9 @@ class Recorder final : public Visitor {
   explicit Recorder(Channel& c) : channel_(c) {}
 
   void mem(const MemSample& s) override {
+    if (line() != next_line_) batch_.mem_lines.emplace_back(batch_.mem.size(), line());
+    next_line_ = line() + 1;
     batch_.mem.push_back(s);
-    batch_.mem_lines.push_back(line());
     if (batch_.mem.size() >= kBatchSamples) hand_over();
   }
   void header(const TraceMeta& m) override { later(kHeaderText, [m](Visitor& v) { v.header(m); }); }
@@ -133,40 +138,46 @@ class Recorder final : public Visitor {
     if (!channel_.push(std::move(batch_))) throw Stopped{};
     batch_ = Batch{};
     text_ = 0;
+    next_line_ = 0;
     batch_.mem.reserve(kBatchSamples);
-    batch_.mem_lines.reserve(kBatchSamples);
   }
 
  private:
   // A call to replay, holding `text` bytes of copied strings.
   void later(std::size_t text, std::function<void(Visitor&)> call) {
     batch_.calls.push_back(Batch::Call{batch_.mem.size(), line(), std::move(call)});
+    next_line_ = line() + 1;
     text_ += text;
     if (batch_.calls.size() >= kBatchCalls || text_ >= kBatchText) hand_over();
   }
 
   Channel& channel_;
   Batch batch_;
-  std::size_t text_ = 0;  // bytes of text the batch's calls hold
+  std::size_t text_ = 0;     // bytes of text the batch's calls hold
+  std::size_t next_line_ = 0;  // the line after the batch's latest record (0: none yet)
 };
 
 // The batch's calls in their order, each at its line; a record the visitor refuses (BadRecord)
 // is reported at that line, as parse_file does.
 void replay(Batch& b, Visitor& v, const std::string& path) {
-  std::size_t done = 0;
+  std::size_t done = 0, jump = 0, next_line = 0;
+  const auto samples_up_to = [&](std::size_t end) {
+    for (; done < end; ++done) {
+      std::size_t line = next_line;
+      if (jump < b.mem_lines.size() && b.mem_lines[jump].first == done) line = b.mem_lines[jump++].second;
+      v.at_line(line);
+      v.mem(b.mem[done]);
+      next_line = line + 1;
+    }
+  };
   try {
     for (Batch::Call& c : b.calls) {
-      for (; done < c.after; ++done) {
-        v.at_line(b.mem_lines[done]);
-        v.mem(b.mem[done]);
-      }
+      samples_up_to(c.after);
       v.at_line(c.line);
       c.call(v);
+      next_line = c.line + 1;
     }
-    for (; done < b.mem.size(); ++done) {
-      v.at_line(b.mem_lines[done]);
-      v.mem(b.mem[done]);
-    }
+    samples_up_to(b.mem.size());
   } catch (const BadRecord& e) {
     throw ParseError(path, v.line(), e.what());
   }

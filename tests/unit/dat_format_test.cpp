@@ -313,6 +313,39 @@ TEST(Reader, MemoryFiguresAreTheBytesOfTheNearestDouble) {
   EXPECT_EQ(off, 0);
 }
 
+// "MEM %.6f %.4f" with a Unix time, what qprof and mprof write, has a path of its own in the
+// record parser (at least 64 bytes must follow a line for it: a long text). Its lines, each
+// length of the MiB figure's whole part, and the forms next to it that the other paths take (a
+// whole part of 9 digits, 9 or 11 digits of time, 3 or 5 decimals, CRLF), interleaved, read as
+// strtod and from_mib read them.
+TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
+  std::mt19937_64 rng(29);
+  std::uniform_int_distribution<int> whole_digits(1, 9);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> written;
+  for (int i = 0; i < 60000; ++i) {
+    char mib[48], t[48];
+    const double scale = std::pow(10.0, whole_digits(rng) - 1);
+    std::snprintf(mib, sizeof mib, i % 7 == 3 ? "%.5f" : "%.6f", scale * (1 + 9 * unit(rng)) * 0.99999);
+    const int variant = i % 11;
+    const double time = variant == 4 ? 999999999.0 * unit(rng) : variant == 5 ? 1e10 + 9e10 * unit(rng) : 1e9 + 9e9 * unit(rng);
+    std::snprintf(t, sizeof t, variant == 6 ? "%.3f" : variant == 7 ? "%.5f" : "%.4f", time);
+    written.emplace_back(mib, t);
+    text += std::string("MEM ") + mib + " " + t + (variant == 8 ? "\r\n" : "\n");
+  }
+  const Trace tr = read_trace_text(text, "f.dat");
+  ASSERT_EQ(tr.mem.size(), written.size());
+  int off = 0;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const auto& [mib, t] = written[i];
+    const bool same = tr.mem[i].bytes == from_mib(std::strtod(mib.c_str(), nullptr)) &&
+                      tr.mem[i].t == std::strtod(t.c_str(), nullptr);
+    if (!same && ++off <= 5) ADD_FAILURE() << "MEM " << mib << " " << t << ": " << tr.mem[i].bytes << " at " << tr.mem[i].t;
+  }
+  EXPECT_EQ(off, 0);
+}
+
 // The fast path looks at a 64-byte window from the start of a record: runs of digits that fill
 // it (found by the fuzzer: under UBSan, a count of trailing zeros taken of zero) go to the
 // general path and read as it reads them.

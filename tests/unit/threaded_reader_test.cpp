@@ -86,6 +86,7 @@ class Log final : public Visitor {
     };
     (number(static_cast<double>(numbers)), ...);
     (void)number;  // a call with no numbers
+    text += " at line " + std::to_string(line());
     calls.push_back(std::move(text));
   }
   std::thread::id caller_ = std::this_thread::get_id();
@@ -162,6 +163,36 @@ TEST(ThreadedReader, SameCallsInTheSameOrderOnTheCallersThread) {
   }
   EXPECT_EQ(threaded.calls.back().substr(0, 8), "warning ");
   EXPECT_FALSE(threaded.foreign_thread);
+  EXPECT_GE(threaded.threads_at_first_sample, plain.threads_at_first_sample + 1);  // a reading thread ran
+  std::filesystem::remove(path);
+}
+
+// The threaded reader keeps a sample's line only where it is not the line after the record
+// before it: samples after blank lines and lines of a newer writer's kinds (skipped), a blank
+// line before every sample of a stretch longer than a batch, and batches that start anywhere
+// have their lines as parse_file gives them.
+TEST(ThreadedReader, SamplesAfterLinesWithoutARecordKeepTheirLines) {
+  const std::string path = unit_temp_file("threaded-gaps.dat");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    for (int i = 0; i < 200000; ++i) {
+      if (i % 997 == 0) std::fputs("\n", f);
+      if (i % 1511 == 0) std::fputs("FUTURE 1 2 3\n", f);
+      if (i % 30011 == 0) std::fprintf(f, "MARK %.4f step %d\n", 1.0 + i * 0.001, i);
+      if (i >= 100000 && i < 120000) std::fputs("\n", f);
+      std::fprintf(f, "MEM %.6f %.4f\n", 100.0 + i, 1.0 + i * 0.001);
+    }
+    std::fclose(f);
+  }
+  ASSERT_GE(std::filesystem::file_size(path), 4u << 20);
+  Log plain, threaded;
+  parse_file(path, plain);
+  parse_file_threaded(path, threaded);
+  ASSERT_EQ(plain.calls.size(), threaded.calls.size());
+  EXPECT_EQ(plain.calls.size(), 200000u + 7);
+  for (std::size_t i = 0; i < plain.calls.size(); ++i) {
+    ASSERT_EQ(plain.calls[i], threaded.calls[i]) << "call " << i;
+  }
   EXPECT_GE(threaded.threads_at_first_sample, plain.threads_at_first_sample + 1);  // a reading thread ran
   std::filesystem::remove(path);
 }
