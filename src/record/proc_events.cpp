@@ -1,11 +1,14 @@
 #include "qprof/record/proc_events.hpp"
 
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 namespace qprof {
@@ -41,6 +44,31 @@ bool send_op(int fd, proc_cn_mcast_op op, std::uint32_t ack) {
   std::memcpy(request + NLMSG_HDRLEN, &msg, sizeof msg);
   std::memcpy(request + kHeader, &op, sizeof op);
   return ::send(fd, request, nl.nlmsg_len, 0) == static_cast<ssize_t>(nl.nlmsg_len);
+}
+
+// Lets through only what parse() takes, a new process (a fork whose child is a thread group's
+// first thread): the exec, exit and thread events of every process on the machine are dropped
+// in the kernel, on the forking task's time, instead of being copied to qprof and looked at
+// there (a short process's exec and exit: two of its three messages; every thread's fork and
+// exit).
+// Classic BPF, which every kernel runs on a netlink socket; its absolute loads read 32 bits in
+// network order, hence the constant in that order too.
+bool keep_only_new_processes(int fd) {
+  constexpr std::uint32_t kWhat = kHeader + offsetof(proc_event, what);
+  constexpr std::uint32_t kChildPid = kHeader + offsetof(proc_event, event_data.fork.child_pid);
+  constexpr std::uint32_t kChildTgid = kHeader + offsetof(proc_event, event_data.fork.child_tgid);
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kWhat),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(proc_event::PROC_EVENT_FORK), 0, 5),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildPid),
+      BPF_STMT(BPF_MISC | BPF_TAX, 0),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kChildTgid),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFF),  // the whole message
+      BPF_STMT(BPF_RET | BPF_K, 0),           // dropped (also a message too short to hold them)
+  };
+  const sock_fprog program{static_cast<unsigned short>(std::size(code)), code};
+  return ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program) == 0;
 }
 
 }  // namespace
@@ -93,6 +121,9 @@ bool ProcEvents::open() {
     proc_event ev;
     std::memcpy(&ev, reply + kHeader, sizeof ev);
     if (ev.what != proc_event::PROC_EVENT_NONE || ev.event_data.ack.err != 0) break;
+    // After the acknowledgement, which the filter would drop. Without it (refused: nothing
+    // known), every event comes through and parse() sorts them as before.
+    filtered_ = keep_only_new_processes(fd);
     for (std::size_t i = 0; i < kBatch; ++i) {
       iov_[i] = {buffers_[i].data(), kMessageBytes};
       headers_[i] = {};
@@ -110,7 +141,10 @@ bool ProcEvents::open() {
 int ProcEvents::receive(bool& complete) {
   while (true) {
     const int n = ::recvmmsg(fd_, headers_.data(), kBatch, MSG_DONTWAIT, nullptr);
-    if (n >= 0) return n;
+    if (n >= 0) {
+      received_ += static_cast<std::uint64_t>(n);
+      return n;
+    }
     if (errno == EINTR) continue;
     if (errno == ENOBUFS) {  // the kernel dropped events; the queue goes on after them
       complete = false;

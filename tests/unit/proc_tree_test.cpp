@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <thread>
 
 #include "fake_proc.hpp"
 #include "qprof/record/probes.hpp"
@@ -220,6 +221,35 @@ TEST(ProcEvents, ASecondOpenKeepsTheOneSubscription) {
     if (seen == 0) ::usleep(1000);
   }
   EXPECT_EQ(seen, 1);
+}
+
+// Only new processes reach qprof: a process that forks, execs and exits and a thread that starts
+// and ends give the kernel five events or more; with the filter, each message received is a
+// process's fork, whatever else the machine does meanwhile.
+TEST(ProcEvents, OnlyNewProcessesAreQueued) {
+  ProcEvents events;
+  if (!events.open()) GTEST_SKIP() << "the kernel refused the process-event subscription (needs CAP_NET_ADMIN)";
+  ASSERT_TRUE(events.filtered()) << "the socket filter was refused";
+  const std::uint64_t before = events.received();
+  std::thread([] {}).join();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl("/bin/true", "true", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int forks = 0, seen = 0;
+  for (int attempt = 0; attempt < 100 && seen == 0; ++attempt) {
+    events.drain([&](const ProcEvents::Fork& f) {
+      ++forks;
+      seen += f.child == child ? 1 : 0;
+    });
+    if (seen == 0) ::usleep(1000);
+  }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(events.received() - before, static_cast<std::uint64_t>(forks)) << "a message that is not a process's fork";
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The kernel's process-event connector (netlink PROC_EVENTS): every fork on the machine, as it
 // happens, without listing /proc. It tells which process forked which, so the tree's membership
 // costs one recvmmsg per sample however busy the machine is, instead of a scan of every process
-// whenever any PID was allocated. It needs CAP_NET_ADMIN and qprof in the initial PID and user
+// whenever any PID was allocated; a socket filter has the kernel drop the other events (exec,
+// exit, new threads) before they are queued to qprof. It needs CAP_NET_ADMIN and qprof in the initial PID and user
 // namespaces (the kernel answers the subscription with an acknowledgement only then); where it
 // is refused, ProcTree keeps its /proc scan.
 #pragma once
@@ -26,6 +27,11 @@ class ProcEvents {
   // subscribed: true, the same subscription.
   bool open();
   bool is_open() const { return fd_ >= 0; }
+  // Whether the kernel drops every event but a new process's before queueing it (a socket
+  // filter; false: all come, and drain() sorts them).
+  bool filtered() const { return filtered_; }
+  // Messages received so far, whatever they held (tests, benchmarks).
+  std::uint64_t received() const { return received_; }
 
   struct Fork {
     pid_t parent;  // the forking process (thread group)
@@ -55,6 +61,8 @@ class ProcEvents {
   bool parse(int i, Fork& f) const;
 
   int fd_ = -1;
+  bool filtered_ = false;
+  std::uint64_t received_ = 0;
   std::array<std::array<char, kMessageBytes>, kBatch> buffers_{};
   std::array<iovec, kBatch> iov_{};
   std::array<mmsghdr, kBatch> headers_{};
