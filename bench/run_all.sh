@@ -232,11 +232,12 @@ limits = {
         "the other plain forms (callgrind; the division that gives the time's nearest double is 2 % "
         "of it, see \"Issue 17, sixth pass\")",
     13: "loading libstdc++ and yaml-cpp (1.1 ms), the fork and exec of the command (about 1.2 ms with its own start), and a dozen set-up steps of 0.1–0.3 ms each (see \"Issue 17, fifth pass\")",
-    7: f"the machine's load: the floor itself costs {fb33['cpu_per_round'] / f33['cpu_per_round']:.2f}× its quiet "
-       f"cost on 33 processes there (the outside processes share the two cores and their caches); qprof's "
-       f"membership looks at no process outside the tree",
-    8: f"the machine's load: the floor itself costs {fb512['cpu_per_round'] / f512['cpu_per_round']:.2f}× its quiet "
-       f"cost on 512 processes there",
+    7: f"what the busy machine costs beyond membership: the floor's own busy / quiet in this run is "
+       f"{fb33['cpu_per_round'] / f33['cpu_per_round']:.2f}×, and only the new processes' forks reach qprof "
+       f"(500 a second here; their exec and exit are dropped in the kernel); qprof's quiet figure is the one "
+       f"that varies most from run to run (see \"Issue 17, sixth pass\")",
+    8: f"what the busy machine costs beyond membership: the floor's own busy / quiet in this run is "
+       f"{fb512['cpu_per_round'] / f512['cpu_per_round']:.2f}×",
     3: (f"the machine in this run: the floor itself kept {f33_1['rounds_ratio']:.3f} of its 1 ms rounds"
         if get(33, 0.001)["samples_ratio"] >= f33_1["rounds_ratio"] else
         f"qprof's work beyond the floor (which keeps {f33_1['rounds_ratio']:.3f} of its 1 ms rounds): the stats "
