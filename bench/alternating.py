@@ -34,11 +34,12 @@ def alternate(cases, rounds, cwd=None, after_each=None):
     return walls, cpus
 
 
-def table(walls, cpus, rounds, what, floor_label):
+def table(walls, cpus, what, floor_label):
     """Markdown rows, in the order of `walls`: median, quartiles, the difference to the first
     entry's median (`floor_label` names it), and the median CPU time of the command and its
     children."""
     names = list(walls)
+    rounds = len(walls[names[0]])
     floor = statistics.median(walls[names[0]])
     lines = [f"| {what} ({rounds} alternating rounds) | median | quartiles | over {floor_label} | "
              "CPU of it and its children (median) |",

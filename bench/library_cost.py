@@ -43,7 +43,7 @@ def main():
             else:
                 print(f"- {name}: not installed here, not measured", file=sys.stderr)
         walls, cpus = alternating.alternate([(name, [binary]) for name, binary in programs], a.rounds)
-    print(alternating.table(walls, cpus, a.rounds, "`int main() {}` linked with", "libc alone"))
+    print(alternating.table(walls, cpus, "`int main() {}` linked with", "libc alone"))
 
 
 if __name__ == "__main__":

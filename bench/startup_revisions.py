@@ -58,7 +58,7 @@ def main():
         walls, cpus = alternating.alternate(cases, a.rounds, cwd=fresh, after_each=empty_fresh)
         libs = {rev: libraries(b) for rev, b in binaries.items()}
         sizes = {rev: os.path.getsize(b) for rev, b in binaries.items()}
-    print(alternating.table(walls, cpus, a.rounds, "command", "bare `true`"))
+    print(alternating.table(walls, cpus, "command", "bare `true`"))
     print()
     for rev in binaries:
         print(f"- {rev}: {sizes[rev] // 1024} KiB stripped, {len(libs[rev])} libraries: {', '.join(libs[rev])}")

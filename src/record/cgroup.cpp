@@ -28,7 +28,8 @@ struct Mount {
   std::string super_options;
 };
 
-// mountinfo grows with the mounts (thousands on a container host); a table above this is not read.
+// mountinfo grows with the mounts (thousands on a container host); it is read up to this, and
+// the mounts past it are not seen.
 constexpr std::size_t kMountinfoLimit = std::size_t{16} << 20;
 
 std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
@@ -36,6 +37,8 @@ std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
   std::vector<Mount> out;
   std::string text;
   if (!read_small_file(mountinfo, text, kMountinfoLimit)) return out;
+  // Cut at the bound: the line the cut went through is left out rather than read in part.
+  if (text.size() >= kMountinfoLimit) text.resize(text.rfind('\n') + 1);
   std::string_view rest = text;
   while (!rest.empty()) {
     std::string_view line = take_until(rest, '\n');

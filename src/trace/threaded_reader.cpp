@@ -36,7 +36,7 @@ struct Batch {
   std::vector<MemSample> mem;
   // (sample, its line) for each sample not on the line after the batch's record before it
   // (call or sample); the first record of a batch has no record before it.
-  std::vector<std::pair<std::size_t, std::size_t>> mem_lines;
+  std::vector<std::pair<std::size_t, std::size_t>> mem_line_jumps;
   // A call, after how many of this batch's samples it came, and its line.
   struct Call {
     std::size_t after;
@@ -99,7 +99,7 @@ class Recorder final : public Visitor {
   explicit Recorder(Channel& c) : channel_(c) {}
 
   void mem(const MemSample& s) override {
-    if (line() != next_line_) batch_.mem_lines.emplace_back(batch_.mem.size(), line());
+    if (line() != next_line_) batch_.mem_line_jumps.emplace_back(batch_.mem.size(), line());
     next_line_ = line() + 1;
     batch_.mem.push_back(s);
     if (batch_.mem.size() >= kBatchSamples) hand_over();
@@ -164,7 +164,7 @@ void replay(Batch& b, Visitor& v, const std::string& path) {
   const auto samples_up_to = [&](std::size_t end) {
     for (; done < end; ++done) {
       std::size_t line = next_line;
-      if (jump < b.mem_lines.size() && b.mem_lines[jump].first == done) line = b.mem_lines[jump++].second;
+      if (jump < b.mem_line_jumps.size() && b.mem_line_jumps[jump].first == done) line = b.mem_line_jumps[jump++].second;
       v.at_line(line);
       v.mem(b.mem[done]);
       next_line = line + 1;

@@ -141,6 +141,16 @@ class OwnMemoryCgroup : public ::testing::Test {
   fs::path dir_;
 };
 
+// What the search found, whole: the folder, the version, the count found with it (the one at the
+// start) and the count read there again.
+void expect_found(const std::optional<MemoryCgroupDir>& own, const std::string& dir, bool v1, std::uint64_t kills) {
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->dir, dir);
+  EXPECT_EQ(own->v1, v1);
+  EXPECT_EQ(own->oom_kills, kills) << "the count at the start comes with the search";
+  EXPECT_EQ(oom_kills_in(own->dir, own->v1), kills);
+}
+
 TEST_F(OwnMemoryCgroup, V1MemoryHierarchyAmongOthers) {
   const std::string root = (dir_ / "memory").string();
   file("memory/job/step/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
@@ -149,12 +159,7 @@ TEST_F(OwnMemoryCgroup, V1MemoryHierarchyAmongOthers) {
                                 "30 25 0:26 / " + (dir_ / "cpu").string() + " rw,nosuid shared:9 - cgroup cgroup rw,cpu,cpuacct\n"
                                 "31 25 0:27 / " + root + " rw,nosuid,nodev shared:10 master:2 - cgroup cgroup rw,memory\n");
   const std::string self = file("cgroup", "5:cpu,cpuacct:/other\n4:memory:/job/step\n0::/\n");
-  const auto own = own_memory_cgroup(info, self);
-  ASSERT_TRUE(own);
-  EXPECT_EQ(own->dir, root + "/job/step");
-  EXPECT_TRUE(own->v1);
-  EXPECT_EQ(oom_kills_in(own->dir, own->v1), 3u);
-  EXPECT_EQ(own->oom_kills, 3u) << "the count at the start comes with the search";
+  expect_found(own_memory_cgroup(info, self), root + "/job/step", true, 3);
 }
 
 TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
@@ -164,12 +169,7 @@ TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
   file("unified/step:1/memory.events", "low 0\nhigh 0\nmax 0\noom 2\noom_kill 7\n");
   const std::string info = file("mountinfo", "40 30 0:35 /pod/c1 " + point + " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
   const std::string self = file("cgroup", "0::/pod/c1/step:1\n");
-  const auto own = own_memory_cgroup(info, self);
-  ASSERT_TRUE(own);
-  EXPECT_EQ(own->dir, point + "/step:1");
-  EXPECT_FALSE(own->v1);
-  EXPECT_EQ(oom_kills_in(own->dir, own->v1), 7u);
-  EXPECT_EQ(own->oom_kills, 7u);
+  expect_found(own_memory_cgroup(info, self), point + "/step:1", false, 7);
 }
 
 TEST_F(OwnMemoryCgroup, NoneWhereTheGroupIsOutsideTheMountOrHasNoCount) {

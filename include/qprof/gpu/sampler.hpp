@@ -5,8 +5,8 @@
 // run on a helper thread of their own, on their own schedule (default every 0.1 s), so a slow
 // driver call never delays a host sample. Each query is timed and its schedule stretched so that
 // GPU queries' steady cost (SteadyCost) stays within a CPU budget (2 % of one core: device totals
-// are thinned to a quarter of it, process queries to three quarters), never faster than asked. Between process queries
-// the latest per-process figure is reused. Every call but the constructor's belongs to one
+// are thinned to a quarter of it, process queries to three quarters), never faster than asked.
+// Between process queries the latest per-process figure is reused. Every call but the constructor's belongs to one
 // thread, the run loop's; the helper thread only runs Backend::process_usage().
 //
 // The tree's figure of a device falls back to the device's total use, flagged, when per-process

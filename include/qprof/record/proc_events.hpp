@@ -2,9 +2,9 @@
 // happens, without listing /proc. It tells which process forked which, so the tree's membership
 // costs one recvmmsg per sample however busy the machine is, instead of a scan of every process
 // whenever any PID was allocated; a socket filter has the kernel drop the other events (exec,
-// exit, new threads) before they are queued to qprof. It needs CAP_NET_ADMIN and qprof in the initial PID and user
-// namespaces (the kernel answers the subscription with an acknowledgement only then); where it
-// is refused, ProcTree keeps its /proc scan.
+// exit, new threads) before they are queued to qprof. It needs CAP_NET_ADMIN and qprof in the
+// initial PID and user namespaces (the kernel answers the subscription with an acknowledgement
+// only then); where it is refused, ProcTree keeps its /proc scan.
 #pragma once
 
 #include <sys/socket.h>
@@ -30,7 +30,7 @@ class ProcEvents {
   // Whether the kernel drops every event but a new process's before queueing it (a socket
   // filter; false: all come, and drain() sorts them).
   bool filtered() const { return filtered_; }
-  // Messages received so far, whatever they held (tests, benchmarks).
+  // Messages received so far, whatever they held (the filter's test).
   std::uint64_t received() const { return received_; }
 
   struct Fork {
