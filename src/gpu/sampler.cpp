@@ -307,8 +307,12 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       post_process_query(mono_ns, tree);
       if (!opt_.process_thread) take_process_result(mono_ns);
     }
-    bool fresh = process_queries_ != before;
-    if (mono_ns >= next_device_ns_) {
+    const bool fresh_processes = process_queries_ != before;
+    bool fresh = fresh_processes;
+    // A new per-process figure is written beside a device total read after it was asked for
+    // (one more read per query, microseconds): a checkpoint's line, and every line, then never
+    // shows the tree above a device total older than its figure.
+    if (mono_ns >= next_device_ns_ || fresh_processes) {
       const std::int64_t t0 = monotonic_ns();
       backend_->device_used(used_);
       const std::int64_t cost = monotonic_ns() - t0;
@@ -338,7 +342,10 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
     for (std::size_t i = 0; i < devs_.size(); ++i) {
       Dev& d = devs_[i];
       const Bytes used = used_[i] == kUnknown ? 0 : used_[i];
-      const Bytes tree_bytes = d.fallback != kNone ? used : d.tree;
+      Bytes tree_bytes = d.fallback != kNone ? used : d.tree;
+      // The device's total is never older than the tree's figure (above). When it is below it,
+      // the tree freed memory since its query: the tree holds no more than the device does.
+      if (used > 0 && tree_bytes > used) tree_bytes = used;  // 0: a backend that cannot say
       // Devices the job may see are recorded from the start; the others once the tree uses them.
       if (d.index < 0 && !d.visible && tree_bytes == 0) continue;
       write_device(out, i);

@@ -192,6 +192,55 @@ TEST(GpuSampler, ProcessQueriesKeepTheirOwnSlowerScheduleAndTheLatestFigureIsReu
   EXPECT_EQ(s.summary().process_interval_ns, 100 * kMs) << "never faster than asked, no slower when cheap";
 }
 
+// Seen on an H200 (bench/RESULTS.md): a checkpoint's line held the tree's fresh 1542 MiB beside
+// the device's 527 MiB read 16 ms earlier. A new per-process figure is written beside a device
+// total read after it was asked for.
+TEST(GpuSampler, ACheckpointsTreeFigureComesWithADeviceTotalReadAfterIt) {
+  auto backend = std::make_unique<Scripted>(1);
+  Scripted& b = *backend;
+  b.set_used(0, 1536 * MiB);
+  b.set_procs(0, {{10, 1024 * MiB}});
+  SamplerOptions o = inline_options(100 * kMs);
+  o.device_interval_ns = 50 * kMs;  // device totals thinned, as a slow driver's are
+  Sampler s(std::move(backend), o);
+  TraceFile f;
+  const std::vector<pid_t> tree{10};
+  s.sample(0, unix_of(0), tree, f.out());
+  b.set_used(0, 2560 * MiB);
+  b.set_procs(0, {{10, 2048 * MiB}});
+  s.sample_checkpoint(10 * kMs, unix_of(10 * kMs), tree, f.out());
+  const Trace t = f.read();
+  ASSERT_EQ(t.gpu.size(), 2u);
+  EXPECT_EQ(t.gpu[1].tree, 2048 * MiB);
+  EXPECT_EQ(t.gpu[1].used, 2560 * MiB) << "not the total of 10 ms before, below the tree's figure";
+}
+
+// The device's use falls between two process queries: the tree's older figure is above what the
+// whole device holds now, so the tree holds no more than that (also seen on the H200: 1542 MiB
+// of the tree beside 527 MiB of the device for 30 ms after a cudaFree).
+TEST(GpuSampler, AnOlderTreeFigureAboveTheDevicesTotalIsCutToIt) {
+  auto backend = std::make_unique<Scripted>(1);
+  Scripted& b = *backend;
+  b.set_used(0, 2560 * MiB);
+  b.set_procs(0, {{10, 2048 * MiB}});
+  Sampler s(std::move(backend), inline_options(100 * kMs));
+  TraceFile f;
+  const std::vector<pid_t> tree{10};
+  s.sample(0, unix_of(0), tree, f.out());
+  b.set_used(0, 528 * MiB);
+  b.set_procs(0, {{10, 518 * MiB}});
+  s.sample(30 * kMs, unix_of(30 * kMs), tree, f.out());   // the process query of 0 ms stands
+  s.sample(100 * kMs, unix_of(100 * kMs), tree, f.out());  // a new one
+  const Trace t = f.read();
+  ASSERT_EQ(t.gpu.size(), 3u);
+  EXPECT_EQ(t.gpu[0].tree, 2048 * MiB);
+  EXPECT_EQ(t.gpu[1].tree, 528 * MiB) << "cut to the device's total";
+  ASSERT_TRUE(t.gpu[1].tree_age);
+  EXPECT_GT(*t.gpu[1].tree_age, 0.029) << "still the older query's";
+  EXPECT_EQ(t.gpu[2].tree, 518 * MiB);
+  EXPECT_EQ(s.summary().devices[0].peak_tree, 2048 * MiB);
+}
+
 TEST(GpuSampler, SlowProcessQueriesStretchTheirScheduleToTheBudget) {
   auto backend = std::make_unique<Scripted>(1);
   Scripted& b = *backend;
