@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <limits>
 
 #include "common.hpp"
 
@@ -16,6 +19,23 @@ constexpr int kPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
 constexpr int kPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
 constexpr double kPcieUnit = 1024;  // NVML reports KB/s
 constexpr unsigned kMaxSamples = 1u << 16;
+// The driver keeps one SM sample per sample period (1/6 s to 1 s depending on the product,
+// NVML's documentation; 200 ms on an H200, bench/RESULTS.md), of the process that held the GPU
+// then: with one process, that process even when idle (0 %); with two taking turns, only the
+// one whose turn it was. So a process's share over an answer is the sum of its samples over the
+// periods the answer spans, and the latest answer stands until the next one, for as long as a
+// sample period can last and a half.
+constexpr long long kHoldUs = 1'500'000;
+constexpr unsigned long long kLongestPeriodUs = 1'000'000;
+// Samples stamped closer than this belong to one period (the shortest is 1/6 s).
+constexpr unsigned long long kSamePeriodUs = 50'000;
+constexpr long long kNoLag = std::numeric_limits<long long>::max();
+
+long long wall_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1'000'000LL + ts.tv_nsec / 1000;
+}
 
 static_assert(sizeof(NvmlUtil::ProcessSample) == 32);
 
@@ -32,35 +52,89 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
   pcie_ = sym<PcieFn>(lib, "nvmlDeviceGetPcieThroughput");
   for (void* h : handles) handles_.push_back(static_cast<Handle>(h));
   last_seen_.assign(handles_.size(), 0);
+  period_us_.assign(handles_.size(), 0);
+  held_.assign(handles_.size(), {});
+  held_periods_.assign(handles_.size(), 0);
+  lag_us_.assign(handles_.size(), kNoLag);
   samples_.resize(64);
+}
+
+// The driver's clock now, as near as can be told. Its stamps are in µs of wall-clock time, but
+// not necessarily of ours: on one H200 VM they ran ahead of it (bench/RESULTS.md). An answer's
+// newest sample is never newer than the driver's clock, so our clock less the smallest lag yet
+// seen between an answer and its newest sample is never ahead of the driver's: a sample is
+// asked for, and a figure lapses, at most that lag late.
+long long NvmlUtil::driver_now(std::size_t device, long long wall) const {
+  return lag_us_[device] == kNoLag ? wall : wall - lag_us_[device];
+}
+
+double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids, long long driver_now) const {
+  if (held_periods_[device] == 0 || driver_now - static_cast<long long>(last_seen_[device]) > kHoldUs) return 0;
+  double sum = 0;
+  for (const Held& h : held_[device]) {
+    if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.sm_sum;
+  }
+  return std::min(sum / held_periods_[device], 100.0);
+}
+
+// Samples [0, n) of samples_ become the latest answer of `device`: each process's sum, and the
+// number of sample periods they span. The driver returns every sample newer than the last seen,
+// so the gap from the last seen to the oldest new sample, and between the periods of one
+// answer, is a sample period: the smallest seen is the driver's.
+void NvmlUtil::hold(std::size_t device, unsigned int n) {
+  std::sort(samples_.begin(), samples_.begin() + n,
+            [](const ProcessSample& a, const ProcessSample& b) { return a.time_stamp < b.time_stamp; });
+  std::vector<Held>& held = held_[device];
+  held.clear();  // capacity kept: grows to the most processes of an answer, then stays
+  unsigned long long period = period_us_[device];
+  unsigned long long start = last_seen_[device];  // the period being counted began here
+  unsigned int periods = 0;
+  for (unsigned int i = 0; i < n; ++i) {
+    const ProcessSample& x = samples_[i];
+    const bool next_period = x.time_stamp >= start + kSamePeriodUs;
+    if (periods == 0 || next_period) {
+      if (start > 0 && next_period) {
+        period = std::min(period == 0 ? kLongestPeriodUs : period, x.time_stamp - start);
+      }
+      start = x.time_stamp;
+      ++periods;
+    }
+    auto it = std::find_if(held.begin(), held.end(), [&](const Held& h) { return h.pid == x.pid; });
+    if (it != held.end()) {
+      it->sm_sum += x.sm_util;
+    } else {
+      held.push_back(Held{x.pid, static_cast<double>(x.sm_util)});
+    }
+  }
+  period_us_[device] = period;
+  held_periods_[device] = periods;
+  if (n > 0) last_seen_[device] = std::max(last_seen_[device], samples_[n - 1].time_stamp);
 }
 
 std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const pid_t> pids) {
   if (!process_) return std::nullopt;
+  const long long wall = wall_us();
+  const unsigned long long last = last_seen_[device];
+  // The call costs milliseconds of CPU on a real driver (1.4 to 2.7 ms on an H200) and finds
+  // nothing new before the next sample is due: between two, the latest answer stands.
+  if (period_us_[device] > 0 &&
+      driver_now(device, wall) < static_cast<long long>(last + period_us_[device])) {
+    return held_share(device, pids, driver_now(device, wall));
+  }
   unsigned int n = static_cast<unsigned int>(samples_.size());
-  int rc = process_(handles_[device], samples_.data(), &n, last_seen_[device]);
+  int rc = process_(handles_[device], samples_.data(), &n, last);
   if (rc == kInsufficientSize && n > samples_.size() && n <= kMaxSamples) {
     samples_.resize(n);  // grows to the driver's buffer once, then stays
-    rc = process_(handles_[device], samples_.data(), &n, last_seen_[device]);
+    rc = process_(handles_[device], samples_.data(), &n, last);
   }
-  if (rc == kNotFound) return 0.0;  // no process ran a kernel since the last query
+  if (rc == kNotFound) return held_share(device, pids, driver_now(device, wall));  // none since the last seen
   if (rc != kSuccess) return std::nullopt;
   n = std::min<unsigned int>(n, static_cast<unsigned int>(samples_.size()));
-  // Each process's mean over its samples in this window, summed over the tree's processes.
-  std::sort(samples_.begin(), samples_.begin() + n,
-            [](const ProcessSample& a, const ProcessSample& b) { return a.pid < b.pid; });
-  double share = 0;
-  for (unsigned int i = 0; i < n;) {
-    unsigned int j = i;
-    double sum = 0;
-    for (; j < n && samples_[j].pid == samples_[i].pid; ++j) {
-      sum += samples_[j].sm_util;
-      last_seen_[device] = std::max(last_seen_[device], samples_[j].time_stamp);
-    }
-    if (has_pid(pids, static_cast<pid_t>(samples_[i].pid))) share += sum / (j - i);
-    i = j;
+  if (n > 0) {
+    hold(device, n);
+    lag_us_[device] = std::min(lag_us_[device], wall - static_cast<long long>(last_seen_[device]));
   }
-  return std::min(share, 100.0);
+  return held_share(device, pids, driver_now(device, wall));
 }
 
 bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> out) noexcept {

@@ -36,14 +36,27 @@ class NvmlUtil {
   using ProcessFn = int (*)(Handle, ProcessSample*, unsigned int*, unsigned long long);
   using PcieFn = int (*)(Handle, int, unsigned int*);
 
-  // The tree's SM %: each of its processes' mean over the samples since the last query, summed.
+  // The tree's SM %: its processes' samples in the latest answer that held any, over the sample
+  // periods that answer spans.
   std::optional<double> tree_share(std::size_t device, std::span<const pid_t> pids);
+  // A process's samples in the latest answer, summed.
+  struct Held {
+    unsigned int pid;
+    double sm_sum;
+  };
+  double held_share(std::size_t device, std::span<const pid_t> pids, long long driver_now) const;
+  void hold(std::size_t device, unsigned int n);
+  long long driver_now(std::size_t device, long long wall_us) const;
 
   RatesFn rates_ = nullptr;
   ProcessFn process_ = nullptr;
   PcieFn pcie_ = nullptr;
   std::vector<Handle> handles_;
-  std::vector<unsigned long long> last_seen_;  // per device: the newest sample already counted
+  std::vector<unsigned long long> last_seen_;  // per device: the newest sample's stamp
+  std::vector<unsigned long long> period_us_;  // per device: the driver's sample period (0: not seen yet)
+  std::vector<std::vector<Held>> held_;        // per device: the latest answer's processes
+  std::vector<unsigned int> held_periods_;     // per device: the sample periods it spans (0: none yet)
+  std::vector<long long> lag_us_;              // per device: the least (our clock − newest stamp) of an answer
   std::vector<ProcessSample> samples_;
 };
 

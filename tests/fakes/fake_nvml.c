@@ -18,9 +18,9 @@
  *   graphics PID BYTES|max          a graphics process of the last GPU or MIG device
  *   util SM MEM                     nvmlDeviceGetUtilizationRates of the last GPU (percent);
  *                                   without it: Not Supported
- *   process_util PID SM             a sample of nvmlDeviceGetProcessUtilization of the last GPU,
- *                                   stamped with the script's mtime (µs): newer than lastSeen
- *                                   once per script version, as a driver's samples are
+ *   process_util PID SM [AGO_MS]    a sample of nvmlDeviceGetProcessUtilization of the last GPU,
+ *                                   stamped with the script's mtime (µs) less AGO_MS (default 0):
+ *                                   returned while newer than lastSeen, as a driver's samples are
  *   pcie RX_KBPS TX_KBPS            nvmlDeviceGetPcieThroughput of the last GPU (KB/s)
  * BYTES "max" is ULLONG_MAX (NVML's "not available"). A PID may be on both lists.
  *
@@ -68,6 +68,7 @@ struct dev {
   int nproc_util;
   struct proc_util {
     unsigned pid, sm;
+    unsigned long long ago_us;
   } proc_util[MAX_PROCS];
   int has_pcie;
   unsigned pcie_rx, pcie_tx;
@@ -198,6 +199,9 @@ static void load_script(void) {
     } else if (cur && strcmp(kind, "process_util") == 0) {
       if (cur->nproc_util < MAX_PROCS &&
           sscanf(rest, "%u %u", &cur->proc_util[cur->nproc_util].pid, &cur->proc_util[cur->nproc_util].sm) == 2) {
+        unsigned ago_ms = 0;
+        sscanf(rest, "%*u %*u %u", &ago_ms);
+        cur->proc_util[cur->nproc_util].ago_us = ago_ms * 1000ULL;
         ++cur->nproc_util;
       }
     } else if (cur && strcmp(kind, "pcie") == 0) {
@@ -494,18 +498,23 @@ EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilizat
   if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
   unsigned long long stamp =
       (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL + (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
-  if (d->nproc_util == 0 || stamp <= last_seen) return leave(ERR_NOT_FOUND);
-  if (!out || *count < (unsigned)d->nproc_util) {
-    *count = (unsigned)d->nproc_util;
+  unsigned newer = 0;
+  for (int i = 0; i < d->nproc_util; ++i) newer += stamp - d->proc_util[i].ago_us > last_seen;
+  if (newer == 0) return leave(ERR_NOT_FOUND);
+  if (!out || *count < newer) {
+    *count = newer;
     return leave(ERR_INSUFFICIENT_SIZE);
   }
+  unsigned k = 0;
   for (int i = 0; i < d->nproc_util; ++i) {
-    memset(&out[i], 0, sizeof out[i]);
-    out[i].pid = d->proc_util[i].pid;
-    out[i].time_stamp = stamp;
-    out[i].sm = d->proc_util[i].sm;
+    if (stamp - d->proc_util[i].ago_us <= last_seen) continue;
+    memset(&out[k], 0, sizeof out[k]);
+    out[k].pid = d->proc_util[i].pid;
+    out[k].time_stamp = stamp - d->proc_util[i].ago_us;
+    out[k].sm = d->proc_util[i].sm;
+    ++k;
   }
-  *count = (unsigned)d->nproc_util;
+  *count = k;
   return leave(OK);
 }
 

@@ -1,7 +1,11 @@
 // GPU busy time: NVML's utilisation rates, per-process SM share and PCIe throughput through the
 // fake libnvidia-ml.so.1, amdgpu's gpu_busy_percent through a fake sysfs tree, and the GPUUTIL
 // lines the GPU sampler writes from them.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,14 +53,118 @@ TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
   ASSERT_TRUE(u[0].tree_sm);
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "50 + 20, not the other tenant's 17";
   EXPECT_FALSE(u[1].valid) << "the second GPU does not say";
-  // The same samples are not counted twice: nothing newer than the last seen means none ran.
+  // Nothing newer than the last seen: the driver's next sample is not due yet (a real one
+  // samples every 1/6 s to 1 s, idle processes included), so the latest samples stand.
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
   ASSERT_TRUE(b->pcie_throughput(u));
   EXPECT_DOUBLE_EQ(*u[0].pcie_rx, 2048.0 * 1024);
   EXPECT_DOUBLE_EQ(*u[0].pcie_tx, 1024.0 * 1024);
   EXPECT_FALSE(u[1].pcie_rx);
   EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetProcessUtilization"), 0);
+}
+
+// The fake stamps its samples with the script's mtime: a test sets it to place them in time.
+void stamp_samples(const FakeNvmlScript& script, double seconds_ago) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const auto ns = static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec -
+                  static_cast<long long>(seconds_ago * 1e9);
+  const timespec times[2] = {{ns / 1'000'000'000LL, ns % 1'000'000'000LL}, {ns / 1'000'000'000LL, ns % 1'000'000'000LL}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, script.path().c_str(), times, 0), 0);
+}
+
+TEST(GpuUtil, TheTreesShareIsTheLatestAnswerUntilItLapses) {
+  FakeNvmlScript script(kBusyGpus);
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(2);
+  const std::vector<pid_t> tree{100, 101};
+  // Samples 3 s old: the driver's clock may be behind ours, so they are the driver's latest.
+  stamp_samples(script, 3.0);
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  const std::vector<pid_t> one{100};
+  ASSERT_TRUE(b->device_util(one, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 50) << "the latest answer, for the tree of now";
+  // No new sample for longer than the longest sample period and a half: the processes have no
+  // context there any more.
+  usleep(1'600'000);
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+}
+
+TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
+  FakeNvmlScript script(kBusyGpus);
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(2);
+  const std::vector<pid_t> tree{100, 101};
+  const char* fn = "nvmlDeviceGetProcessUtilization";
+  // Two answers 1 s apart: the driver samples every second (a real one: 1/6 s to 1 s).
+  stamp_samples(script, 1.05);
+  ASSERT_TRUE(b->device_util(tree, u));
+  stamp_samples(script, 0.05);
+  ASSERT_TRUE(b->device_util(tree, u));
+  const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+  // The next sample is due 0.95 s from now (time enough on a loaded machine): no call, the
+  // latest samples stand.
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_EQ(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
+  ASSERT_TRUE(u[0].tree_sm);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  EXPECT_DOUBLE_EQ(u[0].sm, 87) << "the rates are read every time (a microsecond)";
+  // Once it is due, the driver is asked again.
+  usleep(1'100'000);
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
+}
+
+// The driver's stamps need not be on our clock (seen ahead of it on an H200 VM): when the next
+// sample is due is judged on the driver's clock, told from the lag of its answers.
+TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
+  const std::string gpu =
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 100 10\n";
+  FakeNvmlScript script(gpu + "process_util 100 40 200\nprocess_util 100 60 0\n");  // a 200 ms period
+  stamp_samples(script, -0.4);  // 0.4 s ahead of our clock
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(1);
+  const std::vector<pid_t> tree{100};
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 50) << "(40 + 60) / 2 periods";
+  script.set(gpu + "process_util 100 90 0\n");
+  stamp_samples(script, -0.65);  // the next sample, 0.25 s later on the driver's clock
+  const char* fn = "nvmlDeviceGetProcessUtilization";
+  const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+  usleep(250'000);  // due 0.2 s after the last on the driver's clock; 0.6 s on ours
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
+}
+
+// Seen on an H200 (bench/RESULTS.md): with two processes taking turns, each sample period's
+// one sample is the process whose turn it was. A process's share is its samples over the periods
+// an answer spans, not its latest sample: the other process's turns count as its 0 %.
+TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
+  FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 100 10\n"
+      "process_util 100 99 400\n"  // 400 ms before the newest: the tree's turn
+      "process_util 200 99 200\n"  // another tenant's turn
+      "process_util 100 99 0\n"    // the tree's again
+      "process_util 101 30 0\n");  // a second tree process in the same period
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(1);
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
+  ASSERT_TRUE(u[0].tree_sm);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 66) << "(99 + 99) / 3 periods";
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{100, 101}, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 76) << "(99 + 99 + 30) / 3: one period, two processes";
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{200}, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 33);
 }
 
 TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
