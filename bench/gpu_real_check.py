@@ -1,0 +1,156 @@
+"""gpu_real_check: what bench/gpu_real.sh recorded on a real GPU, checked against the truth each
+workload prints itself, as Markdown (for bench/RESULTS.md). Exit 1 if a check fails.
+  python3 bench/gpu_real_check.py OUTDIR
+Checks:
+  - cuda_alloc: at each checkpoint the device's total equals cudaMemGetInfo's figure (total - free)
+    printed just before the marker, and the tree's figure rose by exactly the bytes allocated;
+  - every GPU line: the tree's figure is not above the device's total;
+  - cuda_busy, alone and two at once: the tree's SM share while the kernel spins (past the
+    driver's first sample) is never 0 (a driver sample period without a new sample is not an
+    idle GPU, and another process's turn is still the tree's);
+  - torch_gpu.py: each TORCH line equals what torch printed at that checkpoint;
+  - qprof's own CPU with and without GPU queries (and an older qprof's, if run), medians.
+"""
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+MiB = 1 << 20
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+    return "yes" if ok else "**no**"
+
+
+def lines(path, kind):
+    return [l.split() for l in Path(path).read_text().splitlines() if l.split()[:1] == [kind]]
+
+
+def marks(path):
+    return [(float(l.split(None, 2)[1]), l.split(None, 2)[2]) for l in Path(path).read_text().splitlines()
+            if l.startswith("MARK ")]
+
+
+def alloc(out, name):
+    dat, log = out / f"{name}.dat", out / f"{name}.log"
+    # nvidia-smi polls on its own (every 100 ms) and says MiB: its figures are checked 0.5 s after
+    # the checkpoint (the job holds each allocation 1.5 s), to the MiB. NVML's at the checkpoint.
+    polled = name.endswith("smi")
+    late, tol = (0.5, MiB) if polled else (0.0, 0)
+    if not dat.exists():
+        return
+    cuda = dict(re.findall(r"cuda_alloc: (\d GiB): device used (\d+) of", log.read_text()))
+    gpu = lines(dat, "GPU")
+    print(f"\n**{name}** (`{len(gpu)}` GPU lines)\n")
+    print(f"Figures {'0.5 s after' if polled else 'at'} each checkpoint.\n")
+    print("| checkpoint | cudaMemGetInfo used MiB | qprof device MiB | qprof tree MiB | tree rise MiB | device right | rise right |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+    first_mark = marks(dat)[0][0] if marks(dat) else None
+    before = [int(g[3]) for g in gpu if first_mark and float(g[1]) < first_mark]
+    base = before[-1] if before else 0
+    for t, label in marks(dat):
+        at = [g for g in gpu if float(g[1]) <= t + late + 1e-6]
+        if not at or label not in cuda:
+            continue
+        tree, used = int(at[-1][3]), int(at[-1][4])
+        want = int(label.split()[0]) << 30
+        print(f"| {label} | {int(cuda[label]) / MiB:.2f} | {used / MiB:.2f} | {tree / MiB:.2f} | {(tree - base) / MiB:.2f} "
+              f"| {check(abs(used - int(cuda[label])) <= tol, f'{name} {label}: device')} "
+              f"| {check(abs(tree - base - want) <= tol, f'{name} {label}: rise')} |")
+    above = [g for g in gpu if int(g[4]) > 0 and int(g[3]) > int(g[4])]
+    print(f"\nGPU lines with the tree above the device's total: {len(above)} "
+          f"({check(not above, f'{name}: tree above device')})")
+
+
+def busy(out, name):
+    dat = out / f"{name}.dat"
+    if not dat.exists():
+        return
+    m = {label: t for t, label in marks(dat)}
+    util = lines(dat, "GPUUTIL")
+    # GPUUTIL t index sm_% mem_bw_% tree_sm_% pcie_rx pcie_tx
+    spin = [u for u in util if m["Spin Start"] + 0.4 < float(u[1]) <= m["Spin End"] and u[5] != "-"]
+    shares = [float(u[5]) for u in spin]
+    sm = [float(u[3]) for u in spin]
+    zeros = sum(1 for s in shares if s == 0)
+    print(f"\n**{name}**: {len(util)} GPUUTIL lines; while the kernel spins (from 0.4 s after its start): "
+          f"{len(spin)} lines, SM % {min(sm):.0f}–{max(sm):.0f}, the tree's share {min(shares):.0f}–{max(shares):.0f} "
+          f"(mean {statistics.mean(shares):.1f}), {zeros} at 0 ({check(zeros == 0, f'{name}: share at 0 while spinning')})")
+    copy = [u for u in util if m["Copy Start"] + 1.5 < float(u[1]) <= m["Copy End"] and u[6] != "-"]
+    if copy:
+        said = re.search(r"in [\d.]+ s: (\d+) B/s", (out / f"{name}.log").read_text())
+        rx = statistics.median(float(u[6]) for u in copy)
+        tx = statistics.median(float(u[7]) for u in copy)
+        print(f"\nWhile copying host to device: PCIe RX {rx / 1e9:.1f} GB/s, TX {tx / 1e9:.1f} GB/s (NVML, median of "
+              f"{len(copy)} lines); the copies' own rate {int(said.group(1)) / 1e9:.1f} GB/s; SM % "
+              f"{statistics.median(float(u[3]) for u in copy):.0f}, the tree's share "
+              f"{statistics.median(float(u[5]) for u in copy if u[5] != '-'):.0f}")
+
+
+def torch(out):
+    dat, log = out / "torch.dat", out / "torch.log"
+    if not dat.exists():
+        return
+    said = {label: (int(a), int(r)) for label, a, r in
+            re.findall(r"torch_gpu: (.+?): allocated (\d+) reserved (\d+)", log.read_text())}
+    tl = lines(dat, "TORCH")
+    by_time = {float(t[1]): (int(t[3]), int(t[4])) for t in tl}
+    print("\n**torch_gpu.py**\n\n| checkpoint | torch allocated | TORCH allocated | torch reserved | TORCH reserved | equal |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    for t, label in marks(dat):
+        if label in said and t in by_time:
+            a, r = said[label]
+            ta, tr = by_time[t]
+            print(f"| {label} | {a} | {ta} | {r} | {tr} | {check((a, r) == (ta, tr), f'torch {label}')} |")
+
+
+def overhead(out):
+    log = out / "overhead.log"
+    if not log.exists():
+        return
+    cpu, wall = {}, {}
+    for line in log.read_text().splitlines():
+        v = re.match(r"(\w+) \d+: qprof:\s+overhead\s+qprof itself used ([\d.]+) s", line)
+        if v:
+            cpu.setdefault(v.group(1), []).append(float(v.group(2)))
+        d = re.match(r"(\w+) \d+: qprof:\s+duration\s+([\d.]+) s", line)
+        if d:
+            wall.setdefault(d.group(1), []).append(float(d.group(2)))
+    print("\n**qprof's own CPU** (`qprof run --gpu B -- cuda_busy`, alternating rounds)\n")
+    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core |")
+    print("| --- | ---: | ---: | ---: |")
+    for k in cpu:
+        c, w = statistics.median(cpu[k]), statistics.median(wall[k])
+        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {100 * c / w:.2f} |")
+
+
+def bench(out):
+    path = out / "gpu_bench.json"
+    if not path.exists():
+        return
+    rows = [b for b in json.loads(path.read_text())["benchmarks"] if b.get("aggregate_name") == "median"]
+    print("\n**NVML calls** (`QPROF_BENCH_REAL_NVML=1 qprof_gpu_bench`, medians of 5)\n")
+    print("| benchmark | wall | CPU |\n| --- | ---: | ---: |")
+    for b in rows:
+        print(f"| {b['run_name']} | {b['real_time']:.1f} {b['time_unit']} | {b['cpu_time']:.1f} {b['time_unit']} |")
+
+
+def main():
+    out = Path(sys.argv[1])
+    for name in ("alloc_nvml", "alloc_smi", "alloc_auto"):
+        alloc(out, name)
+    busy(out, "busy")
+    busy(out, "busy_two")  # two processes of the tree taking turns: the same shares
+    torch(out)
+    overhead(out)
+    bench(out)
+    print("\nall checks pass" if not failures else "\nfailed: " + "; ".join(failures))
+    return 1 if failures else 0
+
+
+sys.exit(main())

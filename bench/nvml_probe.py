@@ -1,0 +1,83 @@
+"""nvml_probe: what the real NVML driver does, measured (for bench/RESULTS.md). Needs an NVIDIA
+GPU, nvidia-ml-py (pynvml) and a workload command. It prints one JSON document:
+  - the cost of nvmlInit and of each call qprof makes (CPU and wall per call, medians);
+  - the raw samples behind qprof's busy-time series while WORKLOAD runs: every
+    nvmlDeviceGetProcessUtilization sample (pid, driver timestamp, SM %) and every
+    nvmlDeviceGetSamples(GPU_UTILIZATION) sample, polled every 50 ms, so that the driver's own
+    sample period and what it says of an idle process can be read off.
+  python3 bench/nvml_probe.py -- ./cuda_busy > probe.json
+"""
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import pynvml as N
+
+
+def cost(fn, n):
+    cpu, wall = [], []
+    for _ in range(n):
+        c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+        try:
+            fn()
+        except N.NVMLError:
+            pass
+        cpu.append(time.thread_time_ns() - c0)
+        wall.append(time.perf_counter_ns() - w0)
+    return {"cpu_us": statistics.median(cpu) / 1e3, "wall_us": statistics.median(wall) / 1e3, "n": n}
+
+
+def main():
+    workload = sys.argv[sys.argv.index("--") + 1:]
+    c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+    N.nvmlInit()
+    out = {"init": {"cpu_ms": (time.thread_time_ns() - c0) / 1e6, "wall_ms": (time.perf_counter_ns() - w0) / 1e6}}
+    h = N.nvmlDeviceGetHandleByIndex(0)
+    now_us = lambda: int(time.time() * 1e6)
+    recent = now_us()
+    out["costs"] = {
+        "memory_info": cost(lambda: N.nvmlDeviceGetMemoryInfo(h), 2000),
+        "compute_processes": cost(lambda: N.nvmlDeviceGetComputeRunningProcesses(h), 500),
+        "graphics_processes": cost(lambda: N.nvmlDeviceGetGraphicsRunningProcesses(h), 500),
+        "utilization_rates": cost(lambda: N.nvmlDeviceGetUtilizationRates(h), 500),
+        "process_utilization_last_seen_0": cost(lambda: N.nvmlDeviceGetProcessUtilization(h, 0), 50),
+        "process_utilization_last_seen_now": cost(lambda: N.nvmlDeviceGetProcessUtilization(h, now_us()), 200),
+        "samples_gpu_util_last_seen_now": cost(lambda: N.nvmlDeviceGetSamples(h, N.NVML_GPU_UTILIZATION_SAMPLES, now_us()), 200),
+        "pcie_rx": cost(lambda: N.nvmlDeviceGetPcieThroughput(h, N.NVML_PCIE_UTIL_RX_BYTES), 10),
+    }
+    proc = subprocess.Popen(workload, stderr=subprocess.PIPE, text=True)
+    lines = []  # the workload's stderr (its markers), each with the time it was read
+    reader = threading.Thread(target=lambda: [lines.append([now_us(), l.rstrip()]) for l in proc.stderr])
+    reader.start()
+    polls, last_p, last_s = [], now_us(), now_us()
+    t_start = time.time()
+    while proc.poll() is None:
+        t = now_us()
+        entry = {"t": t, "proc": [], "util": []}
+        try:
+            for s in N.nvmlDeviceGetProcessUtilization(h, last_p):
+                entry["proc"].append([s.pid, s.timeStamp, s.smUtil, s.memUtil])
+                last_p = max(last_p, s.timeStamp)
+        except N.NVMLError as e:
+            entry["proc_error"] = str(e)
+        try:
+            _, samples = N.nvmlDeviceGetSamples(h, N.NVML_GPU_UTILIZATION_SAMPLES, last_s)
+            for s in samples:
+                entry["util"].append([s.timeStamp, s.sampleValue.uiVal])
+                last_s = max(last_s, s.timeStamp)
+        except N.NVMLError as e:
+            entry["util_error"] = str(e)
+        entry["rates"] = N.nvmlDeviceGetUtilizationRates(h).gpu
+        polls.append(entry)
+        time.sleep(0.05)
+    reader.join()
+    out["workload_stderr"] = lines
+    out["workload_start_us"] = int(t_start * 1e6)
+    out["polls"] = polls
+    json.dump(out, sys.stdout)
+
+
+main()
