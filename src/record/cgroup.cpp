@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -97,10 +96,18 @@ std::string own_cgroup_dir(const Mount& m, const std::string& own) {
 }
 
 // Moves what is left in `dir` to `parent` (the processes keep running) and removes `dir`.
+// Moves the group's processes to `parent`, then removes the group. cgroup.procs is read up to
+// 64 KiB (about 9000 PIDs): each round moves what it read, and the next reads what is left,
+// until one moves nothing (those left are exiting, or cannot be moved).
 bool empty_and_remove(const std::string& dir, const std::string& parent) {
-  std::istringstream procs(read_text(dir + "/cgroup.procs"));
-  std::string pid;
-  while (procs >> pid) write_file(parent + "/cgroup.procs", pid);
+  constexpr int kRounds = 512;  // pid_max (4 194 304) over 9000 PIDs a round, with room to spare
+  for (int round = 0; round < kRounds; ++round) {
+    bool moved = false;
+    for (pid_t pid : cgroup_procs_pids(read_text(dir + "/cgroup.procs"))) {
+      moved = write_file(parent + "/cgroup.procs", std::to_string(pid)) || moved;
+    }
+    if (!moved) break;
+  }
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
     if (errno != EBUSY) return false;
@@ -125,6 +132,22 @@ void remove_stale_groups(const std::string& parent) {
 }
 
 }  // namespace
+
+std::vector<pid_t> cgroup_procs_pids(std::string_view text) {
+  std::vector<pid_t> pids;
+  const std::size_t end = text.rfind('\n');
+  if (end == std::string_view::npos) return pids;
+  text = text.substr(0, end + 1);  // a last line without its '\n' was cut by the read's bound
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    const std::string_view line = text.substr(at, nl - at);
+    pid_t pid = 0;
+    const auto r = std::from_chars(line.data(), line.data() + line.size(), pid);
+    if (r.ec == std::errc() && r.ptr == line.data() + line.size() && pid > 0) pids.push_back(pid);
+    at = nl + 1;
+  }
+  return pids;
+}
 
 TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
     : dir_(std::move(dir)), parent_(std::move(parent)), v1_(v1) {

@@ -23,6 +23,16 @@ std::string mountinfo_with(const std::string& line) {
   return path;
 }
 
+// cgroup.procs is read up to a bound (64 KiB, about 9000 PIDs): a PID cut there would move
+// another process, so a last line without its newline is left for the next round.
+TEST(CgroupProcs, OnlyWholeLinesArePids) {
+  EXPECT_EQ(cgroup_procs_pids("12\n345\n67"), (std::vector<pid_t>{12, 345})) << "67 is the start of 67xxx";
+  EXPECT_EQ(cgroup_procs_pids("12\n345\n"), (std::vector<pid_t>{12, 345}));
+  EXPECT_TRUE(cgroup_procs_pids("").empty());
+  EXPECT_TRUE(cgroup_procs_pids("4194303").empty());
+  EXPECT_EQ(cgroup_procs_pids("x\n0\n-3\n5 \n7\n"), (std::vector<pid_t>{7})) << "no line of another form";
+}
+
 TEST(TreeCgroup, CgroupV2WithoutMemoryControllerGivesMembershipOnly) {
   if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/unified/cgroup.procs")) {
     GTEST_SKIP() << "needs root and a cgroup v2 hierarchy at /sys/fs/cgroup/unified";

@@ -2,11 +2,14 @@
 // it (page cache and kernel memory included; pages first touched elsewhere are not). Needs the right to create cgroups, usually root.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qprof/common/proc_file.hpp"
 #include "qprof/trace/trace.hpp"
@@ -53,6 +56,10 @@ class TreeCgroup {
   ProcFile usage_;
   ProcFile peak_;
 };
+
+// The PIDs of a cgroup.procs file's text, whole lines only: the file is read up to a bound, and
+// a line cut there would name another process (the kernel ends every line with '\n').
+std::vector<pid_t> cgroup_procs_pids(std::string_view text);
 
 // oom_kill of the memory cgroup at `dir` (v1 memory.oom_control, v2 memory.events); nullopt
 // where the kernel does not say or the file cannot be read.
