@@ -74,11 +74,17 @@ void stamp_samples(const FakeNvmlScript& script, double seconds_ago) {
   ASSERT_EQ(::utimensat(AT_FDCWD, script.path().c_str(), times, 0), 0);
 }
 
+// The fake with kBusyGpus, opened, and room for its two devices' figures.
+struct BusyGpus {
+  FakeNvmlScript script{kBusyGpus};
+  std::unique_ptr<Backend> b = open_fake();
+  std::vector<DeviceUtil> u = std::vector<DeviceUtil>(2);
+};
+
 TEST(GpuUtil, TheTreesShareIsTheLatestAnswerUntilItLapses) {
-  FakeNvmlScript script(kBusyGpus);
-  auto b = open_fake();
+  BusyGpus g;
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(2);
   const std::vector<pid_t> tree{100, 101};
   // Samples 3 s old: the driver's clock may be behind ours, so they are the driver's latest.
   stamp_samples(script, 3.0);
@@ -95,10 +101,9 @@ TEST(GpuUtil, TheTreesShareIsTheLatestAnswerUntilItLapses) {
 }
 
 TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
-  FakeNvmlScript script(kBusyGpus);
-  auto b = open_fake();
+  BusyGpus g;
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(2);
   const std::vector<pid_t> tree{100, 101};
   const char* fn = "nvmlDeviceGetProcessUtilization";
   // Two answers 1 s apart: the driver samples every second (a real one: 1/6 s to 1 s).
