@@ -56,6 +56,7 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
   held_.assign(handles_.size(), {});
   held_periods_.assign(handles_.size(), 0);
   lag_us_.assign(handles_.size(), kNoLag);
+  since_.assign(handles_.size(), 0);
   samples_.resize(64);
 }
 
@@ -78,16 +79,16 @@ double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids, lon
 }
 
 // Samples [0, n) of samples_ become the latest answer of `device`: each process's sum, and the
-// number of sample periods they span. The driver returns every sample newer than the last seen,
-// so the gap from the last seen to the oldest new sample, and between the periods of one
-// answer, is a sample period: the smallest seen is the driver's.
-void NvmlUtil::hold(std::size_t device, unsigned int n) {
+// number of sample periods they span. The driver returns every sample newer than the last seen
+// (`previous`, 0 when not asked for from there), so the gap from it to the oldest new sample,
+// and between the periods of one answer, is a sample period: the smallest seen is the driver's.
+void NvmlUtil::hold(std::size_t device, unsigned int n, unsigned long long previous) {
   std::sort(samples_.begin(), samples_.begin() + n,
             [](const ProcessSample& a, const ProcessSample& b) { return a.time_stamp < b.time_stamp; });
   std::vector<Held>& held = held_[device];
   held.clear();  // capacity kept: grows to the most processes of an answer, then stays
   unsigned long long period = period_us_[device];
-  unsigned long long start = last_seen_[device];  // the period being counted began here
+  unsigned long long start = previous;  // the period being counted began here
   unsigned int periods = 0;
   for (unsigned int i = 0; i < n; ++i) {
     const ProcessSample& x = samples_[i];
@@ -111,16 +112,24 @@ void NvmlUtil::hold(std::size_t device, unsigned int n) {
   if (n > 0) last_seen_[device] = std::max(last_seen_[device], samples_[n - 1].time_stamp);
 }
 
+// No process of the tree on the device: its latest answer no longer holds, and the samples of
+// the time till the tree comes back are the other tenants'.
+void NvmlUtil::forget(std::size_t device) {
+  held_periods_[device] = 0;
+  since_[device] = static_cast<unsigned long long>(std::max(0LL, driver_now(device, wall_us())));
+}
+
 std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const pid_t> pids) {
   if (!process_) return std::nullopt;
   const long long wall = wall_us();
-  const unsigned long long last = last_seen_[device];
+  const unsigned long long since = std::max(last_seen_[device], since_[device]);
   // The call costs milliseconds of CPU on a real driver (1.4 to 2.7 ms on an H200) and finds
   // nothing new before the next sample is due: between two, the latest answer stands.
-  if (period_us_[device] > 0 &&
-      driver_now(device, wall) < static_cast<long long>(last + period_us_[device])) {
+  if (since_[device] == 0 && period_us_[device] > 0 &&
+      driver_now(device, wall) < static_cast<long long>(since + period_us_[device])) {
     return held_share(device, pids, driver_now(device, wall));
   }
+  const unsigned long long last = since;
   unsigned int n = static_cast<unsigned int>(samples_.size());
   int rc = process_(handles_[device], samples_.data(), &n, last);
   if (rc == kInsufficientSize && n > samples_.size() && n <= kMaxSamples) {
@@ -131,7 +140,8 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
   if (rc != kSuccess) return std::nullopt;
   n = std::min<unsigned int>(n, static_cast<unsigned int>(samples_.size()));
   if (n > 0) {
-    hold(device, n);
+    hold(device, n, since_[device] == 0 ? last : 0);
+    since_[device] = 0;
     lag_us_[device] = std::min(lag_us_[device], wall - static_cast<long long>(last_seen_[device]));
   }
   return held_share(device, pids, driver_now(device, wall));
@@ -149,7 +159,12 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       u.valid = true;
       u.sm = std::min(r.gpu, 100u);
       u.mem_bw = std::min(r.memory, 100u);
-      u.tree_sm = tree_share(i, pids);
+      if (u.tree_listed) {
+        u.tree_sm = tree_share(i, pids);
+      } else {
+        u.tree_sm = 0.0;
+        forget(i);
+      }
       any = true;
     }
   } catch (...) {  // a failed allocation: this query is lost

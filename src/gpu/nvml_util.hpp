@@ -45,7 +45,8 @@ class NvmlUtil {
     double sm_sum;
   };
   double held_share(std::size_t device, std::span<const pid_t> pids, long long driver_now) const;
-  void hold(std::size_t device, unsigned int n);
+  void hold(std::size_t device, unsigned int n, unsigned long long previous);
+  void forget(std::size_t device);
   long long driver_now(std::size_t device, long long wall_us) const;
 
   RatesFn rates_ = nullptr;
@@ -57,6 +58,7 @@ class NvmlUtil {
   std::vector<std::vector<Held>> held_;        // per device: the latest answer's processes
   std::vector<unsigned int> held_periods_;     // per device: the sample periods it spans (0: none yet)
   std::vector<long long> lag_us_;              // per device: the least (our clock − newest stamp) of an answer
+  std::vector<unsigned long long> since_;      // per device: the driver's time the tree left it (0: it did not)
   std::vector<ProcessSample> samples_;
 };
 

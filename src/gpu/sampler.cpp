@@ -126,7 +126,10 @@ void Sampler::run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProc
     }
   }
   // Busy time rides on the process query (same thread, same cost and budget): rates are
-  // cheap, the process utilisation list is like a process list.
+  // cheap, the tree's share is asked only of the devices its processes are on.
+  for (std::size_t i = 0; i < work_util_.size() && i < out.size(); ++i) {
+    work_util_[i].tree_listed = out[i].status != DeviceProcesses::Status::ok || out[i].matched > 0;
+  }
   work_util_ok_ = backend_->device_util(pids, work_util_);
   cost_ns = monotonic_ns() - t0;
   if (work_util_ok_ && t0 >= next_pcie_ns_) {

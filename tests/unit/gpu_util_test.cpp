@@ -25,6 +25,8 @@ using test::ScratchDir;
 const char* kBusyGpus =
     "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
     "util 87 41\n"
+    "compute 100 268435456\n"  // the tree's processes have contexts here
+    "compute 101 1048576\n"
     "process_util 100 50\n"   // the tree's
     "process_util 101 20\n"   // the tree's
     "process_util 999 17\n"   // another tenant's
@@ -205,6 +207,68 @@ TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
 void put(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << text;
+}
+
+// On a node of several GPUs, the tree's share is asked only of the devices its processes are
+// on: the call costs milliseconds a device on a real driver (bench/RESULTS.md).
+TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
+  FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 90 10\ncompute 100 268435456\nprocess_util 100 90\n"
+      "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 85899345920 1073741824 NVIDIA H100\n"
+      "util 50 5\ncompute 999 268435456\nprocess_util 999 50\n");  // another tenant's GPU
+  SamplerOptions so;
+  so.process_thread = false;
+  Sampler s(open_fake(), so);
+  ScratchDir dir;
+  const std::string path = dir.file("util.dat");
+  const char* fn = "nvmlDeviceGetProcessUtilization";
+  long calls = 0;
+  {
+    dat::Writer w(path);
+    TraceMeta meta;
+    meta.qprof_version = "test";
+    w.header(meta);
+    w.mem(1000.0, 1 << 20);
+    const long before = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+    s.sample(1'000'000'000, 1000.0, std::vector<pid_t>{100}, w);
+    calls = test::fake_nvml_calls(test::fake_nvml("full"), fn) - before;
+    s.stop();
+  }
+  EXPECT_EQ(calls, 1) << "the first GPU only";
+  const Trace t = dat::read_trace(path);
+  ASSERT_FALSE(t.gpu_util.empty());
+  for (const GpuUtilSample& g : t.gpu_util) {
+    ASSERT_TRUE(g.tree_sm_percent);
+    EXPECT_DOUBLE_EQ(*g.tree_sm_percent, g.device == 0 ? 90 : 0) << "device " << g.device;
+  }
+}
+
+// While the tree has no process on a device, the driver's samples there are other tenants':
+// when the tree comes back, its share counts the periods since, not those it was away.
+TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
+  const std::string gpu =
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 90 10\n";
+  FakeNvmlScript script(gpu + "process_util 100 90\n");
+  stamp_samples(script, 0);
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(1);
+  const std::vector<pid_t> tree{100};
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
+  usleep(300'000);
+  u[0].tree_listed = false;  // the tree's process left the device
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+  usleep(300'000);
+  // Back: a tenant's sample of 0.45 s ago (while the tree was away), and the tree's of now.
+  script.set(gpu + "process_util 999 10 450\nprocess_util 100 60 0\n");
+  stamp_samples(script, 0);
+  u[0].tree_listed = true;
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "one period since it came back, not (0 + 60) / 2";
 }
 
 TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {

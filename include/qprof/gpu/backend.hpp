@@ -51,6 +51,10 @@ struct DeviceUtil {
   double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
   std::optional<double> tree_sm;  // Σ SM % of the tree's processes (NVML process utilisation)
   std::optional<double> pcie_rx, pcie_tx;
+  // Set by the caller: whether the latest process list of the device holds a process of the
+  // tree (or could not say). Where it does not, the tree's share is 0 without asking: on a real
+  // driver that costs milliseconds a device (bench/RESULTS.md), on every GPU of a node.
+  bool tree_listed = true;
 };
 
 // One source of GPU figures. Devices are fixed when the backend opens. device_used() and
