@@ -3,7 +3,8 @@
 //   Spin:  a kernel that keeps every SM busy for ~2 s  -> SM % near 100, the tree's share too;
 //   Idle:  1 s with no kernel                         -> SM % 0;
 //   Copy:  ~3 s of host-to-device copies from pinned memory -> PCIe RX near the rate it prints
-//          (NVML's RX is what the device receives), SM % low.
+//          (NVML's RX is what the device receives, protocol overhead included); NVML counts
+//          copies as busy too (SM 100 % on an H200, bench/RESULTS.md).
 // Each phase is a stage (X Start / X End markers on stderr).
 //   nvcc -O2 -o cuda_busy bench/cuda_busy.cu
 //   build/qprof run --gpu nvml -o busy.dat -- ./cuda_busy

@@ -27,7 +27,8 @@ for w in cuda_alloc cuda_busy; do
   nvcc -O2 -arch="sm_${arch:-90}" -o "$out/$w" "bench/$w.cu" || echo "nvcc $w failed"
 done
 
-# One qprof run: its summary and stage table go to the log, the trace to OUTDIR.
+# One qprof run: its output (the workload's and qprof's summary) to the log and OUTDIR/NAME.log,
+# its trace to OUTDIR/NAME.dat.
 run() {  # run NAME BACKEND CMD...
   local name=$1 backend=$2; shift 2
   step "run $name (--gpu $backend)"
@@ -39,7 +40,7 @@ run alloc_smi smi "$out/cuda_alloc"
 run alloc_auto auto "$out/cuda_alloc"
 run busy nvml "$out/cuda_busy"
 # Two processes of the tree taking turns on the GPU: the driver's samples alternate between them.
-printf '#!/bin/sh\n%s & %s\nwait\n' "$out/cuda_busy" "$out/cuda_busy" >"$out/two_busy.sh"
+printf '#!/bin/sh\n"%s" & "%s"\nwait\n' "$out/cuda_busy" "$out/cuda_busy" >"$out/two_busy.sh"
 chmod +x "$out/two_busy.sh"
 run busy_two nvml "$out/two_busy.sh"
 PYTHONPATH=$PWD/python run torch nvml "$py" bench/torch_gpu.py

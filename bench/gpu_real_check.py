@@ -83,11 +83,12 @@ def busy(out, name):
           f"(mean {statistics.mean(shares):.1f}), {zeros} at 0 ({check(zeros == 0, f'{name}: share at 0 while spinning')})")
     copy = [u for u in util if m["Copy Start"] + 1.5 < float(u[1]) <= m["Copy End"] and u[6] != "-"]
     if copy:
-        said = re.search(r"in [\d.]+ s: (\d+) B/s", (out / f"{name}.log").read_text())
+        # Each process prints its own rate; processes copying at once add up.
+        said = sum(int(r) for r in re.findall(r"in [\d.]+ s: (\d+) B/s", (out / f"{name}.log").read_text()))
         rx = statistics.median(float(u[6]) for u in copy)
         tx = statistics.median(float(u[7]) for u in copy)
         print(f"\nWhile copying host to device: PCIe RX {rx / 1e9:.1f} GB/s, TX {tx / 1e9:.1f} GB/s (NVML, median of "
-              f"{len(copy)} lines); the copies' own rate {int(said.group(1)) / 1e9:.1f} GB/s; SM % "
+              f"{len(copy)} lines); the copies' own rate {said / 1e9:.1f} GB/s; SM % "
               f"{statistics.median(float(u[3]) for u in copy):.0f}, the tree's share "
               f"{statistics.median(float(u[5]) for u in copy if u[5] != '-'):.0f}")
 
