@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common.hpp"
+#include "qprof/common/clock.hpp"
 
 namespace qprof::gpu::detail {
 namespace {
@@ -24,12 +25,13 @@ constexpr unsigned kMaxSamples = 1u << 16;
 // then: with one process, that process even when idle (0 %); with two taking turns, only the
 // one whose turn it was. So a process's share over an answer is the sum of its samples over the
 // periods the answer spans, and the latest answer stands until the next one, for as long as a
-// sample period can last and a half.
-constexpr long long kHoldUs = 1'500'000;
+// sample period can last and a half (timed on the monotonic clock: wall clocks step).
+constexpr std::int64_t kHoldNs = 1'500'000'000;
+constexpr unsigned long long kHoldUs = 1'500'000;
 constexpr unsigned long long kLongestPeriodUs = 1'000'000;
 // Samples stamped closer than this belong to one period (the shortest is 1/6 s).
 constexpr unsigned long long kSamePeriodUs = 50'000;
-constexpr long long kNoLag = std::numeric_limits<long long>::max();
+constexpr int kNotSupported = 3;
 
 long long wall_us() {
   timespec ts{};
@@ -55,22 +57,37 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
   period_us_.assign(handles_.size(), 0);
   held_.assign(handles_.size(), {});
   held_periods_.assign(handles_.size(), 0);
-  lag_us_.assign(handles_.size(), kNoLag);
+  lags_.assign(handles_.size(), Lags{});
   since_.assign(handles_.size(), 0);
+  answered_ns_.assign(handles_.size(), 0);
+  unsupported_.assign(handles_.size(), false);
   samples_.resize(64);
 }
 
 // The driver's clock now, as near as can be told. Its stamps are in µs of wall-clock time, but
 // not necessarily of ours: on one H200 VM they ran ahead of it (bench/RESULTS.md). An answer's
-// newest sample is never newer than the driver's clock, so our clock less the smallest lag yet
-// seen between an answer and its newest sample is never ahead of the driver's: a sample is
-// asked for, and a figure lapses, at most that lag late.
+// newest sample is never newer than the driver's clock, so our clock less the least lag between
+// an answer and its newest sample is not ahead of the driver's: a sample is asked for at most
+// that lag late. The least of the latest answers only, so that a clock set or drifting apart
+// is followed within kLags answers.
 long long NvmlUtil::driver_now(std::size_t device, long long wall) const {
-  return lag_us_[device] == kNoLag ? wall : wall - lag_us_[device];
+  const Lags& l = lags_[device];
+  if (l.count == 0) return wall;
+  long long least = l.latest[0];
+  for (std::size_t k = 1; k < std::min<std::size_t>(l.count, kLags); ++k) least = std::min(least, l.latest[k]);
+  return wall - least;
 }
 
-double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids, long long driver_now) const {
-  if (held_periods_[device] == 0 || driver_now - static_cast<long long>(last_seen_[device]) > kHoldUs) return 0;
+void NvmlUtil::restart(std::size_t device) {
+  last_seen_[device] = 0;
+  period_us_[device] = 0;
+  held_periods_[device] = 0;
+  since_[device] = 0;
+  lags_[device] = Lags{};
+}
+
+double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids) const {
+  if (held_periods_[device] == 0 || monotonic_ns() - answered_ns_[device] > kHoldNs) return 0;
   double sum = 0;
   for (const Held& h : held_[device]) {
     if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.sm_sum;
@@ -90,7 +107,14 @@ void NvmlUtil::hold(std::size_t device, unsigned int n, unsigned long long previ
   unsigned long long period = period_us_[device];
   unsigned long long start = previous;  // the period being counted began here
   unsigned int periods = 0;
-  for (unsigned int i = 0; i < n; ++i) {
+  // Asked from nothing (the first answer, or the tree back on a device before any lag was
+  // learnt): the driver's whole buffer, seconds of it perhaps from before the tree. Its newest
+  // period alone says how busy the tree is now.
+  unsigned int first = 0;
+  if (previous == 0) {
+    while (first < n && samples_[first].time_stamp + kSamePeriodUs <= samples_[n - 1].time_stamp) ++first;
+  }
+  for (unsigned int i = first; i < n; ++i) {
     const ProcessSample& x = samples_[i];
     const bool next_period = x.time_stamp >= start + kSamePeriodUs;
     if (periods == 0 || next_period) {
@@ -116,35 +140,47 @@ void NvmlUtil::hold(std::size_t device, unsigned int n, unsigned long long previ
 // the time till the tree comes back are the other tenants'.
 void NvmlUtil::forget(std::size_t device) {
   held_periods_[device] = 0;
-  since_[device] = static_cast<unsigned long long>(std::max(0LL, driver_now(device, wall_us())));
+  // Without a lag learnt, the driver's clock is not known: the next answer's newest period then
+  // stands alone (hold()).
+  if (lags_[device].count > 0) {
+    since_[device] = static_cast<unsigned long long>(std::max(0LL, driver_now(device, wall_us())));
+  }
 }
 
 std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const pid_t> pids) {
-  if (!process_) return std::nullopt;
+  if (!process_ || unsupported_[device]) return std::nullopt;
   const long long wall = wall_us();
+  // A clock set back (both clocks, on bare metal) makes every new stamp older than the last
+  // seen: the driver would answer NOT_FOUND for as long. Start again from nothing.
+  if (lags_[device].count > 0 &&
+      driver_now(device, wall) + static_cast<long long>(kHoldUs) < static_cast<long long>(last_seen_[device])) {
+    restart(device);
+  }
   const unsigned long long since = std::max(last_seen_[device], since_[device]);
   // The call costs milliseconds of CPU on a real driver (1.4 to 2.7 ms on an H200) and finds
   // nothing new before the next sample is due: between two, the latest answer stands.
   if (since_[device] == 0 && period_us_[device] > 0 &&
       driver_now(device, wall) < static_cast<long long>(since + period_us_[device])) {
-    return held_share(device, pids, driver_now(device, wall));
+    return held_share(device, pids);
   }
-  const unsigned long long last = since;
   unsigned int n = static_cast<unsigned int>(samples_.size());
-  int rc = process_(handles_[device], samples_.data(), &n, last);
+  int rc = process_(handles_[device], samples_.data(), &n, since);
   if (rc == kInsufficientSize && n > samples_.size() && n <= kMaxSamples) {
     samples_.resize(n);  // grows to the driver's buffer once, then stays
-    rc = process_(handles_[device], samples_.data(), &n, last);
+    rc = process_(handles_[device], samples_.data(), &n, since);
   }
-  if (rc == kNotFound) return held_share(device, pids, driver_now(device, wall));  // none since the last seen
+  if (rc == kNotFound) return held_share(device, pids);  // none since the last seen
+  if (rc == kNotSupported) unsupported_[device] = true;
   if (rc != kSuccess) return std::nullopt;
   n = std::min<unsigned int>(n, static_cast<unsigned int>(samples_.size()));
   if (n > 0) {
-    hold(device, n, since_[device] == 0 ? last : 0);
+    hold(device, n, since_[device] == 0 ? since : 0);
     since_[device] = 0;
-    lag_us_[device] = std::min(lag_us_[device], wall - static_cast<long long>(last_seen_[device]));
+    answered_ns_[device] = monotonic_ns();
+    Lags& l = lags_[device];
+    l.latest[l.count++ % kLags] = wall - static_cast<long long>(last_seen_[device]);
   }
-  return held_share(device, pids, driver_now(device, wall));
+  return held_share(device, pids);
 }
 
 bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> out) noexcept {
@@ -161,9 +197,11 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       u.mem_bw = std::min(r.memory, 100u);
       if (u.tree_listed) {
         u.tree_sm = tree_share(i, pids);
-      } else {
+      } else if (process_ && !unsupported_[i]) {
         u.tree_sm = 0.0;
         forget(i);
+      } else {
+        u.tree_sm.reset();  // the driver cannot say, here or anywhere
       }
       any = true;
     }

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -44,9 +46,16 @@ class NvmlUtil {
     unsigned int pid;
     double sm_sum;
   };
-  double held_share(std::size_t device, std::span<const pid_t> pids, long long driver_now) const;
+  double held_share(std::size_t device, std::span<const pid_t> pids) const;
   void hold(std::size_t device, unsigned int n, unsigned long long previous);
   void forget(std::size_t device);
+  void restart(std::size_t device);
+  // The lags (our clock − newest stamp, µs) of a device's latest answers.
+  static constexpr std::size_t kLags = 8;
+  struct Lags {
+    std::array<long long, kLags> latest{};
+    std::size_t count = 0;
+  };
   long long driver_now(std::size_t device, long long wall_us) const;
 
   RatesFn rates_ = nullptr;
@@ -57,8 +66,10 @@ class NvmlUtil {
   std::vector<unsigned long long> period_us_;  // per device: the driver's sample period (0: not seen yet)
   std::vector<std::vector<Held>> held_;        // per device: the latest answer's processes
   std::vector<unsigned int> held_periods_;     // per device: the sample periods it spans (0: none yet)
-  std::vector<long long> lag_us_;              // per device: the least (our clock − newest stamp) of an answer
+  std::vector<Lags> lags_;                     // per device
   std::vector<unsigned long long> since_;      // per device: the driver's time the tree left it (0: it did not)
+  std::vector<std::int64_t> answered_ns_;      // per device: monotonic time of the latest answer
+  std::vector<bool> unsupported_;              // per device: the driver refused the share
   std::vector<ProcessSample> samples_;
 };
 

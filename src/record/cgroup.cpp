@@ -95,8 +95,7 @@ std::string own_cgroup_dir(const Mount& m, const std::string& own) {
   return m.point + rest;
 }
 
-// Moves what is left in `dir` to `parent` (the processes keep running) and removes `dir`.
-// Moves the group's processes to `parent`, then removes the group. cgroup.procs is read up to
+// Moves the group's processes to `parent` (they keep running), then removes the group. cgroup.procs is read up to
 // 64 KiB (about 9000 PIDs): each round moves what it read, and the next reads what is left,
 // until one moves nothing (those left are exiting, or cannot be moved).
 bool empty_and_remove(const std::string& dir, const std::string& parent) {

@@ -114,8 +114,8 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
   stamp_samples(script, 0.05);
   ASSERT_TRUE(b->device_util(tree, u));
   const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
-  // The next sample is due 0.95 s from now (time enough on a loaded machine): no call, the
-  // latest samples stand.
+  // The next sample is due about 1 s from now (time enough on a loaded machine): no call, the
+  // latest answer stands.
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_EQ(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
   ASSERT_TRUE(u[0].tree_sm);
@@ -133,15 +133,19 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
   const std::string gpu =
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
       "util 100 10\n";
-  FakeNvmlScript script(gpu + "process_util 100 40 200\nprocess_util 100 60 0\n");  // a 200 ms period
-  stamp_samples(script, -0.4);  // 0.4 s ahead of our clock
-  auto b = open_fake();
+  FakeNvmlScript script(gpu + "process_util 100 40\n");
+  stamp_samples(script, -0.2);  // the driver's clock runs 0.4 s ahead of ours: this sample is
+  auto b = open_fake();         // 0.2 s old on it, the next one's just taken
   ASSERT_TRUE(b);
   std::vector<DeviceUtil> u(1);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 50) << "(40 + 60) / 2 periods";
-  script.set(gpu + "process_util 100 90 0\n");
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40);
+  script.set(gpu + "process_util 100 60\n");
+  stamp_samples(script, -0.4);  // 0.2 s later: the driver samples every 0.2 s
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
+  script.set(gpu + "process_util 100 90\n");
   stamp_samples(script, -0.65);  // the next sample, 0.25 s later on the driver's clock
   const char* fn = "nvmlDeviceGetProcessUtilization";
   const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
@@ -155,16 +159,21 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
 // one sample is the process whose turn it was. A process's share is its samples over the periods
 // an answer spans, not its latest sample: the other process's turns count as its 0 %.
 TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
-  FakeNvmlScript script(
+  const std::string gpu =
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 100 10\n"
-      "process_util 100 99 400\n"  // 400 ms before the newest: the tree's turn
-      "process_util 200 99 200\n"  // another tenant's turn
-      "process_util 100 99 0\n"    // the tree's again
-      "process_util 101 30 0\n");  // a second tree process in the same period
+      "util 100 10\n";
+  FakeNvmlScript script(gpu + "process_util 100 99 600\n");
+  stamp_samples(script, 0);
   auto b = open_fake();
   ASSERT_TRUE(b);
   std::vector<DeviceUtil> u(1);
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));  // the first answer: up to 600 ms ago
+  script.set(gpu +
+             "process_util 100 99 400\n"   // the tree's turn
+             "process_util 200 99 200\n"   // another tenant's turn
+             "process_util 100 99 0\n"     // the tree's again
+             "process_util 101 30 0\n");   // a second tree process in the same period
+  stamp_samples(script, 0);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
   ASSERT_TRUE(u[0].tree_sm);
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 66) << "(99 + 99) / 3 periods";
@@ -258,17 +267,58 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
-  usleep(300'000);
+  usleep(600'000);
   u[0].tree_listed = false;  // the tree's process left the device
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
-  usleep(300'000);
+  usleep(100'000);
   // Back: a tenant's sample of 0.45 s ago (while the tree was away), and the tree's of now.
   script.set(gpu + "process_util 999 10 450\nprocess_util 100 60 0\n");
   stamp_samples(script, 0);
   u[0].tree_listed = true;
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "one period since it came back, not (0 + 60) / 2";
+}
+
+// The first answer holds the driver's whole buffer, seconds of it perhaps from before the job:
+// its newest period alone is the tree's share of now.
+TEST(GpuUtil, TheFirstAnswerCountsItsNewestPeriodOnly) {
+  FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 100 10\n"
+      "process_util 999 100 1000\nprocess_util 999 100 800\nprocess_util 100 20 0\n");
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(1);
+  ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 20) << "not 20 / 3 periods";
+}
+
+// Clocks set or drifting apart: the driver's clock is told from the lags of the latest answers
+// only, so that the schedule of calls follows it, and an answer lapses on the monotonic clock,
+// so that a lag that changed never makes new answers look old.
+TEST(GpuUtil, TheDriversClockIsFollowedWhenItFallsBack) {
+  FakeNvmlScript script(kBusyGpus);
+  stamp_samples(script, -2.0);  // the driver's clock 2 s ahead of ours
+  auto b = open_fake();
+  ASSERT_TRUE(b);
+  std::vector<DeviceUtil> u(2);
+  const std::vector<pid_t> tree{100, 101};
+  ASSERT_TRUE(b->device_util(tree, u));
+  usleep(2'100'000);
+  // Then it agrees with ours (set back by 2 s), sampling every 0.2 s.
+  for (int k = 0; k < 9; ++k) {
+    if (k > 0) usleep(200'000);
+    stamp_samples(script, 0);
+    ASSERT_TRUE(b->device_util(tree, u));
+    EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "answer " << k << ": new, whatever the lag said";
+  }
+  // The next sample is 0.2 s away on the driver's clock, now that the 2 s lead is forgotten.
+  const char* fn = "nvmlDeviceGetProcessUtilization";
+  const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_EQ(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
 }
 
 TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {
