@@ -76,6 +76,25 @@ void stamp_samples(const FakeNvmlScript& script, double seconds_ago) {
   ASSERT_EQ(::utimensat(AT_FDCWD, script.path().c_str(), times, 0), 0);
 }
 
+// One GPU of the fake, busy, whose process_util lines a test sets, each version stamped
+// `seconds_ago` (see stamp_samples).
+struct OneGpu {
+  static constexpr const char* kGpu =
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 100 10\n";
+  OneGpu(const std::string& samples, double seconds_ago) : script(kGpu + samples) {
+    stamp_samples(script, seconds_ago);
+    b = open_fake();
+  }
+  void set(const std::string& samples, double seconds_ago) {
+    script.set(kGpu + samples);
+    stamp_samples(script, seconds_ago);
+  }
+  FakeNvmlScript script;
+  std::unique_ptr<Backend> b;
+  std::vector<DeviceUtil> u = std::vector<DeviceUtil>(1);
+};
+
 // The fake with kBusyGpus, opened, and room for its two devices' figures.
 struct BusyGpus {
   FakeNvmlScript script{kBusyGpus};
@@ -130,23 +149,17 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
 // The driver's stamps need not be on our clock (seen ahead of it on an H200 VM): when the next
 // sample is due is judged on the driver's clock, told from the lag of its answers.
 TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
-  const std::string gpu =
-      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 100 10\n";
-  FakeNvmlScript script(gpu + "process_util 100 40\n");
-  stamp_samples(script, -0.2);  // the driver's clock runs 0.4 s ahead of ours: this sample is
-  auto b = open_fake();         // 0.2 s old on it, the next one's just taken
+  // The driver's clock runs 0.4 s ahead of ours: this sample is 0.2 s old on it.
+  OneGpu g("process_util 100 40\n", -0.2);
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(1);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40);
-  script.set(gpu + "process_util 100 60\n");
-  stamp_samples(script, -0.4);  // 0.2 s later: the driver samples every 0.2 s
+  g.set("process_util 100 60\n", -0.4);  // 0.2 s later: the driver samples every 0.2 s
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
-  script.set(gpu + "process_util 100 90\n");
-  stamp_samples(script, -0.65);  // the next sample, 0.25 s later on the driver's clock
+  g.set("process_util 100 90\n", -0.65);  // the next sample, 0.25 s later on the driver's clock
   const char* fn = "nvmlDeviceGetProcessUtilization";
   const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
   usleep(250'000);  // due 0.2 s after the last on the driver's clock; 0.6 s on ours
@@ -159,21 +172,15 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
 // one sample is the process whose turn it was. A process's share is its samples over the periods
 // an answer spans, not its latest sample: the other process's turns count as its 0 %.
 TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
-  const std::string gpu =
-      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 100 10\n";
-  FakeNvmlScript script(gpu + "process_util 100 99 600\n");
-  stamp_samples(script, 0);
-  auto b = open_fake();
+  OneGpu g("process_util 100 99 600\n", 0);
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(1);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));  // the first answer: up to 600 ms ago
-  script.set(gpu +
-             "process_util 100 99 400\n"   // the tree's turn
-             "process_util 200 99 200\n"   // another tenant's turn
-             "process_util 100 99 0\n"     // the tree's again
-             "process_util 101 30 0\n");   // a second tree process in the same period
-  stamp_samples(script, 0);
+  g.set("process_util 100 99 400\n"   // the tree's turn
+        "process_util 200 99 200\n"   // another tenant's turn
+        "process_util 100 99 0\n"     // the tree's again
+        "process_util 101 30 0\n",    // a second tree process in the same period
+        0);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
   ASSERT_TRUE(u[0].tree_sm);
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 66) << "(99 + 99) / 3 periods";
@@ -256,14 +263,9 @@ TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
 // While the tree has no process on a device, the driver's samples there are other tenants':
 // when the tree comes back, its share counts the periods since, not those it was away.
 TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
-  const std::string gpu =
-      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 90 10\n";
-  FakeNvmlScript script(gpu + "process_util 100 90\n");
-  stamp_samples(script, 0);
-  auto b = open_fake();
+  OneGpu g("process_util 100 90\n", 0);
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(1);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
@@ -273,8 +275,7 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
   usleep(100'000);
   // Back: a tenant's sample of 0.45 s ago (while the tree was away), and the tree's of now.
-  script.set(gpu + "process_util 999 10 450\nprocess_util 100 60 0\n");
-  stamp_samples(script, 0);
+  g.set("process_util 999 10 450\nprocess_util 100 60 0\n", 0);
   u[0].tree_listed = true;
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "one period since it came back, not (0 + 60) / 2";
@@ -283,13 +284,9 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
 // The first answer holds the driver's whole buffer, seconds of it perhaps from before the job:
 // its newest period alone is the tree's share of now.
 TEST(GpuUtil, TheFirstAnswerCountsItsNewestPeriodOnly) {
-  FakeNvmlScript script(
-      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 100 10\n"
-      "process_util 999 100 1000\nprocess_util 999 100 800\nprocess_util 100 20 0\n");
-  auto b = open_fake();
+  OneGpu g("process_util 999 100 1000\nprocess_util 999 100 800\nprocess_util 100 20 0\n", 0);
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(1);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 20) << "not 20 / 3 periods";
 }
