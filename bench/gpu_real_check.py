@@ -79,7 +79,7 @@ def busy(out, name):
     sm = [float(u[3]) for u in spin]
     zeros = sum(1 for s in shares if s == 0)
     print(f"\n**{name}**: {len(util)} GPUUTIL lines; while the kernel spins (from 0.4 s after its start): "
-          f"{len(spin)} lines, SM % {min(sm):.0f}–{max(sm):.0f}, the tree's share {min(shares):.0f}–{max(shares):.0f} "
+          f"{len(spin)} lines, busy % (utilization.gpu) {min(sm):.0f}–{max(sm):.0f}, the tree's share {min(shares):.0f}–{max(shares):.0f} "
           f"(mean {statistics.mean(shares):.1f}), {zeros} at 0 ({check(zeros == 0, f'{name}: share at 0 while spinning')})")
     copy = [u for u in util if m["Copy Start"] + 1.5 < float(u[1]) <= m["Copy End"] and u[6] != "-"]
     if copy:
@@ -88,7 +88,7 @@ def busy(out, name):
         rx = statistics.median(float(u[6]) for u in copy)
         tx = statistics.median(float(u[7]) for u in copy)
         print(f"\nWhile copying host to device: PCIe RX {rx / 1e9:.1f} GB/s, TX {tx / 1e9:.1f} GB/s (NVML, median of "
-              f"{len(copy)} lines); the copies' own rate {said / 1e9:.1f} GB/s; SM % "
+              f"{len(copy)} lines); the copies' own rate {said / 1e9:.1f} GB/s; busy % "
               f"{statistics.median(float(u[3]) for u in copy):.0f}, the tree's share "
               f"{statistics.median(float(u[5]) for u in copy if u[5] != '-'):.0f}")
 

@@ -8,13 +8,15 @@
 #   bench/run_all.sh [BUILD_DIR]        (default build; needs qprof and bench/qprof_bench built)
 #
 # Environment: ROUNDS (3), RSS_SECONDS (60: the RSS run at 1 ms; the goal is stated for 600),
-# PLOT_SAMPLES (10000000), RESULTS (bench/RESULTS.md; - for none).
+# PLOT_SAMPLES (10000000), RESULTS (bench/RESULTS.md; - for none), BUSY_RATE (500: short processes a
+# second that the busy machine's loop is asked to create outside the tree).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${ROUNDS:-3}
 rss_seconds=${RSS_SECONDS:-60}
 plot_samples=${PLOT_SAMPLES:-10000000}
+export BUSY_RATE=${BUSY_RATE:-500}
 results=${RESULTS:-bench/RESULTS.md}
 py=/usr/bin/python3
 [ -x "$build/qprof" ] && [ -x "$build/bench/qprof_bench" ] && [ -x "$build/bench/statm_floor" ] || {
@@ -46,11 +48,11 @@ say "### Overhead: CPU of the profiler per sample"
 say ""
 say "\`sh\` and N-1 sleeping children; CPU time of the profiler (wait4) over a 6 s run minus a 2 s run,"
 say "divided by the extra samples. mprof is \`python3-mprof run -C\`; 'busy machine': a loop creates"
-say "500 short processes a second outside the tree meanwhile."
+say "$BUSY_RATE short processes a second (asked of it) outside the tree meanwhile."
 say ""
 prmon_flag=""
 command -v prmon > /dev/null && prmon_flag=--prmon
-$py bench/overhead.py --qprof "qprof=$qprof" --mprof $prmon_flag --busy 500 --case 33:0.01 --case 512:0.01 \
+$py bench/overhead.py --qprof "qprof=$qprof" --mprof $prmon_flag --busy "$BUSY_RATE" --case 33:0.01 --case 512:0.01 \
   --rounds "$rounds" --json "$work/o1.json" >> "$out"
 say ""
 $py bench/overhead.py --qprof "qprof=$qprof" --case 33:0.002 --case 33:0.001 --case 512:0.002 \
@@ -59,9 +61,9 @@ say ""
 [ -n "$prmon_flag" ] || say "prmon is not installed here: not measured."
 say ""
 
-echo "the kernel's floor: wake-ups and statm reads alone (about a minute)" >&2
+echo "the kernel's floor: wake-ups and statm reads alone (about 75 s)" >&2
 $py - "$build/bench/statm_floor" "$rounds" "$work/floor.json" >> "$out" <<'EOF'
-import json, statistics, subprocess, sys
+import json, os, statistics, subprocess, sys
 sys.path.insert(0, "bench")
 from overhead import Churn
 floor, rounds, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -71,7 +73,7 @@ cases = [(0, 0.01, False), (33, 0.01, False), (33, 0.002, False), (33, 0.001, Fa
          (512, 0.002, False), (33, 0.01, True), (512, 0.01, True)]
 rows = []
 for procs, interval, busy in cases:
-    churn = Churn(500) if busy else None
+    churn = Churn(int(os.environ["BUSY_RATE"])) if busy else None
     try:
         runs = [subprocess.run([floor, str(procs), str(interval), "3"], capture_output=True, text=True, check=True).stdout.split()
                 for _ in range(rounds)]
@@ -163,7 +165,7 @@ say ""
 
 # The goals, each with its measured figure.
 $py - "$work" "$rss_seconds" "$plot_samples" >> "$out" <<'EOF'
-import json, sys, re
+import json, os, re, sys
 work, rss_seconds, plot_samples = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 rows = json.load(open(f"{work}/o1.json")) + json.load(open(f"{work}/o2.json"))
 def get(procs, interval, profiler="qprof"):
@@ -225,7 +227,7 @@ limits = {
     9: "file-backed pages: the shared libraries' page cache that qprof touched (libstdc++ ≈ 1.8 MB, "
        "libc ≈ 1.3 MB, libm, yaml-cpp, ld.so) and its own text (≈ 1.4 MB); stripping does not lower "
        "it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
-    10: "gnuplot, which draws only after the last line (0.15 s of it here), and the two threads "
+    10: "gnuplot, which draws only after the last line (0.14–0.15 s in the sixth pass's runs), and the two threads "
         "before it, the reading thread (parser, batches, the kernel's copy of the file) and the "
         "reduction (envelopes), now about even on the two cores (see \"Issue 17, sixth pass\")",
     12: "the work per line: about 180 instructions on qprof's and mprof's own form, about 300 on "
@@ -233,8 +235,9 @@ limits = {
         "of it, see \"Issue 17, sixth pass\")",
     13: "loading libstdc++ and yaml-cpp (1.1 ms), the fork and exec of the command (about 1.2 ms with its own start), and a dozen set-up steps of 0.1–0.3 ms each (see \"Issue 17, fifth pass\")",
     7: f"what the busy machine costs beyond membership: the floor's own busy / quiet in this run is "
-       f"{fb33['cpu_per_round'] / f33['cpu_per_round']:.2f}×, and only the new processes' forks reach qprof "
-       f"(500 a second here; their exec and exit are dropped in the kernel); qprof's quiet figure is the one "
+       f"{fb33['cpu_per_round'] / f33['cpu_per_round']:.2f}×; with the kernel's process-event connector (root), only the "
+       f"new processes' forks reach qprof ({os.environ['BUSY_RATE']} a second asked of the loop; their exec and exit "
+       f"are dropped in the kernel), without it a /proc scan of the processes not seen yet after any PID was allocated; qprof's quiet figure is the one "
        f"that varies most from run to run (see \"Issue 17, sixth pass\")",
     8: f"what the busy machine costs beyond membership: the floor's own busy / quiet in this run is "
        f"{fb512['cpu_per_round'] / f512['cpu_per_round']:.2f}×",

@@ -3,6 +3,13 @@
 #include <charconv>
 
 namespace qprof::proc {
+
+bool parse_pid(std::string_view text, pid_t& pid) {
+  if (text.empty() || text.front() < '1' || text.front() > '9') return false;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), pid);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
 namespace {
 
 // Skips spaces, then parses one unsigned number; advances `s` past it.

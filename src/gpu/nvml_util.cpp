@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "common.hpp"
 #include "qprof/common/clock.hpp"
@@ -27,7 +26,7 @@ constexpr unsigned kMaxSamples = 1u << 16;
 // periods the answer spans, and the latest answer stands until the next one, for as long as a
 // sample period can last and a half (timed on the monotonic clock: wall clocks step).
 constexpr std::int64_t kHoldNs = 1'500'000'000;
-constexpr unsigned long long kHoldUs = 1'500'000;
+constexpr long long kHoldUs = kHoldNs / 1000;
 constexpr unsigned long long kLongestPeriodUs = 1'000'000;
 // Samples stamped closer than this belong to one period (the shortest is 1/6 s).
 constexpr unsigned long long kSamePeriodUs = 50'000;
@@ -57,7 +56,7 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
   period_us_.assign(handles_.size(), 0);
   held_.assign(handles_.size(), {});
   held_periods_.assign(handles_.size(), 0);
-  lags_.assign(handles_.size(), Lags{});
+  lags_.assign(handles_.size(), {});
   since_.assign(handles_.size(), 0);
   answered_ns_.assign(handles_.size(), 0);
   unsupported_.assign(handles_.size(), false);
@@ -68,14 +67,10 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
 // not necessarily of ours: on one H200 VM they ran ahead of it (bench/RESULTS.md). An answer's
 // newest sample is never newer than the driver's clock, so our clock less the least lag between
 // an answer and its newest sample is not ahead of the driver's: a sample is asked for at most
-// that lag late. The least of the latest answers only, so that a clock set or drifting apart
-// is followed within kLags answers.
+// that lag late. The least of the latest eight answers only, so that a clock set or drifting
+// apart is followed.
 long long NvmlUtil::driver_now(std::size_t device, long long wall) const {
-  const Lags& l = lags_[device];
-  if (l.count == 0) return wall;
-  long long least = l.latest[0];
-  for (std::size_t k = 1; k < std::min<std::size_t>(l.count, kLags); ++k) least = std::min(least, l.latest[k]);
-  return wall - least;
+  return lags_[device].count() == 0 ? wall : wall - lags_[device].least();
 }
 
 void NvmlUtil::restart(std::size_t device) {
@@ -83,7 +78,7 @@ void NvmlUtil::restart(std::size_t device) {
   period_us_[device] = 0;
   held_periods_[device] = 0;
   since_[device] = 0;
-  lags_[device] = Lags{};
+  lags_[device] = {};
 }
 
 double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids) const {
@@ -142,7 +137,7 @@ void NvmlUtil::forget(std::size_t device) {
   held_periods_[device] = 0;
   // Without a lag learnt, the driver's clock is not known: the next answer's newest period then
   // stands alone (hold()).
-  if (lags_[device].count > 0) {
+  if (lags_[device].count() > 0) {
     since_[device] = static_cast<unsigned long long>(std::max(0LL, driver_now(device, wall_us())));
   }
 }
@@ -152,8 +147,8 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
   const long long wall = wall_us();
   // A clock set back (both clocks, on bare metal) makes every new stamp older than the last
   // seen: the driver would answer NOT_FOUND for as long. Start again from nothing.
-  if (lags_[device].count > 0 &&
-      driver_now(device, wall) + static_cast<long long>(kHoldUs) < static_cast<long long>(last_seen_[device])) {
+  if (lags_[device].count() > 0 &&
+      driver_now(device, wall) + kHoldUs < static_cast<long long>(last_seen_[device])) {
     restart(device);
   }
   const unsigned long long since = std::max(last_seen_[device], since_[device]);
@@ -177,8 +172,7 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
     hold(device, n, since_[device] == 0 ? since : 0);
     since_[device] = 0;
     answered_ns_[device] = monotonic_ns();
-    Lags& l = lags_[device];
-    l.latest[l.count++ % kLags] = wall - static_cast<long long>(last_seen_[device]);
+    lags_[device].add(wall - static_cast<long long>(last_seen_[device]));
   }
   return held_share(device, pids);
 }

@@ -5,11 +5,11 @@
 
 #include <sys/types.h>
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "qprof/common/least_of_latest.hpp"
 #include "qprof/gpu/backend.hpp"
 
 namespace qprof::gpu::detail {
@@ -50,12 +50,6 @@ class NvmlUtil {
   void hold(std::size_t device, unsigned int n, unsigned long long previous);
   void forget(std::size_t device);
   void restart(std::size_t device);
-  // The lags (our clock − newest stamp, µs) of a device's latest answers.
-  static constexpr std::size_t kLags = 8;
-  struct Lags {
-    std::array<long long, kLags> latest{};
-    std::size_t count = 0;
-  };
   long long driver_now(std::size_t device, long long wall_us) const;
 
   RatesFn rates_ = nullptr;
@@ -66,7 +60,7 @@ class NvmlUtil {
   std::vector<unsigned long long> period_us_;  // per device: the driver's sample period (0: not seen yet)
   std::vector<std::vector<Held>> held_;        // per device: the latest answer's processes
   std::vector<unsigned int> held_periods_;     // per device: the sample periods it spans (0: none yet)
-  std::vector<Lags> lags_;                     // per device
+  std::vector<LeastOfLatest<long long>> lags_; // per device: our clock − newest stamp (µs) of the latest answers
   std::vector<unsigned long long> since_;      // per device: the driver's time the tree left it (0: it did not)
   std::vector<std::int64_t> answered_ns_;      // per device: monotonic time of the latest answer
   std::vector<bool> unsupported_;              // per device: the driver refused the share

@@ -1,5 +1,6 @@
 #include "qprof/record/cgroup.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "qprof/common/proc_file.hpp"
+#include "qprof/common/proc_parse.hpp"
 #include "qprof/common/text.hpp"
 
 namespace qprof {
@@ -36,9 +38,8 @@ std::vector<Mount> cgroup_mounts(const std::string& mountinfo) {
   std::vector<Mount> out;
   std::string text;
   if (!read_small_file(mountinfo, text, kMountinfoLimit)) return out;
-  // Cut at the bound: the line the cut went through is left out rather than read in part.
-  if (text.size() >= kMountinfoLimit) text.resize(text.rfind('\n') + 1);
   std::string_view rest = text;
+  if (text.size() >= kMountinfoLimit) rest = whole_lines(rest);  // cut at the bound
   while (!rest.empty()) {
     std::string_view line = take_until(rest, '\n');
     for (int i = 0; i < 3; ++i) take_word(line);  // id, parent, major:minor
@@ -95,18 +96,21 @@ std::string own_cgroup_dir(const Mount& m, const std::string& own) {
   return m.point + rest;
 }
 
-// Moves the group's processes to `parent` (they keep running), then removes the group. cgroup.procs is read up to
-// 64 KiB (about 9000 PIDs): each round moves what it read, and the next reads what is left,
-// until one moves nothing (those left are exiting, or cannot be moved).
+// Moves the group's processes to `parent` (they keep running), then removes the group.
+// cgroup.procs is read up to 64 KiB (8192 PIDs of 7 digits): each round moves what it read, and
+// the next reads what is left, until one moves nothing (those left are exiting, or cannot move).
 bool empty_and_remove(const std::string& dir, const std::string& parent) {
-  constexpr int kRounds = 512;  // pid_max (4 194 304) over 9000 PIDs a round, with room to spare
-  for (int round = 0; round < kRounds; ++round) {
+  constexpr int kRounds = 512;  // 512 rounds of 8192 PIDs: pid_max (4 194 304)
+  const int to = ::open((parent + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  for (int round = 0; to >= 0 && round < kRounds; ++round) {
     bool moved = false;
     for (pid_t pid : cgroup_procs_pids(read_text(dir + "/cgroup.procs"))) {
-      moved = write_file(parent + "/cgroup.procs", std::to_string(pid)) || moved;
+      const std::string text = std::to_string(pid);  // one PID a write: the kernel moves one per write
+      moved = ::write(to, text.data(), text.size()) == static_cast<ssize_t>(text.size()) || moved;
     }
     if (!moved) break;
   }
+  if (to >= 0) ::close(to);
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
     if (errno != EBUSY) return false;
@@ -134,16 +138,10 @@ void remove_stale_groups(const std::string& parent) {
 
 std::vector<pid_t> cgroup_procs_pids(std::string_view text) {
   std::vector<pid_t> pids;
-  const std::size_t end = text.rfind('\n');
-  if (end == std::string_view::npos) return pids;
-  text = text.substr(0, end + 1);  // a last line without its '\n' was cut by the read's bound
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t nl = text.find('\n', at);
-    const std::string_view line = text.substr(at, nl - at);
+  text = whole_lines(text);  // the kernel ends every line with '\n': a last one without was cut
+  while (!text.empty()) {
     pid_t pid = 0;
-    const auto r = std::from_chars(line.data(), line.data() + line.size(), pid);
-    if (r.ec == std::errc() && r.ptr == line.data() + line.size() && pid > 0) pids.push_back(pid);
-    at = nl + 1;
+    if (proc::parse_pid(take_until(text, '\n'), pid)) pids.push_back(pid);
   }
   return pids;
 }

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -28,12 +27,6 @@ struct LinuxDirent64 {
 };
 
 constexpr std::size_t kStatBufferSize = 1024;
-
-bool parse_pid(std::string_view s, pid_t& pid) {
-  if (s.empty() || s.front() < '1' || s.front() > '9') return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), pid);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 bool out_of_descriptors(int err) { return err == EMFILE || err == ENFILE; }
 
@@ -248,7 +241,7 @@ bool ProcTree::list_pids() {
     for (long off = 0; off < n;) {
       const auto* d = reinterpret_cast<const LinuxDirent64*>(dents_.data() + off);
       pid_t pid;
-      if (parse_pid(d->d_name, pid)) listing_.push_back(pid);
+      if (proc::parse_pid(d->d_name, pid)) listing_.push_back(pid);
       off += d->d_reclen;
     }
   }
@@ -365,7 +358,7 @@ std::size_t ProcTree::refresh_from_cgroup() {
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     pid_t pid;
-    if (!parse_pid(line, pid)) continue;
+    if (!proc::parse_pid(line, pid)) continue;
     if (std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == pid; })) continue;
     const auto st = read_stat(pid);
     if (st && add_member(pid, static_cast<pid_t>(st->ppid), st->start_ticks, false)) ++joined;

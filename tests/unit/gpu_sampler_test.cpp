@@ -135,6 +135,23 @@ SamplerOptions inline_options(std::int64_t interval_ns = 100 * kMs) {
 
 Seconds unix_of(std::int64_t ns) { return 1000.0 + static_cast<double>(ns) * 1e-9; }
 
+// The query costs and the driver's lags are judged on it (SteadyCost, NvmlUtil).
+TEST(LeastOfLatest, IgnoresAPassingRiseAndFollowsALastingOne) {
+  LeastOfLatest<std::int64_t, 4> l;
+  EXPECT_EQ(l.least(), 0) << "nothing added";
+  l.add(10);
+  l.add(500);  // a preempted query
+  l.add(12);
+  EXPECT_EQ(l.least(), 10);
+  for (int k = 0; k < 3; ++k) l.add(40);
+  EXPECT_EQ(l.least(), 12) << "10 has left the latest four";
+  l.add(40);
+  EXPECT_EQ(l.least(), 40) << "a rise that lasts four values";
+  EXPECT_EQ(l.count(), 7u);
+  l.add(-3);
+  EXPECT_EQ(l.least(), -3);
+}
+
 TEST(GpuSampler, WritesEachDeviceOnceAndItsFiguresEverySample) {
   auto backend = std::make_unique<Scripted>(2);
   Scripted& b = *backend;

@@ -2,11 +2,17 @@
 // recorded files (tests/data/proc). None of them allocates.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 namespace qprof::proc {
+
+// A PID as /proc and cgroup files write it: decimal digits, no sign, no leading zero, nothing
+// after. False for anything else (a directory such as "self", a cut line).
+bool parse_pid(std::string_view text, pid_t& pid);
 
 // /proc/PID/statm: the second field, resident pages (a zombie reads all zeros).
 std::optional<std::uint64_t> parse_statm_resident_pages(std::string_view text);

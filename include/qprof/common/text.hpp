@@ -14,6 +14,10 @@ inline std::string_view trim_blanks(std::string_view s) {
   return s;
 }
 
+// The text up to and with its last '\n': what a read cut at its bound holds of whole lines (the
+// line the cut went through is left out rather than read in part).
+inline std::string_view whole_lines(std::string_view text) { return text.substr(0, text.rfind('\n') + 1); }
+
 // Takes the text up to the next `sep` (or to the end) off the front of `rest`; the separator
 // goes with it. Lines of a file: take_until(rest, '\n') until rest is empty.
 inline std::string_view take_until(std::string_view& rest, char sep) {

@@ -6,8 +6,9 @@
 // driver call never delays a host sample. Each query is timed and its schedule stretched so that
 // GPU queries' steady cost (SteadyCost) stays within a CPU budget (2 % of one core: device totals
 // are thinned to a quarter of it, process queries to three quarters), never faster than asked.
-// Between process queries the latest per-process figure is reused. Every call but the constructor's belongs to one
-// thread, the run loop's; the helper thread only runs Backend::process_usage().
+// Between process queries the latest per-process figure is reused. Every call but the
+// constructor's belongs to one thread, the run loop's; the helper thread only runs the backend's
+// per-process queries (process_usage, device_util, pcie_throughput).
 //
 // The tree's figure of a device falls back to the device's total use, flagged, when per-process
 // figures cannot be had: the process lists never hold a PID of the tree while the device's use
@@ -17,8 +18,6 @@
 
 #include <sys/types.h>
 
-#include <algorithm>
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -30,8 +29,9 @@
 #include <thread>
 #include <vector>
 
-#include "qprof/trace/format.hpp"
+#include "qprof/common/least_of_latest.hpp"
 #include "qprof/gpu/backend.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::gpu {
 
@@ -90,22 +90,15 @@ inline constexpr double kPcieShare = 0.1;
 
 // What a kind of query costs when nothing disturbs it: the least of its latest eight costs. A
 // budget judged on each cost, or on an average, is stretched for seconds by one cold first call
-// or one preemption of the thread on a busy machine (the wall time of the query it measures);
-// the least of the latest follows a lasting rise after eight queries.
+// or one preemption of the thread on a busy machine (the wall time of the query it measures).
 class SteadyCost {
  public:
-  void add(std::int64_t cost_ns) { latest_[count_++ % latest_.size()] = cost_ns; }
+  void add(std::int64_t cost_ns) { costs_.add(cost_ns); }
   // 0 until two queries were timed: the first alone (a cold driver) does not judge.
-  std::int64_t steady_ns() const {
-    if (count_ < 2) return 0;
-    std::int64_t least = latest_[0];
-    for (std::size_t k = 1; k < latest_.size() && k < count_; ++k) least = std::min(least, latest_[k]);
-    return least;
-  }
+  std::int64_t steady_ns() const { return costs_.count() < 2 ? 0 : costs_.least(); }
 
  private:
-  std::array<std::int64_t, 8> latest_{};
-  std::uint64_t count_ = 0;
+  LeastOfLatest<std::int64_t> costs_;
 };
 
 class Sampler {
