@@ -14,23 +14,24 @@ namespace {
 
 constexpr int kSuccess = 0;
 constexpr int kInsufficientSize = 7;
+constexpr int kNotSupported = 3;
 constexpr int kNotFound = 6;
 constexpr int kPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
 constexpr int kPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
 constexpr double kPcieUnit = 1024;  // NVML reports KB/s
 constexpr unsigned kMaxSamples = 1u << 16;
-// The driver keeps one SM sample per sample period (1/6 s to 1 s depending on the product,
-// NVML's documentation; 200 ms on an H200, bench/RESULTS.md), of the process that held the GPU
-// then: with one process, that process even when idle (0 %); with two taking turns, only the
-// one whose turn it was. So a process's share over an answer is the sum of its samples over the
-// periods the answer spans, and the latest answer stands until the next one, for as long as a
+// What an H200's driver (580.159) answers (bench/RESULTS.md): it samples the GPU once per sample
+// period (1/6 s to 1 s by product, NVML's documentation; 200 ms there) and credits the period to
+// the process that held the GPU then (with one process, that process even when idle). Asked for
+// what is newer than a time, it answers one figure per process sampled since: its SM % summed
+// over the window's periods and divided by their number, stamped with its newest sample. So the
+// tree's share over the window is the sum of its processes' figures, and a call made late loses
+// nothing but time resolution. The latest answer stands until the next one, for as long as a
 // sample period can last and a half (timed on the monotonic clock: wall clocks step).
 constexpr std::int64_t kHoldNs = 1'500'000'000;
 constexpr long long kHoldUs = kHoldNs / 1000;
-constexpr unsigned long long kLongestPeriodUs = 1'000'000;
-// Samples stamped closer than this belong to one period (the shortest is 1/6 s).
-constexpr unsigned long long kSamePeriodUs = 50'000;
-constexpr int kNotSupported = 3;
+constexpr long long kLongestPeriodUs = 1'000'000;
+constexpr long long kShortestPeriodUs = 166'667;
 
 long long wall_us() {
   timespec ts{};
@@ -52,128 +53,127 @@ void NvmlUtil::open(void* lib, std::vector<void*> handles) {
   process_ = sym<ProcessFn>(lib, "nvmlDeviceGetProcessUtilization");
   pcie_ = sym<PcieFn>(lib, "nvmlDeviceGetPcieThroughput");
   for (void* h : handles) handles_.push_back(static_cast<Handle>(h));
-  last_seen_.assign(handles_.size(), 0);
-  period_us_.assign(handles_.size(), 0);
-  held_.assign(handles_.size(), {});
-  held_periods_.assign(handles_.size(), 0);
-  lags_.assign(handles_.size(), {});
-  since_.assign(handles_.size(), 0);
-  answered_ns_.assign(handles_.size(), 0);
-  unsupported_.assign(handles_.size(), false);
+  dev_.assign(handles_.size(), DeviceState{});
   samples_.resize(64);
 }
 
 // The driver's clock now, as near as can be told. Its stamps are in µs of wall-clock time, but
-// not necessarily of ours: on one H200 VM they ran ahead of it (bench/RESULTS.md). An answer's
-// newest sample is never newer than the driver's clock, so our clock less the least lag between
-// an answer and its newest sample is not ahead of the driver's: a sample is asked for at most
-// that lag late. The least of the latest eight answers only, so that a clock set or drifting
-// apart is followed.
+// not necessarily of ours. An answer's newest sample is never newer than the driver's clock, so
+// our clock less the least lag between an answer and its newest sample is never ahead of the
+// driver's: a call is made at most that lag late. The least of the latest eight answers only, so
+// that a clock set or drifting apart is followed.
 long long NvmlUtil::driver_now(std::size_t device, long long wall) const {
-  return lags_[device].count() == 0 ? wall : wall - lags_[device].least();
+  const LeastOfLatest<long long>& lags = dev_[device].lags;
+  return lags.count() == 0 ? wall : wall - lags.least();
 }
 
 void NvmlUtil::restart(std::size_t device) {
-  last_seen_[device] = 0;
-  period_us_[device] = 0;
-  held_periods_[device] = 0;
-  since_[device] = 0;
-  lags_[device] = {};
+  DeviceState& d = dev_[device];
+  d.last_seen = 0;
+  d.from = 0;
+  d.period_us = 0;
+  d.asked_wall_us = 0;
+  d.lags = {};
 }
 
 double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids) const {
-  if (held_periods_[device] == 0 || monotonic_ns() - answered_ns_[device] > kHoldNs) return 0;
-  double sum = 0;
-  for (const Held& h : held_[device]) {
-    if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.sm_sum;
+  const DeviceState& d = dev_[device];
+  if (!d.holding || monotonic_ns() - d.answered_ns > kHoldNs) return 0;
+  unsigned int sum = 0;
+  for (const Held& h : d.held) {
+    if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.sm;
   }
-  return std::min(sum / held_periods_[device], 100.0);
+  return std::min(sum, 100u);  // each figure is rounded up by the driver
 }
 
-// Samples [0, n) of samples_ become the latest answer of `device`: each process's sum, and the
-// number of sample periods they span. The driver returns every sample newer than the last seen
-// (`previous`, 0 when not asked for from there), so the gap from it to the oldest new sample,
-// and between the periods of one answer, is a sample period: the smallest seen is the driver's.
-void NvmlUtil::hold(std::size_t device, unsigned int n, unsigned long long previous) {
+// Samples [0, n) of samples_ become the latest answer of `device`. One figure per process is
+// what a driver answers; should one answer a process twice, its newest figure is taken.
+void NvmlUtil::hold(std::size_t device, unsigned int n) {
   std::sort(samples_.begin(), samples_.begin() + n,
             [](const ProcessSample& a, const ProcessSample& b) { return a.time_stamp < b.time_stamp; });
-  std::vector<Held>& held = held_[device];
+  DeviceState& d = dev_[device];
+  std::vector<Held>& held = d.held;
   held.clear();  // capacity kept: grows to the most processes of an answer, then stays
-  unsigned long long period = period_us_[device];
-  unsigned long long start = previous;  // the period being counted began here
-  unsigned int periods = 0;
-  // Asked from nothing (the first answer, or the tree back on a device before any lag was
-  // learnt): the driver's whole buffer, seconds of it perhaps from before the tree. Its newest
-  // period alone says how busy the tree is now.
-  unsigned int first = 0;
-  if (previous == 0) {
-    while (first < n && samples_[first].time_stamp + kSamePeriodUs <= samples_[n - 1].time_stamp) ++first;
-  }
-  for (unsigned int i = first; i < n; ++i) {
+  for (unsigned int i = 0; i < n; ++i) {
     const ProcessSample& x = samples_[i];
-    const bool next_period = x.time_stamp >= start + kSamePeriodUs;
-    if (periods == 0 || next_period) {
-      if (start > 0 && next_period) {
-        period = std::min(period == 0 ? kLongestPeriodUs : period, x.time_stamp - start);
-      }
-      start = x.time_stamp;
-      ++periods;
-    }
     auto it = std::find_if(held.begin(), held.end(), [&](const Held& h) { return h.pid == x.pid; });
-    if (it != held.end()) {
-      it->sm_sum += x.sm_util;
+    if (it == held.end()) {
+      held.push_back(Held{x.pid, x.sm_util});
     } else {
-      held.push_back(Held{x.pid, static_cast<double>(x.sm_util)});
+      it->sm = x.sm_util;  // newer
     }
   }
-  period_us_[device] = period;
-  held_periods_[device] = periods;
-  if (n > 0) last_seen_[device] = std::max(last_seen_[device], samples_[n - 1].time_stamp);
+  d.holding = true;
+  d.last_seen = samples_[n - 1].time_stamp;
+  d.answered_ns = monotonic_ns();
+}
+
+// The driver's sample period, learnt from the gap between two answers' newest samples, taken
+// only when no other sample can lie between them: the call before this answer found nothing
+// newer than `previous` (or was its answer), and was made less than half the shortest period
+// before `newest`, so `newest` is the sample that followed `previous`. A gap of several periods
+// is never taken: calls spaced by too long a period would see gaps of it and confirm it.
+void NvmlUtil::learn_period(std::size_t device, unsigned long long previous, unsigned long long newest) {
+  DeviceState& d = dev_[device];
+  if (d.asked_wall_us == 0 || newest <= previous) return;
+  // The lags known now make this never later than the driver's clock was at that call.
+  const long long asked = driver_now(device, d.asked_wall_us);
+  if (static_cast<long long>(newest) - asked > kShortestPeriodUs / 2) return;
+  const unsigned long long gap = newest - previous;
+  d.period_us = d.period_us == 0 ? gap : std::min(d.period_us, gap);
 }
 
 // No process of the tree on the device: its latest answer no longer holds, and the samples of
-// the time till the tree comes back are the other tenants'.
+// the time till the tree comes back are the other tenants'. The next answer's window starts at
+// the tree's return.
 void NvmlUtil::forget(std::size_t device) {
-  held_periods_[device] = 0;
-  // Without a lag learnt, the driver's clock is not known: the next answer's newest period then
-  // stands alone (hold()).
-  if (lags_[device].count() > 0) {
-    since_[device] = static_cast<unsigned long long>(std::max(0LL, driver_now(device, wall_us())));
-  }
+  DeviceState& d = dev_[device];
+  d.holding = false;
+  d.last_seen = 0;
+  d.from = static_cast<unsigned long long>(std::max(1LL, driver_now(device, wall_us())));
 }
 
 std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const pid_t> pids) {
-  if (!process_ || unsupported_[device]) return std::nullopt;
+  DeviceState& d = dev_[device];
+  if (!process_ || d.unsupported) return std::nullopt;
   const long long wall = wall_us();
   // A clock set back (both clocks, on bare metal) makes every new stamp older than the last
   // seen: the driver would answer NOT_FOUND for as long. Start again from nothing.
-  if (lags_[device].count() > 0 &&
-      driver_now(device, wall) + kHoldUs < static_cast<long long>(last_seen_[device])) {
+  if (d.last_seen > 0 && d.lags.count() > 0 && driver_now(device, wall) + kHoldUs < static_cast<long long>(d.last_seen)) {
     restart(device);
   }
-  const unsigned long long since = std::max(last_seen_[device], since_[device]);
+  // Asked from 0 the driver answers its whole buffer, seconds of it from before the job and,
+  // on an H200, stamped seconds back (bench/RESULTS.md): a first window starts a second ago
+  // (or where the tree came to the device), and stays there until the driver answers, should
+  // its clock be behind ours.
+  if (d.last_seen == 0 && d.from == 0) {
+    d.from = static_cast<unsigned long long>(std::max(1LL, driver_now(device, wall) - kLongestPeriodUs));
+  }
+  const unsigned long long since = d.last_seen > 0 ? d.last_seen : d.from;
   // The call costs milliseconds of CPU on a real driver (1.4 to 2.7 ms on an H200) and finds
   // nothing new before the next sample is due: between two, the latest answer stands.
-  if (since_[device] == 0 && period_us_[device] > 0 &&
-      driver_now(device, wall) < static_cast<long long>(since + period_us_[device])) {
+  if (d.last_seen > 0 && d.period_us > 0 && driver_now(device, wall) < static_cast<long long>(since + d.period_us)) {
     return held_share(device, pids);
   }
   unsigned int n = static_cast<unsigned int>(samples_.size());
   int rc = process_(handles_[device], samples_.data(), &n, since);
   if (rc == kInsufficientSize && n > samples_.size() && n <= kMaxSamples) {
-    samples_.resize(n);  // grows to the driver's buffer once, then stays
+    samples_.resize(n);  // grows to the most processes a driver answers at once, then stays
     rc = process_(handles_[device], samples_.data(), &n, since);
   }
-  if (rc == kNotFound) return held_share(device, pids);  // none since the last seen
-  if (rc == kNotSupported) unsupported_[device] = true;
+  if (rc == kNotSupported) d.unsupported = true;
+  if (rc == kNotFound || (rc == kSuccess && n == 0)) {  // none since
+    d.asked_wall_us = wall;
+    return held_share(device, pids);
+  }
   if (rc != kSuccess) return std::nullopt;
   n = std::min<unsigned int>(n, static_cast<unsigned int>(samples_.size()));
-  if (n > 0) {
-    hold(device, n, since_[device] == 0 ? since : 0);
-    since_[device] = 0;
-    answered_ns_[device] = monotonic_ns();
-    lags_[device].add(wall - static_cast<long long>(last_seen_[device]));
-  }
+  const unsigned long long previous = d.last_seen;
+  hold(device, n);
+  d.from = 0;
+  d.lags.add(wall - static_cast<long long>(d.last_seen));
+  if (previous > 0) learn_period(device, previous, d.last_seen);
+  d.asked_wall_us = wall;
   return held_share(device, pids);
 }
 
@@ -191,7 +191,7 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       u.mem_bw = std::min(r.memory, 100u);
       if (u.tree_listed) {
         u.tree_sm = tree_share(i, pids);
-      } else if (process_ && !unsupported_[i]) {
+      } else if (process_ && !dev_[i].unsupported) {
         u.tree_sm = 0.0;
         forget(i);
       } else {

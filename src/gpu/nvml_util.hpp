@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,16 +39,16 @@ class NvmlUtil {
   using ProcessFn = int (*)(Handle, ProcessSample*, unsigned int*, unsigned long long);
   using PcieFn = int (*)(Handle, int, unsigned int*);
 
-  // The tree's SM %: its processes' samples in the latest answer that held any, over the sample
-  // periods that answer spans.
+  // The tree's SM %: the sum of its processes' figures in the latest answer.
   std::optional<double> tree_share(std::size_t device, std::span<const pid_t> pids);
-  // A process's samples in the latest answer, summed.
+  // A process's figure in the latest answer: its SM % over the answer's window.
   struct Held {
     unsigned int pid;
-    double sm_sum;
+    unsigned int sm;
   };
   double held_share(std::size_t device, std::span<const pid_t> pids) const;
-  void hold(std::size_t device, unsigned int n, unsigned long long previous);
+  void hold(std::size_t device, unsigned int n);
+  void learn_period(std::size_t device, unsigned long long previous, unsigned long long newest);
   void forget(std::size_t device);
   void restart(std::size_t device);
   long long driver_now(std::size_t device, long long wall_us) const;
@@ -56,14 +57,18 @@ class NvmlUtil {
   ProcessFn process_ = nullptr;
   PcieFn pcie_ = nullptr;
   std::vector<Handle> handles_;
-  std::vector<unsigned long long> last_seen_;  // per device: the newest sample's stamp
-  std::vector<unsigned long long> period_us_;  // per device: the driver's sample period (0: not seen yet)
-  std::vector<std::vector<Held>> held_;        // per device: the latest answer's processes
-  std::vector<unsigned int> held_periods_;     // per device: the sample periods it spans (0: none yet)
-  std::vector<LeastOfLatest<long long>> lags_; // per device: our clock − newest stamp (µs) of the latest answers
-  std::vector<unsigned long long> since_;      // per device: the driver's time the tree left it (0: it did not)
-  std::vector<std::int64_t> answered_ns_;      // per device: monotonic time of the latest answer
-  std::vector<bool> unsupported_;              // per device: the driver refused the share
+  struct DeviceState {
+    unsigned long long last_seen = 0;   // the latest answer's newest stamp (0: the next call starts a window)
+    unsigned long long from = 0;        // where that window starts, on the driver's clock (0: a second ago)
+    unsigned long long period_us = 0;   // the driver's sample period (0: not learnt yet)
+    long long asked_wall_us = 0;        // our clock at the latest call (0: none yet)
+    std::vector<Held> held;             // the latest answer's processes
+    bool holding = false;               // whether `held` is an answer of the tree's (not one it was away for)
+    LeastOfLatest<long long> lags;      // our clock − newest stamp (µs) of the latest answers
+    std::int64_t answered_ns = 0;       // monotonic time of the latest answer
+    bool unsupported = false;           // the driver refused the share
+  };
+  std::vector<DeviceState> dev_;  // in handles_' order
   std::vector<ProcessSample> samples_;
 };
 

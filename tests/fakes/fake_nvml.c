@@ -18,9 +18,13 @@
  *   graphics PID BYTES|max          a graphics process of the last GPU or MIG device
  *   util SM MEM                     nvmlDeviceGetUtilizationRates of the last GPU (percent);
  *                                   without it: Not Supported
- *   process_util PID SM [AGO_MS]    a sample of nvmlDeviceGetProcessUtilization of the last GPU,
- *                                   stamped with the script's mtime (µs) less AGO_MS (default 0):
- *                                   returned while newer than lastSeen, as a driver's samples are
+ *   process_util PID SM [AGO_MS]    a sample of the last GPU's driver (the period's process and its
+ *                                   SM %), stamped with the script's mtime (µs) less AGO_MS
+ *                                   (default 0). nvmlDeviceGetProcessUtilization answers as an
+ *                                   H200's driver does: of the samples newer than lastSeen, one
+ *                                   figure per process, its SM % summed and divided by the number
+ *                                   of periods (distinct stamps) there, rounded up, stamped with
+ *                                   its newest sample
  *   pcie RX_KBPS TX_KBPS            nvmlDeviceGetPcieThroughput of the last GPU (KB/s)
  * BYTES "max" is ULLONG_MAX (NVML's "not available"). A PID may be on both lists.
  *
@@ -498,23 +502,41 @@ EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilizat
   if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
   unsigned long long stamp =
       (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL + (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
-  unsigned newer = 0;
-  for (int i = 0; i < d->nproc_util; ++i) newer += stamp - d->proc_util[i].ago_us > last_seen;
-  if (newer == 0) return leave(ERR_NOT_FOUND);
-  if (!out || *count < newer) {
-    *count = newer;
+  /* The window: the samples newer than last_seen; its periods: their distinct stamps. */
+  unsigned periods = 0, pids = 0;
+  unsigned long long seen_stamps[MAX_PROCS];
+  unsigned seen_pids[MAX_PROCS];
+  for (int i = 0; i < d->nproc_util; ++i) {
+    const unsigned long long t = stamp - d->proc_util[i].ago_us;
+    if (t <= last_seen) continue;
+    int k = 0;
+    while (k < (int)periods && seen_stamps[k] != t) ++k;
+    if (k == (int)periods) seen_stamps[periods++] = t;
+    k = 0;
+    while (k < (int)pids && seen_pids[k] != d->proc_util[i].pid) ++k;
+    if (k == (int)pids) seen_pids[pids++] = d->proc_util[i].pid;
+  }
+  if (pids == 0) return leave(ERR_NOT_FOUND);
+  if (!out || *count < pids) {
+    *count = pids;
     return leave(ERR_INSUFFICIENT_SIZE);
   }
-  unsigned k = 0;
-  for (int i = 0; i < d->nproc_util; ++i) {
-    if (stamp - d->proc_util[i].ago_us <= last_seen) continue;
+  /* One figure per process: its SM % summed over the window's periods, divided by their number
+   * and rounded up, stamped with its newest sample. */
+  for (unsigned k = 0; k < pids; ++k) {
+    unsigned long long sum = 0, newest = 0;
+    for (int i = 0; i < d->nproc_util; ++i) {
+      const unsigned long long t = stamp - d->proc_util[i].ago_us;
+      if (t <= last_seen || d->proc_util[i].pid != seen_pids[k]) continue;
+      sum += d->proc_util[i].sm;
+      if (t > newest) newest = t;
+    }
     memset(&out[k], 0, sizeof out[k]);
-    out[k].pid = d->proc_util[i].pid;
-    out[k].time_stamp = stamp - d->proc_util[i].ago_us;
-    out[k].sm = d->proc_util[i].sm;
-    ++k;
+    out[k].pid = seen_pids[k];
+    out[k].time_stamp = newest;
+    out[k].sm = (unsigned)((sum + periods - 1) / periods);
   }
-  *count = k;
+  *count = pids;
   return leave(OK);
 }
 
