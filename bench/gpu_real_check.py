@@ -7,7 +7,9 @@ Checks:
   - every GPU line: the tree's figure is not above the device's total;
   - cuda_busy, alone and two at once: the tree's SM share while the kernel spins (past the
     driver's first sample) is never 0 (a driver sample period without a new sample is not an
-    idle GPU, and another process's turn is still the tree's);
+    idle GPU, and another process's turn is still the tree's), and is fresh: at least 90 from
+    0.6 s after the spin's start (the driver's 0.2 s period, its window's edge, one query), and,
+    alone, at most 10 from 0.6 s into the idle stage;
   - torch_gpu.py: each TORCH line equals what torch printed at that checkpoint;
   - qprof's own CPU with and without GPU queries (and an older qprof's, if run), medians.
 """
@@ -81,6 +83,18 @@ def busy(out, name):
     print(f"\n**{name}**: {len(util)} GPUUTIL lines; while the kernel spins (from 0.4 s after its start): "
           f"{len(spin)} lines, busy % (utilization.gpu) {min(sm):.0f}–{max(sm):.0f}, the tree's share {min(shares):.0f}–{max(shares):.0f} "
           f"(mean {statistics.mean(shares):.1f}), {zeros} at 0 ({check(zeros == 0, f'{name}: share at 0 while spinning')})")
+    # Freshness: the share follows the stage within 0.6 s (the processes of busy_two spin at once,
+    # so their idle stage is not idle for the GPU: checked alone only).
+    marks_of = lambda label: [t for t, l in marks(dat) if l == label]
+    spun = [float(u[5]) for u in util
+            if max(marks_of("Spin Start")) + 0.6 <= float(u[1]) <= min(marks_of("Spin End")) and u[5] != "-"]
+    print(f"\nFrom 0.6 s after the spin's start: {len(spun)} lines, the tree's share {min(spun):.0f}–{max(spun):.0f} "
+          f"({check(min(spun) >= 90, f'{name}: share under 90 while spinning')})")
+    if name == "busy":
+        rested = [float(u[5]) for u in util
+                  if max(marks_of("Idle Start")) + 0.6 <= float(u[1]) <= min(marks_of("Idle End")) and u[5] != "-"]
+        print(f"\nFrom 0.6 s into the idle stage: {len(rested)} lines, the tree's share {min(rested):.0f}–{max(rested):.0f} "
+              f"({check(max(rested) <= 10, f'{name}: share over 10 while idle')})")
     copy = [u for u in util if m["Copy Start"] + 1.5 < float(u[1]) <= m["Copy End"] and u[6] != "-"]
     if copy:
         # Each process prints its own rate; processes copying at once add up.

@@ -1,10 +1,12 @@
 """nvml_probe: what the real NVML driver does, measured (for bench/RESULTS.md). Needs an NVIDIA
 GPU, nvidia-ml-py (pynvml) and a workload command. It prints one JSON document:
   - the cost of nvmlInit and of each call qprof makes (CPU and wall per call, medians);
-  - the raw samples behind qprof's busy-time series while WORKLOAD runs: every
-    nvmlDeviceGetProcessUtilization sample (pid, driver timestamp, SM %) and every
+  - the samples behind qprof's busy-time series while WORKLOAD runs: every
+    nvmlDeviceGetProcessUtilization answer (pid, driver timestamp, SM %) and every
     nvmlDeviceGetSamples(GPU_UTILIZATION) sample, polled every 50 ms, so that the driver's own
-    sample period and what it says of an idle process can be read off.
+    sample period and what it says of an idle process can be read off. (The driver answers one
+    figure per process over the window asked for: polled within one period, that is the
+    period's sample. bench/nvml_answers.py shows the windows.)
   python3 bench/nvml_probe.py -- ./cuda_busy > probe.json
 """
 import json
