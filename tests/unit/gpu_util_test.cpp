@@ -352,8 +352,9 @@ TEST(GpuUtil, TheDriversClockIsFollowedWhenItFallsBack) {
     EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "answer " << k << ": new, whatever the lag said";
   }
   // The next sample is 0.2 s away on the driver's clock, now that the 2 s lead is forgotten. (The
-  // last sample, stamped just before its call, may have been judged a hair early by the least
-  // lag, and taken by the next query: this one.)
+  // last sample, stamped just before its call and 0.2 s after the one before, may have been
+  // judged a hair early by the least lag: a query 50 ms on takes it, if it was not taken.)
+  usleep(50'000);
   ASSERT_TRUE(b->device_util(tree, u));
   const char* fn = "nvmlDeviceGetProcessUtilization";
   const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
