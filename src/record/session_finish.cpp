@@ -139,7 +139,7 @@ void Session::finish_gpu() {
     report_.gpu_devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
                                   (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
                                   human_bytes(d.peak_used) + " of " + human_bytes(d.total) +
-                                  (d.util_samples > 0 ? ", SM busy " + std::to_string(static_cast<int>(std::lround(
+                                  (d.util_samples > 0 ? ", busy " + std::to_string(static_cast<int>(std::lround(
                                                             d.sm_percent_sum / static_cast<double>(d.util_samples)))) +
                                                             " % on average"
                                                       : ""));

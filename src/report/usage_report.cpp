@@ -75,7 +75,7 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
   // Human formats: a table of its own.
   Table h;
   h.name = "bottlenecks";
-  h.title = "Bottlenecks per stage (CPU % of one core, GPU: SM busy, storage reads)";
+  h.title = "Bottlenecks per stage (CPU % of one core, GPU busy %, storage reads)";
   h.columns = {column("stage", "stage", Kind::text, true, false),
                column("cpu_mean", "CPU mean %", Kind::count, true, false),
                column("cpu_peak", "CPU peak %", Kind::count, true, false)};

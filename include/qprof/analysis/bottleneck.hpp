@@ -14,7 +14,7 @@
 namespace qprof {
 
 // The thresholds of the verdict (README "qprof report").
-inline constexpr double kGpuIdleBelowPercent = 30.0;      // mean SM busy below this: "mostly idle"
+inline constexpr double kGpuIdleBelowPercent = 30.0;      // mean busy % below this: "mostly idle"
 inline constexpr double kInputReadBytesPerSecond = 50e6;  // storage reads of at least 50 MB/s
 inline constexpr double kCpuBusyPercent = 80.0;           // mean CPU of at least 80 % of one core
 inline constexpr Seconds kMinVerdictSeconds = 1.0;        // shorter stages get numbers, no verdict
@@ -27,7 +27,7 @@ struct StageBottleneck {
   Seconds t_start = 0, t_end = 0;  // Unix seconds
   bool closed = true;
   std::optional<double> cpu_mean_percent, cpu_peak_percent;    // of one core
-  std::optional<double> gpu_mean_percent, gpu_peak_percent;    // SM busy, over devices and samples
+  std::optional<double> gpu_mean_percent, gpu_peak_percent;    // busy % (NVML utilization.gpu), over devices and samples
   std::optional<double> read_mean_bytes_per_s, read_peak_bytes_per_s;  // storage reads
   std::optional<std::int64_t> memory_growth;  // RSS at the stage's end minus at its start
   bool input_bound = false;
