@@ -10,9 +10,12 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
+#include "qprof/common/clock.hpp"
 #include "qprof/common/proc_parse.hpp"
+#include "qprof/common/text.hpp"
 
 namespace qprof {
 namespace {
@@ -119,7 +122,7 @@ std::string ProcTree::pid_path(pid_t pid, const char* file) const {
 
 void ProcTree::use_cgroup(std::string cgroup_procs_path) {
   cgroup_procs_ = std::move(cgroup_procs_path);
-  cgroup_buf_.resize(1 << 12);
+  cgroup_buf_.resize(kCgroupReadWindow);
 }
 
 std::size_t ProcTree::refresh() {
@@ -339,30 +342,57 @@ void ProcTree::classify(std::vector<Fresh>& fresh) {
 }
 
 std::size_t ProcTree::refresh_from_cgroup() {
+  // Reading cgroup.procs costs the kernel a sort of the group's PIDs (cgroup v1): at 512
+  // processes, a tenth of a core at 10 ms (bench/RESULTS.md). A process joins the group by
+  // forking from a member, which moves the newest PID of /proc/loadavg: while it stands, the
+  // group is read again only once a second, for a process moved into it from outside. The
+  // newest PID is read first, so that a fork after it is seen next time.
+  const std::int64_t now = monotonic_ns();
+  std::int64_t last = -1;
+  if (loadavg_.is_open()) {
+    char buf[128];
+    const ssize_t n = loadavg_.read(buf, sizeof buf);
+    if (n > 0) {
+      if (auto l = proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n)))) last = *l;
+    }
+  }
+  if (last >= 0 && last == cgroup_last_pid_ && now - cgroup_read_ns_ < kCgroupRecheckNs) return 0;
+  cgroup_last_pid_ = last;
+  cgroup_read_ns_ = now;
   // Opened anew each time: cgroup v1 serves a kept descriptor a cached PID list for as long as
   // it is read more often than once a second, so a kept one would never see a new process.
-  ssize_t n;
-  while (true) {
-    const int fd = ::open(cgroup_procs_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    n = ::read(fd, cgroup_buf_.data(), cgroup_buf_.size());
-    ::close(fd);
-    if (n < static_cast<ssize_t>(cgroup_buf_.size())) break;
-    cgroup_buf_.resize(cgroup_buf_.size() * 2);
-  }
-  if (n <= 0) return 0;
+  const int fd = ::open(cgroup_procs_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  // Members by PID, sorted: a group of thousands is checked in n log n, not n² (the list is
+  // rebuilt each time in a vector that keeps its capacity: no allocation in the steady state).
+  member_pids_.clear();
+  for (const Member& m : members_) member_pids_.push_back(m.pid);
+  std::sort(member_pids_.begin(), member_pids_.end());
   std::size_t joined = 0;
-  std::string_view text(cgroup_buf_.data(), static_cast<std::size_t>(n));
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    pid_t pid;
-    if (!proc::parse_pid(line, pid)) continue;
-    if (std::any_of(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == pid; })) continue;
-    const auto st = read_stat(pid);
-    if (st && add_member(pid, static_cast<pid_t>(st->ppid), st->start_ticks, false)) ++joined;
+  // The file is read through a buffer of fixed size, whole lines at a time: however large the
+  // group, qprof's memory is not.
+  std::size_t kept = 0;  // bytes of a line cut at the end of the previous read
+  while (true) {
+    const ssize_t n = ::read(fd, cgroup_buf_.data() + kept, cgroup_buf_.size() - kept);
+    if (n < 0 && errno == EINTR) continue;
+    const bool end = n <= 0;
+    const std::string_view text(cgroup_buf_.data(), kept + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    // At the end of the file, a last line without its newline is whole (the kernel writes one;
+    // a file standing in for it may not); after a failed read, it may be cut.
+    std::string_view lines = n == 0 ? text : whole_lines(text);
+    kept = text.size() - lines.size();
+    while (!lines.empty()) {
+      pid_t pid;
+      if (!proc::parse_pid(take_until(lines, '\n'), pid)) continue;
+      if (std::binary_search(member_pids_.begin(), member_pids_.end(), pid)) continue;
+      const auto st = read_stat(pid);
+      if (st && add_member(pid, static_cast<pid_t>(st->ppid), st->start_ticks, false)) ++joined;
+    }
+    if (end) break;
+    if (kept == cgroup_buf_.size()) kept = 0;  // a line as long as the buffer is no PID
+    std::memmove(cgroup_buf_.data(), cgroup_buf_.data() + (text.size() - kept), kept);
   }
+  ::close(fd);
   return joined;
 }
 

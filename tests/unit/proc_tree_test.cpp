@@ -131,6 +131,61 @@ TEST(ProcTree, CgroupMembership) {
   EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555}));
 }
 
+// cgroup.procs is read through a window of fixed size, whole lines at a time: a group of any size
+// costs qprof no more memory, and a PID cut at the window's edge is read whole, never as two.
+TEST(ProcTree, CgroupMembershipOfAGroupLargerThanTheReadWindow) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  proc.add(555, 1, 11);
+  proc.add(55, 1, 12);  // what "555" would read as, cut after two digits
+  proc.add(5, 1, 13);
+  proc.add(777, 1, 14);
+  std::string text = "100\n";
+  // PIDs of no process, then one filler line, so that "555" starts two bytes before the window's end.
+  const std::size_t at = ProcTree::kCgroupReadWindow - 2;
+  while (text.size() + 6 <= at - 2) text += "99999\n";
+  text += std::string(at - text.size() - 1, '9') + "\n";
+  ASSERT_EQ(text.size(), at);
+  text += "555\n";
+  while (text.size() < 3 * ProcTree::kCgroupReadWindow) text += "99999\n";
+  text += "777";  // the last line without its newline (a file standing in for the kernel's)
+  const std::string procs = proc.root() + "/cgroup.procs";
+  std::ofstream(procs) << text;
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.use_cgroup(procs);
+  EXPECT_EQ(tree.refresh(), 2u);
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 777}));
+  proc.set_last_pid(778);  // a process created since: the group is read again
+  EXPECT_EQ(tree.refresh(), 0u) << "members are not added twice";
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 777}));
+}
+
+// Reading cgroup.procs costs the kernel a sort of the group's PIDs: it is read again when the
+// newest PID of /proc/loadavg moved (a member forked), or a second after the last read (a
+// process moved into the group from outside creates no PID).
+TEST(ProcTree, CgroupIsReadAgainWhenAProcessWasCreatedOrASecondPassed) {
+  FakeProc proc;
+  proc.add(100, kSelf, 10);
+  const std::string procs = proc.root() + "/cgroup.procs";
+  std::ofstream(procs) << "100\n";
+  ProcTree tree(proc.root(), kSelf);
+  tree.add_root(100);
+  tree.use_cgroup(procs);
+  EXPECT_EQ(tree.refresh(), 0u);
+  proc.add(555, 100, 11);
+  std::ofstream(procs) << "100\n555\n";
+  EXPECT_EQ(tree.refresh(), 0u) << "no PID created since the last read: not read";
+  proc.set_last_pid(555);
+  EXPECT_EQ(tree.refresh(), 1u);
+  proc.add(9000, 1, 12);
+  std::ofstream(procs) << "100\n555\n9000\n";  // moved in from outside: no new PID
+  EXPECT_EQ(tree.refresh(), 0u);
+  usleep(static_cast<useconds_t>(ProcTree::kCgroupRecheckNs / 1000 + 50'000));
+  EXPECT_EQ(tree.refresh(), 1u) << "read again a second on";
+  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 9000}));
+}
+
 TEST(ProcTree, ProbesReadRssAndPruneDropsTheGone) {
   FakeProc proc;
   proc.add(100, kSelf, 10, 25);

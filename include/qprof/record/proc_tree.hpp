@@ -81,6 +81,10 @@ class ProcTree {
 
   // Membership from a cgroup's cgroup.procs instead of the /proc scan.
   void use_cgroup(std::string cgroup_procs_path);
+  // cgroup.procs is read through a window of this many bytes, whole lines at a time, and read
+  // again only when a process was created since, or this long after the last read.
+  static constexpr std::size_t kCgroupReadWindow = 1 << 14;
+  static constexpr std::int64_t kCgroupRecheckNs = 1'000'000'000;
 
   // Adds processes that joined the tree since the last call. Returns how many joined.
   std::size_t refresh();
@@ -160,7 +164,10 @@ class ProcTree {
   std::array<pid_t, kDeparted> departed_{};
   std::size_t departed_next_ = 0;
   std::string cgroup_procs_;  // empty: the events or the /proc scan
-  std::vector<char> cgroup_buf_;
+  std::vector<char> cgroup_buf_;     // a fixed window on cgroup.procs
+  std::vector<pid_t> member_pids_;    // the members' PIDs, sorted, while cgroup.procs is read
+  std::int64_t cgroup_last_pid_ = -1; // /proc/loadavg's newest PID when cgroup.procs was last read
+  std::int64_t cgroup_read_ns_ = 0;   // monotonic time of that read
 };
 
 }  // namespace qprof
