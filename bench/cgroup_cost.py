@@ -2,25 +2,30 @@
 default 10 ms, in alternating rounds (for bench/RESULTS.md). Needs root and a memory cgroup
 qprof can create (cgroup v1 with memory.use_hierarchy 1, or v2).
   /usr/bin/python3 bench/cgroup_cost.py QPROF [BASELINE_QPROF] [--rounds N] [--seconds S]
-Each run: `qprof run [--cgroup] -- sh -c 'for i in $(seq 511); do sleep S & done; wait'`; the
-figure is qprof's own CPU from its summary's `overhead` line (its children not counted).
+Each run: `qprof run [--cgroup] -- sh` and 511 sleeping children (overhead.workload); the figure
+is qprof's own CPU from its summary's `overhead` line (its children not counted).
 """
 import argparse
 import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 
+from overhead import fmt_range, workload
+from qprof_summary import own_cpu
 
-def own_cpu(qprof, cgroup, seconds, out):
-    workload = f"for i in $(seq 511); do sleep {seconds} & done; wait"
-    argv = [qprof, "run"] + (["--cgroup"] if cgroup else []) + ["-o", out, "--", "sh", "-c", workload]
+
+def run(qprof, cgroup, seconds, out):
+    argv = [qprof, "run"] + (["--cgroup"] if cgroup else []) + ["-o", out, "--"] + workload(512, seconds)
     err = subprocess.run(argv, capture_output=True, text=True, check=True).stderr
-    if cgroup and "cgroup charge" not in err:
-        raise SystemExit("--cgroup did not take here (needs root and a memory cgroup):\n" + err)
-    m = re.search(r"overhead\s+qprof itself used ([\d.]+) s of CPU \(([\d.]+) % of one core\)", err)
-    return float(m.group(1)), float(m.group(2))
+    if cgroup and not re.search(r"^qprof:\s+cgroup charge", err, re.M):
+        sys.exit("--cgroup gave no cgroup charge here (it needs root and a memory cgroup):\n" + err)
+    cost = own_cpu(err)
+    if cost is None:
+        sys.exit("no overhead line in qprof's summary:\n" + err)
+    return cost
 
 
 def main():
@@ -30,6 +35,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=12)
     a = ap.parse_args()
+    if a.rounds < 1 or a.seconds < 1:
+        sys.exit("--rounds and --seconds: 1 or more")
     cases = [("without --cgroup", a.qprof, False), ("--cgroup", a.qprof, True)]
     if a.baseline:
         cases.append(("--cgroup, baseline", a.baseline, True))
@@ -38,18 +45,17 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(a.rounds):
             for name, qprof, cgroup in cases:
-                seconds, percent = own_cpu(os.path.realpath(qprof), cgroup, a.seconds, os.path.join(tmp, "t.dat"))
+                seconds, percent = run(os.path.realpath(qprof), cgroup, a.seconds, os.path.join(tmp, "t.dat"))
                 cpu[name].append(seconds)
                 share[name].append(percent)
     base = statistics.median(cpu[cases[0][0]])
     print(f"512 sleeping processes for {a.seconds} s at 10 ms, {a.rounds} alternating rounds, "
           f"{os.cpu_count()} CPUs\n")
-    print("| qprof | own CPU, median (min–max) | % of one core | against without --cgroup |")
+    print("| qprof | own CPU, median (min–max) | % of one core (median) | against without --cgroup |")
     print("| --- | ---: | ---: | ---: |")
     for name, _, _ in cases:
-        m = statistics.median(cpu[name])
-        print(f"| {name} | {m:.3f} s ({min(cpu[name]):.3f}–{max(cpu[name]):.3f}) | "
-              f"{statistics.median(share[name]):.1f} | {m / base:.2f}× |")
+        ratio = f"{statistics.median(cpu[name]) / base:.2f}×" if base > 0 else "–"
+        print(f"| {name} | {fmt_range(cpu[name], 1, 's', 3)} | {statistics.median(share[name]):.1f} | {ratio} |")
 
 
 main()

@@ -19,6 +19,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from qprof_summary import own_cpu
+
 MiB = 1 << 20
 failures = []
 
@@ -69,42 +71,55 @@ def alloc(out, name):
           f"({check(not above, f'{name}: tree above device')})")
 
 
+def span(values):
+    """min–max of a figure, for the tables ("none" when no line had it)."""
+    return f"{min(values):.0f}–{max(values):.0f}" if values else "none"
+
+
 def busy(out, name):
     dat = out / f"{name}.dat"
     if not dat.exists():
         return
-    m = {label: t for t, label in marks(dat)}
+    # A stage runs from the last of its start marks (the processes of busy_two print theirs each)
+    # to the first of its end marks.
+    at = {}
+    for t, label in marks(dat):
+        at.setdefault(label, []).append(t)
+    missing = [m for m in ("Spin Start", "Spin End", "Idle Start", "Idle End", "Copy Start", "Copy End") if m not in at]
+    if missing:
+        print(f"\n**{name}**: no marker {', '.join(missing)} ({check(False, f'{name}: markers missing')})")
+        return
     util = lines(dat, "GPUUTIL")
-    # GPUUTIL t index sm_% mem_bw_% tree_sm_% pcie_rx pcie_tx
-    spin = [u for u in util if m["Spin Start"] + 0.4 < float(u[1]) <= m["Spin End"] and u[5] != "-"]
-    shares = [float(u[5]) for u in spin]
-    sm = [float(u[3]) for u in spin]
+
+    # GPUUTIL t index sm_% mem_bw_% tree_sm_% pcie_rx pcie_tx, in a stage from `delay` s after its start.
+    def stage(stage_name, delay, column):
+        lo, hi = max(at[f"{stage_name} Start"]) + delay, min(at[f"{stage_name} End"])
+        return [float(u[column]) for u in util if lo <= float(u[1]) <= hi and u[column] != "-"]
+
+    shares, sm = stage("Spin", 0.4, 5), stage("Spin", 0.4, 3)
     zeros = sum(1 for s in shares if s == 0)
     print(f"\n**{name}**: {len(util)} GPUUTIL lines; while the kernel spins (from 0.4 s after its start): "
-          f"{len(spin)} lines, busy % (utilization.gpu) {min(sm):.0f}–{max(sm):.0f}, the tree's share {min(shares):.0f}–{max(shares):.0f} "
-          f"(mean {statistics.mean(shares):.1f}), {zeros} at 0 ({check(zeros == 0, f'{name}: share at 0 while spinning')})")
+          f"{len(shares)} lines, busy % (utilization.gpu) {span(sm)}, the tree's share {span(shares)} "
+          f"(mean {statistics.mean(shares) if shares else float('nan'):.1f}), {zeros} at 0 "
+          f"({check(shares and zeros == 0, f'{name}: share at 0 while spinning')})")
     # Freshness: the share follows the stage within 0.6 s (the processes of busy_two spin at once,
     # so their idle stage is not idle for the GPU: checked alone only).
-    marks_of = lambda label: [t for t, l in marks(dat) if l == label]
-    spun = [float(u[5]) for u in util
-            if max(marks_of("Spin Start")) + 0.6 <= float(u[1]) <= min(marks_of("Spin End")) and u[5] != "-"]
-    print(f"\nFrom 0.6 s after the spin's start: {len(spun)} lines, the tree's share {min(spun):.0f}–{max(spun):.0f} "
-          f"({check(min(spun) >= 90, f'{name}: share under 90 while spinning')})")
+    spun = stage("Spin", 0.6, 5)
+    print(f"\nFrom 0.6 s after the spin's start: {len(spun)} lines, the tree's share {span(spun)} "
+          f"({check(spun and min(spun) >= 90, f'{name}: share under 90 while spinning')})")
     if name == "busy":
-        rested = [float(u[5]) for u in util
-                  if max(marks_of("Idle Start")) + 0.6 <= float(u[1]) <= min(marks_of("Idle End")) and u[5] != "-"]
-        print(f"\nFrom 0.6 s into the idle stage: {len(rested)} lines, the tree's share {min(rested):.0f}–{max(rested):.0f} "
-              f"({check(max(rested) <= 10, f'{name}: share over 10 while idle')})")
-    copy = [u for u in util if m["Copy Start"] + 1.5 < float(u[1]) <= m["Copy End"] and u[6] != "-"]
-    if copy:
+        rested = stage("Idle", 0.6, 5)
+        print(f"\nFrom 0.6 s into the idle stage: {len(rested)} lines, the tree's share {span(rested)} "
+              f"({check(rested and max(rested) <= 10, f'{name}: share over 10 while idle')})")
+    rx, tx = stage("Copy", 1.5, 6), stage("Copy", 1.5, 7)
+    if rx and tx:
         # Each process prints its own rate; processes copying at once add up.
         said = sum(int(r) for r in re.findall(r"in [\d.]+ s: (\d+) B/s", (out / f"{name}.log").read_text()))
-        rx = statistics.median(float(u[6]) for u in copy)
-        tx = statistics.median(float(u[7]) for u in copy)
-        print(f"\nWhile copying host to device: PCIe RX {rx / 1e9:.1f} GB/s, TX {tx / 1e9:.1f} GB/s (NVML, median of "
-              f"{len(copy)} lines); the copies' own rate {said / 1e9:.1f} GB/s; busy % "
-              f"{statistics.median(float(u[3]) for u in copy):.0f}, the tree's share "
-              f"{statistics.median(float(u[5]) for u in copy if u[5] != '-'):.0f}")
+        busy_copy, share_copy = stage("Copy", 1.5, 3), stage("Copy", 1.5, 5)
+        print(f"\nWhile copying host to device: PCIe RX {statistics.median(rx) / 1e9:.1f} GB/s, TX "
+              f"{statistics.median(tx) / 1e9:.1f} GB/s (NVML, median of {len(rx)} lines); the copies' own rate "
+              f"{said / 1e9:.1f} GB/s; busy % {statistics.median(busy_copy):.0f}, the tree's share "
+              f"{statistics.median(share_copy) if share_copy else float('nan'):.0f}")
 
 
 def torch(out):
@@ -128,20 +143,18 @@ def overhead(out):
     log = out / "overhead.log"
     if not log.exists():
         return
-    cpu, wall = {}, {}
+    cpu, share = {}, {}
     for line in log.read_text().splitlines():
-        v = re.match(r"(\w+) \d+: qprof:\s+overhead\s+qprof itself used ([\d.]+) s", line)
-        if v:
-            cpu.setdefault(v.group(1), []).append(float(v.group(2)))
-        d = re.match(r"(\w+) \d+: qprof:\s+duration\s+([\d.]+) s", line)
-        if d:
-            wall.setdefault(d.group(1), []).append(float(d.group(2)))
+        variant, cost = re.match(r"(\w+) \d+:", line), own_cpu(line)
+        if variant and cost:
+            cpu.setdefault(variant.group(1), []).append(cost[0])
+            share.setdefault(variant.group(1), []).append(cost[1])
     print("\n**qprof's own CPU** (`qprof run --gpu B -- cuda_busy`, alternating rounds)\n")
-    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core |")
+    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core (median) |")
     print("| --- | ---: | ---: | ---: |")
     for k in cpu:
-        c, w = statistics.median(cpu[k]), statistics.median(wall[k])
-        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {100 * c / w:.2f} |")
+        c = statistics.median(cpu[k])
+        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {statistics.median(share[k]):.2f} |")
 
 
 def bench(out):

@@ -25,25 +25,28 @@ def main():
     N.nvmlInit()
     h = N.nvmlDeviceGetHandleByIndex(0)
     workload = subprocess.Popen(argv)
-    now_us = lambda: int(time.time() * 1e6)
-    # name: [period s (0: once), lastSeen, next call on our clock]
-    callers = {"fast": [0.1, now_us(), 0.0], "slow": [1.0, now_us(), 0.0], "zero": [0, 0, 0.5 + time.time()]}
-    while workload.poll() is None:
-        for name, c in callers.items():
-            period, since, due = c
-            if due is None or time.time() < due:
-                continue
-            c[2] = time.time() + period if period else None
-            rec = {"caller": name, "t": now_us(), "since": since}
-            try:
-                entries = N.nvmlDeviceGetProcessUtilization(h, since)
-                rec["entries"] = [[e.pid, e.timeStamp, e.smUtil] for e in entries]
-                c[1] = max([since] + [e.timeStamp for e in entries])
-            except N.NVMLError as e:
-                rec["error"] = str(e)
-            print(json.dumps(rec), flush=True)
-        time.sleep(0.01)
-    N.nvmlShutdown()
+    now_us = lambda: int(time.time() * 1e6)  # on the driver's stamps' clock
+    # name: [period s (0: once), lastSeen, next call on the monotonic clock (None: done)]
+    start = time.monotonic()
+    callers = {"fast": [0.1, now_us(), start], "slow": [1.0, now_us(), start], "zero": [0, 0, start + 0.5]}
+    try:
+        while workload.poll() is None:
+            for name, c in callers.items():
+                period, since, due = c
+                if due is None or time.monotonic() < due:
+                    continue
+                c[2] = time.monotonic() + period if period else None
+                rec = {"caller": name, "t": now_us(), "since": since}
+                try:
+                    entries = N.nvmlDeviceGetProcessUtilization(h, since)
+                    rec["entries"] = [[e.pid, e.timeStamp, e.smUtil] for e in entries]
+                    c[1] = max([since] + [e.timeStamp for e in entries])
+                except N.NVMLError as e:
+                    rec["error"] = str(e)
+                print(json.dumps(rec), flush=True)
+            time.sleep(0.01)
+    finally:
+        N.nvmlShutdown()
 
 
 main()

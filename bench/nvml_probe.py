@@ -33,13 +33,14 @@ def cost(fn, n):
 
 
 def main():
-    workload = sys.argv[sys.argv.index("--") + 1:]
+    workload = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    if not workload:
+        sys.exit(__doc__)
     c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
     N.nvmlInit()
     out = {"init": {"cpu_ms": (time.thread_time_ns() - c0) / 1e6, "wall_ms": (time.perf_counter_ns() - w0) / 1e6}}
     h = N.nvmlDeviceGetHandleByIndex(0)
     now_us = lambda: int(time.time() * 1e6)
-    recent = now_us()
     out["costs"] = {
         "memory_info": cost(lambda: N.nvmlDeviceGetMemoryInfo(h), 2000),
         "compute_processes": cost(lambda: N.nvmlDeviceGetComputeRunningProcesses(h), 500),
@@ -72,7 +73,10 @@ def main():
                 last_s = max(last_s, s.timeStamp)
         except N.NVMLError as e:
             entry["util_error"] = str(e)
-        entry["rates"] = N.nvmlDeviceGetUtilizationRates(h).gpu
+        try:
+            entry["rates"] = N.nvmlDeviceGetUtilizationRates(h).gpu
+        except N.NVMLError as e:
+            entry["rates_error"] = str(e)
         polls.append(entry)
         time.sleep(0.05)
     reader.join()

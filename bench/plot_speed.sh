@@ -7,7 +7,7 @@
 #
 # Needs a built qprof (build/qprof), gnuplot and GNU time (/usr/bin/time). Work files go to
 # $BENCH_DIR (default: a temporary folder, removed at the end). PLOT_RAW=0 leaves out gnuplot on
-# the raw file (minutes); PLOT_SUMMARY=FILE writes "SECONDS MB" of qprof plot there.
+# the raw file (minutes); PLOT_SUMMARY=FILE writes "SECONDS MB GNUPLOT_SECONDS" of qprof plot there.
 set -eu
 cd "$(dirname "$0")/.."
 samples=${1:-10000000}
@@ -72,7 +72,7 @@ r_s=$(cut -d' ' -f1 "$dir/render.txt" | median)
 g_s=$(cut -d' ' -f1 "$dir/raw.txt" | median)
 g_kib=$(cut -d' ' -f2 "$dir/raw.txt" | median)
 size_mb=$(du -m "$trace" | cut -f1)
-[ -z "${PLOT_SUMMARY:-}" ] || awk -v s="$q_s" -v k="$q_kib" 'BEGIN { printf "%s %.1f\n", s, k / 1024 }' > "$PLOT_SUMMARY"
+[ -z "${PLOT_SUMMARY:-}" ] || awk -v s="$q_s" -v k="$q_kib" -v r="$r_s" 'BEGIN { printf "%s %.1f %s\n", s, k / 1024, r }' > "$PLOT_SUMMARY"
 awk -v n="$samples" -v mb="$size_mb" -v runs="$runs" -v qs="$q_s" -v qk="$q_kib" -v rs="$r_s" -v gs="$g_s" -v gk="$g_kib" 'BEGIN {
   printf "%d samples (%d MB of trace), PNG 1280x720, median of %d runs:\n\n", n, mb, runs
   print  "| | wall time | max RSS |"

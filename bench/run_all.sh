@@ -173,7 +173,7 @@ def get(procs, interval, profiler="qprof"):
 q33, m33, q512 = get(33, 0.01), get(33, 0.01, "mprof"), get(512, 0.01)
 busy33, busy512 = get(33, 0.01, "qprof, busy machine"), get(512, 0.01, "qprof, busy machine")
 marginal = (q512["cpu_per_sample"] - q33["cpu_per_sample"]) / (512 - 33)
-plot = open(f"{work}/plot.txt").read().split() if __import__("os").path.exists(f"{work}/plot.txt") else ["nan", "nan"]
+plot = open(f"{work}/plot.txt").read().split() if __import__("os").path.exists(f"{work}/plot.txt") else ["nan", "nan", "nan"]
 reader = float(open(f"{work}/bench.json.reader").read())
 rss = float(open(f"{work}/rss.txt").read())
 startup = float(open(f"{work}/startup.txt").read())
@@ -227,7 +227,7 @@ limits = {
     9: "file-backed pages: the shared libraries' page cache that qprof touched (libstdc++ ≈ 1.8 MB, "
        "libc ≈ 1.3 MB, libm, yaml-cpp, ld.so) and its own text (≈ 1.4 MB); stripping does not lower "
        "it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
-    10: "gnuplot, which draws only after the last line (0.14–0.15 s in the sixth pass's runs), and the two threads "
+    10: f"gnuplot, which draws only after the last line ({float(plot[2]):.2f} s of it in this run), and the two threads "
         "before it, the reading thread (parser, batches, the kernel's copy of the file) and the "
         "reduction (envelopes), now about even on the two cores (see \"Issue 17, sixth pass\")",
     12: "the work per line: about 180 instructions on qprof's and mprof's own form, about 300 on "

@@ -28,10 +28,12 @@ constexpr unsigned kMaxSamples = 1u << 16;
 // tree's share over the window is the sum of its processes' figures, and a call made late loses
 // nothing but time resolution. The latest answer stands until the next one, for as long as a
 // sample period can last and a half (timed on the monotonic clock: wall clocks step).
-constexpr std::int64_t kHoldNs = 1'500'000'000;
-constexpr long long kHoldUs = kHoldNs / 1000;
 constexpr long long kLongestPeriodUs = 1'000'000;
 constexpr long long kShortestPeriodUs = 166'667;
+constexpr long long kHoldUs = kLongestPeriodUs * 3 / 2;
+constexpr std::int64_t kHoldNs = kHoldUs * 1000;
+// A first window holds at least one sample, whatever the product's period.
+constexpr long long kFirstWindowUs = kLongestPeriodUs;
 
 long long wall_us() {
   timespec ts{};
@@ -147,7 +149,7 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
   // (or where the tree came to the device), and stays there until the driver answers, should
   // its clock be behind ours.
   if (d.last_seen == 0 && d.from == 0) {
-    d.from = static_cast<unsigned long long>(std::max(1LL, driver_now(device, wall) - kLongestPeriodUs));
+    d.from = static_cast<unsigned long long>(std::max(1LL, driver_now(device, wall) - kFirstWindowUs));
   }
   const unsigned long long since = d.last_seen > 0 ? d.last_seen : d.from;
   // The call costs milliseconds of CPU on a real driver (1.4 to 2.7 ms on an H200) and finds

@@ -138,11 +138,8 @@ void remove_stale_groups(const std::string& parent) {
 
 std::vector<pid_t> cgroup_procs_pids(std::string_view text) {
   std::vector<pid_t> pids;
-  text = whole_lines(text);  // the kernel ends every line with '\n': a last one without was cut
-  while (!text.empty()) {
-    pid_t pid = 0;
-    if (proc::parse_pid(take_until(text, '\n'), pid)) pids.push_back(pid);
-  }
+  // The kernel ends every line with '\n': a last one without was cut.
+  proc::each_pid_line(whole_lines(text), [&](pid_t pid) { pids.push_back(pid); });
   return pids;
 }
 

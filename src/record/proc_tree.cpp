@@ -253,15 +253,18 @@ bool ProcTree::list_pids() {
   return true;
 }
 
+std::optional<std::int64_t> ProcTree::newest_pid() {
+  if (!loadavg_.is_open()) return std::nullopt;
+  char buf[128];
+  const ssize_t n = loadavg_.read(buf, sizeof buf);
+  if (n <= 0) return std::nullopt;
+  return proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
 std::size_t ProcTree::refresh_from_scan() {
-  if (loadavg_.is_open()) {
-    char buf[128];
-    const ssize_t n = loadavg_.read(buf, sizeof buf);
-    if (n > 0) {
-      auto last = proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n)));
-      if (last && *last == last_pid_seen_) return 0;
-      if (last) last_pid_seen_ = *last;
-    }
+  if (const auto last = newest_pid()) {
+    if (*last == last_pid_seen_) return 0;
+    last_pid_seen_ = *last;
   }
   if (!list_pids()) return 0;
 
@@ -348,14 +351,7 @@ std::size_t ProcTree::refresh_from_cgroup() {
   // group is read again only once a second, for a process moved into it from outside. The
   // newest PID is read first, so that a fork after it is seen next time.
   const std::int64_t now = monotonic_ns();
-  std::int64_t last = -1;
-  if (loadavg_.is_open()) {
-    char buf[128];
-    const ssize_t n = loadavg_.read(buf, sizeof buf);
-    if (n > 0) {
-      if (auto l = proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n)))) last = *l;
-    }
-  }
+  const std::int64_t last = newest_pid().value_or(-1);
   if (last >= 0 && last == cgroup_last_pid_ && now - cgroup_read_ns_ < kCgroupRecheckNs) return 0;
   cgroup_last_pid_ = last;
   cgroup_read_ns_ = now;
@@ -370,24 +366,25 @@ std::size_t ProcTree::refresh_from_cgroup() {
   std::sort(member_pids_.begin(), member_pids_.end());
   std::size_t joined = 0;
   // The file is read through a buffer of fixed size, whole lines at a time: however large the
-  // group, qprof's memory is not.
+  // group, qprof's memory is not. And up to kCgroupReadLimit bytes: a file that never ends
+  // (not the kernel's) does not hold the sampler.
   std::size_t kept = 0;  // bytes of a line cut at the end of the previous read
+  std::size_t total = 0;
   while (true) {
     const ssize_t n = ::read(fd, cgroup_buf_.data() + kept, cgroup_buf_.size() - kept);
     if (n < 0 && errno == EINTR) continue;
-    const bool end = n <= 0;
+    if (n > 0) total += static_cast<std::size_t>(n);
+    const bool end = n <= 0 || total >= kCgroupReadLimit;
     const std::string_view text(cgroup_buf_.data(), kept + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
     // At the end of the file, a last line without its newline is whole (the kernel writes one;
     // a file standing in for it may not); after a failed read, it may be cut.
     std::string_view lines = n == 0 ? text : whole_lines(text);
     kept = text.size() - lines.size();
-    while (!lines.empty()) {
-      pid_t pid;
-      if (!proc::parse_pid(take_until(lines, '\n'), pid)) continue;
-      if (std::binary_search(member_pids_.begin(), member_pids_.end(), pid)) continue;
+    proc::each_pid_line(lines, [&](pid_t pid) {
+      if (std::binary_search(member_pids_.begin(), member_pids_.end(), pid)) return;
       const auto st = read_stat(pid);
       if (st && add_member(pid, static_cast<pid_t>(st->ppid), st->start_ticks, false)) ++joined;
-    }
+    });
     if (end) break;
     if (kept == cgroup_buf_.size()) kept = 0;  // a line as long as the buffer is no PID
     std::memmove(cgroup_buf_.data(), cgroup_buf_.data() + (text.size() - kept), kept);

@@ -23,7 +23,7 @@ std::string mountinfo_with(const std::string& line) {
   return path;
 }
 
-// cgroup.procs is read up to a bound (64 KiB, about 9000 PIDs): a PID cut there would move
+// cgroup.procs is read up to a bound (64 KiB, 8192 PIDs of 7 digits): a PID cut there would move
 // another process, so a last line without its newline is left for the next round.
 TEST(CgroupProcs, OnlyWholeLinesArePids) {
   EXPECT_EQ(cgroup_procs_pids("12\n345\n67"), (std::vector<pid_t>{12, 345})) << "67 is the start of 67xxx";

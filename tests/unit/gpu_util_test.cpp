@@ -42,6 +42,9 @@ std::unique_ptr<Backend> open_fake() {
   return b;
 }
 
+// Calls of the costly entry point so far (the fake counts them).
+long process_util_calls() { return test::fake_nvml_calls(test::fake_nvml("full"), "nvmlDeviceGetProcessUtilization"); }
+
 TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
   FakeNvmlScript script(kBusyGpus);
   auto b = open_fake();
@@ -63,7 +66,7 @@ TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
   EXPECT_DOUBLE_EQ(*u[0].pcie_rx, 2048.0 * 1024);
   EXPECT_DOUBLE_EQ(*u[0].pcie_tx, 1024.0 * 1024);
   EXPECT_FALSE(u[1].pcie_rx);
-  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetProcessUtilization"), 0);
+  EXPECT_GT(process_util_calls(), 0);
 }
 
 // The fake stamps its samples with the script's mtime: a test sets it to place them in time.
@@ -151,8 +154,7 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
   auto& [script, b, u] = g;
   ASSERT_TRUE(b);
   const std::vector<pid_t> tree{100};
-  const char* fn = "nvmlDeviceGetProcessUtilization";
-  auto calls = [&] { return test::fake_nvml_calls(test::fake_nvml("full"), fn); };
+  const auto calls = process_util_calls;
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40);
   // A loaded machine may stall the test between a call and the next sample for longer than the
@@ -191,10 +193,9 @@ TEST(GpuUtil, AGapThatMayHoldSeveralPeriodsIsNotTakenForThePeriod) {
   g.set("process_util 100 60\n", 0);  // 1 s after the last call and the last sample
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
-  const char* fn = "nvmlDeviceGetProcessUtilization";
-  const long before = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+  const long before = process_util_calls();
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml("full"), fn), before) << "no period learnt: the driver is asked";
+  EXPECT_GT(process_util_calls(), before) << "no period learnt: the driver is asked";
 }
 
 // The driver's stamps need not be on our clock (seen ahead of it on an H200 VM): when the next
@@ -211,11 +212,10 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
   g.set("process_util 100 90\n", -0.65);  // the next sample, 0.25 s later on the driver's clock
-  const char* fn = "nvmlDeviceGetProcessUtilization";
-  const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+  const long calls = process_util_calls();
   usleep(250'000);  // due 0.2 s after the last on the driver's clock; 0.6 s on ours
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
+  EXPECT_GT(process_util_calls(), calls);
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
 }
 
@@ -289,7 +289,6 @@ TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
   Sampler s(open_fake(), so);
   ScratchDir dir;
   const std::string path = dir.file("util.dat");
-  const char* fn = "nvmlDeviceGetProcessUtilization";
   long calls = 0;
   {
     dat::Writer w(path);
@@ -297,9 +296,9 @@ TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
     meta.qprof_version = "test";
     w.header(meta);
     w.mem(1000.0, 1 << 20);
-    const long before = test::fake_nvml_calls(test::fake_nvml("full"), fn);
+    const long before = process_util_calls();
     s.sample(1'000'000'000, 1000.0, std::vector<pid_t>{100}, w);
-    calls = test::fake_nvml_calls(test::fake_nvml("full"), fn) - before;
+    calls = process_util_calls() - before;
     s.stop();
   }
   EXPECT_EQ(calls, 1) << "the first GPU only";
@@ -320,13 +319,14 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
-  usleep(600'000);
-  u[0].tree_listed = false;  // the tree's process left the device
+  usleep(1'000'000);
+  u[0].tree_listed = false;  // the tree's process left the device: seen at this query
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
   usleep(100'000);
-  // Back: a tenant's sample of 0.45 s ago (while the tree was away), and the tree's of now.
-  g.set("process_util 999 10 450\nprocess_util 100 60 0\n", 0);
+  // Back: a tenant's sample of 0.9 s ago (after the tree's last answer, before the query that saw
+  // it away, however late this runs on a loaded machine), and the tree's of now.
+  g.set("process_util 999 10 900\nprocess_util 100 60 0\n", 0);
   u[0].tree_listed = true;
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "the window starts where it came back: not ceil(60 / 2 periods) = 30";
@@ -336,31 +336,26 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
 // only, so that the schedule of calls follows it, and an answer lapses on the monotonic clock,
 // so that a lag that changed never makes new answers look old.
 TEST(GpuUtil, TheDriversClockIsFollowedWhenItFallsBack) {
-  FakeNvmlScript script(kBusyGpus);
-  stamp_samples(script, -2.0);  // the driver's clock 2 s ahead of ours
-  auto b = open_fake();
+  OneGpu g("process_util 100 70\n", -2.0);  // the driver's clock 2 s ahead of ours
+  auto& [script, b, u] = g;
   ASSERT_TRUE(b);
-  std::vector<DeviceUtil> u(2);
-  const std::vector<pid_t> tree{100, 101};
+  const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
-  usleep(2'100'000);
-  // Then it agrees with ours (set back by 2 s), sampling every 0.2 s.
-  for (int k = 0; k < 9; ++k) {
-    if (k > 0) usleep(200'000);
-    stamp_samples(script, 0);
-    ASSERT_TRUE(b->device_util(tree, u));
-    EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "answer " << k << ": new, whatever the lag said";
-  }
-  // The next sample is 0.2 s away on the driver's clock, now that the 2 s lead is forgotten. (The
-  // last sample, stamped just before its call and 0.2 s after the one before, may have been
-  // judged a hair early by the least lag: a query 50 ms on takes it, if it was not taken.)
-  usleep(50'000);
-  ASSERT_TRUE(b->device_util(tree, u));
-  const char* fn = "nvmlDeviceGetProcessUtilization";
-  const long calls = test::fake_nvml_calls(test::fake_nvml("full"), fn);
-  ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_EQ(test::fake_nvml_calls(test::fake_nvml("full"), fn), calls);
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  usleep(2'100'000);
+  // Then it agrees with ours (set back by 2 s), sampling every 0.3 s or so: each gap a little
+  // longer than the one before, so that no sample is due a mere hair after the least lag says.
+  for (int k = 0; k < 9; ++k) {
+    if (k > 0) usleep(static_cast<useconds_t>(300'000 + 20'000 * k));
+    g.set("process_util 100 " + std::to_string(40 + k) + "\n", 0);
+    ASSERT_TRUE(b->device_util(tree, u));
+    EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40 + k) << "answer " << k << ": new, whatever the lag said";
+  }
+  // The next sample is 0.3 s away on the driver's clock, now that the 2 s lead is forgotten.
+  const long calls = process_util_calls();
+  ASSERT_TRUE(b->device_util(tree, u));
+  EXPECT_EQ(process_util_calls(), calls);
+  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 48);
 }
 
 TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,17 +119,26 @@ TEST(ProcTree, PrimedOutsidersAreNeverReadAgain) {
   EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 101}));
 }
 
+// A tree rooted at 100 whose membership comes from a file the test writes in place of its
+// cgroup's cgroup.procs.
+struct CgroupTree {
+  CgroupTree(const FakeProc& proc, const std::string& text) : procs(proc.root() + "/cgroup.procs"), tree(proc.root(), kSelf) {
+    write(text);
+    tree.add_root(100);
+    tree.use_cgroup(procs);
+  }
+  void write(const std::string& text) const { std::ofstream(procs) << text; }
+  std::string procs;
+  ProcTree tree;
+};
+
 TEST(ProcTree, CgroupMembership) {
   FakeProc proc;
   proc.add(100, kSelf, 10);
   proc.add(555, 1, 11);  // in the cgroup although its parent link says nothing
-  const std::string procs = proc.root() + "/cgroup.procs";
-  std::ofstream(procs) << "100\n555\n";
-  ProcTree tree(proc.root(), kSelf);
-  tree.add_root(100);
-  tree.use_cgroup(procs);
-  EXPECT_EQ(tree.refresh(), 1u);
-  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555}));
+  CgroupTree g(proc, "100\n555\n");
+  EXPECT_EQ(g.tree.refresh(), 1u);
+  EXPECT_EQ(pids(g.tree), (std::set<pid_t>{100, 555}));
 }
 
 // cgroup.procs is read through a window of fixed size, whole lines at a time: a group of any size
@@ -148,17 +158,44 @@ TEST(ProcTree, CgroupMembershipOfAGroupLargerThanTheReadWindow) {
   ASSERT_EQ(text.size(), at);
   text += "555\n";
   while (text.size() < 3 * ProcTree::kCgroupReadWindow) text += "99999\n";
-  text += "777";  // the last line without its newline (a file standing in for the kernel's)
-  const std::string procs = proc.root() + "/cgroup.procs";
-  std::ofstream(procs) << text;
-  ProcTree tree(proc.root(), kSelf);
-  tree.add_root(100);
-  tree.use_cgroup(procs);
-  EXPECT_EQ(tree.refresh(), 2u);
-  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 777}));
-  proc.set_last_pid(778);  // a process created since: the group is read again
-  EXPECT_EQ(tree.refresh(), 0u) << "members are not added twice";
-  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 777}));
+  CgroupTree g(proc, text + "777");  // the last line without its newline (a file standing in for the kernel's)
+  EXPECT_EQ(g.tree.refresh(), 2u);
+  EXPECT_EQ(pids(g.tree), (std::set<pid_t>{100, 555, 777}));
+  // A process created since: the group is read again, and only the newcomer joins.
+  proc.add(779, 1, 15);
+  proc.set_last_pid(779);
+  g.write(text + "777\n779\n");
+  EXPECT_EQ(g.tree.refresh(), 1u);
+  EXPECT_EQ(pids(g.tree), (std::set<pid_t>{100, 555, 777, 779}));
+  EXPECT_EQ(g.tree.members().size(), 4u) << "members are not added twice";
+}
+
+// A file that never ends in place of cgroup.procs (the kernel's always does) is read up to a
+// limit, through the same window: in a child under a memory limit of its own and a deadline.
+TEST(ProcTree, AnEndlessCgroupProcsIsReadUpToALimit) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    // ASan's shadow memory cannot live under RLIMIT_AS: there the suite's hard_rss_limit_mb holds.
+    const rlimit as{std::size_t{512} << 20, std::size_t{512} << 20};
+    ::setrlimit(RLIMIT_AS, &as);
+#endif
+    ::alarm(60);
+    try {
+      FakeProc proc;
+      proc.add(100, kSelf, 10);
+      ProcTree tree(proc.root(), kSelf);
+      tree.add_root(100);
+      tree.use_cgroup("/dev/zero");
+      ::_exit(tree.refresh() == 0 && tree.members().size() == 1 ? 0 : 1);
+    } catch (...) {
+      ::_exit(2);  // out of memory: the read was not bounded
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 // Reading cgroup.procs costs the kernel a sort of the group's PIDs: it is read again when the
@@ -167,23 +204,19 @@ TEST(ProcTree, CgroupMembershipOfAGroupLargerThanTheReadWindow) {
 TEST(ProcTree, CgroupIsReadAgainWhenAProcessWasCreatedOrASecondPassed) {
   FakeProc proc;
   proc.add(100, kSelf, 10);
-  const std::string procs = proc.root() + "/cgroup.procs";
-  std::ofstream(procs) << "100\n";
-  ProcTree tree(proc.root(), kSelf);
-  tree.add_root(100);
-  tree.use_cgroup(procs);
-  EXPECT_EQ(tree.refresh(), 0u);
+  CgroupTree g(proc, "100\n");
+  EXPECT_EQ(g.tree.refresh(), 0u);
   proc.add(555, 100, 11);
-  std::ofstream(procs) << "100\n555\n";
-  EXPECT_EQ(tree.refresh(), 0u) << "no PID created since the last read: not read";
+  g.write("100\n555\n");
+  EXPECT_EQ(g.tree.refresh(), 0u) << "no PID created since the last read: not read";
   proc.set_last_pid(555);
-  EXPECT_EQ(tree.refresh(), 1u);
+  EXPECT_EQ(g.tree.refresh(), 1u);
   proc.add(9000, 1, 12);
-  std::ofstream(procs) << "100\n555\n9000\n";  // moved in from outside: no new PID
-  EXPECT_EQ(tree.refresh(), 0u);
+  g.write("100\n555\n9000\n");  // moved in from outside: no new PID
+  EXPECT_EQ(g.tree.refresh(), 0u);
   usleep(static_cast<useconds_t>(ProcTree::kCgroupRecheckNs / 1000 + 50'000));
-  EXPECT_EQ(tree.refresh(), 1u) << "read again a second on";
-  EXPECT_EQ(pids(tree), (std::set<pid_t>{100, 555, 9000}));
+  EXPECT_EQ(g.tree.refresh(), 1u) << "read again a second on";
+  EXPECT_EQ(pids(g.tree), (std::set<pid_t>{100, 555, 9000}));
 }
 
 TEST(ProcTree, ProbesReadRssAndPruneDropsTheGone) {

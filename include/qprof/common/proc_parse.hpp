@@ -8,11 +8,23 @@
 #include <optional>
 #include <string_view>
 
+#include "qprof/common/text.hpp"
+
 namespace qprof::proc {
 
 // A PID as /proc and cgroup files write it: decimal digits, no sign, no leading zero, nothing
 // after. False for anything else (a directory such as "self", a cut line).
 bool parse_pid(std::string_view text, pid_t& pid);
+
+// Calls each(pid) for every line of `lines` that is a PID (cgroup.procs, tasks): whole lines,
+// the caller having left out a line its read cut.
+template <class F>
+void each_pid_line(std::string_view lines, F&& each) {
+  while (!lines.empty()) {
+    pid_t pid = 0;
+    if (parse_pid(take_until(lines, '\n'), pid)) each(pid);
+  }
+}
 
 // /proc/PID/statm: the second field, resident pages (a zombie reads all zeros).
 std::optional<std::uint64_t> parse_statm_resident_pages(std::string_view text);

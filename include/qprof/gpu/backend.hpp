@@ -49,7 +49,7 @@ struct DeviceUtil {
   bool valid = false;      // sm and mem_bw were read
   double sm = 0;           // NVML utilization.gpu, amdgpu gpu_busy_percent
   double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
-  std::optional<double> tree_sm;  // Σ SM % of the tree's processes (NVML process utilisation)
+  std::optional<double> tree_sm;  // Σ of the tree's processes' busy % (NVML process utilisation: kernels and copies)
   std::optional<double> pcie_rx, pcie_tx;
   // Set by the caller: whether the latest process list of the device holds a process of the
   // tree (or could not say). Where it does not, the tree's share is 0 without asking: on a real

@@ -81,9 +81,11 @@ class ProcTree {
 
   // Membership from a cgroup's cgroup.procs instead of the /proc scan.
   void use_cgroup(std::string cgroup_procs_path);
-  // cgroup.procs is read through a window of this many bytes, whole lines at a time, and read
-  // again only when a process was created since, or this long after the last read.
+  // cgroup.procs is read through a window of this many bytes, whole lines at a time, up to the
+  // limit (pid_max's 4 194 304 PIDs of 7 digits take 32 MiB), and read again only when a process
+  // was created since, or this long after the last read.
   static constexpr std::size_t kCgroupReadWindow = 1 << 14;
+  static constexpr std::size_t kCgroupReadLimit = std::size_t{64} << 20;
   static constexpr std::int64_t kCgroupRecheckNs = 1'000'000'000;
 
   // Adds processes that joined the tree since the last call. Returns how many joined.
@@ -127,6 +129,8 @@ class ProcTree {
   };
 
   bool list_pids();
+  // /proc/loadavg's newest PID: it moves whenever a process (or thread) is created.
+  std::optional<std::int64_t> newest_pid();
   std::size_t refresh_from_scan();
   std::size_t refresh_from_cgroup();
   std::size_t refresh_from_events();
