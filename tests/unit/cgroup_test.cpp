@@ -2,7 +2,6 @@
 #include "qprof/record/cgroup.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <fstream>
 
 #include "../support/own_cgroup.hpp"
+#include "bounded_child.hpp"
 
 namespace qprof {
 namespace {
@@ -198,26 +198,10 @@ TEST_F(OwnMemoryCgroup, NoneWhereTheGroupIsOutsideTheMountOrHasNoCount) {
 // The mount table and /proc/self/cgroup are read up to a bound: an endless file (/dev/zero in
 // their place) is cut there, in a child under a memory limit of its own and a deadline.
 TEST_F(OwnMemoryCgroup, EndlessTablesAreReadUpToABound) {
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-#if !defined(__SANITIZE_ADDRESS__)
-    // ASan's shadow memory cannot live under RLIMIT_AS: there the suite's hard_rss_limit_mb holds.
-    const rlimit as{std::size_t{512} << 20, std::size_t{512} << 20};
-    ::setrlimit(RLIMIT_AS, &as);
-#endif
-    ::alarm(60);
-    try {
-      const bool none = !own_memory_cgroup("/dev/zero", "/dev/zero") &&
-                        !own_memory_cgroup("/dev/zero", file("self", "0::/\n")) &&
-                        !own_memory_cgroup(file("mountinfo", "40 30 0:35 / /x rw - cgroup2 cgroup2 rw\n"), "/dev/zero");
-      ::_exit(none ? 0 : 1);
-    } catch (...) {
-      ::_exit(2);  // out of memory: the reads were not bounded
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const int status = test::in_bounded_child([&] {
+    return !own_memory_cgroup("/dev/zero", "/dev/zero") && !own_memory_cgroup("/dev/zero", file("self", "0::/\n")) &&
+           !own_memory_cgroup(file("mountinfo", "40 30 0:35 / /x rw - cgroup2 cgroup2 rw\n"), "/dev/zero");
+  });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 

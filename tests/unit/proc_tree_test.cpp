@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "bounded_child.hpp"
 #include "fake_proc.hpp"
 #include "qprof/record/probes.hpp"
 #include "qprof/record/proc_events.hpp"
@@ -173,28 +173,14 @@ TEST(ProcTree, CgroupMembershipOfAGroupLargerThanTheReadWindow) {
 // A file that never ends in place of cgroup.procs (the kernel's always does) is read up to a
 // limit, through the same window: in a child under a memory limit of its own and a deadline.
 TEST(ProcTree, AnEndlessCgroupProcsIsReadUpToALimit) {
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-#if !defined(__SANITIZE_ADDRESS__)
-    // ASan's shadow memory cannot live under RLIMIT_AS: there the suite's hard_rss_limit_mb holds.
-    const rlimit as{std::size_t{512} << 20, std::size_t{512} << 20};
-    ::setrlimit(RLIMIT_AS, &as);
-#endif
-    ::alarm(60);
-    try {
-      FakeProc proc;
-      proc.add(100, kSelf, 10);
-      ProcTree tree(proc.root(), kSelf);
-      tree.add_root(100);
-      tree.use_cgroup("/dev/zero");
-      ::_exit(tree.refresh() == 0 && tree.members().size() == 1 ? 0 : 1);
-    } catch (...) {
-      ::_exit(2);  // out of memory: the read was not bounded
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const int status = test::in_bounded_child([] {
+    FakeProc proc;
+    proc.add(100, kSelf, 10);
+    ProcTree tree(proc.root(), kSelf);
+    tree.add_root(100);
+    tree.use_cgroup("/dev/zero");
+    return tree.refresh() == 0 && tree.members().size() == 1;
+  });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
