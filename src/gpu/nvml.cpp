@@ -345,7 +345,8 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
       // The compute list decides; the graphics list (refused on compute-only GPUs) only adds.
       r.status = fetch(handles_[i], false, devices_[i].total, i);
       if (r.status != Status::ok) continue;
-      if (graphics_version_ > 0) fetch(handles_[i], true, devices_[i].total, i);
+      const Status graphics = graphics_version_ > 0 ? fetch(handles_[i], true, devices_[i].total, i) : Status::failed;
+      r.every_tenant = graphics != Status::failed;
       any = true;
       // A PID on both lists (or twice on one) counts once, with its larger figure.
       std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {

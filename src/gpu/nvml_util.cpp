@@ -135,6 +135,16 @@ void NvmlUtil::forget(std::size_t device) {
   d.from = static_cast<unsigned long long>(std::max(1LL, driver_now(device, wall_us())));
 }
 
+// Every process on the device is the tree's: its share is the device's busy %, and the latest
+// answer no longer holds. Should another tenant come, the next answer's window starts as a
+// first one does, a second back: the tree's samples of that second are its own.
+void NvmlUtil::alone(std::size_t device) {
+  DeviceState& d = dev_[device];
+  d.holding = false;
+  d.last_seen = 0;
+  d.from = 0;
+}
+
 std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const pid_t> pids) {
   DeviceState& d = dev_[device];
   if (!process_ || d.unsupported) return std::nullopt;
@@ -164,6 +174,7 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
     rc = process_(handles_[device], samples_.data(), &n, since);
   }
   if (rc == kNotSupported) d.unsupported = true;
+  if (rc == kSuccess || rc == kNotFound) d.answered = true;
   if (rc == kNotFound || (rc == kSuccess && n == 0)) {  // none since
     d.asked_wall_us = wall;
     return held_share(device, pids);
@@ -191,13 +202,21 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       u.valid = true;
       u.sm = std::min(r.gpu, 100u);
       u.mem_bw = std::min(r.memory, 100u);
-      if (u.tree_listed) {
-        u.tree_sm = tree_share(i, pids);
-      } else if (process_ && !dev_[i].unsupported) {
+      using Tenancy = DeviceUtil::Tenancy;
+      DeviceState& d = dev_[i];
+      if (!process_ || d.unsupported) {
+        u.tree_sm.reset();  // the driver cannot say, here or anywhere
+      } else if (u.tenancy == Tenancy::absent) {
         u.tree_sm = 0.0;
         forget(i);
       } else {
-        u.tree_sm.reset();  // the driver cannot say, here or anywhere
+        // The tree alone: the device's figure, once the driver has shown (one call) that it
+        // gives the share at all, so that a series never has figures where others would lack them.
+        if (u.tenancy != Tenancy::alone || !d.answered) u.tree_sm = tree_share(i, pids);
+        if (u.tenancy == Tenancy::alone && d.answered) {
+          u.tree_sm = u.sm;
+          alone(i);
+        }
       }
       any = true;
     }

@@ -1,5 +1,6 @@
-// NVML's busy-time figures for the nvml backend: utilisation rates (SM and memory bandwidth),
-// the per-process SM share (summed over the tree), and PCIe throughput. Entry points looked up
+// NVML's busy-time figures for the nvml backend: utilisation rates (busy % and memory
+// bandwidth), the tree's share of the busy % (per-process figures summed over the tree, or the
+// device's own where the tree is its only tenant), and PCIe throughput. Entry points looked up
 // in the already dlopen'ed library; each one missing leaves its figure unknown.
 #pragma once
 
@@ -39,9 +40,9 @@ class NvmlUtil {
   using ProcessFn = int (*)(Handle, ProcessSample*, unsigned int*, unsigned long long);
   using PcieFn = int (*)(Handle, int, unsigned int*);
 
-  // The tree's SM %: the sum of its processes' figures in the latest answer.
+  // The tree's busy %: the sum of its processes' figures in the latest answer.
   std::optional<double> tree_share(std::size_t device, std::span<const pid_t> pids);
-  // A process's figure in the latest answer: its SM % over the answer's window.
+  // A process's figure in the latest answer: its busy % (NVML's SM %) over the answer's window.
   struct Held {
     unsigned int pid;
     unsigned int sm;
@@ -50,6 +51,7 @@ class NvmlUtil {
   void hold(std::size_t device, unsigned int n);
   void learn_period(std::size_t device, unsigned long long previous, unsigned long long newest);
   void forget(std::size_t device);
+  void alone(std::size_t device);
   void restart(std::size_t device);
   long long driver_now(std::size_t device, long long wall_us) const;
 
@@ -67,6 +69,7 @@ class NvmlUtil {
     LeastOfLatest<long long> lags;      // our clock − newest stamp (µs) of the latest answers
     std::int64_t answered_ns = 0;       // monotonic time of the latest answer
     bool unsupported = false;           // the driver refused the share
+    bool answered = false;              // the driver has answered the call (it gives the share)
   };
   std::vector<DeviceState> dev_;  // in handles_' order
   std::vector<ProcessSample> samples_;

@@ -12,6 +12,14 @@ namespace {
 // What the tree's figure of a device is, when it cannot be the per-process sum.
 enum Fallback : unsigned { kNone = 0, kNamespace = 1, kDenied = 2, kNoFigures = 4 };
 
+// Whom a device holds, by its latest process list.
+DeviceUtil::Tenancy tenancy(const DeviceProcesses& p) {
+  using T = DeviceUtil::Tenancy;
+  if (p.status != DeviceProcesses::Status::ok) return T::unknown;
+  if (p.matched == 0) return T::absent;
+  return p.every_tenant && p.matched == p.listed ? T::alone : T::shared;
+}
+
 }  // namespace
 
 struct Sampler::Dev {
@@ -126,9 +134,9 @@ void Sampler::run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProc
     }
   }
   // Busy time rides on the process query (same thread, same cost and budget): rates are
-  // cheap, the tree's share is asked only of the devices its processes are on.
+  // cheap, the tree's share is asked only of the devices it shares with other processes.
   for (std::size_t i = 0; i < work_util_.size() && i < out.size(); ++i) {
-    work_util_[i].tree_listed = out[i].status != DeviceProcesses::Status::ok || out[i].matched > 0;
+    work_util_[i].tenancy = tenancy(out[i]);
   }
   work_util_ok_ = backend_->device_util(pids, work_util_);
   cost_ns = monotonic_ns() - t0;

@@ -14,6 +14,7 @@
  *   mig UUID TOTAL USED NAME…       a MIG device of the last GPU (which then has MIG mode on)
  *   memory_error RC                 memory queries of the last GPU or MIG device return RC
  *   process_error RC                process lists of the last GPU or MIG device return RC
+ *   graphics_error RC               its graphics process list alone returns RC
  *   compute PID BYTES|max           a compute process of the last GPU or MIG device
  *   graphics PID BYTES|max          a graphics process of the last GPU or MIG device
  *   util SM MEM                     nvmlDeviceGetUtilizationRates of the last GPU (percent);
@@ -64,7 +65,7 @@ struct dev {
   char uuid[TEXT];
   char name[TEXT];
   unsigned long long total, used;
-  int memory_error, process_error;
+  int memory_error, process_error, graphics_error;
   int ncompute, ngraphics;
   struct proc compute[MAX_PROCS], graphics[MAX_PROCS];
   int has_util;
@@ -214,6 +215,8 @@ static void load_script(void) {
       cur->memory_error = atoi(rest);
     } else if (cur && strcmp(kind, "process_error") == 0) {
       cur->process_error = atoi(rest);
+    } else if (cur && strcmp(kind, "graphics_error") == 0) {
+      cur->graphics_error = atoi(rest);
     } else if (cur && (strcmp(kind, "compute") == 0 || strcmp(kind, "graphics") == 0)) {
       char pid[32], bytes[32];
       if (sscanf(rest, "%31s %31s", pid, bytes) != 2) continue;
@@ -422,6 +425,7 @@ static int process_list(const char *name, int version, int graphics, void *handl
     }
   }
   if (d->process_error) return leave(d->process_error);
+  if (graphics && d->graphics_error) return leave(d->graphics_error);
   int n = graphics ? d->ngraphics : d->ncompute;
   const struct proc *list = graphics ? d->graphics : d->compute;
   if (*count < (unsigned)n || (n > 0 && !infos)) {

@@ -27,6 +27,7 @@ const char* kBusyGpus =
     "util 87 41\n"
     "compute 100 268435456\n"  // the tree's processes have contexts here
     "compute 101 1048576\n"
+    "compute 999 1048576\n"  // and another tenant's: the device is shared
     "process_util 100 50\n"   // the tree's
     "process_util 101 20\n"   // the tree's
     "process_util 999 17\n"   // another tenant's
@@ -281,7 +282,7 @@ void put(const std::string& path, const std::string& text) {
 TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
   FakeNvmlScript script(
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 90 10\ncompute 100 268435456\nprocess_util 100 90\n"
+      "util 90 10\ncompute 100 268435456\ncompute 998 1048576\nprocess_util 100 90\n"  // shared
       "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 85899345920 1073741824 NVIDIA H100\n"
       "util 50 5\ncompute 999 268435456\nprocess_util 999 50\n");  // another tenant's GPU
   SamplerOptions so;
@@ -310,6 +311,75 @@ TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
   }
 }
 
+// GPUUTIL lines of a sampler that queries inline, one query per call of `sample`: each 0.2 s
+// apart on the sampler's clock (the per-process queries' period is 0.1 s).
+struct InlineSampler {
+  explicit InlineSampler(const std::string& name) : path(dir.file(name)), w(path) {
+    TraceMeta meta;
+    meta.qprof_version = "test";
+    w.header(meta);
+    w.mem(1000.0, 1 << 20);
+  }
+  static SamplerOptions inline_queries() {
+    SamplerOptions so;
+    so.process_thread = false;
+    return so;
+  }
+  void query(std::span<const pid_t> tree) {
+    s.sample(1'000'000'000 + 200'000'000LL * n, 1000.0 + 0.2 * n, tree, w);
+    ++n;
+  }
+  Trace finish() {
+    s.stop();
+    w.close();
+    return dat::read_trace(path);
+  }
+  ScratchDir dir;
+  std::string path;
+  dat::Writer w;
+  Sampler s{open_fake(), inline_queries()};
+  int n = 0;
+};
+
+// Where the tree is a device's only tenant, the device's busy % is the tree's: the per-process
+// call (milliseconds of CPU on a real driver) is made once, to learn that the driver gives the
+// share at all, and not again until another process comes.
+TEST(GpuUtil, TheTreeAloneOnADeviceHasItsBusyPercentWithoutThePerProcessCall) {
+  const std::string gpu =
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 64 20\ncompute 100 268435456\ngraphics 100 0\nprocess_util 100 90\n";
+  FakeNvmlScript script(gpu);
+  InlineSampler q("alone.dat");
+  const std::vector<pid_t> tree{100};
+  const long before = process_util_calls();
+  for (int k = 0; k < 4; ++k) q.query(tree);
+  EXPECT_EQ(process_util_calls() - before, 1) << "one call, whose answer (90) is not the device's figure";
+  // Another tenant: the tree's own figure from its processes' samples, asked of the driver.
+  script.set(gpu + "compute 999 1048576\nprocess_util 999 30\n");
+  q.query(tree);
+  EXPECT_EQ(process_util_calls() - before, 2);
+  const Trace t = q.finish();
+  ASSERT_EQ(t.gpu_util.size(), 5u);
+  for (std::size_t k = 0; k < t.gpu_util.size(); ++k) {
+    ASSERT_TRUE(t.gpu_util[k].tree_sm_percent) << k;
+    EXPECT_DOUBLE_EQ(*t.gpu_util[k].tree_sm_percent, k < 4 ? 64 : 90) << "line " << k;
+  }
+}
+
+// Every tenant is known only when both process lists were read: one that failed may have held
+// another process, and the tree's share is then asked of the driver.
+TEST(GpuUtil, AFailedGraphicsListLeavesTheTreeNotKnownAlone) {
+  FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 64 20\ncompute 100 268435456\ngraphics_error 999\nprocess_util 100 90\n");
+  InlineSampler q("unknown.dat");
+  const std::vector<pid_t> tree{100};
+  for (int k = 0; k < 3; ++k) q.query(tree);
+  const Trace t = q.finish();
+  ASSERT_EQ(t.gpu_util.size(), 3u);
+  for (const GpuUtilSample& g : t.gpu_util) EXPECT_DOUBLE_EQ(*g.tree_sm_percent, 90);
+}
+
 // While the tree has no process on a device, the driver's samples there are other tenants':
 // when the tree comes back, its share counts the periods since, not those it was away.
 TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
@@ -320,14 +390,14 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
   usleep(1'000'000);
-  u[0].tree_listed = false;  // the tree's process left the device: seen at this query
+  u[0].tenancy = DeviceUtil::Tenancy::absent;  // the tree's process left the device: seen at this query
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
   usleep(100'000);
   // Back: a tenant's sample of 0.9 s ago (after the tree's last answer, before the query that saw
   // it away, however late this runs on a loaded machine), and the tree's of now.
   g.set("process_util 999 10 900\nprocess_util 100 60 0\n", 0);
-  u[0].tree_listed = true;
+  u[0].tenancy = DeviceUtil::Tenancy::shared;
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "the window starts where it came back: not ceil(60 / 2 periods) = 30";
 }

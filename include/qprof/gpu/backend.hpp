@@ -42,6 +42,9 @@ struct DeviceProcesses {
   std::uint32_t listed = 0;    // processes the device listed, every tenant
   std::uint32_t matched = 0;   // of them, the tree's
   std::uint32_t unknown = 0;   // of the tree's, those whose memory was not available
+  // Both lists were read (the graphics list refused counts: a compute-only GPU has none), so
+  // `listed` counts every process with a context on the device.
+  bool every_tenant = false;
 };
 
 // How busy a device was (GPUUTIL lines). Percentages 0–100; PCIe in bytes per second.
@@ -49,12 +52,19 @@ struct DeviceUtil {
   bool valid = false;      // sm and mem_bw were read
   double sm = 0;           // NVML utilization.gpu, amdgpu gpu_busy_percent
   double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
-  std::optional<double> tree_sm;  // Σ of the tree's processes' busy % (NVML process utilisation: kernels and copies)
+  std::optional<double> tree_sm;  // the tree's share of that busy % (kernels and copies)
   std::optional<double> pcie_rx, pcie_tx;
-  // Set by the caller: whether the latest process list of the device holds a process of the
-  // tree (or could not say). Where it does not, the tree's share is 0 without asking: on a real
-  // driver that costs milliseconds a device (bench/RESULTS.md), on every GPU of a node.
-  bool tree_listed = true;
+  // Set by the caller from the device's latest process list. The per-process call that tells
+  // the tree's share costs milliseconds a device on a real driver (bench/RESULTS.md), on every
+  // GPU of a node, so it is made only where the device is shared: where the tree has no
+  // process, its share is 0; where every process is the tree's, its share is the device's.
+  enum class Tenancy : std::uint8_t {
+    unknown,  // the list could not be read: ask
+    absent,   // no process of the tree
+    shared,   // the tree's and others'
+    alone,    // the tree's only
+  };
+  Tenancy tenancy = Tenancy::unknown;
 };
 
 // One source of GPU figures. Devices are fixed when the backend opens. device_used() and
