@@ -49,22 +49,33 @@ for f in alloc_nvml busy torch; do
 done
 
 # qprof's own CPU with GPU queries (nvml) and without (none), and with an older qprof's GPU
-# queries (QPROF_BASELINE, optional), alternating, on the same busy job.
-for round in 1 2 3; do
-  for variant in none nvml ${baseline:+baseline}; do
-    bin=$qprof backend=$variant
-    [ "$variant" = baseline ] && bin=$baseline backend=nvml
-    step "overhead round $round: $variant"
-    timeout 60 "$bin" run --gpu "$backend" -o "$out/overhead_${variant}_$round.dat" -- "$out/cuda_busy" 2>&1 |
-      grep -E 'qprof: +(overhead|duration) ' | sed "s/^/$variant $round: /" | tee -a "$out/overhead.log"
+# queries (QPROF_BASELINE, optional), alternating, on the same busy job; SUFFIX names the case.
+overhead() {  # overhead SUFFIX VARIANT...
+  local suffix=$1; shift
+  for round in 1 2 3; do
+    for variant in "$@"; do
+      bin=$qprof backend=$variant
+      [ "$variant" = baseline ] && bin=$baseline backend=nvml
+      step "overhead round $round: $variant$suffix"
+      timeout 60 "$bin" run --gpu "$backend" -o "$out/overhead_${variant}${suffix}_$round.dat" -- "$out/cuda_busy" 2>&1 |
+        grep -E 'qprof: +(overhead|duration) ' | sed "s/^/$variant$suffix $round: /" | tee -a "$out/overhead.log"
+    done
   done
-done
+}
+# The tree alone on the GPU (its share is the device's busy %, no per-process call).
+overhead "" none nvml ${baseline:+baseline}
 
-step "NVML call costs, with one CUDA process holding 1 GiB"
-"$py" -c 'import torch, time; x = torch.empty(1 << 28, device="cuda"); torch.cuda.synchronize(); time.sleep(60)' &
+# Another tenant: a CUDA process outside the tree holds 1 GiB, idle. The tree's share is then
+# its processes' figures again (the per-process call), checked as alone; the cost of that case.
+step "another tenant, holding 1 GiB"
+"$py" -c 'import torch, time; x = torch.empty(1 << 28, device="cuda"); torch.cuda.synchronize(); time.sleep(240)' &
 holder=$!
 sleep 8
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv
+run busy_shared nvml "$out/cuda_busy"
+overhead _shared nvml ${baseline:+baseline}
+
+step "NVML call costs, with one CUDA process holding 1 GiB"
 QPROF_BENCH_REAL_NVML=1 timeout 120 "$gpu_bench" --benchmark_filter='Nvml|SamplerFastPath' \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json

@@ -5,11 +5,13 @@ Checks:
   - cuda_alloc: at each checkpoint the device's total equals cudaMemGetInfo's figure (total - free)
     printed just before the marker, and the tree's figure rose by exactly the bytes allocated;
   - every GPU line: the tree's figure is not above the device's total;
-  - cuda_busy, alone and two at once: the tree's SM share while the kernel spins (past the
-    driver's first sample) is never 0 (a driver sample period without a new sample is not an
+  - cuda_busy, alone, two at once, and beside an idle CUDA process outside the tree (whose
+    presence makes qprof ask the driver for per-process figures): the tree's busy share while
+    the kernel spins (past the driver's first sample) is never 0 (a driver sample period without a new sample is not an
     idle GPU, and another process's turn is still the tree's), and is fresh: at least 90 from
     0.6 s after the spin's start (the driver's 0.2 s period, its window's edge, one query), and,
-    alone, at most 10 from 0.6 s into the idle stage;
+    alone and beside the outsider, at most 10 from 0.6 s into the idle stage; alone, the share
+    is the device's busy % (or 0 before the tree's context exists);
   - torch_gpu.py: each TORCH line equals what torch printed at that checkpoint;
   - qprof's own CPU with and without GPU queries (and an older qprof's, if run), medians.
 """
@@ -108,6 +110,11 @@ def busy(out, name):
     print(f"\nFrom 0.6 s after the spin's start: {len(spun)} lines, the tree's share {span(spun)} "
           f"({check(spun and min(spun) >= 90, f'{name}: share under 90 while spinning')})")
     if name == "busy":
+        # Alone on the GPU, the tree's share is the device's busy % (or 0 before its context).
+        other = [u for u in util if u[5] != "-" and float(u[5]) not in (0.0, float(u[3]))]
+        print(f"\nAlone on the GPU: {len(other)} of {len(util)} GPUUTIL lines with the tree's share neither the "
+              f"device's busy % nor 0 ({check(util and not other, f'{name}: share not the device busy % alone')})")
+    if name in ("busy", "busy_shared"):
         rested = stage("Idle", 0.6, 5)
         print(f"\nFrom 0.6 s into the idle stage: {len(rested)} lines, the tree's share {span(rested)} "
               f"({check(rested and max(rested) <= 10, f'{name}: share over 10 while idle')})")
@@ -174,6 +181,7 @@ def main():
         alloc(out, name)
     busy(out, "busy")
     busy(out, "busy_two")  # two processes of the tree taking turns: the same shares
+    busy(out, "busy_shared")  # an idle tenant outside the tree: per-process figures, the same shares
     torch(out)
     overhead(out)
     bench(out)

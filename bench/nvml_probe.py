@@ -1,6 +1,9 @@
 """nvml_probe: what the real NVML driver does, measured (for bench/RESULTS.md). Needs an NVIDIA
 GPU, nvidia-ml-py (pynvml) and a workload command. It prints one JSON document:
-  - the cost of nvmlInit and of each call qprof makes (CPU and wall per call, medians);
+  - the cost of nvmlInit and of each call qprof makes (CPU and wall per call, medians; CPU both
+    of the calling thread and of the whole process, which counts threads of NVML's own), and
+    the process's CPU while it holds NVML open and calls nothing (2 s), and the cost of calls
+    spaced as qprof spaces them (device totals every 10 ms; process lists and rates every 0.1 s);
   - the samples behind qprof's busy-time series while WORKLOAD runs: every
     nvmlDeviceGetProcessUtilization answer (pid, driver timestamp, SM %) and every
     nvmlDeviceGetSamples(GPU_UTILIZATION) sample, polled every 50 ms, so that the driver's own
@@ -21,6 +24,7 @@ import pynvml as N
 
 def cost(fn, n):
     cpu, wall = [], []
+    p0 = time.process_time_ns()
     for _ in range(n):
         c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
         try:
@@ -29,18 +33,38 @@ def cost(fn, n):
             pass
         cpu.append(time.thread_time_ns() - c0)
         wall.append(time.perf_counter_ns() - w0)
-    return {"cpu_us": statistics.median(cpu) / 1e3, "wall_us": statistics.median(wall) / 1e3, "n": n}
+    return {"cpu_us": statistics.median(cpu) / 1e3, "wall_us": statistics.median(wall) / 1e3, "n": n,
+            "process_cpu_us_mean": (time.process_time_ns() - p0) / n / 1e3}
+
+
+def spaced(fn, interval_s, n):
+    """Process CPU per call when calls come `interval_s` apart, as qprof makes them (a call after
+    a pause may cost more than one of a tight loop: caches, the driver's locks)."""
+    spent = 0
+    for _ in range(n):
+        c0 = time.process_time_ns()
+        try:
+            fn()
+        except N.NVMLError:
+            pass
+        spent += time.process_time_ns() - c0
+        time.sleep(interval_s)
+    return {"interval_ms": interval_s * 1e3, "n": n, "process_cpu_us_mean": spent / n / 1e3}
 
 
 def main():
     workload = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
     if not workload:
         sys.exit(__doc__)
-    c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+    c0, p0, w0 = time.thread_time_ns(), time.process_time_ns(), time.perf_counter_ns()
     N.nvmlInit()
-    out = {"init": {"cpu_ms": (time.thread_time_ns() - c0) / 1e6, "wall_ms": (time.perf_counter_ns() - w0) / 1e6}}
+    out = {"init": {"cpu_ms": (time.thread_time_ns() - c0) / 1e6, "process_cpu_ms": (time.process_time_ns() - p0) / 1e6,
+                    "wall_ms": (time.perf_counter_ns() - w0) / 1e6}}
     h = N.nvmlDeviceGetHandleByIndex(0)
     now_us = lambda: int(time.time() * 1e6)
+    p0 = time.process_time_ns()
+    time.sleep(2)
+    out["idle_2s_process_cpu_ms"] = (time.process_time_ns() - p0) / 1e6
     out["costs"] = {
         "memory_info": cost(lambda: N.nvmlDeviceGetMemoryInfo(h), 2000),
         "compute_processes": cost(lambda: N.nvmlDeviceGetComputeRunningProcesses(h), 500),
@@ -50,6 +74,11 @@ def main():
         "process_utilization_last_seen_now": cost(lambda: N.nvmlDeviceGetProcessUtilization(h, now_us()), 200),
         "samples_gpu_util_last_seen_now": cost(lambda: N.nvmlDeviceGetSamples(h, N.NVML_GPU_UTILIZATION_SAMPLES, now_us()), 200),
         "pcie_rx": cost(lambda: N.nvmlDeviceGetPcieThroughput(h, N.NVML_PCIE_UTIL_RX_BYTES), 10),
+    }
+    out["spaced"] = {
+        "memory_info": spaced(lambda: N.nvmlDeviceGetMemoryInfo(h), 0.01, 300),
+        "lists_and_rates": spaced(lambda: (N.nvmlDeviceGetComputeRunningProcesses(h), N.nvmlDeviceGetGraphicsRunningProcesses(h),
+                                           N.nvmlDeviceGetUtilizationRates(h)), 0.1, 30),
     }
     proc = subprocess.Popen(workload, stderr=subprocess.PIPE, text=True)
     lines = []  # the workload's stderr (its markers), each with the time it was read
@@ -83,6 +112,9 @@ def main():
     out["workload_stderr"] = lines
     out["workload_start_us"] = int(t_start * 1e6)
     out["polls"] = polls
+    c0, w0 = time.process_time_ns(), time.perf_counter_ns()
+    N.nvmlShutdown()
+    out["shutdown"] = {"process_cpu_ms": (time.process_time_ns() - c0) / 1e6, "wall_ms": (time.perf_counter_ns() - w0) / 1e6}
     json.dump(out, sys.stdout)
 
 
