@@ -140,14 +140,23 @@ void Sampler::run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProc
   }
   work_util_ok_ = backend_->device_util(pids, work_util_);
   cost_ns = monotonic_ns() - t0;
-  if (work_util_ok_ && t0 >= next_pcie_ns_) {
-    // PCIe on its own slower schedule; its figures are carried between queries.
-    backend_->pcie_throughput(work_util_);
-    const std::int64_t pcie_cost = monotonic_ns() - t0 - cost_ns;
-    ++pcie_queries_;
-    pcie_cost_total_ += pcie_cost;
-    next_pcie_ns_ = t0 + std::max(kPcieIntervalNs, static_cast<std::int64_t>(static_cast<double>(pcie_cost) / kPcieShare));
-  }
+}
+
+// PCIe throughput, on a slower schedule of its own: NVML samples each counter for 20 ms, so a
+// measure holds the helper for 40 ms. Not at the first query, so that a run shorter than a
+// second never waits for one at its end (its figure would be one 40 ms glimpse anyway); on the
+// helper thread, after the query's figures are handed over, so that they land without waiting
+// for it. Its figures are carried in work_util_ and go out with the next query's.
+void Sampler::measure_pcie(std::int64_t asked_ns) {
+  if (!work_util_ok_) return;
+  if (next_pcie_ns_ < 0) next_pcie_ns_ = asked_ns + kPcieIntervalNs;
+  if (asked_ns < next_pcie_ns_) return;
+  const std::int64_t t0 = monotonic_ns();
+  backend_->pcie_throughput(work_util_);
+  const std::int64_t cost = monotonic_ns() - t0;
+  ++pcie_queries_;
+  pcie_cost_total_ += cost;
+  next_pcie_ns_ = asked_ns + std::max(kPcieIntervalNs, static_cast<std::int64_t>(static_cast<double>(cost) / kPcieShare));
 }
 
 void Sampler::publish_util() {
@@ -162,6 +171,7 @@ void Sampler::worker() {
     if (quit_) return;
     requested_ = false;
     work_pids_.swap(request_);
+    const std::int64_t asked = request_asked_ns_;
     lock.unlock();
     std::int64_t cost = 0;
     run_process_query(work_pids_, work_out_, cost);
@@ -171,6 +181,10 @@ void Sampler::worker() {
     published_cost_ns_ = cost;
     ++published_seq_;
     cv_.notify_all();
+    if (quit_) return;
+    lock.unlock();
+    measure_pcie(asked);
+    lock.lock();
   }
 }
 
@@ -182,6 +196,7 @@ void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) 
     {
       std::lock_guard<std::mutex> lock(mu_);
       request_.assign(tree.begin(), tree.end());
+      request_asked_ns_ = now;
       requested_ = true;
     }
     in_flight_ = true;
@@ -191,6 +206,7 @@ void Sampler::post_process_query(std::int64_t now, std::span<const pid_t> tree) 
   work_pids_.assign(tree.begin(), tree.end());
   std::int64_t cost = 0;
   run_process_query(work_pids_, work_out_, cost);
+  measure_pcie(now);  // inline: nothing waits on another thread, its figures go out at once
   std::lock_guard<std::mutex> lock(mu_);
   std::copy(work_out_.begin(), work_out_.end(), published_.begin());
   publish_util();

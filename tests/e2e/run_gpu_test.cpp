@@ -114,7 +114,7 @@ TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
   FakeNvmlScript script(std::string(kScript) + "util 73 41\npcie 2048 1024\n");
   const std::string out = temp_dir() + "/gpu_util.dat";
   const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
-                                            gpu_fake_job_bin(), script.path(), "1024:600"});
+                                            gpu_fake_job_bin(), script.path(), "1024:1500"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_GE(t.gpu_util.size(), 3u) << r.err;
@@ -123,7 +123,8 @@ TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
     EXPECT_DOUBLE_EQ(u.sm_percent, 73.0);
     EXPECT_DOUBLE_EQ(u.mem_bw_percent, 41.0);
   }
-  // PCIe comes on a schedule of its own (NVML samples it over 20 ms): at least once, in bytes/s.
+  // PCIe comes on a schedule of its own (NVML samples it over 20 ms), from a second in: at least
+  // once in this 1.5 s job, in bytes/s.
   const auto pcie = std::find_if(t.gpu_util.begin(), t.gpu_util.end(),
                                  [](const GpuUtilSample& u) { return u.pcie_rx_bytes_per_s.has_value(); });
   ASSERT_NE(pcie, t.gpu_util.end());

@@ -258,18 +258,28 @@ TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
     const std::vector<pid_t> tree{100, 101};
     s.sample(1'000'000'000, 1000.0, tree, w);
     s.sample(1'010'000'000, 1000.01, tree, w);  // before the next process query: no new GPUUTIL
+    s.sample(1'200'000'000, 1000.2, tree, w);
+    s.sample(2'000'000'000, 1001.0, tree, w);  // a second after the first query: PCIe too
+    s.sample(2'200'000'000, 1001.2, tree, w);  // its figure carried
     s.stop();
   }
   const Trace t = dat::read_trace(path);
-  ASSERT_EQ(t.gpu_util.size(), 1u) << "one device says, one query ran";
+  ASSERT_EQ(t.gpu_util.size(), 4u) << "one device says, four queries ran";
   EXPECT_EQ(t.gpu_util[0].device, 0);
   EXPECT_DOUBLE_EQ(t.gpu_util[0].sm_percent, 87);
   EXPECT_DOUBLE_EQ(t.gpu_util[0].mem_bw_percent, 41);
   EXPECT_DOUBLE_EQ(*t.gpu_util[0].tree_sm_percent, 70);
-  EXPECT_DOUBLE_EQ(*t.gpu_util[0].pcie_rx_bytes_per_s, 2048.0 * 1024);
+  // NVML samples each PCIe counter for 20 ms: never at the first query, which a short run would
+  // wait for at its end, then once a second.
+  EXPECT_FALSE(t.gpu_util[0].pcie_rx_bytes_per_s);
+  EXPECT_FALSE(t.gpu_util[1].pcie_rx_bytes_per_s);
+  for (std::size_t k = 2; k < 4; ++k) {
+    ASSERT_TRUE(t.gpu_util[k].pcie_rx_bytes_per_s) << k;
+    EXPECT_DOUBLE_EQ(*t.gpu_util[k].pcie_rx_bytes_per_s, 2048.0 * 1024);
+  }
   const Summary sum = s.summary();
   EXPECT_EQ(sum.pcie_queries, 1u);
-  EXPECT_EQ(sum.devices[0].util_samples, 1u);
+  EXPECT_EQ(sum.devices[0].util_samples, 4u);
 }
 
 void put(const std::string& path, const std::string& text) {

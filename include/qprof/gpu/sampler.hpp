@@ -142,6 +142,7 @@ class Sampler {
   void start_thread();
   void worker();
   void run_process_query(std::vector<pid_t>& pids, std::vector<DeviceProcesses>& out, std::int64_t& cost_ns);
+  void measure_pcie(std::int64_t asked_ns);
   void take_process_result(std::int64_t now);
   void post_process_query(std::int64_t now, std::span<const pid_t> tree);
   void judge_fallbacks();
@@ -182,6 +183,7 @@ class Sampler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<pid_t> request_;        // the PIDs of the query asked for
+  std::int64_t request_asked_ns_ = 0;  // and when (the calling thread's clock)
   bool requested_ = false;
   bool quit_ = false;
   std::vector<DeviceProcesses> published_;
@@ -195,7 +197,7 @@ class Sampler {
   std::vector<DeviceUtil> work_util_, published_util_, latest_util_;
   bool work_util_ok_ = false, published_util_ok_ = false;
   bool util_fresh_ = false;        // latest_util_ not written yet (calling thread)
-  std::int64_t next_pcie_ns_ = 0;  // helper's (or inline) schedule
+  std::int64_t next_pcie_ns_ = -1;  // helper's (or inline) schedule; -1: a second after the first query
   std::uint64_t pcie_queries_ = 0;
   std::int64_t pcie_cost_total_ = 0;
 
