@@ -2,7 +2,8 @@
 # gpu_real.sh: the real-GPU checks, for a machine with an NVIDIA GPU, nvcc and PyTorch (none of
 # which the build or the tests need: they use the fake libnvidia-ml.so.1). It builds the two CUDA
 # workloads, runs them and bench/torch_gpu.py under `qprof run` with each NVIDIA backend, measures
-# qprof's own CPU with and without GPU queries, and the real NVML call costs; everything lands in
+# qprof's own CPU with and without GPU queries, the real NVML call costs, and what the backend
+# adds to a short run (bench/gpu_startup.py); everything lands in
 # OUTDIR (traces, each run's output), checked by bench/gpu_real_check.py. Results: bench/RESULTS.md.
 #   bench/gpu_real.sh QPROF QPROF_GPU_BENCH OUTDIR [QPROF_BASELINE]
 set -u
@@ -80,4 +81,7 @@ QPROF_BENCH_REAL_NVML=1 timeout 120 "$gpu_bench" --benchmark_filter='Nvml|Sample
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+
+step "what the GPU backend adds to a short run"
+"$py" bench/gpu_startup.py "$qprof" ${baseline:+"$baseline"} --rounds 40 | tee "$out/startup.md"
 step done

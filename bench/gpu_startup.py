@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""gpu_startup: what opening a GPU backend adds to `qprof run`'s start and end, on a machine with
+a GPU (for bench/RESULTS.md). Alternating rounds of:
+  - bare `true` (the floor),
+  - `qprof run -q --gpu none -o FILE -- true`,
+  - `qprof run -q -o FILE -- true` (the default, --gpu auto),
+each timed whole (wall, and CPU from wait4), and the delay from starting qprof to the command's
+start: the command is `date +%s.%N`, whose clock is compared with ours just before the start.
+With several QPROF binaries (two revisions), each one's cases in the same alternating rounds.
+
+    bench/gpu_startup.py QPROF... [--rounds 30]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import alternating
+
+
+def delay_to_command(argv):
+    """Seconds from just before qprof starts to the start of its command (date's own clock)."""
+    t = time.time()
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
+    return float(out[-1]) - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("qprof", nargs="+")
+    ap.add_argument("--rounds", type=int, default=30)
+    a = ap.parse_args()
+    binaries = [os.path.realpath(q) for q in a.qprof]
+    given = dict(zip(binaries, a.qprof))
+    name = (lambda q: f" ({given[q]})") if len(binaries) > 1 else (lambda q: "")
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "t.dat")
+        cases = [("`true`", ["true"])]
+        for q in binaries:
+            cases += [(f"`qprof run --gpu none -- true`{name(q)}", [q, "run", "-q", "--gpu", "none", "-o", trace, "--", "true"]),
+                      (f"`qprof run -- true` (--gpu auto){name(q)}", [q, "run", "-q", "-o", trace, "--", "true"])]
+        walls, cpus = alternating.alternate(cases, a.rounds)
+        print(alternating.table(walls, cpus, "whole run", "`true`"))
+        delays = {(q, gpu): [] for q in binaries for gpu in ("none", "auto")}
+        for _ in range(a.rounds):
+            for q, gpu in delays:
+                delays[q, gpu].append(delay_to_command([q, "run", "-q", "--gpu", gpu, "-o", trace, "--", "date", "+%s.%N"]))
+        print("\n| --gpu | from qprof's start to its command's, median (quartiles) |\n| --- | ---: |")
+        for (q, gpu), v in delays.items():
+            qs = statistics.quantiles(v, n=4)
+            print(f"| {gpu}{name(q)} | {statistics.median(v) * 1e3:.2f} ms ({qs[0] * 1e3:.2f}–{qs[2] * 1e3:.2f}) |")
+
+main()
