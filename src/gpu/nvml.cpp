@@ -127,7 +127,8 @@ class NvmlBackend final : public Backend {
 
  private:
   void add_device(nvmlDevice_t h, int vendor_index, const std::string& parent);
-  DeviceProcesses::Status fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev);
+  // `refused`, when given, is set to the driver's answer when it refused the list (unavailable).
+  DeviceProcesses::Status fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev, nvmlReturn_t* refused = nullptr);
   bool parse_entries(unsigned n, std::size_t stride, Bytes total);
 
   void* lib_;
@@ -267,7 +268,7 @@ bool NvmlBackend::parse_entries(unsigned n, std::size_t stride, Bytes total) {
   return true;
 }
 
-DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev) {
+DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev, nvmlReturn_t* refused) {
   using Status = DeviceProcesses::Status;
   int& version = graphics ? graphics_version_ : compute_version_;
   const char* kind = graphics ? "graphics" : "compute";
@@ -321,6 +322,7 @@ DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes 
       continue;
     }
     if (rc == kNoPermission || rc == kNotSupported) {
+      if (refused) *refused = rc;
       if (!graphics) {
         warnings_.once(std::string("denied-") + devices_[dev].uuid,
                        "NVML: the processes of " + devices_[dev].uuid + " cannot be listed: " + error(rc));
@@ -345,8 +347,11 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
       // The compute list decides; the graphics list (refused on compute-only GPUs) only adds.
       r.status = fetch(handles_[i], false, devices_[i].total, i);
       if (r.status != Status::ok) continue;
-      const Status graphics = graphics_version_ > 0 ? fetch(handles_[i], true, devices_[i].total, i) : Status::failed;
-      r.every_tenant = graphics != Status::failed;
+      // Every tenant is seen when the graphics list was read too, or does not exist here (a
+      // compute-only GPU answers Not Supported); not when it failed or was refused to us.
+      nvmlReturn_t refused = kSuccess;
+      const Status graphics = graphics_version_ > 0 ? fetch(handles_[i], true, devices_[i].total, i, &refused) : Status::failed;
+      r.every_tenant = graphics == Status::ok || (graphics == Status::unavailable && refused == kNotSupported);
       any = true;
       // A PID on both lists (or twice on one) counts once, with its larger figure.
       std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {

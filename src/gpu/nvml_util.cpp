@@ -15,6 +15,7 @@ namespace {
 constexpr int kSuccess = 0;
 constexpr int kInsufficientSize = 7;
 constexpr int kNotSupported = 3;
+constexpr int kNoPermission = 4;
 constexpr int kNotFound = 6;
 constexpr int kPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
 constexpr int kPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
@@ -173,8 +174,9 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
     samples_.resize(n);  // grows to the most processes a driver answers at once, then stays
     rc = process_(handles_[device], samples_.data(), &n, since);
   }
-  if (rc == kNotSupported) d.unsupported = true;
-  if (rc == kSuccess || rc == kNotFound) d.answered = true;
+  d.probed = true;
+  // Refused, the share stays so (a product without it, a container without the right).
+  if (rc == kNotSupported || rc == kNoPermission) d.unsupported = true;
   if (rc == kNotFound || (rc == kSuccess && n == 0)) {  // none since
     d.asked_wall_us = wall;
     return held_share(device, pids);
@@ -204,19 +206,21 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       u.mem_bw = std::min(r.memory, 100u);
       using Tenancy = DeviceUtil::Tenancy;
       DeviceState& d = dev_[i];
+      const bool known_without_call = u.tenancy == Tenancy::absent || u.tenancy == Tenancy::alone;
+      // Where the share is known without the call (0, or the device's busy %), the call is
+      // made once all the same, to learn whether the driver gives the share at all: a series
+      // then never holds figures on one stretch where the driver would refuse them on another.
+      if (process_ && known_without_call && !d.probed && !d.unsupported) tree_share(i, pids);
       if (!process_ || d.unsupported) {
         u.tree_sm.reset();  // the driver cannot say, here or anywhere
       } else if (u.tenancy == Tenancy::absent) {
         u.tree_sm = 0.0;
         forget(i);
+      } else if (u.tenancy == Tenancy::alone) {
+        u.tree_sm = u.sm;
+        alone(i);
       } else {
-        // The tree alone: the device's figure, once the driver has shown (one call) that it
-        // gives the share at all, so that a series never has figures where others would lack them.
-        if (u.tenancy != Tenancy::alone || !d.answered) u.tree_sm = tree_share(i, pids);
-        if (u.tenancy == Tenancy::alone && d.answered) {
-          u.tree_sm = u.sm;
-          alone(i);
-        }
+        u.tree_sm = tree_share(i, pids);
       }
       any = true;
     }

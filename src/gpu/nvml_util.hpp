@@ -69,7 +69,7 @@ class NvmlUtil {
     LeastOfLatest<long long> lags;      // our clock − newest stamp (µs) of the latest answers
     std::int64_t answered_ns = 0;       // monotonic time of the latest answer
     bool unsupported = false;           // the driver refused the share
-    bool answered = false;              // the driver has answered the call (it gives the share)
+    bool probed = false;                // the call was made once (then `unsupported` is known)
   };
   std::vector<DeviceState> dev_;  // in handles_' order
   std::vector<ProcessSample> samples_;

@@ -15,6 +15,7 @@
  *   memory_error RC                 memory queries of the last GPU or MIG device return RC
  *   process_error RC                process lists of the last GPU or MIG device return RC
  *   graphics_error RC               its graphics process list alone returns RC
+ *   process_util_error RC          nvmlDeviceGetProcessUtilization of the last GPU returns RC
  *   compute PID BYTES|max           a compute process of the last GPU or MIG device
  *   graphics PID BYTES|max          a graphics process of the last GPU or MIG device
  *   util SM MEM                     nvmlDeviceGetUtilizationRates of the last GPU (percent);
@@ -65,7 +66,7 @@ struct dev {
   char uuid[TEXT];
   char name[TEXT];
   unsigned long long total, used;
-  int memory_error, process_error, graphics_error;
+  int memory_error, process_error, graphics_error, process_util_error;
   int ncompute, ngraphics;
   struct proc compute[MAX_PROCS], graphics[MAX_PROCS];
   int has_util;
@@ -217,6 +218,8 @@ static void load_script(void) {
       cur->process_error = atoi(rest);
     } else if (cur && strcmp(kind, "graphics_error") == 0) {
       cur->graphics_error = atoi(rest);
+    } else if (cur && strcmp(kind, "process_util_error") == 0) {
+      cur->process_util_error = atoi(rest);
     } else if (cur && (strcmp(kind, "compute") == 0 || strcmp(kind, "graphics") == 0)) {
       char pid[32], bytes[32];
       if (sscanf(rest, "%31s %31s", pid, bytes) != 2) continue;
@@ -504,6 +507,7 @@ EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilizat
   struct dev *d = device_of(handle);
   if (!d || !count) return leave(ERR_INVALID_ARGUMENT);
   if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
+  if (d->process_util_error) return leave(d->process_util_error);
   unsigned long long stamp =
       (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL + (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
   /* The window: the samples newer than last_seen; its periods: their distinct stamps. */

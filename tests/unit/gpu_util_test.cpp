@@ -287,40 +287,6 @@ void put(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// On a node of several GPUs, the tree's share is asked only of the devices its processes are
-// on: the call costs milliseconds a device on a real driver (bench/RESULTS.md).
-TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
-  FakeNvmlScript script(
-      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 90 10\ncompute 100 268435456\ncompute 998 1048576\nprocess_util 100 90\n"  // shared
-      "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 85899345920 1073741824 NVIDIA H100\n"
-      "util 50 5\ncompute 999 268435456\nprocess_util 999 50\n");  // another tenant's GPU
-  SamplerOptions so;
-  so.process_thread = false;
-  Sampler s(open_fake(), so);
-  ScratchDir dir;
-  const std::string path = dir.file("util.dat");
-  long calls = 0;
-  {
-    dat::Writer w(path);
-    TraceMeta meta;
-    meta.qprof_version = "test";
-    w.header(meta);
-    w.mem(1000.0, 1 << 20);
-    const long before = process_util_calls();
-    s.sample(1'000'000'000, 1000.0, std::vector<pid_t>{100}, w);
-    calls = process_util_calls() - before;
-    s.stop();
-  }
-  EXPECT_EQ(calls, 1) << "the first GPU only";
-  const Trace t = dat::read_trace(path);
-  ASSERT_FALSE(t.gpu_util.empty());
-  for (const GpuUtilSample& g : t.gpu_util) {
-    ASSERT_TRUE(g.tree_sm_percent);
-    EXPECT_DOUBLE_EQ(*g.tree_sm_percent, g.device == 0 ? 90 : 0) << "device " << g.device;
-  }
-}
-
 // GPUUTIL lines of a sampler that queries inline, one query per call of `sample`: each 0.2 s
 // apart on the sampler's clock (the per-process queries' period is 0.1 s).
 struct InlineSampler {
@@ -351,6 +317,51 @@ struct InlineSampler {
   int n = 0;
 };
 
+// On a node of several GPUs, the tree's share is asked only of the devices it shares: the call
+// costs milliseconds a device on a real driver (bench/RESULTS.md).
+TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
+  FakeNvmlScript script(
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+      "util 90 10\ncompute 100 268435456\ncompute 998 1048576\nprocess_util 100 90\n"  // shared
+      "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 85899345920 1073741824 NVIDIA H100\n"
+      "util 50 5\ncompute 999 268435456\nprocess_util 999 50\n");  // another tenant's GPU
+  InlineSampler q("util.dat");
+  const std::vector<pid_t> tree{100};
+  long before = process_util_calls();
+  q.query(tree);
+  EXPECT_EQ(process_util_calls() - before, 2) << "the first query asks the second GPU once: does it give the share?";
+  before = process_util_calls();
+  for (int k = 0; k < 3; ++k) q.query(tree);
+  EXPECT_EQ(process_util_calls() - before, 3) << "then the first GPU only (no sample period learnt: at each query)";
+  const Trace t = q.finish();
+  ASSERT_EQ(t.gpu_util.size(), 8u);
+  for (const GpuUtilSample& g : t.gpu_util) {
+    ASSERT_TRUE(g.tree_sm_percent);
+    EXPECT_DOUBLE_EQ(*g.tree_sm_percent, g.device == 0 ? 90 : 0) << "device " << g.device;
+  }
+}
+
+// A driver that refuses the share (a product without it, a container without the right) gives
+// no figure anywhere: not 0 where the tree has no process, then none where it has.
+TEST(GpuUtil, ADriverThatRefusesTheShareGivesNoFigureEvenWhereTheTreeIsAbsent) {
+  for (const int refusal : {3, 4}) {  // Not Supported, No Permission
+    const std::string gpu =
+        "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+        "util 90 10\ncompute 999 268435456\nprocess_util_error " + std::to_string(refusal) + "\n";
+    FakeNvmlScript script(gpu);
+    InlineSampler q("refused.dat");
+    const std::vector<pid_t> tree{100};
+    const long before = process_util_calls();
+    for (int k = 0; k < 3; ++k) q.query(tree);  // absent
+    script.set(gpu + "compute 100 1048576\n");
+    for (int k = 0; k < 2; ++k) q.query(tree);  // shared
+    EXPECT_EQ(process_util_calls() - before, 1) << refusal << ": asked once, then known refused";
+    const Trace t = q.finish();
+    ASSERT_EQ(t.gpu_util.size(), 5u);
+    for (const GpuUtilSample& g : t.gpu_util) EXPECT_FALSE(g.tree_sm_percent) << refusal << " at " << g.t;
+  }
+}
+
 // Where the tree is a device's only tenant, the device's busy % is the tree's: the per-process
 // call (milliseconds of CPU on a real driver) is made once, to learn that the driver gives the
 // share at all, and not again until another process comes.
@@ -376,18 +387,45 @@ TEST(GpuUtil, TheTreeAloneOnADeviceHasItsBusyPercentWithoutThePerProcessCall) {
   }
 }
 
-// Every tenant is known only when both process lists were read: one that failed may have held
-// another process, and the tree's share is then asked of the driver.
-TEST(GpuUtil, AFailedGraphicsListLeavesTheTreeNotKnownAlone) {
-  FakeNvmlScript script(
+// Every tenant is known only when both process lists were read, or the graphics list does not
+// exist (Not Supported: a compute-only GPU). One that failed, or was refused to us, may hold
+// another process: the tree's share is then asked of the driver.
+TEST(GpuUtil, OnlyAGraphicsListReadOrNotSupportedLetsTheTreeBeKnownAlone) {
+  for (const auto& [error, share] : {std::pair{999, 90.0}, std::pair{4, 90.0}, std::pair{3, 64.0}}) {
+    FakeNvmlScript script(
+        "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
+        "util 64 20\ncompute 100 268435456\ngraphics_error " + std::to_string(error) + "\nprocess_util 100 90\n");
+    InlineSampler q("unknown.dat");
+    const std::vector<pid_t> tree{100};
+    for (int k = 0; k < 3; ++k) q.query(tree);
+    const Trace t = q.finish();
+    ASSERT_EQ(t.gpu_util.size(), 3u);
+    for (const GpuUtilSample& g : t.gpu_util) {
+      ASSERT_TRUE(g.tree_sm_percent) << error;
+      EXPECT_DOUBLE_EQ(*g.tree_sm_percent, share) << "graphics list error " << error;
+    }
+  }
+}
+
+// Alone, the tree's share is the device's; when a tenant comes, the driver is asked for the
+// periods of the last second, not for all since its one answer at the start.
+TEST(GpuUtil, AfterATimeAloneTheWindowStartsASecondBack) {
+  const std::string gpu =
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-      "util 64 20\ncompute 100 268435456\ngraphics_error 999\nprocess_util 100 90\n");
-  InlineSampler q("unknown.dat");
+      "util 64 20\ncompute 100 268435456\n";
+  FakeNvmlScript script(gpu + "process_util 100 40\n");
+  InlineSampler q("window.dat");
   const std::vector<pid_t> tree{100};
-  for (int k = 0; k < 3; ++k) q.query(tree);
+  for (int k = 0; k < 3; ++k) q.query(tree);  // one call: its answer is the sample of now
+  usleep(2'000'000);
+  // A tenant, and the tree's samples since: 90 of 1.5 s ago (after the one answer, out of the
+  // last second however late this query runs by up to half a second), 20 of now.
+  script.set(gpu + "compute 999 1048576\nprocess_util 100 90 1500\nprocess_util 100 20 0\nprocess_util 999 50 0\n");
+  q.query(tree);
   const Trace t = q.finish();
-  ASSERT_EQ(t.gpu_util.size(), 3u);
-  for (const GpuUtilSample& g : t.gpu_util) EXPECT_DOUBLE_EQ(*g.tree_sm_percent, 90);
+  ASSERT_EQ(t.gpu_util.size(), 4u);
+  ASSERT_TRUE(t.gpu_util[3].tree_sm_percent);
+  EXPECT_DOUBLE_EQ(*t.gpu_util[3].tree_sm_percent, 20) << "not (90 + 20) / 2 = 55: the time alone is not asked again";
 }
 
 // While the tree has no process on a device, the driver's samples there are other tenants':

@@ -42,8 +42,8 @@ struct DeviceProcesses {
   std::uint32_t listed = 0;    // processes the device listed, every tenant
   std::uint32_t matched = 0;   // of them, the tree's
   std::uint32_t unknown = 0;   // of the tree's, those whose memory was not available
-  // Both lists were read (the graphics list refused counts: a compute-only GPU has none), so
-  // `listed` counts every process with a context on the device.
+  // Both lists were read (or the graphics list is not supported: a compute-only GPU has none),
+  // so `listed` counts every process with a context on the device.
   bool every_tenant = false;
 };
 
