@@ -28,6 +28,8 @@
  *                                   of periods (distinct stamps) there, rounded up, stamped with
  *                                   its newest sample
  *   pcie RX_KBPS TX_KBPS            nvmlDeviceGetPcieThroughput of the last GPU (KB/s)
+ *   pcie_delay_us N                 each nvmlDeviceGetPcieThroughput takes N µs more (a real driver
+ *                                   samples the counter for 20 ms), other calls going on meanwhile
  * BYTES "max" is ULLONG_MAX (NVML's "not available"). A PID may be on both lists.
  *
  * Every entry point counts its calls: qprof_fake_nvml_calls("nvmlDeviceGetComputeRunningProcesses_v3")
@@ -89,6 +91,7 @@ static struct {
   int init_rc;
   int stride32;
   long delay_us;
+  long pcie_delay_us;
   int ndev;
   struct dev devs[MAX_DEVICES];
   struct dev mig_pool[MAX_DEVICES][MAX_MIGS];
@@ -177,6 +180,8 @@ static void load_script(void) {
       S.stride32 = atoi(rest);
     } else if (strcmp(kind, "delay_us") == 0) {
       S.delay_us = atol(rest);
+    } else if (strcmp(kind, "pcie_delay_us") == 0) {
+      S.pcie_delay_us = atol(rest);
     } else if (strcmp(kind, "device") == 0 || strcmp(kind, "mig") == 0) {
       struct dev *d;
       if (kind[0] == 'd') {
@@ -554,5 +559,11 @@ EXPORT int nvmlDeviceGetPcieThroughput(void *handle, int counter, unsigned *valu
   if (!d || !value || counter < 0 || counter > 1) return leave(ERR_INVALID_ARGUMENT);
   if (!d->has_pcie) return leave(ERR_NOT_SUPPORTED);
   *value = counter == 1 ? d->pcie_rx : d->pcie_tx; /* NVML_PCIE_UTIL_RX_BYTES = 1 */
-  return leave(OK);
+  const long delay = S.pcie_delay_us;
+  const int rc = leave(OK);
+  /* Outside the lock: the driver's other calls are answered while it samples the counter. */
+  struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
+  while (delay > 0 && nanosleep(&ts, &ts) != 0) {
+  }
+  return rc;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -280,6 +281,40 @@ TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
   const Summary sum = s.summary();
   EXPECT_EQ(sum.pcie_queries, 1u);
   EXPECT_EQ(sum.devices[0].util_samples, 4u);
+}
+
+// The PCIe measure (40 ms on a real driver: two counters sampled for 20 ms each) runs on the
+// helper thread after its query's figures are handed over: they land without waiting for it.
+TEST(GpuUtil, AQuerysFiguresLandBeforeItsPcieMeasureEnds) {
+  const std::string gpu =
+      "device GPU-11111111-2222-3333-4444-555555555555 85899345920 4294967296 NVIDIA H100\n"
+      "util 50 5\npcie 2048 1024\npcie_delay_us 1000000\n";
+  FakeNvmlScript script(gpu + "compute 100 268435456\n");
+  Sampler s(open_fake(), SamplerOptions{});  // queries on the helper thread
+  ScratchDir dir;
+  dat::Writer w(dir.file("pcie.dat"));
+  TraceMeta meta;
+  meta.qprof_version = "test";
+  w.header(meta);
+  const std::vector<pid_t> tree{100};
+  // Samples at `now` on the sampler's clock (one query at most) until the tree's figure is
+  // `want`, for at most `seconds` of real time; whether it came.
+  const auto sample_until = [&](std::int64_t now, Bytes want, double seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      s.sample(now, static_cast<double>(now) * 1e-9, tree, w);
+      if (s.last_tree_total() == want) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      usleep(1000);
+    }
+  };
+  constexpr Bytes kMiB = Bytes{1} << 20;
+  ASSERT_TRUE(sample_until(1'000'000'000, 256 * kMiB, 10)) << "the first query (no PCIe measure at it)";
+  script.set(gpu + "compute 100 536870912\n");
+  // A second after the first query: this one measures PCIe, for 2 s, after it.
+  EXPECT_TRUE(sample_until(2'100'000'000, 512 * kMiB, 1.5)) << "the query's figure waited for the measure";
+  s.stop();  // waits for the measure
+  EXPECT_EQ(s.summary().pcie_queries, 1u);
 }
 
 void put(const std::string& path, const std::string& text) {
