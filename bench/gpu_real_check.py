@@ -93,15 +93,15 @@ def busy(out, name):
         return
     util = lines(dat, "GPUUTIL")
 
-    # GPUUTIL t index sm_% mem_bw_% tree_sm_% pcie_rx pcie_tx, in a stage from `delay` s after its start.
+    # GPUUTIL t index busy_% mem_bw_% tree_busy_% pcie_rx pcie_tx, in a stage from `delay` s after its start.
     def stage(stage_name, delay, column):
         lo, hi = max(at[f"{stage_name} Start"]) + delay, min(at[f"{stage_name} End"])
         return [float(u[column]) for u in util if lo <= float(u[1]) <= hi and u[column] != "-"]
 
-    shares, sm = stage("Spin", 0.4, 5), stage("Spin", 0.4, 3)
+    shares, busy_pct = stage("Spin", 0.4, 5), stage("Spin", 0.4, 3)
     zeros = sum(1 for s in shares if s == 0)
     print(f"\n**{name}**: {len(util)} GPUUTIL lines; while the kernel spins (from 0.4 s after its start): "
-          f"{len(shares)} lines, busy % (utilization.gpu) {span(sm)}, the tree's share {span(shares)} "
+          f"{len(shares)} lines, busy % (utilization.gpu) {span(busy_pct)}, the tree's share {span(shares)} "
           f"(mean {statistics.mean(shares) if shares else float('nan'):.1f}), {zeros} at 0 "
           f"({check(shares and zeros == 0, f'{name}: share at 0 while spinning')})")
     # Freshness: the share follows the stage within 0.6 s (the processes of busy_two spin at once,
@@ -114,6 +114,12 @@ def busy(out, name):
         other = [u for u in util if u[5] != "-" and float(u[5]) not in (0.0, float(u[3]))]
         print(f"\nAlone on the GPU: {len(other)} of {len(util)} GPUUTIL lines with the tree's share neither the "
               f"device's busy % nor 0 ({check(util and not other, f'{name}: share not the device busy % alone')})")
+    if name == "busy_shared":
+        # The outsider holds 1 GiB: without it on the device, the run was the tree alone.
+        gpu = lines(dat, "GPU")
+        outside = max((int(g[4]) - int(g[3]) for g in gpu), default=0)
+        print(f"\nThe device beyond the tree's figure: at most {outside / MiB:.0f} MiB "
+              f"({check(outside >= 1 << 30, f'{name}: no outsider on the device')})")
     if name in ("busy", "busy_shared"):
         rested = stage("Idle", 0.6, 5)
         print(f"\nFrom 0.6 s into the idle stage: {len(rested)} lines, the tree's share {span(rested)} "
@@ -157,11 +163,11 @@ def overhead(out):
             cpu.setdefault(variant.group(1), []).append(cost[0])
             share.setdefault(variant.group(1), []).append(cost[1])
     print("\n**qprof's own CPU** (`qprof run --gpu B -- cuda_busy`, alternating rounds)\n")
-    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core (median) |")
+    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core (median of the summaries' figures) |")
     print("| --- | ---: | ---: | ---: |")
     for k in cpu:
         c = statistics.median(cpu[k])
-        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {statistics.median(share[k]):.2f} |")
+        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {statistics.median(share[k]):.1f} |")
 
 
 def bench(out):

@@ -5,7 +5,8 @@ a GPU (for bench/RESULTS.md). Alternating rounds of:
   - `qprof run -q --gpu none -o FILE -- true`,
   - `qprof run -q -o FILE -- true` (the default, --gpu auto),
 each timed whole (wall, and CPU from wait4), and the delay from starting qprof to the command's
-start: the command is `date +%s.%N`, whose clock is compared with ours just before the start.
+start: the command is `date +%s.%N`, whose clock is compared with ours just before the start
+(bare `date` gives the floor: Python's spawn and date's own start).
 With several QPROF binaries (two revisions), each one's cases in the same alternating rounds.
 
     bench/gpu_startup.py QPROF... [--rounds 30]
@@ -32,6 +33,8 @@ def main():
     ap.add_argument("qprof", nargs="+")
     ap.add_argument("--rounds", type=int, default=30)
     a = ap.parse_args()
+    if a.rounds < 2:
+        ap.error("--rounds: at least 2 (quartiles)")
     binaries = [os.path.realpath(q) for q in a.qprof]
     given = dict(zip(binaries, a.qprof))
     name = (lambda q: f" ({given[q]})") if len(binaries) > 1 else (lambda q: "")
@@ -43,13 +46,18 @@ def main():
                       (f"`qprof run -- true` (--gpu auto){name(q)}", [q, "run", "-q", "-o", trace, "--", "true"])]
         walls, cpus = alternating.alternate(cases, a.rounds)
         print(alternating.table(walls, cpus, "whole run", "`true`"))
-        delays = {(q, gpu): [] for q in binaries for gpu in ("none", "auto")}
+        date = ["date", "+%s.%N"]
+        commands = {"bare `date` (the floor)": date}
+        for q in binaries:
+            for gpu in ("none", "auto"):
+                commands[f"{gpu}{name(q)}"] = [q, "run", "-q", "--gpu", gpu, "-o", trace, "--", *date]
+        delays = {k: [] for k in commands}
         for _ in range(a.rounds):
-            for q, gpu in delays:
-                delays[q, gpu].append(delay_to_command([q, "run", "-q", "--gpu", gpu, "-o", trace, "--", "date", "+%s.%N"]))
+            for k, argv in commands.items():
+                delays[k].append(delay_to_command(argv))
         print("\n| --gpu | from qprof's start to its command's, median (quartiles) |\n| --- | ---: |")
-        for (q, gpu), v in delays.items():
+        for k, v in delays.items():
             qs = statistics.quantiles(v, n=4)
-            print(f"| {gpu}{name(q)} | {statistics.median(v) * 1e3:.2f} ms ({qs[0] * 1e3:.2f}–{qs[2] * 1e3:.2f}) |")
+            print(f"| {k} | {statistics.median(v) * 1e3:.2f} ms ({qs[0] * 1e3:.2f}–{qs[2] * 1e3:.2f}) |")
 
 main()

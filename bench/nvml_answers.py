@@ -5,7 +5,7 @@ workload runs (for bench/RESULTS.md). Needs an NVIDIA GPU and nvidia-ml-py (pynv
   - zero: once, from 0 (the driver's whole buffer).
 Each answer is one JSON line: the caller, our clock (µs), lastSeen, and each entry's pid, stamp
 and SM %, or the error. Side by side, fast's figures show each period's sample and slow's show
-how the driver sums them over a window.
+how the driver averages them over a window (rounded up).
   python3 bench/nvml_answers.py -- ./cuda_busy > answers.jsonl
 """
 import json
@@ -24,7 +24,7 @@ def main():
         sys.exit(__doc__)
     N.nvmlInit()
     h = N.nvmlDeviceGetHandleByIndex(0)
-    workload = subprocess.Popen(argv)
+    workload = subprocess.Popen(argv, stdout=subprocess.DEVNULL)  # stdout is the answers
     now_us = lambda: int(time.time() * 1e6)  # on the driver's stamps' clock
     # name: [period s (0: once), lastSeen, next call on the monotonic clock (None: done)]
     start = time.monotonic()

@@ -1,9 +1,11 @@
 """nvml_probe: what the real NVML driver does, measured (for bench/RESULTS.md). Needs an NVIDIA
 GPU, nvidia-ml-py (pynvml) and a workload command. It prints one JSON document:
-  - the cost of nvmlInit and of each call qprof makes (CPU and wall per call, medians; CPU both
-    of the calling thread and of the whole process, which counts threads of NVML's own), and
-    the process's CPU while it holds NVML open and calls nothing (2 s), and the cost of calls
-    spaced as qprof spaces them (device totals every 10 ms; process lists and rates every 0.1 s);
+  - the cost of nvmlInit and of each call qprof makes in a tight loop: the calling thread's CPU
+    and the wall time per call (medians, `cpu_us`, `wall_us`), and the whole process's CPU over
+    the loop per call (`loop_process_cpu_us_per_call`: threads of NVML's own count, and so does
+    the timing around each call); the process's CPU while it holds NVML open and calls nothing
+    (2 s); and the process's CPU of calls spaced as qprof spaces them (device totals every
+    10 ms; process lists and rates every 0.1 s), the call alone (`call_process_cpu_us_mean`);
   - the samples behind qprof's busy-time series while WORKLOAD runs: every
     nvmlDeviceGetProcessUtilization answer (pid, driver timestamp, SM %) and every
     nvmlDeviceGetSamples(GPU_UTILIZATION) sample, polled every 50 ms, so that the driver's own
@@ -34,7 +36,7 @@ def cost(fn, n):
         cpu.append(time.thread_time_ns() - c0)
         wall.append(time.perf_counter_ns() - w0)
     return {"cpu_us": statistics.median(cpu) / 1e3, "wall_us": statistics.median(wall) / 1e3, "n": n,
-            "process_cpu_us_mean": (time.process_time_ns() - p0) / n / 1e3}
+            "loop_process_cpu_us_per_call": (time.process_time_ns() - p0) / n / 1e3}
 
 
 def spaced(fn, interval_s, n):
@@ -49,7 +51,7 @@ def spaced(fn, interval_s, n):
             pass
         spent += time.process_time_ns() - c0
         time.sleep(interval_s)
-    return {"interval_ms": interval_s * 1e3, "n": n, "process_cpu_us_mean": spent / n / 1e3}
+    return {"interval_ms": interval_s * 1e3, "n": n, "call_process_cpu_us_mean": spent / n / 1e3}
 
 
 def main():
@@ -80,7 +82,7 @@ def main():
         "lists_and_rates": spaced(lambda: (N.nvmlDeviceGetComputeRunningProcesses(h), N.nvmlDeviceGetGraphicsRunningProcesses(h),
                                            N.nvmlDeviceGetUtilizationRates(h)), 0.1, 30),
     }
-    proc = subprocess.Popen(workload, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(workload, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # stdout is the JSON
     lines = []  # the workload's stderr (its markers), each with the time it was read
     reader = threading.Thread(target=lambda: [lines.append([now_us(), l.rstrip()]) for l in proc.stderr])
     reader.start()

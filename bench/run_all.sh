@@ -17,6 +17,7 @@ rounds=${ROUNDS:-3}
 rss_seconds=${RSS_SECONDS:-60}
 plot_samples=${PLOT_SAMPLES:-10000000}
 export BUSY_RATE=${BUSY_RATE:-500}
+[ "$BUSY_RATE" -ge 1 ] 2>/dev/null || { echo "BUSY_RATE must be a whole number of processes a second, at least 1" >&2; exit 2; }
 results=${RESULTS:-bench/RESULTS.md}
 py=/usr/bin/python3
 [ -x "$build/qprof" ] && [ -x "$build/bench/qprof_bench" ] && [ -x "$build/bench/statm_floor" ] || {

@@ -102,9 +102,9 @@ std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
     std::size_t n = 0;
     for (const GpuUtilSample& g : t.gpu_util) {
       if (g.t < s.t_start - kTimeSlack || g.t > s.t_end + kTimeSlack) continue;
-      sum += g.sm_percent;
+      sum += g.busy_percent;
       ++n;
-      b.gpu_peak_percent = std::max(b.gpu_peak_percent.value_or(0.0), g.sm_percent);
+      b.gpu_peak_percent = std::max(b.gpu_peak_percent.value_or(0.0), g.busy_percent);
     }
     if (n > 0) b.gpu_mean_percent = sum / static_cast<double>(n);
     b.memory_growth = signed_growth(s.mem_start, s.mem_end);

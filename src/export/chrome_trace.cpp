@@ -80,9 +80,9 @@ class EventWriter : public dat::Visitor {
   }
   void gpu_util(const GpuUtilSample& s) override {
     const std::string name = "GPU" + std::to_string(s.device);
-    counter(name + " busy", s.t, s.sm_percent, "%");
+    counter(name + " busy", s.t, s.busy_percent, "%");
     counter(name + " memory bandwidth busy", s.t, s.mem_bw_percent, "%");
-    if (s.tree_sm_percent) counter(name + " busy, the tree's share", s.t, *s.tree_sm_percent, "%");
+    if (s.tree_busy_percent) counter(name + " busy, the tree's share", s.t, *s.tree_busy_percent, "%");
   }
   void cpu(const CpuSample& s) override {
     if (const auto r = rate(cpu_, s.t, s.cpu_seconds)) counter("CPU", s.t, *r * 100.0, "% of one core");

@@ -122,15 +122,15 @@ class RowStreamer : public dat::Visitor {
       row_.values[pos_tasks_ + 1] = static_cast<double>(tasks_->threads);
       row_.values[pos_tasks_ + 2] = in_unit(tasks_->vsz, unit_);
     }
-    for (std::size_t i = 0; i < gpu_sm_.size(); ++i) {
-      if (gpu_sm_[i]) row_.values[pos_gpu_util_ + i] = *gpu_sm_[i];
+    for (std::size_t i = 0; i < gpu_busy_.size(); ++i) {
+      if (gpu_busy_[i]) row_.values[pos_gpu_util_ + i] = *gpu_busy_[i];
     }
   }
   void kinds(const MemKindsSample& s) override { kinds_ = s; }
   void tasks(const TasksSample& s) override { tasks_ = s; }
   void gpu_util(const GpuUtilSample& s) override {
     const auto it = c_.gpu_util.find(s.device);
-    if (it != c_.gpu_util.end()) gpu_sm_[it->second] = s.sm_percent;
+    if (it != c_.gpu_util.end()) gpu_busy_[it->second] = s.busy_percent;
   }
   // CHLD lines follow the MEM line of their sample, with its time.
   void child(std::int64_t pid, const MemSample& s) override {
@@ -165,7 +165,7 @@ class RowStreamer : public dat::Visitor {
   std::size_t pos_kinds_, pos_tasks_, pos_gpu_util_;
   std::optional<MemKindsSample> kinds_;
   std::optional<TasksSample> tasks_;
-  std::vector<std::optional<double>> gpu_sm_ = std::vector<std::optional<double>>(c_.gpu_util.size());
+  std::vector<std::optional<double>> gpu_busy_ = std::vector<std::optional<double>>(c_.gpu_util.size());
   std::optional<Seconds> t0_;
   bool pending_ = false;
   Seconds t_ = 0;
@@ -211,7 +211,7 @@ std::vector<Column> ColumnSet::columns(Unit unit) const {
     out.push_back({"threads", "count"});
     out.push_back({"vsz_" + s, u});
   }
-  for (const auto& [index, pos] : gpu_util) out.push_back({"gpu" + std::to_string(index) + "_sm_percent", "%"});
+  for (const auto& [index, pos] : gpu_util) out.push_back({"gpu" + std::to_string(index) + "_busy_percent", "%"});
   for (const auto& [pid, pos] : child) out.push_back({"child_" + std::to_string(pid) + "_" + s, u});
   return out;
 }

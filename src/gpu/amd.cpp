@@ -224,7 +224,7 @@ class AmdBackend final : public Backend {
       const auto busy = read_percent(busy_files_[i]);
       if (!busy) continue;
       out[i].valid = true;
-      out[i].sm = *busy;
+      out[i].busy = *busy;
       out[i].mem_bw = read_percent(mem_busy_files_[i]).value_or(0);
       any = true;
     }

@@ -84,7 +84,7 @@ double NvmlUtil::held_share(std::size_t device, std::span<const pid_t> pids) con
   if (!d.holding || monotonic_ns() - d.answered_ns > kHoldNs) return 0;
   unsigned int sum = 0;
   for (const Held& h : d.held) {
-    if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.sm;
+    if (has_pid(pids, static_cast<pid_t>(h.pid))) sum += h.busy;
   }
   return std::min(sum, 100u);  // each figure is rounded up by the driver
 }
@@ -103,7 +103,7 @@ void NvmlUtil::hold(std::size_t device, unsigned int n) {
     if (it == held.end()) {
       held.push_back(Held{x.pid, x.sm_util});
     } else {
-      it->sm = x.sm_util;  // newer
+      it->busy = x.sm_util;  // newer
     }
   }
   d.holding = true;
@@ -202,7 +202,7 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       Rates r{};
       if (rates_(handles_[i], &r) != kSuccess) continue;
       u.valid = true;
-      u.sm = std::min(r.gpu, 100u);
+      u.busy = std::min(r.gpu, 100u);
       u.mem_bw = std::min(r.memory, 100u);
       using Tenancy = DeviceUtil::Tenancy;
       DeviceState& d = dev_[i];
@@ -210,17 +210,17 @@ bool NvmlUtil::device_util(std::span<const pid_t> pids, std::span<DeviceUtil> ou
       // Where the share is known without the call (0, or the device's busy %), the call is
       // made once all the same, to learn whether the driver gives the share at all: a series
       // then never holds figures on one stretch where the driver would refuse them on another.
-      if (process_ && known_without_call && !d.probed && !d.unsupported) tree_share(i, pids);
+      if (known_without_call && !d.probed) tree_share(i, pids);  // nothing when the driver cannot
       if (!process_ || d.unsupported) {
-        u.tree_sm.reset();  // the driver cannot say, here or anywhere
+        u.tree_busy.reset();  // the driver cannot say, here or anywhere
       } else if (u.tenancy == Tenancy::absent) {
-        u.tree_sm = 0.0;
+        u.tree_busy = 0.0;
         forget(i);
       } else if (u.tenancy == Tenancy::alone) {
-        u.tree_sm = u.sm;
+        u.tree_busy = u.busy;
         alone(i);
       } else {
-        u.tree_sm = tree_share(i, pids);
+        u.tree_busy = tree_share(i, pids);
       }
       any = true;
     }

@@ -45,7 +45,7 @@ class NvmlUtil {
   // A process's figure in the latest answer: its busy % (NVML's SM %) over the answer's window.
   struct Held {
     unsigned int pid;
-    unsigned int sm;
+    unsigned int busy;
   };
   double held_share(std::size_t device, std::span<const pid_t> pids) const;
   void hold(std::size_t device, unsigned int n);

@@ -42,7 +42,7 @@ struct Sampler::Dev {
   Seconds peak_tree_t = 0;
   Bytes peak_used = 0;
   std::uint64_t util_samples = 0;
-  double sm_percent_sum = 0;
+  double busy_percent_sum = 0;
 };
 
 SamplerOptions SamplerOptions::from_environment() {
@@ -317,9 +317,9 @@ void Sampler::write_util(dat::Writer& out, Seconds t) {
     Dev& d = devs_[i];
     const DeviceUtil& u = latest_util_[i];
     if (d.index < 0 || !u.valid) continue;  // devices recorded (GPUDEV) only
-    out.gpu_util(GpuUtilSample{t, d.index, u.sm, u.mem_bw, u.tree_sm, u.pcie_rx, u.pcie_tx});
+    out.gpu_util(GpuUtilSample{t, d.index, u.busy, u.mem_bw, u.tree_busy, u.pcie_rx, u.pcie_tx});
     ++d.util_samples;
-    d.sm_percent_sum += u.sm;
+    d.busy_percent_sum += u.busy;
   }
 }
 
@@ -437,7 +437,7 @@ Summary Sampler::summary() const {
     ds.peak_used = d.peak_used;
     ds.tree_is_device_total = d.ever_fallback;
     ds.util_samples = d.util_samples;
-    ds.sm_percent_sum = d.sm_percent_sum;
+    ds.busy_percent_sum = d.busy_percent_sum;
     s.any_device_total = s.any_device_total || (d.ever_fallback && d.index >= 0);
     s.devices.push_back(std::move(ds));
   }
@@ -452,7 +452,7 @@ Summary Sampler::summary() const {
   s.pcie_queries = pcie_queries_;  // the helper has stopped, or never ran them
   s.pcie_query_ns = pcie_queries_ ? pcie_cost_total_ / static_cast<std::int64_t>(pcie_queries_) : 0;
   if (last_ns_ > first_ns_) {
-    s.cpu_share = static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
+    s.query_time_share = static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
   }
   return s;
 }

@@ -92,9 +92,9 @@ void Builder::gpu_util_panel(Draft& d, const std::vector<TraceInput>& in) {
       const GpuUtilData& g = t.gpu_util[k];
       const std::string who = (single ? std::string() : display_text(ti.label, 32) + ": ") + "GPU" + std::to_string(g.device);
       const int color = single ? palette_slot(k) : trace_color(ti);
-      add_series(d, series(Role::trace, color, false, false, false, who + " busy", g.sm.points()));
-      if (!g.tree_sm.empty()) {
-        add_series(d, series(Role::child, color, true, false, false, who + " busy, the tree's share", g.tree_sm.points()));
+      add_series(d, series(Role::trace, color, false, false, false, who + " busy", g.busy.points()));
+      if (!g.tree_busy.empty()) {
+        add_series(d, series(Role::child, color, true, false, false, who + " busy, the tree's share", g.tree_busy.points()));
       }
       if (single) {
         add_series(d, series(Role::child, color, false, false, false, who + " memory bandwidth", g.mem_bw.points()));

@@ -200,9 +200,9 @@ class Reducer : public dat::Visitor {
                                         Series(d_.grid, d_.window_from, d_.window_to)});
       it = d_.gpu_util.end() - 1;
     }
-    it->sm.add(t, s.sm_percent);
+    it->busy.add(t, s.busy_percent);
     it->mem_bw.add(t, s.mem_bw_percent);
-    if (s.tree_sm_percent) it->tree_sm.add(t, *s.tree_sm_percent);
+    if (s.tree_busy_percent) it->tree_busy.add(t, *s.tree_busy_percent);
   }
   void peak(std::string_view name, Bytes b) override { d_.peaks[std::string(name)] = b; }
   void dir_def(const WatchedDir& w) override { watched(w.index).info = w; }

@@ -140,7 +140,7 @@ void Session::finish_gpu() {
                                   (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
                                   human_bytes(d.peak_used) + " of " + human_bytes(d.total) +
                                   (d.util_samples > 0 ? ", busy " + std::to_string(static_cast<int>(std::lround(
-                                                            d.sm_percent_sum / static_cast<double>(d.util_samples)))) +
+                                                            d.busy_percent_sum / static_cast<double>(d.util_samples)))) +
                                                             " % on average"
                                                       : ""));
   }

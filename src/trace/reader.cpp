@@ -199,9 +199,9 @@ GpuUtilSample parse_gpu_util(Fields& f) {
     }
     return parse(what);
   };
-  s.sm_percent = percent("SM %");
+  s.busy_percent = percent("busy %");
   s.mem_bw_percent = percent("memory bandwidth %");
-  s.tree_sm_percent = optional("tree SM %", percent);
+  s.tree_busy_percent = optional("the tree's busy %", percent);
   const auto rate = [&f](const char* what) { return f.non_negative(what); };
   s.pcie_rx_bytes_per_s = optional("PCIe RX bytes/s", rate);
   s.pcie_tx_bytes_per_s = optional("PCIe TX bytes/s", rate);

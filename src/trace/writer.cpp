@@ -223,13 +223,13 @@ void Writer::tasks(const TasksSample& s) {
 
 void Writer::gpu_util(const GpuUtilSample& s) {
   Line line(*this, "GPUUTIL", 7);
-  line.fixed(s.t, 6).integer(s.device).fixed(s.sm_percent, 1).fixed(s.mem_bw_percent, 1);
+  line.fixed(s.t, 6).integer(s.device).fixed(s.busy_percent, 1).fixed(s.mem_bw_percent, 1);
   // '-': the driver does not say (no per-process accounting, no PCIe counters).
   const auto optional = [&line](const std::optional<double>& v, int decimals) {
     if (v) line.fixed(*v, decimals);
     else line.text("-");
   };
-  optional(s.tree_sm_percent, 1);
+  optional(s.tree_busy_percent, 1);
   optional(s.pcie_rx_bytes_per_s, 0);
   optional(s.pcie_tx_bytes_per_s, 0);
 }

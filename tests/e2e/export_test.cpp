@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -80,6 +81,44 @@ TEST(Export, ChromeTraceHoldsEverySampleStageAndCheckpoint) {
     if (e["ph"] == "C" && e["name"] == "RSS") last_ts = e["ts"];
   }
   EXPECT_NEAR(last_ts, (t.mem.back().t - t.t0()) * 1e6, 1.0);
+}
+
+// GPU busy time (GPUUTIL) is exported under its name: the device's busy % (NVML's
+// utilization.gpu, copies included), and in the Chrome trace the tree's share beside it.
+TEST(Export, GpuBusyTimeIsExportedAsBusyPercent) {
+  const std::string path = temp_dir() + "/busy.dat";
+  {
+    dat::Writer w(path);
+    TraceMeta meta;
+    meta.qprof_version = "test";
+    meta.start = 1000.0;
+    w.header(meta);
+    w.gpu_device(GpuDevice{0, "GPU-1", "NVIDIA H200", 1u << 30});
+    w.mem(1000.0, 1 << 20);
+    w.gpu_util(GpuUtilSample{1000.0, 0, 64, 20, 40.0, std::nullopt, std::nullopt});
+    w.mem(1000.1, 1 << 20);
+  }
+  const std::string out = temp_dir() + "/busy.csv";
+  Result r = bounded_qprof({"export", path, "--format", "csv", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream csv(out);
+  std::string header, first, second;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  std::getline(csv, second);
+  EXPECT_EQ(header, "time_s,rss_mib,gpu0_mib,gpu0_busy_percent");
+  EXPECT_EQ(first, "0,1,,") << "the GPUUTIL line follows the first sample";
+  EXPECT_EQ(second, "0.1,1,,64");
+  r = bounded_qprof({"export", path, "--format", "perfetto"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<std::string, double> counters;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C") counters[e["name"]] = e["args"].begin().value().get<double>();
+  }
+  EXPECT_EQ(counters["GPU0 busy"], 64);
+  EXPECT_EQ(counters["GPU0 busy, the tree's share"], 40);
+  EXPECT_EQ(counters["GPU0 memory bandwidth busy"], 20);
 }
 
 TEST(Export, SeveralTracesAreOneProcessEach) {

@@ -120,7 +120,7 @@ TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
   ASSERT_GE(t.gpu_util.size(), 3u) << r.err;
   for (const GpuUtilSample& u : t.gpu_util) {
     EXPECT_EQ(u.device, t.gpu_devices.at(0).index);
-    EXPECT_DOUBLE_EQ(u.sm_percent, 73.0);
+    EXPECT_DOUBLE_EQ(u.busy_percent, 73.0);
     EXPECT_DOUBLE_EQ(u.mem_bw_percent, 41.0);
   }
   // PCIe comes on a schedule of its own (NVML samples it over 20 ms), from a second in: at least

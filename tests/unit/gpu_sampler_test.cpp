@@ -601,7 +601,7 @@ TEST(GpuSampler, OverTheFakeNvmlOnAHelperThread) {
   EXPECT_GE(sum.process_queries, 2u);
   EXPECT_LE(sum.process_queries, 9u) << "every 50 ms at most";
   EXPECT_EQ(sum.devices[0].peak_tree, 256 * MiB);
-  EXPECT_LT(sum.cpu_share, 0.05);
+  EXPECT_LT(sum.query_time_share, 0.05);
 }
 
 }  // namespace

@@ -55,15 +55,15 @@ TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
   const std::vector<pid_t> tree{100, 101, 102};
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_TRUE(u[0].valid);
-  EXPECT_DOUBLE_EQ(u[0].sm, 87);
+  EXPECT_DOUBLE_EQ(u[0].busy, 87);
   EXPECT_DOUBLE_EQ(u[0].mem_bw, 41);
-  ASSERT_TRUE(u[0].tree_sm);
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70) << "50 + 20, not the other tenant's 17";
+  ASSERT_TRUE(u[0].tree_busy);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 70) << "50 + 20, not the other tenant's 17";
   EXPECT_FALSE(u[1].valid) << "the second GPU does not say";
   // Nothing newer than the last seen: the driver's next sample is not due yet (a real one
   // samples every 1/6 s to 1 s, idle processes included), so the latest samples stand.
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 70);
   ASSERT_TRUE(b->pcie_throughput(u));
   EXPECT_DOUBLE_EQ(*u[0].pcie_rx, 2048.0 * 1024);
   EXPECT_DOUBLE_EQ(*u[0].pcie_tx, 1024.0 * 1024);
@@ -113,15 +113,15 @@ TEST(GpuUtil, TheTreesShareIsTheLatestAnswerUntilItLapses) {
   ASSERT_TRUE(b);
   const std::vector<pid_t> tree{100, 101};
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 70);
   const std::vector<pid_t> one{100};
   ASSERT_TRUE(b->device_util(one, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 50) << "the latest answer, for the tree of now";
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 50) << "the latest answer, for the tree of now";
   // No new sample for longer than the longest sample period and a half: the processes have no
   // context there any more.
   usleep(1'600'000);
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 0);
 }
 
 // The first call asks for what is newer than a second ago: asked from 0, a real driver answers its
@@ -131,7 +131,7 @@ TEST(GpuUtil, TheFirstWindowStartsASecondAgo) {
   auto& [script, b, u] = g;
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 20) << "not ceil(20 / 3 periods) = 7: the tenant's samples are older";
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 20) << "not ceil(20 / 3 periods) = 7: the tenant's samples are older";
 }
 
 // A driver whose clock is behind ours by more than a second answers once its clock has passed
@@ -139,13 +139,13 @@ TEST(GpuUtil, TheFirstWindowStartsASecondAgo) {
 TEST(GpuUtil, TheFirstWindowWaitsForADriverBehindUs) {
   OneGpu behind("process_util 100 40\n", 1.3);  // the driver's clock 1.3 s behind ours
   ASSERT_TRUE(behind.b->device_util(std::vector<pid_t>{100}, behind.u));
-  EXPECT_DOUBLE_EQ(*behind.u[0].tree_sm, 0) << "nothing newer than a second ago on our clock";
+  EXPECT_DOUBLE_EQ(*behind.u[0].tree_busy, 0) << "nothing newer than a second ago on our clock";
   usleep(300'000);
   // 0.3 s later, two new samples: 0.95 and 0.8 s before our clock's time at the first call, so
   // newer than where the window began (a second before that call), not than a second before now.
   behind.set("process_util 100 80 150\nprocess_util 100 60 0\n", 1.1);
   ASSERT_TRUE(behind.b->device_util(std::vector<pid_t>{100}, behind.u));
-  EXPECT_DOUBLE_EQ(*behind.u[0].tree_sm, 70) << "(80 + 60) / 2: the two samples newer than where the window began";
+  EXPECT_DOUBLE_EQ(*behind.u[0].tree_busy, 70) << "(80 + 60) / 2: the two samples newer than where the window began";
 }
 
 // Calls are spaced by the driver's sample period once it is learnt: one figure per process is
@@ -158,7 +158,7 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
   const std::vector<pid_t> tree{100};
   const auto calls = process_util_calls;
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 40);
   // A loaded machine may stall the test between a call and the next sample for longer than the
   // proof allows (83 ms): then the next rounds learn it.
   bool learnt = false;
@@ -167,14 +167,14 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
     ASSERT_TRUE(b->device_util(tree, u));  // nothing newer
     g.set("process_util 100 60\n", 0);      // the driver's next sample, just after that call
     ASSERT_TRUE(b->device_util(tree, u));
-    EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
+    EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60);
     const long before = calls();
     ASSERT_TRUE(b->device_util(tree, u));
     learnt = calls() == before;
   }
   ASSERT_TRUE(learnt) << "the period (0.2 s) never learnt";
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "between two samples the latest answer stands";
-  EXPECT_DOUBLE_EQ(u[0].sm, 100) << "the rates are read every time (a microsecond)";
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60) << "between two samples the latest answer stands";
+  EXPECT_DOUBLE_EQ(u[0].busy, 100) << "the rates are read every time (a microsecond)";
   // Once it is due, the driver is asked again.
   const long before = calls();
   usleep(300'000);
@@ -194,7 +194,7 @@ TEST(GpuUtil, AGapThatMayHoldSeveralPeriodsIsNotTakenForThePeriod) {
   usleep(1'000'000);
   g.set("process_util 100 60\n", 0);  // 1 s after the last call and the last sample
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60);
   const long before = process_util_calls();
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_GT(process_util_calls(), before) << "no period learnt: the driver is asked";
@@ -209,16 +209,16 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
   ASSERT_TRUE(b);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 40);
   g.set("process_util 100 60\n", -0.4);  // 0.2 s later: the driver samples every 0.2 s
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60);
   g.set("process_util 100 90\n", -0.65);  // the next sample, 0.25 s later on the driver's clock
   const long calls = process_util_calls();
   usleep(250'000);  // due 0.2 s after the last on the driver's clock; 0.6 s on ours
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_GT(process_util_calls(), calls);
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 90);
 }
 
 // Seen on an H200 (bench/RESULTS.md): with two processes taking turns, each sample period is
@@ -235,41 +235,61 @@ TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
         "process_util 101 30 0\n",    // a second tree process in the same period
         0);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
-  ASSERT_TRUE(u[0].tree_sm);
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 66) << "the driver's (99 + 99) / 3 periods";
+  ASSERT_TRUE(u[0].tree_busy);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 66) << "the driver's (99 + 99) / 3 periods";
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100, 101}, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 76) << "66 + 10 (30 / 3), stamped apart: summed, not divided again";
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 76) << "66 + 10 (30 / 3), stamped apart: summed, not divided again";
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{200}, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 33);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 33);
 }
 
-TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
-  FakeNvmlScript script(kBusyGpus);
-  SamplerOptions so;
-  so.process_thread = false;  // inline: the test decides when queries run
-  Sampler s(open_fake(), so);
-  ScratchDir dir;
-  const std::string path = dir.file("util.dat");
-  {
-    dat::Writer w(path);
+// GPUUTIL lines of a sampler that queries inline, one query per call of `sample`: each 0.2 s
+// apart on the sampler's clock (the per-process queries' period is 0.1 s).
+struct InlineSampler {
+  explicit InlineSampler(const std::string& name) : path(dir.file(name)), w(path) {
     TraceMeta meta;
     meta.qprof_version = "test";
     w.header(meta);
     w.mem(1000.0, 1 << 20);
-    const std::vector<pid_t> tree{100, 101};
-    s.sample(1'000'000'000, 1000.0, tree, w);
-    s.sample(1'010'000'000, 1000.01, tree, w);  // before the next process query: no new GPUUTIL
-    s.sample(1'200'000'000, 1000.2, tree, w);
-    s.sample(2'000'000'000, 1001.0, tree, w);  // a second after the first query: PCIe too
-    s.sample(2'200'000'000, 1001.2, tree, w);  // its figure carried
-    s.stop();
   }
-  const Trace t = dat::read_trace(path);
+  static SamplerOptions inline_queries() {
+    SamplerOptions so;
+    so.process_thread = false;
+    return so;
+  }
+  void query(std::span<const pid_t> tree) {
+    at(1'000'000'000 + 200'000'000LL * n, tree);
+    ++n;
+  }
+  // A sample at `ns` on the sampler's clock (1000 s of Unix time at 1 s).
+  void at(std::int64_t ns, std::span<const pid_t> tree) { s.sample(ns, 999.0 + static_cast<double>(ns) * 1e-9, tree, w); }
+  Trace finish() {
+    s.stop();
+    w.close();
+    return dat::read_trace(path);
+  }
+  ScratchDir dir;
+  std::string path;
+  dat::Writer w;
+  Sampler s{open_fake(), inline_queries()};
+  int n = 0;
+};
+
+TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
+  FakeNvmlScript script(kBusyGpus);
+  InlineSampler q("util.dat");  // inline: the test decides when queries run
+  const std::vector<pid_t> tree{100, 101};
+  q.at(1'000'000'000, tree);
+  q.at(1'010'000'000, tree);  // before the next process query: no new GPUUTIL
+  q.at(1'200'000'000, tree);
+  q.at(2'000'000'000, tree);  // a second after the first query: PCIe too
+  q.at(2'200'000'000, tree);  // its figure carried
+  const Trace t = q.finish();
   ASSERT_EQ(t.gpu_util.size(), 4u) << "one device says, four queries ran";
   EXPECT_EQ(t.gpu_util[0].device, 0);
-  EXPECT_DOUBLE_EQ(t.gpu_util[0].sm_percent, 87);
+  EXPECT_DOUBLE_EQ(t.gpu_util[0].busy_percent, 87);
   EXPECT_DOUBLE_EQ(t.gpu_util[0].mem_bw_percent, 41);
-  EXPECT_DOUBLE_EQ(*t.gpu_util[0].tree_sm_percent, 70);
+  EXPECT_DOUBLE_EQ(*t.gpu_util[0].tree_busy_percent, 70);
   // NVML samples each PCIe counter for 20 ms: never at the first query, which a short run would
   // wait for at its end, then once a second.
   EXPECT_FALSE(t.gpu_util[0].pcie_rx_bytes_per_s);
@@ -278,7 +298,7 @@ TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
     ASSERT_TRUE(t.gpu_util[k].pcie_rx_bytes_per_s) << k;
     EXPECT_DOUBLE_EQ(*t.gpu_util[k].pcie_rx_bytes_per_s, 2048.0 * 1024);
   }
-  const Summary sum = s.summary();
+  const Summary sum = q.s.summary();
   EXPECT_EQ(sum.pcie_queries, 1u);
   EXPECT_EQ(sum.devices[0].util_samples, 4u);
 }
@@ -322,36 +342,6 @@ void put(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// GPUUTIL lines of a sampler that queries inline, one query per call of `sample`: each 0.2 s
-// apart on the sampler's clock (the per-process queries' period is 0.1 s).
-struct InlineSampler {
-  explicit InlineSampler(const std::string& name) : path(dir.file(name)), w(path) {
-    TraceMeta meta;
-    meta.qprof_version = "test";
-    w.header(meta);
-    w.mem(1000.0, 1 << 20);
-  }
-  static SamplerOptions inline_queries() {
-    SamplerOptions so;
-    so.process_thread = false;
-    return so;
-  }
-  void query(std::span<const pid_t> tree) {
-    s.sample(1'000'000'000 + 200'000'000LL * n, 1000.0 + 0.2 * n, tree, w);
-    ++n;
-  }
-  Trace finish() {
-    s.stop();
-    w.close();
-    return dat::read_trace(path);
-  }
-  ScratchDir dir;
-  std::string path;
-  dat::Writer w;
-  Sampler s{open_fake(), inline_queries()};
-  int n = 0;
-};
-
 // On a node of several GPUs, the tree's share is asked only of the devices it shares: the call
 // costs milliseconds a device on a real driver (bench/RESULTS.md).
 TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
@@ -371,8 +361,8 @@ TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
   const Trace t = q.finish();
   ASSERT_EQ(t.gpu_util.size(), 8u);
   for (const GpuUtilSample& g : t.gpu_util) {
-    ASSERT_TRUE(g.tree_sm_percent);
-    EXPECT_DOUBLE_EQ(*g.tree_sm_percent, g.device == 0 ? 90 : 0) << "device " << g.device;
+    ASSERT_TRUE(g.tree_busy_percent);
+    EXPECT_DOUBLE_EQ(*g.tree_busy_percent, g.device == 0 ? 90 : 0) << "device " << g.device;
   }
 }
 
@@ -393,7 +383,7 @@ TEST(GpuUtil, ADriverThatRefusesTheShareGivesNoFigureEvenWhereTheTreeIsAbsent) {
     EXPECT_EQ(process_util_calls() - before, 1) << refusal << ": asked once, then known refused";
     const Trace t = q.finish();
     ASSERT_EQ(t.gpu_util.size(), 5u);
-    for (const GpuUtilSample& g : t.gpu_util) EXPECT_FALSE(g.tree_sm_percent) << refusal << " at " << g.t;
+    for (const GpuUtilSample& g : t.gpu_util) EXPECT_FALSE(g.tree_busy_percent) << refusal << " at " << g.t;
   }
 }
 
@@ -417,8 +407,8 @@ TEST(GpuUtil, TheTreeAloneOnADeviceHasItsBusyPercentWithoutThePerProcessCall) {
   const Trace t = q.finish();
   ASSERT_EQ(t.gpu_util.size(), 5u);
   for (std::size_t k = 0; k < t.gpu_util.size(); ++k) {
-    ASSERT_TRUE(t.gpu_util[k].tree_sm_percent) << k;
-    EXPECT_DOUBLE_EQ(*t.gpu_util[k].tree_sm_percent, k < 4 ? 64 : 90) << "line " << k;
+    ASSERT_TRUE(t.gpu_util[k].tree_busy_percent) << k;
+    EXPECT_DOUBLE_EQ(*t.gpu_util[k].tree_busy_percent, k < 4 ? 64 : 90) << "line " << k;
   }
 }
 
@@ -436,8 +426,8 @@ TEST(GpuUtil, OnlyAGraphicsListReadOrNotSupportedLetsTheTreeBeKnownAlone) {
     const Trace t = q.finish();
     ASSERT_EQ(t.gpu_util.size(), 3u);
     for (const GpuUtilSample& g : t.gpu_util) {
-      ASSERT_TRUE(g.tree_sm_percent) << error;
-      EXPECT_DOUBLE_EQ(*g.tree_sm_percent, share) << "graphics list error " << error;
+      ASSERT_TRUE(g.tree_busy_percent) << error;
+      EXPECT_DOUBLE_EQ(*g.tree_busy_percent, share) << "graphics list error " << error;
     }
   }
 }
@@ -459,8 +449,8 @@ TEST(GpuUtil, AfterATimeAloneTheWindowStartsASecondBack) {
   q.query(tree);
   const Trace t = q.finish();
   ASSERT_EQ(t.gpu_util.size(), 4u);
-  ASSERT_TRUE(t.gpu_util[3].tree_sm_percent);
-  EXPECT_DOUBLE_EQ(*t.gpu_util[3].tree_sm_percent, 20) << "not (90 + 20) / 2 = 55: the time alone is not asked again";
+  ASSERT_TRUE(t.gpu_util[3].tree_busy_percent);
+  EXPECT_DOUBLE_EQ(*t.gpu_util[3].tree_busy_percent, 20) << "not (90 + 20) / 2 = 55: the time alone is not asked again";
 }
 
 // While the tree has no process on a device, the driver's samples there are other tenants':
@@ -471,18 +461,18 @@ TEST(GpuUtil, TheTreesShareCountsNoPeriodOfItsAbsence) {
   ASSERT_TRUE(b);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 90);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 90);
   usleep(1'000'000);
   u[0].tenancy = DeviceUtil::Tenancy::absent;  // the tree's process left the device: seen at this query
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 0);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 0);
   usleep(100'000);
   // Back: a tenant's sample of 0.9 s ago (after the tree's last answer, before the query that saw
   // it away, however late this runs on a loaded machine), and the tree's of now.
   g.set("process_util 999 10 900\nprocess_util 100 60 0\n", 0);
   u[0].tenancy = DeviceUtil::Tenancy::shared;
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 60) << "the window starts where it came back: not ceil(60 / 2 periods) = 30";
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60) << "the window starts where it came back: not ceil(60 / 2 periods) = 30";
 }
 
 // Clocks set or drifting apart: the driver's clock is told from the lags of the latest answers
@@ -494,7 +484,7 @@ TEST(GpuUtil, TheDriversClockIsFollowedWhenItFallsBack) {
   ASSERT_TRUE(b);
   const std::vector<pid_t> tree{100};
   ASSERT_TRUE(b->device_util(tree, u));
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 70);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 70);
   usleep(2'100'000);
   // Then it agrees with ours (set back by 2 s), sampling every 0.3 s or so: each gap a little
   // longer than the one before, so that no sample is due a mere hair after the least lag says.
@@ -502,13 +492,13 @@ TEST(GpuUtil, TheDriversClockIsFollowedWhenItFallsBack) {
     if (k > 0) usleep(static_cast<useconds_t>(300'000 + 20'000 * k));
     g.set("process_util 100 " + std::to_string(40 + k) + "\n", 0);
     ASSERT_TRUE(b->device_util(tree, u));
-    EXPECT_DOUBLE_EQ(*u[0].tree_sm, 40 + k) << "answer " << k << ": new, whatever the lag said";
+    EXPECT_DOUBLE_EQ(*u[0].tree_busy, 40 + k) << "answer " << k << ": new, whatever the lag said";
   }
   // The next sample is 0.3 s away on the driver's clock, now that the 2 s lead is forgotten.
   const long calls = process_util_calls();
   ASSERT_TRUE(b->device_util(tree, u));
   EXPECT_EQ(process_util_calls(), calls);
-  EXPECT_DOUBLE_EQ(*u[0].tree_sm, 48);
+  EXPECT_DOUBLE_EQ(*u[0].tree_busy, 48);
 }
 
 TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {
@@ -529,15 +519,15 @@ TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {
   std::vector<DeviceUtil> u(2);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{1}, u));
   EXPECT_TRUE(u[0].valid);
-  EXPECT_DOUBLE_EQ(u[0].sm, 63);
+  EXPECT_DOUBLE_EQ(u[0].busy, 63);
   EXPECT_DOUBLE_EQ(u[0].mem_bw, 12);
-  EXPECT_FALSE(u[0].tree_sm) << "amdgpu has no per-process share";
+  EXPECT_FALSE(u[0].tree_busy) << "amdgpu has no per-process share";
   EXPECT_FALSE(u[1].valid);
   EXPECT_FALSE(b->pcie_throughput(u));
   // The files are re-read on each query.
   put(drm + "card0/device/gpu_busy_percent", "5\n");
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{1}, u));
-  EXPECT_DOUBLE_EQ(u[0].sm, 5);
+  EXPECT_DOUBLE_EQ(u[0].busy, 5);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class Log final : public Visitor {
   void torch(const TorchSample& s) override { add("torch", s.t, static_cast<double>(s.allocated)); }
   void kinds(const MemKindsSample& s) override { add("kinds", s.t, static_cast<double>(s.anon)); }
   void tasks(const TasksSample& s) override { add("tasks", s.t, static_cast<double>(s.threads)); }
-  void gpu_util(const GpuUtilSample& s) override { add("gpuutil", s.t, s.sm_percent); }
+  void gpu_util(const GpuUtilSample& s) override { add("gpuutil", s.t, s.busy_percent); }
   void peak(std::string_view n, Bytes b) override { add("peak " + std::string(n), static_cast<double>(b)); }
   void dir_def(const WatchedDir& d) override { add("dirdef " + d.path); }
   void dir(const DirSample& s) override { add("dir", s.t, static_cast<double>(s.apparent)); }

@@ -64,11 +64,11 @@ TEST(UsageLines, RoundTripThroughWriterAndReader) {
   EXPECT_EQ(t.tasks[0].threads, 12u);
   EXPECT_EQ(t.tasks[0].vsz, Bytes{5} << 30);
   ASSERT_EQ(t.gpu_util.size(), 2u);
-  EXPECT_DOUBLE_EQ(t.gpu_util[0].sm_percent, 12.5);
-  EXPECT_FALSE(t.gpu_util[0].tree_sm_percent);
+  EXPECT_DOUBLE_EQ(t.gpu_util[0].busy_percent, 12.5);
+  EXPECT_FALSE(t.gpu_util[0].tree_busy_percent);
   EXPECT_FALSE(t.gpu_util[0].pcie_rx_bytes_per_s);
   EXPECT_EQ(t.gpu_util[1].device, 1);
-  EXPECT_NEAR(*t.gpu_util[1].tree_sm_percent, 33.3, 1e-9);
+  EXPECT_NEAR(*t.gpu_util[1].tree_busy_percent, 33.3, 1e-9);
   EXPECT_NEAR(*t.gpu_util[1].pcie_rx_bytes_per_s, 1.5e9, 0.5);
   EXPECT_NEAR(*t.gpu_util[1].pcie_tx_bytes_per_s, 2e6, 0.5);
 }

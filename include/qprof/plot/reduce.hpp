@@ -52,7 +52,7 @@ struct GpuDeviceData {
 // How busy one GPU was (GPUUTIL), percentages.
 struct GpuUtilData {
   int device = 0;  // GpuDevice::index
-  Series sm, mem_bw, tree_sm;
+  Series busy, mem_bw, tree_busy;
 };
 
 // A directory watched with --watch-dir (DIRDEF, DIR lines).

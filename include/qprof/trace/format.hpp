@@ -25,7 +25,7 @@
 //   TORCH    <t> <device> <allocated bytes> <reserved bytes> torch's CUDA figures, sent with a checkpoint
 //   KINDS    <t> <anon> <file> <shmem> <swap>               the tree's RSS by kind and its swap, bytes
 //   TASKS    <t> <processes> <threads> <vsz bytes>           the tree's task counts and Σ VmSize
-//   GPUUTIL  <t> <index> <sm %> <mem bw %> <tree sm %|-> <pcie rx B/s|-> <pcie tx B/s|->
+//   GPUUTIL  <t> <index> <busy %> <mem bw %> <tree busy %|-> <pcie rx B/s|-> <pcie tx B/s|->
 //                                                            how busy a device was ('-': unknown)
 //   PEAK     <name> <bytes>                                  exact figures known at the end
 //   DIRDEF   <index> <path…>                                 a directory watched with --watch-dir

@@ -33,9 +33,9 @@ struct TasksSample {
 struct GpuUtilSample {
   Seconds t = 0;
   int device = 0;              // GpuDevice::index
-  double sm_percent = 0;       // time a kernel ran on the device, every tenant
+  double busy_percent = 0;     // time a kernel or a copy ran on the device, every tenant
   double mem_bw_percent = 0;   // time device memory was read or written
-  std::optional<double> tree_sm_percent;    // the tree's own processes' SM share, where the driver says
+  std::optional<double> tree_busy_percent;  // the tree's share of it, where the driver says
   std::optional<double> pcie_rx_bytes_per_s;  // into the device
   std::optional<double> pcie_tx_bytes_per_s;  // out of the device
 };
