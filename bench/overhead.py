@@ -14,7 +14,9 @@ start-up and the workload's own cost (forking the sleepers) cancel, what is left
 Prints a Markdown table: CPU per sample, % of one core, samples taken / asked, per-process
 marginal cost; medians with min–max. --busy N adds, for every qprof, a second profiler entry
 measured while a loop creates N short processes a second outside the tree (the busy-machine
-case), alternating with the quiet one. --json writes the medians for bench/run_all.sh.
+case), alternating with the quiet one. --json writes the medians for bench/run_all.sh, with,
+for qprof, the deadlines its long runs missed after their first SHORT seconds (the part that the
+samples / asked figure measures) and how many of those fell right after a stats pass.
 """
 import argparse
 import json
@@ -56,6 +58,33 @@ def count_samples(tool, path):
     return n - 1 if tool == "prmon" else n  # prmon's header line
 
 
+def missed_deadlines(path, interval, skip):
+    """(deadlines missed, of them right after a stats pass) in a qprof trace, from `skip` seconds
+    after its start. qprof's deadlines are start + k * interval; a sample taken late belongs to the
+    last deadline before it, and a deadline with no sample was skipped (common/clock.cpp). The
+    stats pass runs right after the sample of its tick, so its CPU line has that sample's time."""
+    start, mem, stats = None, [], set()
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("QPROF "):
+                start = float(next(w for w in line.split() if w.startswith("start=")).split("=", 1)[1])
+            elif line.startswith("MEM "):
+                mem.append(float(line.split()[2]))
+            elif line.startswith("CPU "):
+                stats.add(round(float(line.split()[1]), 4))  # MEM times have four decimals
+    if start is None or len(mem) < 2:
+        return 0, 0
+    # MEM's time is rounded to 0.1 ms: a sample on time may read up to 50 µs early.
+    ticks = [(int((t - start + 6e-5) // interval), t) for t in mem if t - start >= skip]
+    missed = after_stats = 0
+    for (k, t), (k_next, _) in zip(ticks, ticks[1:]):
+        gap = max(0, k_next - k - 1)
+        missed += gap
+        if gap and round(t, 4) in stats:
+            after_stats += gap
+    return missed, after_stats
+
+
 def profile_cmd(tool, binary, out, interval, command):
     if tool == "mprof":
         return [*binary, "run", "-C", "-T", str(interval), "-o", out, *command]
@@ -65,7 +94,7 @@ def profile_cmd(tool, binary, out, interval, command):
 
 
 def measure(profilers, procs, interval, short, long, rounds, tmp):
-    """{label: [(cpu_per_sample, core_fraction, samples_ratio)] per round}"""
+    """{label: [(cpu_per_sample, core_fraction, samples_ratio, missed, missed_after_stats)] per round}"""
     got = {label: [] for label, _, _, _ in profilers}
     for _ in range(rounds):
         for label, tool, binary, busy in profilers:
@@ -83,7 +112,8 @@ def measure(profilers, procs, interval, short, long, rounds, tmp):
             d_cpu = cpu[long] - cpu[short]
             d_n = max(1, samples[long] - samples[short])
             d_t = long - short
-            got[label].append((d_cpu / d_n, d_cpu / d_t, d_n / (d_t / interval)))
+            missed = missed_deadlines(os.path.join(tmp, f"{label}-{long}.dat"), interval, short) if tool == "qprof" else (0, 0)
+            got[label].append((d_cpu / d_n, d_cpu / d_t, d_n / (d_t / interval), *missed))
     return got
 
 
@@ -154,7 +184,8 @@ def main():
                 results.append({"procs": int(procs), "interval": float(interval), "profiler": label,
                                 "cpu_per_sample": statistics.median(r[0] for r in rows),
                                 "core": statistics.median(r[1] for r in rows),
-                                "samples_ratio": statistics.median(r[2] for r in rows)})
+                                "samples_ratio": statistics.median(r[2] for r in rows),
+                                "missed": sum(r[3] for r in rows), "missed_after_stats": sum(r[4] for r in rows)})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
