@@ -34,6 +34,12 @@ def alternate(cases, rounds, cwd=None, after_each=None):
     return walls, cpus
 
 
+def median_quartiles(values):
+    """(median, first quartile, third quartile) of at least two values."""
+    q = statistics.quantiles(values, n=4)
+    return statistics.median(values), q[0], q[2]
+
+
 def table(walls, cpus, what, floor_label):
     """Markdown rows, in the order of `walls`: median, quartiles, the difference to the first
     entry's median (`floor_label` names it), and the median CPU time of the command and its
@@ -45,9 +51,8 @@ def table(walls, cpus, what, floor_label):
              "CPU of it and its children (median) |",
              "| --- | ---: | ---: | ---: | ---: |"]
     for name in names:
-        m = statistics.median(walls[name])
-        q = statistics.quantiles(walls[name], n=4)
+        m, q1, q3 = median_quartiles(walls[name])
         over = "" if name == names[0] else f"+{(m - floor) * 1e3:.2f} ms"
         cpu = statistics.median(cpus[name])
-        lines.append(f"| {name} | {m * 1e3:.2f} ms | {q[0] * 1e3:.2f}–{q[2] * 1e3:.2f} | {over} | {cpu * 1e3:.2f} ms |")
+        lines.append(f"| {name} | {m * 1e3:.2f} ms | {q1 * 1e3:.2f}–{q3 * 1e3:.2f} | {over} | {cpu * 1e3:.2f} ms |")
     return "\n".join(lines)

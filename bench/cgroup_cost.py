@@ -21,10 +21,11 @@ def run(qprof, cgroup, seconds, out):
     argv = [qprof, "run"] + (["--cgroup"] if cgroup else []) + ["-o", out, "--"] + workload(512, seconds)
     err = subprocess.run(argv, capture_output=True, text=True, check=True).stderr
     if cgroup and not re.search(r"^qprof:\s+cgroup charge", err, re.M):
-        sys.exit("--cgroup gave no cgroup charge here (it needs root and a memory cgroup):\n" + err)
+        # The reason last: run_all.sh quotes the last line.
+        sys.exit(err + "\n--cgroup gave no cgroup charge here (it needs root and a memory cgroup)")
     cost = own_cpu(err)
     if cost is None:
-        sys.exit("no overhead line in qprof's summary:\n" + err)
+        sys.exit(err + "\nno overhead line in qprof's summary")
     return cost
 
 
@@ -49,7 +50,7 @@ def main():
                 cpu[name].append(seconds)
                 share[name].append(percent)
     base = statistics.median(cpu[cases[0][0]])
-    print(f"512 sleeping processes for {a.seconds} s at 10 ms, {a.rounds} alternating rounds, "
+    print(f"`sh` and 511 sleeping processes for {a.seconds} s at 10 ms, {a.rounds} alternating rounds, "
           f"{os.cpu_count()} CPUs\n")
     print("| qprof | own CPU, median (min–max) | % of one core (median) | against without --cgroup |")
     print("| --- | ---: | ---: | ---: |")

@@ -52,7 +52,7 @@ done
 # qprof's own CPU with GPU queries (nvml) and without (none), and with an older qprof's GPU
 # queries (QPROF_BASELINE, optional), alternating, on the same busy job; SUFFIX names the case.
 overhead() {  # overhead SUFFIX VARIANT...
-  local suffix=$1; shift
+  local suffix=$1 round variant bin backend; shift
   for round in 1 2 3; do
     for variant in "$@"; do
       bin=$qprof backend=$variant

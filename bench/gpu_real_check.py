@@ -21,6 +21,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from overhead import fmt_range
 from qprof_summary import own_cpu
 
 MiB = 1 << 20
@@ -163,11 +164,10 @@ def overhead(out):
             cpu.setdefault(variant.group(1), []).append(cost[0])
             share.setdefault(variant.group(1), []).append(cost[1])
     print("\n**qprof's own CPU** (`qprof run --gpu B -- cuda_busy`, alternating rounds)\n")
-    print("| GPU queries | rounds | qprof CPU s, median (min–max) | % of one core (median of the summaries' figures) |")
+    print("| GPU queries | rounds | qprof CPU, median (min–max) | % of one core (median of the summaries' figures) |")
     print("| --- | ---: | ---: | ---: |")
     for k in cpu:
-        c = statistics.median(cpu[k])
-        print(f"| {k} | {len(cpu[k])} | {c:.3f} ({min(cpu[k]):.3f}–{max(cpu[k]):.3f}) | {statistics.median(share[k]):.1f} |")
+        print(f"| {k} | {len(cpu[k])} | {fmt_range(cpu[k], 1, 's', 3)} | {statistics.median(share[k]):.1f} |")
 
 
 def bench(out):

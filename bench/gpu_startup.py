@@ -13,7 +13,6 @@ With several QPROF binaries (two revisions), each one's cases in the same altern
 """
 import argparse
 import os
-import statistics
 import subprocess
 import tempfile
 import time
@@ -50,14 +49,14 @@ def main():
         commands = {"bare `date` (the floor)": date}
         for q in binaries:
             for gpu in ("none", "auto"):
-                commands[f"{gpu}{name(q)}"] = [q, "run", "-q", "--gpu", gpu, "-o", trace, "--", *date]
+                commands[f"--gpu {gpu}{name(q)}"] = [q, "run", "-q", "--gpu", gpu, "-o", trace, "--", *date]
         delays = {k: [] for k in commands}
         for _ in range(a.rounds):
             for k, argv in commands.items():
                 delays[k].append(delay_to_command(argv))
-        print("\n| --gpu | from qprof's start to its command's, median (quartiles) |\n| --- | ---: |")
+        print("\n| case | from qprof's start to its command's, median (quartiles) |\n| --- | ---: |")
         for k, v in delays.items():
-            qs = statistics.quantiles(v, n=4)
-            print(f"| {k} | {statistics.median(v) * 1e3:.2f} ms ({qs[0] * 1e3:.2f}–{qs[2] * 1e3:.2f}) |")
+            m, q1, q3 = alternating.median_quartiles(v)
+            print(f"| {k} | {m * 1e3:.2f} ms ({q1 * 1e3:.2f}–{q3 * 1e3:.2f}) |")
 
 main()

@@ -24,15 +24,20 @@ import time
 import pynvml as N
 
 
+def call(fn):
+    """fn(): an NVML error is an answer like another, and costs what it costs."""
+    try:
+        fn()
+    except N.NVMLError:
+        pass
+
+
 def cost(fn, n):
     cpu, wall = [], []
     p0 = time.process_time_ns()
     for _ in range(n):
         c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
-        try:
-            fn()
-        except N.NVMLError:
-            pass
+        call(fn)
         cpu.append(time.thread_time_ns() - c0)
         wall.append(time.perf_counter_ns() - w0)
     return {"cpu_us": statistics.median(cpu) / 1e3, "wall_us": statistics.median(wall) / 1e3, "n": n,
@@ -40,18 +45,16 @@ def cost(fn, n):
 
 
 def spaced(fn, interval_s, n):
-    """Process CPU per call when calls come `interval_s` apart, as qprof makes them (a call after
-    a pause may cost more than one of a tight loop: caches, the driver's locks)."""
+    """Process CPU per call of fn (one NVML call or a group of them) when calls come `interval_s`
+    apart, as qprof makes them (a call after a pause may cost more than one of a tight loop:
+    caches, the driver's locks)."""
     spent = 0
     for _ in range(n):
         c0 = time.process_time_ns()
-        try:
-            fn()
-        except N.NVMLError:
-            pass
+        call(fn)
         spent += time.process_time_ns() - c0
         time.sleep(interval_s)
-    return {"interval_ms": interval_s * 1e3, "n": n, "call_process_cpu_us_mean": spent / n / 1e3}
+    return {"interval_ms": interval_s * 1e3, "n": n, "fn_process_cpu_us_mean": spent / n / 1e3}
 
 
 def main():

@@ -16,7 +16,8 @@ marginal cost; medians with min–max. --busy N adds, for every qprof, a second 
 measured while a loop creates N short processes a second outside the tree (the busy-machine
 case), alternating with the quiet one. --json writes the medians for bench/run_all.sh, with,
 for qprof, the deadlines its long runs missed after their first SHORT seconds (the part that the
-samples / asked figure measures) and how many of those fell right after a stats pass.
+samples / asked figure measures), summed over the rounds, and how many of those fell within two
+samples after a stats pass.
 """
 import argparse
 import json
@@ -36,14 +37,12 @@ def workload(procs, seconds):
 
 
 def run_cpu(cmd):
-    """Runs cmd; returns (CPU seconds of it and its children, wall seconds)."""
-    t0 = time.monotonic()
+    """Runs cmd; returns the CPU seconds of it and its children."""
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])} … failed: {status}")
-    return ru.ru_utime + ru.ru_stime, wall
+    return ru.ru_utime + ru.ru_stime
 
 
 def count_samples(tool, path):
@@ -59,11 +58,13 @@ def count_samples(tool, path):
 
 
 def missed_deadlines(path, interval, skip):
-    """(deadlines missed, of them right after a stats pass) in a qprof trace, from `skip` seconds
-    after its start. qprof's deadlines are start + k * interval; a sample taken late belongs to the
-    last deadline before it, and a deadline with no sample was skipped (common/clock.cpp). The
-    stats pass runs right after the sample of its tick, so its CPU line has that sample's time."""
-    start, mem, stats = None, [], set()
+    """(deadlines missed, of them within two samples after a stats pass) in a qprof trace, from
+    `skip` seconds after its start. qprof's deadlines are start + k * interval; a sample taken late
+    belongs to the last deadline before it, and a deadline with no sample was skipped
+    (common/clock.cpp). The stats pass runs right after the sample of its tick (its CPU line has
+    that sample's time); a pass that outlasts a period makes the next sample late, and that one's
+    own reads may then skip a deadline: both gaps are counted as the pass's."""
+    start, mem, stats_times = None, [], []
     with open(path, errors="replace") as f:
         for line in f:
             if line.startswith("QPROF "):
@@ -71,18 +72,26 @@ def missed_deadlines(path, interval, skip):
             elif line.startswith("MEM "):
                 mem.append(float(line.split()[2]))
             elif line.startswith("CPU "):
-                stats.add(round(float(line.split()[1]), 4))  # MEM times have four decimals
-    if start is None or len(mem) < 2:
+                stats_times.append(float(line.split()[1]))
+    if start is None:
         return 0, 0
-    # MEM's time is rounded to 0.1 ms: a sample on time may read up to 50 µs early.
-    ticks = [(int((t - start + 6e-5) // interval), t) for t in mem if t - start >= skip]
-    missed = after_stats = 0
-    for (k, t), (k_next, _) in zip(ticks, ticks[1:]):
-        gap = max(0, k_next - k - 1)
-        missed += gap
-        if gap and round(t, 4) in stats:
+
+    def tick(t):  # MEM's time is rounded to 0.1 ms: a sample on time may read up to 50 µs early
+        return int((t - start + 6e-5) // interval)
+
+    stats_ticks = {tick(t) for t in stats_times}
+    ticks = [tick(t) for t in mem if t - start >= skip]
+    if len(ticks) < 2:
+        return 0, 0
+    # The gaps sum to this whatever the rounding: a sample late by nearly a period may read as
+    # the next tick's, which makes one gap -1 and the one before it +1.
+    missed = max(0, ticks[-1] - ticks[0] + 1 - len(ticks))
+    after_stats = 0
+    for i in range(1, len(ticks)):
+        gap = ticks[i] - ticks[i - 1] - 1
+        if gap > 0 and (ticks[i - 1] in stats_ticks or (i >= 2 and ticks[i - 2] in stats_ticks)):
             after_stats += gap
-    return missed, after_stats
+    return missed, min(after_stats, missed)
 
 
 def profile_cmd(tool, binary, out, interval, command):
@@ -94,26 +103,26 @@ def profile_cmd(tool, binary, out, interval, command):
 
 
 def measure(profilers, procs, interval, short, long, rounds, tmp):
-    """{label: [(cpu_per_sample, core_fraction, samples_ratio, missed, missed_after_stats)] per round}"""
+    """{label: [(cpu_per_sample, core_fraction, samples_ratio, (missed, missed_after_stats) or None)] per round}"""
     got = {label: [] for label, _, _, _ in profilers}
     for _ in range(rounds):
         for label, tool, binary, busy in profilers:
             churn = Churn(busy) if busy else None
-            cpu, samples, wall = {}, {}, {}
+            cpu, samples = {}, {}
             for seconds in (short, long):
                 out = os.path.join(tmp, f"{label}-{seconds}.dat")
                 for stale in (out, out + ".json"):
                     if os.path.exists(stale):
                         os.unlink(stale)  # mprof appends to an existing file
-                cpu[seconds], wall[seconds] = run_cpu(profile_cmd(tool, binary, out, interval, workload(procs, seconds)))
+                cpu[seconds] = run_cpu(profile_cmd(tool, binary, out, interval, workload(procs, seconds)))
                 samples[seconds] = count_samples(tool, out)
             if churn:
                 churn.stop()
             d_cpu = cpu[long] - cpu[short]
             d_n = max(1, samples[long] - samples[short])
             d_t = long - short
-            missed = missed_deadlines(os.path.join(tmp, f"{label}-{long}.dat"), interval, short) if tool == "qprof" else (0, 0)
-            got[label].append((d_cpu / d_n, d_cpu / d_t, d_n / (d_t / interval), *missed))
+            missed = missed_deadlines(os.path.join(tmp, f"{label}-{long}.dat"), interval, short) if tool == "qprof" else None
+            got[label].append((d_cpu / d_n, d_cpu / d_t, d_n / (d_t / interval), missed))
     return got
 
 
@@ -181,11 +190,15 @@ def main():
                       f"{fmt_range([r[0] for r in rows], 1e6, 'µs')} | "
                       f"{fmt_range([r[1] for r in rows], 100, '%', 2)} | "
                       f"{fmt_range([r[2] for r in rows], 1, '', 3)} |", flush=True)
+                qprof = rows[0][3] is not None
                 results.append({"procs": int(procs), "interval": float(interval), "profiler": label,
+                                "short": a.short, "long": a.long, "rounds": a.rounds,
                                 "cpu_per_sample": statistics.median(r[0] for r in rows),
                                 "core": statistics.median(r[1] for r in rows),
                                 "samples_ratio": statistics.median(r[2] for r in rows),
-                                "missed": sum(r[3] for r in rows), "missed_after_stats": sum(r[4] for r in rows)})
+                                # Sums over the rounds' long runs, from `short` seconds in (qprof only).
+                                "missed_in_long_runs": sum(r[3][0] for r in rows) if qprof else None,
+                                "missed_after_stats_in_long_runs": sum(r[3][1] for r in rows) if qprof else None})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

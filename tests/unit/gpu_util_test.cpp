@@ -243,10 +243,11 @@ TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
   EXPECT_DOUBLE_EQ(*u[0].tree_busy, 33);
 }
 
-// GPUUTIL lines of a sampler that queries inline, one query per call of `sample`: each 0.2 s
-// apart on the sampler's clock (the per-process queries' period is 0.1 s).
-struct InlineSampler {
-  explicit InlineSampler(const std::string& name) : path(dir.file(name)), w(path) {
+// GPUUTIL lines of a sampler into a trace. By default it queries inline, one query per `query`:
+// each 0.2 s apart on the sampler's clock (the per-process queries' period is 0.1 s).
+struct SampledTrace {
+  explicit SampledTrace(const std::string& name, SamplerOptions options = inline_queries())
+      : path(dir.file(name)), w(path), s(open_fake(), std::move(options)) {
     TraceMeta meta;
     meta.qprof_version = "test";
     w.header(meta);
@@ -271,13 +272,13 @@ struct InlineSampler {
   ScratchDir dir;
   std::string path;
   dat::Writer w;
-  Sampler s{open_fake(), inline_queries()};
+  Sampler s;
   int n = 0;
 };
 
 TEST(GpuUtil, SamplerWritesGpuUtilLinesWithTheProcessQuery) {
   FakeNvmlScript script(kBusyGpus);
-  InlineSampler q("util.dat");  // inline: the test decides when queries run
+  SampledTrace q("util.dat");  // inline: the test decides when queries run
   const std::vector<pid_t> tree{100, 101};
   q.at(1'000'000'000, tree);
   q.at(1'010'000'000, tree);  // before the next process query: no new GPUUTIL
@@ -310,20 +311,15 @@ TEST(GpuUtil, AQuerysFiguresLandBeforeItsPcieMeasureEnds) {
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 4294967296 NVIDIA H100\n"
       "util 50 5\npcie 2048 1024\npcie_delay_us 1000000\n";
   FakeNvmlScript script(gpu + "compute 100 268435456\n");
-  Sampler s(open_fake(), SamplerOptions{});  // queries on the helper thread
-  ScratchDir dir;
-  dat::Writer w(dir.file("pcie.dat"));
-  TraceMeta meta;
-  meta.qprof_version = "test";
-  w.header(meta);
+  SampledTrace q("pcie.dat", SamplerOptions{});  // queries on the helper thread
   const std::vector<pid_t> tree{100};
   // Samples at `now` on the sampler's clock (one query at most) until the tree's figure is
   // `want`, for at most `seconds` of real time; whether it came.
   const auto sample_until = [&](std::int64_t now, Bytes want, double seconds) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     for (;;) {
-      s.sample(now, static_cast<double>(now) * 1e-9, tree, w);
-      if (s.last_tree_total() == want) return true;
+      q.at(now, tree);
+      if (q.s.last_tree_total() == want) return true;
       if (std::chrono::steady_clock::now() >= deadline) return false;
       usleep(1000);
     }
@@ -333,8 +329,8 @@ TEST(GpuUtil, AQuerysFiguresLandBeforeItsPcieMeasureEnds) {
   script.set(gpu + "compute 100 536870912\n");
   // A second after the first query: this one measures PCIe, for 2 s, after it.
   EXPECT_TRUE(sample_until(2'100'000'000, 512 * kMiB, 1.5)) << "the query's figure waited for the measure";
-  s.stop();  // waits for the measure
-  EXPECT_EQ(s.summary().pcie_queries, 1u);
+  q.s.stop();  // waits for the measure
+  EXPECT_EQ(q.s.summary().pcie_queries, 1u);
 }
 
 void put(const std::string& path, const std::string& text) {
@@ -344,13 +340,13 @@ void put(const std::string& path, const std::string& text) {
 
 // On a node of several GPUs, the tree's share is asked only of the devices it shares: the call
 // costs milliseconds a device on a real driver (bench/RESULTS.md).
-TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItsProcessesAreOn) {
+TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItShares) {
   FakeNvmlScript script(
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
       "util 90 10\ncompute 100 268435456\ncompute 998 1048576\nprocess_util 100 90\n"  // shared
       "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 85899345920 1073741824 NVIDIA H100\n"
       "util 50 5\ncompute 999 268435456\nprocess_util 999 50\n");  // another tenant's GPU
-  InlineSampler q("util.dat");
+  SampledTrace q("util.dat");
   const std::vector<pid_t> tree{100};
   long before = process_util_calls();
   q.query(tree);
@@ -374,7 +370,7 @@ TEST(GpuUtil, ADriverThatRefusesTheShareGivesNoFigureEvenWhereTheTreeIsAbsent) {
         "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
         "util 90 10\ncompute 999 268435456\nprocess_util_error " + std::to_string(refusal) + "\n";
     FakeNvmlScript script(gpu);
-    InlineSampler q("refused.dat");
+    SampledTrace q("refused.dat");
     const std::vector<pid_t> tree{100};
     const long before = process_util_calls();
     for (int k = 0; k < 3; ++k) q.query(tree);  // absent
@@ -395,7 +391,7 @@ TEST(GpuUtil, TheTreeAloneOnADeviceHasItsBusyPercentWithoutThePerProcessCall) {
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
       "util 64 20\ncompute 100 268435456\ngraphics 100 0\nprocess_util 100 90\n";
   FakeNvmlScript script(gpu);
-  InlineSampler q("alone.dat");
+  SampledTrace q("alone.dat");
   const std::vector<pid_t> tree{100};
   const long before = process_util_calls();
   for (int k = 0; k < 4; ++k) q.query(tree);
@@ -420,7 +416,7 @@ TEST(GpuUtil, OnlyAGraphicsListReadOrNotSupportedLetsTheTreeBeKnownAlone) {
     FakeNvmlScript script(
         "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
         "util 64 20\ncompute 100 268435456\ngraphics_error " + std::to_string(error) + "\nprocess_util 100 90\n");
-    InlineSampler q("unknown.dat");
+    SampledTrace q("unknown.dat");
     const std::vector<pid_t> tree{100};
     for (int k = 0; k < 3; ++k) q.query(tree);
     const Trace t = q.finish();
@@ -439,7 +435,7 @@ TEST(GpuUtil, AfterATimeAloneTheWindowStartsASecondBack) {
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
       "util 64 20\ncompute 100 268435456\n";
   FakeNvmlScript script(gpu + "process_util 100 40\n");
-  InlineSampler q("window.dat");
+  SampledTrace q("window.dat");
   const std::vector<pid_t> tree{100};
   for (int k = 0; k < 3; ++k) q.query(tree);  // one call: its answer is the sample of now
   usleep(2'000'000);

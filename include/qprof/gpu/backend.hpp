@@ -50,7 +50,7 @@ struct DeviceProcesses {
 // How busy a device was (GPUUTIL lines). Percentages 0–100; PCIe in bytes per second.
 struct DeviceUtil {
   bool valid = false;      // busy and mem_bw were read
-  double busy = 0;           // NVML utilization.gpu, amdgpu gpu_busy_percent
+  double busy = 0;         // NVML utilization.gpu, amdgpu gpu_busy_percent
   double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
   std::optional<double> tree_busy;  // the tree's share of that busy % (kernels and copies)
   std::optional<double> pcie_rx, pcie_tx;

@@ -63,7 +63,7 @@ struct DeviceSummary {
   Bytes peak_used = 0;       // the device's peak total use (every tenant)
   bool tree_is_device_total = false;  // some of the tree's figures are the device's total
   std::uint64_t util_samples = 0;     // GPUUTIL lines written for it
-  double busy_percent_sum = 0;          // Σ of their busy % (mean = sum / samples)
+  double busy_percent_sum = 0;        // Σ of their busy % (mean = sum / samples)
 };
 
 struct Summary {
@@ -78,7 +78,7 @@ struct Summary {
   std::int64_t device_query_ns = 0;   // mean wall time of one device-totals query
   std::int64_t process_query_ns = 0;  // mean wall time of one process query
   std::int64_t process_interval_ns = 0;  // the period in force at the end (≥ the asked one)
-  double query_time_share = 0;       // wall time of the device and process queries / run time (PCIe apart)
+  double query_time_share = 0;        // wall time of the device and process queries / run time (PCIe apart)
   std::uint64_t pcie_queries = 0;     // PCIe throughput queries (their own schedule)
   std::int64_t pcie_query_ns = 0;     // mean wall time of one (NVML samples each counter for 20 ms)
 };
