@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "qprof/analysis/job.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"

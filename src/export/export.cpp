@@ -1,10 +1,10 @@
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
 #include "qprof/export/export.hpp"
 
-#include <filesystem>
 #include <ostream>
 
 #include "chrome_trace.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "table.hpp"
 #include "text_out.hpp"
@@ -65,11 +65,6 @@ std::optional<Format> parse_format(std::string_view name) {
   if (name == "csv") return Format::csv;
   if (name == "json") return Format::json;
   return std::nullopt;
-}
-
-std::string default_label(std::string_view path) {
-  const std::filesystem::path p{std::string(path)};
-  return p.extension() == ".dat" ? p.stem().string() : p.filename().string();
 }
 
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {

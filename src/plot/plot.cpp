@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "qprof/common/find_program.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/plot/chart.hpp"
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"
@@ -92,11 +93,6 @@ std::string_view format_name(Format f) {
     case Format::text: return "dumb";
   }
   return "png";
-}
-
-std::string default_label(std::string_view path) {
-  std::string stem = std::filesystem::path(std::string(path)).stem().string();
-  return stem.empty() ? std::string(path) : stem;
 }
 
 std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec) {

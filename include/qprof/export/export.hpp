@@ -25,7 +25,7 @@ std::optional<Format> parse_format(std::string_view name);
 
 struct Input {
   std::string path;
-  std::string label;  // the trace's name in the output; empty: the file name without .dat
+  std::string label;  // the trace's name in the output; empty: default_label (common/trace_label.hpp)
 };
 
 struct Options {
@@ -36,8 +36,5 @@ struct Options {
 // Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
 // what was written by then is incomplete.
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
-
-// "runs/minmax.dat" → "minmax".
-std::string default_label(std::string_view path);
 
 }  // namespace qprof::exports

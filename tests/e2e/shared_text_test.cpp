@@ -1,0 +1,50 @@
+// What report, plot, compare and export share through common/: one trace has one default label
+// everywhere. Each qprof runs under an address-space limit and a deadline.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result bounded_qprof(std::vector<std::string> args) {
+  std::vector<std::string> argv = {"prlimit", as_limit("1073741824"), "--", qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, "", 60);
+}
+
+TEST(SharedText, OneTraceHasOneLabelInPlotReportCompareAndExport) {
+  // plot, report and compare stripped any extension ("run.v2" → "run"), export only ".dat": the
+  // rule is now ".dat" only, as mprof names its traces.
+  const std::string dir = temp_dir() + "/labels";
+  fs::create_directories(dir);
+  const std::string a = dir + "/run.v2", b = dir + "/other.dat";
+  fs::copy_file(data_file("plot/full.dat"), a);
+  fs::copy_file(data_file("plot/full.dat"), b);
+
+  const Result plot = bounded_qprof({"plot", a, b, "-o", dir + "/c.svg", "--script", dir + "/c.gp"});
+  ASSERT_EQ(plot.status, 0) << plot.err;
+  EXPECT_NE(read_file(dir + "/c.gp").find("\"run.v2"), std::string::npos) << "plot's key";
+
+  const Result ranks = bounded_qprof({"report", "--sum", a, b, "--format", "csv", "--table", "ranks"});
+  ASSERT_EQ(ranks.status, 0) << ranks.err;
+  EXPECT_NE(ranks.out.find("\nrun.v2,"), std::string::npos) << ranks.out;
+
+  const Result compare = bounded_qprof({"compare", a, b, "--format", "csv"});
+  ASSERT_EQ(compare.status, 0) << compare.err;
+  EXPECT_NE(compare.out.find("\nrun.v2,"), std::string::npos) << compare.out;
+
+  const Result exported = bounded_qprof({"export", a, b, "--format", "json"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_EQ(nlohmann::json::parse(exported.out)["traces"][0]["label"], "run.v2");
+}
+
+}  // namespace
+}  // namespace qprof::test
