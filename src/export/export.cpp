@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "chrome_trace.hpp"
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "table.hpp"
@@ -14,7 +15,10 @@ namespace {
 
 std::string label_of(const Input& in) { return in.label.empty() ? default_label(in.path) : in.label; }
 
-std::string value_text(const std::optional<double>& v, const char* missing) { return v ? number(*v) : missing; }
+// A value the trace lacks, or one with no number (NaN), is `missing`: "" in CSV, null in JSON.
+std::string value_text(const std::optional<double>& v, const char* missing) {
+  return v ? number_text(*v, missing) : missing;
+}
 
 // One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
 void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
@@ -27,7 +31,7 @@ void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit
     const std::string label = csv_field(label_of(in));
     stream_rows(in.path, set, unit, [&](const Row& r) {
       if (several) out << label << ',';
-      out << number(r.time_s);
+      out << number_text(r.time_s, "");
       for (const auto& v : r.values) out << ',' << value_text(v, "");
       out << '\n';
     });
@@ -48,7 +52,7 @@ void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit uni
         << ",\"file\":" << json_string(inputs[k].path) << ",\"rows\":[";
     bool first = true;
     stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
-      out << (first ? "\n[" : ",\n[") << number(r.time_s);
+      out << (first ? "\n[" : ",\n[") << number_text(r.time_s, "null");
       for (const auto& v : r.values) out << ',' << value_text(v, "null");
       out << ']';
       first = false;

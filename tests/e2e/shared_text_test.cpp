@@ -1,8 +1,10 @@
 // What report, plot, compare and export share through common/: one trace has one default label
-// everywhere. Each qprof runs under an address-space limit and a deadline.
+// everywhere, and numbers of any magnitude are whole numbers in the YAML. Traces are hostile
+// here: each qprof runs under an address-space limit and a deadline.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +20,15 @@ Result bounded_qprof(std::vector<std::string> args) {
   std::vector<std::string> argv = {"prlimit", as_limit("1073741824"), "--", qprof_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, "", 60);
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+bool has_control_byte(const std::string& s) {
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\n') || c == 0x7F) return true;
+  }
+  return false;
 }
 
 TEST(SharedText, OneTraceHasOneLabelInPlotReportCompareAndExport) {
@@ -44,6 +55,24 @@ TEST(SharedText, OneTraceHasOneLabelInPlotReportCompareAndExport) {
   const Result exported = bounded_qprof({"export", a, b, "--format", "json"});
   ASSERT_EQ(exported.status, 0) << exported.err;
   EXPECT_EQ(nlohmann::json::parse(exported.out)["traces"][0]["label"], "run.v2");
+}
+
+TEST(SharedText, HugeTimesAreWholeNumbersInTheYaml) {
+  // fixed() cut 1e57 and more at a 64-byte buffer and wrote the stack's bytes after it.
+  const std::string dir = temp_dir() + "/huge";
+  fs::create_directories(dir);
+  write(dir + "/t.dat", "CMDLINE x\nMEM 1 0\nMARK 0 Load Start\nMARK 1e300 Load End\nMEM 2 1e300\n");
+  const Result r = bounded_qprof({"report", "--yaml", dir + "/t.yaml", dir + "/t.dat"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string yaml = read_file(dir + "/t.yaml");
+  EXPECT_FALSE(has_control_byte(yaml));
+  const Result py = run({debian_python(), "-c",
+                         "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\n"
+                         "assert d['total_quantization_time_seconds'] == 1e300, d['total_quantization_time_seconds']\n"
+                         "s = d['qprof']['stages'][0]\n"
+                         "assert s['duration_secs'] == 1e300, s\n",
+                         dir + "/t.yaml"});
+  EXPECT_EQ(py.status, 0) << py.err << yaml.substr(0, 2000);
 }
 
 }  // namespace
