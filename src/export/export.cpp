@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "chrome_trace.hpp"
+#include "qprof/common/csv_cell.hpp"
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
@@ -28,7 +29,7 @@ void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit
   for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i].name;
   out << '\n';
   for (const Input& in : inputs) {
-    const std::string label = csv_field(label_of(in));
+    const std::string label = csv_cell(label_of(in));
     stream_rows(in.path, set, unit, [&](const Row& r) {
       if (several) out << label << ',';
       out << number_text(r.time_s, "");

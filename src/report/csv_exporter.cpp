@@ -4,23 +4,11 @@
 #include <cmath>
 
 #include "exporters.hpp"
+#include "qprof/common/csv_cell.hpp"
 #include "qprof/common/number_text.hpp"
-#include "qprof/common/safe_text.hpp"
 
 namespace qprof::report::detail {
 namespace {
-
-std::string quote(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos && (s.empty() || (s.front() != ' ' && s.back() != ' '))) {
-    return s;
-  }
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // A value the trace cannot give a number for (NaN, infinite) is an empty field, as a missing one.
 std::string number(double v) { return number_text(v, ""); }
@@ -75,7 +63,7 @@ class CsvExporter : public Exporter {
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i) out += ',';
-      out += quote(spreadsheet_cell(fields[i]));  // labels are untrusted: no formula, valid UTF-8
+      out += csv_cell(fields[i]);  // labels are untrusted: no formula, no control character
     }
     return out + "\n";
   }

@@ -1,6 +1,7 @@
 // What report, plot, compare and export share through common/: one trace has one default label
-// everywhere, and numbers of any magnitude are whole numbers in the YAML. Traces are hostile
-// here: each qprof runs under an address-space limit and a deadline.
+// everywhere, numbers of any magnitude are whole numbers in the YAML, and no CSV cell holds a raw
+// control character. Traces are hostile here: each qprof runs under an address-space limit and
+// a deadline.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -73,6 +74,22 @@ TEST(SharedText, HugeTimesAreWholeNumbersInTheYaml) {
                          "assert s['duration_secs'] == 1e300, s\n",
                          dir + "/t.yaml"});
   EXPECT_EQ(py.status, 0) << py.err << yaml.substr(0, 2000);
+}
+
+TEST(SharedText, CsvCellsHoldNoRawControlCharacter) {
+  const std::string dir = temp_dir() + "/esc";
+  fs::create_directories(dir);
+  const std::string trace = dir + "/t.dat";
+  write(trace, "MEM 10 1\nMARK 10.5 \x1b[31mred Start\nMEM 20 2\nMARK 20.5 \x1b[31mred End\n");
+  const Result report = bounded_qprof({"report", "--format", "csv", trace});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_FALSE(has_control_byte(report.out)) << report.out;
+  EXPECT_NE(report.out.find("\n\\x1b[31mred,"), std::string::npos) << report.out;
+
+  const Result exported = bounded_qprof({"export", trace, trace, "--label", "=cmd\x1b[2J,b", "--format", "csv"});
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  EXPECT_FALSE(has_control_byte(exported.out)) << exported.out;
+  EXPECT_NE(exported.out.find("\n'=cmd\\x1b[2J,"), std::string::npos) << exported.out;
 }
 
 }  // namespace

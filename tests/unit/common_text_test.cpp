@@ -1,5 +1,5 @@
 // The helpers every output stage shares (common/): the default label of a trace, numbers at any
-// magnitude. Each was written twice before and the copies had drifted.
+// magnitude, and CSV cells. Each was written twice before and the copies had drifted.
 #include <gtest/gtest.h>
 
 #include <charconv>
@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "qprof/common/csv_cell.hpp"
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/trace_label.hpp"
 
@@ -72,6 +73,24 @@ TEST(FixedText, AnyMagnitudeWholeAndTrimmed) {
     EXPECT_EQ(read_back(s), v) << s;
   }
   EXPECT_EQ(fixed_text(1e300, 6, "").size(), 301u + 2u);
+}
+
+TEST(CsvCell, QuotesGuardsAndShowsControls) {
+  EXPECT_EQ(csv_cell("Load"), "Load");
+  EXPECT_EQ(csv_cell("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_cell(" padded "), "\" padded \"");
+  EXPECT_EQ(csv_cell("-36.2"), "-36.2");
+  EXPECT_EQ(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+  EXPECT_EQ(csv_cell("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(csv_cell("+1+2"), "'+1+2");
+  // A leading tab is guarded as the formula's way in it is, then shown, not written raw.
+  EXPECT_EQ(csv_cell("\t=1"), "'\\t=1");
+  // report's CSV passed ESC through: a label that colours or clears the terminal it is shown on.
+  EXPECT_EQ(csv_cell("st\x1b[2Jage"), "st\\x1b[2Jage");
+  EXPECT_EQ(csv_cell("two\nlines\r"), "two\\nlines\\r");
+  EXPECT_EQ(csv_cell("\xC2\x9b" "31m"), "\\u009b31m");
+  EXPECT_EQ(csv_cell("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 }  // namespace
