@@ -1,6 +1,12 @@
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
 #include "qprof/export/export.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <ostream>
 
 #include "chrome_trace.hpp"
@@ -8,6 +14,7 @@
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
+#include "qprof/trace/format.hpp"
 #include "table.hpp"
 #include "text_out.hpp"
 
@@ -70,6 +77,20 @@ std::optional<Format> parse_format(std::string_view name) {
   if (name == "csv") return Format::csv;
   if (name == "json") return Format::json;
   return std::nullopt;
+}
+
+void check_inputs(const std::vector<Input>& inputs) {
+  for (const Input& in : inputs) {
+    struct stat st {};
+    if (::stat(in.path.c_str(), &st) != 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw dat::ParseError(in.path, 0, std::strerror(EISDIR));
+    // A regular file is opened to see that it can be read; a FIFO is not (that would wait for its
+    // writer, or take its data), nor is a pipe given as /dev/fd/N.
+    if (!S_ISREG(st.st_mode)) continue;
+    const int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
+    ::close(fd);
+  }
 }
 
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {

@@ -33,6 +33,12 @@ struct Options {
   Unit unit = Unit::MiB;  // of memory values and rates
 };
 
+// Throws dat::ParseError ("FILE: reason") unless every input is there to be read: called before
+// the output is opened, so that a missing second trace fails before the first byte goes out.
+// (A trace bad in its middle is found while it is written: a replaced file is then left as it
+// was, a stream is cut.)
+void check_inputs(const std::vector<Input>& inputs);
+
 // Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
 // what was written by then is incomplete.
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
