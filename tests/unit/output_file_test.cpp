@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "bounded_child.hpp"
+#include "qprof/common/fd_ostream.hpp"
 #include "qprof/common/output_file.hpp"
 #include "temp_files.hpp"
 
@@ -203,6 +205,27 @@ TEST_F(OutputFileTest, AnythingElseIsRefusedInOneSentence) {
   EXPECT_THROW(check_output(at("no/such/dir/x")), OutputError);
   EXPECT_NO_THROW(check_output(at("new")));
   EXPECT_FALSE(fs::exists(at("new"))) << "checking writes nothing";
+}
+
+TEST_F(OutputFileTest, FdOstreamWritesEverythingAndSaysWhyNot) {
+  {
+    OutputFile out(at("streamed"));
+    FdOstream stream(out.fd());
+    for (int i = 0; i < 100000; ++i) stream << i << '\n';  // past its 64 KiB buffer
+    ASSERT_TRUE(stream.flush());
+    EXPECT_EQ(stream.error(), 0);
+    out.commit();
+  }
+  const std::string text = whole_file(at("streamed"));
+  EXPECT_EQ(text.substr(0, 4), "0\n1\n");
+  EXPECT_EQ(text.substr(text.size() - 6), "99999\n");
+  const int read_only = ::open(at("streamed").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  FdOstream bad(read_only);
+  bad << "x";
+  EXPECT_FALSE(bad.flush());
+  EXPECT_EQ(bad.error(), EBADF);
+  ::close(read_only);
 }
 
 }  // namespace
