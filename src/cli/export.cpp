@@ -43,6 +43,7 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
   try {
     exports::check_inputs(inputs);
     OutputFile out(o.output);
+    options.in_place = !out.replaces();
     FdOstream stream(out.fd());
     exports::write_export(inputs, options, stream);
     if (!stream.flush()) throw OutputError("cannot write " + o.output + ": " + std::strerror(stream.error()));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ostream>
@@ -95,9 +96,20 @@ void check_inputs(const std::vector<Input>& inputs) {
 
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {
   if (options.format == Format::chrome) {
+    // Written in one pass: for an output in place, a first pass to nowhere finds a bad trace.
+    // Only regular files: a FIFO cannot be read twice.
+    const auto regular = [](const Input& in) {
+      struct stat st {};
+      return ::stat(in.path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    };
+    if (options.in_place && std::all_of(inputs.begin(), inputs.end(), regular)) {
+      std::ostream nowhere(nullptr);  // formats nothing: every insertion fails at once
+      write_chrome_trace(inputs, options.unit, nowhere);
+    }
     write_chrome_trace(inputs, options.unit, out);
     return;
   }
+  // CSV and JSON read every trace through (the column scan) before their first byte.
   ColumnSet set;
   for (const Input& in : inputs) set.scan(in.path);
   if (options.format == Format::csv) write_csv(inputs, set, options.unit, out);

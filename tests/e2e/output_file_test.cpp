@@ -61,6 +61,14 @@ TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
   EXPECT_EQ(bounded_qprof({"export", trace(), dir, "-o", dir + "/out.json"}).status, 2) << "a folder as a trace";
   EXPECT_EQ(read_file(dir + "/out.json"), "old");
   EXPECT_EQ(names(dir), std::set<std::string>{"out.json"});
+  // A trace bad at its end: every format read it through before the first byte to stdout.
+  std::ofstream(dir + "/bad.dat") << read_file(trace()) << "MEM not-a-number 1\n";
+  for (const char* format : {"perfetto", "csv", "json"}) {
+    const Result bad = bounded_qprof({"export", trace(), dir + "/bad.dat", "--format", format});
+    EXPECT_EQ(bad.status, 2) << format;
+    EXPECT_EQ(bad.out, "") << format;
+    EXPECT_NE(bad.err.find(dir + "/bad.dat:"), std::string::npos) << bad.err;
+  }
 }
 
 TEST(OutputFile, ARegularFileIsReplacedWholeNotRewritten) {

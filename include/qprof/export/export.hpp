@@ -31,12 +31,16 @@ struct Input {
 struct Options {
   Format format = Format::chrome;
   Unit unit = Unit::MiB;  // of memory values and rates
+  // The output reaches its reader as it is written (stdout, a FIFO), not replaced once whole:
+  // every trace is read through before the first byte, so that a trace bad in its middle fails
+  // with nothing written. (A trace that is not a regular file cannot be read twice: the Chrome
+  // trace, written in one pass, is then cut where such a trace turns out bad.)
+  bool in_place = false;
 };
 
 // Throws dat::ParseError ("FILE: reason") unless every input is there to be read: called before
 // the output is opened, so that a missing second trace fails before the first byte goes out.
-// (A trace bad in its middle is found while it is written: a replaced file is then left as it
-// was, a stream is cut.)
+// (A trace bad in its middle is found by write_export: see Options::in_place.)
 void check_inputs(const std::vector<Input>& inputs);
 
 // Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
