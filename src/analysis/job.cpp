@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <map>
+
+#include "qprof/common/trace_label.hpp"
 
 namespace qprof {
 
@@ -291,7 +292,7 @@ std::string rank_label(std::int64_t rank, const std::string& host) {
 
 std::string rank_label(const Trace& trace) {
   if (trace.meta.job.rank) return rank_label(*trace.meta.job.rank, trace.meta.host);
-  return std::filesystem::path(trace.source).stem().string();
+  return default_label(trace.source);
 }
 
 }  // namespace qprof

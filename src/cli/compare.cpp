@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/analysis/job.hpp"
@@ -192,7 +193,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
       std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
       return false;
     }
-    entries.push_back({plot::default_label(path), {traces.back().get()}});
+    entries.push_back({default_label(path), {traces.back().get()}});
     return true;
   };
   if (!o.baseline.empty() && !read(o.baseline)) return kUsageError;

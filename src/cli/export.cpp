@@ -1,11 +1,10 @@
 // qprof export TRACE… --format perfetto|chrome|csv|json [-o OUT]: traces for other tools.
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 #include <memory>
 
+#include "qprof/common/fd_ostream.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -39,35 +38,18 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
   std::vector<exports::Input> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < o.labels.size() ? o.labels[i] : ""});
 
-  if (o.output == "-") {
-    try {
-      exports::write_export(inputs, options, std::cout);
-    } catch (const std::exception& e) {
-      std::cout.flush();
-      std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
-      return kUsageError;
-    }
-    return std::cout.flush() ? 0 : 1;
-  }
-  // Written beside OUT and renamed over it once complete: a failed export leaves no half file.
-  const std::string partial = o.output + ".partial-" + std::to_string(::getpid());
-  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    std::cerr << "qprof export: cannot write " << o.output << '\n';
-    return kUsageError;
-  }
+  // Every input is checked before the output is opened, and a replaced file is replaced only
+  // once the export is whole (common/output_file.hpp): a failed export leaves what was there.
   try {
-    exports::write_export(inputs, options, file);
-    file.close();
-    if (!file) throw std::runtime_error("cannot write " + o.output + " (disk full?)");
+    exports::check_inputs(inputs);
+    OutputFile out(o.output);
+    options.in_place = !out.replaces();
+    FdOstream stream(out.fd());
+    exports::write_export(inputs, options, stream);
+    if (!stream.flush()) throw OutputError("cannot write " + o.output + ": " + std::strerror(stream.error()));
+    out.commit();
   } catch (const std::exception& e) {
-    std::remove(partial.c_str());
     std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
-  }
-  if (std::rename(partial.c_str(), o.output.c_str()) != 0) {
-    std::remove(partial.c_str());
-    std::cerr << "qprof export: cannot write " << o.output << '\n';
     return kUsageError;
   }
   return 0;

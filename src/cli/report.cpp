@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -129,7 +130,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
                   std::cout << yaml;
                   return 0;
                 }
-                report::write_file_atomically(o.yaml, yaml);
+                write_output(o.yaml, yaml);
               } catch (const std::exception& e) {
                 std::cerr << "qprof report: --yaml: " << terminal_text(e.what()) << '\n';
                 return kUsageError;

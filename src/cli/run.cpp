@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -112,7 +113,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   int result = status;
   if (!o.yaml.empty()) {
     try {
-      report::write_file_atomically(o.yaml, report::quark_yaml(trace));
+      write_output(o.yaml, report::quark_yaml(trace));
     } catch (const std::exception& e) {
       result = fail(std::string("--yaml: ") + terminal_text(e.what()));
     }
@@ -215,7 +216,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
               try {
-                report::check_writable(o.yaml);
+                check_output(o.yaml);
               } catch (const std::exception& e) {
                 std::cerr << "qprof run: --yaml: " << terminal_text(e.what()) << '\n';
                 return kUsageError;

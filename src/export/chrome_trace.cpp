@@ -12,6 +12,8 @@
 #include <ostream>
 
 #include "qprof/analysis/job.hpp"
+#include "qprof/common/number_text.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
@@ -22,6 +24,9 @@ namespace {
 
 constexpr int kMarkerThread = 1;
 constexpr double kShortestRateInterval = 0.005;  // as in the table export: no rate over a blip
+
+// JSON has no NaN: a value without a number is null.
+std::string json_number(double v) { return number_text(v, "null"); }
 
 struct TraceFacts {
   std::string label, path, command, host;
@@ -138,7 +143,7 @@ class EventWriter : public dat::Visitor {
     return per_s;
   }
   // Microseconds, whole: traces hold no finer times, and Unix seconds minus t0 leave float noise.
-  std::string ts(Seconds t) const { return number(std::round((t - t0_.value_or(t)) * 1e6)); }
+  std::string ts(Seconds t) const { return json_number(std::round((t - t0_.value_or(t)) * 1e6)); }
   void event(const std::string& json) {
     out_ << (first_ ? "\n" : ",\n") << json;
     first_ = false;
@@ -146,14 +151,14 @@ class EventWriter : public dat::Visitor {
   void counter(const std::string& name, Seconds t, double value, const std::string& key = "") {
     if (!t0_) t0_ = t;
     event("{\"ph\":\"C\",\"name\":" + json_string(name) + ",\"pid\":" + std::to_string(pid_) + ",\"ts\":" + ts(t) +
-          ",\"args\":{" + json_string(key.empty() ? unit_name_ : key) + ":" + number(value) + "}}");
+          ",\"args\":{" + json_string(key.empty() ? unit_name_ : key) + ":" + json_number(value) + "}}");
   }
   void complete(const Stage& s) {
     std::string name = s.name;
     if (!s.closed) name += " (never ended)";
     event("{\"ph\":\"X\",\"name\":" + json_string(name) + ",\"cat\":\"stage\",\"pid\":" + std::to_string(pid_) +
           ",\"tid\":" + std::to_string(kMarkerThread) + ",\"ts\":" + ts(s.t_start) +
-          ",\"dur\":" + number(std::round((s.t_end - s.t_start) * 1e6)) + "}");
+          ",\"dur\":" + json_number(std::round((s.t_end - s.t_start) * 1e6)) + "}");
   }
 
   std::ostream& out_;
@@ -207,7 +212,7 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
         << ",\"file\":" << json_string(f.path) << ",\"command\":" << json_string(f.command)
         << ",\"host\":" << json_string(f.host);
     if (f.rank) out << ",\"rank\":" << *f.rank;
-    if (f.start) out << ",\"start_unix_s\":" << number(*f.start);
+    if (f.start) out << ",\"start_unix_s\":" << json_number(*f.start);
     out << "}";
   }
   out << "\n]}}\n";

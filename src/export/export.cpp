@@ -1,11 +1,21 @@
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
 #include "qprof/export/export.hpp"
 
-#include <filesystem>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ostream>
 
 #include "chrome_trace.hpp"
+#include "qprof/common/csv_cell.hpp"
+#include "qprof/common/number_text.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
+#include "qprof/trace/format.hpp"
 #include "table.hpp"
 #include "text_out.hpp"
 
@@ -14,7 +24,10 @@ namespace {
 
 std::string label_of(const Input& in) { return in.label.empty() ? default_label(in.path) : in.label; }
 
-std::string value_text(const std::optional<double>& v, const char* missing) { return v ? number(*v) : missing; }
+// A value the trace lacks, or one with no number (NaN), is `missing`: "" in CSV, null in JSON.
+std::string value_text(const std::optional<double>& v, const char* missing) {
+  return v ? number_text(*v, missing) : missing;
+}
 
 // One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
 void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
@@ -24,10 +37,10 @@ void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit
   for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i].name;
   out << '\n';
   for (const Input& in : inputs) {
-    const std::string label = csv_field(label_of(in));
+    const std::string label = csv_cell(label_of(in));
     stream_rows(in.path, set, unit, [&](const Row& r) {
       if (several) out << label << ',';
-      out << number(r.time_s);
+      out << number_text(r.time_s, "");
       for (const auto& v : r.values) out << ',' << value_text(v, "");
       out << '\n';
     });
@@ -48,7 +61,7 @@ void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit uni
         << ",\"file\":" << json_string(inputs[k].path) << ",\"rows\":[";
     bool first = true;
     stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
-      out << (first ? "\n[" : ",\n[") << number(r.time_s);
+      out << (first ? "\n[" : ",\n[") << number_text(r.time_s, "null");
       for (const auto& v : r.values) out << ',' << value_text(v, "null");
       out << ']';
       first = false;
@@ -67,16 +80,36 @@ std::optional<Format> parse_format(std::string_view name) {
   return std::nullopt;
 }
 
-std::string default_label(std::string_view path) {
-  const std::filesystem::path p{std::string(path)};
-  return p.extension() == ".dat" ? p.stem().string() : p.filename().string();
+void check_inputs(const std::vector<Input>& inputs) {
+  for (const Input& in : inputs) {
+    struct stat st {};
+    if (::stat(in.path.c_str(), &st) != 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw dat::ParseError(in.path, 0, std::strerror(EISDIR));
+    // A regular file is opened to see that it can be read; a FIFO is not (that would wait for its
+    // writer, or take its data), nor is a pipe given as /dev/fd/N.
+    if (!S_ISREG(st.st_mode)) continue;
+    const int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
+    ::close(fd);
+  }
 }
 
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {
   if (options.format == Format::chrome) {
+    // Written in one pass: for an output in place, a first pass to nowhere finds a bad trace.
+    // Only regular files: a FIFO cannot be read twice.
+    const auto regular = [](const Input& in) {
+      struct stat st {};
+      return ::stat(in.path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    };
+    if (options.in_place && std::all_of(inputs.begin(), inputs.end(), regular)) {
+      std::ostream nowhere(nullptr);  // formats nothing: every insertion fails at once
+      write_chrome_trace(inputs, options.unit, nowhere);
+    }
     write_chrome_trace(inputs, options.unit, out);
     return;
   }
+  // CSV and JSON read every trace through (the column scan) before their first byte.
   ColumnSet set;
   for (const Input& in : inputs) set.scan(in.path);
   if (options.format == Format::csv) write_csv(inputs, set, options.unit, out);

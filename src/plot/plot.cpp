@@ -19,11 +19,12 @@
 #include <sstream>
 
 #include "qprof/common/find_program.hpp"
+#include "qprof/common/output_file.hpp"
+#include "qprof/common/trace_label.hpp"
 #include "qprof/plot/chart.hpp"
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
-#include "pending_file.hpp"
 
 namespace qprof::plot {
 namespace {
@@ -92,11 +93,6 @@ std::string_view format_name(Format f) {
     case Format::text: return "dumb";
   }
   return "png";
-}
-
-std::string default_label(std::string_view path) {
-  std::string stem = std::filesystem::path(std::string(path)).stem().string();
-  return stem.empty() ? std::string(path) : stem;
 }
 
 std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec) {
@@ -195,8 +191,12 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   std::vector<StyleSource> styles{default_style()};
   if (!o.style.empty()) styles.push_back({o.style, read_style(o.style)});
   // A folder that cannot be written to is found before a long trace is read.
-  std::optional<detail::PendingFile> out;
-  if (*format != Format::text) out.emplace(o.output);
+  std::optional<OutputFile> out;
+  try {
+    if (*format != Format::text) out.emplace(o.output);
+  } catch (const OutputError& e) {
+    throw PlotError(e.what());
+  }
 
   // Width first: the envelopes are as fine as the chart is wide.
   int width = o.width, height = o.height;
@@ -234,9 +234,13 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   const Chart chart = build_chart(traces, o, *format, width, height);
 
   if (!o.script.empty()) {
-    save_script(write_script(chart, styles, *format == Format::text ? OutputTarget::stdout_ : OutputTarget::named,
-                             o.output),
-                o.script);
+    const Script script =
+        write_script(chart, styles, *format == Format::text ? OutputTarget::stdout_ : OutputTarget::named, o.output);
+    try {
+      write_output(o.script, script.text());
+    } catch (const OutputError& e) {
+      throw PlotError(std::string("--script: ") + e.what());
+    }
   }
   if (*format == Format::text) {
     // Through a temporary file: gnuplot 5.4's dumb terminal starts with a form feed, even with
@@ -260,7 +264,16 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     return;
   }
   run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), out->fd(), o.warn, o.render_timeout);
-  out->commit();
+  // An empty chart never replaces a good one (a FIFO or a device has no size to look at).
+  struct stat written {};
+  if (out->replaces() && (::fstat(out->fd(), &written) != 0 || written.st_size == 0)) {
+    throw PlotError("gnuplot wrote nothing to " + o.output);
+  }
+  try {
+    out->commit();
+  } catch (const OutputError& e) {
+    throw PlotError(e.what());
+  }
 }
 
 }  // namespace qprof::plot

@@ -1,35 +1,17 @@
 // CSV (RFC 4180, LF line ends): one table, machine keys as the header, exact numbers, empty
 // fields for values a trace does not have. Decorations are columns of their own: KEY_min,
 // KEY_max (spread over repeated runs), KEY_ratio (to the first row), KEY_lowest.
-#include <charconv>
 #include <cmath>
 
 #include "exporters.hpp"
-#include "qprof/common/safe_text.hpp"
+#include "qprof/common/csv_cell.hpp"
+#include "qprof/common/number_text.hpp"
 
 namespace qprof::report::detail {
 namespace {
 
-std::string quote(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos && (s.empty() || (s.front() != ' ' && s.back() != ' '))) {
-    return s;
-  }
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string number(double v) {
-  char buf[400];
-  // Whole numbers (bytes, counts) in plain digits: the shortest form would write 961000000 as
-  // 9.61e+08, which is the same double but not the exact bytes a sheet's reader expects.
-  const bool whole = std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 1e18;
-  const auto r = whole ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed) : std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
+// A value the trace cannot give a number for (NaN, infinite) is an empty field, as a missing one.
+std::string number(double v) { return number_text(v, ""); }
 
 // "peak_rss_bytes" + "_ratio", with a stage's name after a colon: "stage_peak_bytes_ratio:Load".
 std::string decorated(const std::string& key, const std::string& detail, const char* suffix) {
@@ -81,7 +63,7 @@ class CsvExporter : public Exporter {
     std::string out;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (i) out += ',';
-      out += quote(spreadsheet_cell(fields[i]));  // labels are untrusted: no formula, valid UTF-8
+      out += csv_cell(fields[i]);  // labels are untrusted: no formula, no control character
     }
     return out + "\n";
   }

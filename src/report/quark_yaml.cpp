@@ -1,7 +1,6 @@
 // The Quark-layout YAML report (see report_yaml.hpp), emitted with yaml-cpp.
 #include <yaml-cpp/yaml.h>
 
-#include <charconv>
 #include <cmath>
 
 #include "qprof/analysis/analysis.hpp"
@@ -9,6 +8,7 @@
 #include "qprof/report/quark_yaml.hpp"
 
 #include "qprof/analysis/bottleneck.hpp"
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/version.hpp"
 
@@ -18,15 +18,10 @@ namespace {
 // Numbers are emitted from text of our own: yaml-cpp prints doubles with 17 digits
 // (1523.4000000000001) and 0.0 as "0", which YAML reads back as an integer. Fixed notation with
 // the zeros trimmed keeps them floats for every reader (Python's yaml reads "1e-07" as a string).
+// Any magnitude: 1e300 s is 301 digits, never a cut buffer. NaN and the infinities are YAML's own.
 std::string fixed(double v, int decimals) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
-  std::string s(buf, r.ptr);
-  if (s.find('.') == std::string::npos) return s + ".0";
-  while (s.back() == '0') s.pop_back();
-  if (s.back() == '.') s += '0';
-  if (s == "-0.0") s = "0.0";
-  return s;
+  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
+  return fixed_text(v, decimals, ".nan");
 }
 
 std::string mb(Bytes b) { return fixed(dat::to_mib(b), 3); }

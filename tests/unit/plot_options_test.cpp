@@ -16,12 +16,6 @@ TEST(PlotOptions, FormatFromTheOutputName) {
   EXPECT_EQ(format_name(Format::text), "dumb");
 }
 
-TEST(PlotOptions, DefaultLabelIsTheStem) {
-  EXPECT_EQ(default_label("runs/minmax.dat"), "minmax");
-  EXPECT_EQ(default_label("percentile"), "percentile");
-  EXPECT_EQ(default_label("/a/b.c.dat"), "b.c");
-}
-
 TEST(PlotOptions, Size) {
   EXPECT_EQ(parse_size_spec("1280x720"), (std::pair{1280, 720}));
   EXPECT_EQ(parse_size_spec("800X600"), (std::pair{800, 600}));

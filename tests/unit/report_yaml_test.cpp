@@ -33,11 +33,6 @@ std::string temp_dir() {
   return dir;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void spit(const std::string& path, const std::string& text, std::ios::openmode mode = std::ios::trunc) {
   std::ofstream out(path, std::ios::binary | mode);
   out << text;
@@ -202,22 +197,6 @@ TEST(QuarkYaml, LabelsAreQuotedAndEscaped) {
   // An mprof trace (no header): its time starts at its first sample.
   EXPECT_DOUBLE_EQ(y["memory_usage"][1]["relative_time_secs"].as<double>(), 0.5);
   EXPECT_EQ(y["qprof"]["trace_format"].as<int>(), 0);
-}
-
-TEST(AtomicFile, ReplacesWholeAndLeavesNothingBehind) {
-  const std::string dir = temp_dir() + "/atomic";
-  fs::create_directories(dir);
-  const std::string path = dir + "/out.yaml";
-  write_file_atomically(path, "first\n");
-  EXPECT_EQ(slurp(path), "first\n");
-  write_file_atomically(path, "second, longer\n");
-  EXPECT_EQ(slurp(path), "second, longer\n");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
-  EXPECT_THROW(write_file_atomically(dir + "/no/such/dir/x.yaml", "x"), std::system_error);
-  EXPECT_THROW(check_writable(dir + "/no/such/dir/x.yaml"), std::system_error);
-  EXPECT_THROW(check_writable(dir), std::system_error);  // a directory
-  EXPECT_NO_THROW(check_writable(path));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 // Waits (a loaded machine is slow) until the stream has written `n` times.

@@ -25,19 +25,26 @@ std::optional<Format> parse_format(std::string_view name);
 
 struct Input {
   std::string path;
-  std::string label;  // the trace's name in the output; empty: the file name without .dat
+  std::string label;  // the trace's name in the output; empty: default_label (common/trace_label.hpp)
 };
 
 struct Options {
   Format format = Format::chrome;
   Unit unit = Unit::MiB;  // of memory values and rates
+  // The output reaches its reader as it is written (stdout, a FIFO), not replaced once whole:
+  // every trace is read through before the first byte, so that a trace bad in its middle fails
+  // with nothing written. (A trace that is not a regular file cannot be read twice: the Chrome
+  // trace, written in one pass, is then cut where such a trace turns out bad.)
+  bool in_place = false;
 };
+
+// Throws dat::ParseError ("FILE: reason") unless every input is there to be read: called before
+// the output is opened, so that a missing second trace fails before the first byte goes out.
+// (A trace bad in its middle is found by write_export: see Options::in_place.)
+void check_inputs(const std::vector<Input>& inputs);
 
 // Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
 // what was written by then is incomplete.
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
-
-// "runs/minmax.dat" → "minmax".
-std::string default_label(std::string_view path);
 
 }  // namespace qprof::exports

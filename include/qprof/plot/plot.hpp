@@ -76,7 +76,6 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options);
 // Helpers the command line shares (each nullopt or false on bad input).
 std::optional<Format> format_for(std::string_view output);  // "-" or .png/.svg/.pdf, any case
 std::string_view format_name(Format f);
-std::string default_label(std::string_view path);            // "runs/minmax.dat" → "minmax"
 std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec);  // "1280x720"
 // "T0,T1", "T0," or ",T1" (seconds from the start, T0 < T1).
 std::optional<std::pair<std::optional<double>, std::optional<double>>> parse_window(std::string_view spec);

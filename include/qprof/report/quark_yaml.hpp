@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -30,12 +29,6 @@ struct QuarkYamlOptions {
 };
 
 std::string quark_yaml(const Trace& trace, const QuarkYamlOptions& options = {});
-
-// Replaces `path` with `text` atomically (a temporary file in the same directory, then rename):
-// a reader sees the old file or the new one, never a part. Throws std::system_error.
-void write_file_atomically(const std::string& path, std::string_view text);
-// Throws std::system_error when no file can be created next to `path` (checked before a run).
-void check_writable(const std::string& path);
 
 // --yaml-stream: keeps the YAML of a run current while it goes on. checkpoint() is called on the
 // sampler thread after each checkpoint is flushed to the trace; it only wakes a thread of this

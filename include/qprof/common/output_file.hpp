@@ -1,0 +1,80 @@
+// One way to write an output file, for every writer (report --yaml, run --yaml and --yaml-stream,
+// export -o, plot -o). What is at the path decides how it is written, and nothing is ever
+// replaced that is not a regular file (a root `--yaml /dev/full` once replaced the device):
+//
+//   missing, or a regular file   replaced whole and atomically: the bytes go into an unnamed file
+//                                (O_TMPFILE) beside it that commit() links in, so a reader sees the
+//                                old file or the new one, and a writer that fails or is killed
+//                                (SIGKILL too) leaves nothing. Where the file system has no
+//                                O_TMPFILE, a hidden ".NAME.XXXXXXXX.tmp", removed by the
+//                                destructor and, while it exists, by SIGINT, SIGTERM and SIGHUP.
+//                                The file keeps the permission bits of the one it replaces.
+//   a symbolic link              followed: the file it names is written by these rules (replaced
+//                                when regular or missing), and the link stays a link.
+//   "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N
+//                                that descriptor, written where it stands (/dev/stdout is a link
+//                                that must never be replaced, whatever fd 1 is).
+//   a FIFO or a character device (a terminal, /dev/null)
+//                                opened and written in place, never replaced. Opening a FIFO
+//                                waits for its reader, as a shell's `>` does.
+//   anything else                refused with OutputError: a directory, a block device, a socket.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace qprof {
+
+// Why an output cannot be written: one sentence naming the path (and what is there, when that is
+// the reason). Callers print it and exit 2.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class OutputFile {
+ public:
+  // How a replacement is staged. `unnamed_if_possible` is every writer's; `named` is what a file
+  // system without O_TMPFILE gets, chosen by the tests of that path.
+  enum class Temporary { unnamed_if_possible, named };
+
+  // Opens `path` for writing by the rules above. Throws OutputError.
+  explicit OutputFile(std::string path, Temporary temporary = Temporary::unnamed_if_possible);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  // Without commit(): nothing is replaced and the temporary is gone.
+  ~OutputFile();
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  // True when commit() replaces a file; false when the bytes go straight to their reader.
+  bool replaces() const { return replace_; }
+  void write(std::string_view bytes);  // all of them; throws OutputError
+  // Puts the file in place (replacements) and closes what this object opened. Throws OutputError.
+  void commit();
+
+ private:
+  void open_replacement(Temporary temporary);
+  void link_in();
+  void discard();
+  [[noreturn]] void fail(const std::string& what, int error) const;
+
+  std::string path_;    // as the user gave it: for messages
+  std::string target_;  // the file written or replaced, symbolic links followed
+  std::string named_;   // the named temporary, while it exists
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  bool replace_ = false;
+  bool committed_ = false;
+  int named_guard_ = -1;  // the signal handler's slot for named_
+};
+
+// `text` into `path` by OutputFile's rules. Throws OutputError.
+void write_output(const std::string& path, std::string_view text);
+
+// Throws OutputError when `path` could not be written by OutputFile's rules: checked before a
+// long job, so that a bad path fails first. Writes nothing and opens no FIFO (that would wait).
+void check_output(const std::string& path);
+
+}  // namespace qprof

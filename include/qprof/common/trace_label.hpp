@@ -1,0 +1,16 @@
+// The name a trace goes by in a chart, a report or an export when it is given none: one rule for
+// every stage, so that one trace has one name wherever it is shown.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace qprof {
+
+// The file name less a ".dat" suffix, the one suffix mprof's traces carry (mprofile_*.dat):
+// "runs/minmax.dat" → "minmax", "/a/b.c.dat" → "b.c", "run.v2" → "run.v2", "notes.txt" →
+// "notes.txt". Only .dat goes: a dot elsewhere is part of the name a user chose. A path whose
+// file name is empty or would be ("x/", ".dat") is its own label.
+std::string default_label(std::string_view path);
+
+}  // namespace qprof

@@ -1,0 +1,198 @@
+#include "qprof/common/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "output_target.hpp"
+#include "unlink_on_signal.hpp"
+
+namespace qprof {
+namespace {
+
+using detail::OutputTarget;
+
+std::string parent_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// ".NAME.XXXXXXXX.tmp" beside `target`: hidden, and never a name a user would give. getrandom,
+// not a shared std::random_device: a --yaml-stream thread may name one while the main thread does.
+std::string temporary_name(const std::string& target) {
+  static std::atomic<unsigned> fallback{0};
+  unsigned random = 0;
+  if (::getrandom(&random, sizeof random, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof random)) {
+    random = static_cast<unsigned>(::getpid()) * 2654435761u + fallback++;  // O_EXCL retries a taken one
+  }
+  char suffix[24];
+  std::snprintf(suffix, sizeof suffix, ".%08x.tmp", random);
+  const std::size_t slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : target.substr(0, slash + 1);
+  return dir + "." + target.substr(slash == std::string::npos ? 0 : slash + 1) + suffix;
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& what) {
+  throw OutputError(path + " is " + what +
+                    ": qprof writes only a regular file (replaced whole), a FIFO or a character device");
+}
+
+// The kernel or the file system has no O_TMPFILE (ENOENT: a kernel that predates it, or a missing
+// folder, which the named fallback then reports by its own error).
+bool no_tmpfile(int error) { return error == EOPNOTSUPP || error == EISDIR || error == EINVAL || error == ENOENT; }
+
+}  // namespace
+
+OutputFile::OutputFile(std::string path, Temporary temporary) : path_(std::move(path)) {
+  const OutputTarget t = detail::resolve_output(path_);
+  switch (t.kind) {
+    case OutputTarget::Kind::refused: refuse(path_, t.what);
+    case OutputTarget::Kind::descriptor:
+      if (::fcntl(t.fd, F_GETFD) < 0) fail("cannot write " + path_, errno);
+      fd_ = t.fd;
+      return;
+    case OutputTarget::Kind::in_place:
+      target_ = t.path;
+      fd_ = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      if (fd_ < 0) fail("cannot write " + path_, errno);
+      owns_fd_ = true;
+      return;
+    case OutputTarget::Kind::replace:
+      target_ = t.path;
+      replace_ = true;
+      try {
+        open_replacement(temporary);
+        // The replacement keeps the replaced file's permissions: a private report stays private.
+        if (t.exists && ::fchmod(fd_, t.mode) != 0) fail("cannot write " + path_, errno);
+      } catch (...) {
+        discard();  // no destructor runs after a constructor throws
+        throw;
+      }
+      return;
+  }
+}
+
+void OutputFile::open_replacement(Temporary temporary) {
+  owns_fd_ = true;
+  if (temporary == Temporary::unnamed_if_possible) {
+    fd_ = ::open(parent_of(target_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd_ >= 0) return;
+    if (!no_tmpfile(errno)) fail("cannot write " + path_, errno);
+  }
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    named_ = temporary_name(target_);
+    // Guarded before it exists: a signal between open() and the guard would leave it behind.
+    named_guard_ = detail::guard_unlink_on_signal(named_);
+    fd_ = ::open(named_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ >= 0) return;
+    const int error = errno;
+    detail::release_unlink_on_signal(named_guard_);
+    named_guard_ = -1;
+    named_.clear();
+    if (error != EEXIST) fail("cannot write " + path_, error);
+  }
+  fail("cannot write " + path_ + ": no free temporary name", 0);
+}
+
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::discard() {
+  if (owns_fd_ && fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!named_.empty()) ::unlink(named_.c_str());
+  named_.clear();
+  detail::release_unlink_on_signal(named_guard_);
+  named_guard_ = -1;
+}
+
+void OutputFile::fail(const std::string& what, int error) const {
+  throw OutputError(error == 0 ? what : what + ": " + std::strerror(error));
+}
+
+void OutputFile::write(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("cannot write " + path_, n < 0 ? errno : EIO);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The unnamed file takes the target's place: straight under its name when there is none yet
+// (linkat never replaces), else under a temporary name renamed over the target at once.
+void OutputFile::link_in() {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, target_.c_str(), AT_SYMLINK_FOLLOW) == 0) return;
+  if (errno != EEXIST) fail("cannot write " + path_, errno);
+  for (int attempt = 0; attempt < 100 && named_.empty(); ++attempt) {
+    const std::string name = temporary_name(target_);
+    named_guard_ = detail::guard_unlink_on_signal(name);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      named_ = name;
+      return;
+    }
+    const int error = errno;
+    detail::release_unlink_on_signal(named_guard_);
+    named_guard_ = -1;
+    if (error != EEXIST) fail("cannot write " + path_, error);
+  }
+  if (named_.empty()) fail("cannot write " + path_ + ": no free temporary name", 0);
+}
+
+void OutputFile::commit() {
+  if (committed_) return;
+  if (!replace_) {
+    if (owns_fd_ && ::close(fd_) != 0) fail("cannot write " + path_, errno);
+    fd_ = -1;
+    committed_ = true;
+    return;
+  }
+  // On disk before it takes the old file's place: a crash then leaves the old file or the new.
+  if (::fsync(fd_) != 0 && errno != EINVAL) fail("cannot write " + path_, errno);
+  if (named_.empty()) link_in();
+  if (!named_.empty()) {
+    // What was a regular file when this began may be something else now: never rename over that.
+    const OutputTarget now = detail::resolve_output(path_);
+    if (now.kind != OutputTarget::Kind::replace || now.path != target_) {
+      refuse(path_, now.kind == OutputTarget::Kind::refused ? now.what : "no longer the regular file it was");
+    }
+    if (::rename(named_.c_str(), target_.c_str()) != 0) fail("cannot write " + path_, errno);
+    named_.clear();
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("cannot write " + path_, errno);
+  committed_ = true;
+}
+
+void write_output(const std::string& path, std::string_view text) {
+  OutputFile out(path);
+  out.write(text);
+  out.commit();
+}
+
+void check_output(const std::string& path) {
+  const OutputTarget t = detail::resolve_output(path);
+  switch (t.kind) {
+    case OutputTarget::Kind::refused: refuse(path, t.what);
+    case OutputTarget::Kind::descriptor:
+      if (::fcntl(t.fd, F_GETFD) < 0) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
+      return;
+    case OutputTarget::Kind::in_place:
+      if (::access(t.path.c_str(), W_OK) != 0) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
+      return;
+    case OutputTarget::Kind::replace: {
+      OutputFile probe(path);  // a file beside the target can be made; dropped without a trace
+      return;
+    }
+  }
+}
+
+}  // namespace qprof

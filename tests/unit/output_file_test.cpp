@@ -1,0 +1,232 @@
+// OutputFile (common/output_file.hpp): the one way every writer writes an output. A regular file
+// is replaced whole, a link is followed and stays a link, a FIFO, a character device and a
+// descriptor are written in place, anything else is refused, and nothing is left behind.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "bounded_child.hpp"
+#include "qprof/common/fd_ostream.hpp"
+#include "qprof/common/output_file.hpp"
+#include "temp_files.hpp"
+
+namespace qprof {
+namespace {
+
+namespace fs = std::filesystem;
+using test::whole_file;
+
+class OutputFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::unit_temp_file("output-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string at(const std::string& name) const { return dir_ + "/" + name; }
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.insert(e.path().filename().string());
+    return out;
+  }
+  std::string dir_;
+};
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
+  const std::string path = at("out.yaml");
+  write_text(path, "old, and longer than the new\n");
+  ::chmod(path.c_str(), 0600);
+  fs::create_hard_link(path, at("old"));  // the old inode: replaced, never rewritten in place
+  {
+    OutputFile out(path);
+    EXPECT_TRUE(out.replaces());
+    out.write("new\n");
+    EXPECT_EQ(whole_file(path), "old, and longer than the new\n") << "nothing shows before commit()";
+    out.commit();
+  }
+  EXPECT_EQ(whole_file(path), "new\n");
+  EXPECT_EQ(whole_file(at("old")), "old, and longer than the new\n");
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(names(), (std::set<std::string>{"out.yaml", "old"}));
+  write_output(at("fresh"), "x");
+  EXPECT_EQ(whole_file(at("fresh")), "x");
+}
+
+TEST_F(OutputFileTest, WithoutCommitNothingIsReplacedAndNothingLeft) {
+  write_text(at("keep"), "kept");
+  for (auto temporary : {OutputFile::Temporary::unnamed_if_possible, OutputFile::Temporary::named}) {
+    {
+      OutputFile out(at("keep"), temporary);
+      out.write("lost");
+    }
+    {
+      OutputFile out(at("never"), temporary);
+      out.write("lost");
+    }
+    EXPECT_EQ(whole_file(at("keep")), "kept");
+    EXPECT_EQ(names(), std::set<std::string>{"keep"});
+  }
+}
+
+TEST_F(OutputFileTest, TheNamedTemporaryIsReplacedAndRemovedBySigterm) {
+  // What a file system without O_TMPFILE gets: a named temporary.
+  write_text(at("out"), "old");
+  {
+    OutputFile out(at("out"), OutputFile::Temporary::named);
+    out.write("new");
+    EXPECT_EQ(names().size(), 2u) << "the temporary beside it";
+    out.commit();
+  }
+  EXPECT_EQ(whole_file(at("out")), "new");
+  EXPECT_EQ(names(), std::set<std::string>{"out"});
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    const int status = test::in_bounded_child([&] {
+      OutputFile out(at("out"), OutputFile::Temporary::named);
+      out.write("half");
+      ::raise(sig);
+      return false;
+    });
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the signal still kills: " << status;
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_EQ(names(), std::set<std::string>{"out"}) << strsignal(sig);
+    EXPECT_EQ(whole_file(at("out")), "new");
+  }
+}
+
+TEST_F(OutputFileTest, ALinkIsFollowedAndStaysALink) {
+  write_text(at("target"), "old");
+  fs::create_symlink("target", at("link"));
+  fs::create_symlink("link", at("link2"));
+  write_output(at("link2"), "new");
+  EXPECT_TRUE(fs::is_symlink(at("link2")));
+  EXPECT_TRUE(fs::is_symlink(at("link")));
+  EXPECT_EQ(whole_file(at("target")), "new");
+  // A dangling link: the file it names is created, as a shell's `>` does.
+  fs::create_symlink("made", at("dangling"));
+  write_output(at("dangling"), "made");
+  EXPECT_TRUE(fs::is_symlink(at("dangling")));
+  EXPECT_EQ(whole_file(at("made")), "made");
+  fs::create_symlink("loop", at("loop"));
+  EXPECT_THROW(write_output(at("loop"), "x"), OutputError);
+}
+
+TEST_F(OutputFileTest, AFifoIsWrittenInPlace) {
+  const std::string fifo = at("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NO_THROW(check_output(fifo)) << "checked without waiting for a reader";
+  std::string got;
+  std::thread reader([&] { got = whole_file(fifo); });
+  {
+    OutputFile out(fifo);
+    EXPECT_FALSE(out.replaces());
+    out.write("through the pipe");
+    out.commit();
+  }
+  reader.join();
+  EXPECT_EQ(got, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(names(), std::set<std::string>{"fifo"});
+}
+
+TEST_F(OutputFileTest, ACharacterDeviceIsWrittenNeverReplaced) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mknod of a private device needs root";
+  const std::string null = at("null"), full = at("full");
+  ASSERT_EQ(::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  ASSERT_EQ(::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
+  write_output(null, "gone");
+  EXPECT_TRUE(fs::is_character_file(null));
+  try {
+    write_output(full, "no room");
+    ADD_FAILURE() << "a write to a full device succeeded";
+  } catch (const OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find(full), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_character_file(full)) << "the device is still a device";
+}
+
+TEST_F(OutputFileTest, ADescriptorIsWrittenWhereItStands) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  fs::create_symlink("/proc/self/fd/" + std::to_string(pipe_fds[1]), at("to-pipe"));
+  write_output("/dev/fd/" + std::to_string(pipe_fds[1]), "one ");
+  write_output(at("to-pipe"), "two");
+  ::close(pipe_fds[1]);
+  char buf[32] = {};
+  EXPECT_EQ(::read(pipe_fds[0], buf, sizeof buf), 7);
+  ::close(pipe_fds[0]);
+  EXPECT_STREQ(buf, "one two");
+  EXPECT_TRUE(fs::is_symlink(at("to-pipe")));
+  EXPECT_THROW(write_output("/dev/fd/987", "x"), OutputError) << "a descriptor that is not open";
+}
+
+TEST_F(OutputFileTest, AnythingElseIsRefusedInOneSentence) {
+  const std::string sock = at("sock");
+  const int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::vector<std::pair<std::string, std::string>> refused{{dir_, "a directory"}, {sock, "a socket"}};
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::mknod(at("block").c_str(), S_IFBLK | 0600, makedev(7, 200)), 0);
+    refused.emplace_back(at("block"), "a block device");
+  }
+  for (const auto& [path, what] : refused) {
+    for (auto attempt : {0, 1}) {
+      try {
+        if (attempt == 0) write_output(path, "x");
+        else check_output(path);
+        ADD_FAILURE() << path;
+      } catch (const OutputError& e) {
+        EXPECT_EQ(std::string(e.what()).find(path + " is " + what + ":"), 0u) << e.what();
+      }
+    }
+  }
+  ::close(s);
+  EXPECT_TRUE(fs::is_socket(sock));
+  EXPECT_THROW(check_output(at("no/such/dir/x")), OutputError);
+  EXPECT_NO_THROW(check_output(at("new")));
+  EXPECT_FALSE(fs::exists(at("new"))) << "checking writes nothing";
+}
+
+TEST_F(OutputFileTest, FdOstreamWritesEverythingAndSaysWhyNot) {
+  {
+    OutputFile out(at("streamed"));
+    FdOstream stream(out.fd());
+    for (int i = 0; i < 100000; ++i) stream << i << '\n';  // past its 64 KiB buffer
+    ASSERT_TRUE(stream.flush());
+    EXPECT_EQ(stream.error(), 0);
+    out.commit();
+  }
+  const std::string text = whole_file(at("streamed"));
+  EXPECT_EQ(text.substr(0, 4), "0\n1\n");
+  EXPECT_EQ(text.substr(text.size() - 6), "99999\n");
+  const int read_only = ::open(at("streamed").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  FdOstream bad(read_only);
+  bad << "x";
+  EXPECT_FALSE(bad.flush());
+  EXPECT_EQ(bad.error(), EBADF);
+  ::close(read_only);
+}
+
+}  // namespace
+}  // namespace qprof
