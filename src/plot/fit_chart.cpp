@@ -34,13 +34,22 @@ Script fit_script(const FitChart& chart, const std::string& format) {
   head << default_style().text << "\n";
   head << "set termoption noenhanced\nset encoding utf8\nset output '/dev/fd/3'\n";
   head << "set title " << gp_string("qprof fit: " + display_text(chart.command, 120)) << "\n";
-  head << "set xlabel 'memory limit (MiB)'\nset ylabel 'duration (s)'\nset grid\nset key top right\n";
-  head << "set yrange [0:*]\n";
+  head << "set xlabel 'memory limit (MiB)'\nset ylabel 'duration (s)'\nset grid\nset key below\n";
+  // Up to the cutoff, where the too slow runs sit, with room above it.
+  double top = chart.cutoff_seconds;
+  for (const FitChartPoint& p : chart.points) top = std::max(top, p.seconds);
+  head << "set yrange [0:" << num(top > 0 ? top * 1.1 : 1) << "]\n";
+  // Marks at one limit share one line and one label ("runs in, within 4x 230 MiB").
+  std::vector<std::pair<double, std::string>> marks;
   for (const FitChartMark& m : chart.marks) {
-    head << "set arrow from first " << num(m.limit_mib) << ", graph 0 to first " << num(m.limit_mib)
-         << ", graph 1 nohead ls 24\n";
-    head << "set label " << gp_string(m.label + " " + num(std::round(m.limit_mib * 10) / 10) + " MiB") << " at first "
-         << num(m.limit_mib) << ", graph 0.97 rotate by 90 right offset -0.8,0\n";
+    auto same = std::find_if(marks.begin(), marks.end(), [&](const auto& x) { return x.first == m.limit_mib; });
+    if (same == marks.end()) marks.emplace_back(m.limit_mib, m.label);
+    else same->second += ", " + m.label;
+  }
+  for (const auto& [limit, label] : marks) {
+    head << "set arrow from first " << num(limit) << ", graph 0 to first " << num(limit) << ", graph 1 nohead ls 24\n";
+    head << "set label " << gp_string(label + " " + num(std::round(limit * 10) / 10) + " MiB") << " at first "
+         << num(limit) << ", graph 0.97 rotate by 90 right offset -0.8,0\n";
   }
   if (chart.baseline_seconds > 0) {
     head << "set arrow from graph 0, first " << num(chart.baseline_seconds) << " to graph 1, first "
