@@ -3,7 +3,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,12 +16,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double own_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Reaps `pid` if it ended; true then.
 bool reap(pid_t pid, ProbeRun& run, bool block) {
@@ -50,7 +43,6 @@ struct Sampler {
 ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, const StopSignals& signals,
                    const ProbeWatch& watch) {
   ProbeRun run;
-  const double cpu0 = own_cpu_seconds();
   LaunchRequest request;
   request.argv = argv;
   request.cgroup_procs = group.procs_path();
@@ -104,7 +96,6 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   if (const auto peak = group.peak_charge()) run.charge_peak = std::max(run.charge_peak.value_or(0), *peak);
   run.major_faults = stat_value(group.memory_stat(), "pgmajfault");
   if (!run.major_faults) run.major_faults = static_cast<std::uint64_t>(run.usage.ru_majflt);
-  run.qprof_cpu_s = own_cpu_seconds() - cpu0;
   return run;
 }
 

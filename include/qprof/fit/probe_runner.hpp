@@ -33,7 +33,6 @@ struct ProbeRun {
   std::optional<Bytes> charge_peak;          // the kernel's, else the highest sample
   std::optional<Bytes> unreclaimable_peak;   // sampled; nullopt without sampling
   std::optional<std::uint64_t> major_faults; // the group's pgmajfault, else the rusage's
-  double qprof_cpu_s = 0;                    // qprof's own CPU time over the run (its overhead)
 };
 
 ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, const StopSignals& signals,
