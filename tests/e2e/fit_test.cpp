@@ -160,5 +160,32 @@ TEST(Fit, TheCommandNeverBreaksTheJson) {
   EXPECT_FALSE(contains(r.err, "\x1b[2J")) << "nothing of the command drives the terminal";
 }
 
+// As another user (uid 1), qprof may not create a group below root's: one sentence of what is
+// needed, status 2, and the command never runs.
+TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run qprof as another user";
+  if (run({"setpriv", "--version"}).status != 0) GTEST_SKIP() << "no setpriv";
+  const std::string marker = temp_dir() + "/shared/ran";
+  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
+                        copy_for_other_users(qprof_bin()), "fit", "--", "/bin/sh", "-c", "touch " + marker},
+                       "", 60);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "may not create one here")) << r.err;
+  EXPECT_TRUE(contains(r.err, "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup."))
+      << r.err;
+  EXPECT_FALSE(fs::exists(marker)) << "nothing ran";
+}
+
+TEST(Fit, UsageErrorsComeBeforeAnyRun) {
+  EXPECT_EQ(qprof({"fit", "--resolution", "lots", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--resolution", "150%", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--plot", temp_dir() + "/chart.txt", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--json", "/nonexistent-dir/x.json", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--runs-max", "1", "--", "true"}).status, 2);
+  const Result none = qprof({"fit"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(contains(none.err, "no command given")) << none.err;
+}
+
 }  // namespace
 }  // namespace qprof::test
