@@ -66,7 +66,7 @@ bool machine_has_swap() {
 }  // namespace
 
 std::string no_cgroup_message(const std::string& why_not) {
-  return "qprof fit runs each probe in a memory cgroup of its own and may not create one here (" + why_not +
+  return "each run needs a memory cgroup of its own, and qprof may not create one here (" + why_not +
          "): run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup.";
 }
 
