@@ -85,7 +85,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   const auto interrupted = [&](int sig) {
     r.end = FitEnd::interrupted;
     r.status = 128 + sig;
-    r.message = "stopped by " + signal_name(sig) + "; what was found so far follows";
+    r.message = r.baseline ? "stopped by " + signal_name(sig) + " before the search ended: the findings rest on the runs so far"
+                           : "stopped by " + signal_name(sig) + " during the unlimited run: nothing was found yet";
   };
   StopSignals signals;
   std::string why_not;
