@@ -173,7 +173,7 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
       "with a limit and no swap, bisecting between the two figures. Each run's page cache is evicted\n"
       "after it. A run longer than --max-slowdown x the baseline is stopped as too slow. Reported: the\n"
       "smallest limit CMD runs in (not OOM-killed), the smallest it completes in within the slowdown,\n"
-      "and the smallest at full speed (within 10 % of the baseline). Needs the right to create memory\n"
+      "and the smallest at full speed (within 10 % of the fastest run). Needs the right to create memory\n"
       "cgroups: root, a delegated cgroup v2 subtree, or a Slurm job's cgroup (else exit 2).\n"
       "Exit status: 0; CMD's own when it fails in the unlimited run; 126/127 when it cannot start;\n"
       "128+N when signal N (Ctrl-C) stopped the search, after what was found so far; 2 for usage errors.");

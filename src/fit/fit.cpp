@@ -52,6 +52,11 @@ double own_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// The launcher's words start "qprof: "; fit prints its messages after "qprof fit: ".
+std::string without_prefix(const std::string& message) {
+  return message.starts_with("qprof: ") ? message.substr(7) : message;
+}
+
 bool machine_has_swap() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -105,7 +110,7 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   if (first.launch_failure) {
     r.end = FitEnd::cannot_start;
     r.status = first.launch_failure->exit_status;
-    r.message = first.launch_failure->message;
+    r.message = without_prefix(first.launch_failure->message);
     return;
   }
   if (first.stopped_by_signal) {
@@ -176,7 +181,7 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     if (run.launch_failure) {
       r.end = FitEnd::cannot_start;
       r.status = run.launch_failure->exit_status;
-      r.message = run.launch_failure->message;
+      r.message = without_prefix(run.launch_failure->message);
       break;
     }
     const Probe p = probe_of(run, *limit, outcome_of(run.wait_status, run.stopped_at_deadline, run.oom_kills), name,
@@ -185,6 +190,7 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     r.probes.push_back(p);
   }
   r.findings = search.findings();
+  r.reference_s = search.reference_seconds();
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ std::string json_report(const FitReport& r) {
   j["full_speed_margin"] = r.full_speed_margin;
   j["resolution"] = {{"floor_bytes", r.resolution.floor}, {"fraction", r.resolution.fraction}};
   j["cutoff_seconds"] = r.cutoff_s;
+  j["reference_seconds"] = r.reference_s;
   const double baseline_s = r.baseline ? r.baseline->run.seconds : 0;
   if (r.baseline) {
     json b = probe_json(r.baseline->run, baseline_s);

@@ -81,7 +81,8 @@ std::string text_report(const FitReport& r) {
   std::stable_sort(sorted.begin(), sorted.end(), [](const Probe* a, const Probe* c) { return a->limit > c->limit; });
   for (const Probe* p : sorted) out << row(*p, b.run.seconds);
   const std::string slowdown = "within " + fixed(r.max_slowdown, "%g") + "x";
-  const std::string speed = "full speed (within " + fixed(r.full_speed_margin * 100, "%g") + " %)";
+  const std::string speed = "full speed (within " + fixed(r.full_speed_margin * 100, "%g") + " % of the fastest run, " +
+                            fixed(r.reference_s, "%.2f s") + ")";
   for (const NamedFinding& n : named_findings(r)) {
     if (!*n.finding) continue;
     const std::string key = n.key;

@@ -68,16 +68,25 @@ LimitSearch::LimitSearch(const Baseline& baseline, Resolution resolution, double
 
 void LimitSearch::add(const Probe& p) { probes_.push_back(p); }
 
+double LimitSearch::reference_seconds() const {
+  double fastest = baseline_seconds_;
+  for (const Probe& p : probes_) {
+    if (p.outcome == Outcome::completed) fastest = std::min(fastest, p.seconds);
+  }
+  return fastest;
+}
+
 LimitSearch::Gap LimitSearch::gap(Level level) const {
   Gap g{low_, high_, std::nullopt};
+  const double reference = reference_seconds();
   for (const Probe& p : probes_) {
-    if (level_of(p, baseline_seconds_, margin_) < level) g.short_of = std::max(g.short_of, p.limit);
+    if (level_of(p, reference, margin_) < level) g.short_of = std::max(g.short_of, p.limit);
   }
   // The lowest limit above every shortfall that reached the level: a probe below a shortfall
   // (timing noise, or a job that is not monotone) does not make the boundary.
   for (std::size_t i = 0; i < probes_.size(); ++i) {
     const Probe& p = probes_[i];
-    if (p.limit > g.short_of && p.limit < g.reached && level_of(p, baseline_seconds_, margin_) >= level) {
+    if (p.limit > g.short_of && p.limit < g.reached && level_of(p, reference, margin_) >= level) {
       g.reached = p.limit;
       g.probe = i;
     }

@@ -93,7 +93,7 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   EXPECT_TRUE(groups_left(pid).empty()) << "every probe's group is removed";
   // The same on stderr and in the CSV.
   EXPECT_TRUE(contains(r.err, "qprof fit: smallest limit it runs in: ")) << r.err;
-  EXPECT_TRUE(contains(r.err, "qprof fit: full speed (within 10 %): ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "qprof fit: full speed (within 10 % of the fastest run, ")) << r.err;
   const std::string table = read_file(csv);
   EXPECT_TRUE(table.starts_with("kind,name,limit_bytes,outcome,seconds,")) << table;
   EXPECT_TRUE(contains(table, "finding,smallest_running," + std::to_string(j["findings"]["smallest_running"]["limit_bytes"].get<Bytes>())))

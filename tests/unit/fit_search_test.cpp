@@ -124,6 +124,18 @@ TEST(FitSearch, AShortfallAboveASuccessMovesTheBoundaryUp) {
   EXPECT_EQ(f.runs->limit, 212 * MiB) << "running is not contradicted";
 }
 
+TEST(FitSearch, FullSpeedIsJudgedAgainstTheFastestRun) {
+  // The baseline was slowed by a busy machine: 2 s, where a limited run took 0.5 s.
+  LimitSearch search(baseline(100 * MiB, 300 * MiB, 2.0), Resolution{});
+  search.add(probe(200 * MiB, Outcome::completed, 1.9));
+  EXPECT_EQ(search.findings().full_speed->limit, 200 * MiB) << "within 10 % of the only figure there is";
+  search.add(probe(250 * MiB, Outcome::completed, 0.5));
+  EXPECT_EQ(search.reference_seconds(), 0.5);
+  EXPECT_EQ(search.findings().full_speed->limit, 250 * MiB);
+  EXPECT_EQ(search.findings().full_speed->short_of, 200 * MiB);
+  EXPECT_EQ(search.findings().within_slowdown->limit, 200 * MiB);
+}
+
 TEST(FitSearch, NothingToSearchWhereTheChargeIsAllUnreclaimable) {
   LimitSearch search(baseline(300 * MiB, 300 * MiB, 1.0), Resolution{});
   EXPECT_FALSE(search.next());

@@ -49,6 +49,7 @@ struct FitReport {
   std::vector<Probe> probes;  // the limited runs, in the order they ran
   Findings findings;
   double cutoff_s = 0;          // where a probe is stopped as too slow
+  double reference_s = 0;       // the fastest completed run: full speed is within the margin of it
   double max_slowdown = 0;      // the options the search ran with
   double full_speed_margin = 0;
   Resolution resolution;

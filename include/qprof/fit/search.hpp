@@ -85,6 +85,10 @@ class LimitSearch {
   int remaining_estimate() const;
   Findings findings() const;
   const std::vector<Probe>& probes() const { return probes_; }
+  // Full speed is measured against the fastest completed run, the baseline included: a limit
+  // does not make a job faster, so a limited run faster than the baseline says the baseline was
+  // slowed by something else (a busy machine), and judging against it would call slow runs fast.
+  double reference_seconds() const;
 
  private:
   struct Gap {
