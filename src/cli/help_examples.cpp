@@ -26,6 +26,9 @@ const std::map<std::string, std::string>& examples() {
       {"export", "  qprof export train.dat --format perfetto -o train.json"},
       {"list", "  qprof list --dir runs/"},
       {"clean", "  qprof clean --older-than 7d --dry-run"},
+      {"fit",
+       "  qprof fit -- python3 calibrate.py --workers 4\n"
+       "  qprof fit --max-slowdown 2 --json fit.json --plot fit.png -- ./bench"},
       {"mark",
        "  qprof mark --sync Load End        # in a script that qprof run started\n"
        "  qprof run -- sh -c 'qprof mark Load Start; ./load; qprof mark --sync Load End'"},

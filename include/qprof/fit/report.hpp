@@ -1,0 +1,25 @@
+// qprof fit's result as text (stderr: the runs' table and the three findings), JSON and CSV.
+// The command is untrusted text: it never breaks a format nor drives a terminal.
+#pragma once
+
+#include <string>
+
+#include "qprof/fit/fit.hpp"
+
+namespace qprof::fit {
+
+std::string text_report(const FitReport& report);
+std::string json_report(const FitReport& report);
+// One row per run, then one per finding: kind,name,limit_bytes,outcome,seconds,slowdown,
+// major_faults,read_bytes,exit_status,detail (kind: command, baseline, probe, finding).
+std::string csv_report(const FitReport& report);
+
+// The findings with their names, in the order they are reported.
+struct NamedFinding {
+  const char* key;    // smallest_running, smallest_within_slowdown, full_speed
+  const char* title;  // for people
+  const std::optional<Finding>* finding;
+};
+std::vector<NamedFinding> named_findings(const FitReport& report);
+
+}  // namespace qprof::fit

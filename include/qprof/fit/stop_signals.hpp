@@ -1,0 +1,29 @@
+// The signals qprof fit waits on, turned into readable bytes: SIGCHLD (a probe ended), SIGINT and
+// SIGTERM (the user stops the search). One poll(2) then waits for a probe's end, its deadline
+// and the user at once. Installed for the object's lifetime; the previous handlers come back.
+#pragma once
+
+#include <signal.h>
+
+#include <vector>
+
+namespace qprof::fit {
+
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  int fd() const;       // readable when a signal came
+  void drain() const;   // reads what is there, so that the next poll waits again
+  int stop_signal() const;  // SIGINT or SIGTERM once the user asked to stop, else 0
+  // The signals the command must get back at their defaults (LaunchRequest::default_signals).
+  static std::vector<int> handled();
+
+ private:
+  struct sigaction old_[3]{};
+};
+
+}  // namespace qprof::fit

@@ -1,0 +1,198 @@
+// qprof fit -- CMD: the smallest memory limit the command runs in (src/fit does the work; this
+// file reads the options, shows progress and writes the result where it was asked for).
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/fit/fit.hpp"
+#include "qprof/fit/report.hpp"
+#include "qprof/plot/fit_chart.hpp"
+#include "qprof/plot/plot.hpp"
+#include "qprof/report/quark_yaml.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct FitCli {
+  fit::FitOptions fit;
+  std::string resolution;
+  std::string json, csv, plot;
+  bool quiet = false;
+};
+
+// "16MiB", "5%" or "16MiB,5%" (the larger of the two at each limit).
+std::optional<fit::Resolution> parse_resolution(const std::string& spec) {
+  fit::Resolution r{0, 0};
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string part(rest.substr(0, comma));
+    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    if (!part.empty() && part.back() == '%') {
+      try {
+        std::size_t used = 0;
+        const double pct = std::stod(part.substr(0, part.size() - 1), &used);
+        if (used != part.size() - 1 || !(pct > 0 && pct < 100)) return std::nullopt;
+        r.fraction = pct / 100;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    } else if (const auto size = parse_size(part); size && *size > 0) {
+      r.floor = *size;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (r.floor == 0 && r.fraction == 0) return std::nullopt;
+  return r;
+}
+
+// Text to FILE, or stdout for '-'; false (said on stderr) when it cannot be written.
+bool write_output(const std::string& path, const std::string& text, const char* option) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return true;
+  }
+  try {
+    report::write_file_atomically(path, text);
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
+    return false;
+  }
+}
+
+plot::FitChart chart_of(const fit::FitReport& r) {
+  plot::FitChart c;
+  c.command = r.command;
+  c.baseline_seconds = r.baseline ? r.baseline->run.seconds : 0;
+  c.cutoff_seconds = r.cutoff_s;
+  const auto in_mib = [](Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
+  for (const fit::Probe& p : r.probes) {
+    using K = plot::FitChartPoint;
+    const K::Kind kind = p.outcome == fit::Outcome::completed ? K::completed
+                         : p.outcome == fit::Outcome::too_slow ? K::too_slow
+                         : p.outcome == fit::Outcome::oom_killed ? K::oom_killed
+                                                                 : K::failed;
+    c.points.push_back({in_mib(p.limit), p.seconds, kind});
+  }
+  if (r.baseline) c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
+  char slowdown[32];
+  std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
+  if (r.findings.runs) c.marks.push_back({"runs in", in_mib(r.findings.runs->limit)});
+  if (r.findings.within_slowdown) c.marks.push_back({slowdown, in_mib(r.findings.within_slowdown->limit)});
+  if (r.findings.full_speed) c.marks.push_back({"full speed", in_mib(r.findings.full_speed->limit)});
+  return c;
+}
+
+int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
+  const std::vector<std::string> before_dashdash = self.remaining();
+  if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
+    std::cerr << "qprof fit: unknown option " << terminal_text(before_dashdash.front())
+              << " (see qprof fit --help; a command starting with '-' goes after --)\n";
+    return kUsageError;
+  }
+  if (command.empty()) {
+    std::cerr << "qprof fit: no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]\n";
+    return kUsageError;
+  }
+  o.fit.command = std::move(command);
+  if (!o.resolution.empty()) {
+    const auto r = parse_resolution(o.resolution);
+    if (!r) {
+      std::cerr << "qprof fit: --resolution: expected SIZE (16MiB), PCT (5%) or both (16MiB,5%), got "
+                << terminal_text(o.resolution) << '\n';
+      return kUsageError;
+    }
+    o.fit.resolution = *r;
+  }
+  // A file that cannot be written fails before the first run, not after the last.
+  for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
+    if (path.empty() || path == "-") continue;
+    try {
+      report::check_writable(path);
+    } catch (const std::exception& e) {
+      std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
+      return kUsageError;
+    }
+  }
+  if (!o.plot.empty() && (!plot::format_for(o.plot) || *plot::format_for(o.plot) == plot::Format::text)) {
+    std::cerr << "qprof fit: --plot: the chart's file must end in .png, .svg or .pdf\n";
+    return kUsageError;
+  }
+  const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
+  const auto progress = [&](const fit::Progress& p) {
+    char line[160];
+    if (p.run == 1) {
+      std::snprintf(line, sizeof line, "qprof fit: run 1: no limit (the baseline), %.1f s elapsed\n", p.elapsed_s);
+    } else {
+      std::snprintf(line, sizeof line, "qprof fit: run %d of about %d: limit %.1f MiB, %.1f s elapsed\n", p.run,
+                    p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0), p.elapsed_s);
+    }
+    std::cerr << line << std::flush;
+  };
+  const fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r);
+  if (!r.message.empty()) std::cerr << "qprof fit: " << terminal_text(r.message) << '\n';
+  if (!o.quiet && r.baseline && r.probes_s > 0) {
+    char line[160];
+    std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)\n",
+                  r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
+    std::cerr << line;
+  }
+  int status = r.status;
+  const bool has_result = r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start;
+  if (has_result) {
+    if (!o.json.empty() && !write_output(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
+    if (!o.csv.empty() && !write_output(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
+  }
+  if (!o.plot.empty() && r.baseline) {
+    try {
+      plot::plot_fit(chart_of(r), o.plot);
+    } catch (const std::exception& e) {
+      std::cerr << "qprof fit: --plot: " << terminal_text(e.what()) << '\n';
+      if (status == 0) status = kUsageError;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+Command add_fit(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<FitCli>();
+  CLI::App* fit = app.add_subcommand("fit", "Find the smallest memory limit a command runs in, by running it repeatedly in a memory cgroup");
+  fit->footer(
+      "Usage: qprof fit [OPTIONS] [--] CMD [ARGS...]\n"
+      "CMD runs once without a limit (the baseline: its duration, its cgroup's peak charge and its\n"
+      "unreclaimable anonymous + shared memory), then again in a fresh memory cgroup below qprof's own\n"
+      "with a limit and no swap, bisecting between the two figures. Each run's page cache is evicted\n"
+      "after it. A run longer than --max-slowdown x the baseline is stopped as too slow. Reported: the\n"
+      "smallest limit CMD runs in (not OOM-killed), the smallest it completes in within the slowdown,\n"
+      "and the smallest at full speed (within 10 % of the fastest run). Needs the right to create memory\n"
+      "cgroups: root, a delegated cgroup v2 subtree, or a Slurm job's cgroup (else exit 2).\n"
+      "Exit status: 0; CMD's own when it fails in the unlimited run; 126/127 when it cannot start;\n"
+      "128+N when signal N (Ctrl-C) stopped the search, after what was found so far; 2 for usage errors.");
+  fit->prefix_command();  // everything from CMD on belongs to CMD, options included
+  fit->allow_extras();
+  fit->add_option("--max-slowdown", opts->fit.max_slowdown,
+                  "Stop a run that takes longer than this many times the baseline, as too slow (default 4; at least 0.1 s)")
+      ->check(CLI::Range(1.0, 1e6));
+  fit->add_option("--resolution", opts->resolution,
+                  "How close each limit is found: SIZE (16MiB), PCT of the limit (5%) or both (16MiB,5%: the larger); "
+                  "default 8MiB,2%");
+  fit->add_option("--runs-max", opts->fit.runs_max, "Runs in all, the baseline included (default 16)")
+      ->check(CLI::Range(2, 1000));
+  fit->add_option("--json", opts->json, "Also write the result as JSON to FILE (- for stdout)");
+  fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
+  fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");
+  fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
+  CLI::App* self = fit;
+  return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,115 @@
+#include "qprof/fit/probe_group.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "qprof/common/proc_file.hpp"
+
+namespace qprof::fit {
+namespace {
+
+enum class Write { done, missing, refused };
+
+// One write(2) of `text` to an existing file: cgroup files take a value per write, and a file
+// the kernel does not have must not be created as a plain file.
+Write write_existing(const std::string& path, std::string_view text, std::string* why = nullptr) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) {
+    if (why) *why = path + ": " + std::strerror(errno);
+    return errno == ENOENT ? Write::missing : Write::refused;
+  }
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (!ok && why) *why = path + ": " + std::strerror(errno);
+  ::close(fd);
+  return ok ? Write::done : Write::refused;
+}
+
+std::string read_text(const std::string& path) {
+  std::string text;
+  read_small_file(path, text);
+  return text;
+}
+
+}  // namespace
+
+LimitWrite write_memory_limit(const std::string& dir, bool v1, Bytes limit) {
+  LimitWrite w;
+  const std::string value = std::to_string(limit);
+  if (write_existing(dir + (v1 ? "/memory.limit_in_bytes" : "/memory.max"), value, &w.error) != Write::done) return w;
+  std::string swap_error;
+  const Write swap = v1 ? write_existing(dir + "/memory.memsw.limit_in_bytes", value, &swap_error)
+                        : write_existing(dir + "/memory.swap.max", "0", &swap_error);
+  if (swap == Write::refused) {
+    w.error = swap_error;
+    return w;
+  }
+  w.ok = true;
+  w.swap_limited = swap == Write::done;
+  return w;
+}
+
+bool evict_page_cache(const std::string& dir, bool v1, Bytes charge) {
+  if (v1) return write_existing(dir + "/memory.force_empty", "0") == Write::done;
+  if (charge == 0) return true;
+  // memory.reclaim fails with EAGAIN when it could not take back all it was asked; what it took
+  // is gone all the same, and an empty group has nothing more to give.
+  return write_existing(dir + "/memory.reclaim", std::to_string(charge)) == Write::done;
+}
+
+bool kill_members(const std::string& dir) {
+  write_existing(dir + "/cgroup.kill", "1");  // v2 from Linux 5.14: the whole group at once
+  for (int round = 0; round < 200; ++round) {
+    const auto pids = cgroup_procs_pids(read_text(dir + "/cgroup.procs"));
+    if (pids.empty()) return true;
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // they leave the group as they exit
+  }
+  return cgroup_procs_pids(read_text(dir + "/cgroup.procs")).empty();
+}
+
+std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.size() <= key.size() || !line.starts_with(key) || line[key.size()] != ' ') continue;
+    line.remove_prefix(key.size() + 1);
+    std::uint64_t v = 0;
+    const auto r = std::from_chars(line.data(), line.data() + line.size(), v);
+    if (r.ec == std::errc()) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<Bytes> unreclaimable_bytes(std::string_view memory_stat, bool v1) {
+  const auto anon = stat_value(memory_stat, v1 ? "rss" : "anon");
+  if (!anon) return std::nullopt;
+  return *anon + stat_value(memory_stat, "shmem").value_or(0);
+}
+
+std::unique_ptr<ProbeGroup> ProbeGroup::create(std::string& why_not) {
+  auto group = TreeCgroup::create(why_not);
+  if (!group) return nullptr;
+  if (!group->has_memory()) {
+    why_not = group->path() + " has no memory controller";
+    return nullptr;
+  }
+  return std::unique_ptr<ProbeGroup>(new ProbeGroup(std::move(group)));
+}
+
+ProbeGroup::~ProbeGroup() {
+  kill_all();
+  evict_page_cache(path(), is_v1(), charge().value_or(0));
+  // ~TreeCgroup removes the directory.
+}
+
+std::string ProbeGroup::memory_stat() const { return read_text(path() + "/memory.stat"); }
+
+}  // namespace qprof::fit

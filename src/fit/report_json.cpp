@@ -1,0 +1,82 @@
+#include <nlohmann/json.hpp>
+
+#include "qprof/common/safe_text.hpp"
+#include "qprof/fit/report.hpp"
+
+namespace qprof::fit {
+namespace {
+
+using nlohmann::json;
+
+json probe_json(const Probe& p, double baseline_s) {
+  json j;
+  j["limit_bytes"] = p.limit ? json(p.limit) : json(nullptr);
+  j["outcome"] = outcome_key(p.outcome);
+  j["seconds"] = p.seconds;
+  j["slowdown"] = baseline_s > 0 ? json(p.seconds / baseline_s) : json(nullptr);
+  j["major_faults"] = p.major_faults ? json(*p.major_faults) : json(nullptr);
+  j["read_bytes"] = p.read_bytes ? json(*p.read_bytes) : json(nullptr);
+  j["exit_status"] = p.exit_status;
+  j["detail"] = valid_utf8(p.detail);
+  return j;
+}
+
+const char* end_key(FitEnd e) {
+  switch (e) {
+    case FitEnd::searched: return "searched";
+    case FitEnd::runs_max: return "runs_max";
+    case FitEnd::interrupted: return "interrupted";
+    case FitEnd::job_failed: return "job_failed";
+    case FitEnd::cannot_start: return "cannot_start";
+    case FitEnd::no_cgroup: return "no_cgroup";
+    case FitEnd::probe_error: return "probe_error";
+  }
+  return "searched";
+}
+
+}  // namespace
+
+std::string json_report(const FitReport& r) {
+  json j;
+  j["command"] = valid_utf8(r.command);  // nlohmann escapes the rest; invalid UTF-8 would throw
+  j["end"] = end_key(r.end);
+  j["status"] = r.status;
+  j["message"] = valid_utf8(r.message);
+  j["cgroup"] = r.cgroup;
+  j["swap_limited"] = r.swap_limited;
+  j["max_slowdown"] = r.max_slowdown;
+  j["full_speed_margin"] = r.full_speed_margin;
+  j["resolution"] = {{"floor_bytes", r.resolution.floor}, {"fraction", r.resolution.fraction}};
+  j["cutoff_seconds"] = r.cutoff_s;
+  j["reference_seconds"] = r.reference_s;
+  const double baseline_s = r.baseline ? r.baseline->run.seconds : 0;
+  if (r.baseline) {
+    json b = probe_json(r.baseline->run, baseline_s);
+    b["charge_peak_bytes"] = r.baseline->charge_peak;
+    b["unreclaimable_peak_bytes"] = r.baseline->unreclaimable_peak;
+    j["baseline"] = b;
+  } else {
+    j["baseline"] = nullptr;
+  }
+  j["probes"] = json::array();
+  for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s));
+  json findings = json::object();
+  for (const NamedFinding& n : named_findings(r)) {
+    if (!*n.finding) {
+      findings[n.key] = nullptr;
+      continue;
+    }
+    const Finding& f = **n.finding;
+    findings[n.key] = {{"limit_bytes", f.limit},
+                       {"probe", f.probe ? json(*f.probe) : json(nullptr)},  // index into probes; null: the baseline
+                       {"short_of_bytes", f.short_of}};
+  }
+  j["findings"] = findings;
+  j["notes"] = json::array();
+  for (const std::string& n : r.notes) j["notes"].push_back(valid_utf8(n));
+  j["qprof_cpu_seconds"] = r.qprof_cpu_s;
+  j["runs_seconds"] = r.probes_s;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace qprof::fit

@@ -1,0 +1,96 @@
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+#include <sstream>
+
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/fit/report.hpp"
+
+namespace qprof::fit {
+namespace {
+
+// Limits in MiB with a decimal: the resolution is a few MiB, and every row reads in one unit.
+std::string mib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string fixed(double v, const char* format) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string row(const Probe& p, double baseline_s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-11s %-11s %9s %8s %13s %11s  %s\n", p.limit ? mib(p.limit).c_str() : "none",
+                outcome_name(p.outcome), fixed(p.seconds, "%.2f s").c_str(),
+                baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx").c_str() : "",
+                p.major_faults ? std::to_string(*p.major_faults).c_str() : "?",
+                p.read_bytes ? mib(*p.read_bytes).c_str() : "?", p.detail.c_str());
+  return buf;
+}
+
+// What a finding rests on: the probe that reached the level, and the limit that fell short.
+std::string evidence(const FitReport& r, const Finding& f) {
+  std::string out;
+  if (f.probe) {
+    const Probe& p = r.probes[*f.probe];
+    out = p.outcome == Outcome::too_slow ? "still running when stopped at " + human_seconds(r.cutoff_s) + "; it may complete later"
+                                         : "completed in " + fixed(p.seconds, "%.2f s");
+  } else {
+    out = "the unlimited run's peak charge";
+  }
+  const Probe* below = nullptr;
+  for (const Probe& p : r.probes) {
+    if (p.limit == f.short_of) below = &p;
+  }
+  if (below) {
+    out += "; " + std::string(outcome_name(below->outcome)) + " at " + mib(below->limit);
+    if (below->outcome == Outcome::completed) out += " in " + fixed(below->seconds, "%.2f s");
+  } else if (r.baseline) {
+    out += "; nothing was tried at or below its unreclaimable peak " + mib(f.short_of);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<NamedFinding> named_findings(const FitReport& r) {
+  return {{"smallest_running", "smallest limit it runs in", &r.findings.runs},
+          {"smallest_within_slowdown", "smallest within the slowdown", &r.findings.within_slowdown},
+          {"full_speed", "full speed", &r.findings.full_speed}};
+}
+
+std::string text_report(const FitReport& r) {
+  std::ostringstream out;
+  out << "qprof fit: " << terminal_text(r.command) << '\n';
+  if (!r.baseline) return out.str();
+  const Baseline& b = *r.baseline;
+  out << "  unlimited: " << fixed(b.run.seconds, "%.2f s") << ", peak charge (footprint) " << mib(b.charge_peak)
+      << ", unreclaimable peak (anon + shmem) " << mib(b.unreclaimable_peak) << "\n";
+  out << "  cgroup " << r.cgroup << ", swap " << (r.swap_limited ? "limited to 0" : "NOT limited")
+      << "; a probe is stopped as too slow at " << human_seconds(r.cutoff_s) << " (" << fixed(r.max_slowdown, "%g")
+      << "x the unlimited run)\n";
+  out << "  limit       outcome      duration slowdown  major faults        read  how it ended\n";
+  out << row(b.run, b.run.seconds);
+  std::vector<const Probe*> sorted;
+  for (const Probe& p : r.probes) sorted.push_back(&p);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Probe* a, const Probe* c) { return a->limit > c->limit; });
+  for (const Probe* p : sorted) out << row(*p, b.run.seconds);
+  const std::string slowdown = "within " + fixed(r.max_slowdown, "%g") + "x";
+  const std::string speed = "full speed (within " + fixed(r.full_speed_margin * 100, "%g") + " % of the fastest run, " +
+                            fixed(r.reference_s, "%.2f s") + ")";
+  for (const NamedFinding& n : named_findings(r)) {
+    if (!*n.finding) continue;
+    const std::string key = n.key;
+    const std::string title = key == "smallest_within_slowdown" ? "smallest " + slowdown : key == "full_speed" ? speed : n.title;
+    out << "qprof fit: " << title << ": " << mib((*n.finding)->limit) << " (" << evidence(r, **n.finding) << ")\n";
+  }
+  for (const std::string& note : r.notes) out << "qprof fit: note: " << terminal_text(note) << '\n';
+  return out.str();
+}
+
+}  // namespace qprof::fit

@@ -1,0 +1,134 @@
+#include "qprof/fit/search.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+namespace qprof::fit {
+namespace {
+
+constexpr Bytes kPage = 4096;  // limits are written in pages: the kernel rounds to them anyway
+
+}  // namespace
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::completed: return "completed";
+    case Outcome::oom_killed: return "OOM-killed";
+    case Outcome::too_slow: return "too slow";
+    case Outcome::failed: return "failed";
+  }
+  return "failed";
+}
+
+const char* outcome_key(Outcome o) {
+  switch (o) {
+    case Outcome::completed: return "completed";
+    case Outcome::oom_killed: return "oom_killed";
+    case Outcome::too_slow: return "too_slow";
+    case Outcome::failed: return "failed";
+  }
+  return "failed";
+}
+
+Bytes Resolution::at(Bytes limit) const {
+  const double relative = fraction * static_cast<double>(limit);
+  return std::max(floor, relative > 0 ? static_cast<Bytes>(relative) : Bytes{0});
+}
+
+Level level_of(const Probe& p, double baseline_seconds, double full_speed_margin) {
+  switch (p.outcome) {
+    case Outcome::oom_killed:
+    case Outcome::failed: return Level::does_not_run;
+    case Outcome::too_slow: return Level::runs;
+    case Outcome::completed:
+      return p.seconds <= baseline_seconds * (1 + full_speed_margin) ? Level::full_speed : Level::within_slowdown;
+  }
+  return Level::does_not_run;
+}
+
+Outcome outcome_of(int wait_status, bool stopped_as_too_slow, std::optional<std::uint64_t> oom_kills) {
+  if (stopped_as_too_slow) return Outcome::too_slow;
+  if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) return Outcome::completed;
+  if (oom_kills) return *oom_kills > 0 ? Outcome::oom_killed : Outcome::failed;
+  // No count from this kernel: a SIGKILL that qprof did not send is the OOM killer's mark.
+  return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL ? Outcome::oom_killed : Outcome::failed;
+}
+
+LimitSearch::LimitSearch(const Baseline& baseline, Resolution resolution, double full_speed_margin)
+    : low_(baseline.unreclaimable_peak),
+      high_(baseline.charge_peak),
+      baseline_seconds_(baseline.run.seconds),
+      resolution_(resolution),
+      margin_(full_speed_margin) {}
+
+void LimitSearch::add(const Probe& p) { probes_.push_back(p); }
+
+double LimitSearch::reference_seconds() const {
+  double fastest = baseline_seconds_;
+  for (const Probe& p : probes_) {
+    if (p.outcome == Outcome::completed) fastest = std::min(fastest, p.seconds);
+  }
+  return fastest;
+}
+
+LimitSearch::Gap LimitSearch::gap(Level level) const {
+  Gap g{low_, high_, std::nullopt};
+  const double reference = reference_seconds();
+  for (const Probe& p : probes_) {
+    if (level_of(p, reference, margin_) < level) g.short_of = std::max(g.short_of, p.limit);
+  }
+  // The lowest limit above every shortfall that reached the level: a probe below a shortfall
+  // (timing noise, or a job that is not monotone) does not make the boundary.
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    const Probe& p = probes_[i];
+    if (p.limit > g.short_of && p.limit < g.reached && level_of(p, reference, margin_) >= level) {
+      g.reached = p.limit;
+      g.probe = i;
+    }
+  }
+  if (g.reached < g.short_of) g.reached = g.short_of;  // nothing to search: the charge is the floor
+  return g;
+}
+
+std::optional<Bytes> LimitSearch::next() const {
+  std::optional<Bytes> best;
+  Bytes widest = 0;
+  for (Level level : {Level::runs, Level::within_slowdown, Level::full_speed}) {
+    const Gap g = gap(level);
+    const Bytes width = g.reached - g.short_of;
+    if (width <= resolution_.at(g.reached) || width <= widest) continue;
+    const Bytes middle = (g.short_of + width / 2) / kPage * kPage;
+    if (middle <= g.short_of || middle >= g.reached) continue;
+    widest = width;
+    best = middle;
+  }
+  return best;
+}
+
+int LimitSearch::remaining_estimate() const {
+  std::set<std::pair<Bytes, Bytes>> open;
+  int total = 0;
+  for (Level level : {Level::runs, Level::within_slowdown, Level::full_speed}) {
+    const Gap g = gap(level);
+    const Bytes width = g.reached - g.short_of;
+    const Bytes res = std::max<Bytes>(resolution_.at(g.reached), 1);
+    if (width <= res || !open.insert({g.short_of, g.reached}).second) continue;
+    total += static_cast<int>(std::ceil(std::log2(static_cast<double>(width) / static_cast<double>(res))));
+  }
+  return total;
+}
+
+Findings LimitSearch::findings() const {
+  const auto finding = [&](Level level) {
+    const Gap g = gap(level);
+    return Finding{g.reached, g.probe, g.short_of};
+  };
+  return Findings{finding(Level::runs), finding(Level::within_slowdown), finding(Level::full_speed)};
+}
+
+}  // namespace qprof::fit

@@ -1,0 +1,191 @@
+// qprof fit on a job whose needs are known by construction: A MiB of anonymous memory it keeps,
+// and an F MiB file it reads through mmap k times, from a cold cache. Scaled down from the issue's
+// A = 200, F = 300 to A = 100, F = 150 (k = 4) so that the search stays under 30 s on two shared
+// cores; the bounds scale with A and F. Needs the right to create memory cgroups (root here).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../support/own_cgroup.hpp"
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr double A = 100, F = 150;
+constexpr int kPasses = 4;
+constexpr Bytes MiB = Bytes{1} << 20;
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::vector<std::string> bounded(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"prlimit", as_limit("2147483648"), qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+// The F MiB file, written and then dropped from the page cache: every run reads it from storage
+// (a tmpfs would make its pages unreclaimable shared memory: the test needs a disk).
+std::string cold_file() {
+  const std::string path = temp_dir() + "/data.bin";
+  if (fs::exists(path)) return path;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char> block(MiB);
+  for (int i = 0; i < static_cast<int>(F); ++i) {
+    for (std::size_t j = 0; j < block.size(); j += 4096) block[j] = static_cast<char>(i + j / 4096 + 1);
+    EXPECT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
+  }
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  return path;
+}
+
+// Where qprof, a child of this test, creates its groups: this process's own memory group.
+std::string parent_group() { return "/sys/fs/cgroup/memory" + own_v1_memory_group(); }
+
+std::vector<std::string> groups_left(pid_t qprof) {
+  std::vector<std::string> left;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent_group(), ec)) {
+    if (e.path().filename() == "qprof-" + std::to_string(qprof)) left.push_back(e.path().string());
+  }
+  return left;
+}
+
+std::string skip_reason(const Result& r) {
+  if (r.status == 2 && contains(r.err, "may not create one here")) return r.err;
+  return "";
+}
+
+TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
+  if (sanitized()) GTEST_SKIP() << "the probes' timings are the subject: an AddressSanitizer qprof distorts none of "
+                                   "them, but the job runs under its shadow limits";
+  const std::string json = temp_dir() + "/fit.json", csv = temp_dir() + "/fit.csv";
+  Process p(bounded({"fit", "--json", json, "--csv", csv, "--", workload("anon_and_mmap"), "100", cold_file(),
+                     std::to_string(kPasses)}));
+  const pid_t pid = p.pid();
+  const Result r = p.wait(90);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  const double runs_in = j["findings"]["smallest_running"]["limit_bytes"].get<double>() / MiB;
+  const double full = j["findings"]["full_speed"]["limit_bytes"].get<double>() / MiB;
+  EXPECT_GE(runs_in, A) << r.err;
+  EXPECT_LE(runs_in, A + std::max(16.0, 0.05 * A)) << r.err;
+  EXPECT_GE(full, A + F * 0.9) << r.err;
+  EXPECT_GE(j["findings"]["smallest_within_slowdown"]["limit_bytes"].get<double>() / MiB, runs_in);
+  EXPECT_EQ(j["end"], "searched");
+  EXPECT_TRUE(j["swap_limited"].get<bool>()) << "memsw exists here";
+  // The unlimited run read the whole file from storage once: the cache was cold.
+  EXPECT_GE(j["baseline"]["read_bytes"].get<double>() / MiB, F * 0.9) << r.err;
+  EXPECT_TRUE(groups_left(pid).empty()) << "every probe's group is removed";
+  // The same on stderr and in the CSV.
+  EXPECT_TRUE(contains(r.err, "qprof fit: smallest limit it runs in: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "qprof fit: full speed (within 10 % of the fastest run, ")) << r.err;
+  const std::string table = read_file(csv);
+  EXPECT_TRUE(table.starts_with("kind,name,limit_bytes,outcome,seconds,")) << table;
+  EXPECT_TRUE(contains(table, "finding,smallest_running," + std::to_string(j["findings"]["smallest_running"]["limit_bytes"].get<Bytes>())))
+      << table;
+  // fit's own cost: its CPU time against the runs' time.
+  const double overhead = j["qprof_cpu_seconds"].get<double>() / j["runs_seconds"].get<double>();
+  std::cout << "fit overhead: " << j["qprof_cpu_seconds"].get<double>() << " s of CPU over "
+            << j["runs_seconds"].get<double>() << " s of runs (" << overhead * 100 << " %), " << j["probes"].size()
+            << " probes\n";
+  EXPECT_LT(overhead, 0.01);
+}
+
+TEST(Fit, TheJobsOwnFailureStopsFitWithItsStatus) {
+  const Result r = run(bounded({"fit", "--", workload("exit_with"), "3"}), "", 60);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "failed in the unlimited run (exit status 3)")) << r.err;
+}
+
+TEST(Fit, ACommandThatCannotStartIs127) {
+  const Result r = run(bounded({"fit", "--", "/nonexistent/qprof-no-such-command"}), "", 60);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(r.status, 127) << r.err;
+}
+
+TEST(Fit, SigintMidSearchLeavesNoGroupAndPrintsWhatWasFound) {
+  if (sanitized()) GTEST_SKIP() << "timed against the job's runs";
+  Process p(bounded({"fit", "--json", temp_dir() + "/int.json", "--", workload("anon_and_mmap"), "100", cold_file(),
+                     std::to_string(kPasses)}));
+  const std::string group = parent_group() + "/qprof-" + std::to_string(p.pid());
+  // Every run's group has this name; a limited probe's has a limit (the unlimited run's is the
+  // kernel's "none", 2^63 rounded to pages).
+  bool limited = false;
+  for (int i = 0; i < 6000 && !limited; ++i) {
+    std::ifstream in(group + "/memory.limit_in_bytes");
+    unsigned long long limit = 0;
+    limited = static_cast<bool>(in >> limit) && limit < (1ULL << 62);
+    if (!limited) std::this_thread::sleep_for(5ms);
+  }
+  if (!limited) {
+    const Result r = p.wait(60);
+    if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+    FAIL() << "no limited probe started: " << r.err;
+  }
+  std::this_thread::sleep_for(100ms);
+  ::kill(p.pid(), SIGINT);
+  const Result r = p.wait(60);
+  EXPECT_EQ(r.status, 128 + SIGINT) << r.err;
+  EXPECT_TRUE(contains(r.err, "stopped by SIGINT")) << r.err;
+  EXPECT_TRUE(contains(r.err, "unlimited: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "qprof fit: full speed")) << r.err;
+  EXPECT_FALSE(fs::exists(group)) << "the probe's group is removed";
+  const auto j = nlohmann::json::parse(read_file(temp_dir() + "/int.json"));
+  EXPECT_EQ(j["end"], "interrupted");
+}
+
+TEST(Fit, TheCommandNeverBreaksTheJson) {
+  const std::string json = temp_dir() + "/hostile.json";
+  const Result r = run(bounded({"fit", "--json", json, "--", "sh", "-c", "exit 0", "\"}\x1b[2J\xff"}), "", 60);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  EXPECT_TRUE(contains(j["command"].get<std::string>(), "sh -c")) << j.dump();
+  EXPECT_FALSE(contains(r.err, "\x1b[2J")) << "nothing of the command drives the terminal";
+}
+
+// As another user (uid 1), qprof may not create a group below root's: one sentence of what is
+// needed, status 2, and the command never runs.
+TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run qprof as another user";
+  if (run({"setpriv", "--version"}).status != 0) GTEST_SKIP() << "no setpriv";
+  const std::string marker = temp_dir() + "/shared/ran";
+  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
+                        copy_for_other_users(qprof_bin()), "fit", "--", "/bin/sh", "-c", "touch " + marker},
+                       "", 60);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "may not create one here")) << r.err;
+  EXPECT_TRUE(contains(r.err, "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup."))
+      << r.err;
+  EXPECT_FALSE(fs::exists(marker)) << "nothing ran";
+}
+
+TEST(Fit, UsageErrorsComeBeforeAnyRun) {
+  EXPECT_EQ(qprof({"fit", "--resolution", "lots", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--resolution", "150%", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--plot", temp_dir() + "/chart.txt", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--json", "/nonexistent-dir/x.json", "--", "true"}).status, 2);
+  EXPECT_EQ(qprof({"fit", "--runs-max", "1", "--", "true"}).status, 2);
+  const Result none = qprof({"fit"});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(contains(none.err, "no command given")) << none.err;
+}
+
+}  // namespace
+}  // namespace qprof::test
