@@ -1,3 +1,4 @@
+#include "qprof/common/output_file.hpp"
 #include "qprof/plot/fit_chart.hpp"
 
 #include <algorithm>
@@ -6,7 +7,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "pending_file.hpp"
 #include "qprof/common/find_program.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/gnuplot.hpp"
@@ -103,10 +103,14 @@ void plot_fit(const FitChart& chart, const std::string& output, const std::strin
     throw PlotError("--plot draws with gnuplot, and there is no '" + gnuplot +
                     "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot");
   }
-  detail::PendingFile out(output);
-  run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), out.fd(),
-              [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
-  out.commit();
+  try {
+    OutputFile out(output);
+    run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), out.fd(),
+                [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
+    out.commit();
+  } catch (const OutputError& e) {
+    throw PlotError(e.what());
+  }
 }
 
 }  // namespace qprof::plot
