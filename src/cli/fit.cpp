@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
@@ -52,13 +53,13 @@ std::optional<fit::Resolution> parse_resolution(const std::string& spec) {
 }
 
 // Text to FILE, or stdout for '-'; false (said on stderr) when it cannot be written.
-bool write_output(const std::string& path, const std::string& text, const char* option) {
+bool write_result(const std::string& path, const std::string& text, const char* option) {
   if (path == "-") {
     std::cout << text << std::flush;
     return true;
   }
   try {
-    report::write_file_atomically(path, text);
+    qprof::write_output(path, text);
     return true;
   } catch (const std::exception& e) {
     std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
@@ -114,7 +115,7 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
     try {
-      report::check_writable(path);
+      check_output(path);
     } catch (const std::exception& e) {
       std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
       return kUsageError;
@@ -147,8 +148,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   int status = r.status;
   const bool has_result = r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start;
   if (has_result) {
-    if (!o.json.empty() && !write_output(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
-    if (!o.csv.empty() && !write_output(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
+    if (!o.json.empty() && !write_result(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
+    if (!o.csv.empty() && !write_result(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
   }
   if (!o.plot.empty() && r.baseline) {
     try {
