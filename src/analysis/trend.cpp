@@ -13,7 +13,8 @@ bool all_finite(const std::vector<double>& v) {
   return true;
 }
 
-// 1 − SS_res / SS_tot of predictions against y; 1 when y has no variance and is reproduced.
+// 1 − SS_res / SS_tot of predictions against y. A y without variance leaves nothing for x to
+// explain: 0, so that a flat series never reads as a perfect fit of a trend.
 template <typename Predict>
 double r_squared(const std::vector<double>& x, const std::vector<double>& y, Predict predict) {
   double mean = 0;
@@ -25,7 +26,7 @@ double r_squared(const std::vector<double>& x, const std::vector<double>& y, Pre
     residual += e * e;
     total += (y[i] - mean) * (y[i] - mean);
   }
-  if (total == 0) return residual == 0 ? 1.0 : 0.0;
+  if (total == 0) return 0.0;
   return 1.0 - residual / total;
 }
 

@@ -17,7 +17,7 @@ namespace qprof {
 struct LineFit {
   double slope = 0;
   double intercept = 0;
-  double r2 = 0;  // 1 − SS_res / SS_tot; 1 for a series with no variance that the line reproduces
+  double r2 = 0;  // 1 − SS_res / SS_tot; 0 for a y without variance (nothing to explain)
   std::size_t points = 0;
   double at(double x) const { return intercept + slope * x; }
   // The largest x whose predicted y is at most `y` (slope > 0), nullopt when the line never
