@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
       {"run", qprof::cli::add_run},         {"attach", qprof::cli::add_attach}, {"peak", qprof::cli::add_peak},
       {"report", qprof::cli::add_report},   {"compare", qprof::cli::add_compare}, {"plot", qprof::cli::add_plot},
       {"export", qprof::cli::add_export},   {"list", qprof::cli::add_list},     {"clean", qprof::cli::add_clean},
-      {"mark", qprof::cli::add_mark},
+      {"mark", qprof::cli::add_mark},       {"sweep", qprof::cli::add_sweep},
   };
   const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
                                   [&](const auto& s) { return !args.empty() && args.back() == s.first; });
