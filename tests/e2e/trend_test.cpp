@@ -51,6 +51,22 @@ TEST(RunTrend, AGrowingJobIsSaidWithItsSlope) {
   EXPECT_NEAR(y["qprof"]["trend"]["rss"]["slope_mb_per_min"].as<double>(), 20 * 60, 0.05 * 20 * 60);
 }
 
+TEST(RunTrend, PlotTrendDrawsTheFittedLine) {
+  Result r;
+  const std::string trace = run_shape("grow", r);
+  const std::string dir = temp_dir();
+  const Result p = qprof({"plot", "--trend", trace, "-o", dir + "/grow.svg", "--script", dir + "/grow.gp"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  const std::string script = read_file(dir + "/grow.gp");
+  EXPECT_NE(script.find("ls 27"), std::string::npos) << script;
+  EXPECT_NE(script.find("title \"trend of \u03a3 RSS +"), std::string::npos) << script;
+  EXPECT_NE(script.find(" MiB/s (R\u00b2 "), std::string::npos) << script;
+  // Without --trend, no such line.
+  const Result plain = qprof({"plot", trace, "-o", dir + "/plain.svg", "--script", dir + "/plain.gp"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(read_file(dir + "/plain.gp").find("ls 27"), std::string::npos);
+}
+
 TEST(RunTrend, FlatStepAndSpikeSayNoLeak) {
   for (const std::string shape : {"flat", "step", "spike"}) {
     Result r;
