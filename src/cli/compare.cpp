@@ -255,9 +255,10 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
       for (const Trace* t : entries[i].runs) traces.push_back({label, t});
     }
     report::Document doc;
-    if (const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit}, "qprof compare"); s != 0) return failed ? failed : s;
+    const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot}, "qprof compare");
+    if (s != 0 && doc.tables.empty()) return failed ? failed : s;
     std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
-    return failed;
+    return failed ? failed : s;
   }
   // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
   std::unique_ptr<Trace> job;
@@ -336,7 +337,9 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "--sweep workers on traces named or labelled workers=VALUE (qprof sweep's): each figure (footprint,\n"
       "Σ RSS peak, duration) fitted against workers, linear or a power law where its R² is higher by\n"
       "over 0.01; --at 16 predicts, --limit 16G solves for the largest workers that fits (default: the\n"
-      "limit the first trace recorded). Runs that exited non-zero are left out of the model.\n"
+      "limit the first trace recorded). Runs that exited non-zero are left out of the model. With\n"
+      "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME: the runs, the fit, the\n"
+      "limit and the solved value.\n"
       "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
       "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
       "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"

@@ -33,6 +33,7 @@ struct SweepCli {
   std::string unit;
   std::optional<double> at;
   std::string limit;
+  std::string plot;
 };
 
 // One run of the sweep: its point, its outcome, its trace (when one could be read back).
@@ -247,7 +248,7 @@ int sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
     for (const SweepRun& r : runs) {
       if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
     }
-    SweepModelRequest request{parameters.front().name, o.at, o.limit};
+    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
     if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0 && first_failure == 0) {
       first_failure = kUsageError;
     }
@@ -292,6 +293,9 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
                     "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
                     "limit in force (default: the limit in force)")
       ->check(budget_check());
+  sweep->add_option("--plot", opts->plot,
+                    "Over one parameter: draw the footprint (else Σ RSS peak) against it into OUT (.png, .svg, .pdf): "
+                    "the runs, the fit, the limit and the solved value");
   sweep->add_option("--format", opts->format, "text (default), md, csv (the model; the runs without one) or json")
       ->check(format_check());
   sweep->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB")->check(unit_check());

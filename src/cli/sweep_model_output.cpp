@@ -10,6 +10,7 @@
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
+#include "qprof/plot/sweep_chart.hpp"
 #include "qprof/report/sweep.hpp"
 
 namespace qprof::cli {
@@ -72,8 +73,33 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
     options.limit = in_force->bytes;
     options.limit_source = "the " + in_force->source + " limit in force when the first run was recorded";
   }
-  report::add_sweep_model(doc, sweep_model(request.parameter, points), options);
+  const SweepModel model = sweep_model(request.parameter, points);
+  report::add_sweep_model(doc, model, options);
   doc.csv_table = doc.tables.size() - 1;  // CSV: the model (JSON holds every table)
+  if (request.plot.empty()) return 0;
+  // The chart of the figure the limit is solved on: the footprint where recorded, else Σ RSS.
+  const FigureModel* figure = nullptr;
+  for (const char* key : {"footprint", "peak_rss"}) {
+    for (const FigureModel& f : model.figures) {
+      if (!figure && f.key == key && f.fitted()) figure = &f;
+    }
+  }
+  if (!figure) {
+    std::cerr << who << ": --plot: no memory figure with two values or more to draw\n";
+    return kUsageError;
+  }
+  std::optional<double> solved;
+  if (options.limit) {
+    if (const auto x = figure->solve(static_cast<double>(*options.limit)); x && *x >= 0) {
+      solved = model.integer_values ? std::floor(*x + 1e-9) : *x;
+    }
+  }
+  try {
+    plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
+  } catch (const std::exception& e) {
+    std::cerr << who << ": --plot: " << terminal_text(e.what()) << '\n';
+    return kUsageError;
+  }
   return 0;
 }
 

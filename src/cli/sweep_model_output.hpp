@@ -20,11 +20,12 @@ struct SweepModelRequest {
   std::string parameter;
   std::optional<double> at;
   std::string limit;  // a size, or empty: the limit in force the first trace recorded
+  std::string plot;   // the chart of the solved figure (footprint, else Σ RSS peak) into this file
 };
 
 // Adds the points and the model to `doc` (its CSV table: the model). Traces of a failed run
 // (non-zero exit) and traces without the parameter are left out, each said on stderr; returns 2
-// (and says why) when no value remains or a value is not a number, else 0.
+// (and says why) when no value remains, a value is not a number or the chart fails, else 0.
 int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces, const SweepModelRequest& request,
                     const char* who);
 

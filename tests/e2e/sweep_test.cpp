@@ -66,13 +66,18 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   EXPECT_NE(j["solved"].get<std::string>().find("workers \u2264 "), std::string::npos);
 
   // The same traces read back by compare --sweep give the same model.
-  std::vector<std::string> args{"compare", "--sweep", "workers", "--limit", "500MiB", "--format", "json"};
+  // Its chart: the runs, the fit, the limit and the solved value.
+  std::vector<std::string> args{"compare", "--sweep", "workers", "--limit", "500MiB", "--format", "json", "--plot", dir + "/model.svg"};
   for (const char* n : {"1", "2", "4", "8"}) args.push_back(dir + "/workers=" + n + ".dat");
   const Result c = qprof(args);
   ASSERT_EQ(c.status, 0) << c.err;
   const auto k = nlohmann::json::parse(c.out);
   EXPECT_EQ(k["solved_value"], j["solved_value"]);
   EXPECT_DOUBLE_EQ((*model_row(k, "peak_rss"))["slope"].get<double>(), (*rss)["slope"].get<double>());
+  const std::string svg = read_file(dir + "/model.svg");
+  EXPECT_NE(svg.find("limit 500.0 MiB"), std::string::npos);
+  EXPECT_NE(svg.find("linear fit, R\u00b2 "), std::string::npos);
+  EXPECT_NE(svg.find("workers \u2264 " + std::to_string(static_cast<int>(std::floor((500 - a) / b)))), std::string::npos);
 }
 
 TEST(Sweep, AQuadraticWorkloadGetsThePowerLaw) {
