@@ -17,6 +17,7 @@
 #              22     sum of VmHWM (dashed)      23 the peak's point
 #              24     checkpoints                25 where the command was killed
 #              26     the memory limit in force (dashed)
+#              27     a fitted trend of the memory (--trend, dashed)
 #   the qprof_* variables below.
 
 font_face = 'Sans'
@@ -65,6 +66,7 @@ set style line 23 lc rgb '#c0392b' pt 7 ps 1.3
 set style line 24 lc rgb '#8c8c8c' lw 1 dt 2
 set style line 25 lc rgb '#c0392b' lw 1.5
 set style line 26 lc rgb '#000000' lw 1.2 dt (10, 4)
+set style line 27 lc rgb '#d62728' lw 1.5 dt 3
 
 qprof_line_width = 2          # traces of an overlay, GPU memory of the tree
 qprof_thin_width = 1.2        # processes, device use, coloured checkpoints and exact peaks

@@ -44,6 +44,7 @@ Command add_list(CLI::App& app, const Invocation& invocation);
 Command add_clean(CLI::App& app, const Invocation& invocation);
 Command add_mark(CLI::App& app, const Invocation& invocation);
 Command add_fit(CLI::App& app, const Invocation& invocation);
+Command add_sweep(CLI::App& app, const Invocation& invocation);
 
 // What --version prints: version, build type, the GPU backends that work here.
 std::string version_text();

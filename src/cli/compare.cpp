@@ -15,6 +15,7 @@
 #include "qprof/plot/plot.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"
+#include "sweep_model_output.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -37,6 +38,9 @@ struct CompareCli {
   bool plot_facet = false;
   std::string align = "wall";  // a job's ranks: how their traces share one time axis
   std::vector<std::string> pivot;  // --pivot ROWS,COLUMNS: the two names of the grid's axes
+  std::string sweep;               // --sweep NAME: the rows as a model of each figure against NAME
+  std::optional<double> at;        // --at VALUE: with --sweep, predict there
+  std::string limit;               // --limit SIZE: with --sweep, solve for it
 };
 
 // The chart of the compared runs, through the plot module: one line per run, aligned at t=0.
@@ -245,6 +249,18 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     }
     entries.push_back(std::move(entry));
   }
+  if (!o.sweep.empty()) {
+    std::vector<LabelledTrace> traces;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string& label = i < o.labels.size() ? o.labels[i] : entries[i].label;
+      for (const Trace* t : entries[i].runs) traces.push_back({label, t});
+    }
+    report::Document doc;
+    const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot}, "qprof compare");
+    if (s != 0 && doc.tables.empty()) return failed ? failed : s;
+    std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+    return failed ? failed : s;
+  }
   // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
   std::unique_ptr<Trace> job;
   std::string highest_note;
@@ -319,6 +335,12 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "marked; ratios are to the first row. The commands' stdout goes to stderr.\n"
       "--pivot model,method with --label 64MiB/minmax,64MiB/percentile,... folds the rows into a grid:\n"
       "rows 64MiB, ..., columns minmax, percentile, ..., cells the peak of --metric.\n"
+      "--sweep workers on traces named or labelled workers=VALUE (qprof sweep's): each figure (footprint,\n"
+      "Σ RSS peak, duration) fitted against workers, linear or a power law where its R² is higher by\n"
+      "over 0.01; --at 16 predicts, --limit 16G solves for the largest workers that fits (default: the\n"
+      "limit the first trace recorded). Runs that exited non-zero are left out of the model. With\n"
+      "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME: the runs, the fit, the\n"
+      "limit and the solved value.\n"
       "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
       "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
       "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
@@ -353,6 +375,15 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       ->expected(2)
       ->allow_extra_args(false)
       ->delimiter(',');
+  cmp->add_option("--sweep", opts->sweep,
+                  "Read the rows as a sweep over NAME (labels or file names carry NAME=VALUE, as qprof sweep names "
+                  "them): each figure fitted against NAME, linear or power law")
+      ->excludes("--pivot");
+  cmp->add_option("--at", opts->at, "With --sweep: predict each figure at this value of NAME");
+  cmp->add_option("--limit", opts->limit,
+                  "With --sweep: the largest NAME whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
+                  "limit in force (default: the limit the first trace recorded)")
+      ->check(budget_check());
   cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
   cmp->add_option("--align", opts->align,
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "

@@ -89,7 +89,7 @@ std::string zsh_value(const std::string& sub, const std::string& name, const CLI
 // The words after a subcommand's options: a command for run, a PID for attach, traces for the
 // readers, nothing for those that take none.
 std::string zsh_arguments(const std::string& sub) {
-  if (sub == "run" || sub == "fit") return "'*::command:_normal'";
+  if (sub == "run" || sub == "fit" || sub == "sweep") return "'*::command:_normal'";
   if (sub == "attach") return "':process:_pids'";
   if (sub == "list" || sub == "clean") return "";
   if (sub == "mark") return "':label: '";

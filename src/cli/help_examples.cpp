@@ -32,6 +32,9 @@ const std::map<std::string, std::string>& examples() {
       {"mark",
        "  qprof mark --sync Load End        # in a script that qprof run started\n"
        "  qprof run -- sh -c 'qprof mark Load Start; ./load; qprof mark --sync Load End'"},
+      {"sweep",
+       "  qprof sweep -p workers=1,2,4,8 --limit 16G -- python3 calibrate.py --workers {workers}\n"
+       "  qprof sweep -p samples=64,128,256 --env NSAMPLES={samples} --repeat 3 -d runs/ -- ./calibrate.sh"},
   };
   return table;
 }

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
       {"report", qprof::cli::add_report},   {"compare", qprof::cli::add_compare}, {"plot", qprof::cli::add_plot},
       {"export", qprof::cli::add_export},   {"list", qprof::cli::add_list},     {"clean", qprof::cli::add_clean},
       {"mark", qprof::cli::add_mark},       {"fit", qprof::cli::add_fit},
+      {"sweep", qprof::cli::add_sweep},
   };
   const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
                                   [&](const auto& s) { return !args.empty() && args.back() == s.first; });

@@ -193,6 +193,9 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("--align", a->align, "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
   cmd->add_flag("--facet", a->opts.facet, "One panel per trace, sharing the axes, instead of overlaying them");
+  cmd->add_flag("--trend", a->opts.trend,
+                "Also draw the fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run, "
+                "dashed, with its slope and R² (as mprof plot -s; see qprof-run(1), TREND)");
   cmd->add_option("--panels", a->panels,
                   "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
                   "memory, and gpu when recorded; disk: the --watch-dir directories)");

@@ -15,6 +15,7 @@
 #include "recording.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
+#include "qprof/report/trend.hpp"
 #include "qprof/record/session.hpp"
 
 namespace qprof::cli {
@@ -104,10 +105,16 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   const Metric metric = metric_of(o.metric);
   const bool has = has_metric(trace, metric);
 
+  // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
+  if (!o.run.quiet) {
+    if (const auto growth = report::growth_summary(trace)) std::cerr << "qprof:   trend           " << terminal_text(*growth) << '\n';
+  }
+
   if (!o.run.quiet && !trace.stages.empty()) {
     const Metric table_metric = has && metric_info(metric).windowed ? metric : Metric::rss;
     report::Document doc;
     doc.tables.push_back(report::stage_table(trace, table_metric));
+    report::add_stage_trends(doc.tables.back(), trace, table_metric);
     std::cerr << prefixed(report::render(doc, report::Format::text), "qprof: ");
   }
   int result = status;

@@ -97,6 +97,7 @@ class Builder {
   void gpu_util_panel(Draft& d, const std::vector<TraceInput>& in);
   void disk_panel(Draft& d, const std::vector<TraceInput>& in);  // chart_disk.cpp
   void limit_line(Draft& d, const TraceData& t, double unit);    // chart_disk.cpp
+  void trend_lines(Draft& d, const TraceInput& in, int color, double unit);  // chart_trend.cpp
   int trace_color(const TraceInput& t) const;
   // Stages, checkpoints and the end of a killed command, in every panel; labels only on top.
   void annotations(Draft& d, const std::vector<TraceInput>& in);

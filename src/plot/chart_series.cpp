@@ -65,6 +65,7 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
     if (single && !rss) {
       add_series(d, {Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
                      scaled(main.points(), unit)});
+      trend_lines(d, in[i], 0, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
     } else if (single) {
@@ -80,6 +81,7 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
                      scaled(t.mem.points(), unit)});
       exact_peaks(d, t, 0, unit, true);
       limit_line(d, t, unit);
+      trend_lines(d, in[i], 0, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
     } else {
@@ -88,6 +90,7 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
         title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
       }
       add_series(d, {Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)});
+      trend_lines(d, in[i], color, unit);
       if (!in[i].faint) d.panel.points.push_back(ChartPoint{peak.t, peak.v / unit, color});
     }
   }

@@ -222,7 +222,8 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   check_metric(data, o.metric);
   std::vector<TraceInput> traces;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back({&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint});
+    traces.push_back({&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint, {}});
+    if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
   }
 
   if (height <= 0) {

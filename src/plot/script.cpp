@@ -53,6 +53,7 @@ const char* role_style(Role r) {
     case Role::peak_cgroup: return "ls 21";
     case Role::peak_hwm: return "ls 22";
     case Role::limit: return "ls 26";
+    case Role::trend: return "ls 27";
     case Role::dir_size:
     case Role::dir_free: return "ls 10";
     case Role::trace:

@@ -11,6 +11,7 @@
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/version.hpp"
+#include "trend_yaml.hpp"
 
 namespace qprof::report {
 namespace {
@@ -259,6 +260,7 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   emit_peaks(e, t);
   emit_dirs_and_limit(e, t);
   emit_stages(e, t);
+  detail::emit_trends(e, t);
   emit_bottlenecks(e, t);
   emit_checkpoint_extras(e, cps, t);
   if (!t.notes.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "qprof/report/report.hpp"
+#include "qprof/report/trend.hpp"
 #include "usage_report.hpp"
 
 namespace qprof::report {
@@ -136,6 +137,7 @@ Document trace_report(const Trace& trace, Metric metric) {
          Cell::number(static_cast<double>(trace.unread_processes)));
   }
   add_limit_facts(d, trace);
+  add_trend_facts(d, trace);
   if (!trace.notes.empty()) {
     std::string notes;
     for (const std::string& n : trace.notes) notes += (notes.empty() ? "" : "; ") + n;
@@ -144,6 +146,7 @@ Document trace_report(const Trace& trace, Metric metric) {
   detail::add_usage_facts(trace, d);
   d.tables.push_back(peaks_table(trace));
   d.tables.push_back(stage_table(trace, metric));
+  add_stage_trends(d.tables.back(), trace, metric);
   d.csv_table = 1;
   detail::add_bottlenecks(trace, d.tables[1], d);
   if (auto dirs = watched_dirs_table(trace)) d.tables.push_back(std::move(*dirs));

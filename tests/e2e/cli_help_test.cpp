@@ -12,7 +12,8 @@ Result bounded_qprof(const std::vector<std::string>& args) {
   return run(argv, "", 70);
 }
 
-const std::vector<std::string> kSubcommands = {"run", "attach", "peak", "report", "compare", "plot", "export", "list", "clean", "mark", "fit"};
+const std::vector<std::string> kSubcommands = {"run",    "attach", "peak", "report", "compare", "plot",
+                                               "export", "list",   "clean", "mark",  "fit",     "sweep"};
 
 TEST(CliHelp, AMistypedSubcommandSuggestsTheNearest) {
   const std::vector<std::pair<std::string, std::string>> typos = {

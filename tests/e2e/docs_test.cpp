@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSubcommands = {"run", "attach", "peak", "report", "compare", "plot", "export", "list", "clean", "mark", "fit"};
+const std::vector<std::string> kSubcommands = {"run",    "attach", "peak", "report", "compare", "plot",
+                                               "export", "list",   "clean", "mark",  "fit",     "sweep"};
 
 std::string page(const std::string& name) { return std::string(QPROF_TEST_MAN_DIR) + "/" + name + ".1"; }
 

@@ -34,12 +34,14 @@ Result python_checks(const std::string& yaml_path, const std::string& checks, co
 TEST(ReportCli, TablesInEveryFormat) {
   const Result text = qprof({"report", fixture("open_stage.dat")});
   ASSERT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find("Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0\n"),
+  EXPECT_NE(text.out.find("Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0  "
+                          "+500.0 MiB/s (R\u00b2 0.43)\n"),
             std::string::npos)
       << text.out;
   const Result csv = qprof({"report", "--format", "csv", fixture("open_stage.dat")});
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
-            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed");
+            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed,"
+            "slope_bytes_per_s,slope_r2,slope_significant");
   const auto j = nlohmann::json::parse(qprof({"report", "--format", "json", "--metric", "gpu", fixture("quark.dat")}).out);
   EXPECT_EQ(j["stages"][1]["peak_bytes"], static_cast<Bytes>(2048.5 * (1 << 20)));
   const Result md = qprof({"report", "--format", "md", "--unit", "GiB", fixture("quark.dat")});

@@ -36,7 +36,19 @@ enum class Role {
   limit,        // the memory limit in force (header: limit, limit_source), dashed
   dir_size,     // a watched directory's apparent size (palette colours)
   dir_free,     // its file system's free space, dashed
+  trend,        // a fitted trend of the memory (plot --trend), dashed
 };
+
+// A trend fitted on a whole trace (plot --trend): its ends, in seconds from the trace's start
+// (TraceData::t0) and bytes.
+struct TrendLine {
+  std::string series;  // "Σ RSS", "footprint (Σ PSS)"
+  Point from, to;
+  double bytes_per_second = 0;
+  double r2 = 0;
+};
+// The trends of the trace at `path` (read whole), with times from `t0` (Unix seconds).
+std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0);
 
 struct ChartSeries {
   Role role = Role::tree;
@@ -120,6 +132,7 @@ struct TraceInput {
   const TraceData* data;
   std::string label;
   bool faint = false;  // see Input::faint
+  std::vector<TrendLine> trends;  // with --trend
 };
 
 // `width`, `height` as resolved (never 0). Throws PlotError when nothing can be drawn (every

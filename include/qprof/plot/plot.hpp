@@ -51,6 +51,9 @@ struct PlotOptions {
   // devices) or cgroup (the charge); a trace without it is an error.
   std::string metric = "rss";
   bool facet = false;             // one panel per trace instead of one overlay
+  // The fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run,
+  // drawn as a dashed line (mprof plot -s); each trace is then also read whole.
+  bool trend = false;
   // Panels from top to bottom; empty: memory, plus gpu when a trace has GPU samples.
   std::vector<Panel> panels;
   std::string style;              // a gnuplot file loaded after qprof's own style

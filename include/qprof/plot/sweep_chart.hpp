@@ -1,0 +1,26 @@
+// The chart of a sweep's model (compare --sweep --plot, sweep --plot): one figure against the
+// parameter, the runs' values as points (their min and max too where runs were repeated), the
+// fitted line or power law, the limit and the largest value solved for it. Drawn by gnuplot
+// through the same script and renderer as qprof plot: no text of a trace or label becomes code.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "qprof/analysis/sweep_model.hpp"
+#include "qprof/common/units.hpp"
+
+namespace qprof::plot {
+
+struct SweepChartOptions {
+  std::string output;               // .png, .svg or .pdf
+  std::string script;               // also save the gnuplot program here
+  std::string gnuplot = "gnuplot";  // a name looked up in PATH, or a path
+};
+
+// Throws PlotError (no gnuplot, a bad output, gnuplot failed). `solved`: the largest value whose
+// prediction fits `limit` (drawn where both are given).
+void plot_sweep(const SweepModel& model, const FigureModel& figure, std::optional<Bytes> limit,
+                std::optional<double> solved, const SweepChartOptions& options);
+
+}  // namespace qprof::plot

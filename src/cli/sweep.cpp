@@ -1,0 +1,308 @@
+// qprof sweep -p NAME=V1,V2,... [-p ...] [--env NAME=TEMPLATE] [--repeat N] -- CMD {NAME} ...
+// Runs the command once per point of the grid (and per repeat) under qprof, one trace per run
+// named by its values, then prints the runs and, over one parameter, the model of each figure.
+#include <algorithm>
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "profiled.hpp"
+#include "qprof/analysis/sweep_grid.hpp"
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/record/session.hpp"
+#include "qprof/trace/format.hpp"
+#include "sweep_model_output.hpp"
+
+namespace qprof::cli {
+namespace {
+
+struct SweepCli {
+  RunOptions run;
+  std::vector<std::string> parameters;  // -p NAME=V1,V2
+  std::vector<std::string> env;         // --env NAME=TEMPLATE
+  int repeat = 1;
+  std::string output_dir = "qprof_sweep";
+  bool stop_on_failure = false;
+  std::string metric = "rss";
+  std::string format = "text";
+  std::string unit;
+  std::optional<double> at;
+  std::string limit;
+  std::string plot;
+};
+
+// One run of the sweep: its point, its outcome, its trace (when one could be read back).
+struct SweepRun {
+  SweepPoint point;
+  int repeat = 1;
+  std::string path;
+  int status = 0;
+  std::unique_ptr<Trace> trace;
+  std::string problem;  // why there is no trace to read
+};
+
+// An environment variable set for one run, and put back as it was after it: the command inherits
+// qprof's environment (execv), and nothing else runs in qprof between the runs.
+class ScopedEnv {
+ public:
+  ScopedEnv(const std::string& name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name.c_str())) old_ = std::string(old);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// A model needs numbers: "8", "0.5", "1e3"; not "fp16".
+bool all_numbers(const SweepParameter& p) {
+  return std::all_of(p.values.begin(), p.values.end(), [](const std::string& v) {
+    double d = 0;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), d);
+    return r.ec == std::errc() && r.ptr == v.data() + v.size();
+  });
+}
+
+std::string point_words(const SweepPoint& p) {
+  std::string out;
+  for (const auto& [name, value] : p) out += (out.empty() ? "" : " ") + name + "=" + value;
+  return out;
+}
+
+// The usage checks that need more than CLI11: parameters, placeholders, --env.
+bool parse_request(const SweepCli& o, const std::vector<std::string>& command, std::vector<SweepParameter>& parameters) {
+  if (command.empty()) {
+    std::cerr << "qprof sweep: no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ...\n";
+    return false;
+  }
+  for (const std::string& text : o.parameters) {
+    std::string why;
+    auto p = parse_sweep_parameter(text, why);
+    if (!p) {
+      std::cerr << "qprof sweep: -p: " << terminal_text(why) << '\n';
+      return false;
+    }
+    for (const SweepParameter& q : parameters) {
+      if (q.name == p->name) {
+        std::cerr << "qprof sweep: -p " << p->name << " is given twice\n";
+        return false;
+      }
+    }
+    parameters.push_back(std::move(*p));
+  }
+  for (const std::string& e : o.env) {
+    const auto eq = e.find('=');
+    if (eq == 0 || eq == std::string::npos || e.substr(0, eq).find_first_of("{}") != std::string::npos) {
+      std::cerr << "qprof sweep: --env " << terminal_text(e) << ": not NAME=VALUE\n";
+      return false;
+    }
+  }
+  // A parameter whose placeholder appears nowhere is a typo: every run would be the same.
+  for (const SweepParameter& p : parameters) {
+    const std::string placeholder = "{" + p.name + "}";
+    bool used = false;
+    for (const std::string& a : command) used = used || a.find(placeholder) != std::string::npos;
+    for (const std::string& e : o.env) used = used || e.find(placeholder) != std::string::npos;
+    if (!used) {
+      std::cerr << "qprof sweep: -p " << p.name << ": " << placeholder << " appears nowhere in the command or --env\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The runs' table: one row per run, a column per parameter, its status and figures.
+report::Table runs_table(const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs) {
+  report::Table t;
+  t.name = "sweep_runs";
+  t.title = "Runs";
+  using report::Column;
+  using report::Cell;
+  using report::Kind;
+  for (const SweepParameter& p : parameters) t.columns.push_back(Column::of(p.name, p.name, Kind::text));
+  t.columns.push_back(Column::of("repeat", "repeat", Kind::count));
+  t.columns.push_back(Column::of("exit_status", "exit", Kind::count));
+  t.columns.push_back(Column::of("duration", "duration", Kind::seconds));
+  t.columns.push_back(Column::of("peak_rss", "\u03a3 RSS peak", Kind::bytes));
+  t.columns.push_back(Column::of("footprint", "footprint (\u03a3 PSS peak)", Kind::bytes));
+  t.columns.push_back(Column::of("trace", "trace", Kind::text));
+  const bool any_pss = std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::pss); });
+  t.columns[parameters.size() + 4].human = any_pss;
+  for (const SweepRun& r : runs) {
+    std::vector<Cell> row;
+    for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
+    row.push_back(Cell::number(r.repeat));
+    row.push_back(Cell::number(r.status));
+    if (r.trace) {
+      row.push_back(Cell::number(trace_duration(*r.trace)));
+      const auto rss = find_peak(*r.trace, Metric::rss);
+      const auto pss = find_peak(*r.trace, Metric::pss);
+      row.push_back(rss ? Cell::bytes(rss->bytes) : Cell{});
+      row.push_back(pss ? Cell::bytes(pss->bytes) : Cell{});
+    } else {
+      row.insert(row.end(), 3, Cell{});
+    }
+    Cell trace = Cell::string(r.path);
+    if (!r.problem.empty()) trace.note = r.problem;
+    row.push_back(trace);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+int sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
+  std::vector<SweepParameter> parameters;
+  if (!parse_request(o, command, parameters)) return kUsageError;
+  if (!sampling_options_ok(o.run, "qprof sweep")) return kUsageError;
+  std::error_code ec;
+  std::filesystem::create_directories(o.output_dir, ec);
+  if (ec) {
+    std::cerr << "qprof sweep: --output-dir " << terminal_text(o.output_dir) << ": " << ec.message() << '\n';
+    return kUsageError;
+  }
+
+  const std::vector<SweepPoint> points = sweep_grid(parameters);
+  const std::size_t total = points.size() * static_cast<std::size_t>(o.repeat);
+  std::vector<SweepRun> runs;
+  int first_failure = 0;
+  bool stopped = false;
+  for (std::size_t k = 0; k < points.size() && !stopped; ++k) {
+    for (int r = 1; r <= o.repeat && !stopped; ++r) {
+      SweepRun run;
+      run.point = points[k];
+      run.repeat = r;
+      run.path = o.output_dir + "/" + point_name(points[k]) + (o.repeat > 1 ? ",repeat=" + std::to_string(r) : "") + ".dat";
+      RunOptions options = o.run;
+      record_metric(options, o.metric);
+      options.command.clear();
+      for (const std::string& a : command) options.command.push_back(fill_placeholders(a, points[k]));
+      options.output = run.path;
+      options.quiet = true;
+      options.live = false;
+      const std::size_t index = runs.size() + 1;
+      RunReport report;
+      {
+        std::vector<std::unique_ptr<ScopedEnv>> env;
+        for (const std::string& e : o.env) {
+          const auto eq = e.find('=');
+          env.push_back(std::make_unique<ScopedEnv>(e.substr(0, eq), fill_placeholders(e.substr(eq + 1), points[k])));
+        }
+        const StdoutToStderr keep_stdout_for_the_table;
+        run.status = run_profiled(options, &report);
+      }
+      if (!report.launched) {
+        // Not found, not executable, or qprof could not start: the same at every point.
+        std::cerr << "qprof sweep: the command could not be started; no more runs\n";
+        return run.status != 0 ? run.status : kUsageError;
+      }
+      if (!report.trace_error.empty()) {
+        run.problem = "incomplete: " + report.trace_error;
+      } else {
+        try {
+          run.trace = std::make_unique<Trace>(dat::read_trace(run.path));
+        } catch (const std::exception& e) {
+          run.problem = std::string("unreadable: ") + e.what();
+        }
+      }
+      // The progress line: which point, how it ended, its figures, its trace.
+      std::string line = "qprof sweep: [" + std::to_string(index) + "/" + std::to_string(total) + "] " + point_words(points[k]);
+      if (o.repeat > 1) line += " (repeat " + std::to_string(r) + ")";
+      line += run.status == 0 ? ": ok" : ": FAILED, exit status " + std::to_string(run.status);
+      if (run.trace) {
+        line += ", " + human_seconds(trace_duration(*run.trace));
+        if (const auto p = find_peak(*run.trace, Metric::rss)) line += ", \u03a3 RSS peak " + human_bytes(p->bytes);
+      }
+      line += " -> " + run.path + (run.problem.empty() ? "" : " (" + run.problem + ")");
+      std::cerr << terminal_text(line) << '\n';
+      if (run.status != 0 && first_failure == 0) first_failure = run.status;
+      const bool interrupted = report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT ||
+                               run.status == 128 + SIGTERM;
+      if (interrupted) std::cerr << "qprof sweep: interrupted; no more runs\n";
+      if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";
+      stopped = interrupted || (run.status != 0 && o.stop_on_failure);
+      runs.push_back(std::move(run));
+    }
+  }
+
+  report::Document doc;
+  doc.tables.push_back(runs_table(parameters, runs));
+  std::size_t failed = 0;
+  for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
+  if (failed > 0) doc.tables.front().notes.push_back(std::to_string(failed) + " run(s) failed: left out of the model");
+  if (parameters.size() == 1 && !all_numbers(parameters.front())) {
+    doc.tables.front().notes.push_back("the values of " + parameters.front().name + " are not all numbers: no model");
+  } else if (parameters.size() == 1) {
+    std::vector<LabelledTrace> traces;
+    for (const SweepRun& r : runs) {
+      if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
+    }
+    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
+    if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0 && first_failure == 0) {
+      first_failure = kUsageError;
+    }
+  } else {
+    doc.tables.front().notes.push_back("a grid has no model: qprof compare --sweep NAME on the traces of one line of it");
+  }
+  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  return first_failure;
+}
+
+}  // namespace
+
+Command add_sweep(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<SweepCli>();
+  CLI::App* sweep = app.add_subcommand("sweep", "Run a command once per value of a parameter and model its memory against it");
+  sweep->footer(
+      "Usage: qprof sweep -p NAME=V1,V2,... [-p NAME2=...] [OPTIONS] -- CMD [ARGS...]\n"
+      "{NAME} anywhere in CMD, its arguments and --env values is replaced by the point's value; each\n"
+      "argument stays one argument (no shell: spaces and quotes in a value are passed as they are).\n"
+      "Several -p make a grid (every combination, the first -p varying slowest). Each run's trace is\n"
+      "DIR/NAME=VALUE[,NAME2=VALUE2][,repeat=R].dat; a progress line per run goes to stderr, the\n"
+      "command's stdout too. At the end, on stdout: a row per run (its values, exit status, duration,\n"
+      "Σ RSS peak, footprint where PSS was recorded, trace), and over one parameter the model of each\n"
+      "figure (qprof compare --sweep: linear or power law, R², --at, --limit). A run that fails is\n"
+      "recorded and the sweep goes on (--stop-on-failure: it stops there); failed runs are left out\n"
+      "of the model. --fit (qprof fit's smallest limit per point) is not offered yet.\n"
+      "Exit status: 0 when every run succeeded; else the exit status of the first run that failed;\n"
+      "2 for usage errors or a command that cannot be started.");
+  sweep->add_option("-p,--param", opts->parameters, "A parameter and its values, NAME=V1,V2,... (repeatable: a grid)")
+      ->required()
+      ->allow_extra_args(false);
+  sweep->add_option("--env", opts->env, "Set NAME=VALUE in the command's environment; {NAME} placeholders filled (repeatable)")
+      ->allow_extra_args(false);
+  sweep->add_option("--repeat", opts->repeat, "Run each point N times: the model takes the median, the spread the ±")
+      ->check(CLI::Range(1, 1000));
+  sweep->add_option("-d,--output-dir", opts->output_dir, "Directory of the traces (default qprof_sweep, created if missing)");
+  sweep->add_flag("--stop-on-failure", opts->stop_on_failure, "Stop at the first run that fails");
+  sweep->add_option("--metric", opts->metric, "rss (default); pss, uss, all: also record PSS, the footprint")
+      ->check(run_metric_check());
+  sweep->add_option("--at", opts->at, "Also predict each figure at this value of the parameter");
+  sweep->add_option("--limit", opts->limit,
+                    "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
+                    "limit in force (default: the limit in force)")
+      ->check(budget_check());
+  sweep->add_option("--plot", opts->plot,
+                    "Over one parameter: draw the footprint (else Σ RSS peak) against it into OUT (.png, .svg, .pdf): "
+                    "the runs, the fit, the limit and the solved value");
+  sweep->add_option("--format", opts->format, "text (default), md, csv (the model; the runs without one) or json")
+      ->check(format_check());
+  sweep->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB")->check(unit_check());
+  add_sampling_options(*sweep, opts->run);
+  sweep->prefix_command();
+  sweep->allow_extras();
+  return {sweep, [opts, sweep, &invocation]() -> int { return sweep_action(*opts, invocation.command(*sweep)); }};
+}
+
+}  // namespace qprof::cli

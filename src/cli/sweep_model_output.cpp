@@ -1,0 +1,106 @@
+#include "sweep_model_output.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iostream>
+
+#include "commands.hpp"
+#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/sweep_grid.hpp"
+#include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/plot/sweep_chart.hpp"
+#include "qprof/report/sweep.hpp"
+
+namespace qprof::cli {
+namespace {
+
+std::optional<double> as_number(const std::string& text) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces, const SweepModelRequest& request,
+                    const char* who) {
+  std::vector<SweepPointRuns> points;
+  for (const LabelledTrace& lt : traces) {
+    auto text = value_in_label(lt.label, request.parameter);
+    if (!text) text = value_in_label(lt.trace->source, request.parameter);
+    if (!text) {
+      std::cerr << who << ": " << terminal_text(lt.label) << ": no " << request.parameter
+                << "=VALUE in its label or file name; left out\n";
+      continue;
+    }
+    const auto value = as_number(*text);
+    if (!value) {
+      std::cerr << who << ": " << terminal_text(lt.label) << ": " << request.parameter << "=" << terminal_text(*text)
+                << " is not a number: no model over it\n";
+      return kUsageError;
+    }
+    if (lt.trace->exit && lt.trace->exit->status != 0) {
+      std::cerr << who << ": " << terminal_text(lt.label) << ": the job exited with status " << lt.trace->exit->status
+                << "; left out of the model\n";
+      continue;
+    }
+    auto same = std::find_if(points.begin(), points.end(), [&](const SweepPointRuns& p) { return p.value == *value; });
+    if (same == points.end()) points.push_back({*value, {lt.trace}});
+    else same->runs.push_back(lt.trace);
+  }
+  if (points.empty()) {
+    std::cerr << who << ": no completed run carries " << request.parameter << "=VALUE: no model\n";
+    return kUsageError;
+  }
+  if (points.size() < 2) {
+    std::cerr << who << ": one value of " << request.parameter << " only: the table, and no fit\n";
+  }
+  report::SweepModelOptions options;
+  options.at = request.at;
+  if (!request.limit.empty()) {
+    std::string why;
+    const auto limit = budget_bytes(request.limit, *points.front().runs.front(), why);
+    if (!limit) {
+      std::cerr << who << ": --limit: " << terminal_text(why) << '\n';
+      return kUsageError;
+    }
+    options.limit = *limit;
+    options.limit_source = "--limit " + request.limit;
+  } else if (const auto in_force = memory_limit(*points.front().runs.front())) {
+    options.limit = in_force->bytes;
+    options.limit_source = "the " + in_force->source + " limit in force when the first run was recorded";
+  }
+  const SweepModel model = sweep_model(request.parameter, points);
+  report::add_sweep_model(doc, model, options);
+  doc.csv_table = doc.tables.size() - 1;  // CSV: the model (JSON holds every table)
+  if (request.plot.empty()) return 0;
+  // The chart of the figure the limit is solved on: the footprint where recorded, else Σ RSS.
+  const FigureModel* figure = nullptr;
+  for (const char* key : {"footprint", "peak_rss"}) {
+    for (const FigureModel& f : model.figures) {
+      if (!figure && f.key == key && f.fitted()) figure = &f;
+    }
+  }
+  if (!figure) {
+    std::cerr << who << ": --plot: no memory figure with two values or more to draw\n";
+    return kUsageError;
+  }
+  std::optional<double> solved;
+  if (options.limit) {
+    if (const auto x = figure->solve(static_cast<double>(*options.limit)); x && *x >= 0) {
+      solved = model.integer_values ? std::floor(*x + 1e-9) : *x;
+    }
+  }
+  try {
+    plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
+  } catch (const std::exception& e) {
+    std::cerr << who << ": --plot: " << terminal_text(e.what()) << '\n';
+    return kUsageError;
+  }
+  return 0;
+}
+
+}  // namespace qprof::cli

@@ -1,0 +1,32 @@
+// The end of `qprof sweep` and `qprof compare --sweep NAME`: traces that carry NAME=VALUE in their
+// label or file name, read as a model of each figure against NAME, printed as tables.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qprof/report/report.hpp"
+#include "qprof/trace/trace.hpp"
+
+namespace qprof::cli {
+
+struct LabelledTrace {
+  std::string label;  // where NAME=VALUE is looked for first; then the trace's file name
+  const Trace* trace = nullptr;
+};
+
+struct SweepModelRequest {
+  std::string parameter;
+  std::optional<double> at;
+  std::string limit;  // a size, or empty: the limit in force the first trace recorded
+  std::string plot;   // the chart of the solved figure (footprint, else Σ RSS peak) into this file
+};
+
+// Adds the points and the model to `doc` (its CSV table: the model). Traces of a failed run
+// (non-zero exit) and traces without the parameter are left out, each said on stderr; returns 2
+// (and says why) when no value remains, a value is not a number or the chart fails, else 0.
+int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces, const SweepModelRequest& request,
+                    const char* who);
+
+}  // namespace qprof::cli

@@ -1,0 +1,49 @@
+// plot --trend: each trace's fitted trend (analysis/trend.hpp, fitted on the whole trace by
+// plot()) as a dashed segment over the window it was fitted on, as mprof plot -s draws its slope.
+#include <cstdio>
+
+#include "chart_builder.hpp"
+#include "qprof/analysis/trend.hpp"
+#include "qprof/plot/escape.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::plot {
+
+std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
+  const Trace trace = dat::read_trace(path);
+  // The fit's times count from the trace's own start; the chart's from the reduction's t0.
+  const Seconds shift = trace.t0() - t0;
+  std::vector<TrendLine> lines;
+  for (const SeriesTrend& s : run_trends(trace)) {
+    const Trend& t = s.trend;
+    lines.push_back({s.title, {t.from + shift, t.fit.at(t.from)}, {t.to + shift, t.fit.at(t.to)}, t.bytes_per_second(), t.fit.r2});
+  }
+  return lines;
+}
+
+}  // namespace qprof::plot
+
+namespace qprof::plot::chart_detail {
+
+void Builder::trend_lines(Draft& d, const TraceInput& in, int color, double unit) {
+  for (const TrendLine& line : in.trends) {
+    const double per_second = line.bytes_per_second;
+    // The rate's unit: per second from 1 MiB/s, else per minute, as the summary says it.
+    const bool seconds = per_second >= 1024.0 * 1024.0 || per_second <= -1024.0 * 1024.0;
+    const double shown = seconds ? per_second : per_second * 60;
+    std::string rate = (shown < 0 ? "-" : "+") + bytes_text(shown < 0 ? -shown : shown, units_.chosen) + (seconds ? "/s" : "/min");
+    char r2[32];
+    std::snprintf(r2, sizeof r2, " (R\u00b2 %.2f)", line.r2);
+    std::string title = "trend of " + line.series + " " + rate + r2;
+    if (all_.size() > 1) title = display_text(in.label, 24) + ": " + title;
+    ChartSeries s;
+    s.role = Role::trend;
+    s.color = color;
+    s.dashed = true;
+    s.title = std::move(title);
+    s.data = {{line.from.t, line.from.v / unit}, {line.to.t, line.to.v / unit}};
+    add_series(d, std::move(s));
+  }
+}
+
+}  // namespace qprof::plot::chart_detail

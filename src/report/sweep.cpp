@@ -1,0 +1,192 @@
+#include "qprof/report/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "qprof/common/units.hpp"
+
+namespace qprof::report {
+namespace {
+
+std::string number(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// A figure's value in words: a size or a duration; a negative intercept keeps its sign.
+std::string value_words(const FigureModel& f, double v) {
+  const std::string sign = v < 0 ? "-" : "";
+  if (f.bytes) return sign + human_bytes(bytes_from_double(std::fabs(v)));
+  return sign + human_seconds(std::fabs(v));
+}
+
+// The figure the limit is solved on: the footprint where the runs have it, else Σ RSS's peak.
+const FigureModel* limit_figure(const SweepModel& m) {
+  for (const char* key : {"footprint", "peak_rss"}) {
+    for (const FigureModel& f : m.figures) {
+      if (f.key == key && f.fitted()) return &f;
+    }
+  }
+  return nullptr;
+}
+
+std::string value_text(const SweepModel& m, double v) {
+  return m.integer_values && v == std::floor(v) ? number("%.0f", v) : number("%g", v);
+}
+
+Column machine_only(const char* key, Kind kind) {
+  Column c = Column::of(key, key, kind);
+  c.human = false;
+  return c;
+}
+
+// Machine columns of a model hold sizes and durations in one column (their unit in `unit`): a
+// share-kind column keeps 6 decimals without a unit suffix.
+constexpr Kind kRaw = Kind::share;
+
+}  // namespace
+
+std::string formula_words(const FigureModel& f, const std::string& parameter) {
+  if (f.power_chosen && f.power) {
+    return value_words(f, f.power->coefficient) + " \u00d7 " + parameter + "^" + number("%.2f", f.power->exponent);
+  }
+  if (!f.line) return "";
+  const double slope = f.line->slope;
+  return value_words(f, f.line->intercept) + (slope < 0 ? " \u2212 " : " + ") + value_words(f, std::fabs(slope)) +
+         " \u00d7 " + parameter;
+}
+
+std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOptions& o) {
+  const FigureModel* f = limit_figure(m);
+  if (!f || !o.limit) return std::nullopt;
+  const std::string limit = human_bytes(*o.limit);
+  const std::string model = "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + number("%.3f", f->r2()) + ")";
+  const auto x = f->solve(static_cast<double>(*o.limit));
+  if (!x) return "no largest " + m.parameter + " for " + limit + ": the model does not rise with it " + model;
+  if (*x < 0 || (m.integer_values && *x < 1 && f->x.front() >= 1)) {
+    return "no " + m.parameter + " fits " + limit + " " + model;
+  }
+  const double bound = m.integer_values ? std::floor(*x + 1e-9) : *x;
+  return m.parameter + " \u2264 " + value_text(m, bound) + " fit " + limit + " " + model;
+}
+
+void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions& o) {
+  // The points: one row per value, a column per figure.
+  Table points;
+  points.name = "sweep_points";
+  points.title = "Sweep over " + m.parameter;
+  points.columns.push_back(Column::of(m.parameter, m.parameter, m.integer_values ? Kind::count : Kind::text));
+  std::vector<double> values;
+  for (const FigureModel& f : m.figures) {
+    for (double x : f.x) {
+      if (std::find(values.begin(), values.end(), x) == values.end()) values.push_back(x);
+    }
+  }
+  std::sort(values.begin(), values.end());
+  bool repeated = false;
+  for (const FigureModel& f : m.figures) {
+    for (std::size_t i = 0; i < f.x.size(); ++i) repeated = repeated || f.low[i] != f.high[i];
+  }
+  for (const FigureModel& f : m.figures) {
+    Column c = Column::of(f.key, f.title, f.bytes ? Kind::bytes : Kind::seconds);
+    c.has_spread = repeated;
+    points.columns.push_back(c);
+  }
+  for (double v : values) {
+    std::vector<Cell> row;
+    row.push_back(m.integer_values ? Cell::number(v) : Cell::string(value_text(m, v)));
+    for (const FigureModel& f : m.figures) {
+      Cell cell;
+      for (std::size_t i = 0; i < f.x.size(); ++i) {
+        if (f.x[i] != v) continue;
+        cell.value = f.y[i];
+        cell.min = f.low[i];
+        cell.max = f.high[i];
+      }
+      row.push_back(cell);
+    }
+    points.rows.push_back(std::move(row));
+  }
+  if (repeated) points.notes.push_back("repeated runs: the median, then (min\u2013max)");
+  doc.tables.push_back(std::move(points));
+
+  // The model of each figure.
+  Table model;
+  model.name = "sweep_model";
+  model.title = "Model of each figure against " + m.parameter;
+  Column title = Column::of("figure", "figure", Kind::text);
+  title.machine = false;
+  Column r2_words = Column::of("r2", "R\u00b2", Kind::text);
+  r2_words.machine = false;
+  model.columns = {
+      title,
+      machine_only("figure", Kind::text),
+      Column::of("model", "model", Kind::text),
+      Column::of("fit", "fitted", Kind::text),
+      r2_words,
+      machine_only("unit", Kind::text),
+      machine_only("intercept", kRaw),
+      machine_only("slope", kRaw),
+      machine_only("coefficient", kRaw),
+      machine_only("exponent", kRaw),
+      machine_only("r2", kRaw),
+      machine_only("line_r2", kRaw),
+      machine_only("power_r2", kRaw),
+  };
+  if (o.at) {
+    model.columns.push_back(Column::of("at", "at " + m.parameter + "=" + value_text(m, *o.at), Kind::text));
+    model.columns.back().machine = false;
+    model.columns.push_back(machine_only("predicted", kRaw));
+    model.columns.push_back(machine_only("predicted_spread", kRaw));
+  }
+  for (const FigureModel& f : m.figures) {
+    std::vector<Cell> row{Cell::string(f.title), Cell::string(f.key), Cell{}, Cell{}, Cell{}, Cell::string(f.bytes ? "bytes" : "s")};
+    if (f.fitted()) {
+      row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
+      row[3] = Cell::string(formula_words(f, m.parameter));
+      row[4] = Cell::string(number("%.3f", f.r2()));
+    } else {
+      row[2] = Cell::string("not fitted (one value)");
+    }
+    auto opt = [](std::optional<double> v) { return v ? Cell::number(*v) : Cell{}; };
+    row.push_back(opt(f.line ? std::optional<double>(f.line->intercept) : std::nullopt));
+    row.push_back(opt(f.line ? std::optional<double>(f.line->slope) : std::nullopt));
+    row.push_back(opt(f.power ? std::optional<double>(f.power->coefficient) : std::nullopt));
+    row.push_back(opt(f.power ? std::optional<double>(f.power->exponent) : std::nullopt));
+    row.push_back(f.fitted() ? Cell::number(f.r2()) : Cell{});
+    row.push_back(opt(f.line ? std::optional<double>(f.line->r2) : std::nullopt));
+    row.push_back(opt(f.power ? std::optional<double>(f.power->r2) : std::nullopt));
+    if (o.at) {
+      if (f.fitted()) {
+        const double p = f.predict(*o.at);
+        std::string words = value_words(f, p);
+        if (f.spread() > 0) words += " \u00b1 " + value_words(f, f.spread());
+        row.push_back(Cell::string(words));
+        row.push_back(Cell::number(p));
+        row.push_back(Cell::number(f.spread()));
+      } else {
+        row.insert(row.end(), 3, Cell{});
+      }
+    }
+    model.rows.push_back(std::move(row));
+  }
+  model.notes.push_back("power law where it explains more than a line (R\u00b2 higher by over 0.01), else linear");
+  if (o.at) model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
+  if (const auto solved = solved_words(m, o)) {
+    model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
+    doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
+    if (const FigureModel* f = limit_figure(m)) {
+      if (const auto x = f->solve(static_cast<double>(*o.limit))) {
+        Column c = machine_only("solved_value", kRaw);
+        doc.facts.push_back({c, Cell::number(m.integer_values ? std::floor(*x + 1e-9) : *x)});
+      }
+      doc.facts.push_back({machine_only("limit_bytes", Kind::count), Cell::number(static_cast<double>(*o.limit))});
+      doc.facts.push_back({machine_only("solved_figure", Kind::text), Cell::string(f->key)});
+    }
+  }
+  doc.tables.push_back(std::move(model));
+}
+
+}  // namespace qprof::report

@@ -1,0 +1,87 @@
+#include "qprof/report/trend.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "qprof/common/units.hpp"
+
+namespace qprof::report {
+namespace {
+
+std::string r2_words(double r2) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "R\u00b2 %.2f", r2);
+  return buf;
+}
+
+Column machine_only(std::string key, std::string title, Kind kind) {
+  Column c = Column::of(std::move(key), std::move(title), kind);
+  c.human = false;
+  return c;
+}
+
+}  // namespace
+
+std::string rate_words(double bytes_per_second, bool signed_rate) {
+  const double magnitude = std::fabs(bytes_per_second);
+  const bool per_second = magnitude >= 1024.0 * 1024.0;
+  const std::string size = human_bytes(bytes_from_double(per_second ? magnitude : magnitude * 60));
+  std::string sign;
+  if (signed_rate && size.find_first_not_of("0. B") != std::string::npos) sign = bytes_per_second < 0 ? "-" : "+";
+  return sign + size + (per_second ? "/s" : "/min");
+}
+
+std::string growth_words(const Trend& trend) {
+  return "grows " + rate_words(trend.bytes_per_second()) + " (" + r2_words(trend.fit.r2) + ") from " +
+         human_seconds(trend.from) + " to " + human_seconds(trend.to);
+}
+
+std::optional<std::string> growth_summary(const Trace& trace) {
+  std::string out;
+  for (const SeriesTrend& s : run_trends(trace)) {
+    if (!s.trend.significant) continue;
+    out += (out.empty() ? "" : "; ") + s.title + " " + growth_words(s.trend);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+void add_trend_facts(Document& doc, const Trace& trace) {
+  for (const SeriesTrend& s : run_trends(trace)) {
+    const std::string key = "trend_" + s.key;
+    const Trend& t = s.trend;
+    if (t.significant) {
+      doc.facts.push_back({Column::of(key, "trend of " + s.title, Kind::text), Cell::string(growth_words(t))});
+    }
+    doc.facts.push_back({machine_only(key + "_slope_bytes_per_s", "", Kind::count), Cell::number(t.bytes_per_second())});
+    doc.facts.push_back({machine_only(key + "_r2", "", Kind::share), Cell::number(t.fit.r2)});
+    doc.facts.push_back({machine_only(key + "_from", "", Kind::seconds), Cell::number(t.from)});
+    doc.facts.push_back({machine_only(key + "_to", "", Kind::seconds), Cell::number(t.to)});
+    doc.facts.push_back({machine_only(key + "_significant", "", Kind::flag), Cell::number(t.significant ? 1 : 0)});
+  }
+}
+
+void add_stage_trends(Table& stages, const Trace& trace, Metric metric) {
+  Column words = Column::of("slope", "slope", Kind::text);
+  words.machine = false;
+  stages.columns.push_back(words);
+  stages.columns.push_back(machine_only("slope_bytes_per_s", "slope", Kind::count));
+  stages.columns.push_back(machine_only("slope_r2", "slope R\u00b2", Kind::share));
+  stages.columns.push_back(machine_only("slope_significant", "growth significant", Kind::flag));
+  const std::vector<MemSample> series = metric_series(trace, metric);
+  const std::vector<StageStats> stats = stage_stats(trace, metric);
+  for (std::size_t i = 0; i < stages.rows.size(); ++i) {
+    std::optional<Trend> t;
+    if (i < stats.size()) t = trend_of(series, trace.t0(), stats[i].start, stats[i].end);
+    if (!t) {
+      stages.rows[i].insert(stages.rows[i].end(), 4, Cell{});
+      continue;
+    }
+    stages.rows[i].push_back(Cell::string(rate_words(t->bytes_per_second(), true) + " (" + r2_words(t->fit.r2) + ")"));
+    stages.rows[i].push_back(Cell::number(t->bytes_per_second()));
+    stages.rows[i].push_back(Cell::number(t->fit.r2));
+    stages.rows[i].push_back(Cell::number(t->significant ? 1 : 0));
+  }
+}
+
+}  // namespace qprof::report

@@ -1,0 +1,159 @@
+// qprof sweep and compare --sweep on workloads of known memory: alloc_tree holds a + b × N MiB for
+// N forked workers (a = 50, b = 30, plus what each process holds before it allocates, measured
+// here); a quadratic one, 10 × N² MiB; a failing point; placeholders that a shell would split.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// qprof under a 2 GiB address-space limit per process and a timeout: the largest run holds
+// 50 + 8 × 30 MiB in 9 processes.
+Result bounded_qprof(const std::vector<std::string>& args, int timeout_s = 120) {
+  std::vector<std::string> argv{"prlimit", as_limit("2147483648"), "--", qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, "", timeout_s);
+}
+
+// The Σ RSS peak of alloc_tree with nothing allocated: each process's own baseline.
+double baseline_mib(int workers) {
+  const std::string out = temp_dir() + "/base_" + std::to_string(workers) + ".dat";
+  const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("alloc_tree"), "0", std::to_string(workers), "0", "300"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  return mib(max_mem(dat::read_trace(out)));
+}
+
+const nlohmann::json* model_row(const nlohmann::json& j, const std::string& figure) {
+  for (const auto& row : j["sweep_model"]) {
+    if (row["figure"] == figure) return &row;
+  }
+  return nullptr;
+}
+
+TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
+  // Truth: Σ RSS = (50 + parent's baseline) + N × (30 + a worker's baseline).
+  const double one = baseline_mib(1), two = baseline_mib(2);
+  const double worker_base = two - one, parent_base = one - worker_base;
+  const double a = 50 + parent_base, b = 30 + worker_base;
+  const std::string dir = temp_dir() + "/workers";
+  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4,8", "--limit", "500MiB", "--at", "16", "--format",
+                                  "json", "--", workload("alloc_tree"), "50", "{workers}", "30", "300"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* n : {"1", "2", "4", "8"}) {
+    EXPECT_TRUE(fs::exists(dir + "/workers=" + n + ".dat")) << n;
+    EXPECT_NE(r.err.find("workers=" + std::string(n) + ": ok"), std::string::npos) << r.err;
+  }
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sweep_runs"].size(), 4u);
+  const auto* rss = model_row(j, "peak_rss");
+  ASSERT_TRUE(rss) << r.out;
+  EXPECT_EQ((*rss)["model"], "linear");
+  const double slope = (*rss)["slope"].get<double>() / (1 << 20), intercept = (*rss)["intercept"].get<double>() / (1 << 20);
+  EXPECT_NEAR(slope, b, 0.03 * b);
+  EXPECT_NEAR(intercept, a, 0.05 * a);
+  EXPECT_NEAR((*rss)["predicted"].get<double>() / (1 << 20), a + 16 * b, 0.03 * (a + 16 * b));
+  // Without PSS, the limit is solved on Σ RSS: the largest N with a + b N ≤ 500.
+  EXPECT_EQ(j["solved_figure"], "peak_rss");
+  EXPECT_EQ(j["solved_value"].get<double>(), std::floor((500 - a) / b)) << "a " << a << ", b " << b;
+  EXPECT_NE(j["solved"].get<std::string>().find("workers \u2264 "), std::string::npos);
+
+  // The same traces read back by compare --sweep give the same model.
+  // Its chart: the runs, the fit, the limit and the solved value.
+  std::vector<std::string> args{"compare", "--sweep", "workers", "--limit", "500MiB", "--format", "json", "--plot", dir + "/model.svg"};
+  for (const char* n : {"1", "2", "4", "8"}) args.push_back(dir + "/workers=" + n + ".dat");
+  const Result c = qprof(args);
+  ASSERT_EQ(c.status, 0) << c.err;
+  const auto k = nlohmann::json::parse(c.out);
+  EXPECT_EQ(k["solved_value"], j["solved_value"]);
+  EXPECT_DOUBLE_EQ((*model_row(k, "peak_rss"))["slope"].get<double>(), (*rss)["slope"].get<double>());
+  const std::string svg = read_file(dir + "/model.svg");
+  EXPECT_NE(svg.find("limit 500.0 MiB"), std::string::npos);
+  EXPECT_NE(svg.find("linear fit, R\u00b2 "), std::string::npos);
+  EXPECT_NE(svg.find("workers \u2264 " + std::to_string(static_cast<int>(std::floor((500 - a) / b)))), std::string::npos);
+}
+
+TEST(Sweep, AQuadraticWorkloadGetsThePowerLaw) {
+  // N workers of 10 × N MiB each: 10 N² MiB, "{n}0" filled inside an argument.
+  const std::string dir = temp_dir() + "/quadratic";
+  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "n=1,2,4,6", "--format", "json", "--", workload("alloc_tree"), "0",
+                                  "{n}", "{n}0", "300"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto* rss = model_row(j, "peak_rss");
+  ASSERT_TRUE(rss) << r.out;
+  EXPECT_EQ((*rss)["model"], "power law");
+  EXPECT_NEAR((*rss)["exponent"].get<double>(), 2.0, 0.1);
+}
+
+TEST(Sweep, AFailingPointIsRecordedAndTheSweepGoesOn) {
+  const std::string dir = temp_dir() + "/failing";
+  // The value reaches the script as $1, an argument: never part of the shell's code.
+  const std::vector<std::string> cmd{"--", "sh", "-c", "test \"$1\" != 2 || exit 3", "sh", "{v}"};
+  std::vector<std::string> args{"sweep", "-d", dir, "-p", "v=1,2,3", "--format", "json"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  const Result r = bounded_qprof(args);
+  EXPECT_EQ(r.status, 3) << r.err;  // the first failed run's own status
+  EXPECT_NE(r.err.find("[2/3] v=2: FAILED, exit status 3"), std::string::npos) << r.err;
+  for (const char* v : {"1", "2", "3"}) EXPECT_TRUE(fs::exists(dir + "/v=" + std::string(v) + ".dat")) << v;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sweep_runs"].size(), 3u);
+  EXPECT_EQ(j["sweep_runs"][1]["exit_status"], 3);
+  EXPECT_EQ(j["sweep_runs"][2]["exit_status"], 0);
+
+  // --stop-on-failure: nothing runs after the failure.
+  const std::string stop_dir = temp_dir() + "/stop";
+  args = {"sweep", "-d", stop_dir, "--stop-on-failure", "-p", "v=1,2,3"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  const Result s = bounded_qprof(args);
+  EXPECT_EQ(s.status, 3) << s.err;
+  EXPECT_TRUE(fs::exists(stop_dir + "/v=2.dat"));
+  EXPECT_FALSE(fs::exists(stop_dir + "/v=3.dat"));
+}
+
+TEST(Sweep, PlaceholdersWithSpacesAndQuotesStayOneArgument) {
+  const std::string dir = temp_dir() + "/quoted";
+  const std::string seen = temp_dir() + "/seen";
+  fs::create_directories(seen);
+  // Each run writes its arguments, one a line, and $V from --env, to a file of its own.
+  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "name=a b,it's \"q\";$(x)", "--env", "V=<{name}>", "--", "sh", "-c",
+                                  "printf '%s\\n' \"$@\" \"$V\" > \"$0\"", seen + "/{name}.txt", "{name}", "x{name}y"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(seen + "/a b.txt"), "a b\nxa by\n<a b>\n");
+  EXPECT_EQ(read_file(seen + "/it's \"q\";$(x).txt"), "it's \"q\";$(x)\nxit's \"q\";$(x)y\n<it's \"q\";$(x)>\n");
+  // The trace names keep only safe bytes of the values.
+  EXPECT_TRUE(fs::exists(dir + "/name=a_b.dat"));
+  EXPECT_TRUE(fs::exists(dir + "/name=it_s__q____x_.dat"));
+}
+
+TEST(Sweep, AGridOfTwoByThreeMakesSixTraces) {
+  const std::string dir = temp_dir() + "/grid";
+  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "a=1,2", "-p", "b=x,y,z", "--", "true", "{a}", "{b}"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::size_t traces = 0;
+  for (const auto& e : fs::directory_iterator(dir)) traces += e.path().extension() == ".dat" ? 1 : 0;
+  EXPECT_EQ(traces, 6u);
+  for (const char* a : {"1", "2"}) {
+    for (const char* b : {"x", "y", "z"}) {
+      EXPECT_TRUE(fs::exists(dir + "/a=" + std::string(a) + ",b=" + b + ".dat")) << a << b;
+    }
+  }
+  EXPECT_NE(r.err.find("[6/6] a=2 b=z: ok"), std::string::npos) << r.err;
+}
+
+TEST(Sweep, UsageErrors) {
+  EXPECT_EQ(qprof({"sweep", "-p", "n=1,2", "--", "true"}).status, 2);          // {n} used nowhere
+  EXPECT_EQ(qprof({"sweep", "-p", "1n=1", "--", "true", "{1n}"}).status, 2);   // not a name
+  EXPECT_EQ(qprof({"sweep", "-p", "n=1,,2", "--", "true", "{n}"}).status, 2);  // an empty value
+  EXPECT_EQ(qprof({"sweep", "-p", "n=1"}).status, 2);                          // no command
+}
+
+}  // namespace
+}  // namespace qprof::test
