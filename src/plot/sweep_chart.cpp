@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "pending_file.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/find_program.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/plot/escape.hpp"
@@ -98,9 +98,13 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   script.chunks.push_back(std::move(chunk));
   script.chunks.push_back({"set output\n", {}, {}});
   if (!o.script.empty()) save_script(script, o.script);
-  detail::PendingFile out(o.output);
-  run_gnuplot(gnuplot, script, out.fd(), [](const std::string&) {});
-  out.commit();
+  try {
+    OutputFile out(o.output);
+    run_gnuplot(gnuplot, script, out.fd(), [](const std::string&) {});
+    out.commit();
+  } catch (const OutputError& e) {
+    throw PlotError(e.what());
+  }
 }
 
 }  // namespace qprof::plot

@@ -132,7 +132,7 @@ struct TraceInput {
   const TraceData* data;
   std::string label;
   bool faint = false;  // see Input::faint
-  std::vector<TrendLine> trends;  // with --trend
+  std::vector<TrendLine> trends{};  // with --trend
 };
 
 // `width`, `height` as resolved (never 0). Throws PlotError when nothing can be drawn (every
