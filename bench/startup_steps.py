@@ -51,7 +51,10 @@ def instrument(_rev, src):
     header = os.path.join(src, "startup_step_marks.hpp")
     with open(header, "w") as f:
         f.write(MARKS_HEADER)
-    session = os.path.join(src, "src", "record", "session.cpp")
+    # Session::run moved into src/record/session/ (issue 30); older revisions have it one up.
+    session = os.path.join(src, "src", "record", "session", "session.cpp")
+    if not os.path.exists(session):
+        session = os.path.join(src, "src", "record", "session.cpp")
     lines = open(session).read().split("\n")
     out = [f'#include "{header}"']
     inside = False

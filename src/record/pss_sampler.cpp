@@ -53,7 +53,6 @@ void PssSampler::loop() {
       done_ = serving;
     }
     done_cv_.notify_all();
-    longest_pass_ns_.store(std::max(longest_pass_ns_.load(), cost));
     const std::int64_t interval = std::max(asked_ns_, static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor));
     interval_ns_.store(interval);
     next += std::chrono::nanoseconds(interval);

@@ -62,7 +62,6 @@ void StderrTee::loop() {
 }
 
 void StderrTee::copy_out(const char* data, std::size_t n) {
-  copied_ += n;
   if (guard_) guard_->before_output();
   while (n > 0 && output_ok_) {
     const ssize_t w = ::write(to_, data, n);

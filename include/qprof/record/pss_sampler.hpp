@@ -46,7 +46,6 @@ class PssSampler {
   bool pass_now(Seconds budget);
 
   Seconds interval() const { return interval_ns_.load() * 1e-9; }  // as adapted
-  Seconds longest_pass() const { return longest_pass_ns_.load() * 1e-9; }
   std::uint64_t passes() const { return passes_.load(); }
 
  private:
@@ -62,7 +61,6 @@ class PssSampler {
   const WallAnchor& clock_;
   const std::int64_t asked_ns_;
   std::atomic<std::int64_t> interval_ns_;
-  std::atomic<std::int64_t> longest_pass_ns_{0};
   std::atomic<std::uint64_t> passes_{0};
 
   std::mutex members_mu_;

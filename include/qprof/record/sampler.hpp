@@ -62,7 +62,6 @@ class Sampler {
   std::optional<PssSample> latest_pss() const { return latest_pss_; }
   std::optional<PssSample> peak_pss() const { return peak_pss_; }
   Bytes peak_uss() const { return peak_uss_; }
-  std::optional<CgroupSample> latest_cgroup() const { return latest_cgroup_; }
   std::optional<CgroupSample> largest_cgroup() const { return largest_cgroup_; }  // the highest usage sample
   const PssSampler* pss_sampler() const { return pss_.get(); }
   const UsageSeries& usage() const { return usage_; }  // memory by kind, tasks (KINDS, TASKS)

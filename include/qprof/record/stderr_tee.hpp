@@ -38,8 +38,6 @@ class StderrTee {
   // fail with EPIPE).
   void finish(int wait_ms);
 
-  std::uint64_t bytes_copied() const { return copied_; }
-
  private:
   void loop();
   void copy_out(const char* data, std::size_t n);
@@ -53,7 +51,6 @@ class StderrTee {
   MarkerMatcher matcher_;
   OnMarker on_marker_;
   std::string line_;  // the current line's first kMarkerScanLimit bytes
-  std::uint64_t copied_ = 0;
   std::promise<void> ended_;  // set when the thread has seen the end of the stream
   std::thread thread_;
 };

@@ -5,40 +5,42 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "session_state.hpp"
+#include "exit_tracker.hpp"
+#include "qprof/common/clock.hpp"
 
 namespace qprof::session_detail {
 
-bool Session::job_control() {
+bool ExitTracker::job_control(SignalRelay& signals, LiveView& live, TraceSink& trace) {
   SignalRelay::Received r;
-  if (!signals_->take_stop(r)) {
+  if (!signals.take_stop(r)) {
     // Continued without having stopped itself (kill -STOP, then kill -CONT): the terminal may
     // have been someone else's meanwhile, so the live line sets itself up again. The time
     // stopped is unknown here and left in the mean interval.
-    if (!signals_->take_continued()) return false;
-    if (live_) live_->resume();
+    if (!signals.take_continued()) return false;
+    live.resume();
     return true;
   }
-  if (live_) live_->suspend();
-  flush_trace();
+  live.suspend();
+  trace.flush();
   // A key at the terminal reached the command's group when it shares qprof's; a SIGTSTP sent to
   // qprof alone (kill -TSTP) is passed on, as qprof passes on SIGINT and SIGTERM. An attached
   // process is never signalled.
-  const bool job_got_it = r.from_terminal && !own_process_group_ && ::getpgid(cmd_pid_) == ::getpgrp();
-  const bool forward = !attached_ && !cmd_exited_ && !job_got_it;
-  const pid_t target = own_process_group_ ? -cmd_pid_ : cmd_pid_;
+  const pid_t pid = command_.pid;
+  const bool job_got_it = r.from_terminal && !command_.own_process_group && ::getpgid(pid) == ::getpgrp();
+  const bool forward = !command_.attached && !exited_ && !job_got_it;
+  const pid_t target = command_.own_process_group ? -pid : pid;
   if (forward) ::kill(target, SIGTSTP);
   const std::int64_t stopped_at = monotonic_ns();
-  signals_->stop_process();
+  signals.stop_process();
   const std::int64_t continued_at = monotonic_ns();
-  if (forward && !cmd_exited_) ::kill(target, SIGCONT);
+  if (forward && !exited_) ::kill(target, SIGCONT);
   // No SIGCONT: the kernel discarded the stop (qprof's group is orphaned, as under setsid), and
   // the job, continued just above, goes on with qprof as it would alone there.
-  if (signals_->take_continued()) {
-    ++report_.stops;
-    report_.stopped_seconds += static_cast<double>(continued_at - stopped_at) / kNs;
+  if (signals.take_continued()) {
+    ++stops_;
+    stopped_seconds_ += static_cast<double>(continued_at - stopped_at) / 1e9;
   }
-  if (live_) live_->resume();
+  live.resume();
   return true;
 }
 

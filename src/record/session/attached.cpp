@@ -1,0 +1,32 @@
+#include "attached.hpp"
+
+#include <iostream>
+
+#include "qprof/common/safe_text.hpp"
+
+namespace qprof::session_detail {
+
+std::unique_ptr<AttachedProcess> open_attached(pid_t pid, const std::string& proc_root) {
+  auto opened = AttachedProcess::open(pid, proc_root);
+  if (const auto* why = std::get_if<std::string>(&opened)) {
+    std::cerr << "qprof: " << *why << '\n';
+    return nullptr;
+  }
+  return std::move(std::get<std::unique_ptr<AttachedProcess>>(opened));
+}
+
+void say_attached(pid_t pid, bool quiet, const MarkChannel* channel) {
+  if (!quiet) {
+    std::cerr << "qprof: attached to process " << pid << " and its descendants; its stderr is not qprof's, so "
+              << "stderr markers are not seen; it stops at the process's exit, --timeout or Ctrl-C, which never "
+                 "signal the process\n";
+  }
+  // The process did not inherit the channel: the FIFO is how it (or `qprof mark`, given the
+  // variable) can still send markers and synchronous checkpoints.
+  if (channel) {
+    std::cerr << "qprof: markers: QPROF_MARK_PATH=" << terminal_text(channel->fifo_path())
+              << " (lines written to this FIFO are markers)\n";
+  }
+}
+
+}  // namespace qprof::session_detail

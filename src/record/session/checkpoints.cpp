@@ -1,0 +1,62 @@
+#include "checkpoints.hpp"
+
+#include <algorithm>
+
+#include "qprof/record/mark_channel.hpp"
+
+namespace qprof::session_detail {
+
+void Checkpoints::take(MarkerInbox& inbox, Notices& notices) {
+  inbox.take([&](PendingMarker& item) { checkpoint(item, notices); });
+}
+
+void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
+  Sampler& sampler = parts_.sampler;
+  dat::Writer& out = parts_.trace.writer();
+  const std::int64_t now = monotonic_ns();
+  const auto s = sampler.sample(now);
+  const Seconds t = parts_.clock.unix_at(now);
+  if (s) {
+    ++samples_;
+    parts_.gpu.sample_checkpoint(now, t, parts_.tree, out, notices);
+  }
+  // PSS has its own slower schedule: a pass of this moment when it is cheap enough, so that the
+  // checkpoint's figures are of one moment; otherwise the checkpoint carries the PSS's age.
+  if (s) sampler.fresh_pss(kPssBudget);
+  stats_pass_(now);
+  Marker marker{t, std::move(item.label), {}};
+  marker.at.rss = s ? s->bytes : sampler.last().bytes;
+  if (const auto pss = sampler.latest_pss()) {
+    marker.at.pss = pss->pss;
+    marker.at.uss = pss->uss;
+    marker.at.pss_age = std::max(0.0, t - pss->t);
+  }
+  marker.at.read_bytes = sampler.totals().io.read_bytes;
+  marker.at.write_bytes = sampler.totals().io.write_bytes;
+  marker.at.cpu_seconds = sampler.totals().cpu_seconds;
+  if (parts_.gpu.active()) marker.at.gpu_tree = parts_.gpu.tree_total();
+  for (const TorchFigure& f : item.torch) out.torch({t, f.device, f.allocated, f.reserved});
+  out.mark(t, marker.label);
+  parts_.live.set_stage(marker.label);
+  if (auto stage = tracker_.on_marker(marker.label, t, *marker.at.rss)) {
+    out.func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
+    stages_.push_back(*stage);
+  }
+  parts_.trace.flush();
+  parts_.trace.start_cadence(monotonic_ns());
+  // A synchronous checkpoint: its writer waits for this word (at most 100 ms, its side).
+  if (!item.reply_path.empty()) send_ack(item.reply_path);
+  if (hooks_.on_checkpoint && parts_.trace.intact()) hooks_.on_checkpoint(marker);
+}
+
+void Checkpoints::finish(Notices& notices, RunReport& report) {
+  report.marker_samples = samples_;
+  report.stages = stages_;
+  const MemSample& last = parts_.sampler.last();
+  for (const Stage& s : tracker_.unclosed(last.t, last.bytes)) {
+    notices.warn("stage '" + s.name + "' was started but never ended");
+    report.stages.push_back(s);
+  }
+}
+
+}  // namespace qprof::session_detail

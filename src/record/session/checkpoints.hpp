@@ -1,0 +1,58 @@
+// A marker's checkpoint: the tree (and its GPU memory) sampled at once, a stats pass, the MARK
+// line with torch's figures, the stage the marker opens or closes, the trace flushed; then a
+// synchronous marker's writer is acknowledged and the on_checkpoint hook told.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "gpu_sampling.hpp"
+#include "live_view.hpp"
+#include "marker_inbox.hpp"
+#include "notices.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/record/sampler.hpp"
+#include "qprof/record/session.hpp"
+#include "qprof/trace/stages.hpp"
+#include "trace_sink.hpp"
+
+namespace qprof::session_detail {
+
+class Checkpoints {
+ public:
+  // The longest a marker waits for a fresh PSS pass (GPU queries get as long).
+  static constexpr Seconds kPssBudget = 0.1;
+
+  // What a checkpoint samples and where it writes; all outlive it.
+  struct Parts {
+    Sampler& sampler;
+    const WallAnchor& clock;
+    ProcTree& tree;
+    GpuSampling& gpu;
+    TraceSink& trace;
+    LiveView& live;
+  };
+  using StatsPass = std::function<void(std::int64_t now)>;
+
+  Checkpoints(Parts parts, const RunHooks& hooks, StatsPass stats_pass)
+      : parts_(parts), hooks_(hooks), stats_pass_(std::move(stats_pass)) {}
+
+  // Every marker waiting in `inbox`, in the order they arrived.
+  void take(MarkerInbox& inbox, Notices& notices);
+  // The stages never ended, closed at the last sample and said; every stage and the count of
+  // checkpoint samples go to `report`.
+  void finish(Notices& notices, RunReport& report);
+
+ private:
+  void checkpoint(PendingMarker& item, Notices& notices);
+
+  Parts parts_;
+  const RunHooks& hooks_;
+  StatsPass stats_pass_;
+  StageTracker tracker_;
+  std::vector<Stage> stages_;  // closed, as the markers closed them
+  std::uint64_t samples_ = 0;  // checkpoints that sampled the tree (it was not empty)
+};
+
+}  // namespace qprof::session_detail

@@ -1,0 +1,117 @@
+#include "end_figures.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+
+#include "qprof/common/units.hpp"
+#include "qprof/record/launcher.hpp"
+#include "qprof/trace/bracket.hpp"
+
+namespace qprof::session_detail {
+namespace {
+
+void record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, dat::Writer& out, RunReport& report) {
+  if (auto peak = cgroup.peak()) {
+    report.cgroup_peak = *peak;
+    out.peak(dat::kPeakCgroup, *peak);
+  }
+  if (const auto largest = sampler.largest_cgroup()) {
+    report.cgroup_anon = largest->anon;
+    report.cgroup_file = largest->file;
+  }
+  report.oom_kills = cgroup.oom_kills();
+}
+
+// Σ VmHWM is written as a bound only when every process's peak is covered; the bracket raises
+// it to every figure that must lie below it.
+void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler, dat::Writer& out, Notices& notices,
+                    RunReport& report) {
+  report.hwm_uncovered = totals.uncovered;
+  report.hwm_capped = totals.capped;
+  BracketInputs in;
+  if (report.kernel_process_peak) in.kernel_process = *report.kernel_process_peak;
+  in.hwm_sum = totals.hwm_sum;
+  if (sampler.count() > 0) in.sampled_rss = sampler.peak().bytes;
+  if (report.pss_peak) in.sampled_pss = report.pss_peak->pss;
+  report.hwm_sum = make_bracket(in).upper.value_or(totals.hwm_sum);
+  // The bracket's raise hides an accounting defect from every reader: say so in the trace, so
+  // that a Σ VmHWM that fell below a figure it must bound is seen (and fails the bounds tests).
+  if (report.hwm_sum > totals.hwm_sum && totals.uncovered == 0) {
+    out.note("Σ VmHWM as read (" + std::to_string(totals.hwm_sum) + " bytes) was below a figure it bounds; raised to " +
+             std::to_string(report.hwm_sum) + " bytes");
+  }
+  if (totals.uncovered == 0 && report.unread_members == 0) {
+    out.peak(dat::kPeakHwmSum, report.hwm_sum);
+  } else if (totals.uncovered == 0) {
+    out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);  // the unread members' peaks are missing
+  } else {
+    out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);
+    notices.warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
+                 " process(es) were reaped by a parent that qprof never reaped, and may have grown after their last "
+                 "reading");
+  }
+}
+
+double own_cpu_seconds() {
+  rusage self{};
+  getrusage(RUSAGE_SELF, &self);
+  return static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6;
+}
+
+void warn_missed_spike(Seconds asked_interval, Notices& notices, const RunReport& report) {
+  if (!report.kernel_process_peak) return;
+  const Bytes sampled = report.sampled_peak ? report.sampled_peak->bytes : 0;
+  const Bytes margin = std::max<Bytes>(Bytes{1} << 20, sampled / 50);
+  if (*report.kernel_process_peak <= sampled + margin) return;
+  notices.warn("the sampled tree peak (" + human_bytes(sampled) + ") is below the kernel's peak of a single process (" +
+               human_bytes(*report.kernel_process_peak) +
+               "): a spike between samples was missed; try a smaller --interval (now " + human_seconds(asked_interval) +
+               ")");
+}
+
+}  // namespace
+
+void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notices, RunReport& report) {
+  Sampler& sampler = in.sampler;
+  if (in.cgroup && in.cgroup->has_memory()) record_cgroup(*in.cgroup, sampler, out, report);
+  sampler.close_accounting();
+  const TreeAccounting::Totals& totals = sampler.totals();
+  report.cpu_seconds = totals.cpu_seconds;
+  report.io = totals.io;
+  report.kinds_at_peak = sampler.usage().largest();
+  report.peak_swap = sampler.usage().peak_swap();
+  report.most_tasks = sampler.usage().most_tasks();
+  report.peak_vsz = sampler.usage().peak_vsz();
+  report.pss_peak = sampler.peak_pss();
+  if (report.pss_peak) report.uss_peak = sampler.peak_uss();
+  record_hwm_sum(totals, sampler, out, notices, report);
+  if (const PssSampler* pss = sampler.pss_sampler()) report.pss_interval = pss->interval();
+  report.profiler_cpu_seconds = own_cpu_seconds();
+  warn_missed_spike(in.asked_interval, notices, report);
+  if (in.own_cgroup) {
+    // The job shares qprof's cgroup: a kill counted there during the run is the OOM killer's.
+    const auto now = oom_kills_in(in.own_cgroup->dir, in.own_cgroup->v1);
+    if (now && *now > in.own_cgroup->oom_kills) report.oom_kills = *now - in.own_cgroup->oom_kills;
+  }
+}
+
+void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, dat::Writer& out,
+                 RunReport& report) {
+  KillSource source = KillSource::unknown;
+  if (exit.killed()) source = KillSource::qprof_timeout;
+  else if (report.oom_kills && *report.oom_kills > 0) source = KillSource::oom_killer;
+  report.timed_out = exit.timed_out();
+  report.exit_status_known = exit.wait_status_known();
+  const ExitDescription described =
+      report.exit_status_known ? describe_wait_status(exit.wait_status(), command_name, source) : ExitDescription{};
+  report.exit_status = described.exit_status;
+  report.signal = described.signal;
+  out.exit(ExitInfo{t_end, described.exit_status, described.signal, report.timed_out, report.exit_status_known});
+  if (!described.message.empty()) std::cerr << described.message << '\n';
+}
+
+}  // namespace qprof::session_detail

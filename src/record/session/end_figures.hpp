@@ -1,0 +1,32 @@
+// The report's figures of the whole run, read once the tree is gone: the cgroup's peak and OOM
+// kills, the tree's totals and Σ VmHWM's bracket (PEAK lines in the trace), qprof's own CPU
+// time, a peak missed between samples, and the command's exit (the EXIT line).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "exit_tracker.hpp"
+#include "notices.hpp"
+#include "qprof/record/cgroup.hpp"
+#include "qprof/record/sampler.hpp"
+#include "qprof/record/session.hpp"
+
+namespace qprof::session_detail {
+
+struct TreeSources {
+  Sampler& sampler;
+  const TreeCgroup* cgroup;                     // --cgroup, with or without a memory controller
+  const std::optional<MemoryCgroupDir>& own_cgroup;  // without --cgroup: qprof's, the job's too
+  Seconds asked_interval;
+};
+
+// After report.kernel_process_peak and report.unread_members are known.
+void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notices, RunReport& report);
+
+// The EXIT line at `t_end` and the report's exit status; the command's end said when it is not
+// a plain exit. `command_name` names it in that message.
+void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, dat::Writer& out,
+                 RunReport& report);
+
+}  // namespace qprof::session_detail

@@ -1,0 +1,79 @@
+#include "gpu_sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <string>
+
+#include "qprof/common/units.hpp"
+#include "qprof/gpu/backend.hpp"
+
+namespace qprof::session_detail {
+
+void GpuSampling::open(const RunOptions& o, Notices& notices) {
+  const gpu::Choice choice = gpu::parse_choice(o.gpu).value_or(gpu::Choice::automatic);
+  gpu::OpenOptions open;
+  open.proc_root = o.proc_root;
+  open.smi_interval_ms = std::max<std::int64_t>(100, std::llround(o.gpu_interval * 1000));
+  gpu::Selection selection = gpu::open_backend(choice, open);
+  if (selection.failed_request) {
+    notices.warn(selection.message);
+  } else if (!selection.backend && choice == gpu::Choice::automatic) {
+    // No GPU is the normal case on a CPU-only machine: kept in the trace, said only with -v.
+    notices.note_quietly(selection.message);
+    if (o.verbose) std::cerr << "qprof: " << selection.message << '\n';
+  } else if (!o.quiet && (selection.backend || o.verbose)) {
+    std::cerr << "qprof: " << selection.message << '\n';
+  }
+  if (!selection.backend) return;
+  helpers_ = selection.backend->helper_pids();
+  gpu::SamplerOptions options = gpu::SamplerOptions::from_environment();
+  options.process_interval_ns = std::llround(o.gpu_interval * 1e9);
+  sampler_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
+}
+
+void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out,
+                         Notices& notices) {
+  if (!sampler_) return;
+  sampler_->sample(now, t, tree.pids(), out);
+  say_warnings(notices);
+}
+
+void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out,
+                                    Notices& notices) {
+  if (!sampler_) return;
+  sampler_->sample_checkpoint(now, t, tree.pids(), out);
+  say_warnings(notices);
+}
+
+std::optional<Bytes> GpuSampling::tree_total() const {
+  return sampler_ ? sampler_->last_tree_total() : std::nullopt;
+}
+
+void GpuSampling::say_warnings(Notices& notices) {
+  if (!sampler_->has_warnings()) return;
+  for (const std::string& w : sampler_->take_warnings()) notices.warn(w);
+}
+
+void GpuSampling::finish(RunReport& report) {
+  if (!sampler_) return;
+  sampler_->stop();
+  const gpu::Summary g = sampler_->summary();
+  report.gpu_backend = g.backend;
+  report.gpu_is_device_total = g.any_device_total;
+  if (g.samples > 0) report.gpu_peak = MemSample{g.peak_tree_total_t, g.peak_tree_total};
+  for (const gpu::DeviceSummary& d : g.devices) {
+    if (d.index < 0) continue;
+    const std::string busy =
+        d.util_samples > 0
+            ? ", busy " +
+                  std::to_string(static_cast<int>(std::lround(d.busy_percent_sum / static_cast<double>(d.util_samples)))) +
+                  " % on average"
+            : "";
+    report.gpu_devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
+                                 (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
+                                 human_bytes(d.peak_used) + " of " + human_bytes(d.total) + busy);
+  }
+}
+
+}  // namespace qprof::session_detail

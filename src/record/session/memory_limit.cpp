@@ -1,0 +1,36 @@
+#include "memory_limit.hpp"
+
+#include <sstream>
+
+#include "qprof/common/units.hpp"
+
+namespace qprof::session_detail {
+
+void MemoryLimitWatch::find(const std::string& proc_root, TraceMeta& meta) {
+  LimitProbe probe;
+  probe.proc_root = proc_root;
+  limit_ = find_memory_limit(probe);
+  if (!limit_) return;
+  meta.other["limit"] = std::to_string(limit_->bytes);
+  meta.other["limit_source"] = limit_->source;
+}
+
+void MemoryLimitWatch::check(Bytes tree_rss, Notices& notices) {
+  if (!limit_ || warned_) return;
+  if (static_cast<double>(tree_rss) < kWarnShare * static_cast<double>(limit_->bytes)) return;
+  warned_ = true;
+  std::ostringstream text;
+  text << "the tree's RSS (" << human_bytes(tree_rss) << ") crossed 90 % of the " << limit_->source << " limit of "
+       << human_bytes(limit_->bytes) << " (" << limit_->detail << ")";
+  notices.warn(text.str());
+}
+
+void MemoryLimitWatch::report(RunReport& report) const {
+  if (!limit_) return;
+  report.limit = limit_->bytes;
+  report.limit_source = limit_->source;
+  report.limit_detail = limit_->detail;
+  report.limit_warned = warned_;
+}
+
+}  // namespace qprof::session_detail

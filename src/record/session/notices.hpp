@@ -1,0 +1,37 @@
+// What qprof says during a run. A warning is said on stderr (above the live line when there is
+// one), kept for the summary, and written in the trace as a NOTE; those said before the trace's
+// header wait for it, as do the quiet notes, which are for the trace alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qprof/record/live_line.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::session_detail {
+
+class Notices {
+ public:
+  // Every warning is also appended to `said` (the report's list), as it is said.
+  explicit Notices(std::vector<std::string>& said) : warnings_(said) {}
+  Notices(const Notices&) = delete;
+  Notices& operator=(const Notices&) = delete;
+
+  void warn(const std::string& text);
+  // Not said on stderr (no GPU found is the normal case): a NOTE of the trace's header only.
+  void note_quietly(std::string text) { quiet_notes_.push_back(std::move(text)); }
+  // Once the header is written: every warning so far, then the quiet notes, as NOTE lines; later
+  // warnings go to `trace` as they come. `trace` must outlive the run.
+  void write_to(dat::Writer& trace);
+  // From now on warnings are said through `live` (nullptr: straight on stderr again).
+  void show_through(LiveLine* live) { live_ = live; }
+
+ private:
+  std::vector<std::string>& warnings_;
+  std::vector<std::string> quiet_notes_;
+  dat::Writer* trace_ = nullptr;
+  LiveLine* live_ = nullptr;
+};
+
+}  // namespace qprof::session_detail

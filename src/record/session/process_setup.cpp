@@ -1,0 +1,66 @@
+#include "process_setup.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+namespace qprof::session_detail {
+
+rlimit raise_files_limit() {
+  rlimit as_started{RLIM_INFINITY, RLIM_INFINITY};
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    as_started = files;
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = files.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &files);
+    }
+  }
+  return as_started;
+}
+
+bool has_controlling_terminal() {
+  const int fd = ::open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+Bytes own_peak_rss() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<Bytes>(ru.ru_maxrss) * 1024;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::optional<JobStderr> open_job_stderr(Notices& notices) {
+  JobStderr job;
+  if (::isatty(STDERR_FILENO)) {
+    std::string why_not;
+    job.pty = StderrPty::open_like(STDERR_FILENO, why_not);
+    if (!job.pty) notices.warn("the command's stderr is a pipe, not a terminal (" + why_not + ")");
+  }
+  if (job.pty) {
+    job.read = job.pty->take_master();
+    job.write = job.pty->take_slave();
+    return job;
+  }
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    std::cerr << "qprof: pipe: " << std::strerror(errno) << '\n';
+    return std::nullopt;
+  }
+  job.read = fds[0];
+  job.write = fds[1];
+  return job;
+}
+
+}  // namespace qprof::session_detail

@@ -1,0 +1,45 @@
+#include "trace_sink.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace qprof::session_detail {
+
+TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed)
+    : writer_(std::make_unique<dat::Writer>(output.fd, output.path)),
+      path_(output.path),
+      readable_back_(output.readable_back),
+      on_failed_(std::move(on_failed)) {}
+
+void TraceSink::failed(const char* consequence) {
+  error_ = writer_->error();
+  std::cerr << "qprof: " << error_ << consequence;
+  if (on_failed_) on_failed_();
+}
+
+void TraceSink::flush() {
+  if (writer_->flush() || !intact()) return;
+  failed(": the trace is incomplete from here on; the command goes on, sampled into memory only\n");
+}
+
+void TraceSink::flush_at(std::int64_t now) {
+  flush();
+  last_flush_ns_ = now;
+}
+
+void TraceSink::flush_if_due(std::int64_t now, std::int64_t wake_at) {
+  if (now - last_flush_ns_ >= kFlushEveryNs || wake_at - now >= kFlushEveryNs) flush_at(now);
+}
+
+void TraceSink::close() {
+  flush();
+  if (intact() && !writer_->close()) failed(": the trace may be incomplete\n");
+}
+
+void TraceSink::discard() {
+  writer_.reset();
+  if (readable_back_) ::unlink(path_.c_str());
+}
+
+}  // namespace qprof::session_detail

@@ -1,0 +1,39 @@
+// --watch-dir: the directories' sizes walked on their own thread from before the launch (the
+// first walk is every growth's baseline), written as DIR lines as they come, and each
+// directory's first, largest and last size in the report.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "notices.hpp"
+#include "qprof/common/clock.hpp"
+#include "qprof/record/dir_watch.hpp"
+#include "qprof/record/session.hpp"
+
+namespace qprof::session_detail {
+
+class WatchedDirs {
+ public:
+  WatchedDirs(std::vector<std::string> paths, Seconds interval);
+  WatchedDirs(const WatchedDirs&) = delete;
+  WatchedDirs& operator=(const WatchedDirs&) = delete;
+
+  // The first walk starts (nothing without directories).
+  void start(const WallAnchor& clock);
+  // The DIRDEF lines, after the header.
+  void write_definitions(dat::Writer& out) const;
+  // The walks finished since the last call: DIR lines and the directories' figures.
+  void drain(dat::Writer& out, Notices& notices);
+  // Stops the walks, drains the last, and hands every figure to `report`.
+  void finish(dat::Writer& out, Notices& notices, RunReport& report);
+
+ private:
+  std::vector<std::string> paths_;
+  Seconds interval_;
+  std::vector<RunReport::WatchedDirReport> dirs_;
+  std::unique_ptr<DirWatcher> watcher_;
+};
+
+}  // namespace qprof::session_detail
