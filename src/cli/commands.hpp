@@ -33,16 +33,10 @@ struct Invocation {
   std::vector<std::string> command(const CLI::App& sub) const;
 };
 
-Command add_run(CLI::App& app, const Invocation& invocation);
-Command add_attach(CLI::App& app, const Invocation& invocation);
-Command add_peak(CLI::App& app, const Invocation& invocation);
-Command add_report(CLI::App& app, const Invocation& invocation);
-Command add_compare(CLI::App& app, const Invocation& invocation);
-Command add_plot(CLI::App& app, const Invocation& invocation);
-Command add_export(CLI::App& app, const Invocation& invocation);
-Command add_list(CLI::App& app, const Invocation& invocation);
-Command add_clean(CLI::App& app, const Invocation& invocation);
-Command add_mark(CLI::App& app, const Invocation& invocation);
+// add_run, add_attach…: one for each line of subcommands.def.
+#define QPROF_SUBCOMMAND(name) Command add_##name(CLI::App& app, const Invocation& invocation);
+#include "subcommands.def"
+#undef QPROF_SUBCOMMAND
 
 // What --version prints: version, build type, the GPU backends that work here.
 std::string version_text();

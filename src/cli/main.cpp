@@ -66,10 +66,9 @@ int main(int argc, char** argv) {
   // below) gets the whole tree.
   using Adder = qprof::cli::Command (*)(CLI::App&, const qprof::cli::Invocation&);
   static constexpr std::pair<std::string_view, Adder> kSubcommands[] = {
-      {"run", qprof::cli::add_run},         {"attach", qprof::cli::add_attach}, {"peak", qprof::cli::add_peak},
-      {"report", qprof::cli::add_report},   {"compare", qprof::cli::add_compare}, {"plot", qprof::cli::add_plot},
-      {"export", qprof::cli::add_export},   {"list", qprof::cli::add_list},     {"clean", qprof::cli::add_clean},
-      {"mark", qprof::cli::add_mark},
+#define QPROF_SUBCOMMAND(name) {#name, qprof::cli::add_##name},
+#include "subcommands.def"
+#undef QPROF_SUBCOMMAND
   };
   const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
                                   [&](const auto& s) { return !args.empty() && args.back() == s.first; });
