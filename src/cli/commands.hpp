@@ -1,5 +1,7 @@
 // The subcommands of the qprof executable: each registers its options on the CLI11 app and
 // returns the action to run once parsing succeeded. No logic a test would want to reach.
+// An action returns qprof's exit status, or the Failure that main prints (as "qprof SUB: …")
+// and exits with: no action prints its own error and returns 2.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::cli {
 
 // Exit statuses of qprof's own (the command's status passes through `run`).
-inline constexpr int kUsageError = 2;
+inline constexpr int kUsageError = kFailureStatus;
 // A memory budget (--max-peak, --max-growth) was exceeded and the command itself succeeded.
 inline constexpr int kBudgetExceeded = 3;
 // A write of the trace failed (disk full…): the trace is incomplete; the command succeeded and
@@ -19,7 +23,7 @@ inline constexpr int kTraceIncomplete = 4;
 
 struct Command {
   CLI::App* app;
-  std::function<int()> action;
+  std::function<Result<int>()> action;
 };
 
 // What followed the first "--" of qprof's arguments; main takes it off before CLI11 parses, so

@@ -22,16 +22,12 @@ struct ExportCli {
   std::vector<std::string> labels;
 };
 
-int export_action(const ExportCli& o, const Invocation& invocation) {
+Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   std::vector<std::string> files = o.files;
   if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (files.empty()) {
-    std::cerr << "qprof export: no trace given\n";
-    return kUsageError;
-  }
+  if (files.empty()) return Failure{"no trace given"};
   if (o.labels.size() > files.size()) {
-    std::cerr << "qprof export: " << o.labels.size() << " labels (--label) for " << files.size() << " traces\n";
-    return kUsageError;
+    return Failure{std::to_string(o.labels.size()) + " labels (--label) for " + std::to_string(files.size()) + " traces"};
   }
   exports::Options options;
   options.format = *exports::parse_format(o.format);
@@ -44,31 +40,26 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
       exports::write_export(inputs, options, std::cout);
     } catch (const std::exception& e) {
       std::cout.flush();
-      std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
-      return kUsageError;
+      return Failure{terminal_text(e.what())};
     }
-    return std::cout.flush() ? 0 : 1;
+    if (!std::cout.flush()) return Failure{"cannot write to stdout"};
+    return 0;
   }
   // Written beside OUT and renamed over it once complete: a failed export leaves no half file.
   const std::string partial = o.output + ".partial-" + std::to_string(::getpid());
   std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    std::cerr << "qprof export: cannot write " << o.output << '\n';
-    return kUsageError;
-  }
+  if (!file) return Failure{"cannot write " + o.output};
   try {
     exports::write_export(inputs, options, file);
     file.close();
     if (!file) throw std::runtime_error("cannot write " + o.output + " (disk full?)");
   } catch (const std::exception& e) {
     std::remove(partial.c_str());
-    std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   }
   if (std::rename(partial.c_str(), o.output.c_str()) != 0) {
     std::remove(partial.c_str());
-    std::cerr << "qprof export: cannot write " << o.output << '\n';
-    return kUsageError;
+    return Failure{"cannot write " + o.output};
   }
   return 0;
 }
@@ -94,7 +85,7 @@ Command add_export(CLI::App& app, const Invocation& invocation) {
                   "Name of a trace, one per use in file order, or a comma list (default: the file name's stem)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  return {cmd, [opts, &invocation]() -> int { return export_action(*opts, invocation); }};
+  return {cmd, [opts, &invocation] { return export_action(*opts, invocation); }};
 }
 
 }  // namespace qprof::cli

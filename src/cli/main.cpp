@@ -33,6 +33,14 @@ void open_standard_descriptors() {
   }
 }
 
+// The one place where a failure is printed and becomes qprof's exit status: "qprof SUB: why"
+// for a subcommand's, "qprof: why" before one is chosen.
+int exit_status(const qprof::Result<int>& result, std::string_view subcommand = {}) {
+  if (result) return *result;
+  std::cerr << "qprof" << (subcommand.empty() ? "" : " ") << subcommand << ": " << result.failure().message << '\n';
+  return result.failure().status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,8 +103,7 @@ int main(int argc, char** argv) {
       try {
         sub = app.get_subcommand(name);
       } catch (const CLI::OptionNotFound&) {
-        std::cerr << "qprof: --help-man: no subcommand " << name << '\n';
-        return qprof::cli::kUsageError;
+        return exit_status(qprof::Failure{"--help-man: no subcommand " + name});
       }
     }
     std::cout << qprof::cli::man_page(app, sub, extras);
@@ -104,10 +111,7 @@ int main(int argc, char** argv) {
   }
 
   if (!args.empty()) {
-    if (const auto message = qprof::cli::unknown_subcommand(app, args.back())) {
-      std::cerr << *message;
-      return qprof::cli::kUsageError;
-    }
+    if (auto unknown = qprof::cli::unknown_subcommand(app, args.back())) return exit_status(std::move(*unknown));
   }
   try {
     app.parse(args);
@@ -116,7 +120,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : qprof::cli::kUsageError;
   }
   for (const auto& c : commands) {
-    if (c.app->parsed()) return c.action();
+    if (c.app->parsed()) return exit_status(c.action(), c.app->get_name());
   }
   return qprof::cli::kUsageError;
 }

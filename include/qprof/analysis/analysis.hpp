@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/trace.hpp"
 
@@ -91,8 +92,8 @@ struct LimitInfo {
   std::string source;  // cgroup, cgroup-v1, slurm, rlimit-as, memtotal
 };
 std::optional<LimitInfo> memory_limit(const Trace& t);
-// A budget "90%" of the trace's limit, or a size; nullopt with `error` set when it cannot be had.
-std::optional<Bytes> budget_bytes(std::string_view text, const Trace& t, std::string& error);
+// A budget "90%" of the trace's limit, or a size; a failure when it cannot be had.
+Result<Bytes> budget_bytes(std::string_view text, const Trace& t);
 // "90%" → 0.9; nullopt for anything else.
 std::optional<double> parse_percent(std::string_view text);
 
