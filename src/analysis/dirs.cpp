@@ -4,7 +4,8 @@
 #include <deque>
 #include <mutex>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/common/units.hpp"
 #include "series.hpp"
 

@@ -7,6 +7,9 @@
 #include <limits>
 #include <map>
 
+#include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/timeline.hpp"
+
 namespace qprof {
 
 JobClock job_clock(const std::vector<const Trace*>& traces, Align align) {

@@ -10,6 +10,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/trace/format.hpp"

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"

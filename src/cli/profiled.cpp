@@ -1,5 +1,6 @@
 #include "qprof/common/safe_text.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
 #include "qprof/common/failure.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/record/options.hpp"

@@ -11,6 +11,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "recording.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/peaks.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/trace/format.hpp"
