@@ -1,10 +1,9 @@
 # The manual pages, written at build time by the qprof just built (`qprof --help-man SUB DIR`)
 # from its own option lists plus the hand-written sections in man/*.man: a page and --help
-# cannot disagree. Sets QPROF_MAN_PAGES.
-set(QPROF_MAN_SUBCOMMANDS run attach peak report compare plot export list clean mark fit sweep)
+# cannot disagree. A page for each of QPROF_SUBCOMMANDS (cmake/Subcommands.cmake). Sets QPROF_MAN_PAGES.
 set(QPROF_MAN_PAGES "")
 set(man_dir ${PROJECT_BINARY_DIR}/man)
-foreach(page qprof ${QPROF_MAN_SUBCOMMANDS})
+foreach(page qprof ${QPROF_SUBCOMMANDS})
   if(page STREQUAL "qprof")
     set(name qprof)
     set(arg qprof)

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
 namespace {

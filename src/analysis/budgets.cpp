@@ -1,4 +1,7 @@
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/budgets.hpp"
 
 #include <algorithm>
 #include <charconv>

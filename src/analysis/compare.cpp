@@ -1,4 +1,9 @@
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/budgets.hpp"
+#include "qprof/analysis/compare.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -4,7 +4,8 @@
 #include <deque>
 #include <mutex>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/common/units.hpp"
 #include "series.hpp"
 
@@ -132,19 +133,17 @@ std::optional<double> parse_percent(std::string_view text) {
   return v / 100.0;
 }
 
-std::optional<Bytes> budget_bytes(std::string_view text, const Trace& t, std::string& error) {
+Result<Bytes> budget_bytes(std::string_view text, const Trace& t) {
   if (const auto share = parse_percent(text)) {
     const auto limit = memory_limit(t);
     if (!limit) {
-      error = "--max-peak " + std::string(text) + ": the trace " + t.source +
-              " records no memory limit (recorded by an older qprof, or by mprof): give a size instead";
-      return std::nullopt;
+      return Failure{"--max-peak " + std::string(text) + ": the trace " + t.source +
+                     " records no memory limit (recorded by an older qprof, or by mprof): give a size instead"};
     }
     return bytes_from_double(*share * static_cast<double>(limit->bytes));
   }
   if (const auto size = parse_size(text)) return *size;
-  error = "--max-peak: '" + std::string(text) + "' is neither a size nor a percentage of the limit";
-  return std::nullopt;
+  return Failure{"--max-peak: '" + std::string(text) + "' is neither a size nor a percentage of the limit"};
 }
 
 }  // namespace qprof

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "qprof/common/trace_label.hpp"
+#include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
 

@@ -1,4 +1,5 @@
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
 
 #include <algorithm>
 #include <charconv>

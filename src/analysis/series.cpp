@@ -10,6 +10,7 @@
 
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "series.hpp"
 
 namespace qprof::analysis_detail {

@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/peaks.hpp"
 
 namespace qprof::analysis_detail {
 

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <functional>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/compare.hpp"
+#include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
 namespace {

@@ -1,6 +1,4 @@
 // qprof attach PID: the options are run's (recording.hpp); what differs is checked here.
-#include <iostream>
-
 #include "recording.hpp"
 
 namespace qprof::cli {
@@ -14,19 +12,15 @@ const char* const kAttachFooter =
     "errors, a PID that does not exist, one qprof may not read (another user's) and qprof's own.\n"
     "Example: qprof attach --timeout 600 -o train.dat $(pgrep -f train.py)";
 
-bool attach_options_ok(RunOptions& o, pid_t pid) {
-  if (!o.command.empty()) {
-    std::cerr << "qprof: --attach follows a running process: no command goes with it\n";
-    return false;
-  }
+Result<void> attach_to(RunOptions& o, pid_t pid) {
+  if (!o.command.empty()) return Failure{"--attach follows a running process: no command goes with it"};
   if (o.cgroup) {
-    std::cerr << "qprof: --cgroup moves the tree into a cgroup of its own: not done to a running process "
-                 "(it would change the limits it runs under)\n";
-    return false;
+    return Failure{"--cgroup moves the tree into a cgroup of its own: not done to a running process "
+                   "(it would change the limits it runs under)"};
   }
   o.attach = pid;
   o.command = {"attach"};  // a placeholder the session never runs: the process's own comes from /proc
-  return true;
+  return {};
 }
 
 Command add_attach(CLI::App& app, const Invocation& invocation) { return add_recording(app, invocation, true); }

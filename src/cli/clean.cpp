@@ -43,18 +43,16 @@ std::optional<double> parse_age(const std::string& text) {
   return v * scale;
 }
 
-int clean_action(const CleanCli& o) {
+Result<int> clean_action(const CleanCli& o) {
   std::optional<double> age;
   if (!o.older_than.empty() && !(age = parse_age(o.older_than))) {
-    std::cerr << "qprof clean: --older-than " << o.older_than << ": expected an age such as 90s, 30min, 12h, 7d, 2w\n";
-    return kUsageError;
+    return Failure{"--older-than " + o.older_than + ": expected an age such as 90s, 30min, 12h, 7d, 2w"};
   }
   std::vector<std::string> paths;
   try {
     paths = default_traces(o.dir);
   } catch (const std::exception& e) {
-    std::cerr << "qprof clean: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   }
   const std::size_t keep = std::min(paths.size(), o.keep.value_or(0));
   const auto now = fs::file_time_type::clock::now();
@@ -95,7 +93,7 @@ Command add_clean(CLI::App& app, const Invocation&) {
   cmd->add_option("--older-than", opts->older_than, "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
   cmd->add_option("--keep", opts->keep, "Keep the N newest traces");
   cmd->add_flag("--dry-run", opts->dry_run, "Print what would be removed, remove nothing");
-  return {cmd, [opts]() -> int { return clean_action(*opts); }};
+  return {cmd, [opts] { return clean_action(*opts); }};
 }
 
 }  // namespace qprof::cli

@@ -1,5 +1,7 @@
 // The subcommands of the qprof executable: each registers its options on the CLI11 app and
 // returns the action to run once parsing succeeded. No logic a test would want to reach.
+// An action returns qprof's exit status, or the Failure that main prints (as "qprof SUB: …")
+// and exits with: no action prints its own error and returns 2.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::cli {
 
 // Exit statuses of qprof's own (the command's status passes through `run`).
-inline constexpr int kUsageError = 2;
+inline constexpr int kUsageError = kFailureStatus;
 // A memory budget (--max-peak, --max-growth) was exceeded and the command itself succeeded.
 inline constexpr int kBudgetExceeded = 3;
 // A write of the trace failed (disk full…): the trace is incomplete; the command succeeded and
@@ -19,7 +23,7 @@ inline constexpr int kTraceIncomplete = 4;
 
 struct Command {
   CLI::App* app;
-  std::function<int()> action;
+  std::function<Result<int>()> action;
 };
 
 // What followed the first "--" of qprof's arguments; main takes it off before CLI11 parses, so
@@ -33,18 +37,10 @@ struct Invocation {
   std::vector<std::string> command(const CLI::App& sub) const;
 };
 
-Command add_run(CLI::App& app, const Invocation& invocation);
-Command add_attach(CLI::App& app, const Invocation& invocation);
-Command add_peak(CLI::App& app, const Invocation& invocation);
-Command add_report(CLI::App& app, const Invocation& invocation);
-Command add_compare(CLI::App& app, const Invocation& invocation);
-Command add_plot(CLI::App& app, const Invocation& invocation);
-Command add_export(CLI::App& app, const Invocation& invocation);
-Command add_list(CLI::App& app, const Invocation& invocation);
-Command add_clean(CLI::App& app, const Invocation& invocation);
-Command add_mark(CLI::App& app, const Invocation& invocation);
-Command add_fit(CLI::App& app, const Invocation& invocation);
-Command add_sweep(CLI::App& app, const Invocation& invocation);
+// add_run, add_attach…: one for each line of subcommands.def.
+#define QPROF_SUBCOMMAND(name) Command add_##name(CLI::App& app, const Invocation& invocation);
+#include "subcommands.def"
+#undef QPROF_SUBCOMMAND
 
 // What --version prints: version, build type, the GPU backends that work here.
 std::string version_text();

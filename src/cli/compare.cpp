@@ -11,6 +11,7 @@
 #include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/trace/format.hpp"
@@ -44,7 +45,7 @@ struct CompareCli {
 };
 
 // The chart of the compared runs, through the plot module: one line per run, aligned at t=0.
-int draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
+Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
   std::vector<plot::Input> inputs;
   for (const CompareEntry& e : entries) {
     for (std::size_t r = 0; r < e.runs.size(); ++r) {
@@ -58,10 +59,9 @@ int draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
   try {
     plot::plot(inputs, options);
   } catch (const std::exception& e) {
-    std::cerr << "qprof compare: --plot: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{"--plot: " + terminal_text(e.what())};
   }
-  return 0;
+  return {};
 }
 
 
@@ -91,11 +91,11 @@ struct Verdicts {
   std::vector<report::RowBudget> rows;
   bool over = false;
   bool unknown = false;  // a row without the metric: the budget could not be checked
-  bool usage_error = false;  // --max-peak PCT on a trace that records no limit
 };
 
-// The budgets' verdicts: a column for the table, and what exceeded and where on stderr.
-Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& entries, const Comparison& c) {
+// The budgets' verdicts: a column for the table, and what exceeded and where on stderr; fails on
+// --max-peak PCT for a trace that records no limit.
+Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEntry>& entries, const Comparison& c) {
   Verdicts v;
   v.rows.resize(entries.size());
   if (o.max_peak.empty() && o.max_growth.empty()) return v;
@@ -105,13 +105,8 @@ Verdicts check_budgets(const CompareCli& o, const std::vector<CompareEntry>& ent
   if (!o.max_peak.empty()) {
     for (std::size_t r = 0; r < entries.size(); ++r) {
       for (const Trace* run : entries[r].runs) {
-        std::string error;
-        const std::optional<Bytes> b = budget_bytes(o.max_peak, *run, error);
-        if (!b) {
-          std::cerr << "qprof compare: " << error << '\n';
-          v.usage_error = true;
-          return v;
-        }
+        const Result<Bytes> b = budget_bytes(o.max_peak, *run);
+        if (!b) return b.failure();
         max_peaks[r] = std::min(max_peaks[r].value_or(*b), *b);
       }
     }
@@ -162,47 +157,41 @@ std::string trace_name(const CompareCli& o, std::size_t command, int repeat) {
   return name + ".dat";
 }
 
-int compare_action(CompareCli& o, const Invocation& invocation) {
+Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   o.files.insert(o.files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (o.repeat > 1 && o.commands.empty()) {
-    std::cerr << "qprof compare: --repeat repeats the --run commands; there are none\n";
-    return kUsageError;
-  }
+  if (o.repeat > 1 && o.commands.empty()) return Failure{"--repeat repeats the --run commands; there are none"};
   const std::size_t rows = (o.baseline.empty() ? 0 : 1) + o.files.size() + o.commands.size();
-  if (rows == 0) {
-    std::cerr << "qprof compare: nothing to compare: give trace files, --run commands, or both\n";
-    return kUsageError;
-  }
+  if (rows == 0) return Failure{"nothing to compare: give trace files, --run commands, or both"};
   if (o.labels.size() > rows) {
-    std::cerr << "qprof compare: " << o.labels.size() << " labels for " << rows << " rows\n";
-    return kUsageError;
+    return Failure{std::to_string(o.labels.size()) + " labels for " + std::to_string(rows) + " rows"};
   }
   if (!o.max_growth.empty() && rows < 2) {
-    std::cerr << "qprof compare: --max-growth needs a baseline (--baseline FILE, or the first of two rows or more)\n";
-    return kUsageError;
+    return Failure{"--max-growth needs a baseline (--baseline FILE, or the first of two rows or more)"};
   }
-  if (!o.commands.empty() && !sampling_options_ok(o.run, "compare")) return kUsageError;
+  if (!o.commands.empty()) {
+    if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+  }
   if (!o.pivot.empty() && o.stages) {
-    std::cerr << "qprof compare: --pivot shows one figure per cell, the peak of --metric; --stages is a table of its own\n";
-    return kUsageError;
+    return Failure{"--pivot shows one figure per cell, the peak of --metric; --stages is a table of its own"};
   }
 
   // Every trace file is read before anything runs: a typo must not cost a long run.
   std::vector<std::unique_ptr<Trace>> traces;
   std::vector<CompareEntry> entries;
-  auto read = [&](const std::string& path) -> bool {
+  auto read = [&](const std::string& path) -> Result<void> {
     try {
       traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
     } catch (const std::exception& e) {
-      std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
-      return false;
+      return Failure{terminal_text(e.what())};
     }
     entries.push_back({default_label(path), {traces.back().get()}});
-    return true;
+    return {};
   };
-  if (!o.baseline.empty() && !read(o.baseline)) return kUsageError;
+  if (!o.baseline.empty()) {
+    if (auto baseline = read(o.baseline); !baseline) return baseline.failure();
+  }
   for (const std::string& f : o.files) {
-    if (!read(f)) return kUsageError;
+    if (auto file = read(f); !file) return file.failure();
   }
 
   int failed = 0;
@@ -230,21 +219,19 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
       }
       if (!report.trace_error.empty() || !report.trace_readable_back) {
         // Never read back: the row would be built on a trace cut anywhere.
-        std::cerr << "qprof compare: the trace " << run.output << " is "
-                  << (report.trace_error.empty() ? "not a file" : "incomplete (" + report.trace_error + ")")
-                  << "; no comparison\n";
-        return status != 0 ? status : kTraceIncomplete;
+        return Failure{"the trace " + run.output + " is " +
+                           (report.trace_error.empty() ? "not a file" : "incomplete (" + report.trace_error + ")") +
+                           "; no comparison",
+                       status != 0 ? status : kTraceIncomplete};
       }
       try {
         traces.push_back(std::make_unique<Trace>(dat::read_trace(run.output)));
         entry.runs.push_back(traces.back().get());
       } catch (const std::exception& e) {
-        std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
-        return status != 0 ? status : kUsageError;
+        return Failure{terminal_text(e.what()), status != 0 ? status : kUsageError};
       }
       if (report.signal == SIGINT || report.signal == SIGTERM || status == 128 + SIGINT || status == 128 + SIGTERM) {
-        std::cerr << "qprof compare: interrupted; no more runs\n";
-        return status;
+        return Failure{"interrupted; no more runs", status};
       }
     }
     entries.push_back(std::move(entry));
@@ -288,19 +275,21 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
   const bool any = std::any_of(entries.begin(), entries.end(), [&](const CompareEntry& e) {
     return std::any_of(e.runs.begin(), e.runs.end(), [&](const Trace* t) { return has_metric(*t, metric); });
   });
+  // A failed command's status wins over qprof's own 2.
+  const int failure_status = failed ? failed : kUsageError;
   if (!any) {
-    std::cerr << "qprof compare: --metric: no trace has " << o.metric << " (the first has: "
-              << metric_names(available_metrics(*entries.front().runs.front())) << ")\n";
-    return failed ? failed : kUsageError;
+    return Failure{"--metric: no trace has " + o.metric + " (the first has: " +
+                       metric_names(available_metrics(*entries.front().runs.front())) + ")",
+                   failure_status};
   }
   if (o.stages && !metric_info(metric).windowed) {
-    std::cerr << "qprof compare: --stages: " << o.metric << " has no samples over time, so no peak inside a stage\n";
-    return failed ? failed : kUsageError;
+    return Failure{"--stages: " + o.metric + " has no samples over time, so no peak inside a stage", failure_status};
   }
 
   const Comparison c = compare(entries, metric, o.stages);
-  const Verdicts v = check_budgets(o, entries, c);
-  if (v.usage_error) return failed ? failed : kUsageError;
+  Result<Verdicts> checked = check_budgets(o, entries, c);
+  if (!checked) return Failure{checked.failure().message, failure_status};
+  const Verdicts& v = *checked;
   report::Document doc;
   if (o.pivot.empty()) {
     doc = report::comparison_document(entries, c, v.rows);
@@ -308,17 +297,18 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     try {
       doc = report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
     } catch (const std::invalid_argument& e) {
-      std::cerr << "qprof compare: --pivot: " << terminal_text(e.what()) << '\n';
-      return failed ? failed : kUsageError;
+      return Failure{"--pivot: " + terminal_text(e.what()), failure_status};
     }
   }
   if (!highest_note.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(highest_note);
   std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
   std::cout.flush();
   // The job row has no file of its own to draw: the chart shows the ranks.
-  const int drawn = o.plot.empty() ? 0 : draw(o, std::vector<CompareEntry>(entries.begin(), entries.end() - (job ? 1 : 0)));
+  if (!o.plot.empty()) {
+    const auto drawn = draw(o, std::vector<CompareEntry>(entries.begin(), entries.end() - (job ? 1 : 0)));
+    if (!drawn) return Failure{drawn.failure().message, failure_status};
+  }
   if (failed) return failed;
-  if (drawn != 0) return drawn;
   if (v.unknown) return kUsageError;
   return v.over ? kBudgetExceeded : 0;
 }
@@ -392,7 +382,7 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("-o,--output-prefix", opts->prefix, "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
   add_sampling_options(*cmp, opts->run);
 
-  return {cmp, [opts, &invocation]() -> int { return compare_action(*opts, invocation); }};
+  return {cmp, [opts, &invocation] { return compare_action(*opts, invocation); }};
 }
 
 }  // namespace qprof::cli

@@ -21,16 +21,12 @@ struct ExportCli {
   std::vector<std::string> labels;
 };
 
-int export_action(const ExportCli& o, const Invocation& invocation) {
+Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   std::vector<std::string> files = o.files;
   if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (files.empty()) {
-    std::cerr << "qprof export: no trace given\n";
-    return kUsageError;
-  }
+  if (files.empty()) return Failure{"no trace given"};
   if (o.labels.size() > files.size()) {
-    std::cerr << "qprof export: " << o.labels.size() << " labels (--label) for " << files.size() << " traces\n";
-    return kUsageError;
+    return Failure{std::to_string(o.labels.size()) + " labels (--label) for " + std::to_string(files.size()) + " traces"};
   }
   exports::Options options;
   options.format = *exports::parse_format(o.format);
@@ -49,8 +45,7 @@ int export_action(const ExportCli& o, const Invocation& invocation) {
     if (!stream.flush()) throw OutputError("cannot write " + o.output + ": " + std::strerror(stream.error()));
     out.commit();
   } catch (const std::exception& e) {
-    std::cerr << "qprof export: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   }
   return 0;
 }
@@ -76,7 +71,7 @@ Command add_export(CLI::App& app, const Invocation& invocation) {
                   "Name of a trace, one per use in file order, or a comma list (default: the file name's stem)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  return {cmd, [opts, &invocation]() -> int { return export_action(*opts, invocation); }};
+  return {cmd, [opts, &invocation] { return export_action(*opts, invocation); }};
 }
 
 }  // namespace qprof::cli

@@ -5,13 +5,15 @@
 #include <optional>
 #include <string>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::cli {
 
 // Appends an "Example:" block to the footer of every subcommand that has one in the table.
 void add_help_examples(CLI::App& app);
 
-// When `word` (qprof's first argument) is neither an option nor a subcommand: the message that
+// When `word` (qprof's first argument) is neither an option nor a subcommand: the failure that
 // names the subcommands and the nearest one (Damerau-Levenshtein distance); else nothing.
-std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::string& word);
+std::optional<Failure> unknown_subcommand(const CLI::App& app, const std::string& word);
 
 }  // namespace qprof::cli

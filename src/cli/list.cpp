@@ -36,13 +36,12 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-int list_action(const ListCli& o) {
+Result<int> list_action(const ListCli& o) {
   std::vector<std::string> paths;
   try {
     paths = default_traces(o.dir);
   } catch (const std::exception& e) {
-    std::cerr << "qprof list: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   }
   int status = 0;
   std::size_t index = 0;
@@ -74,7 +73,7 @@ Command add_list(CLI::App& app, const Invocation&) {
       "mprofile_YYYYMMDDhhmmss.dat), oldest first, with an index (0: the oldest) as mprof list does.\n"
       "Exit status 2 when a trace cannot be read (the others are still listed).");
   cmd->add_option("--dir", opts->dir, "Directory to look in (default: the current directory)");
-  return {cmd, [opts]() -> int { return list_action(*opts); }};
+  return {cmd, [opts] { return list_action(*opts); }};
 }
 
 }  // namespace qprof::cli

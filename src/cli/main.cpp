@@ -33,6 +33,14 @@ void open_standard_descriptors() {
   }
 }
 
+// The one place where a failure is printed and becomes qprof's exit status: "qprof SUB: why"
+// for a subcommand's, "qprof: why" before one is chosen.
+int exit_status(const qprof::Result<int>& result, std::string_view subcommand = {}) {
+  if (result) return *result;
+  std::cerr << "qprof" << (subcommand.empty() ? "" : " ") << subcommand << ": " << result.failure().message << '\n';
+  return result.failure().status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,11 +74,9 @@ int main(int argc, char** argv) {
   // below) gets the whole tree.
   using Adder = qprof::cli::Command (*)(CLI::App&, const qprof::cli::Invocation&);
   static constexpr std::pair<std::string_view, Adder> kSubcommands[] = {
-      {"run", qprof::cli::add_run},         {"attach", qprof::cli::add_attach}, {"peak", qprof::cli::add_peak},
-      {"report", qprof::cli::add_report},   {"compare", qprof::cli::add_compare}, {"plot", qprof::cli::add_plot},
-      {"export", qprof::cli::add_export},   {"list", qprof::cli::add_list},     {"clean", qprof::cli::add_clean},
-      {"mark", qprof::cli::add_mark},       {"fit", qprof::cli::add_fit},
-      {"sweep", qprof::cli::add_sweep},
+#define QPROF_SUBCOMMAND(name) {#name, qprof::cli::add_##name},
+#include "subcommands.def"
+#undef QPROF_SUBCOMMAND
   };
   const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
                                   [&](const auto& s) { return !args.empty() && args.back() == s.first; });
@@ -97,8 +103,7 @@ int main(int argc, char** argv) {
       try {
         sub = app.get_subcommand(name);
       } catch (const CLI::OptionNotFound&) {
-        std::cerr << "qprof: --help-man: no subcommand " << name << '\n';
-        return qprof::cli::kUsageError;
+        return exit_status(qprof::Failure{"--help-man: no subcommand " + name});
       }
     }
     std::cout << qprof::cli::man_page(app, sub, extras);
@@ -106,10 +111,7 @@ int main(int argc, char** argv) {
   }
 
   if (!args.empty()) {
-    if (const auto message = qprof::cli::unknown_subcommand(app, args.back())) {
-      std::cerr << *message;
-      return qprof::cli::kUsageError;
-    }
+    if (auto unknown = qprof::cli::unknown_subcommand(app, args.back())) return exit_status(std::move(*unknown));
   }
   try {
     app.parse(args);
@@ -118,7 +120,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : qprof::cli::kUsageError;
   }
   for (const auto& c : commands) {
-    if (c.app->parsed()) return c.action();
+    if (c.app->parsed()) return exit_status(c.action(), c.app->get_name());
   }
   return qprof::cli::kUsageError;
 }

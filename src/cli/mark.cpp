@@ -1,6 +1,5 @@
 // qprof mark [--sync] [--strict] LABEL...: a marker from a shell script, through the marker
 // channel the enclosing `qprof run` exported (the same header C programs include).
-#include <iostream>
 #include <memory>
 
 #include "commands.hpp"
@@ -15,21 +14,18 @@ struct MarkCli {
   bool strict = false;
 };
 
-int mark_action(const MarkCli& o, const Invocation& invocation) {
+Result<int> mark_action(const MarkCli& o, const Invocation& invocation) {
   std::string label;
   std::vector<std::string> words = o.words;
   if (invocation.had_dashdash) words.insert(words.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   for (const std::string& w : words) label += (label.empty() ? "" : " ") + w;
-  if (label.empty()) {
-    std::cerr << "qprof mark: no label given\nUsage: qprof mark [--sync] [--strict] LABEL...\n";
-    return kUsageError;
-  }
+  if (label.empty()) return Failure{"no label given\nUsage: qprof mark [--sync] [--strict] LABEL..."};
   const int result = o.sync ? qprof_mark_sync(label.c_str()) : qprof_mark(label.c_str());
   if (result == QPROF_MARK_OK || !o.strict) return 0;  // outside qprof: a no-op, silently
-  std::cerr << (result == QPROF_MARK_ABSENT
-                    ? "qprof mark: not under qprof run (no QPROF_MARK_FD or QPROF_MARK_PATH to write to)\n"
-                    : "qprof mark: qprof did not take the checkpoint (no acknowledgement within 100 ms)\n");
-  return 1;
+  // 1, not 2: --strict's "no qprof took it" is an answer, not a usage error (as grep's 1).
+  return Failure{result == QPROF_MARK_ABSENT ? "not under qprof run (no QPROF_MARK_FD or QPROF_MARK_PATH to write to)"
+                                             : "qprof did not take the checkpoint (no acknowledgement within 100 ms)",
+                 1};
 }
 
 }  // namespace

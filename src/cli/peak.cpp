@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"
@@ -72,10 +73,9 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   if (!o.max_peak.empty()) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (!lines[i].peak) continue;
-      std::string why;
-      const auto limit = budget_bytes(o.max_peak, *traces[i], why);  // 90%: of this trace's limit
+      const auto limit = budget_bytes(o.max_peak, *traces[i]);  // 90%: of this trace's limit
       if (!limit) {
-        std::cerr << "qprof peak: " << terminal_text(why) << '\n';
+        std::cerr << "qprof peak: " << terminal_text(limit.failure().message) << '\n';
         error = true;
         continue;
       }
@@ -90,18 +90,13 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
 }
 
 // --sum / --by-host: the traces as one job. Every trace must be readable and have the metric.
-int print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
+Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
   const Metric metric = metric_of(o.metric);
   if (!has_series_over_time(metric)) {
-    std::cerr << "qprof peak: --sum needs a metric sampled over time; " << o.metric
-              << " is a figure known only at the end of each run\n";
-    return kUsageError;
+    return Failure{"--sum needs a metric sampled over time; " + o.metric + " is a figure known only at the end of each run"};
   }
   for (const Trace* t : traces) {
-    if (!has_metric(*t, metric)) {
-      std::cerr << "qprof peak: " << report::missing_metric(*t, metric) << '\n';
-      return kUsageError;
-    }
+    if (!has_metric(*t, metric)) return Failure{report::missing_metric(*t, metric)};
   }
   const Align align = o.align == "start" ? Align::start : Align::wall;
   const Unit unit = *unit_of(o.unit);
@@ -111,8 +106,7 @@ int print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
   if (const auto skew = clock_skew_note(traces)) std::cerr << "qprof peak: warning: " << *skew << '\n';
   if (o.max_peak.empty()) return 0;
   if (!parse_size(o.max_peak)) {
-    std::cerr << "qprof peak: --max-peak " << o.max_peak << ": a percentage of the limit is per trace; the job's sum takes a size\n";
-    return kUsageError;
+    return Failure{"--max-peak " + o.max_peak + ": a percentage of the limit is per trace; the job's sum takes a size"};
   }
   const Bytes limit = *parse_size(o.max_peak);
   int status = 0;
@@ -146,24 +140,18 @@ struct TraceFile {
   }
 };
 
-int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
+Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
   o.run.command = command;
   o.run.quiet = true;
   record_metric(o.run, o.metric);
   o.run.multiprocess = o.run.multiprocess || o.children;
-  if (o.run.output == "-") {
-    std::cerr << "qprof peak: -o - would mix the trace with the peak on stdout; use qprof run -o - instead\n";
-    return kUsageError;
-  }
+  if (o.run.output == "-") return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/qprof-peak-XXXXXX.dat";
     const int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) {
-      std::cerr << "qprof peak: cannot create a temporary trace in " << (tmp && *tmp ? tmp : "/tmp") << '\n';
-      return kUsageError;
-    }
+    if (fd < 0) return Failure{"cannot create a temporary trace in " + std::string(tmp && *tmp ? tmp : "/tmp")};
     ::close(fd);
     trace_file = {tmpl, true};
     o.run.output = tmpl;
@@ -181,17 +169,15 @@ int peak_of_command(PeakCli& o, const std::vector<std::string>& command) {
     // Never read back: a broken trace may be cut anywhere, a stream is gone. The peaks qprof
     // held in memory answer, except what needs the samples themselves.
     if (!o.stage.empty() || o.children) {
-      std::cerr << "qprof peak: --stage and --children need the trace, which is "
-                << (incomplete ? "incomplete" : "not a file") << '\n';
-      return status != 0 ? status : incomplete ? kTraceIncomplete : kUsageError;
+      return Failure{"--stage and --children need the trace, which is " + std::string(incomplete ? "incomplete" : "not a file"),
+                     status != 0 ? status : incomplete ? kTraceIncomplete : kUsageError};
     }
     trace = peaks_in_memory(report);
   } else {
     try {
       trace = dat::read_trace(trace_file.path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof peak: cannot read the trace back: " << terminal_text(e.what()) << '\n';
-      return status != 0 ? status : kUsageError;
+      return Failure{"cannot read the trace back: " + terminal_text(e.what()), status != 0 ? status : kUsageError};
     }
   }
   report::PeakLine line = peak_of(trace, o);
@@ -234,40 +220,26 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                    "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
 
-  return {peak, [opts, &invocation]() -> int {
+  return {peak, [opts, &invocation]() -> Result<int> {
             PeakCli& o = *opts;
             if (o.children && metric_of(o.metric) != Metric::rss) {
-              std::cerr << "qprof peak: --children gives each process's RSS; it does not combine with --metric "
-                        << o.metric << '\n';
-              return kUsageError;
+              return Failure{"--children gives each process's RSS; it does not combine with --metric " + o.metric};
             }
             if ((o.sum || o.by_host) && (o.children || !o.stage.empty())) {
-              std::cerr << "qprof peak: --sum and --by-host give the job's peak; they do not combine with "
-                        << (o.children ? "--children" : "--stage") << '\n';
-              return kUsageError;
+              return Failure{"--sum and --by-host give the job's peak; they do not combine with " +
+                             std::string(o.children ? "--children" : "--stage")};
             }
             if (invocation.had_dashdash) {
-              if (o.sum || o.by_host) {
-                std::cerr << "qprof peak: --sum and --by-host read the traces of a job's ranks, not -- CMD\n";
-                return kUsageError;
-              }
-              if (!o.files.empty()) {
-                std::cerr << "qprof peak: give trace files or -- CMD, not both\n";
-                return kUsageError;
-              }
-              if (invocation.after_dashdash.empty()) {
-                std::cerr << "qprof peak: no command after --\n";
-                return kUsageError;
-              }
-              if (!sampling_options_ok(o.run, "peak") || !resolve_job(o.run, "peak")) return kUsageError;
+              if (o.sum || o.by_host) return Failure{"--sum and --by-host read the traces of a job's ranks, not -- CMD"};
+              if (!o.files.empty()) return Failure{"give trace files or -- CMD, not both"};
+              if (invocation.after_dashdash.empty()) return Failure{"no command after --"};
+              if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+              if (auto resolved = resolve_job(o.run, "peak"); !resolved) return resolved.failure();
               return peak_of_command(o, invocation.after_dashdash);
             }
             if (o.files.empty()) {
               const auto newest = newest_trace();
-              if (!newest) {
-                std::cerr << "qprof peak: no trace given, and no qprof_*.dat or mprofile_*.dat here\n";
-                return kUsageError;
-              }
+              if (!newest) return Failure{"no trace given, and no qprof_*.dat or mprofile_*.dat here"};
               o.files.push_back(*newest);
             }
             std::vector<std::unique_ptr<Trace>> traces;

@@ -37,8 +37,8 @@ struct JobTraceFile {
 };
 
 // Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
-bool job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
-                JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
+Result<void> job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
+                        JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
   std::vector<Trace> traces;
   traces.reserve(files.size());
   for (const std::string& f : files) traces.push_back(dat::read_trace(f));
@@ -48,18 +48,12 @@ bool job_inputs(const std::vector<std::string>& files, const std::vector<std::st
   const char* dir = std::getenv("TMPDIR");
   std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qprof-job-XXXXXX.dat";
   const int fd = ::mkstemps(tmpl.data(), 4);
-  if (fd < 0) {
-    std::cerr << "qprof plot: --sum: cannot create a temporary trace in " << (dir && *dir ? dir : "/tmp") << '\n';
-    return false;
-  }
+  if (fd < 0) return Failure{"--sum: cannot create a temporary trace in " + std::string(dir && *dir ? dir : "/tmp")};
   tmp.path = tmpl;
   {
     dat::Writer out(fd, tmpl);
     dat::write_trace(job, out);
-    if (!out.close()) {
-      std::cerr << "qprof plot: --sum: " << out.error() << '\n';
-      return false;
-    }
+    if (!out.close()) return Failure{"--sum: " + out.error()};
   }
   // On wall-clock time every line shares the sum's axis, so that a rank that started later is
   // drawn where its memory counted in the sum; with --align start each is drawn from its start.
@@ -70,15 +64,14 @@ bool job_inputs(const std::vector<std::string>& files, const std::vector<std::st
     inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true, origin});
   }
   if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof plot: warning: " << *skew << '\n';
-  return true;
+  return {};
 }
 
-int usage(const std::string& what) {
-  std::cerr << "qprof plot: " << what << "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)\n";
-  return kUsageError;
+Failure usage(const std::string& what) {
+  return Failure{what + "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)"};
 }
 
-int run_plot(PlotArgs& a, const Invocation& invocation) {
+Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   std::vector<std::string> files = a.files;
   if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   if (files.empty()) return usage("no trace given");
@@ -140,22 +133,18 @@ int run_plot(PlotArgs& a, const Invocation& invocation) {
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
       if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
-      if (!job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall, job_file, inputs)) {
-        return kUsageError;
-      }
+      const auto read = job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall, job_file, inputs);
+      if (!read) return read.failure();
     } else {
       for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
     }
     plot::plot(inputs, o);
   } catch (const plot::PlotError& e) {
-    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   } catch (const dat::ParseError& e) {
-    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {
-    std::cerr << "qprof plot: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{terminal_text(e.what())};
   }
   return 0;
 }
@@ -205,7 +194,7 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("--render-timeout", a->render_timeout,
                   "Seconds gnuplot may take to draw before it is killed and the chart fails (exit 2); default 30 s plus "
                   "1 s per 20000 data points sent");
-  return {cmd, [a, &invocation]() -> int { return run_plot(*a, invocation); }};
+  return {cmd, [a, &invocation] { return run_plot(*a, invocation); }};
 }
 
 }  // namespace qprof::cli

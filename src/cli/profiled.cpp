@@ -1,5 +1,6 @@
 #include "qprof/common/safe_text.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -79,7 +80,7 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                  "The host name in the trace's header and in -o's %h (default: $QPROF_HOSTNAME, else the machine's)");
 }
 
-bool resolve_job(RunOptions& o, std::string_view who) {
+Result<void> resolve_job(RunOptions& o, std::string_view who) {
   // Directories to watch from the environment, after those of the command line.
   if (const char* env = std::getenv("QPROF_WATCH_DIRS")) {
     std::string_view rest(env);
@@ -91,30 +92,25 @@ bool resolve_job(RunOptions& o, std::string_view who) {
   }
   o.identity = detect_job(o.identity.host);
   for (const std::string& w : o.identity.warnings) std::cerr << "qprof " << who << ": warning: " << w << '\n';
-  if (o.output.find('%') == std::string::npos) return true;
-  std::string error;
-  const auto expanded = expand_output(o.output, o.identity, ::getpid(), WallAnchor().unix_at(monotonic_ns()), error);
-  if (!expanded) {
-    std::cerr << "qprof " << who << ": " << error << '\n';
-    return false;
-  }
+  if (o.output.find('%') == std::string::npos) return {};
+  const auto expanded = expand_output(o.output, o.identity, ::getpid(), WallAnchor().unix_at(monotonic_ns()));
+  if (!expanded) return expanded.failure();
   o.output = *expanded;
-  return true;
+  return {};
 }
 
 void record_metric(RunOptions& o, const std::string& metric) {
   o.metric = metric == "pss" || metric == "uss" || metric == "all" ? metric : "rss";
 }
 
-bool sampling_options_ok(const RunOptions& o, std::string_view who) {
-  if (!o.marker_regex) return true;
+Result<void> check_sampling_options(const RunOptions& o) {
+  if (!o.marker_regex) return {};
   try {
     MarkerMatcher check(*o.marker_regex);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "qprof " << who << ": --marker-regex: " << terminal_text(e.what()) << '\n';
-    return false;
+    return Failure{"--marker-regex: " + terminal_text(e.what())};
   }
-  return true;
+  return {};
 }
 
 CLI::Validator size_check() {

@@ -7,7 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/common/failure.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/record/options.hpp"
 
@@ -16,13 +17,14 @@ namespace qprof::cli {
 // How to sample and follow the tree: the options `run`, `peak -- CMD` and `compare --run` share.
 void add_sampling_options(CLI::App& app, RunOptions& o);
 // Reads the launcher's ranks (torchrun, mpirun, srun) into o.identity and expands -o's
-// placeholders (%h %r %l %w %p %t %j %%); prints why and returns false when one cannot be filled.
-bool resolve_job(RunOptions& o, std::string_view who);
+// placeholders (%h %r %l %w %p %t %j %%); fails when one cannot be filled. Its warnings are
+// printed as "qprof WHO: warning: …".
+Result<void> resolve_job(RunOptions& o, std::string_view who);
 // What the run records for --metric: pss, uss and all start the PSS thread; the others (rss,
 // gpu, cgroup, …) are recorded anyway or by their own option.
 void record_metric(RunOptions& o, const std::string& metric);
-// Checks what CLI11 cannot (the marker regex); prints why and returns false if wrong.
-bool sampling_options_ok(const RunOptions& o, std::string_view who);
+// Checks what CLI11 cannot (the marker regex).
+Result<void> check_sampling_options(const RunOptions& o);
 
 // CLI11 checks that make a bad value a usage error (status 2) before anything runs.
 CLI::Validator size_check();    // parse_size: 4GiB, 512MB, 1048576

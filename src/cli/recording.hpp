@@ -15,8 +15,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach);
 // What --help of attach says after the options.
 extern const char* const kAttachFooter;
 
-// Checks the options that make no sense attached (a command, --cgroup) and records the PID;
-// prints why and returns false when wrong.
-bool attach_options_ok(RunOptions& o, pid_t pid);
+// Checks the options that make no sense attached (a command, --cgroup) and records the PID.
+Result<void> attach_to(RunOptions& o, pid_t pid);
 
 }  // namespace qprof::cli

@@ -25,24 +25,26 @@ struct ReportCli {
 };
 
 // --table: the table CSV writes; a usage error naming the document's tables when it has no such one.
-bool choose_table(report::Document& doc, const ReportCli& o) {
-  if (o.table.empty() || report::choose_csv_table(doc, o.table)) return true;
+Result<void> choose_table(report::Document& doc, const ReportCli& o) {
+  if (o.table.empty() || report::choose_csv_table(doc, o.table)) return {};
   std::string names;
   for (const std::string& n : report::table_names(doc)) names += (names.empty() ? "" : ", ") + n;
-  std::cerr << "qprof report: --table " << o.table << ": this report has no such table (it has: " << names << ")\n";
-  return false;
+  return Failure{"--table " + o.table + ": this report has no such table (it has: " + names + ")"};
+}
+
+// The document of --table as --format asks.
+Result<int> print(report::Document& doc, const ReportCli& o) {
+  if (auto chosen = choose_table(doc, o); !chosen) return chosen.failure();
+  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  return 0;
 }
 
 // --sum: the traces of a job's ranks as one report.
-int report_job(const ReportCli& o) {
-  if (!o.yaml.empty()) {
-    std::cerr << "qprof report: --yaml describes one run; it does not combine with --sum\n";
-    return kUsageError;
-  }
+Result<int> report_job(const ReportCli& o) {
+  if (!o.yaml.empty()) return Failure{"--yaml describes one run; it does not combine with --sum"};
   const Metric metric = metric_of(o.metric);
   if (!has_series_over_time(metric)) {
-    std::cerr << "qprof report: --sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)\n";
-    return kUsageError;
+    return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
   }
   std::vector<Trace> traces;
   traces.reserve(o.traces.size());
@@ -50,21 +52,48 @@ int report_job(const ReportCli& o) {
     try {
       traces.push_back(dat::read_trace(f));
     } catch (const std::exception& e) {
-      std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
-      return kUsageError;
+      return Failure{terminal_text(e.what())};
     }
     if (!has_metric(traces.back(), metric)) {
-      std::cerr << "qprof report: --metric: " << report::missing_metric(traces.back(), metric) << '\n';
-      return kUsageError;
+      return Failure{"--metric: " + report::missing_metric(traces.back(), metric)};
     }
   }
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
   const Align align = o.align == "start" ? Align::start : Align::wall;
   report::Document doc = report::job_report(job, metric, align);
-  if (!choose_table(doc, o)) return kUsageError;
-  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
-  return 0;
+  return print(doc, o);
+}
+
+// One trace: its report, or its YAML (--yaml -) on stdout.
+Result<int> report_trace(const ReportCli& o) {
+  if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
+  Trace trace;
+  try {
+    trace = dat::read_trace(o.traces.front());
+  } catch (const std::exception& e) {
+    return Failure{terminal_text(e.what())};
+  }
+  const Metric metric = metric_of(o.metric);
+  if (!has_metric(trace, metric)) return Failure{"--metric: " + report::missing_metric(trace, metric)};
+  if (!metric_info(metric).windowed) {
+    return Failure{"--metric " + o.metric +
+                   ": it has no samples over time, so no peak inside a stage (use one of: rss, pss, uss, gpu, cgroup)"};
+  }
+  if (!o.yaml.empty()) {
+    try {
+      const std::string yaml = report::quark_yaml(trace);
+      if (o.yaml == "-") {
+        std::cout << yaml;
+        return 0;
+      }
+      write_output(o.yaml, yaml);
+    } catch (const std::exception& e) {
+      return Failure{"--yaml: " + terminal_text(e.what())};
+    }
+  }
+  report::Document doc = report::trace_report(trace, metric);
+  return print(doc, o);
 }
 
 }  // namespace
@@ -95,51 +124,9 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
                      "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
   report->add_option("--yaml", opts->yaml, "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
 
-  return {report, [opts, &invocation]() -> int {
-            const ReportCli& o = *opts;
-            if (invocation.had_dashdash) {
-              std::cerr << "qprof report: '--' takes no command here\n";
-              return kUsageError;
-            }
-            if (o.sum) return report_job(o);
-            if (o.traces.size() != 1) {
-              std::cerr << "qprof report: one trace at a time (--sum reports several traces as one job)\n";
-              return kUsageError;
-            }
-            Trace trace;
-            try {
-              trace = dat::read_trace(o.traces.front());
-            } catch (const std::exception& e) {
-              std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
-              return kUsageError;
-            }
-            const Metric metric = metric_of(o.metric);
-            if (!has_metric(trace, metric)) {
-              std::cerr << "qprof report: --metric: " << report::missing_metric(trace, metric) << '\n';
-              return kUsageError;
-            }
-            if (!metric_info(metric).windowed) {
-              std::cerr << "qprof report: --metric " << o.metric
-                        << ": it has no samples over time, so no peak inside a stage (use one of: rss, pss, uss, gpu, cgroup)\n";
-              return kUsageError;
-            }
-            if (!o.yaml.empty()) {
-              try {
-                const std::string yaml = report::quark_yaml(trace);
-                if (o.yaml == "-") {
-                  std::cout << yaml;
-                  return 0;
-                }
-                write_output(o.yaml, yaml);
-              } catch (const std::exception& e) {
-                std::cerr << "qprof report: --yaml: " << terminal_text(e.what()) << '\n';
-                return kUsageError;
-              }
-            }
-            report::Document doc = report::trace_report(trace, metric);
-            if (!choose_table(doc, o)) return kUsageError;
-            std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
-            return 0;
+  return {report, [opts, &invocation]() -> Result<int> {
+            if (invocation.had_dashdash) return Failure{"'--' takes no command here"};
+            return opts->sum ? report_job(*opts) : report_trace(*opts);
           }};
 }
 

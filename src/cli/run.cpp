@@ -12,6 +12,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "recording.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
@@ -51,9 +52,8 @@ bool is_stream_output(const std::string& output) {
 int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail) {
   const Metric metric = metric_of(o.metric);
   if (!has_metric(trace, metric)) return fail("--max-peak: " + report::missing_metric(trace, metric));
-  std::string why;
-  const auto budget = budget_bytes(o.max_peak, trace, why);
-  if (!budget) return fail(why);
+  const auto budget = budget_bytes(o.max_peak, trace);
+  if (!budget) return fail(budget.failure().message);
   const auto check = check_budget(trace, metric, *budget);
   if (check->exceeded()) {
     std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';
@@ -186,7 +186,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
   if (!attach) run->add_flag("-E,--exit-code")->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
 
   CLI::App* self = run;
-  return {run, [opts, self, &invocation]() -> int {
+  return {run, [opts, self, &invocation]() -> Result<int> {
             RunCli& o = *opts;
             o.run.command = invocation.command(*self);
             o.run.live = !o.no_live;
@@ -195,38 +195,33 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
               for (const char* name : kNotForAttach) {
                 const CLI::Option* given = self->get_option_no_throw(name);
                 if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
-                  std::cerr << "qprof run: " << name << " does not go with --attach: the process is not qprof's "
-                               "(never signalled, its stderr not read)\n";
-                  return kUsageError;
+                  return Failure{std::string(name) +
+                                 " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
                 }
               }
-              if (!attach_options_ok(o.run, *o.attach_pid)) return kUsageError;
+              if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();
             } else if (o.run.command.empty()) {
-              std::cerr << "qprof run: no command given\nUsage: qprof run [OPTIONS] [--] CMD [ARGS...]\n";
-              return kUsageError;
+              return Failure{"no command given\nUsage: qprof run [OPTIONS] [--] CMD [ARGS...]"};
             }
             // prefix_command() stops at the first word it does not know, an unknown option too.
             const std::vector<std::string> before_dashdash = self->remaining();
             if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
-              std::cerr << "qprof run: unknown option " << before_dashdash.front()
-                        << " (see qprof run --help; a command starting with '-' goes after --)\n";
-              return kUsageError;
+              return Failure{"unknown option " + before_dashdash.front() +
+                             " (see qprof run --help; a command starting with '-' goes after --)"};
             }
-            if (!sampling_options_ok(o.run, "run")) return kUsageError;
+            if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
             record_metric(o.run, o.metric);
-            if (!resolve_job(o.run, "run")) return kUsageError;
+            if (auto resolved = resolve_job(o.run, self->get_name()); !resolved) return resolved.failure();
             if (!o.yaml.empty() && is_stream_output(o.run.output)) {
-              std::cerr << "qprof run: --yaml reads the trace back: it needs -o to be a file, not "
-                        << (o.run.output == "-" ? "stdout" : "a pipe") << '\n';
-              return kUsageError;
+              return Failure{"--yaml reads the trace back: it needs -o to be a file, not " +
+                             std::string(o.run.output == "-" ? "stdout" : "a pipe")};
             }
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
               try {
                 check_output(o.yaml);
               } catch (const std::exception& e) {
-                std::cerr << "qprof run: --yaml: " << terminal_text(e.what()) << '\n';
-                return kUsageError;
+                return Failure{"--yaml: " + terminal_text(e.what())};
               }
             }
             std::unique_ptr<report::QuarkYamlStream> stream;

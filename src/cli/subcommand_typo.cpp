@@ -33,7 +33,7 @@ std::string printable(const std::string& s) {
 
 }  // namespace
 
-std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::string& word) {
+std::optional<Failure> unknown_subcommand(const CLI::App& app, const std::string& word) {
   if (word.empty() || word[0] == '-') return std::nullopt;
   std::string names, best;
   std::size_t best_distance = SIZE_MAX;
@@ -47,10 +47,10 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, const std::st
       best = name;
     }
   }
-  std::string message = "qprof: unknown subcommand '" + printable(word) + "'";
+  std::string message = "unknown subcommand '" + printable(word) + "'";
   // A suggestion only when it is close: at most 2 edits, and fewer than the word's length.
   if (best_distance <= 2 && best_distance < word.size()) message += "; did you mean '" + best + "'?";
-  return message + "\nThe subcommands: " + names + ". Run 'qprof SUBCOMMAND --help' for one of them.\n";
+  return Failure{message + "\nThe subcommands: " + names + ". Run 'qprof SUBCOMMAND --help' for one of them."};
 }
 
 }  // namespace qprof::cli

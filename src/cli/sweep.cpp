@@ -162,10 +162,10 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   return t;
 }
 
-int sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
+Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
   std::vector<SweepParameter> parameters;
   if (!parse_request(o, command, parameters)) return kUsageError;
-  if (!sampling_options_ok(o.run, "qprof sweep")) return kUsageError;
+  if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
   std::error_code ec;
   std::filesystem::create_directories(o.output_dir, ec);
   if (ec) {
@@ -302,7 +302,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   add_sampling_options(*sweep, opts->run);
   sweep->prefix_command();
   sweep->allow_extras();
-  return {sweep, [opts, sweep, &invocation]() -> int { return sweep_action(*opts, invocation.command(*sweep)); }};
+  return {sweep, [opts, sweep, &invocation]() -> Result<int> { return sweep_action(*opts, invocation.command(*sweep)); }};
 }
 
 }  // namespace qprof::cli

@@ -6,7 +6,10 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
@@ -61,10 +64,9 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   report::SweepModelOptions options;
   options.at = request.at;
   if (!request.limit.empty()) {
-    std::string why;
-    const auto limit = budget_bytes(request.limit, *points.front().runs.front(), why);
+    const auto limit = budget_bytes(request.limit, *points.front().runs.front());
     if (!limit) {
-      std::cerr << who << ": --limit: " << terminal_text(why) << '\n';
+      std::cerr << who << ": --limit: " << terminal_text(limit.failure().message) << '\n';
       return kUsageError;
     }
     options.limit = *limit;

@@ -112,9 +112,8 @@ JobIdentity detect_job(const std::string& host_override) {
   return detect_job([](const char* name) { return static_cast<const char*>(std::getenv(name)); }, host_override);
 }
 
-std::optional<std::string> expand_output(std::string_view pattern, const JobIdentity& id, pid_t pid, Seconds start,
-                                         std::string& error) {
-  std::string out;
+Result<std::string> expand_output(std::string_view pattern, const JobIdentity& id, pid_t pid, Seconds start) {
+  std::string out, error;
   auto number = [&](const std::optional<std::int64_t>& v, const char* what, const char* where) -> bool {
     if (!v) {
       error = std::string("-o uses ") + what + " but no launcher set it (" + where + ")";
@@ -128,10 +127,7 @@ std::optional<std::string> expand_output(std::string_view pattern, const JobIden
       out += pattern[i];
       continue;
     }
-    if (i + 1 == pattern.size()) {
-      error = "-o ends with a lone '%' (write %% for a percent sign)";
-      return std::nullopt;
-    }
+    if (i + 1 == pattern.size()) return Failure{"-o ends with a lone '%' (write %% for a percent sign)"};
     const char c = pattern[++i];
     bool ok = true;
     switch (c) {
@@ -156,7 +152,7 @@ std::optional<std::string> expand_output(std::string_view pattern, const JobIden
         error = std::string("-o has an unknown placeholder %") + c + " (known: %h %r %l %w %p %t %j %%)";
         ok = false;
     }
-    if (!ok) return std::nullopt;
+    if (!ok) return Failure{error};
   }
   return out;
 }

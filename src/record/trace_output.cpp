@@ -109,8 +109,7 @@ std::string default_trace_name(const JobIdentity& identity) {
   // two runs apart.
   std::string rank;
   if (identity.job.rank) {
-    std::string error;
-    rank = expand_output("%h.r%r_", identity, 0, 0, error).value_or("");
+    if (const auto expanded = expand_output("%h.r%r_", identity, 0, 0)) rank = *expanded;
   }
   char tail[48];
   std::snprintf(tail, sizeof tail, ".%03d_%d.dat", static_cast<int>(ms), static_cast<int>(::getpid()));

@@ -3,7 +3,11 @@
 
 #include <cmath>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/checkpoints.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
 

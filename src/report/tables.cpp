@@ -2,6 +2,7 @@
 // `qprof compare`'s.
 #include <algorithm>
 
+#include "qprof/analysis/checkpoints.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/report/trend.hpp"
 #include "usage_report.hpp"

@@ -1,4 +1,5 @@
 // What `qprof report` says of the memory limit in force and of the --watch-dir directories.
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {

@@ -11,7 +11,8 @@
 #include <fstream>
 
 #include "e2e_util.hpp"
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/checkpoints.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {

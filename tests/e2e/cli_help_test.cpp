@@ -12,8 +12,11 @@ Result bounded_qprof(const std::vector<std::string>& args) {
   return run(argv, "", 70);
 }
 
-const std::vector<std::string> kSubcommands = {"run",    "attach", "peak", "report", "compare", "plot",
-                                               "export", "list",   "clean", "mark",  "fit",     "sweep"};
+const std::vector<std::string> kSubcommands = {
+#define QPROF_SUBCOMMAND(name) #name,
+#include QPROF_TEST_SUBCOMMANDS_DEF
+#undef QPROF_SUBCOMMAND
+};
 
 TEST(CliHelp, AMistypedSubcommandSuggestsTheNearest) {
   const std::vector<std::pair<std::string, std::string>> typos = {

@@ -18,8 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSubcommands = {"run",    "attach", "peak", "report", "compare", "plot",
-                                               "export", "list",   "clean", "mark",  "fit",     "sweep"};
+const std::vector<std::string> kSubcommands = {
+#define QPROF_SUBCOMMAND(name) #name,
+#include QPROF_TEST_SUBCOMMANDS_DEF
+#undef QPROF_SUBCOMMAND
+};
 
 std::string page(const std::string& name) { return std::string(QPROF_TEST_MAN_DIR) + "/" + name + ".1"; }
 

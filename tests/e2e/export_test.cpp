@@ -234,5 +234,14 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
   EXPECT_EQ(bounded_qprof({"export"}).status, 2);
 }
 
+// A failed write of stdout is qprof's own error, as a failed write of -o is: status 2, said.
+TEST(Export, StdoutThatCannotBeWrittenIsStatusTwo) {
+  for (const char* format : {"perfetto", "csv"}) {
+    const Result r = run({"sh", "-c", "exec \"$0\" export --format \"$1\" \"$2\" > /dev/full", qprof_bin(), format, full()});
+    EXPECT_EQ(r.status, 2) << format << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("qprof export: ")) << format << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace qprof::test

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "e2e_util.hpp"
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {

@@ -12,7 +12,7 @@
 #include <regex>
 
 #include "e2e_util.hpp"
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {

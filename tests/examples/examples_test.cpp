@@ -9,7 +9,8 @@
 #include <sstream>
 
 #include "e2e_util.hpp"
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {

@@ -1,6 +1,11 @@
 // Peaks, stages, checkpoints, budgets and comparisons over hand-written traces whose numbers are
 // known (tests/data/report/: quark.dat has every series; open_stage.dat a stage that never ended).
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/budgets.hpp"
+#include "qprof/analysis/compare.hpp"
 
 #include <gtest/gtest.h>
 

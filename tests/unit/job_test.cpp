@@ -83,25 +83,25 @@ TEST(ExpandOutput, EveryPlaceholder) {
   id.job.local_rank = 4;
   id.job.world_size = 16;
   id.job.job_id = "77";
-  std::string error;
   // 2026-11-23 01:47:13.25 UTC
-  EXPECT_EQ(expand_output("job.%h.%r.%l-of-%w.%j.%p.%t.100%%.dat", id, 4321, 1795398433.25, error),
+  EXPECT_EQ(*expand_output("job.%h.%r.%l-of-%w.%j.%p.%t.100%%.dat", id, 4321, 1795398433.25),
             "job.gpu_node 1.12.4-of-16.77.4321.20261123T014713.250Z.100%.dat");
-  EXPECT_EQ(expand_output("plain.dat", id, 1, 0, error), "plain.dat");
+  EXPECT_EQ(*expand_output("plain.dat", id, 1, 0), "plain.dat");
 }
 
 TEST(ExpandOutput, UnknownValuesAndPlaceholdersAreErrors) {
   JobIdentity id;
   id.host = "h";
-  std::string error;
-  EXPECT_FALSE(expand_output("job.%r.dat", id, 1, 0, error));
-  EXPECT_NE(error.find("%r (the rank) but no launcher set it"), std::string::npos) << error;
-  EXPECT_FALSE(expand_output("job.%j.dat", id, 1, 0, error));
-  EXPECT_NE(error.find("SLURM_JOB_ID"), std::string::npos);
-  EXPECT_FALSE(expand_output("job.%q.dat", id, 1, 0, error));
-  EXPECT_NE(error.find("unknown placeholder %q"), std::string::npos);
-  EXPECT_FALSE(expand_output("job%", id, 1, 0, error));
-  EXPECT_NE(error.find("lone '%'"), std::string::npos);
+  const auto why = [&](std::string_view pattern) {
+    const auto expanded = expand_output(pattern, id, 1, 0);
+    EXPECT_FALSE(expanded) << pattern;
+    EXPECT_EQ(expanded ? 0 : expanded.failure().status, kFailureStatus) << pattern;
+    return expanded ? std::string() : expanded.failure().message;
+  };
+  EXPECT_NE(why("job.%r.dat").find("%r (the rank) but no launcher set it"), std::string::npos);
+  EXPECT_NE(why("job.%j.dat").find("SLURM_JOB_ID"), std::string::npos);
+  EXPECT_NE(why("job.%q.dat").find("unknown placeholder %q"), std::string::npos);
+  EXPECT_NE(why("job%").find("lone '%'"), std::string::npos);
 }
 
 Trace rank_trace(std::string host, std::int64_t rank, Seconds start, std::vector<std::pair<Seconds, Bytes>> mem) {

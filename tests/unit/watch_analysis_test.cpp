@@ -6,7 +6,9 @@
 
 #include <filesystem>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/peaks.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/trace/format.hpp"
@@ -103,12 +105,12 @@ TEST(WatchAnalysis, BudgetAsAShareOfTheRecordedLimit) {
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->bytes, 300 * kMiB);
   EXPECT_EQ(limit->source, "cgroup-v1");
-  std::string why;
-  EXPECT_EQ(*budget_bytes("90%", t, why), 270 * kMiB);
-  EXPECT_EQ(*budget_bytes("1GiB", t, why), 1024 * kMiB);
+  EXPECT_EQ(*budget_bytes("90%", t), 270 * kMiB);
+  EXPECT_EQ(*budget_bytes("1GiB", t), 1024 * kMiB);
   const Trace mprof = dat::read_trace_text("CMDLINE x\nMEM 1.0 1.0\n", "mprof.dat");
-  EXPECT_FALSE(budget_bytes("90%", mprof, why));
-  EXPECT_NE(why.find("no memory limit"), std::string::npos) << why;
+  const auto no_limit = budget_bytes("90%", mprof);
+  ASSERT_FALSE(no_limit);
+  EXPECT_NE(no_limit.failure().message.find("no memory limit"), std::string::npos) << no_limit.failure().message;
   EXPECT_FALSE(parse_percent("abc%"));
   EXPECT_FALSE(parse_percent("-5%"));
   EXPECT_DOUBLE_EQ(*parse_percent("12.5%"), 0.125);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
 
 namespace qprof {
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof {
@@ -36,8 +37,7 @@ JobIdentity detect_job(const std::string& host_override = {});
 // -o with placeholders: %h host, %r rank, %l local rank, %w world size, %p qprof's PID,
 // %t start time (UTC, ms: 20261123T014713.123Z), %j job id, %% a percent sign. Values are made
 // safe for a file name ('/' and control characters become '_'). A placeholder whose value is
-// unknown, or an unknown one, is an error: its text is returned in `error` and nullopt.
-std::optional<std::string> expand_output(std::string_view pattern, const JobIdentity& id, pid_t pid, Seconds start,
-                                         std::string& error);
+// unknown, or an unknown one, is a failure.
+Result<std::string> expand_output(std::string_view pattern, const JobIdentity& id, pid_t pid, Seconds start);
 
 }  // namespace qprof

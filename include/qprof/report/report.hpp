@@ -1,5 +1,5 @@
 // Tables people read and tables programs read: one document model (Document → Table → Column,
-// Cell), filled from analysis.hpp, and one exporter per output format behind one small
+// Cell), filled from analysis/, and one exporter per output format behind one small
 // interface (src/report/*_exporter.cpp), like hyperfine's src/export/.
 //
 // Human formats (text, Markdown) show bytes in one unit per table (--unit, else MiB below 10 GiB
@@ -15,7 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "qprof/analysis/analysis.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/budgets.hpp"
+#include "qprof/analysis/compare.hpp"
 #include "qprof/trace/trace.hpp"
 #include "qprof/common/units.hpp"
 

@@ -1,0 +1,37 @@
+// The records of a Quark-style report (Start, each marker, End) and the run's totals: I/O, CPU,
+// the largest cgroup charge (checkpoints.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qprof/trace/trace.hpp"
+
+namespace qprof {
+
+struct Checkpoint {
+  std::string step;  // "Start", a marker's label, "End"
+  Seconds t = 0;
+  Snapshot at;
+};
+
+// "Start" (the first value of every series, at the first sample), one per marker (the values at
+// the marker: its immediate sample), and "End" (the last value of every series, at the last
+// sample) unless `with_end` is false (a run still going on).
+std::vector<Checkpoint> checkpoints(const Trace& trace, bool with_end = true);
+
+// Totals since the start: the last IO sample; nullopt without IO lines.
+std::optional<IoSample> io_totals(const Trace& trace);
+
+// The tree's CPU use from the cumulative CPU lines: nullopt without them.
+struct CpuUse {
+  double seconds = 0;       // user + system of the whole tree
+  double peak_percent = 0;  // of one core, the highest over intervals of at least `min_interval`
+};
+std::optional<CpuUse> cpu_use(const Trace& trace, Seconds min_interval = 0.05);
+
+// The cgroup sample with the highest charge (usage), with its memory.stat parts where recorded.
+std::optional<CgroupSample> largest_cgroup_sample(const Trace& trace);
+
+}  // namespace qprof

@@ -1,0 +1,49 @@
+// Where a run is in time: its end, and the stages at a moment or of a name.
+#include <algorithm>
+
+#include "qprof/analysis/timeline.hpp"
+#include "series.hpp"
+
+namespace qprof {
+
+using namespace analysis_detail;
+
+Seconds trace_end(const Trace& t) {
+  Seconds end = t.t0();
+  if (!t.mem.empty()) end = std::max(end, t.mem.back().t);
+  if (!t.markers.empty()) end = std::max(end, t.markers.back().t);
+  for (const Stage& s : t.stages) end = std::max(end, s.t_end);  // an mprof FUNC can end after the last sample
+  if (t.exit) end = std::max(end, t.exit->t);
+  return end;
+}
+
+Seconds trace_duration(const Trace& t) { return trace_end(t) - t.t0(); }
+
+Seconds relative_time(const Trace& t, Seconds when) { return std::max(0.0, when - t.t0()); }
+
+std::vector<const Stage*> stages_at(const Trace& t, Seconds when) {
+  std::vector<const Stage*> out;
+  for (const Stage& s : t.stages) {
+    if (window_of(s).contains(when)) out.push_back(&s);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Stage* a, const Stage* b) { return a->t_start > b->t_start; });
+  return out;
+}
+
+std::vector<const Stage*> stages_named(const Trace& t, std::string_view name) {
+  std::vector<const Stage*> out;
+  for (const Stage& s : t.stages) {
+    if (s.name == name) out.push_back(&s);
+  }
+  return out;
+}
+
+std::vector<std::string> stage_names(const Trace& t) {
+  std::vector<std::string> out;
+  for (const Stage& s : t.stages) {
+    if (std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
+  }
+  return out;
+}
+
+}  // namespace qprof
