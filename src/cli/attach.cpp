@@ -19,11 +19,12 @@ bool attach_options_ok(RunOptions& o, pid_t pid) {
     std::cerr << "qprof: --attach follows a running process: no command goes with it\n";
     return false;
   }
-  if (o.cgroup) {
+  if (o.cgroup == CgroupMode::on) {
     std::cerr << "qprof: --cgroup moves the tree into a cgroup of its own: not done to a running process "
                  "(it would change the limits it runs under)\n";
     return false;
   }
+  o.cgroup = CgroupMode::off;  // a running process keeps the cgroup it has
   o.attach = pid;
   o.command = {"attach"};  // a placeholder the session never runs: the process's own comes from /proc
   return true;

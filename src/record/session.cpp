@@ -91,11 +91,17 @@ int Session::run() {
   SignalRelay signals;
   signals_ = &signals;
 
-  if (o_.cgroup) {
+  if (o_.cgroup != CgroupMode::off && !o_.attach) {
     std::string why_not;
     cgroup_ = TreeCgroup::create(why_not);
-    if (!cgroup_) {
+    if (!cgroup_ && o_.cgroup == CgroupMode::on) {
       warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
+    } else if (!cgroup_) {
+      // --cgroup auto: the footprint falls back to Σ PSS, which is normal where qprof has no
+      // right to create groups: said only when asked.
+      const std::string note = "no cgroup of the tree's own (" + why_not + "): the footprint is Σ PSS";
+      quiet_notes_.push_back(note);
+      if (o_.verbose) std::cerr << "qprof: " << note << '\n';
     } else if (!cgroup_->has_memory()) {
       warn("--cgroup: the cgroup at " + cgroup_->path() +
            " has no memory controller: membership only, no cgroup charge");
@@ -199,7 +205,7 @@ int Session::run() {
   config.page_size = static_cast<Bytes>(::sysconf(_SC_PAGESIZE));
   config.ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
   config.multiprocess = o_.multiprocess;
-  if (o_.metric != "rss") config.pss_interval = o_.pss_interval;
+  if (o_.record_pss || o_.metric != "rss") config.pss_interval = o_.pss_interval;
   config.proc_root = o_.proc_root;
   sampler_ = std::make_unique<Sampler>(*tree_, *out_, *clock_, std::move(config), cgroup_.get());
   // Attached, CPU time and I/O count from now, not from the process's start.
