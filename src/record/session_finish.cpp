@@ -62,6 +62,8 @@ void Session::finish_trace() {
   report_.peak_vsz = sampler_->usage().peak_vsz();
   report_.pss_peak = sampler_->peak_pss();
   if (report_.pss_peak) report_.uss_peak = sampler_->peak_uss();
+  report_.pss_unreclaimable_peak = sampler_->peak_pss_unreclaimable();
+  report_.cgroup_anon_peak = sampler_->peak_cgroup_anon();
   // Σ VmHWM is written as a bound only when every process's peak is covered; the bracket raises
   // it to every figure that must lie below it.
   report_.hwm_uncovered = totals.uncovered;
@@ -87,7 +89,12 @@ void Session::finish_trace() {
     warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
          " process(es) were reaped by a parent that qprof never reaped, and may have grown after their last reading");
   }
-  if (const PssSampler* pss = sampler_->pss_sampler()) report_.pss_interval = pss->interval();
+  if (const PssSampler* pss = sampler_->pss_sampler()) {
+    report_.pss_interval = pss->interval();
+    report_.pss_passes = pss->passes();
+    report_.pss_rise_passes = pss->rise_passes();
+  }
+  report_.footprint = footprint_of_run(report_);
   rusage self{};
   getrusage(RUSAGE_SELF, &self);
   report_.profiler_cpu_seconds = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +

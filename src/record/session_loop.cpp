@@ -83,6 +83,8 @@ void Session::show_live(std::int64_t now, const MemSample& s) {
   status.elapsed = static_cast<double>(now - start_ns_) / kNs;
   status.rss = s.bytes;
   status.peak_rss = sampler_->peak().bytes;
+  status.footprint = sampler_->footprint_now();
+  status.peak_footprint = sampler_->footprint_peak();
   if (gpu_) status.gpu = gpu_->last_tree_total();
   status.cpu_percent = live_cpu_percent_;
   status.stage = live_stage_;

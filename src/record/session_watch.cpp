@@ -29,10 +29,15 @@ void Session::find_limit(TraceMeta& meta) {
 
 void Session::check_limit(Bytes tree_rss) {
   if (!report_.limit || report_.limit_warned) return;
-  if (static_cast<double>(tree_rss) < kLimitWarnShare * static_cast<double>(*report_.limit)) return;
+  // On the basis the limit counts: a cgroup, Slurm or the machine's memory count a page shared
+  // by forked workers once (the footprint, as of the latest stats pass), not once per process.
+  const std::optional<Bytes> footprint = sampler_->footprint_now();
+  const Bytes figure = footprint ? *footprint : tree_rss;
+  if (static_cast<double>(figure) < kLimitWarnShare * static_cast<double>(*report_.limit)) return;
   report_.limit_warned = true;
   std::ostringstream text;
-  text << "the tree's RSS (" << human_bytes(tree_rss) << ") crossed 90 % of the " << report_.limit_source << " limit of "
+  text << (footprint ? "the tree's footprint (" : "the tree's RSS (") << human_bytes(figure) << ") crossed 90 % of the "
+       << report_.limit_source << " limit of "
        << human_bytes(*report_.limit) << " (" << report_.limit_detail << ")";
   warn(text.str());
 }
