@@ -239,7 +239,7 @@ Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
     const auto pss = summed_series(traces, Metric::pss, align);
     const auto uss = summed_series(traces, Metric::uss, align);
     for (std::size_t i = 0; i < pss.size() && i < uss.size(); ++i) {
-      job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes});
+      job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes, std::nullopt});
     }
   }
   add_job_gpu(traces, align, origin, job);

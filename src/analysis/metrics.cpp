@@ -18,6 +18,8 @@ namespace {
 
 
 const MetricInfo kMetrics[] = {
+    {Metric::footprint, "footprint", "footprint", "the tree's memory, shared pages once (its cgroup's charge, else Σ PSS)", true},
+    {Metric::unreclaimable, "unreclaimable", "unreclaimable", "anonymous and shared memory of the footprint, which cannot be dropped", true},
     {Metric::rss, "rss", "RSS", "RSS of the tree, sampled", true},
     {Metric::pss, "pss", "PSS", "PSS of the tree, sampled", true},
     {Metric::uss, "uss", "USS", "USS of the tree, sampled", true},
@@ -78,6 +80,10 @@ bool has_metric(const Trace& t, Metric m) {
     return d && std::any_of(t.dir_samples.begin(), t.dir_samples.end(), [&](const DirSample& s) { return s.dir == d->index; });
   }
   switch (m) {
+    case Metric::footprint: return !t.cgroup.empty() || std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.pss > 0; });
+    case Metric::unreclaimable:
+      return std::any_of(t.cgroup.begin(), t.cgroup.end(), [](const CgroupSample& s) { return s.anon.has_value(); }) ||
+             (t.cgroup.empty() && std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.unreclaimable.has_value(); }));
     case Metric::rss: return !t.mem.empty();
     case Metric::pss:
     case Metric::uss: return !t.pss.empty();

@@ -26,7 +26,8 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
   const auto sampled = highest(metric_series(t, m));
   Peak p;
   if (sampled) p = Peak{sampled->bytes, sampled->t, false};
-  switch (m) {
+  const bool charge = m == Metric::cgroup || (m == Metric::footprint && !t.cgroup.empty());
+  switch (charge ? Metric::cgroup : m) {
     case Metric::cgroup: {
       // The kernel's high-water mark is exact and at least every usage sample. Its time is that
       // of the first sample that saw it (it was reached since the sample before).

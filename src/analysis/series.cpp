@@ -102,9 +102,28 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
       }
       return out;
     }
+    case Metric::footprint:
+      if (t.cgroup.empty()) {
+        for (const PssSample& s : t.pss) {
+          if (s.pss > 0) out.push_back({s.t, s.pss});
+        }
+        return out;
+      }
+      [[fallthrough]];
     case Metric::cgroup:
       out.reserve(t.cgroup.size());
       for (const CgroupSample& s : t.cgroup) out.push_back({s.t, s.usage});
+      return out;
+    case Metric::unreclaimable:
+      if (t.cgroup.empty()) {
+        for (const PssSample& s : t.pss) {
+          if (s.unreclaimable) out.push_back({s.t, *s.unreclaimable});
+        }
+      } else {
+        for (const CgroupSample& s : t.cgroup) {
+          if (s.anon) out.push_back({s.t, *s.anon});
+        }
+      }
       return out;
     case Metric::hwm_sum: return t.hwm;
     case Metric::kernel_process: return out;

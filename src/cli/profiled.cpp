@@ -49,8 +49,20 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
   app.add_option("--kill-after", o.kill_grace, "Grace period between SIGTERM and SIGKILL after --timeout (default 5)")
       ->check(seconds_check(0.0, kLongestWait));
   app.add_flag("--no-wait-daemons{false}", o.wait_daemons, "Stop when CMD exits, even if processes it started keep running");
-  app.add_flag("--cgroup", o.cgroup,
-               "Put the tree in a cgroup of its own: exact membership, and the cgroup charge with its high-water mark (includes page cache; needs root or a delegated cgroup)");
+  app.add_option_function<std::string>(
+         "--cgroup",
+         [&o](const std::string& mode) {
+           o.cgroup = mode == "off" ? CgroupMode::off : mode == "on" ? CgroupMode::on : CgroupMode::automatic;
+         },
+         "auto (default), on or off (a bare --cgroup: on): run the tree in a memory cgroup of its own, whose charge "
+         "is the footprint with shared pages counted once, as a cgroup limit counts them. auto: where qprof may "
+         "create one (root, a delegated cgroup v2 subtree); -v says why not elsewhere")
+      ->expected(0, 1)
+      ->default_str("on")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  app.add_flag("--pss,!--no-pss", o.record_pss,
+               "Do not read PSS/USS (smaps_rollup). By default they are read every --pss-interval and at each new "
+               "high of Σ RSS, within 5 % of the time");
   app.add_option("--marker-regex", o.marker_regex,
                  "Regular expression with one capture group (the label) for marker lines on stderr "
                  "(default: a line holding QPROF_MARK: anywhere; the label is what follows it)");

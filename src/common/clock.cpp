@@ -15,6 +15,12 @@ std::int64_t monotonic_ns() {
   return to_ns(ts);
 }
 
+std::int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return to_ns(ts);
+}
+
 bool sleep_until_ns(std::int64_t deadline_ns) {
   timespec ts;
   ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000);

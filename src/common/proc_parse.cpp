@@ -120,6 +120,7 @@ std::optional<Rollup> parse_smaps_rollup(std::string_view text) {
     if (key == "Rss") r.rss = kib * 1024, seen |= 1;
     else if (key == "Pss") r.pss = kib * 1024, seen |= 2;
     else if (key == "Private_Clean" || key == "Private_Dirty" || key == "Private_Hugetlb") r.uss += kib * 1024;
+    else if (key == "Pss_Anon" || key == "Pss_Shmem") r.pss_unreclaimable += kib * 1024, r.has_split = true;
   });
   if (seen != 3) return std::nullopt;
   return r;

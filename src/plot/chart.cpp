@@ -50,7 +50,8 @@ std::string bytes_text(double bytes, const std::optional<Unit>& unit) {
 std::string metric_name(const TraceData& d) {
   if (d.meta.metric == "pss") return "PSS";
   if (d.meta.metric == "uss") return "USS";
-  return "RSS";
+  // Beside a footprint, say what Σ RSS counts: a page shared by N processes N times.
+  return d.pss.empty() && d.cgroup.empty() ? "RSS" : "RSS (shared pages once per process)";
 }
 
 std::string signal_name(int sig) {

@@ -12,12 +12,6 @@
 namespace qprof {
 namespace {
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 std::chrono::steady_clock::time_point at_ns(std::int64_t mono_ns) {
   // monotonic_ns() and steady_clock are both CLOCK_MONOTONIC on Linux.
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(mono_ns));

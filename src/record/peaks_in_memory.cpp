@@ -14,7 +14,7 @@ Trace peaks_in_memory(const RunReport& r) {
   if (r.pss_peak) {
     t.pss.push_back(*r.pss_peak);
     // The USS peak's own time is not kept: it is given the PSS peak's.
-    if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak});
+    if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak, std::nullopt});
   }
   if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0, std::nullopt});
   if (r.cgroup_peak) t.peaks[std::string(dat::kPeakCgroup)] = *r.cgroup_peak;

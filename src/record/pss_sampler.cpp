@@ -37,29 +37,54 @@ void PssSampler::loop() {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  auto next = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  auto next = Clock::now();
+  auto earliest = next;  // the cost budget's bound: no pass sooner, whoever asks
   std::unique_lock<std::mutex> lock(stop_mu_);
   while (!stop_) {
-    stop_cv_.wait_until(lock, next, [this] { return stop_ || wanted_ > done_; });
+    stop_cv_.wait_until(lock, next, [this] { return stop_ || wanted_ > done_ || rise_asked_; });
     if (stop_) break;
+    if (wanted_ <= done_ && rise_asked_ && Clock::now() < next) {
+      // A new Σ RSS high: read it as soon as the budget allows rather than at the next tick,
+      // so that the footprint's peak is measured near the peak.
+      stop_cv_.wait_until(lock, earliest, [this] { return stop_ || wanted_ > done_; });
+      if (stop_) break;
+      if (wanted_ <= done_) ++rise_passes_;
+    }
+    rise_asked_ = false;
     const std::uint64_t serving = wanted_;
     lock.unlock();
-    const std::int64_t begin = monotonic_ns();
+    const auto began = Clock::now();
+    const std::int64_t begin = monotonic_ns(), cpu_begin = thread_cpu_ns();
     pass();
-    const std::int64_t cost = monotonic_ns() - begin;
-    last_cost_ns_.store(cost);
+    last_cost_ns_.store(monotonic_ns() - begin);  // what a marker would wait for
+    // The budget counts the pass's CPU time (the page-table walks, under each target's mmap
+    // lock): on a busy machine its wall time also holds the time the thread waited for a core,
+    // which stretched the schedule to seconds and left a job's peak unread.
+    const std::int64_t cost = thread_cpu_ns() - cpu_begin;
     {
       std::lock_guard<std::mutex> served(stop_mu_);
       done_ = serving;
     }
     done_cv_.notify_all();
-    const std::int64_t interval = std::max(asked_ns_, static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor));
+    const std::int64_t budget = static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor);
+    const std::int64_t interval = std::max(asked_ns_, budget);
     interval_ns_.store(interval);
-    next += std::chrono::nanoseconds(interval);
-    const auto now = std::chrono::steady_clock::now();
+    earliest = began + std::chrono::nanoseconds(budget);
+    next = began + std::chrono::nanoseconds(interval);
+    const auto now = Clock::now();
     if (next < now) next = now;  // fell behind: skip, do not catch up
     lock.lock();
   }
+}
+
+void PssSampler::rise() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (rise_asked_) return;
+    rise_asked_ = true;
+  }
+  stop_cv_.notify_all();
 }
 
 bool PssSampler::pass_now(Seconds budget) {
@@ -97,6 +122,7 @@ void PssSampler::pass() {
     if (const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)))) {
       sum.pss += r->pss;
       sum.uss += r->uss;
+      if (r->has_split) sum.unreclaimable = sum.unreclaimable.value_or(0) + r->pss_unreclaimable;
       ++read;
     }
   }

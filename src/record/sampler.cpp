@@ -47,32 +47,41 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
     }
   }
   ++count_;
-  if (count_ == 1 || s.bytes > peak_.bytes) peak_ = s;
+  if (count_ == 1 || s.bytes > peak_.bytes) {
+    // Σ PSS can only peak where Σ RSS rises: a new high asks the PSS thread for a pass now.
+    if (pss_ && count_ > 1) {
+      sync_pss_members();
+      pss_->rise();
+    }
+    peak_ = s;
+  }
   last_ = s;
   return s;
 }
 
+void Sampler::sync_pss_members() {
+  if (tree_.generation() == pss_generation_) return;
+  pss_generation_ = tree_.generation();
+  pss_->set_members(tree_.members());
+}
+
 void Sampler::fresh_pss(Seconds budget) {
   if (!pss_) return;
-  if (tree_.generation() != pss_generation_) {
-    pss_generation_ = tree_.generation();
-    pss_->set_members(tree_.members());
-  }
+  sync_pss_members();
   pss_->pass_now(budget);
 }
 
 void Sampler::sample_stats(std::int64_t mono_ns) {
   const Seconds t = clock_.unix_at(mono_ns);
   if (pss_) {
-    if (tree_.generation() != pss_generation_) {
-      pss_generation_ = tree_.generation();
-      pss_->set_members(tree_.members());
-    }
+    sync_pss_members();
     pss_->drain([this](const PssSample& p) {
       out_.pss(p);
       latest_pss_ = p;
       if (!peak_pss_ || p.pss > peak_pss_->pss) peak_pss_ = p;
       peak_uss_ = std::max(peak_uss_, p.uss);
+      if (p.unreclaimable) peak_pss_unreclaimable_ = std::max(peak_pss_unreclaimable_.value_or(0), *p.unreclaimable);
+      if (!cgroup_ || !cgroup_->has_memory()) footprint_now_ = p.pss;
     });
   }
   const TreeAccounting::Totals& totals = accounting_.read(tree_.members());
@@ -87,11 +96,14 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
     const auto peak = cgroup_->peak();
     if (usage && peak) {
       const TreeCgroup::Parts parts = cgroup_->parts();
-      latest_cgroup_ = CgroupSample{t, *usage, *peak, parts.anon, parts.file};
-      out_.cgroup(*latest_cgroup_);
-      if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = latest_cgroup_;
+      const CgroupSample sample{t, *usage, *peak, parts.anon, parts.file};
+      out_.cgroup(sample);
+      if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = sample;
+      if (parts.anon) peak_cgroup_anon_ = std::max(peak_cgroup_anon_.value_or(0), *parts.anon);
+      footprint_now_ = *usage;
     }
   }
+  if (footprint_now_) footprint_peak_ = std::max(footprint_peak_, *footprint_now_);
 }
 
 void Sampler::prune() {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
@@ -9,11 +10,42 @@
 namespace qprof {
 namespace {
 
-// "qprof:   <what, padded>  <text>"
+// "qprof:   <what, padded>  <text>": padded to 15 characters, not bytes ("Σ" is two bytes).
 void line(std::ostringstream& out, const char* what, const std::string& text) {
-  char head[40];
-  std::snprintf(head, sizeof head, "qprof:   %-15s ", what);
-  out << head << text << '\n';
+  const std::string_view name(what);
+  std::size_t width = 0;
+  for (const char c : name) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  out << "qprof:   " << name << std::string(width < 15 ? 15 - width : 0, ' ') << ' ' << text << '\n';
+}
+
+// "4 samples", "1 sample".
+std::string count_of(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The answer first: the footprint, shared pages once, and what of it could be dropped.
+void footprint_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
+  if (!r.footprint) return;
+  const Footprint& f = *r.footprint;
+  std::string what = f.basis == Footprint::Basis::cgroup
+                         ? "peak of the tree's own cgroup charge (includes page cache; shared pages once)"
+                         : "peak of the tree's Σ PSS (shared pages split between their sharers)";
+  if (f.t) what += ", at " + human_seconds(*f.t - r.start);
+  line(out, "footprint", human_bytes(f.peak) + "  " + what + incomplete);
+  if (f.unreclaimable) {
+    std::string parts = "unreclaimable " + human_bytes(*f.unreclaimable) + " at most (anonymous and shared memory)";
+    if (f.reclaimable) {
+      parts += "; " + std::string(f.basis == Footprint::Basis::cgroup ? "page cache " : "mapped files ") +
+               human_bytes(*f.reclaimable) + " at the peak, which the kernel can drop";
+    }
+    line(out, "", parts);
+  }
+}
+
+std::string exit_words(const RunReport& r) {
+  if (r.timed_out) return "stopped by --timeout (" + std::string(r.signal != 0 ? "signal " + std::to_string(r.signal) : "exit status " + std::to_string(r.exit_status)) + ")";
+  if (r.signal != 0) return "killed by signal " + std::to_string(r.signal);
+  return "exit status " + std::to_string(r.exit_status);
 }
 
 }  // namespace
@@ -21,35 +53,38 @@ void line(std::ostringstream& out, const char* what, const std::string& text) {
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
   out << "qprof: " << terminal_text(r.command) << '\n';
-  std::string timing = human_seconds(r.duration) + ", " + std::to_string(r.samples) + " samples";
+  // A figure that misses processes is never shown as if it were the tree's.
+  const std::string incomplete =
+      r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
+  if (r.unread_members > 0) {
+    line(out, "INCOMPLETE", count_of(r.unread_members, "process", "processes") +
+                                " of the tree could not be read (out of file descriptors): every figure below "
+                                "misses them");
+  }
+  footprint_lines(out, r, incomplete);
+  if (r.sampled_peak) {
+    line(out, "Σ RSS", human_bytes(r.sampled_peak->bytes) + "  peak, as mprof counts it (a page shared by N processes "
+                           "counts N times), at " + human_seconds(r.sampled_peak->t - r.start) + incomplete);
+  }
+  std::string timing = human_seconds(r.duration);
+  if (!r.attached && r.launched) timing += ", " + exit_words(r);
+  timing += "; " + count_of(r.samples, "sample", "samples");
   if (r.samples > 1) {
     timing += " every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
   }
   if (r.marker_samples > 0) timing += ", " + std::to_string(r.marker_samples) + " more at markers";
-  if (r.missed_deadlines > 0) timing += ", " + std::to_string(r.missed_deadlines) + " deadlines missed";
+  if (r.missed_deadlines > 0) timing += ", " + count_of(r.missed_deadlines, "deadline", "deadlines") + " missed";
   line(out, "duration", timing);
   if (r.stops > 0) {
-    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + std::to_string(r.stops) +
-                             " stop(s) by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
-  }
-  // A figure that misses processes is never shown as if it were the tree's.
-  const std::string incomplete =
-      r.unread_members > 0 ? " INCOMPLETE: " + std::to_string(r.unread_members) + " process(es) not read" : "";
-  if (r.unread_members > 0) {
-    line(out, "INCOMPLETE", std::to_string(r.unread_members) +
-                                " process(es) of the tree could not be read (out of file descriptors): every "
-                                "figure below misses them");
-  }
-
-  // The bracket of peaks, each named for what it is.
-  if (r.sampled_peak) {
-    line(out, "peak RSS", human_bytes(r.sampled_peak->bytes) + "  Σ RSS of the tree, sampled, at " +
-                              human_seconds(r.sampled_peak->t - r.start) + " (shared pages count once per process)" + incomplete);
+    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
+                             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
   }
   if (r.pss_peak) {
-    line(out, "peak PSS", human_bytes(r.pss_peak->pss) + "  Σ PSS of the tree, sampled every " +
-                              human_seconds(r.pss_interval) + ", at " + human_seconds(r.pss_peak->t - r.start) +
-                              " (USS peak " + human_bytes(r.uss_peak.value_or(0)) + ")" + incomplete);
+    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
+                       " (USS " + human_bytes(r.uss_peak.value_or(0)) + "); read " +
+                       count_of(r.pss_passes, "time", "times") + ", every " + human_seconds(r.pss_interval);
+    if (r.pss_rise_passes > 0) read += " and at " + count_of(r.pss_rise_passes, "new high", "new highs") + " of Σ RSS";
+    line(out, "Σ PSS", read + incomplete);
   }
   if (r.kernel_process_peak) {
     line(out, "lower bound", human_bytes(*r.kernel_process_peak) +
@@ -77,14 +112,6 @@ std::string format_summary(const RunReport& r) {
     line(out, "tasks", "at most " + std::to_string(r.most_tasks->threads) + " threads in " +
                            std::to_string(r.most_tasks->processes) + " process(es); VSZ peak " + human_bytes(r.peak_vsz));
   }
-  if (r.cgroup_peak) {
-    std::string parts;
-    if (r.cgroup_anon || r.cgroup_file) {
-      parts = " (at the largest sample: anon " + human_bytes(r.cgroup_anon.value_or(0)) + ", file " +
-              human_bytes(r.cgroup_file.value_or(0)) + ")";
-    }
-    line(out, "cgroup charge", human_bytes(*r.cgroup_peak) + "  peak of the tree's cgroup charge (includes page cache)" + parts);
-  }
   if (r.gpu_peak) {
     line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
                               human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
@@ -99,11 +126,21 @@ std::string format_summary(const RunReport& r) {
     line(out, "CPU", cpu);
   }
   if (r.limit) {
-    // The headroom: how close the tree came to what stops it.
+    // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
+    // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
+    std::string basis = "Σ RSS";
+    Bytes figure = r.sampled_peak ? r.sampled_peak->bytes : 0;
+    if (r.limit_source == "rlimit-as") {
+      basis = "VSZ (Σ of the tree)";
+      figure = r.peak_vsz;
+    } else if (r.footprint) {
+      basis = "footprint";
+      figure = r.footprint->peak;
+    }
     char share[32];
-    const Bytes peak = r.sampled_peak ? r.sampled_peak->bytes : 0;
-    std::snprintf(share, sizeof share, "%.0f %%", 100.0 * static_cast<double>(peak) / static_cast<double>(*r.limit));
-    line(out, "limit", "peak " + human_bytes(peak) + " is " + share + " of the " + r.limit_source + " limit of " +
+    const double percent = 100.0 * static_cast<double>(figure) / static_cast<double>(*r.limit);
+    std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
+    line(out, "limit", basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
                            human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
                            (r.limit_warned ? "; it crossed 90 %" : ""));
   }

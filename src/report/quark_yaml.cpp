@@ -8,6 +8,7 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/checkpoints.hpp"
+#include "qprof/trace/footprint.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
 
@@ -252,6 +253,18 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   put(e, "samples", t.mem.size());
   text(e, "memory_unit", "MiB");
   put(e, "in_progress", options.in_progress);
+  if (const auto f = footprint_of(t)) {
+    // The answer to "how much memory does it need": shared pages once (Quark's keys above keep
+    // their meanings: peak_memory_mb is the main process's high-water mark).
+    key(e, "footprint");
+    e << YAML::BeginMap;
+    put(e, "peak_mb", mb(f->peak));
+    text(e, "basis", std::string(basis_name(f->basis)));
+    if (f->t) put(e, "at_secs", secs(*f->t - t.t0()));
+    if (f->unreclaimable) put(e, "unreclaimable_peak_mb", mb(*f->unreclaimable));
+    if (f->reclaimable) put(e, "reclaimable_at_peak_mb", mb(*f->reclaimable));
+    e << YAML::EndMap;
+  }
   if (t.exit) {
     key(e, "exit");
     e << YAML::BeginMap;

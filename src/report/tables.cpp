@@ -5,6 +5,7 @@
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/report/trend.hpp"
+#include "qprof/trace/footprint.hpp"
 #include "usage_report.hpp"
 
 namespace qprof::report {
@@ -106,6 +107,14 @@ Document trace_report(const Trace& trace, Metric metric) {
   };
   fact("trace", "trace", Kind::text, Cell::string(trace.source));
   fact("command", "command", Kind::text, Cell::string(trace.cmdline));
+  // The answer first: the footprint (shared pages once), then Σ RSS as mprof counts it.
+  if (const auto f = footprint_of(trace)) {
+    fact("footprint", "footprint", Kind::bytes, Cell::bytes(f->peak));
+    fact("footprint_basis", "footprint basis", Kind::text, Cell::string(std::string(basis_name(f->basis))));
+    if (f->unreclaimable) fact("unreclaimable_peak", "unreclaimable peak", Kind::bytes, Cell::bytes(*f->unreclaimable));
+    if (f->reclaimable) fact("reclaimable_at_peak", "reclaimable at peak", Kind::bytes, Cell::bytes(*f->reclaimable));
+  }
+  if (const auto p = find_peak(trace, Metric::rss)) fact("rss_sum_peak", "Σ RSS peak", Kind::bytes, Cell::bytes(p->bytes));
   if (!trace.meta.host.empty()) fact("host", "host", Kind::text, Cell::string(trace.meta.host));
   fact("duration", "duration", Kind::seconds, Cell::number(trace_duration(trace)));
   fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.mem.size())));

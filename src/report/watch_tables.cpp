@@ -1,6 +1,9 @@
 // What `qprof report` says of the memory limit in force and of the --watch-dir directories.
+#include <algorithm>
+
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/report/report.hpp"
+#include "qprof/trace/footprint.hpp"
 
 namespace qprof::report {
 namespace {
@@ -14,12 +17,24 @@ void add_limit_facts(Document& d, const Trace& trace) {
   if (!limit) return;
   d.facts.push_back({column("limit", "limit", Kind::bytes), Cell::bytes(limit->bytes)});
   d.facts.push_back({column("limit_source", "limit source", Kind::text), Cell::string(limit->source)});
-  if (const auto p = find_peak(trace, Metric::rss)) {
-    d.facts.push_back({column("peak_share_of_limit", "peak RSS of limit", Kind::share),
-                       Cell::number(static_cast<double>(p->bytes) / static_cast<double>(limit->bytes))});
-    d.facts.push_back({column("headroom", "headroom", Kind::signed_bytes),
-                       Cell::number(static_cast<double>(limit->bytes) - static_cast<double>(p->bytes))});
+  // On the basis the limit counts: RLIMIT_AS caps address space (VSZ); a cgroup, Slurm or the
+  // machine's memory count each page once, as the footprint does (Σ RSS where there is none).
+  std::optional<Bytes> figure;
+  std::string basis;
+  if (limit->source == "rlimit-as") {
+    for (const TasksSample& t : trace.tasks) figure = std::max(figure.value_or(0), t.vsz);
+    basis = "VSZ";
+  } else if (const auto f = footprint_of(trace)) {
+    figure = f->peak, basis = "footprint";
+  } else if (const auto p = find_peak(trace, Metric::rss)) {
+    figure = p->bytes, basis = "Σ RSS";
   }
+  if (!figure) return;
+  d.facts.push_back({column("limit_basis", "limit basis", Kind::text), Cell::string(basis)});
+  d.facts.push_back({column("peak_share_of_limit", basis + " of limit", Kind::share),
+                     Cell::number(static_cast<double>(*figure) / static_cast<double>(limit->bytes))});
+  d.facts.push_back({column("headroom", "headroom", Kind::signed_bytes),
+                     Cell::number(static_cast<double>(limit->bytes) - static_cast<double>(*figure))});
 }
 
 std::optional<Table> watched_dirs_table(const Trace& trace) {

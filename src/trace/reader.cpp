@@ -245,6 +245,7 @@ void parse_line(std::string_view line, Visitor& v) {
     s.t = f.number("time");
     s.pss = f.count("PSS bytes");
     s.uss = f.count("USS bytes");
+    if (!f.empty()) s.unreclaimable = f.count("unreclaimable bytes");
     v.pss(s);
   } else if (kind == "IO") {
     IoSample s;

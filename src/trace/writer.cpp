@@ -171,7 +171,12 @@ void Writer::func(std::string_view label, const MemSample& start, const MemSampl
       .integer(0);
 }
 
-void Writer::pss(const PssSample& s) { Line(*this, "PSS", 3).fixed(s.t, 6).uinteger(s.pss).uinteger(s.uss); }
+void Writer::pss(const PssSample& s) {
+  Line line(*this, "PSS", 4);
+  line.fixed(s.t, 6).uinteger(s.pss).uinteger(s.uss);
+  // An appended field (the format's compatibility rule): older readers skip it.
+  if (s.unreclaimable) line.uinteger(*s.unreclaimable);
+}
 
 void Writer::io(const IoSample& s) {
   Line(*this, "IO", 5)

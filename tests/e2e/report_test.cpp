@@ -177,8 +177,9 @@ TEST(RunBudget, OverUnderAndTheCommandsFailureWins) {
   EXPECT_EQ(under.status, 0) << under.err;
   EXPECT_EQ(under.err.find("budget"), std::string::npos) << "quiet: " << under.err;
   EXPECT_EQ(qprof({"run", "-q", "-o", out, "--max-peak", "1KiB", "--", workload("exit_with"), "7"}).status, 7);
-  // A metric the trace cannot have (no --cgroup) is an error, not a pass.
-  const Result cgroup = qprof({"run", "-q", "-o", out, "--metric", "cgroup", "--max-peak", "1GiB", "--", "true"});
+  // A metric the trace cannot have (no cgroup) is an error, not a pass.
+  const Result cgroup =
+      qprof({"run", "-q", "-o", out, "--cgroup", "off", "--metric", "cgroup", "--max-peak", "1GiB", "--", "true"});
   EXPECT_EQ(cgroup.status, 2);
   EXPECT_NE(cgroup.err.find("has no cgroup (it has: rss"), std::string::npos) << cgroup.err;
 }

@@ -40,7 +40,9 @@ TEST(RunLimit, TheHeaderRecordsTheTightestLimitAndTheSummaryTheHeadroom) {
     EXPECT_EQ(limit->bytes, 1024 * kMiB);
   }
   const std::string said = "of the " + limit->source + " limit of ";
-  EXPECT_NE(r.err.find("qprof:   limit           peak "), std::string::npos) << r.err;
+  // The headroom on the basis the limit counts: address space for RLIMIT_AS, else the footprint.
+  const std::string basis = limit->source == "rlimit-as" ? "VSZ" : "footprint";
+  EXPECT_NE(r.err.find("qprof:   limit           " + basis + " "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
   // report: the facts.
   const Result rep = bounded_qprof({"report", out});

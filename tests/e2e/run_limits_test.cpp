@@ -128,7 +128,7 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
     const std::string out = temp_dir() + (with_cgroup ? "/oom_cgroup.dat" : "/oom_plain.dat");
     // No prlimit --as here: the job inherits it and would fail to allocate rather than meet the
     // cgroup's limit, which bounds this test's memory instead.
-    const std::string qprof_cmd = "timeout -s KILL 120 " + qprof_bin() + " run " + (with_cgroup ? "--cgroup " : "") + "-o " + out +
+    const std::string qprof_cmd = "timeout -s KILL 120 " + qprof_bin() + " run " + (with_cgroup ? "--cgroup on " : "--cgroup off ") + "-o " + out +
                                   " -- " + workload("spike") + " 1024 1000 0";
     const Result r = run({"sh", "-c", "echo $$ > " + limited + "/cgroup.procs && exec " + qprof_cmd}, "", 150);
     EXPECT_EQ(r.status, 128 + 9) << (with_cgroup ? "--cgroup: " : "") << r.err;

@@ -64,7 +64,7 @@ TEST(RunOutput, AFailedWriteIsSaidAtOnceAndTheJobGoesOn) {
   EXPECT_TRUE(contains(r.err, "exit status 4")) << r.err;
   EXPECT_LE(fs::file_size(out), 1500u);
   // The summary still has the figures sampled into memory.
-  EXPECT_TRUE(contains(r.err, "qprof:   peak RSS")) << r.err;
+  EXPECT_TRUE(contains(r.err, "qprof:   Σ RSS")) << r.err;
   EXPECT_TRUE(contains(r.err, "INCOMPLETE")) << r.err;
 }
 

@@ -95,7 +95,7 @@ TEST(Terminal, LiveLineRedrawsAtMostFourTimesASecond) {
     EXPECT_TRUE(contains(clean, "job line " + std::to_string(i) + "\r\n")) << clean;
     EXPECT_TRUE(contains(clean, "out " + std::to_string(i) + "\r\n")) << clean;
   }
-  EXPECT_TRUE(contains(clean, "qprof:   peak RSS")) << clean;
+  EXPECT_TRUE(contains(clean, "qprof:   Σ RSS")) << clean;
 }
 
 // qprof's own warning during the run (here --timeout's) is shown once, above the live line, as

@@ -31,9 +31,10 @@ TEST(Metrics, NamesRoundTripAndUnknownNamesAreRefused) {
 }
 
 TEST(Metrics, AvailableAreThoseTheTraceHas) {
-  // Every metric but the memory kinds (KINDS lines), which the fixture predates.
+  // Every metric but the memory kinds (KINDS lines) and the unreclaimable part (CGROUP's anon),
+  // which the fixture predates; its CGROUP lines make the footprint the cgroup's charge.
   EXPECT_EQ(available_metrics(fixture("quark.dat")),
-            (std::vector<Metric>{Metric::rss, Metric::pss, Metric::uss, Metric::gpu, Metric::cgroup, Metric::hwm_sum,
+            (std::vector<Metric>{Metric::footprint, Metric::rss, Metric::pss, Metric::uss, Metric::gpu, Metric::cgroup, Metric::hwm_sum,
                                  Metric::kernel_process}));
   EXPECT_EQ(available_metrics(fixture("open_stage.dat")), std::vector<Metric>{Metric::rss});
   EXPECT_EQ(available_metrics(fixture("minmax.dat")), (std::vector<Metric>{Metric::rss, Metric::kernel_process}));

@@ -54,6 +54,12 @@ TEST(LiveLine, TextFitsTheWidthAndIsPrintable) {
   s.stage = stage;
   const std::string wide = format_live_status(s, 200);
   EXPECT_EQ(wide, "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calibration ?[31mStart???");
+  // With a footprint reading, it comes first and Σ RSS is named for what it is.
+  LiveStatus f = s;
+  f.footprint = Bytes{100} << 20;
+  f.peak_footprint = Bytes{200} << 20;
+  EXPECT_EQ(format_live_status(f, 200).substr(0, 80),
+            "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | RSS sum 300.0 MiB (peak 5");
   for (int cols : {20, 40, 80}) {
     const std::string t = format_live_status(s, cols);
     EXPECT_EQ(t.size(), static_cast<std::size_t>(cols - 1));

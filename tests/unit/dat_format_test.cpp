@@ -86,7 +86,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
     w.header(meta);
     w.cmdline("cmd --flag");
     w.mem(1700000000.5, 100 << 20);
-    w.pss({1700000000.5, 60 << 20, 40 << 20});
+    w.pss({1700000000.5, 60 << 20, 40 << 20, Bytes{50} << 20});
     w.io({1700000000.5, 4096, 8192, 100, 200});
     w.cpu({1700000000.5, 1.25});
     w.gpu_device({0, "GPU-1234 abcd", "NVIDIA H100 80GB HBM3", 80ull << 30});
@@ -114,6 +114,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
   EXPECT_EQ(t.mem[1].bytes, 300u << 20);
   ASSERT_EQ(t.pss.size(), 1u);
   EXPECT_EQ(t.pss[0].uss, 40u << 20);
+  EXPECT_EQ(t.pss[0].unreclaimable, std::optional<Bytes>(Bytes{50} << 20)) << "the appended Pss_Anon + Pss_Shmem";
   ASSERT_EQ(t.io.size(), 1u);
   EXPECT_EQ(t.io[0].wchar, 200u);
   ASSERT_EQ(t.cpu.size(), 1u);

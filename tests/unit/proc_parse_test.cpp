@@ -90,7 +90,13 @@ TEST(ProcParse, SmapsRollup) {
   EXPECT_EQ(r->rss, 44348u * 1024);
   EXPECT_EQ(r->pss, 42461u * 1024);
   EXPECT_EQ(r->uss, (4556u + 37612u) * 1024);
+  EXPECT_TRUE(r->has_split);
+  EXPECT_EQ(r->pss_unreclaimable, (37612u + 0u) * 1024) << "Pss_Anon + Pss_Shmem";
   EXPECT_FALSE(parse_smaps_rollup(""));
+  // Kernels before 5.9 do not split PSS: no unreclaimable part rather than a false 0.
+  const auto old = parse_smaps_rollup("Rss: 8 kB\nPss: 6 kB\nPrivate_Dirty: 4 kB\n");
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->has_split);
 }
 
 TEST(ProcParse, MalformedStat) {

@@ -80,14 +80,19 @@ TEST(Report, JsonHoldsFactsPeaksAndStages) {
   EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 35.6);
   EXPECT_EQ(j["exit_status"], 0);
   EXPECT_EQ(j["disk_read_bytes"], 906 * MiB);
-  ASSERT_EQ(j["peaks"].size(), 7u);
-  EXPECT_EQ(j["peaks"][0]["metric"], "rss");
-  EXPECT_EQ(j["peaks"][0]["peak_bytes"], 900 * MiB);
-  EXPECT_DOUBLE_EQ(j["peaks"][0]["at_s"].get<double>(), 22.0);
-  EXPECT_EQ(j["peaks"][0]["stage"], "Quantization (Static)");
-  EXPECT_EQ(j["peaks"][6]["metric"], "kernel_process");
-  EXPECT_TRUE(j["peaks"][6]["at_s"].is_null());
-  EXPECT_EQ(j["peaks"][6]["kernel_high_water_mark"], true);
+  // The footprint first (the fixture's cgroup charge), then every other metric.
+  EXPECT_EQ(j["footprint_bytes"], 950 * MiB);
+  EXPECT_EQ(j["footprint_basis"], "cgroup charge");
+  EXPECT_EQ(j["rss_sum_peak_bytes"], 900 * MiB);
+  ASSERT_EQ(j["peaks"].size(), 8u);
+  EXPECT_EQ(j["peaks"][0]["metric"], "footprint");
+  EXPECT_EQ(j["peaks"][1]["metric"], "rss");
+  EXPECT_EQ(j["peaks"][1]["peak_bytes"], 900 * MiB);
+  EXPECT_DOUBLE_EQ(j["peaks"][1]["at_s"].get<double>(), 22.0);
+  EXPECT_EQ(j["peaks"][1]["stage"], "Quantization (Static)");
+  EXPECT_EQ(j["peaks"][7]["metric"], "kernel_process");
+  EXPECT_TRUE(j["peaks"][7]["at_s"].is_null());
+  EXPECT_EQ(j["peaks"][7]["kernel_high_water_mark"], true);
   ASSERT_EQ(j["stages"].size(), 3u);
   EXPECT_EQ(j["stages"][2]["stage"], "Quantization (Static)");
   EXPECT_EQ(j["stages"][2]["mem_delta_bytes"], -128 * static_cast<std::int64_t>(MiB));
@@ -99,20 +104,26 @@ TEST(Report, TextStartsWithTheFactsOfTheRun) {
   const std::string text = render(trace_report(fixture("quark.dat")), Format::text);
   const std::string facts = text.substr(0, text.find("\nPeaks\n"));
   EXPECT_EQ(facts.substr(0, facts.find("CPU time")),
-            "trace         " + std::string(QPROF_TEST_DATA) + "/report/quark.dat\n"
-            "command       python3 quantize.py --calib-method minmax\n"
-            "host          lab-7\n"
-            "duration      35.6 s\n"
-            "samples       16\n"
-            "interval      500 ms\n"
-            "exit status   0\n");
+            "trace            " + std::string(QPROF_TEST_DATA) + "/report/quark.dat\n"
+            "command          python3 quantize.py --calib-method minmax\n"
+            "footprint        950.0 MiB\n"
+            "footprint basis  cgroup charge\n"
+            "Σ RSS peak       900.0 MiB\n"
+            "host             lab-7\n"
+            "duration         35.6 s\n"
+            "samples          16\n"
+            "interval         500 ms\n"
+            "exit status      0\n");
   // Every series the trace has: CPU, storage and syscall I/O (the fixture's last IO line).
-  for (const char* line : {"CPU time      ", "CPU peak %    ", "disk read     906.0 MiB\n", "disk written  159.2 MiB\n",
-                           "rchar         ", "wchar         ", "notes         an example warning, kept with the trace\n"}) {
+  for (const char* line : {"CPU time         ", "CPU peak %       ", "disk read        906.0 MiB\n",
+                           "disk written     159.2 MiB\n", "rchar            ", "wchar            ",
+                           "notes            an example warning, kept with the trace\n"}) {
     EXPECT_NE(facts.find(line), std::string::npos) << line << "\n" << facts;
   }
   EXPECT_NE(text.find("Peaks\n"
                       "metric          peak MiB    at s  stage                  what\n"
+                      "footprint          950.0  22.000  Quantization (Static)  the tree's memory, shared pages once (its "
+                      "cgroup's charge, else Σ PSS)\n"
                       "rss                900.0  22.000  Quantization (Static)  RSS of the tree, sampled\n"),
             std::string::npos)
       << text;

@@ -125,7 +125,7 @@ std::string long_trace_of_every_kind() {
       if (i % 7 == 0) w.child(43 + i % 3, t, m / 2);
       if (i % 20000 == 0) {
         w.process_name(43, "worker");
-        w.pss(PssSample{t, m / 2, m / 3});
+        w.pss(PssSample{t, m / 2, m / 3, std::nullopt});
         w.io(IoSample{t, m, m, m, m});
         w.cpu(CpuSample{t, 0.5 * i});
         w.hwm(t, m);

@@ -37,7 +37,7 @@ std::string record_everything() {
     w.mem(t, 100 * m);
     w.child(43, t, 40 * m);
     w.child(44, t, 30 * m);
-    w.pss(PssSample{t, 90 * m, 60 * m});
+    w.pss(PssSample{t, 90 * m, 60 * m, std::nullopt});
     w.io(IoSample{t, 1 * m, 2 * m, 3 * m, 4 * m});
     w.cpu(CpuSample{t, 0.5 * i});
     w.hwm(t, 120 * m);

@@ -13,6 +13,8 @@ namespace qprof {
 
 // The memory figures a trace can hold.
 enum class Metric {
+  footprint,       // shared pages once: CGROUP usage where the tree had its own group, else PSS
+  unreclaimable,   // of the footprint, anonymous and shared memory (CGROUP anon, PSS's appended field)
   rss,             // MEM lines: the tree's RSS, sampled
   pss,             // PSS lines: the tree's proportional set size, sampled
   uss,             // PSS lines: the tree's unique set size, sampled

@@ -9,6 +9,9 @@
 namespace qprof {
 
 std::int64_t monotonic_ns();
+// CPU time of the calling thread, user and system: what a pass of work cost, whatever else the
+// machine was doing meanwhile.
+std::int64_t thread_cpu_ns();
 
 // Sleeps until the absolute monotonic deadline. Returns false if a signal cut the sleep short.
 bool sleep_until_ns(std::int64_t deadline_ns);

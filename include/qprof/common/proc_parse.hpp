@@ -73,6 +73,9 @@ struct Rollup {
   std::uint64_t rss = 0;
   std::uint64_t pss = 0;
   std::uint64_t uss = 0;
+  // Pss_Anon + Pss_Shmem (Linux 5.9+); has_split is false on older kernels, which lack both.
+  std::uint64_t pss_unreclaimable = 0;
+  bool has_split = false;
 };
 std::optional<Rollup> parse_smaps_rollup(std::string_view text);
 

@@ -20,6 +20,8 @@ struct LiveStatus {
   Seconds elapsed = 0;
   Bytes rss = 0;
   Bytes peak_rss = 0;
+  std::optional<Bytes> footprint;  // the latest cgroup charge or Σ PSS reading, when there is one
+  Bytes peak_footprint = 0;
   std::optional<Bytes> gpu;
   std::optional<double> cpu_percent;  // of one core, over the last stats interval
   std::string_view stage;             // the latest marker's label (untrusted text)

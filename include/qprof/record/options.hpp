@@ -11,6 +11,14 @@
 
 namespace qprof {
 
+// Whether the tree gets a memory cgroup of its own: then its charge is the footprint's exact
+// figure, shared pages counted once, as a cgroup limit counts them.
+enum class CgroupMode {
+  automatic,  // where qprof may create one below its own (root, a delegated subtree), else not
+  on,         // asked for: said on stderr when it cannot be had
+  off,
+};
+
 struct RunOptions {
   std::vector<std::string> command;
   std::optional<pid_t> attach;        // qprof attach PID: follow this process instead of starting one
@@ -21,10 +29,11 @@ struct RunOptions {
   double kill_grace = 5.0;            // seconds between SIGTERM and SIGKILL after the timeout
   bool wait_daemons = true;           // run until the whole tree is gone, not just the command
   bool multiprocess = false;          // CHLD lines per member
-  bool cgroup = false;                // track the tree with a cgroup of its own
+  CgroupMode cgroup = CgroupMode::automatic;
   bool quiet = false;                 // no summary
   bool verbose = false;               // also say what is normal (why no GPU was found)
-  std::string metric = "rss";         // rss, pss, uss or all: pss/uss/all also record PSS and USS
+  std::string metric = "rss";         // the budgets' metric: rss, pss, uss or all
+  bool record_pss = true;             // PSS/USS passes (--no-pss: off)
   double pss_interval = 0.1;          // seconds between PSS passes (stretched if a pass is slow)
   double stats_interval = 0.1;        // seconds between CPU, I/O and VmHWM readings
   std::string gpu = "auto";           // auto, nvml, amd, smi or none

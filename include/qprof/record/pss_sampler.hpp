@@ -22,7 +22,7 @@ namespace qprof {
 
 class PssSampler {
  public:
-  // A pass over the tree costs `c`: the next one starts no sooner than max(interval, c × this).
+  // A pass over the tree costs `c` of CPU: the next one starts no sooner than max(interval, c × this).
   static constexpr double kCostFactor = 20.0;  // at most 5 % of the time spent walking
 
   PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
@@ -45,8 +45,17 @@ class PssSampler {
   // after the call finished in time (drain() then has it).
   bool pass_now(Seconds budget);
 
+  // From the sampler thread, when the tree's Σ RSS reached a new high: a pass as soon as the cost
+  // budget allows (sooner than the schedule's next one), without waiting for it.
+  void rise();
+
   Seconds interval() const { return interval_ns_.load() * 1e-9; }  // as adapted
   std::uint64_t passes() const { return passes_.load(); }
+  // Of those, the passes taken early for a new Σ RSS high.
+  std::uint64_t rise_passes() const {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    return rise_passes_;
+  }
 
  private:
   struct Target {
@@ -73,10 +82,12 @@ class PssSampler {
   std::array<PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains
   std::uint64_t read_ = 0, written_ = 0;
 
-  std::mutex stop_mu_;
+  mutable std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::uint64_t wanted_ = 0, done_ = 0;  // passes asked for by pass_now, and served; guarded by stop_mu_
+  bool rise_asked_ = false;               // guarded by stop_mu_
+  std::uint64_t rise_passes_ = 0;         // guarded by stop_mu_
   std::condition_variable done_cv_;
   std::atomic<std::int64_t> last_cost_ns_{0};
   std::thread thread_;

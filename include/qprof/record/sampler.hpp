@@ -62,12 +62,21 @@ class Sampler {
   std::optional<PssSample> latest_pss() const { return latest_pss_; }
   std::optional<PssSample> peak_pss() const { return peak_pss_; }
   Bytes peak_uss() const { return peak_uss_; }
+  // The largest unreclaimable part of a PSS pass (Pss_Anon + Pss_Shmem) and of a cgroup sample
+  // (its anonymous memory), each at its own moment; absent where the kernel does not split.
+  std::optional<Bytes> peak_pss_unreclaimable() const { return peak_pss_unreclaimable_; }
+  std::optional<Bytes> peak_cgroup_anon() const { return peak_cgroup_anon_; }
+  // The footprint as of the latest stats pass (the cgroup's charge where the tree has a group of
+  // its own, else Σ PSS), and its largest reading so far: for the live line.
+  std::optional<Bytes> footprint_now() const { return footprint_now_; }
+  Bytes footprint_peak() const { return footprint_peak_; }
   std::optional<CgroupSample> largest_cgroup() const { return largest_cgroup_; }  // the highest usage sample
   const PssSampler* pss_sampler() const { return pss_.get(); }
   const UsageSeries& usage() const { return usage_; }  // memory by kind, tasks (KINDS, TASKS)
 
  private:
   Member* find(pid_t pid);
+  void sync_pss_members();  // hands the PSS thread the tree's members when they changed
   void name_member(Member& m);
 
   ProcTree& tree_;
@@ -83,7 +92,10 @@ class Sampler {
   MemSample last_;
   std::optional<PssSample> latest_pss_, peak_pss_;
   Bytes peak_uss_ = 0;
-  std::optional<CgroupSample> latest_cgroup_, largest_cgroup_;
+  std::optional<CgroupSample> largest_cgroup_;
+  std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_anon_;
+  std::optional<Bytes> footprint_now_;
+  Bytes footprint_peak_ = 0;
   UsageSeries usage_;
   IoSample unseen_io_;  // the final counters of a process reaped before it became a member
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "qprof/record/options.hpp"
+#include "qprof/trace/footprint.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof {
@@ -32,9 +33,15 @@ struct RunReport {
   std::optional<Bytes> cgroup_peak;          // the peak of the cgroup's charge (includes page cache)
   std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
   std::optional<std::uint64_t> oom_kills;    // oom_kill of the tree's cgroup, where the kernel tells
-  std::optional<PssSample> pss_peak;         // with --metric pss|uss|all
+  std::optional<PssSample> pss_peak;         // unless --no-pss
   std::optional<Bytes> uss_peak;
+  std::optional<Bytes> pss_unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
+  std::optional<Bytes> cgroup_anon_peak;        // the cgroup's anonymous memory, the largest sample
   Seconds pss_interval = 0;                  // as it was adapted to the cost of a pass
+  std::uint64_t pss_passes = 0;              // PSS readings of the tree
+  std::uint64_t pss_rise_passes = 0;         // of those, taken early at a new high of Σ RSS
+  // The answer: the tree's memory with shared pages counted once (footprint_of_run).
+  std::optional<Footprint> footprint;
   Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
   std::size_t hwm_uncovered = 0;             // processes whose own peak Σ VmHWM could not cover
   std::size_t hwm_capped = 0;                // processes counted with an ancestor's wait4 peak (loose)
@@ -80,6 +87,10 @@ struct RunReport {
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
   std::vector<Stage> stages;          // as recorded: closed ones, then those never ended
 };
+
+// The footprint from the run's own figures: its cgroup's charge where the tree had a group of
+// its own, else its Σ PSS.
+std::optional<Footprint> footprint_of_run(const RunReport& report);
 
 // What qprof knows of a finished run without reading its trace: a Trace of its peaks (each
 // metric's peak as its one sample, the kernel's figures as PEAK lines) and its stages. Budgets

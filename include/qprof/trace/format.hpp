@@ -15,7 +15,8 @@
 //   PROC     <pid> <name…>                                   --multiprocess: a member's name (comm), when it joins
 //   MARK     <t> <label…>                                    a checkpoint, after the immediate sample
 //   FUNC     <name> <MiB> <t0> <MiB> <t1> 0                  a closed stage, for mprof's brackets
-//   PSS      <t> <pss bytes> <uss bytes>                     the tree's PSS/USS (slower schedule)
+//   PSS      <t> <pss bytes> <uss bytes> [<unreclaimable>]   the tree's PSS/USS (slower schedule, and at
+//                                                            new Σ RSS highs); Pss_Anon + Pss_Shmem
 //   IO       <t> <read_bytes> <write_bytes> <rchar> <wchar>  cumulative, reaped members included
 //   CPU      <t> <cpu seconds>                               cumulative user+system of the tree
 //   HWM      <t> <bytes>                                     Σ VmHWM of the tree so far

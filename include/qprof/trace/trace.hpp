@@ -29,6 +29,9 @@ struct PssSample {
   Seconds t = 0;
   Bytes pss = 0;
   Bytes uss = 0;
+  // Pss_Anon + Pss_Shmem of smaps_rollup (Linux 5.9+): what cannot be dropped and read again,
+  // shared pages counted once; absent where the kernel does not split PSS.
+  std::optional<Bytes> unreclaimable;
 };
 
 // Cumulative I/O of the tree since the start, reaped members included: never decreases.

@@ -88,8 +88,15 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
   report.peak_vsz = sampler.usage().peak_vsz();
   report.pss_peak = sampler.peak_pss();
   if (report.pss_peak) report.uss_peak = sampler.peak_uss();
+  report.pss_unreclaimable_peak = sampler.peak_pss_unreclaimable();
+  report.cgroup_anon_peak = sampler.peak_cgroup_anon();
   record_hwm_sum(totals, sampler, out, notices, report);
-  if (const PssSampler* pss = sampler.pss_sampler()) report.pss_interval = pss->interval();
+  if (const PssSampler* pss = sampler.pss_sampler()) {
+    report.pss_interval = pss->interval();
+    report.pss_passes = pss->passes();
+    report.pss_rise_passes = pss->rise_passes();
+  }
+  report.footprint = footprint_of_run(report);
   report.profiler_cpu_seconds = own_cpu_seconds();
   warn_missed_spike(in.asked_interval, notices, report);
   if (in.own_cgroup) {

@@ -14,6 +14,8 @@ LiveStatus LiveView::status(std::int64_t now, Bytes rss, Bytes peak_rss, std::op
   s.elapsed = static_cast<double>(now - start_ns_) / 1e9;
   s.rss = rss;
   s.peak_rss = peak_rss;
+  s.footprint = footprint_;
+  s.peak_footprint = peak_footprint_;
   s.gpu = gpu;
   s.cpu_percent = cpu_percent_;
   s.stage = stage_;

@@ -27,6 +27,11 @@ class LiveView {
   // The frame at `now` (drawn at most 4 times a second, LiveLine::update).
   LiveStatus status(std::int64_t now, Bytes rss, Bytes peak_rss, std::optional<Bytes> gpu) const;
   void show(std::int64_t now, Bytes rss, Bytes peak_rss, std::optional<Bytes> gpu);
+  // The footprint's latest reading and peak, shown first once there is one.
+  void set_footprint(std::optional<Bytes> now, Bytes peak) {
+    footprint_ = now;
+    peak_footprint_ = peak;
+  }
   void suspend() {
     if (line_) line_->suspend();
   }
@@ -43,6 +48,8 @@ class LiveView {
   std::int64_t start_ns_;
   std::string stage_;
   std::optional<double> cpu_percent_;
+  std::optional<Bytes> footprint_;
+  Bytes peak_footprint_ = 0;
 };
 
 }  // namespace qprof::session_detail

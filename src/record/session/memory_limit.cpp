@@ -15,12 +15,14 @@ void MemoryLimitWatch::find(const std::string& proc_root, TraceMeta& meta) {
   meta.other["limit_source"] = limit_->source;
 }
 
-void MemoryLimitWatch::check(Bytes tree_rss, Notices& notices) {
+void MemoryLimitWatch::check(Bytes tree_rss, Notices& notices, std::optional<Bytes> footprint) {
   if (!limit_ || warned_) return;
-  if (static_cast<double>(tree_rss) < kWarnShare * static_cast<double>(limit_->bytes)) return;
+  const Bytes figure = footprint ? *footprint : tree_rss;
+  if (static_cast<double>(figure) < kWarnShare * static_cast<double>(limit_->bytes)) return;
   warned_ = true;
   std::ostringstream text;
-  text << "the tree's RSS (" << human_bytes(tree_rss) << ") crossed 90 % of the " << limit_->source << " limit of "
+  text << (footprint ? "the tree's footprint (" : "the tree's RSS (") << human_bytes(figure) << ") crossed 90 % of the "
+       << limit_->source << " limit of "
        << human_bytes(limit_->bytes) << " (" << limit_->detail << ")";
   notices.warn(text.str());
 }

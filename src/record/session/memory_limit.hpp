@@ -20,7 +20,9 @@ class MemoryLimitWatch {
   // Looks for it under `proc_root`; a header's limit and limit_source when found.
   void find(const std::string& proc_root, TraceMeta& meta);
   // A regular sample's RSS of the tree.
-  void check(Bytes tree_rss, Notices& notices);
+  // On the basis the limit counts: a cgroup, Slurm or the machine's memory count a page shared by
+  // forked workers once, so the footprint (as of the latest stats pass) where there is one.
+  void check(Bytes tree_rss, Notices& notices, std::optional<Bytes> footprint = std::nullopt);
   void report(RunReport& report) const;
 
  private:

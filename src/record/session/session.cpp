@@ -146,11 +146,17 @@ bool Session::open_trace() {
 }
 
 void Session::open_cgroup() {
-  if (!o_.cgroup) return;
+  if (o_.cgroup == CgroupMode::off || o_.attach) return;
   std::string why_not;
   cgroup_ = TreeCgroup::create(why_not);
-  if (!cgroup_) {
+  if (!cgroup_ && o_.cgroup == CgroupMode::on) {
     notices_.warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
+  } else if (!cgroup_) {
+    // --cgroup auto: where qprof may not create a group the footprint is Σ PSS, the normal case
+    // for a user without delegation; said only when asked.
+    const std::string note = "no cgroup of the tree's own (" + why_not + "): the footprint is Σ PSS";
+    if (o_.verbose) std::cerr << "qprof: " << note << '\n';
+    notices_.note_quietly(note);
   } else if (!cgroup_->has_memory()) {
     notices_.warn("--cgroup: the cgroup at " + cgroup_->path() +
                   " has no memory controller: membership only, no cgroup charge");
@@ -234,7 +240,7 @@ void Session::start_sampling(int stderr_pipe, MarkerMatcher matcher) {
   config.page_size = static_cast<Bytes>(::sysconf(_SC_PAGESIZE));
   config.ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
   config.multiprocess = o_.multiprocess;
-  if (o_.metric != "rss") config.pss_interval = o_.pss_interval;
+  if (o_.record_pss || o_.metric != "rss") config.pss_interval = o_.pss_interval;
   config.proc_root = o_.proc_root;
   sampler_ = std::make_unique<Sampler>(*tree_, trace_->writer(), *clock_, std::move(config), cgroup_.get());
   // Attached, CPU time and I/O count from now, not from the process's start.
@@ -280,9 +286,10 @@ void Session::regular_sample(std::int64_t now) {
   const auto s = sampler_->sample(now);
   unread_.update(tree_->unread(), notices_);
   if (!s) return;
-  limit_.check(s->bytes, notices_);
+  limit_.check(s->bytes, notices_, sampler_->footprint_now());
   gpu_.sample(now, s->t, *tree_, trace_->writer(), notices_);
   samples_.taken(s->t);
+  live_->set_footprint(sampler_->footprint_now(), sampler_->footprint_peak());
   live_->show(now, s->bytes, sampler_->peak().bytes, gpu_.tree_total());
 }
 

@@ -1,0 +1,32 @@
+// The answer to "how much memory does this job need": the tree's footprint, every page counted
+// once however many processes map it, with the part that cannot be dropped and read again.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "qprof/trace/trace.hpp"
+
+namespace qprof {
+
+struct Footprint {
+  // cgroup: the peak of the charge of the tree's own memory cgroup (the kernel's high-water mark,
+  // page cache included: what a cgroup limit sees, for the cache as it was when the job began);
+  // pss: the peak of Σ PSS over the passes (mapped pages only, shared ones split between sharers).
+  enum class Basis { cgroup, pss };
+  Basis basis = Basis::pss;
+  Bytes peak = 0;
+  std::optional<Seconds> t;  // when the peak was read (the kernel's high-water mark has no moment)
+  // The largest unreclaimable part (anonymous + shared memory) over the run, read at its own moment.
+  std::optional<Bytes> unreclaimable;
+  // Page cache (cgroup) or mapped files (PSS) at the peak's reading: what the kernel could drop.
+  std::optional<Bytes> reclaimable;
+};
+
+std::string_view basis_name(Footprint::Basis b);  // "cgroup charge", "Σ PSS"
+
+// From a trace: the cgroup basis where it has CGROUP lines (qprof ran the tree in a group of its
+// own), else PSS lines; nullopt where it has neither (an mprof trace, a run with --no-pss).
+std::optional<Footprint> footprint_of(const Trace& t);
+
+}  // namespace qprof

@@ -1,0 +1,25 @@
+#include <algorithm>
+
+#include "qprof/record/session.hpp"
+
+namespace qprof {
+
+std::optional<Footprint> footprint_of_run(const RunReport& r) {
+  Footprint f;
+  if (r.cgroup_peak) {
+    f.basis = Footprint::Basis::cgroup;
+    f.peak = *r.cgroup_peak;
+    f.unreclaimable = r.cgroup_anon_peak;
+    f.reclaimable = r.cgroup_file;  // at the largest usage sample
+    return f;
+  }
+  if (!r.pss_peak || r.pss_peak->pss == 0) return std::nullopt;
+  f.basis = Footprint::Basis::pss;
+  f.peak = r.pss_peak->pss;
+  f.t = r.pss_peak->t;
+  f.unreclaimable = r.pss_unreclaimable_peak;
+  if (r.pss_peak->unreclaimable) f.reclaimable = f.peak - std::min(f.peak, *r.pss_peak->unreclaimable);
+  return f;
+}
+
+}  // namespace qprof

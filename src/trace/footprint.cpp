@@ -1,0 +1,65 @@
+#include "qprof/trace/footprint.hpp"
+
+#include <algorithm>
+
+#include "qprof/trace/format.hpp"
+
+namespace qprof {
+
+std::string_view basis_name(Footprint::Basis b) {
+  return b == Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS";
+}
+
+namespace {
+
+std::optional<Footprint> from_cgroup(const Trace& t) {
+  if (t.cgroup.empty()) return std::nullopt;
+  Footprint f;
+  f.basis = Footprint::Basis::cgroup;
+  const auto largest = std::max_element(t.cgroup.begin(), t.cgroup.end(),
+                                        [](const CgroupSample& a, const CgroupSample& b) { return a.usage < b.usage; });
+  f.peak = largest->usage;
+  f.t = largest->t;
+  // The kernel's high-water mark sees between samples; it has no moment.
+  for (const CgroupSample& s : t.cgroup) {
+    if (s.peak > f.peak) {
+      f.peak = s.peak;
+      f.t.reset();
+    }
+  }
+  if (const auto it = t.peaks.find(std::string(dat::kPeakCgroup)); it != t.peaks.end() && it->second > f.peak) {
+    f.peak = it->second;
+    f.t.reset();
+  }
+  f.reclaimable = largest->file;
+  for (const CgroupSample& s : t.cgroup) {
+    if (s.anon) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *s.anon);
+  }
+  return f;
+}
+
+std::optional<Footprint> from_pss(const Trace& t) {
+  const PssSample* peak = nullptr;
+  for (const PssSample& s : t.pss) {
+    if (s.pss > 0 && (peak == nullptr || s.pss > peak->pss)) peak = &s;
+  }
+  if (peak == nullptr) return std::nullopt;
+  Footprint f;
+  f.basis = Footprint::Basis::pss;
+  f.peak = peak->pss;
+  f.t = peak->t;
+  if (peak->unreclaimable) f.reclaimable = peak->pss - std::min(peak->pss, *peak->unreclaimable);
+  for (const PssSample& s : t.pss) {
+    if (s.unreclaimable) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *s.unreclaimable);
+  }
+  return f;
+}
+
+}  // namespace
+
+std::optional<Footprint> footprint_of(const Trace& t) {
+  if (auto f = from_cgroup(t)) return f;
+  return from_pss(t);
+}
+
+}  // namespace qprof

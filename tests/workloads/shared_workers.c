@@ -1,0 +1,31 @@
+/* shared_workers PARENT_MIB WORKERS OWN_MIB HOLD_MS: the parent touches PARENT_MIB MiB, then forks
+ * WORKERS children that each read every shared page (copy-on-write: nothing is copied) and touch
+ * OWN_MIB MiB of their own, as a data loader's or a calibration pool's workers do. The memory
+ * used, shared pages once: PARENT_MIB + WORKERS × OWN_MIB; Σ RSS counts the shared pages once per
+ * process: PARENT_MIB + WORKERS × (PARENT_MIB + OWN_MIB). */
+#include <sys/wait.h>
+
+#include "workload.h"
+
+int main(int argc, char **argv) {
+  if (argc != 5) return 2;
+  size_t parent_mib = strtoul(argv[1], NULL, 10);
+  int workers = atoi(argv[2]);
+  size_t own_mib = strtoul(argv[3], NULL, 10);
+  long hold_ms = atol(argv[4]);
+  char *shared = touch_mib(parent_mib);
+  for (int i = 0; i < workers; ++i) {
+    if (fork() == 0) {
+      volatile char sum = 0;
+      for (size_t off = 0; off < parent_mib * MIB; off += 4096) sum += shared[off];
+      char *own = touch_mib(own_mib);
+      sleep_ms(hold_ms);
+      (void)own;
+      _exit(0);
+    }
+  }
+  sleep_ms(hold_ms);
+  while (wait(NULL) > 0) {
+  }
+  return 0;
+}
