@@ -11,6 +11,19 @@ if(NOT CLI11_FOUND)
   qprof_missing("CLI11" libcli11-dev)
 endif()
 
+# Boost.Process starts every child of qprof and finds programs in PATH. Boost's compiled part it
+# needs, Filesystem (its paths and search_path), is linked from the static archive (the -dev
+# package ships it built as PIC): linked dynamically, it would cost every start of qprof more
+# libraries to load, for a few functions.
+set(Boost_USE_STATIC_LIBS ON)
+find_package(Boost 1.74 CONFIG QUIET COMPONENTS filesystem)
+if(NOT Boost_FOUND)
+  qprof_missing("Boost.Process and Boost.Filesystem (static archive)" "libboost-dev libboost-filesystem-dev")
+endif()
+if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/process.hpp")
+  qprof_missing("Boost.Process" libboost-dev)
+endif()
+
 find_package(yaml-cpp CONFIG QUIET)
 if(NOT yaml-cpp_FOUND)
   qprof_missing("yaml-cpp" libyaml-cpp-dev)
