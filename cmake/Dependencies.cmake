@@ -11,6 +11,26 @@ if(NOT CLI11_FOUND)
   qprof_missing("CLI11" libcli11-dev)
 endif()
 
+# Boost.Process starts every child of qprof (the command, gnuplot, nvidia-smi/rocm-smi) and finds
+# programs in PATH; gnuplot-iostream sends gnuplot its data. Boost's compiled parts, Filesystem
+# (Boost.Process's paths and search_path, gnuplot-iostream's temporary files) and Iostreams
+# (gnuplot-iostream's stream), are linked from their static archives (the -dev packages ship them
+# built as PIC): linked dynamically, they and the four compression libraries libboost_iostreams
+# needs cost every start of qprof six more libraries to load (0.8 ms), for a few functions.
+set(Boost_USE_STATIC_LIBS ON)
+find_package(Boost 1.74 CONFIG QUIET COMPONENTS filesystem iostreams)
+if(NOT Boost_FOUND)
+  qprof_missing("Boost.Process, Boost.Filesystem and Boost.Iostreams (static archives)"
+                "libboost-dev libboost-filesystem-dev libboost-iostreams-dev")
+endif()
+if(NOT EXISTS "${Boost_INCLUDE_DIRS}/boost/process.hpp")
+  qprof_missing("Boost.Process" libboost-dev)
+endif()
+find_path(GNUPLOT_IOSTREAM_INCLUDE_DIR gnuplot-iostream.h)
+if(NOT GNUPLOT_IOSTREAM_INCLUDE_DIR)
+  qprof_missing("gnuplot-iostream" libgnuplot-iostream-dev)
+endif()
+
 find_package(yaml-cpp CONFIG QUIET)
 if(NOT yaml-cpp_FOUND)
   qprof_missing("yaml-cpp" libyaml-cpp-dev)

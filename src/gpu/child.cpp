@@ -3,18 +3,25 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/error.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
+#include "qprof/common/child_process.hpp"
 #include "qprof/common/clock.hpp"
 
-extern char** environ;
+namespace bp = boost::process;
 
 namespace qprof::gpu::detail {
 namespace {
@@ -40,6 +47,10 @@ int pidfd_signal(int pidfd, int sig) {
 #endif
 }
 
+// The signals a helper gets with their default disposition, whatever qprof did with them: it
+// dies of SIGPIPE when qprof is gone, and of the signals a shell would send it.
+constexpr std::array<int, 6> kDefaultSignals = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
@@ -49,52 +60,62 @@ void close_fd(int& fd) {
 
 bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::string& why) {
   stop();
+  // Every descriptor is made close-on-exec here, before fork: another of qprof's threads may
+  // start a program meanwhile, which must not inherit them.
   int out[2] = {-1, -1}, in[2] = {-1, -1};
-  if (::pipe2(out, O_CLOEXEC) != 0 || (with_stdin && ::pipe2(in, O_CLOEXEC) != 0)) {
-    why = std::string("pipe: ") + std::strerror(errno);
-    for (int fd : {out[0], out[1], in[0], in[1]}) {
+  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  auto close_all = [&] {
+    for (int fd : {out[0], out[1], in[0], in[1], null_in, null_out}) {
       if (fd >= 0) ::close(fd);
     }
+  };
+  if (null_in < 0 || null_out < 0 || ::pipe2(out, O_CLOEXEC) != 0 || (with_stdin && ::pipe2(in, O_CLOEXEC) != 0)) {
+    why = std::string(null_in < 0 || null_out < 0 ? "/dev/null: " : "pipe: ") + std::strerror(errno);
+    close_all();
     return false;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  if (with_stdin) {
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  const int stdin_fd = with_stdin ? in[0] : null_in;
+  std::optional<child_process::ExecReport> report;
+  try {
+    report.emplace();
+  } catch (const std::system_error& e) {
+    why = e.what();
+    close_all();
+    return false;
   }
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-  // Nothing else of qprof's: a pipe end it kept (the stderr tee's) would never see its EOF.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-#endif
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  constexpr int kSetUp = child_process::kExec + 1;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  bp::child child(bp::exe = argv[0], bp::args = args, bp::ignore_error, *report,
+                  bp::extend::on_exec_setup = [&](auto&) {
+                    child_process::default_signals(kDefaultSignals);
+                    if (::dup2(stdin_fd, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(null_out, 2) < 0 ||
+                        // Nothing else of qprof's: a pipe end it kept (the stderr tee's) would
+                        // never see its EOF.
+                        !child_process::close_from(3, report->child_fd()) || ::setpgid(0, 0) != 0) {
+                      report->fail(kSetUp, errno);
+                    }
+                  });
+  const pid_t pid = child.id();
+  child.detach();  // stop() reaps it, or the run loop's waitpid(-1) does
+  const std::optional<child_process::Failure> failure = report->wait();
   ::close(out[1]);
-  if (with_stdin) ::close(in[0]);
-  if (rc != 0) {
-    why = argv[0] + ": " + std::strerror(rc);
-    ::close(out[0]);
-    if (with_stdin) ::close(in[1]);
+  out[1] = -1;
+  if (with_stdin) {
+    ::close(in[0]);
+    in[0] = -1;
+  }
+  if (failure) {
+    why = argv[0] + ": " + std::strerror(failure->error);
+    if (child.valid()) {
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    close_all();
     return false;
   }
+  ::close(null_in);
+  ::close(null_out);
   pid_ = pid;
   pidfd_ = pidfd_open(pid);
   out_ = out[0];

@@ -1,8 +1,8 @@
-// A helper process of a GPU backend (nvidia-smi -lms, the rocm-smi shell): started with its
-// stdout (and optionally stdin) on pipes, in a process group of its own (a Ctrl-C at the
-// terminal is for the job, not for it), with default signal dispositions (so it dies of SIGPIPE
-// when qprof is gone), and stopped through a pidfd, which never signals a reused PID even when
-// the run loop's waitpid(-1) reaped it first.
+// A helper process of a GPU backend (nvidia-smi -lms, the rocm-smi shell): started through
+// Boost.Process (common/child_process.hpp) with its stdout (and optionally stdin) on pipes, in a
+// process group of its own (a Ctrl-C at the terminal is for the job, not for it), with default
+// signal dispositions (so it dies of SIGPIPE when qprof is gone), and stopped through a pidfd,
+// which never signals a reused PID even when the run loop's waitpid(-1) reaped it first.
 #pragma once
 
 #include <sys/types.h>

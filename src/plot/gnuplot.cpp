@@ -6,21 +6,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/error.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <gnuplot-iostream.h>
+#include <iomanip>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "qprof/common/child_process.hpp"
 #include "qprof/plot/plot.hpp"
 
-extern char** environ;
+namespace bp = boost::process;
 
 namespace qprof::plot {
 namespace {
@@ -84,38 +93,26 @@ class SigpipeBlock {
   bool already_pending_ = false;
 };
 
-// The whole script as gnuplot reads it from qprof: the commands, and after each plot command its
-// data sets in binary, the records of two native doubles that the plot command's
-// "format='%double%double' record=(N)" announces. (Script::text() is the same program with its
-// data as text, what --script saves.)
-std::string binary_script(const Script& script) {
-  std::ostringstream out;
+enum class Encoding { text, binary };
+
+// The script through gnuplot-iostream: the commands, and after each plot command its data sets,
+// binary for gnuplot (the records of two native doubles that binFmt1d announces in the plot
+// command: gnuplot reads text from a pipe one byte per system call, which made the data cost
+// more than everything else) or text for a saved script (each set ended by "e").
+void send(gnuplotio::Gnuplot& gp, const Script& script, Encoding encoding) {
+  gp << std::defaultfloat << std::setprecision(10);  // gnuplot-iostream's default is 18 digits
   for (const ScriptChunk& c : script.chunks) {
-    out << c.commands;
+    gp << c.commands;
     if (c.plot.empty()) continue;
-    out << plot_command(c, [&](std::size_t i) {
-      return "'-' binary format='%double%double' record=(" + std::to_string(c.data[i].size()) + ") ";
-    });
-    for (const auto& d : c.data) {
-      for (const auto& [x, y] : d) {
-        const double pair[2] = {x, y};
-        out.write(reinterpret_cast<const char*>(pair), sizeof pair);
-      }
+    if (encoding == Encoding::binary) {
+      gp << plot_command(c, [&](std::size_t i) { return "'-' binary" + gp.binFmt1d(c.data[i], "record"); });
+      for (const auto& d : c.data) gp.sendBinary1d(d);
+    } else {
+      gp << plot_command(c, [](std::size_t) { return std::string("'-'"); });
+      for (const auto& d : c.data) gp.send1d(d);
     }
   }
-  return out.str();
-}
-
-// Writes all of `text` to `fd`; false when it could not (gnuplot stopped reading: its exit
-// status and messages say why).
-bool write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
+  gp << std::flush;
 }
 
 std::string read_all(int fd) {
@@ -144,60 +141,43 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 
-// Starts gnuplot with `in` as its stdin, `err` as its stderr and `out` (if >= 0) as its
-// descriptor 3. fork and exec rather than posix_spawn, for one thing posix_spawn cannot do:
-// PR_SET_PDEATHSIG, so that gnuplot dies with qprof (a qprof killed by SIGKILL included) instead
-// of drawing on as an orphan. Throws PlotError when it cannot be started.
+// Starts gnuplot (through Boost.Process) with `in` as its stdin, `err` as its stderr and `out`
+// (if >= 0) as its descriptor 3, all three above 3 (qprof moved them there), so that no dup2
+// overwrites one before it is used. Its exec-setup hook sets PR_SET_PDEATHSIG, so that gnuplot
+// dies with qprof (a qprof killed by SIGKILL included) instead of drawing on as an orphan.
+// Throws PlotError when it cannot be started.
 pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
-  int report[2];  // exec's failure comes back through a close-on-exec pipe
-  if (::pipe2(report, O_CLOEXEC) != 0) throw PlotError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  std::string arg0 = gnuplot;
-  char* argv[] = {arg0.data(), nullptr};
   // The script is UTF-8 (`set encoding utf8`): under a locale that is not (LANG unset, LC_ALL=C,
   // as on a fresh machine or in CI), gnuplot warns "iconv failed to convert degree sign" on every
   // plot. Its locale is therefore C.UTF-8 whatever qprof's: the same text on every machine (glibc
   // has it built in since 2.35, Debian 12's; where it is missing gnuplot falls back to C and the
   // warning comes back, no worse than before).
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "LC_ALL=", 7) != 0) env_text.emplace_back(*e);
+  bp::environment env = boost::this_process::environment();
+  env["LC_ALL"] = "C.UTF-8";
+  std::optional<child_process::ExecReport> report;
+  try {
+    report.emplace();
+  } catch (const std::system_error& e) {
+    throw PlotError(std::string("cannot create a pipe: ") + e.what());
   }
-  env_text.emplace_back("LC_ALL=C.UTF-8");
-  std::vector<char*> envp;
-  for (std::string& s : env_text) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  constexpr int kSetUp = child_process::kExec + 1;
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(report[0]);
-    ::close(report[1]);
-    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(e));
-  }
-  if (pid == 0) {  // the child: async-signal-safe calls only
-    int e = 0;
-    if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-      e = errno;
-    } else if (::getppid() != parent) {
-      ::_exit(127);  // qprof died before the death signal was armed
-    } else {
-      ::execve(gnuplot.c_str(), argv, envp.data());
-      e = errno;
+  bp::child child(bp::exe = gnuplot, env, bp::ignore_error, *report,
+                  bp::extend::on_exec_setup = [&](auto&) {  // async-signal-safe calls only
+                    if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
+                        ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+                      report->fail(kSetUp, errno);
+                    }
+                    if (::getppid() != parent) ::_exit(127);  // qprof died before the death signal was armed
+                  });
+  const pid_t pid = child.id();
+  child.detach();  // run_gnuplot reaps it, after its watchdog has stopped
+  if (const std::optional<child_process::Failure> failure = report->wait()) {
+    if (child.valid()) {
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
     }
-    [[maybe_unused]] const ssize_t n = ::write(report[1], &e, sizeof e);
-    ::_exit(127);
-  }
-  ::close(report[1]);
-  int child_errno = 0;
-  ssize_t n;
-  while ((n = ::read(report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR) {
-  }
-  ::close(report[0]);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(child_errno));
+    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(failure->error));
   }
   return pid;
 }
@@ -272,10 +252,22 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
   Watchdog watchdog(pid, timeout_s);
 
   {
-    // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails.
+    // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails
+    // (gnuplot-iostream's stream goes bad, without an exception), and gnuplot's status says why.
     SigpipeBlock block;
-    write_all(pipe_write.fd, binary_script(script));
-    pipe_write.reset();  // gnuplot's end of input
+    FILE* to_gnuplot = ::fdopen(pipe_write.fd, "w");
+    if (!to_gnuplot) {
+      const int e = errno;
+      watchdog.stop();
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      throw PlotError(std::string("cannot write to gnuplot: ") + std::strerror(e));
+    }
+    pipe_write.release();  // the FILE owns it now
+    // gnuplot-iostream closes the FILE (and so gnuplot's stdin) when `gp` goes out of scope.
+    gnuplotio::Gnuplot gp(to_gnuplot);
+    send(gp, script, Encoding::binary);
   }
 
   // Waits for its end without reaping it, so that the watchdog can never signal a reused PID.
@@ -308,12 +300,25 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
 }
 
 void save_script(const Script& script, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
-  Fd file(fd);
-  if (!write_all(fd, script.text()) || ::close(file.release()) != 0) {
-    throw PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno));
+  const auto failed = [&] { return PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno)); };
+  Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (file.fd < 0) throw failed();
+  // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
+  // only print its failure): the file's own close is qprof's, and a failed one is said.
+  const int copy = ::fcntl(file.fd, F_DUPFD_CLOEXEC, 0);
+  FILE* stream = copy < 0 ? nullptr : ::fdopen(copy, "w");
+  if (!stream) {
+    const PlotError e = failed();
+    if (copy >= 0) ::close(copy);
+    throw e;
   }
+  bool written;
+  {
+    gnuplotio::Gnuplot gp(stream);
+    send(gp, script, Encoding::text);  // a script to read and edit
+    written = static_cast<bool>(gp);
+  }
+  if (!written || ::close(file.release()) != 0) throw failed();
 }
 
 }  // namespace qprof::plot

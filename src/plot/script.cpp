@@ -36,10 +36,6 @@ std::string num(double v) {
   return buf;
 }
 
-// A number of an inline data set: "nan" for any NaN (printf would write "-nan" for some, and
-// gnuplot-iostream, which wrote qprof's saved scripts until 2026-11, wrote "nan").
-std::string data_num(double v) { return std::isnan(v) ? std::string("nan") : num(v); }
-
 const char* role_style(Role r) {
   switch (r) {
     case Role::tree: return "ls 10";
@@ -242,17 +238,13 @@ std::string plot_command(const ScriptChunk& chunk, const std::function<std::stri
   return out + "\n";
 }
 
-std::string Script::text() const {
-  std::ostringstream out;
+std::string Script::commands() const {
+  std::string out;
   for (const ScriptChunk& c : chunks) {
-    out << c.commands;
-    if (!c.plot.empty()) out << plot_command(c, [](std::size_t) { return std::string("'-'"); });
-    for (const auto& d : c.data) {
-      for (const auto& [x, y] : d) out << data_num(x) << ' ' << data_num(y) << '\n';
-      out << "e\n";
-    }
+    out += c.commands;
+    if (!c.plot.empty()) out += plot_command(c, [](std::size_t) { return std::string("'-'"); });
   }
-  return out.str();
+  return out;
 }
 
 Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, OutputTarget target,

@@ -5,22 +5,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/process/child.hpp>
+#include <boost/process/error.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 
+#include "qprof/common/child_process.hpp"
 #include "qprof/common/find_program.hpp"
+
+namespace bp = boost::process;
 
 namespace qprof {
 namespace {
 
+// The steps of the child's set-up that can fail, as child_process::Failure::step says them.
+constexpr int kJoiningCgroup = child_process::kExec + 1;
+
 // Runs in the forked child before exec: only async-signal-safe calls.
 void prepare_child(const LaunchRequest& req) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : req.default_signals) signal(sig, SIG_DFL);
+  child_process::default_signals(req.default_signals);
   if (req.stderr_fd >= 0 && req.stderr_fd != STDERR_FILENO) dup2(req.stderr_fd, STDERR_FILENO);
   if (req.files_limit) setrlimit(RLIMIT_NOFILE, &*req.files_limit);
   if (req.own_process_group) setpgid(0, 0);
@@ -36,12 +43,6 @@ bool join_cgroup(const char* procs) {
   errno = e;
   return ok;
 }
-
-// What the child reports when it could not become the command.
-struct ChildFailure {
-  enum Step : int { exec, joining_cgroup } step;
-  int error;
-};
 
 bool is_plain_word(const std::string& s) {
   if (s.empty()) return false;
@@ -77,7 +78,8 @@ std::string ansi_c_quote(const std::string& s) {
 std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
   if (req.argv.empty()) return LaunchFailure{2, "qprof: no command given"};
   const std::string& name = req.argv.front();
-  // Found as a shell finds it; argv[0] stays what was typed, as a shell passes it.
+  // Found as a shell finds it (Boost.Process's search_path); argv[0] stays what was typed, as a
+  // shell passes it.
   const std::string exe = name.find('/') != std::string::npos ? name : find_program(name);
   if (exe.empty()) return LaunchFailure{127, "qprof: " + name + ": command not found"};
   // Everything the child needs is made before fork: after it, only async-signal-safe calls
@@ -86,43 +88,33 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
   for (const std::string& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const char* cgroup = req.cgroup_procs.empty() ? nullptr : req.cgroup_procs.c_str();
-  int report[2];  // exec's failure comes back through a close-on-exec pipe; success closes it
-  if (::pipe2(report, O_CLOEXEC) != 0) return LaunchFailure{126, "qprof: pipe: " + std::string(std::strerror(errno))};
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(report[0]);
-    ::close(report[1]);
-    return LaunchFailure{126, "qprof: " + name + ": " + std::strerror(e)};
+  std::optional<child_process::ExecReport> report;
+  try {
+    report.emplace();
+  } catch (const std::system_error& e) {
+    return LaunchFailure{126, "qprof: " + std::string(e.what())};
   }
-  if (pid == 0) {
-    ::close(report[0]);
-    prepare_child(req);
-    ChildFailure failure{};
-    if (cgroup != nullptr && !join_cgroup(cgroup)) {
-      failure = {ChildFailure::joining_cgroup, errno};
-    } else {
-      ::execv(exe.c_str(), argv.data());
-      failure = {ChildFailure::exec, errno};
-    }
-    [[maybe_unused]] const ssize_t n = ::write(report[1], &failure, sizeof failure);
-    ::_exit(127);
-  }
-  ::close(report[1]);
+  bp::child child(
+      bp::exe = exe, bp::ignore_error, *report,
+      // Boost.Process passes the executable's path as argv[0]; the command gets it as typed.
+      bp::extend::on_setup = [&](auto& exec) { exec.cmd_line = argv.data(); },
+      bp::extend::on_exec_setup =
+          [&](auto&) {
+            prepare_child(req);
+            if (cgroup != nullptr && !join_cgroup(cgroup)) report->fail(kJoiningCgroup, errno);
+          });
+  const pid_t pid = child.id();
+  child.detach();  // qprof reaps the whole tree itself (it is the subreaper)
   std::exception_ptr meanwhile_error;  // thrown on once the child is reaped
-  if (req.while_exec) {
+  if (req.while_exec && child.valid()) {
     try {
       req.while_exec();
     } catch (...) {
       meanwhile_error = std::current_exception();
     }
   }
-  ChildFailure failure{};
-  ssize_t n;
-  while ((n = ::read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
-  ::close(report[0]);
-  if (n != static_cast<ssize_t>(sizeof failure)) {
+  const std::optional<child_process::Failure> failure = report->wait();
+  if (!failure) {
     if (!meanwhile_error) return pid;  // it runs the command
     // qprof cannot go on: the command is not left running unwatched.
     ::kill(pid, SIGKILL);
@@ -130,11 +122,13 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
     }
     std::rethrow_exception(meanwhile_error);
   }
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  if (child.valid()) {  // it failed before exec, or exec did
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
   }
   if (meanwhile_error) std::rethrow_exception(meanwhile_error);
-  const std::string step = failure.step == ChildFailure::joining_cgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
-  return LaunchFailure{failure.error == ENOENT ? 127 : 126, "qprof: " + name + ": " + step + std::strerror(failure.error)};
+  const std::string step = failure->step == kJoiningCgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
+  return LaunchFailure{failure->error == ENOENT ? 127 : 126, "qprof: " + name + ": " + step + std::strerror(failure->error)};
 }
 
 std::string display_command(const std::vector<std::string>& argv) {

@@ -44,7 +44,7 @@ void chart(std::string_view text) {
   const qprof::plot::Chart c = qprof::plot::build_chart(inputs, o, qprof::plot::Format::png, 640, 480);
   const std::vector<qprof::plot::StyleSource> styles{{"fuzz", "set style line 1 lc rgb 'red'\n"}};
   for (auto target : {qprof::plot::OutputTarget::fd3, qprof::plot::OutputTarget::named}) {
-    const std::string script = qprof::plot::write_script(c, styles, target, "out.png").text();
+    const std::string script = qprof::plot::write_script(c, styles, target, "out.png").commands();
     if (script.find_first_of("`@") != std::string::npos) __builtin_trap();
   }
 }

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,9 @@ TEST(FindProgram, AsAShellSearchesPath) {
 // is reported as without it, and an exception of that work comes out of launch() once the
 // child is reaped (killed first when it exec'd: no command runs unwatched).
 TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
+  // Nothing of Boost.Process may take SIGCHLD from qprof's run loop.
+  struct sigaction chld_before {};
+  ASSERT_EQ(::sigaction(SIGCHLD, nullptr, &chld_before), 0);
   const pid_t self = ::getpid();
   int runs = 0;
   pid_t ran_in = 0;
@@ -97,6 +101,10 @@ TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7);
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(ran_in, self);
+  struct sigaction chld_after {};
+  ASSERT_EQ(::sigaction(SIGCHLD, nullptr, &chld_after), 0);
+  EXPECT_EQ(chld_after.sa_handler, chld_before.sa_handler);
+  EXPECT_EQ(chld_after.sa_flags, chld_before.sa_flags);
 
   const std::string plain = test::unit_temp_file("launch-not-executable");
   std::fclose(std::fopen(plain.c_str(), "w"));  // found by its path, but without the execute bit
@@ -120,6 +128,31 @@ TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the running child was killed and reaped";
   EXPECT_EQ(errno, ECHILD);
   std::filesystem::remove(plain);
+}
+
+// A cgroup the child cannot join is named, with the shell's status for its error (127 for a
+// group that is gone, 126 otherwise), and the command never runs outside it.
+TEST(Launch, ACgroupThatCannotBeJoinedIsNamed) {
+  const std::string marker = test::unit_temp_file("launch-ran-outside-the-cgroup");
+  std::filesystem::remove(marker);
+  LaunchRequest gone;
+  gone.argv = {"sh", "-c", "touch " + marker};
+  gone.cgroup_procs = "/nonexistent-qprof-cgroup/cgroup.procs";
+  const auto not_joined = launch(gone);
+  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(not_joined));
+  EXPECT_EQ(std::get<LaunchFailure>(not_joined).exit_status, 127);
+  EXPECT_EQ(std::get<LaunchFailure>(not_joined).message,
+            "qprof: sh: cannot join the cgroup /nonexistent-qprof-cgroup/cgroup.procs: No such file or directory");
+
+  LaunchRequest folder = gone;  // a path that cannot be written
+  folder.cgroup_procs = std::filesystem::temp_directory_path().string();
+  const auto refused = launch(folder);
+  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(refused));
+  EXPECT_EQ(std::get<LaunchFailure>(refused).exit_status, 126);
+  EXPECT_EQ(std::get<LaunchFailure>(refused).message,
+            "qprof: sh: cannot join the cgroup " + folder.cgroup_procs + ": Is a directory");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the children that failed were reaped";
 }
 
 }  // namespace

@@ -285,7 +285,7 @@ TEST(PlotScript, HostileLabelsStayInsideLiterals) {
   o.panels = {Panel::memory, Panel::gpu};
   for (Format f : {Format::png, Format::text}) {
     const Chart c = build_chart({{&d, "L'\"`@"}}, o, f, f == Format::text ? 100 : 1280, f == Format::text ? 30 : 720);
-    const std::string script = write_script(c, {{"style", "set grid\n"}}, OutputTarget::fd3).text();
+    const std::string script = write_script(c, {{"style", "set grid\n"}}, OutputTarget::fd3).commands();
     expect_no_code_from_strings(script, {"system", "touch", "pwned", "$("});
     EXPECT_NE(script.find(gp_string("a\"; system(\"touch /tmp/pwned\"); \"")), std::string::npos);
     EXPECT_NE(script.find("set output '/dev/fd/3'"), std::string::npos);
@@ -298,11 +298,11 @@ TEST(PlotScript, OutputTargetsAndData) {
   const TraceData d = reduce_file(kData + "/mprof/func.dat", {});
   const Chart c = build_chart({{&d, "f"}}, {}, Format::svg, 800, 500);
   const Script s = write_script(c, {{"a", "# a"}}, OutputTarget::named, "out dir/it's.svg");
-  const std::string text = s.text();
+  const std::string text = s.commands();
   EXPECT_NE(text.find("set output \"out dir/it's.svg\""), std::string::npos);
   EXPECT_NE(text.find("qprof_format = 'svg'"), std::string::npos);
   EXPECT_NE(text.find("unset multiplot"), std::string::npos);
-  // Each data set ends with "e", as many as there are '-' in the plot commands.
+  // One data set for each '-' in the plot commands.
   std::size_t sets = 0;
   for (const ScriptChunk& ch : s.chunks) {
     sets += ch.data.size();
@@ -311,7 +311,7 @@ TEST(PlotScript, OutputTargetsAndData) {
   std::size_t dashes = 0, pos = 0;
   while ((pos = text.find("'-' using", pos)) != std::string::npos) ++dashes, ++pos;
   EXPECT_EQ(sets, dashes);
-  EXPECT_NE(write_script(c, {}, OutputTarget::stdout_).text().find("set output\n"), std::string::npos);
+  EXPECT_NE(write_script(c, {}, OutputTarget::stdout_).commands().find("set output\n"), std::string::npos);
 }
 
 TEST(PlotScript, TheDefaultStyleIsFound) {

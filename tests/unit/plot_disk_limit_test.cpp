@@ -84,7 +84,7 @@ TEST(PlotDisk, SizesAndTheFreeSpaceOfASmallFileSystem) {
   EXPECT_NEAR(top_of(*free), 80.0, 1e-9);
   EXPECT_GE(disk.ymax, 80.0);
   // And gnuplot is given both, with their titles as string literals.
-  const std::string gp = write_script(c, {}, OutputTarget::fd3).text();
+  const std::string gp = write_script(c, {}, OutputTarget::fd3).commands();
   EXPECT_NE(gp.find("title \"/scratch/cache, peak 50.0 MiB\""), std::string::npos) << gp;
   EXPECT_NE(gp.find("title \"/scratch/cache: free space of its file system\""), std::string::npos) << gp;
 }

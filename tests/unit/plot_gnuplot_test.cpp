@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -104,6 +105,27 @@ TEST(PlotGnuplot, AGnuplotThatStopsEarlyDoesNotKillUs) {
   for (int i = 0; i < 400000; ++i) c.data.back().emplace_back(i, i);
   script.chunks.push_back(std::move(c));
   EXPECT_THROW(run_gnuplot(gnuplot, script, -1, {}), PlotError);
+}
+
+// A saved script carries its data as gnuplot-iostream's send1d writes it: one "x y" line a
+// point, ten significant digits, "nan" for any NaN, "e" after each set.
+TEST(PlotGnuplot, ASavedScriptHoldsItsDataAsText) {
+  Script script;
+  ScriptChunk c;
+  c.commands = "set title 'x'\n";
+  c.plot = {{"using 1:2 with lines", 0}, {"NaN notitle", -1}, {"using 1:2 with points", 1}};
+  c.data = {{{1, 2.5}, {1.0 / 3, -std::nan("")}}, {{1e-7, 123456789012.0}}};
+  script.chunks.push_back(c);
+  const auto dir = temp_dir();
+  const std::string path = (dir / "saved.gp").string();
+  save_script(script, path);
+  EXPECT_EQ(slurp(path),
+            "set title 'x'\n"
+            "plot '-' using 1:2 with lines, \\\n     NaN notitle, \\\n     '-' using 1:2 with points\n"
+            "1 2.5\n0.3333333333 nan\ne\n"
+            "1e-07 1.23456789e+11\ne\n");
+  EXPECT_THROW(save_script(script, (dir / "no-such-folder" / "saved.gp").string()), PlotError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

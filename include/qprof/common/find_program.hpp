@@ -1,5 +1,5 @@
 // Where a program is, as a shell finds it: the one search used to start the profiled command,
-// gnuplot and the GPU tools.
+// gnuplot and the GPU tools. Boost.Process's search_path does the search.
 #pragma once
 
 #include <string>

@@ -1,9 +1,8 @@
-// Talking to gnuplot. The program is started without a shell (fork and exec) and the script,
-// its data in binary records, is written to a pipe on its stdin; qprof keeps the process id to
-// collect gnuplot's exit status and its messages. gnuplot writes the chart to a descriptor qprof
-// opened (its fd 3): no path is ever named in the script. (gnuplot-iostream did the writing
-// until 2026-11: its Boost.Iostreams, with Boost.Filesystem and four compression libraries,
-// cost every qprof start 0.8 ms of loading for a few lines of formatting.)
+// Talking to gnuplot. The program is started without a shell, through Boost.Process
+// (common/child_process.hpp), and gnuplot-iostream writes the script to a pipe on its stdin, the
+// data in binary records (binFmt1d, sendBinary1d); qprof keeps the process id to collect
+// gnuplot's exit status and its messages, and to kill it when it takes too long. gnuplot writes
+// the chart to a descriptor qprof opened (its fd 3): no path is ever named in the script.
 #pragma once
 
 #include <string>
@@ -28,7 +27,8 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
                  double timeout_s = 0);
 
 // Writes the script, data included, to a file that `gnuplot FILE` renders (the data as text,
-// "e" after each set). Throws PlotError when the file cannot be written.
+// through gnuplot-iostream's send1d: "e" after each set). Throws PlotError when the file cannot
+// be written.
 void save_script(const Script& script, const std::string& path);
 
 }  // namespace qprof::plot

@@ -8,7 +8,7 @@
 //   reduce (plot/reduce.hpp)  trace → envelopes of every series, markers, stages, peaks
 //   chart  (plot/chart.hpp)   traces → panels, series, bands, labels placed without overlap
 //   script (plot/script.hpp)  chart → gnuplot commands and data, with the style template
-//   render (plot/gnuplot.hpp) script → gnuplot, through a pipe
+//   render (plot/gnuplot.hpp) script → gnuplot, through gnuplot-iostream
 #pragma once
 
 #include <functional>

@@ -29,9 +29,10 @@ struct ScriptChunk {
 
 struct Script {
   std::vector<ScriptChunk> chunks;
-  // The whole program as gnuplot would read it, data as text (each set ended by "e"): what
-  // `qprof plot --script` saves.
-  std::string text() const;
+  // The program's commands, plot commands included, without the data sets (which gnuplot-iostream
+  // writes after each plot command when the script is run or saved, plot/gnuplot.hpp): what the
+  // tests and the fuzzer read.
+  std::string commands() const;
 };
 
 // A chunk's plot command; `source(i)` is how data set i is read: "'-'" for inline text, or

@@ -1,5 +1,6 @@
-// Starts the profiled command (fork, the child's set-up, exec; exec's failure reported back
-// through a pipe) and turns wait statuses into qprof's exit status and words.
+// Starts the profiled command (through Boost.Process: the child's set-up in its exec-setup hook,
+// exec's failure reported back through a pipe) and turns wait statuses into qprof's exit status
+// and words.
 #pragma once
 
 #include <sys/resource.h>
