@@ -1,5 +1,7 @@
 #include "qprof/plot/gnuplot.hpp"
 
+#include "qprof/common/output_file.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -300,25 +302,32 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
 }
 
 void save_script(const Script& script, const std::string& path) {
-  const auto failed = [&] { return PlotError("cannot write the gnuplot script to " + path + ": " + std::strerror(errno)); };
-  Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (file.fd < 0) throw failed();
-  // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
-  // only print its failure): the file's own close is qprof's, and a failed one is said.
-  const int copy = ::fcntl(file.fd, F_DUPFD_CLOEXEC, 0);
-  FILE* stream = copy < 0 ? nullptr : ::fdopen(copy, "w");
-  if (!stream) {
-    const PlotError e = failed();
-    if (copy >= 0) ::close(copy);
-    throw e;
+  const auto failed = [&](const std::string& why) {
+    return PlotError("cannot write the gnuplot script to " + path + ": " + why);
+  };
+  try {
+    // Through common's OutputFile: a device or a folder is refused, a file replaced whole.
+    OutputFile file(path);
+    // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
+    // only print its failure): the file's own commit is qprof's, and a failed one is said.
+    const int copy = ::fcntl(file.fd(), F_DUPFD_CLOEXEC, 0);
+    FILE* stream = copy < 0 ? nullptr : ::fdopen(copy, "w");
+    if (!stream) {
+      const PlotError e = failed(std::strerror(errno));
+      if (copy >= 0) ::close(copy);
+      throw e;
+    }
+    bool written;
+    {
+      gnuplotio::Gnuplot gp(stream);
+      send(gp, script, Encoding::text);  // a script to read and edit
+      written = static_cast<bool>(gp);
+    }
+    if (!written) throw failed(std::strerror(errno));
+    file.commit();
+  } catch (const OutputError& e) {
+    throw failed(e.what());
   }
-  bool written;
-  {
-    gnuplotio::Gnuplot gp(stream);
-    send(gp, script, Encoding::text);  // a script to read and edit
-    written = static_cast<bool>(gp);
-  }
-  if (!written || ::close(file.release()) != 0) throw failed();
 }
 
 }  // namespace qprof::plot

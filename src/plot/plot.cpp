@@ -237,11 +237,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   if (!o.script.empty()) {
     const Script script =
         write_script(chart, styles, *format == Format::text ? OutputTarget::stdout_ : OutputTarget::named, o.output);
-    try {
-      write_output(o.script, script.text());
-    } catch (const OutputError& e) {
-      throw PlotError(std::string("--script: ") + e.what());
-    }
+    save_script(script, o.script);
   }
   if (*format == Format::text) {
     // Through a temporary file: gnuplot 5.4's dumb terminal starts with a form feed, even with

@@ -25,7 +25,7 @@ FitChart sample_chart(const std::string& command) {
 }
 
 TEST(PlotFitChart, TheCommandIsNeverCode) {
-  const std::string text = fit_script(sample_chart("x`touch /tmp/pwned`@macro\nset output '/etc/x'\""), "png").text();
+  const std::string text = fit_script(sample_chart("x`touch /tmp/pwned`@macro\nset output '/etc/x'\""), "png").commands();
   // What follows the style template (whose comments quote gnuplot commands in backquotes).
   const std::string chart_part = text.substr(text.rfind("set termoption noenhanced"));
   EXPECT_EQ(chart_part.find('`'), std::string::npos) << chart_part;
