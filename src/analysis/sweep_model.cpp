@@ -27,7 +27,9 @@ std::optional<double> peak_of(const Trace& t, Metric m) {
 
 const std::vector<FigureSource>& figure_sources() {
   static const std::vector<FigureSource> sources = {
-      {"footprint", "footprint (\u03a3 PSS peak)", true, [](const Trace& t) { return peak_of(t, Metric::pss); }},
+      // The footprint as every summary gives it: the tree's own cgroup charge, else Σ PSS.
+      {"footprint", "footprint", true, [](const Trace& t) { return peak_of(t, Metric::footprint); }},
+      {"unreclaimable", "unreclaimable peak", true, [](const Trace& t) { return peak_of(t, Metric::unreclaimable); }},
       {"peak_rss", "\u03a3 RSS peak", true, [](const Trace& t) { return peak_of(t, Metric::rss); }},
       {"duration", "duration", false, [](const Trace& t) -> std::optional<double> { return trace_duration(t); }},
   };

@@ -62,12 +62,12 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_flag("--pss,!--no-pss", o.record_pss,
                "Do not read PSS/USS (smaps_rollup). By default they are read every --pss-interval and at each new "
-               "high of Σ RSS, within 5 % of the time");
+               "high of Σ RSS (at most every 0.1 s), within 5 % of the time");
   app.add_option("--marker-regex", o.marker_regex,
                  "Regular expression with one capture group (the label) for marker lines on stderr "
                  "(default: a line holding QPROF_MARK: anywhere; the label is what follows it)");
   app.add_option("--pss-interval", o.pss_interval,
-                 "Seconds between PSS/USS passes (default 0.1; a slow pass stretches it so that passes take at "
+                 "Seconds between scheduled PSS/USS passes (default 0.5; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")
       ->check(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,

@@ -135,11 +135,12 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   t.columns.push_back(Column::of("repeat", "repeat", Kind::count));
   t.columns.push_back(Column::of("exit_status", "exit", Kind::count));
   t.columns.push_back(Column::of("duration", "duration", Kind::seconds));
+  t.columns.push_back(Column::of("footprint", "footprint", Kind::bytes));
   t.columns.push_back(Column::of("peak_rss", "\u03a3 RSS peak", Kind::bytes));
-  t.columns.push_back(Column::of("footprint", "footprint (\u03a3 PSS peak)", Kind::bytes));
   t.columns.push_back(Column::of("trace", "trace", Kind::text));
-  const bool any_pss = std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::pss); });
-  t.columns[parameters.size() + 4].human = any_pss;
+  const bool any_footprint =
+      std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
+  t.columns[parameters.size() + 3].human = any_footprint;
   for (const SweepRun& r : runs) {
     std::vector<Cell> row;
     for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
@@ -147,10 +148,10 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
     row.push_back(Cell::number(r.status));
     if (r.trace) {
       row.push_back(Cell::number(trace_duration(*r.trace)));
+      const auto footprint = find_peak(*r.trace, Metric::footprint);
       const auto rss = find_peak(*r.trace, Metric::rss);
-      const auto pss = find_peak(*r.trace, Metric::pss);
+      row.push_back(footprint ? Cell::bytes(footprint->bytes) : Cell{});
       row.push_back(rss ? Cell::bytes(rss->bytes) : Cell{});
-      row.push_back(pss ? Cell::bytes(pss->bytes) : Cell{});
     } else {
       row.insert(row.end(), 3, Cell{});
     }

@@ -51,7 +51,7 @@ std::string metric_name(const TraceData& d) {
   if (d.meta.metric == "pss") return "PSS";
   if (d.meta.metric == "uss") return "USS";
   // Beside a footprint, say what Σ RSS counts: a page shared by N processes N times.
-  return d.pss.empty() && d.cgroup.empty() ? "RSS" : "RSS (shared pages once per process)";
+  return d.pss.empty() && d.cgroup.empty() ? "RSS" : "RSS sum";
 }
 
 std::string signal_name(int sig) {

@@ -70,13 +70,13 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       d.peak_text = "peak " + peak_text;
     } else if (single) {
       if (!t.cgroup.empty()) {
-        add_series(d, {Role::cgroup, 0, false, false, "footprint: cgroup charge (shared pages once, page cache too)",
+        add_series(d, {Role::cgroup, 0, false, false, "footprint: cgroup charge",
                        scaled(t.cgroup.points(), unit)});
       }
       if (!t.pss.empty()) {
         // Where the tree had no cgroup of its own, Σ PSS is the footprint.
         add_series(d, {Role::pss, 0, false, false,
-                       t.cgroup.empty() ? "footprint: PSS of the tree (shared pages once)" : "PSS of the tree",
+                       t.cgroup.empty() ? "footprint: PSS of the tree" : "PSS of the tree",
                        scaled(t.pss.points(), unit)});
         add_series(d, {Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)});
       }

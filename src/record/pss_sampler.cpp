@@ -70,7 +70,9 @@ void PssSampler::loop() {
     const std::int64_t budget = static_cast<std::int64_t>(static_cast<double>(cost) * kCostFactor);
     const std::int64_t interval = std::max(asked_ns_, budget);
     interval_ns_.store(interval);
-    earliest = began + std::chrono::nanoseconds(budget);
+    // A rise's pass waits for the budget, and for kRiseSpacing: a job that grows on every sample
+    // would otherwise be walked as often as the budget allows, which costs it its mmap lock.
+    earliest = began + std::max<std::chrono::nanoseconds>(std::chrono::nanoseconds(budget), kRiseSpacing);
     next = began + std::chrono::nanoseconds(interval);
     const auto now = Clock::now();
     if (next < now) next = now;  // fell behind: skip, do not catch up

@@ -48,10 +48,12 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   }
   ++count_;
   if (count_ == 1 || s.bytes > peak_.bytes) {
-    // Σ PSS can only peak where Σ RSS rises: a new high asks the PSS thread for a pass now.
-    if (pss_ && count_ > 1) {
+    // Σ PSS can only peak where Σ RSS rises: a new high, by at least 1 MiB or 1 % over the last
+    // one that asked, asks the PSS thread for a pass now (a page more is not worth a walk).
+    if (pss_ && count_ > 1 && s.bytes >= rise_floor_) {
       sync_pss_members();
       pss_->rise();
+      rise_floor_ = s.bytes + std::max<Bytes>(Bytes{1} << 20, s.bytes / 100);
     }
     peak_ = s;
   }

@@ -394,7 +394,7 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
   std::vector<std::string> args{"plot", "--metric", "pss", "-o", dir + "/pss.svg", "--script", dir + "/pss.gp"};
   for (const char* name : {"a", "b", "c"}) {
     const std::string out = dir + "/" + name + ".dat";
-    const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "0.02", "-o", out, "--",
+    const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "0.02", "--cgroup", "off", "-o", out, "--",
                             workload("alloc_tree"), "20", "1", "20", "300"});
     ASSERT_EQ(r.status, 0) << r.err;
     args.push_back(out);

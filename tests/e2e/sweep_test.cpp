@@ -44,8 +44,10 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   const double worker_base = two - one, parent_base = one - worker_base;
   const double a = 50 + parent_base, b = 30 + worker_base;
   const std::string dir = temp_dir() + "/workers";
+  // Σ RSS alone (no PSS, no cgroup): the model falls back to it for the limit.
   const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4,8", "--limit", "500MiB", "--at", "16", "--format",
-                                  "json", "--", workload("alloc_tree"), "50", "{workers}", "30", "300"});
+                                  "json", "--no-pss", "--cgroup", "off", "--", workload("alloc_tree"), "50", "{workers}", "30",
+                                  "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* n : {"1", "2", "4", "8"}) {
     EXPECT_TRUE(fs::exists(dir + "/workers=" + n + ".dat")) << n;

@@ -27,7 +27,7 @@ TEST(Metrics, NamesRoundTripAndUnknownNamesAreRefused) {
   for (Metric m : all_metrics()) EXPECT_EQ(parse_metric(metric_info(m).name), m);
   EXPECT_EQ(parse_metric("RSS"), std::nullopt);
   EXPECT_EQ(parse_metric("vram"), std::nullopt);
-  EXPECT_EQ(metric_names(), "rss, pss, uss, gpu, cgroup, hwm_sum, kernel_process, anon, file, shmem, swap");
+  EXPECT_EQ(metric_names(), "footprint, unreclaimable, rss, pss, uss, gpu, cgroup, hwm_sum, kernel_process, anon, file, shmem, swap");
 }
 
 TEST(Metrics, AvailableAreThoseTheTraceHas) {

@@ -59,7 +59,7 @@ TEST(LiveLine, TextFitsTheWidthAndIsPrintable) {
   f.footprint = Bytes{100} << 20;
   f.peak_footprint = Bytes{200} << 20;
   EXPECT_EQ(format_live_status(f, 200).substr(0, 80),
-            "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | RSS sum 300.0 MiB (peak 5");
+            "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | RSS sum 300.0 MiB (peak 51");
   for (int cols : {20, 40, 80}) {
     const std::string t = format_live_status(s, cols);
     EXPECT_EQ(t.size(), static_cast<std::size_t>(cols - 1));

@@ -57,7 +57,8 @@ TEST(PlotChart, OneTraceWithEverything) {
   EXPECT_TRUE(titled("largest process, kernel peak (lower bound): 2.90 GiB"));
   EXPECT_TRUE(titled("sum of VmHWM (upper bound): 7.02 GiB"));
   EXPECT_FALSE(titled("cgroup peak (exact)"));
-  EXPECT_TRUE(titled("tree RSS, peak 5.40 GiB at 6 s"));
+  EXPECT_TRUE(titled("tree RSS sum, peak 5.40 GiB at 6 s"));
+  EXPECT_TRUE(titled("footprint: cgroup charge")) << "the footprint series is named as such";
   // Other panels: stages and checkpoints too, labels only on top.
   EXPECT_EQ(c.panels[2].bands.size(), 4u);
   EXPECT_TRUE(c.panels[2].labels.empty());

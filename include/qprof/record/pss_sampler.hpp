@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -24,6 +25,8 @@ class PssSampler {
  public:
   // A pass over the tree costs `c` of CPU: the next one starts no sooner than max(interval, c × this).
   static constexpr double kCostFactor = 20.0;  // at most 5 % of the time spent walking
+  // The least time between passes asked for by new highs of Σ RSS.
+  static constexpr std::chrono::milliseconds kRiseSpacing{100};
 
   PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
   ~PssSampler();

@@ -94,6 +94,7 @@ class Sampler {
   Bytes peak_uss_ = 0;
   std::optional<CgroupSample> largest_cgroup_;
   std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_anon_;
+  Bytes rise_floor_ = 0;  // the Σ RSS that asks the PSS thread for its next early pass
   std::optional<Bytes> footprint_now_;
   Bytes footprint_peak_ = 0;
   UsageSeries usage_;
