@@ -37,7 +37,12 @@ Table stage_table(const Trace& trace, Metric metric) {
       machine_only(column("closed", "closed", Kind::flag)),
   };
   bool unclosed = false;
-  for (const StageStats& s : stage_stats(trace, metric)) {
+  const std::vector<StageStats> stats = stage_stats(trace, metric);
+  for (const StageStats& s : stats) {
+    if (t.rows.size() == kMaxTableRows) {
+      leave_out_rows(t, stats.size() - t.rows.size(), "stages");
+      break;
+    }
     Cell name = Cell::string(s.stage.name);
     if (!s.stage.closed) name.note = "never ended";
     unclosed = unclosed || !s.stage.closed;

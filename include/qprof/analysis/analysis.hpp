@@ -82,6 +82,10 @@ struct DirGrowth {
   std::size_t samples = 0;
 };
 std::vector<DirGrowth> dir_growths(const Trace& t);  // directories with samples, in index order
+// The most dir:NAME metrics a trace lists (available_metrics, compare's columns): each is a
+// column and a pass over the samples, so a trace of 100 000 directories would be quadratic.
+// Tables of directories say how many they leave out.
+inline constexpr std::size_t kMaxDirMetrics = 64;
 // Quark's peak_cache_dir_disk_usage_mb in bytes: the largest growth of any watched directory.
 std::optional<Bytes> peak_dir_growth(const Trace& t);
 
