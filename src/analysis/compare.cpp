@@ -97,11 +97,21 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
     });
   }
   if (stages && metric_info(metric).windowed) {
+    // At most kMaxStageColumns names, the first met: each column is a pass over every run's
+    // samples, so 100 000 stage names made a comparison quadratic (and unreadable).
     std::vector<std::string> names;
+    std::unordered_set<std::string> named;
     for (const CompareEntry& e : entries) {
       for (const Trace* t : e.runs) {
         for (std::string& n : stage_names(*t)) {
-          if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+          if (named.count(n)) continue;
+          if (names.size() == kMaxStageColumns) {
+            ++c.stages_left_out;
+            named.insert(n);
+            continue;
+          }
+          named.insert(n);
+          names.push_back(std::move(n));
         }
       }
     }

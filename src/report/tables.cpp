@@ -208,6 +208,10 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
   }
   if (!entries.empty()) t.notes.push_back("ratio: to the first row (" + entries.front().label + ")");
   if (repeated) t.notes.push_back("repeated runs: the median, then (min\u2013max)");
+  if (c.stages_left_out > 0) {
+    t.notes.push_back(std::to_string(c.stages_left_out) + " more stage names without a column: the first " +
+                      std::to_string(kMaxStageColumns) + " have one");
+  }
   d.tables.push_back(std::move(t));
   return d;
 }
