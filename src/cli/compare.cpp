@@ -190,7 +190,7 @@ int compare_action(CompareCli& o, const Invocation& invocation) {
     try {
       traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
     } catch (const std::exception& e) {
-      std::cerr << "qprof compare: " << terminal_text(e.what()) << '\n';
+      std::cerr << "qprof compare: " << terminal_text(read_failure(e, path)) << '\n';
       return false;
     }
     entries.push_back({default_label(path), {traces.back().get()}});

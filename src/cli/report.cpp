@@ -50,7 +50,7 @@ int report_job(const ReportCli& o) {
     try {
       traces.push_back(dat::read_trace(f));
     } catch (const std::exception& e) {
-      std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
+      std::cerr << "qprof report: " << terminal_text(read_failure(e, f)) << '\n';
       return kUsageError;
     }
     if (!has_metric(traces.back(), metric)) {
@@ -110,7 +110,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
             try {
               trace = dat::read_trace(o.traces.front());
             } catch (const std::exception& e) {
-              std::cerr << "qprof report: " << terminal_text(e.what()) << '\n';
+              std::cerr << "qprof report: " << terminal_text(read_failure(e, o.traces.front())) << '\n';
               return kUsageError;
             }
             const Metric metric = metric_of(o.metric);
