@@ -146,6 +146,23 @@ TEST(RunOutput, DashIsStdoutAndTheCommandsStdoutGoesToStderr) {
   EXPECT_TRUE(contains(r.err, "qprof:   trace           stdout")) << r.err;
 }
 
+// A FIFO without a reader holds the run before its command starts, as a shell redirection does,
+// and qprof says so instead of hanging silently.
+TEST(RunOutput, AFifoWithNoReaderIsSaidWhileItWaits) {
+  const std::string fifo = temp_dir() + "/unread.fifo";
+  const std::string marker = temp_dir() + "/unread_fifo_ran";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Process run_it(bounded({"run", "-o", fifo, "--", "touch", marker}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(fs::exists(marker)) << "the command waits for the FIFO's reader";
+  const Result copy = run({"cat", fifo}, "", 30);
+  const Result r = run_it.wait(30);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "is a FIFO with no reader yet: waiting for one before the command starts")) << r.err;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_NO_THROW(dat::read_trace_text(copy.out, "fifo"));
+}
+
 TEST(RunOutput, AFifoIsStreamedAndNeverReadBack) {
   const std::string fifo = temp_dir() + "/trace.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
