@@ -202,6 +202,14 @@ std::string parse_error(const std::string& text) {
   return "no error";
 }
 
+// An exit status wider than an int is refused where it is, not wrapped into a negative one.
+TEST(Reader, AnExitStatusPastAnIntIsRefused) {
+  const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\n";
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 status=2147483648\n"), "bad.dat:3: status='2147483648' is out of range");
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 signal=-2147483649\n"), "bad.dat:3: signal='-2147483649' is out of range");
+  EXPECT_EQ(read_trace_text(head + "EXIT 101.0 status=2147483647\n", "ok.dat").exit->status, 2147483647);
+}
+
 TEST(Reader, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(parse_error("CMDLINE x\nMEM 1.0 2.0\nMEM abc 3.0\n"),
             "bad.dat:3: MEM: memory (MiB) 'abc' is not a number");
