@@ -126,9 +126,14 @@ TEST(RunOutput, AFullSmallTmpfs) {
   const Result fill = run({"sh", "-c", "head -c 57344 /dev/zero > " + dir + "/filler"});
   const std::string out = dir + "/trace.dat";
   const Result r = run(bounded({"run", "-o", out, "--max-peak", "1GiB", "--", workload("spike"), "40", "1500", "1000"}));
+  const std::string trace = read_file(out);
   umount2(dir.c_str(), MNT_DETACH);
   EXPECT_EQ(fill.status, 0);
   EXPECT_EQ(r.status, 4) << r.err;
+  // Cut back to its last whole line, never "MEM 31.601562 1795731"; the summary says where it ends.
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(trace.back(), '\n') << trace.substr(trace.size() > 80 ? trace.size() - 80 : 0);
+  EXPECT_TRUE(contains(r.err, "the trace ends at its last whole line, byte " + std::to_string(trace.size()))) << r.err;
   EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
   EXPECT_TRUE(contains(r.err, "is within the budget")) << r.err;
 }

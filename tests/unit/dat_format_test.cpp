@@ -1,6 +1,8 @@
 #include "qprof/trace/format.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+
+#include "bounded_child.hpp"
 #include <random>
 
 #include "temp_files.hpp"
@@ -187,6 +192,38 @@ TEST(Writer, CloseWritesWhatIsBufferedAndDropsWhatComesAfter) {
   EXPECT_TRUE(w.close());
   EXPECT_EQ(read_trace(path).mem.size(), 1u);
   std::filesystem::remove(path);
+}
+
+// A full disk (here a file-size limit: EFBIG, no mount needed) cuts the trace back to its last
+// whole line, and the error says where it ends: never a cut "MEM 31.601562 1795731".
+TEST(Writer, AFullDiskLeavesTheLastWholeLine) {
+  const std::string path = testing::TempDir() + "/efbig.dat";
+  constexpr rlim_t kLimit = 10000;
+  const int status = qprof::test::in_bounded_child([&] {
+    ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing
+    const rlimit fsize{kLimit, kLimit};
+    if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) return false;
+    Writer w(path);
+    w.header(TraceMeta{});
+    for (int i = 0; i < 2000; ++i) {
+      w.mem(1795255547.0 + i, static_cast<Bytes>(31.601562 * 1048576) + static_cast<Bytes>(i));
+      if (i % 100 == 0) w.flush();
+    }
+    const bool ok = w.close();
+    return !ok && w.error().find("File too large; the trace ends at its last whole line, byte ") != std::string::npos;
+  });
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string text = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_FALSE(text.empty());
+  EXPECT_LE(text.size(), kLimit);
+  EXPECT_EQ(text.back(), '\n') << text.substr(text.size() > 60 ? text.size() - 60 : 0);
+  std::vector<std::string> warnings;
+  const Trace t = read_trace(path, &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_GT(t.mem.size(), 100u);
 }
 
 TEST(Writer, CreatingInAMissingDirectoryThrows) {
