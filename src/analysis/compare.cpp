@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
@@ -63,11 +64,14 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
         });
   }
   // Watched directories: the peak size (a dir:NAME metric) and the growth, of every name a trace has.
+  // At most kMaxDirMetrics names: each is two columns and a pass over every run's directories.
   std::vector<std::string> dir_names;
+  std::unordered_set<std::string> named;
   for (const CompareEntry& e : entries) {
     for (const Trace* t : e.runs) {
       for (const DirGrowth& g : dir_growths(*t)) {
-        if (std::find(dir_names.begin(), dir_names.end(), g.name) == dir_names.end()) dir_names.push_back(g.name);
+        if (dir_names.size() == kMaxDirMetrics) break;
+        if (named.insert(g.name).second) dir_names.push_back(g.name);
       }
     }
   }
@@ -98,11 +102,21 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
     });
   }
   if (stages && metric_info(metric).windowed) {
+    // At most kMaxStageColumns names, the first met: each column is a pass over every run's
+    // samples, so 100 000 stage names made a comparison quadratic (and unreadable).
     std::vector<std::string> names;
+    std::unordered_set<std::string> named;
     for (const CompareEntry& e : entries) {
       for (const Trace* t : e.runs) {
         for (std::string& n : stage_names(*t)) {
-          if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+          if (named.count(n)) continue;
+          if (names.size() == kMaxStageColumns) {
+            ++c.stages_left_out;
+            named.insert(n);
+            continue;
+          }
+          named.insert(n);
+          names.push_back(std::move(n));
         }
       }
     }

@@ -1,8 +1,11 @@
 // Watched directories (--watch-dir, DIR lines) as metrics and growths, and the memory limit the
 // header recorded.
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/dirs.hpp"
@@ -22,6 +25,8 @@ struct DirRegistry {
   std::deque<std::string> keys;   // "dir:NAME"
   std::deque<std::string> titles; // "dir NAME"
   std::deque<MetricInfo> infos;
+  // NAME → its position: a trace of many directories registers each once, without a search.
+  std::unordered_map<std::string, std::size_t> by_name;
 };
 
 DirRegistry& registry() {
@@ -40,9 +45,8 @@ std::string_view last_component(std::string_view path) {
 Metric dir_metric(std::string_view name) {
   DirRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  for (std::size_t i = 0; i < r.names.size(); ++i) {
-    if (r.names[i] == name) return static_cast<Metric>(kDirBase + static_cast<int>(i));
-  }
+  const auto [it, added] = r.by_name.try_emplace(std::string(name), r.names.size());
+  if (!added) return static_cast<Metric>(kDirBase + static_cast<int>(it->second));
   r.names.emplace_back(name);
   r.keys.push_back("dir:" + std::string(name));
   r.titles.push_back("dir " + std::string(name));
@@ -77,6 +81,27 @@ const WatchedDir* find_watched_dir(const Trace& t, std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// How many of the trace's directories share each last component: dir_name for all of them in
+// one pass, not one pass over the directories per directory.
+std::unordered_map<std::string_view, std::size_t> base_counts(const Trace& t) {
+  std::unordered_map<std::string_view, std::size_t> counts;
+  std::unordered_set<int> seen;  // a repeated DIRDEF is one directory
+  for (const WatchedDir& d : t.dirs) {
+    if (seen.insert(d.index).second) ++counts[last_component(d.path)];
+  }
+  return counts;
+}
+
+std::string dir_name(const WatchedDir& d, const std::unordered_map<std::string_view, std::size_t>& counts) {
+  const std::string_view base = last_component(d.path);
+  const auto it = counts.find(base);
+  return it != counts.end() && it->second > 1 ? d.path : std::string(base);
+}
+
+}  // namespace
+
 std::string dir_name(const Trace& t, const WatchedDir& d) {
   const std::string_view base = last_component(d.path);
   for (const WatchedDir& other : t.dirs) {
@@ -86,23 +111,30 @@ std::string dir_name(const Trace& t, const WatchedDir& d) {
 }
 
 std::vector<DirGrowth> dir_growths(const Trace& t) {
+  // One pass over the samples, each found its directory by index: linear in the trace, whatever
+  // the number of directories (a search per sample was quadratic: 100 000 DIR lines took minutes).
   std::vector<DirGrowth> out;
+  std::unordered_map<int, std::size_t> slot;
+  const auto counts = base_counts(t);
   for (const WatchedDir& d : t.dirs) {
+    if (!slot.try_emplace(d.index, out.size()).second) continue;  // a repeated index: its first DIRDEF
     DirGrowth g;
     g.dir = d;
-    g.name = dir_name(t, d);
-    for (const DirSample& s : t.dir_samples) {
-      if (s.dir != d.index) continue;
-      if (g.samples++ == 0) g.start = s.apparent, g.fs_free_min = s.fs_free;
-      if (s.apparent > g.peak || g.samples == 1) g.peak = s.apparent, g.peak_t = s.t;
-      g.last = s.apparent;
-      g.allocated_peak = std::max(g.allocated_peak, s.allocated);
-      g.fs_free_min = std::min(g.fs_free_min, s.fs_free);
-    }
-    if (g.samples == 0) continue;
-    g.growth = g.peak > g.start ? g.peak - g.start : 0;
+    g.name = dir_name(d, counts);
     out.push_back(std::move(g));
   }
+  for (const DirSample& s : t.dir_samples) {
+    const auto it = slot.find(s.dir);
+    if (it == slot.end()) continue;
+    DirGrowth& g = out[it->second];
+    if (g.samples++ == 0) g.start = s.apparent, g.fs_free_min = s.fs_free;
+    if (s.apparent > g.peak || g.samples == 1) g.peak = s.apparent, g.peak_t = s.t;
+    g.last = s.apparent;
+    g.allocated_peak = std::max(g.allocated_peak, s.allocated);
+    g.fs_free_min = std::min(g.fs_free_min, s.fs_free);
+  }
+  std::erase_if(out, [](const DirGrowth& g) { return g.samples == 0; });
+  for (DirGrowth& g : out) g.growth = g.peak > g.start ? g.peak - g.start : 0;
   return out;
 }
 

@@ -104,7 +104,11 @@ std::vector<Metric> available_metrics(const Trace& t) {
   for (Metric m : all_metrics()) {
     if (has_metric(t, m)) out.push_back(m);
   }
-  for (const DirGrowth& g : dir_growths(t)) out.push_back(dir_metric(g.name));
+  std::size_t dirs = 0;
+  for (const DirGrowth& g : dir_growths(t)) {
+    if (dirs++ == kMaxDirMetrics) break;
+    out.push_back(dir_metric(g.name));
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/timeline.hpp"

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "qprof/common/units.hpp"
@@ -92,12 +93,15 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
     case Metric::gpu: {
       // Devices are sampled together (one GPU line each, same time): one value per time, the
       // latest value of every device seen so far summed.
-      std::map<int, Bytes> latest;
+      // The sum is kept as devices change, not summed again per time: with many devices
+      // that was quadratic (200 000 devices took a report 38 s). Unsigned: the updates cancel.
+      std::unordered_map<int, Bytes> latest;
+      Bytes sum = 0;
       for (std::size_t i = 0; i < t.gpu.size(); ++i) {
-        latest[t.gpu[i].device] = t.gpu[i].tree;
+        Bytes& held = latest[t.gpu[i].device];
+        sum += t.gpu[i].tree - held;
+        held = t.gpu[i].tree;
         if (i + 1 < t.gpu.size() && t.gpu[i + 1].t == t.gpu[i].t) continue;
-        Bytes sum = 0;
-        for (const auto& [dev, b] : latest) sum += b;
         out.push_back({t.gpu[i].t, sum});
       }
       return out;

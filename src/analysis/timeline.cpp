@@ -1,4 +1,6 @@
 // Where a run is in time: its end, and the stages at a moment or of a name.
+#include <string_view>
+#include <unordered_set>
 #include <algorithm>
 
 #include "qprof/analysis/timeline.hpp"
@@ -39,9 +41,11 @@ std::vector<const Stage*> stages_named(const Trace& t, std::string_view name) {
 }
 
 std::vector<std::string> stage_names(const Trace& t) {
+  // A set beside the list: a search of the list per stage was quadratic in distinct names.
   std::vector<std::string> out;
+  std::unordered_set<std::string_view> seen;
   for (const Stage& s : t.stages) {
-    if (std::find(out.begin(), out.end(), s.name) == out.end()) out.push_back(s.name);
+    if (seen.insert(s.name).second) out.push_back(s.name);
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]: removes default-named traces
 // (as mprof clean), never any other file.
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -91,7 +93,16 @@ Command add_clean(CLI::App& app, const Invocation&) {
       "Exit status 1 when a file could not be removed, 2 for usage errors.");
   cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
   cmd->add_option("--older-than", opts->older_than, "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
-  cmd->add_option("--keep", opts->keep, "Keep the N newest traces");
+  // Digits only, within 64 bits: CLI11 alone took -1 (wrapped) and 20 digits (saturated) but not 1e20.
+  cmd->add_option("--keep", opts->keep, "Keep the N newest traces")->check([](const std::string& s) -> std::string {
+    std::uint64_t n = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || r.ec != std::errc() ||
+        r.ptr != s.data() + s.size()) {
+      return "a whole number of traces, 0 or more, up to 18446744073709551615";
+    }
+    return "";
+  });
   cmd->add_flag("--dry-run", opts->dry_run, "Print what would be removed, remove nothing");
   return {cmd, [opts] { return clean_action(*opts); }};
 }

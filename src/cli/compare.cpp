@@ -182,7 +182,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     try {
       traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
     } catch (const std::exception& e) {
-      return Failure{terminal_text(e.what())};
+      return Failure{terminal_text(read_failure(e, path))};
     }
     entries.push_back({default_label(path), {traces.back().get()}});
     return {};

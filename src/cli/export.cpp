@@ -31,6 +31,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   exports::Options options;
   options.format = *exports::parse_format(o.format);
   options.unit = *unit_of(o.unit);
+  options.warn = [](const std::string& w) { std::cerr << "qprof export: " << terminal_text(w) << '\n'; };
   std::vector<exports::Input> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < o.labels.size() ? o.labels[i] : ""});
 

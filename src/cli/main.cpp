@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <iterator>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -120,7 +121,22 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : qprof::cli::kUsageError;
   }
   for (const auto& c : commands) {
-    if (c.app->parsed()) return exit_status(c.action(), c.app->get_name());
+    if (!c.app->parsed()) continue;
+    try {
+      return exit_status(c.action(), c.app->get_name());
+    } catch (const std::bad_alloc&) {
+      // Out of memory anywhere in a command (a chart, a table, an analysis) is exit 2 naming
+      // what it read, as a bad input is, never an abort. Its inputs: the positional arguments.
+      std::string inputs;
+      for (const CLI::Option* opt : c.app->get_options()) {
+        if (!opt->get_positional()) continue;
+        for (const std::string& r : opt->results()) inputs += (inputs.empty() ? "" : ", ") + r;
+      }
+      std::cerr << "qprof " << c.app->get_name() << ": "
+                << qprof::terminal_text(inputs.empty() ? std::string("the input") : inputs)
+                << ": too large to process in memory\n";
+      return qprof::cli::kUsageError;
+    }
   }
   return qprof::cli::kUsageError;
 }

@@ -252,7 +252,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                 report::PeakLine l;
                 l.file = f;
                 l.metric = metric_of(o.metric);
-                l.error = e.what();
+                l.error = read_failure(e, f);
                 lines.push_back(std::move(l));
                 read.push_back(nullptr);
                 continue;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 
 #include "qprof/common/clock.hpp"
@@ -205,6 +206,11 @@ StdoutToStderr::~StdoutToStderr() {
   std::fflush(stdout);
   ::dup2(saved_, STDOUT_FILENO);
   ::close(saved_);
+}
+
+std::string read_failure(const std::exception& e, const std::string& file) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return file + ": too large to read into memory";
+  return e.what();
 }
 
 }  // namespace qprof::cli

@@ -37,7 +37,10 @@ CLI::Validator format_check();  // text, md, csv, json
 
 // What --metric names; the option has been checked, so this cannot fail.
 Metric metric_of(const std::string& name);
-std::optional<Unit> unit_of(const std::string& name);  // empty name: nullopt
+std::optional<Unit> unit_of(const std::string& name);
+// Why reading `file` failed, for "qprof CMD: …": out of memory is "FILE: too large to read into
+// memory" (exit 2, as a bad trace), never std::bad_alloc's own words or an abort.
+std::string read_failure(const std::exception& e, const std::string& file);  // empty name: nullopt
 report::Format format_of(const std::string& name);
 
 // While alive, qprof's stdout (and so the profiled command's, which inherits it) goes to stderr:

@@ -52,7 +52,7 @@ Result<int> report_job(const ReportCli& o) {
     try {
       traces.push_back(dat::read_trace(f));
     } catch (const std::exception& e) {
-      return Failure{terminal_text(e.what())};
+      return Failure{terminal_text(read_failure(e, f))};
     }
     if (!has_metric(traces.back(), metric)) {
       return Failure{"--metric: " + report::missing_metric(traces.back(), metric)};
@@ -72,7 +72,7 @@ Result<int> report_trace(const ReportCli& o) {
   try {
     trace = dat::read_trace(o.traces.front());
   } catch (const std::exception& e) {
-    return Failure{terminal_text(e.what())};
+    return Failure{terminal_text(read_failure(e, o.traces.front()))};
   }
   const Metric metric = metric_of(o.metric);
   if (!has_metric(trace, metric)) return Failure{"--metric: " + report::missing_metric(trace, metric)};

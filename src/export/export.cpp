@@ -112,6 +112,11 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
   // CSV and JSON read every trace through (the column scan) before their first byte.
   ColumnSet set;
   for (const Input& in : inputs) set.scan(in.path);
+  if (options.warn && set.children_left_out + set.gpus_left_out > 0) {
+    options.warn(std::to_string(set.children_left_out) + " processes and " + std::to_string(set.gpus_left_out) +
+                 " GPU devices beyond the first " + std::to_string(ColumnSet::kMaxColumnsPerKind) +
+                 " of each have no column");
+  }
   if (options.format == Format::csv) write_csv(inputs, set, options.unit, out);
   else write_json(inputs, set, options.unit, out);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <unordered_set>
 
 #include "qprof/trace/format.hpp"
 
@@ -27,9 +28,9 @@ class Scanner : public dat::Visitor {
   void cgroup(const CgroupSample&) override { c_.cgroup = true; }
   void cpu(const CpuSample&) override { c_.cpu = true; }
   void io(const IoSample&) override { c_.io = true; }
-  void gpu_device(const GpuDevice& d) override { c_.gpu.emplace(d.index, 0); }
-  void gpu(const GpuSample& s) override { c_.gpu.emplace(s.device, 0); }
-  void child(std::int64_t pid, const MemSample&) override { c_.child.emplace(pid, 0); }
+  void gpu_device(const GpuDevice& d) override { add(c_.gpu, d.index, gpus_seen_, c_.gpus_left_out); }
+  void gpu(const GpuSample& s) override { add(c_.gpu, s.device, gpus_seen_, c_.gpus_left_out); }
+  void child(std::int64_t pid, const MemSample&) override { add(c_.child, pid, children_seen_, c_.children_left_out); }
   void kinds(const MemKindsSample&) override { c_.kinds = true; }
   void tasks(const TasksSample&) override { c_.tasks = true; }
   void gpu_util(const GpuUtilSample& s) override {
@@ -38,7 +39,16 @@ class Scanner : public dat::Visitor {
 
  private:
   static constexpr std::size_t kMaxGpuUtilColumns = 64;  // a hostile trace cannot widen rows without end
+  // The first kMaxColumnsPerKind keys get a column; each other key is counted once.
+  template <class Key>
+  static void add(std::map<Key, std::size_t>& columns, Key key, std::unordered_set<Key>& seen, std::size_t& left_out) {
+    if (columns.count(key)) return;
+    if (columns.size() < ColumnSet::kMaxColumnsPerKind) columns.emplace(key, 0);
+    else if (seen.insert(key).second) ++left_out;
+  }
   ColumnSet& c_;
+  std::unordered_set<int> gpus_seen_;
+  std::unordered_set<std::int64_t> children_seen_;
 };
 
 // A cumulative counter turned into a rate per second over its last interval.

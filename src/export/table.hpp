@@ -31,6 +31,10 @@ class ColumnSet {
   std::map<int, std::size_t> gpu_util;        // GPUUTIL device index → position among those columns
   std::map<int, std::size_t> gpu;             // device index → position among the GPU columns
   std::map<std::int64_t, std::size_t> child;  // PID → position among the child columns
+  // A column per process or device made every row as wide as the trace had processes: 200 000
+  // of them wrote gigabytes. The first kMaxColumnsPerKind of each have a column; the rest counted.
+  static constexpr std::size_t kMaxColumnsPerKind = 64;
+  std::size_t children_left_out = 0, gpus_left_out = 0;
 };
 
 // One row: the sample's time from the trace's start, then a value (or none) per column after

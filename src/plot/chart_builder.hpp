@@ -15,6 +15,7 @@
 namespace qprof::plot::chart_detail {
 
 inline constexpr int kPalette = 8;
+inline constexpr std::size_t kMaxStageBands = 1000;  // per trace, in a window: the first ones
 inline constexpr std::size_t kMaxChildren = 7;  // per trace, the highest peaks: palette slots 2–8 (1 is the tree's)
 
 int palette_slot(std::size_t i);

@@ -59,6 +59,10 @@ void Builder::disk_panel(Draft& d, const std::vector<TraceInput>& in) {
   const bool single = in.size() == 1;
   std::size_t k = 0;
   for (const TraceInput& ti : in) {
+    if (ti.data->dirs_left_out > 0) {
+      note(ti.label + ": " + std::to_string(ti.data->dirs_left_out) + " directories beyond the first " +
+           std::to_string(kMaxSeriesPerKind) + " are not drawn");
+    }
     for (const DirData& w : ti.data->dirs) {
       if (w.apparent.empty()) continue;
       const int color = single ? palette_slot(k++) : trace_color(ti);

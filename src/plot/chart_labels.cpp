@@ -21,9 +21,16 @@ void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {
     const int color = single ? 0 : trace_color(ti);
     int shade = 0;
     bool lane = false;
+    std::size_t drawn = 0, left_out = 0;
     for (const Stage& s : t.stages) {
       const double x0 = std::max(s.t_start, xmin_), x1 = std::min(s.t_end, xmax_);
       if (x1 < x0) continue;
+      // Each stage is a gnuplot object: 300 000 of them outran the render timeout.
+      if (drawn == kMaxStageBands) {
+        ++left_out;
+        continue;
+      }
+      ++drawn;
       std::string name = display_text(s.name, 60) + (s.closed ? "" : " (no End)");
       if (single) {
         d.panel.bands.push_back(ChartBand{x0, x1, shade, 0, 0, 1});
@@ -36,6 +43,10 @@ void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {
         d.lane_stages.push_back({d.lanes - 1, shade, {std::move(name), LabelKind::stage, color, x0, x1}});
       }
       shade ^= 1;
+    }
+    if (left_out > 0 && d.top_of_stack) {
+      note(ti.label + ": " + std::to_string(left_out) + " stages beyond the first " + std::to_string(kMaxStageBands) +
+           " are not drawn; --window shows a part of the run");
     }
     for (const PlotMarker& m : t.markers) {
       if (m.stage_edge || m.t < xmin_ || m.t > xmax_) continue;

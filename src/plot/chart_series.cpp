@@ -114,9 +114,14 @@ void Builder::children(Draft& d, const TraceInput& in, bool single, double unit)
     return a->mem.envelope().max().v > b->mem.envelope().max().v;
   });
   const std::size_t shown = std::min(order.size(), kMaxChildren);
-  if (shown < order.size()) {
-    note(in.label + ": the " + std::to_string(shown) + " processes with the highest peaks of " +
-         std::to_string(order.size()) + " are drawn");
+  const std::size_t total = order.size() + t.other_children_count;
+  if (shown < total) {
+    note(in.label + ": the " + std::to_string(shown) + " processes with the highest peaks of " + std::to_string(total) +
+         " are drawn" +
+         (t.other_children_count > 0 ? "; " + std::to_string(t.other_children_count) +
+                                           " beyond the " + std::to_string(kMaxSeriesPerKind) +
+                                           " kept one by one are drawn as one envelope"
+                                     : std::string()));
   }
   for (std::size_t k = 0; k < shown; ++k) {
     const ChildData& c = *order[k];
@@ -137,6 +142,16 @@ void Builder::children(Draft& d, const TraceInput& in, bool single, double unit)
       s.dashed = true;
       if (k == 0) s.title = display_text(in.label, 40) + ": " + std::to_string(order.size()) + " processes";
     }
+    add_series(d, std::move(s));
+  }
+  if (!t.other_children.empty()) {
+    ChartSeries s;
+    s.role = Role::child;
+    s.color = trace_color(in);
+    s.dashed = true;
+    s.data = scaled(t.other_children.points(), unit);
+    s.title = display_text(in.label, 40) + ": " + std::to_string(t.other_children_count) +
+              " other processes, their lowest to highest";
     add_series(d, std::move(s));
   }
 }
@@ -190,6 +205,10 @@ void Builder::gpu_panel(Draft& d, const std::vector<TraceInput>& in) {
           if (!g.info.name.empty()) title += " (" + display_text(g.info.name, 32) + ")";
           add_series(d, {Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)});
         }
+      }
+      if (t.gpus_left_out > 0) {
+        note(ti.label + ": " + std::to_string(t.gpus_left_out) + " devices beyond the first " +
+             std::to_string(kMaxSeriesPerKind) + " are not drawn one by one");
       }
       torch_series(d, t, unit);
     } else if (!t.gpu_total.empty()) {

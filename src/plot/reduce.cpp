@@ -62,6 +62,7 @@ TraceData::TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
       pss(grid, from, to),
       uss(grid, from, to),
       cgroup(grid, from, to),
+      other_children(grid, from, to),
       gpu_total(grid, from, to),
       cpu(grid, from, to),
       io_read(grid, from, to),
@@ -117,8 +118,12 @@ class Reducer : public dat::Visitor {
     saw_children_ = true;
     if (pid == d_.meta.root_pid) root_in_chld_ = true;  // a writer that lists the root too: no derived line
     auto [it, added] = child_index_.try_emplace(pid, d_.children.size());
-    if (added) d_.children.push_back(ChildData{pid, Series(d_.grid, d_.window_from, d_.window_to), {}});
-    d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
+    if (added && !keep_child(pid, s.bytes, it->second)) {
+      it->second = kOther;
+      ++d_.other_children_count;
+    }
+    if (it->second == kOther) d_.other_children.add(t, static_cast<double>(s.bytes));
+    else d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
   }
   void process_name(std::int64_t pid, std::string_view name) override {
     if (!opts_.children) return;
@@ -158,17 +163,22 @@ class Reducer : public dat::Visitor {
     d_.cgroup.add(rel(s.t), static_cast<double>(s.usage));
     cgroup_peak_ = std::max({cgroup_peak_, s.peak, s.usage});
   }
-  void gpu_device(const GpuDevice& dev) override { device(dev.index).info = dev; }
+  void gpu_device(const GpuDevice& dev) override {
+    if (GpuDeviceData* g = device(dev.index)) g->info = dev;
+  }
   void gpu(const GpuSample& s) override {
     const double t = rel(s.t);
-    GpuDeviceData& g = device(s.device);
-    g.tree.add(t, static_cast<double>(s.tree));
-    g.used.add(t, static_cast<double>(s.used));
+    if (GpuDeviceData* g = device(s.device)) {
+      g->tree.add(t, static_cast<double>(s.tree));
+      g->used.add(t, static_cast<double>(s.used));
+    }
     // The sum over devices is taken once per sampling round (lines with the same time).
     if (gpu_round_ && t != gpu_round_t_) flush_gpu_round();
     gpu_round_ = true;
     gpu_round_t_ = t;
-    gpu_tree_now_[s.device] = s.tree;
+    Bytes& held = gpu_tree_now_[s.device];
+    gpu_tree_sum_ += s.tree - held;  // unsigned: the updates cancel exactly
+    held = s.tree;
   }
   void torch(const TorchSample& s) override {
     TorchSample r = s;
@@ -205,12 +215,15 @@ class Reducer : public dat::Visitor {
     if (s.tree_busy_percent) it->tree_busy.add(t, *s.tree_busy_percent);
   }
   void peak(std::string_view name, Bytes b) override { d_.peaks[std::string(name)] = b; }
-  void dir_def(const WatchedDir& w) override { watched(w.index).info = w; }
+  void dir_def(const WatchedDir& w) override {
+    if (DirData* d = watched(w.index)) d->info = w;
+  }
   void dir(const DirSample& s) override {
     const double t = rel(s.t);
-    DirData& w = watched(s.dir);
-    w.apparent.add(t, static_cast<double>(s.apparent));
-    w.fs_free.add(t, static_cast<double>(s.fs_free));
+    DirData* w = watched(s.dir);
+    if (!w) return;
+    w->apparent.add(t, static_cast<double>(s.apparent));
+    w->fs_free.add(t, static_cast<double>(s.fs_free));
   }
   void exit(const ExitInfo& e) override {
     if (have_t0_) check_span(e.t);
@@ -284,30 +297,63 @@ class Reducer : public dat::Visitor {
   static constexpr double kYear = 365.25 * 86400;
   static constexpr std::size_t kMaxGpuUtilDevices = 64;  // a hostile trace cannot grow this without end
 
-  DirData& watched(int index) {
-    for (DirData& w : d_.dirs) {
-      if (w.info.index == index) return w;
+  static constexpr std::size_t kOther = static_cast<std::size_t>(-1);  // summarised, not a series of its own
+
+  // A new process gets slot `slot` when there is room, or the slot of the kept process with the
+  // lowest peak so far if it starts above that peak (that one joins the others); false: it
+  // joins the others itself. Memory stays bounded by kMaxSeriesPerKind series per trace.
+  bool keep_child(std::int64_t pid, Bytes first, std::size_t& slot) {
+    if (d_.children.size() < kMaxSeriesPerKind) {
+      d_.children.push_back(ChildData{pid, Series(d_.grid, d_.window_from, d_.window_to), {}});
+      return true;
     }
-    d_.dirs.push_back(DirData{WatchedDir{index, ""}, Series(d_.grid, d_.window_from, d_.window_to),
-                              Series(d_.grid, d_.window_from, d_.window_to)});
-    return d_.dirs.back();
+    // A scan of 64 slots per process that does not fit: linear in the trace.
+    std::size_t lowest = 0;
+    for (std::size_t k = 1; k < d_.children.size(); ++k) {
+      if (d_.children[k].mem.envelope().max().v < d_.children[lowest].mem.envelope().max().v) lowest = k;
+    }
+    ChildData& out = d_.children[lowest];
+    if (!(static_cast<double>(first) > out.mem.envelope().max().v)) return false;
+    for (const Point& p : out.mem.envelope().points()) d_.other_children.add(p.t, p.v);
+    child_index_[out.pid] = kOther;
+    ++d_.other_children_count;
+    out = ChildData{pid, Series(d_.grid, d_.window_from, d_.window_to), {}};
+    slot = lowest;
+    return true;
   }
-  GpuDeviceData& device(int index) {
+
+  // Null past kMaxSeriesPerKind directories (counted): a search per line made 100 000 quadratic.
+  DirData* watched(int index) {
+    const auto [it, added] = dir_index_.try_emplace(index, d_.dirs.size());
+    if (added) {
+      if (d_.dirs.size() >= kMaxSeriesPerKind) {
+        it->second = kOther;
+        ++d_.dirs_left_out;
+      } else {
+        d_.dirs.push_back(DirData{WatchedDir{index, ""}, Series(d_.grid, d_.window_from, d_.window_to),
+                                  Series(d_.grid, d_.window_from, d_.window_to)});
+      }
+    }
+    return it->second == kOther ? nullptr : &d_.dirs[it->second];
+  }
+  // Null past kMaxSeriesPerKind devices (counted; their figures still count in gpu_total).
+  GpuDeviceData* device(int index) {
     auto [it, added] = gpu_index_.try_emplace(index, d_.gpus.size());
     if (added) {
+      if (d_.gpus.size() >= kMaxSeriesPerKind) {
+        it->second = kOther;
+        ++d_.gpus_left_out;
+        return nullptr;
+      }
       GpuDevice info;
       info.index = index;
       d_.gpus.push_back(GpuDeviceData{info, Series(d_.grid, d_.window_from, d_.window_to),
                                       Series(d_.grid, d_.window_from, d_.window_to)});
     }
-    return d_.gpus[it->second];
+    return it->second == kOther ? nullptr : &d_.gpus[it->second];
   }
 
-  void flush_gpu_round() {
-    Bytes sum = 0;
-    for (const auto& [dev, b] : gpu_tree_now_) sum += b;
-    d_.gpu_total.add(gpu_round_t_, static_cast<double>(sum));
-  }
+  void flush_gpu_round() { d_.gpu_total.add(gpu_round_t_, static_cast<double>(gpu_tree_sum_)); }
 
   // Marks the markers that opened and closed a marker stage.
   void mark_edges(const Stage& s) {
@@ -365,8 +411,12 @@ class Reducer : public dat::Visitor {
   std::vector<Stage> marker_stages_;
   std::vector<Stage> funcs_;
   std::unordered_map<std::int64_t, std::size_t> child_index_;
-  std::unordered_map<int, std::size_t> gpu_index_;
-  std::map<int, Bytes> gpu_tree_now_;
+  std::unordered_map<int, std::size_t> gpu_index_;  // a slot of d_.gpus, or kOther
+  std::unordered_map<int, std::size_t> dir_index_;  // a slot of d_.dirs, or kOther
+  // Each device's latest tree figure and their sum, kept as lines come: a sum taken again per
+  // round was quadratic in the number of devices.
+  std::unordered_map<int, Bytes> gpu_tree_now_;
+  Bytes gpu_tree_sum_ = 0;
   bool gpu_round_ = false;
   double gpu_round_t_ = 0;
   Bytes hwm_max_ = 0;

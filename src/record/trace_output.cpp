@@ -12,6 +12,8 @@
 #include <ctime>
 #include <thread>
 
+#include "qprof/common/safe_text.hpp"
+
 namespace qprof {
 namespace {
 
@@ -50,7 +52,16 @@ TraceOutput open_named(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) == 0 && is_device(st.st_mode)) throw TraceOutputError(device_refusal(path));
   // No O_TRUNC: the file may be another live qprof's, which the lock tells only once it is open.
-  // O_NONBLOCK is off: a FIFO waits for its reader, as a shell redirection does.
+  // A FIFO waits for its reader, as a shell redirection does, but not silently: a first open
+  // with O_NONBLOCK fails with ENXIO when no reader is there, and qprof says what it waits for.
+  if (S_ISFIFO(st.st_mode)) {
+    const int probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (probe >= 0) ::close(probe);
+    else if (errno == ENXIO) {
+      std::fprintf(stderr, "qprof: %s is a FIFO with no reader yet: waiting for one before the command starts\n",
+                   terminal_text(path).c_str());
+    }
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
   if (fd < 0) throw TraceOutputError(why("cannot create " + path, errno));
   if (::fstat(fd, &st) != 0) {

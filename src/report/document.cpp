@@ -27,6 +27,12 @@ std::unique_ptr<Exporter> make_exporter(Format format) {
   return detail::make_text_exporter();
 }
 
+void leave_out_rows(Table& table, std::size_t left, std::string_view what) {
+  table.rows_left_out = left;
+  table.notes.push_back(std::to_string(left) + " more " + std::string(what) + " not shown: a table holds the first " +
+                        std::to_string(kMaxTableRows));
+}
+
 std::vector<std::string> table_names(const Document& doc) {
   std::vector<std::string> names;
   if (!doc.facts.empty()) names.push_back("facts");

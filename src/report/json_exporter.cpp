@@ -60,6 +60,7 @@ class JsonExporter : public Exporter {
         rows.push_back(std::move(r));
       }
       out[t.name] = std::move(rows);
+      if (t.rows_left_out > 0) out[t.name + "_rows_left_out"] = t.rows_left_out;
     }
     // Labels come from the traced program: invalid UTF-8 is replaced rather than thrown at.
     return out.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";

@@ -40,7 +40,12 @@ Table stage_table(const Trace& trace, Metric metric) {
       machine_only(column("closed", "closed", Kind::flag)),
   };
   bool unclosed = false;
-  for (const StageStats& s : stage_stats(trace, metric)) {
+  const std::vector<StageStats> stats = stage_stats(trace, metric);
+  for (const StageStats& s : stats) {
+    if (t.rows.size() == kMaxTableRows) {
+      leave_out_rows(t, stats.size() - t.rows.size(), "stages");
+      break;
+    }
     Cell name = Cell::string(s.stage.name);
     if (!s.stage.closed) name.note = "never ended";
     unclosed = unclosed || !s.stage.closed;
@@ -216,6 +221,10 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
   }
   if (!entries.empty()) t.notes.push_back("ratio: to the first row (" + entries.front().label + ")");
   if (repeated) t.notes.push_back("repeated runs: the median, then (min\u2013max)");
+  if (c.stages_left_out > 0) {
+    t.notes.push_back(std::to_string(c.stages_left_out) + " more stage names without a column: the first " +
+                      std::to_string(kMaxStageColumns) + " have one");
+  }
   d.tables.push_back(std::move(t));
   return d;
 }

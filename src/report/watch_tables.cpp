@@ -54,6 +54,10 @@ std::optional<Table> watched_dirs_table(const Trace& trace) {
       column("path", "path", Kind::text),
   };
   for (const DirGrowth& g : dirs) {
+    if (t.rows.size() == kMaxTableRows) {
+      leave_out_rows(t, dirs.size() - t.rows.size(), "directories");
+      break;
+    }
     t.rows.push_back({Cell::string("dir:" + g.name), Cell::bytes(g.start), Cell::bytes(g.peak), Cell::bytes(g.growth),
                       Cell::bytes(g.last), Cell::bytes(g.allocated_peak), Cell::bytes(g.fs_free_min),
                       Cell::string(g.dir.path)});

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "qprof/trace/format.hpp"
@@ -168,13 +169,23 @@ void parse_header(Fields& f, Visitor& v) {
   v.header(meta);
 }
 
+// An exit status or signal: what an int holds, not a wider number cast into a negative one
+// (status=2147483648 was shown as −2147483648).
+int to_small_int(const std::string& key, const std::string& value) {
+  const std::int64_t v = to_int(key, value);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    throw LineError{key + "=" + quoted(value) + " is out of range"};
+  }
+  return static_cast<int>(v);
+}
+
 void parse_exit(Fields& f, Visitor& v) {
   ExitInfo e;
   e.t = f.number("time");
   for_each_pair(f, [&](std::string_view key, const std::string& value) {
     const std::string k(key);
-    if (k == "status") e.status = static_cast<int>(to_int(k, value));
-    else if (k == "signal") e.signal = static_cast<int>(to_int(k, value));
+    if (k == "status") e.status = to_small_int(k, value);
+    else if (k == "signal") e.signal = to_small_int(k, value);
     else if (k == "timed_out") e.timed_out = to_int(k, value) != 0;
     else if (k == "status_known") e.status_known = to_int(k, value) != 0;
   });

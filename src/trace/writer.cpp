@@ -1,11 +1,13 @@
 // Writes trace lines into a fixed buffer with std::to_chars, so that the sampler's steady state
 // (one MEM line per sample) costs no allocation and no stdio locking.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -96,6 +98,19 @@ void Writer::append(std::string_view s) {
   used_ += s.size();
 }
 
+void Writer::cut_to_whole_line() {
+  // A disk that filled in the middle of a line left its first bytes: "MEM 31.601562 1795731" reads
+  // as t = 1 795 731 to mprof. A regular file is cut back to its last '\n' (README's promise).
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+  if (at < 0) return;
+  const off_t whole = at - static_cast<off_t>(partial_);
+  if (partial_ > 0 && ::ftruncate(fd_, whole) == 0) partial_ = 0;
+  error_ += partial_ == 0 ? "; the trace ends at its last whole line, byte " + std::to_string(whole)
+                          : "; its last line is cut";
+}
+
 bool Writer::flush() {
   if (fd_ < 0) used_ = 0;  // closed: dropped
   std::size_t done = 0;
@@ -104,9 +119,13 @@ bool Writer::flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       error_ = "writing " + path_ + " failed: " + std::strerror(n < 0 ? errno : EIO);
+      cut_to_whole_line();
       break;
     }
-    done += static_cast<std::size_t>(n);
+    const std::string_view chunk(buf_.data() + done, static_cast<std::size_t>(n));
+    const std::size_t newline = chunk.rfind('\n');
+    partial_ = newline == std::string_view::npos ? partial_ + chunk.size() : chunk.size() - newline - 1;
+    done += chunk.size();
   }
   used_ = 0;
   return error_.empty();
@@ -139,10 +158,23 @@ void Writer::header(const TraceMeta& meta) {
   Line(*this, "QPROF", 1, fields.size()).integer(kFormatVersion).text(fields);
 }
 
+std::string bounded_command(std::string_view command) {
+  if (command.size() <= kMaxCommandBytes) return std::string(command);
+  // A cut never splits a UTF-8 sequence: it moves back over continuation bytes (10xxxxxx).
+  const auto boundary = [&](std::size_t at) {
+    while (at > 0 && at < command.size() && (static_cast<unsigned char>(command[at]) & 0xC0) == 0x80) --at;
+    return at;
+  };
+  const std::size_t head = boundary(kMaxCommandBytes / 2);
+  const std::size_t tail = boundary(command.size() - kMaxCommandBytes / 4);
+  return std::string(command.substr(0, head)) + " [... " + std::to_string(tail - head) + " of " +
+         std::to_string(command.size()) + " bytes elided ...] " + std::string(command.substr(tail));
+}
+
 void Writer::cmdline(std::string_view command_line) {
   // mprof keeps the rest of the line verbatim (no unescaping), so the caller passes a display
   // form (see display_command); a stray control character still must not end the line.
-  std::string text(command_line);
+  std::string text = bounded_command(command_line);
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
   }

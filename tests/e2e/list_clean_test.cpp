@@ -81,5 +81,21 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_EQ(qprof({"clean", "--dir", dir, "--older-than", "soon"}).status, 2);
 }
 
+// --keep is a count: digits within 64 bits, whatever the spelling of the out-of-range number.
+TEST(Clean, KeepIsAWholeNumberWithinItsRange) {
+  fs::remove_all(temp_dir() + "/traces");  // the fixture of a test before, in this process
+  const std::string dir = fixture_dir();
+  for (const char* bad : {"-1", "99999999999999999999", "1e20", "1.5", "+3"}) {
+    const Result r = qprof({"clean", "--dir", dir, "--keep", bad, "--dry-run"});
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("a whole number of traces"), std::string::npos) << bad << ": " << r.err;
+  }
+  for (const char* good : {"0", "3", "18446744073709551615"}) {
+    const Result r = qprof({"clean", "--dir", dir, "--keep", good, "--dry-run"});
+    EXPECT_EQ(r.status, 0) << good << ": " << r.err;
+  }
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat")) << "--dry-run removes nothing";
+}
+
 }  // namespace
 }  // namespace qprof::test

@@ -126,9 +126,14 @@ TEST(RunOutput, AFullSmallTmpfs) {
   const Result fill = run({"sh", "-c", "head -c 57344 /dev/zero > " + dir + "/filler"});
   const std::string out = dir + "/trace.dat";
   const Result r = run(bounded({"run", "-o", out, "--max-peak", "1GiB", "--", workload("spike"), "40", "1500", "1000"}));
+  const std::string trace = read_file(out);
   umount2(dir.c_str(), MNT_DETACH);
   EXPECT_EQ(fill.status, 0);
   EXPECT_EQ(r.status, 4) << r.err;
+  // Cut back to its last whole line, never "MEM 31.601562 1795731"; the summary says where it ends.
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(trace.back(), '\n') << trace.substr(trace.size() > 80 ? trace.size() - 80 : 0);
+  EXPECT_TRUE(contains(r.err, "the trace ends at its last whole line, byte " + std::to_string(trace.size()))) << r.err;
   EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
   EXPECT_TRUE(contains(r.err, "is within the budget")) << r.err;
 }
@@ -144,6 +149,23 @@ TEST(RunOutput, DashIsStdoutAndTheCommandsStdoutGoesToStderr) {
   EXPECT_EQ(t.exit->status, 0);
   EXPECT_FALSE(t.mem.empty());
   EXPECT_TRUE(contains(r.err, "qprof:   trace           stdout")) << r.err;
+}
+
+// A FIFO without a reader holds the run before its command starts, as a shell redirection does,
+// and qprof says so instead of hanging silently.
+TEST(RunOutput, AFifoWithNoReaderIsSaidWhileItWaits) {
+  const std::string fifo = temp_dir() + "/unread.fifo";
+  const std::string marker = temp_dir() + "/unread_fifo_ran";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Process run_it(bounded({"run", "-o", fifo, "--", "touch", marker}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(fs::exists(marker)) << "the command waits for the FIFO's reader";
+  const Result copy = run({"cat", fifo}, "", 30);
+  const Result r = run_it.wait(30);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "is a FIFO with no reader yet: waiting for one before the command starts")) << r.err;
+  EXPECT_TRUE(fs::exists(marker));
+  EXPECT_NO_THROW(dat::read_trace_text(copy.out, "fifo"));
 }
 
 TEST(RunOutput, AFifoIsStreamedAndNeverReadBack) {

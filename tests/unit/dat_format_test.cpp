@@ -1,6 +1,8 @@
 #include "qprof/trace/format.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+
+#include "bounded_child.hpp"
 #include <random>
 
 #include "temp_files.hpp"
@@ -190,6 +195,38 @@ TEST(Writer, CloseWritesWhatIsBufferedAndDropsWhatComesAfter) {
   std::filesystem::remove(path);
 }
 
+// A full disk (here a file-size limit: EFBIG, no mount needed) cuts the trace back to its last
+// whole line, and the error says where it ends: never a cut "MEM 31.601562 1795731".
+TEST(Writer, AFullDiskLeavesTheLastWholeLine) {
+  const std::string path = testing::TempDir() + "/efbig.dat";
+  constexpr rlim_t kLimit = 10000;
+  const int status = qprof::test::in_bounded_child([&] {
+    ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing
+    const rlimit fsize{kLimit, kLimit};
+    if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) return false;
+    Writer w(path);
+    w.header(TraceMeta{});
+    for (int i = 0; i < 2000; ++i) {
+      w.mem(1795255547.0 + i, static_cast<Bytes>(31.601562 * 1048576) + static_cast<Bytes>(i));
+      if (i % 100 == 0) w.flush();
+    }
+    const bool ok = w.close();
+    return !ok && w.error().find("File too large; the trace ends at its last whole line, byte ") != std::string::npos;
+  });
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string text = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_FALSE(text.empty());
+  EXPECT_LE(text.size(), kLimit);
+  EXPECT_EQ(text.back(), '\n') << text.substr(text.size() > 60 ? text.size() - 60 : 0);
+  std::vector<std::string> warnings;
+  const Trace t = read_trace(path, &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_GT(t.mem.size(), 100u);
+}
+
 TEST(Writer, CreatingInAMissingDirectoryThrows) {
   EXPECT_THROW(Writer("/nonexistent-dir/x.dat"), std::system_error);
 }
@@ -201,6 +238,14 @@ std::string parse_error(const std::string& text) {
     return e.what();
   }
   return "no error";
+}
+
+// An exit status wider than an int is refused where it is, not wrapped into a negative one.
+TEST(Reader, AnExitStatusPastAnIntIsRefused) {
+  const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\n";
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 status=2147483648\n"), "bad.dat:3: status='2147483648' is out of range");
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 signal=-2147483649\n"), "bad.dat:3: signal='-2147483649' is out of range");
+  EXPECT_EQ(read_trace_text(head + "EXIT 101.0 status=2147483647\n", "ok.dat").exit->status, 2147483647);
 }
 
 TEST(Reader, ErrorsNameTheFileAndLine) {

@@ -160,5 +160,36 @@ TEST(PlotReduce, MillionSamplesKeepTheSpike) {
   EXPECT_NEAR(top->t, spike * 0.001, 1e-6);
 }
 
+// Past kMaxSeriesPerKind processes, the ones with the highest peaks keep a series each and the
+// rest are one envelope: memory bounded by the chart, not by the number of processes.
+TEST(PlotReduce, ManyProcessesKeepTheHighestAndSummariseTheRest) {
+  std::string text = "QPROF 1 start=100 root_pid=1\nMEM 1.0 100.0\n";
+  const int n = 1000;
+  char line[96];
+  for (int i = 0; i < n; ++i) {  // process i peaks at i MiB: the last 64 are the highest
+    std::snprintf(line, sizeof line, "CHLD %d %d.0 %.4f\n", 1000 + i, i, 100.0 + i * 0.001);
+    text += line;
+  }
+  // Ten GPU devices and directories past the bound too: counted, never a series each.
+  for (int i = 0; i < static_cast<int>(kMaxSeriesPerKind) + 10; ++i) {
+    std::snprintf(line, sizeof line, "GPU 100.5 %d 1048576 2097152\nDIR 100.5 %d 1 2 3\n", i, i);
+    text += line;
+  }
+  text += "MEM 1.0 102.0\n";
+  const TraceData d = reduce_text(text, "many.dat", {});
+  ASSERT_TRUE(d.root_line) << "the root's own RSS comes first, beside the processes";
+  ASSERT_EQ(d.children.size(), kMaxSeriesPerKind + 1);
+  EXPECT_EQ(d.other_children_count, n - kMaxSeriesPerKind);
+  for (std::size_t k = 1; k < d.children.size(); ++k) {
+    EXPECT_GE(d.children[k].pid, 1000 + n - static_cast<int>(kMaxSeriesPerKind)) << d.children[k].pid;
+  }
+  EXPECT_NEAR(d.other_children.envelope().max().v, (n - kMaxSeriesPerKind - 1) * kMiB, kMiB / 100);
+  EXPECT_EQ(d.gpus.size(), kMaxSeriesPerKind);
+  EXPECT_EQ(d.gpus_left_out, 10u);
+  EXPECT_NEAR(d.gpu_total.envelope().max().v, (kMaxSeriesPerKind + 10) * kMiB, 1.0) << "every device in the total";
+  EXPECT_EQ(d.dirs.size(), kMaxSeriesPerKind);
+  EXPECT_EQ(d.dirs_left_out, 10u);
+}
+
 }  // namespace
 }  // namespace qprof::plot

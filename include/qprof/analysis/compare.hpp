@@ -47,7 +47,10 @@ struct Comparison {
   Metric metric = Metric::rss;  // the metric of the per-stage peaks (and of budgets)
   std::vector<CompareColumn> columns;
   std::vector<std::vector<CompareValue>> rows;  // one per entry, one value per column
+  std::size_t stages_left_out = 0;  // stage names past kMaxStageColumns, without a column
 };
+// The most stage names that get a column of their own in a comparison.
+inline constexpr std::size_t kMaxStageColumns = 64;
 
 // Columns: duration; the peak of every metric one trace or more has (rss always); total disk read
 // and write where a trace has IO; with `stages`, the peak of `metric` inside each stage name.

@@ -31,7 +31,11 @@ struct DirGrowth {
   Bytes fs_free_min = 0;
   std::size_t samples = 0;
 };
-std::vector<DirGrowth> dir_growths(const Trace& t);  // directories with samples, in index order
+std::vector<DirGrowth> dir_growths(const Trace& t);
+// The most dir:NAME metrics a trace lists (available_metrics, compare's columns): each is a
+// column and a pass over the samples, so a trace of 100 000 directories would be quadratic.
+// Tables of directories say how many they leave out.
+inline constexpr std::size_t kMaxDirMetrics = 64;  // directories with samples, in index order
 // Quark's peak_cache_dir_disk_usage_mb in bytes: the largest growth of any watched directory.
 std::optional<Bytes> peak_dir_growth(const Trace& t);
 

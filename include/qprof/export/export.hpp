@@ -8,6 +8,7 @@
 //   json      the same table as arrays: a column list, then each trace's rows.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct Options {
   // with nothing written. (A trace that is not a regular file cannot be read twice: the Chrome
   // trace, written in one pass, is then cut where such a trace turns out bad.)
   bool in_place = false;
+  // Told what the output leaves out (CSV and JSON: columns past the first 64 processes or devices).
+  std::function<void(const std::string&)> warn;
 };
 
 // Throws dat::ParseError ("FILE: reason") unless every input is there to be read: called before

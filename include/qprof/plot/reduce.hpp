@@ -87,8 +87,13 @@ struct TraceData {
   Series pss, uss;
   Series cgroup;  // usage
   std::vector<ChildData> children;  // in order of appearance; with root_line, the root first
+  // The processes past kMaxSeriesPerKind, as one envelope of all their samples: a series per
+  // process cost up to ≈ 170 KB each, and 14 000 of them aborted a plot under 2 GiB.
+  Series other_children;
+  std::size_t other_children_count = 0;  // processes in other_children
   bool root_line = false;           // children[0] is the root's own RSS (MEM minus CHLD)
-  std::vector<GpuDeviceData> gpus;  // in order of appearance
+  std::vector<GpuDeviceData> gpus;  // in order of appearance, at most kMaxSeriesPerKind
+  std::size_t gpus_left_out = 0;    // devices past that: in gpu_total only
   Series gpu_total;  // the tree's GPU memory summed over devices
   std::vector<TorchSample> torch;  // TORCH lines (one per device and checkpoint), times from the start
   Series cpu;        // cumulative CPU seconds
@@ -99,7 +104,8 @@ struct TraceData {
   Series stack_file, stack_shmem;
   Series processes, threads, vsz;  // TASKS
   std::vector<GpuUtilData> gpu_util;  // GPUUTIL, by device in order of appearance
-  std::vector<DirData> dirs;  // by index, in order of appearance
+  std::vector<DirData> dirs;  // by index, in order of appearance, at most kMaxSeriesPerKind
+  std::size_t dirs_left_out = 0;
   std::vector<PlotMarker> markers;  // every MARK line, in file order
   std::vector<Stage> stages;        // by start time (mem_start/mem_end as recorded)
   std::map<std::string, Bytes> peaks;  // PEAK lines; cgroup and hwm_sum also derived from samples
@@ -124,6 +130,9 @@ struct ReduceOptions {
   std::optional<Seconds> t0;
 };
 
+// At most this many processes, devices or directories of a trace get series of their own (a
+// chart draws fewer); the processes with the highest peaks so far are kept, the rest summarised.
+inline constexpr std::size_t kMaxSeriesPerKind = 64;
 // At most this many markers are kept per trace (a chart could not show more).
 inline constexpr std::size_t kMaxMarkers = 10000;
 // The longest span of a trace qprof draws, in seconds (about 31.7 years): a time further from

@@ -88,7 +88,14 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
   std::vector<std::string> notes;  // human formats: lines under the table
+  std::size_t rows_left_out = 0;   // past kMaxTableRows; JSON says it as "<name>_rows_left_out"
 };
+
+// The most rows a table of one row per record (stages, directories) holds: a trace of 900 000
+// stages took 2.5 GB to report and no one reads such a table; the rest is counted and said.
+inline constexpr std::size_t kMaxTableRows = 10000;
+// Records `left` more rows than the table holds: its count and a note "… more <what> not shown".
+void leave_out_rows(Table& table, std::size_t left, std::string_view what);
 
 // A few facts (label, value) and tables. CSV holds one table: `csv_table`.
 struct Document {

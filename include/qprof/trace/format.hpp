@@ -164,6 +164,12 @@ std::string func_name(std::string_view label);
 inline double to_mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 Bytes from_mib(double mib);
 
+// The longest command line a trace stores: a data job's shard list (45 000 paths, 1.3 MB) made a
+// CMDLINE line past kMaxLineBytes, a trace neither qprof nor mprof could read. A longer one keeps
+// its first half and last quarter of this, and says in between how many bytes of how many it left.
+inline constexpr std::size_t kMaxCommandBytes = std::size_t{64} << 10;
+std::string bounded_command(std::string_view command);
+
 // Streams a trace to a file descriptor. Lines are buffered and written whole by flush(), so a
 // reader (or a crash) never sees half a line that qprof meant to finish; the caller decides when
 // to flush. Steady-state calls (mem, child, io, cpu, …) never allocate.
@@ -178,6 +184,7 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   void header(const TraceMeta& meta);
+  // Longer than kMaxCommandBytes: elided in the middle (bounded_command).
   void cmdline(std::string_view command_line);
   void mem(Seconds t, Bytes bytes);
   void child(std::int64_t pid, Seconds t, Bytes bytes);
@@ -223,6 +230,8 @@ class Writer {
   std::vector<char> buf_;
   std::size_t used_ = 0;
   std::string error_;
+  std::size_t partial_ = 0;  // bytes written after the last '\n': a line not yet whole on disk
+  void cut_to_whole_line();
 };
 
 // A whole in-memory trace as lines, in time order (samples, markers, stages as their Start/End

@@ -1,0 +1,184 @@
+// Readers scale with their input: traces of growing size in each shape that once made a reader
+// quadratic or unbounded (many processes, stages, directories, GPU devices), each command timed
+// at N and 4N records and its peak RSS read back. Time must grow near-linearly (under 8× for 4×
+// the records, with a floor for timer noise) and memory stay bounded; each run has a memory
+// limit and a deadline of its own, so a regression fails here instead of eating the machine.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kStart = 1795255547.0;
+constexpr long kMaxRssKiB = 400 * 1024;  // every run here needs tens of MiB; the old ones, gigabytes
+constexpr int kDeadline = 60;            // seconds; the old `report` of 20 000 directories took minutes
+
+struct Measure {
+  int status = -1;  // exit status, or 128 + signal (SIGKILL at the deadline)
+  double seconds = 0;
+  long max_rss_kib = 0;
+  std::string err;
+};
+
+// qprof ARGS with stdout to `out` (or /dev/null), under 2 GiB of address space and a deadline.
+Measure measure(const std::vector<std::string>& args, const std::string& out = "/dev/null") {
+  const std::string err_path = temp_dir() + "/scaling_err.txt";
+  std::vector<std::string> argv{qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!sanitized()) {  // ASan's shadow memory cannot live under RLIMIT_AS
+      const rlimit as{rlim_t{2} << 30, rlim_t{2} << 30};
+      ::setrlimit(RLIMIT_AS, &as);
+    }
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0) ::_exit(127);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    ::alarm(kDeadline);  // survives exec: SIGALRM ends a run that lost its bound
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  Measure m;
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid) return m;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.max_rss_kib = usage.ru_maxrss;
+  m.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  m.err = read_file(err_path);
+  return m;
+}
+
+using Writer = std::function<void(std::FILE*, int)>;
+
+// A qprof trace: the header, a first and last MEM line, and `body` for records 0 … n−1.
+std::string trace_of(const std::string& name, int n, const Writer& body) {
+  const std::string path = temp_dir() + "/" + name + "_" + std::to_string(n) + ".dat";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return path;
+  std::fprintf(f, "QPROF 1 version=0.1 interval=0.01 host=h root_pid=1 start=%.6f metric=rss\nCMDLINE x\n", kStart);
+  std::fprintf(f, "MEM 1.0 %.4f\n", kStart);
+  for (int i = 0; i < n; ++i) body(f, i);
+  std::fprintf(f, "MEM 1.0 %.4f\nEXIT %.6f status=0\n", kStart + 200, kStart + 200);
+  std::fclose(f);
+  return path;
+}
+
+// Runs `args` (the trace's path appended) on the traces of n and 4n records.
+void expect_linear(const std::string& shape, int n, const Writer& body, const std::vector<std::string>& args) {
+  Measure m[2];
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::string> a = args;
+    a.push_back(trace_of(shape, k == 0 ? n : 4 * n, body));
+    m[k] = measure(a);
+    ASSERT_EQ(m[k].status, 0) << shape << " " << args.front() << " of " << (k == 0 ? n : 4 * n) << ": " << m[k].err;
+    EXPECT_LT(m[k].max_rss_kib, kMaxRssKiB) << shape << " " << args.front();
+  }
+  // 0.1 s floor: a run of a few milliseconds measures the machine's load, not the reader.
+  EXPECT_LT(m[1].seconds, 8 * std::max(m[0].seconds, 0.1))
+      << shape << " " << args.front() << ": " << m[0].seconds << " s for " << n << ", " << m[1].seconds << " s for "
+      << 4 * n;
+}
+
+// Each child sampled at the start and at the end: a per-process series spans the whole chart.
+const Writer kWideChildren = [](std::FILE* f, int i) {
+  std::fprintf(f, "CHLD %d 1.5 %.4f\nCHLD %d 2.5 %.4f\n", 1000 + i, kStart + i * 1e-4, 1000 + i, kStart + 100 + i * 1e-4);
+};
+const Writer kStages = [](std::FILE* f, int i) {
+  std::fprintf(f, "MARK %.6f s%d Start\nMARK %.6f s%d End\n", kStart + i * 1e-3, i, kStart + i * 1e-3 + 5e-4, i);
+};
+const Writer kDirectories = [](std::FILE* f, int i) {
+  std::fprintf(f, "DIRDEF %d /data/d%d\nDIR %.6f %d 1 2 3\n", i, i, kStart + i * 1e-3, i);
+};
+const Writer kDevices = [](std::FILE* f, int i) {
+  std::fprintf(f, "GPUDEV %d GPU-%d 1000 dev\nGPU %.6f %d 10 20\n", i, i, kStart + i * 1e-3, i);
+};
+// One MEM line and one new process per sample, as `run -M` writes a tree that keeps forking.
+const Writer kForkingTree = [](std::FILE* f, int i) {
+  std::fprintf(f, "MEM 2.0 %.4f\nCHLD %d 1.5 %.4f\n", kStart + i * 0.01, 1000 + i, kStart + i * 0.01);
+};
+
+TEST(Scaling, PlotOfManyProcessesDrawsAnEnvelope) {
+  const std::string png = temp_dir() + "/children.png";
+  expect_linear("wide_children", 2000, kWideChildren, {"plot", "--children", "-o", png});
+}
+
+TEST(Scaling, FourteenThousandProcessesPlotUnderTwoGibibytes) {
+  // 0.6 MB of trace once took ≈ 172 KB a process and aborted with std::bad_alloc.
+  const Measure m = measure({"plot", "--children", "-o", temp_dir() + "/c14k.png", trace_of("c14k", 14000, kWideChildren)});
+  EXPECT_EQ(m.status, 0) << m.err;
+  EXPECT_LT(m.max_rss_kib, kMaxRssKiB);
+}
+
+TEST(Scaling, ReportAndCompareOfManyStages) {
+  expect_linear("stages", 20000, kStages, {"report"});
+  expect_linear("stages", 5000, kStages, {"compare", "--stages"});
+  // The stage table holds a stated number of rows and says how many more there were.
+  const std::string out = temp_dir() + "/stages_report.txt";
+  ASSERT_EQ(measure({"report", trace_of("stages", 20000, kStages)}, out).status, 0);
+  EXPECT_NE(read_file(out).find("10000 more stages not shown"), std::string::npos);
+}
+
+TEST(Scaling, ReportAndPlotOfManyDirectories) {
+  expect_linear("dirs", 5000, kDirectories, {"report"});
+  expect_linear("dirs", 5000, kDirectories, {"plot", "-o", temp_dir() + "/dirs.png"});
+}
+
+TEST(Scaling, ReportAndPlotOfManyGpuDevices) {
+  expect_linear("gpus", 5000, kDevices, {"report"});
+  expect_linear("gpus", 5000, kDevices, {"plot", "-o", temp_dir() + "/gpus.png"});
+}
+
+// An export's size grows with its input, not with processes × samples.
+TEST(Scaling, ExportOfATreeThatKeepsForking) {
+  for (const std::string format : {"csv", "json"}) {
+    std::uintmax_t size[2];
+    for (int k = 0; k < 2; ++k) {
+      const int n = k == 0 ? 5000 : 20000;
+      const std::string in = trace_of("forking", n, kForkingTree), out = temp_dir() + "/forking." + format;
+      const Measure m = measure({"export", "--format", format, in}, out);
+      ASSERT_EQ(m.status, 0) << m.err;
+      size[k] = fs::file_size(out);
+      EXPECT_LT(size[k], 16 * fs::file_size(in)) << format << ": the export of " << n << " processes";
+      if (k == 1) {
+        EXPECT_NE(m.err.find("beyond the first 64"), std::string::npos) << m.err;
+      }
+    }
+    EXPECT_LT(size[1], 8 * size[0]) << format;
+  }
+}
+
+// Out of memory is exit 2 naming the trace, never an abort.
+TEST(Scaling, OutOfMemoryIsExitTwoNamingTheTrace) {
+  if (sanitized()) GTEST_SKIP() << "RLIMIT_AS cannot bound an AddressSanitizer build";
+  const std::string trace = trace_of("oom_stages", 300000, kStages);
+  const Result r = run({"prlimit", as_limit("209715200"), "--", qprof_bin(), "report", trace}, "", kDeadline);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(trace + ": too large to"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace qprof::test
