@@ -68,7 +68,7 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                  "Regular expression with one capture group (the label) for marker lines on stderr "
                  "(default: a line holding QPROF_MARK: anywhere; the label is what follows it)");
   app.add_option("--pss-interval", o.pss_interval,
-                 "Seconds between scheduled PSS/USS passes (default 0.5; a slow pass stretches it so that passes take at "
+                 "Seconds between scheduled PSS/USS passes (default 1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")
       ->check(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,
