@@ -1,5 +1,6 @@
 #include "qprof/plot/escape.hpp"
 
+#include <cstdio>
 #include <cstdint>
 
 #include "qprof/common/safe_text.hpp"
@@ -102,6 +103,12 @@ double text_width_em(std::string_view text) {
     else if ((c & 0xC0) != 0x80) w += 1.0;  // the lead byte of any other code point
   }
   return w;
+}
+
+std::string gp_number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
 }
 
 }  // namespace qprof::plot

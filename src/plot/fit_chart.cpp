@@ -19,11 +19,7 @@ namespace {
 constexpr int kWidth = 1024, kHeight = 640;
 constexpr double kFontSize = 11;
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string num(double v) { return gp_number(v); }
 
 }  // namespace
 

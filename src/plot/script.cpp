@@ -30,11 +30,7 @@
 namespace qprof::plot {
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string num(double v) { return gp_number(v); }
 
 const char* role_style(Role r) {
   switch (r) {

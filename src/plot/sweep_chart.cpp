@@ -16,11 +16,7 @@
 namespace qprof::plot {
 namespace {
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string num(double v) { return gp_number(v); }
 
 // "with … title "…"": the title always through gp_string.
 PlotItem item(int data, const std::string& how, const std::string& title) {

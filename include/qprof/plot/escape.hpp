@@ -22,6 +22,8 @@ namespace qprof::plot {
 // character is replaced (newline, tab and carriage return by a space, the others by U+FFFD), and
 // invalid UTF-8 by U+FFFD. The result holds no newline, no byte below 0x20, no backquote, no '@'.
 std::string gp_string(std::string_view text);
+// A number as gnuplot reads it back: ten significant digits, C locale.
+std::string gp_number(double v);
 
 // Valid UTF-8 without control characters (as gp_string does), leading and trailing blanks
 // trimmed, cut to at most `max_chars` code points with "…" at the end when it was longer.
