@@ -84,7 +84,27 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   const double full = j["findings"]["full_speed"]["limit_bytes"].get<double>() / MiB;
   EXPECT_GE(runs_in, A) << r.err;
   EXPECT_LE(runs_in, A + std::max(16.0, 0.05 * A)) << r.err;
-  EXPECT_GE(full, A + F * 0.9) << r.err;
+  // Full speed needs the file's pages kept: below A + F every pass reads them again, which the
+  // probes' bytes read say whatever the storage (truth by construction). Whether those reads
+  // cost more than 10 % of the time depends on the storage: a virtual disk served from the
+  // host's cache re-read 618 MiB in no measurable time here, and the job ran at full speed in
+  // 175 MiB. So a full-speed limit below A + 0.9 F must be one whose run read the file again.
+  const double baseline_read = j["baseline"]["read_bytes"].get<double>();
+  for (const auto& probe : j["probes"]) {
+    if (probe["limit_bytes"].is_null() || probe["read_bytes"].is_null() || probe["outcome"] != "completed") continue;
+    if (probe["limit_bytes"].get<double>() / MiB >= A + F * 0.8) continue;
+    EXPECT_GT(probe["read_bytes"].get<double>(), 1.5 * baseline_read) << "read again below A + F: " << r.err;
+  }
+  if (full < A + F * 0.9) {
+    bool reread = false;
+    for (const auto& probe : j["probes"]) {
+      if (!probe["limit_bytes"].is_null() && probe["limit_bytes"].get<double>() / MiB == full && !probe["read_bytes"].is_null()) {
+        reread = probe["read_bytes"].get<double>() > 1.5 * baseline_read;
+      }
+    }
+    EXPECT_TRUE(reread) << "full speed below A + 0.9 F only where storage re-reads cost nothing: " << r.err;
+  }
+  EXPECT_GE(full, j["findings"]["smallest_within_slowdown"]["limit_bytes"].get<double>() / MiB) << r.err;
   EXPECT_GE(j["findings"]["smallest_within_slowdown"]["limit_bytes"].get<double>() / MiB, runs_in);
   EXPECT_EQ(j["end"], "searched");
   EXPECT_TRUE(j["swap_limited"].get<bool>()) << "memsw exists here";
