@@ -223,6 +223,7 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       line += run.status == 0 ? ": ok" : ": FAILED, exit status " + std::to_string(run.status);
       if (run.trace) {
         line += ", " + human_seconds(trace_duration(*run.trace));
+        if (const auto f = find_peak(*run.trace, Metric::footprint)) line += ", footprint " + human_bytes(f->bytes);
         if (const auto p = find_peak(*run.trace, Metric::rss)) line += ", \u03a3 RSS peak " + human_bytes(p->bytes);
       }
       line += " -> " + run.path + (run.problem.empty() ? "" : " (" + run.problem + ")");

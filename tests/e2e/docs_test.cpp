@@ -1,9 +1,13 @@
 // The manual pages and the bash and zsh completions, all written at build time from qprof's own
 // option lists: every page renders through man(1) without a warning and lists exactly the options
 // of --help; the completions, sourced into bash or loaded by zsh's compinit at a terminal,
-// complete subcommands, options, values and files.
+// complete subcommands, options, values and files. And the documents (README.md, docs/*.md): the
+// README stays short, every relative link resolves, and every block marked ```sh qprof-test runs
+// as written against the built qprof.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -173,6 +177,132 @@ TEST(Completion, ZshCompletesSubcommandsOptionsValuesAndFiles) {
   EXPECT_NE(s.find("--by-host"), std::string::npos) << s;
   // After run's options, the command and its own completion.
   EXPECT_NE(zsh_after("qprof run -q -- ech", "Tab", "-- echo", dir).find("-- echo\n"), std::string::npos);
+}
+
+
+// ---- The documents: README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md.
+
+const std::string kSource = QPROF_TEST_SOURCE_DIR;
+
+std::vector<fs::path> documents() {
+  std::vector<fs::path> out{fs::path(kSource) / "README.md", fs::path(kSource) / "CONTRIBUTING.md",
+                            fs::path(kSource) / "CHANGELOG.md"};
+  for (const auto& e : fs::directory_iterator(fs::path(kSource) / "docs")) {
+    if (e.path().extension() == ".md") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::vector<std::string> out;
+  std::istringstream in(read_file(p.string()));
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Characters, not bytes: Σ, × and … are one each.
+std::size_t utf8_length(const std::string& s) {
+  std::size_t n = 0;
+  for (const unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// GitHub's anchor of a heading: lower case, punctuation dropped, each blank a hyphen.
+std::string anchor_of(const std::string& heading) {
+  std::string out;
+  for (const unsigned char c : heading) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80) out += static_cast<char>(std::tolower(c));
+    else if (c == ' ') out += '-';
+  }
+  return out;
+}
+
+std::set<std::string> anchors_of(const fs::path& p) {
+  std::set<std::string> out;
+  bool code = false;
+  for (const std::string& l : lines_of(p)) {
+    if (l.starts_with("```")) code = !code;
+    if (code || !l.starts_with("#")) continue;
+    const std::size_t text = l.find_first_not_of('#');
+    if (text == std::string::npos || l[text] != ' ') continue;
+    out.insert(anchor_of(l.substr(text + 1)));
+  }
+  return out;
+}
+
+TEST(Docs, ReadmeIsShort) {
+  EXPECT_LE(lines_of(fs::path(kSource) / "README.md").size(), 300u);
+}
+
+// Prose lines (outside fenced code blocks) fit 120 characters.
+TEST(Docs, LinesFit120Characters) {
+  for (const fs::path& doc : documents()) {
+    bool code = false;
+    std::size_t n = 0;
+    for (const std::string& l : lines_of(doc)) {
+      ++n;
+      if (l.starts_with("```")) code = !code;
+      if (!code) {
+        EXPECT_LE(utf8_length(l), 120u) << doc.filename().string() << ":" << n;
+      }
+    }
+  }
+}
+
+// Every relative link of a document names a file of the repository, and its #anchor a heading there.
+TEST(Docs, RelativeLinksResolve) {
+  const std::regex link(R"(\]\(([^)\s]+)\))");
+  std::size_t checked = 0;
+  for (const fs::path& doc : documents()) {
+    const std::string text = read_file(doc.string());
+    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
+      const std::string target = (*it)[1];
+      if (target.starts_with("http://") || target.starts_with("https://") || target.starts_with("mailto:")) continue;
+      const std::size_t hash = target.find('#');
+      const std::string file = target.substr(0, hash);
+      const fs::path resolved = file.empty() ? doc : (doc.parent_path() / file).lexically_normal();
+      ++checked;
+      if (!fs::exists(resolved)) {
+        ADD_FAILURE() << doc.filename().string() << ": " << target << " does not exist";
+        continue;
+      }
+      EXPECT_TRUE(resolved.string().starts_with(kSource)) << doc.filename().string() << ": " << target;
+      if (hash != std::string::npos && resolved.extension() == ".md") {
+        const std::set<std::string> anchors = anchors_of(resolved);
+        EXPECT_TRUE(anchors.count(target.substr(hash + 1)))
+            << doc.filename().string() << ": " << target << ": no such heading in " << resolved.filename().string();
+      }
+    }
+  }
+  EXPECT_GT(checked, 20u);
+}
+
+// Every fenced block marked ```sh qprof-test runs as written, with the built qprof first on PATH,
+// in a fresh directory and under a time limit, and succeeds.
+TEST(Docs, MarkedBlocksRunAsWritten) {
+  const std::string bin = temp_dir() + "/docs-bin";
+  fs::create_directories(bin);
+  fs::create_symlink(qprof_bin(), bin + "/qprof");
+  std::size_t blocks = 0;
+  for (const fs::path& doc : documents()) {
+    const std::vector<std::string> lines = lines_of(doc);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i] != "```sh qprof-test") continue;
+      std::string script;
+      std::size_t j = i + 1;
+      for (; j < lines.size() && lines[j] != "```"; ++j) script += lines[j] + "\n";
+      ASSERT_LT(j, lines.size()) << doc.filename().string() << ":" << i + 1 << ": the block never ends";
+      const std::string dir = temp_dir() + "/docs-block-" + std::to_string(++blocks);
+      fs::create_directories(dir);
+      const Result r = run({"env", "PATH=" + bin + ":/usr/bin:/bin", "sh", "-euc", "cd \"$1\"\n" + script, "block", dir},
+                           "", 60);
+      EXPECT_EQ(r.status, 0) << doc.filename().string() << ":" << i + 1 << "\n" << script << "stdout:\n"
+                             << r.out << "stderr:\n" << r.err;
+      i = j;
+    }
+  }
+  EXPECT_GE(blocks, 3u);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The examples of examples/, each run under the built qprof as a user would run it, with the
 // figures their documentation promises checked against the traces: what each calibration method
-// holds, what forked workers share, the pivot table against `qprof peak`, the shell example's
-// stages, and the PyTorch data loader's tree.
+// holds, what forked workers share (calibrate.py and forked_workers.py), the pivot table against
+// `qprof peak`, the shell example's stages, and the PyTorch data loader's tree.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -92,6 +92,22 @@ TEST(CalibrateExample, WorkersShareTheModelSoPssIsBelowTheSumOfRss) {
   EXPECT_GE(rss->bytes / kMiB, 3 * model) << "Σ RSS";
   EXPECT_GT((static_cast<double>(rss->bytes) - static_cast<double>(pss->bytes)) / kMiB, 2 * model * 0.9)
       << "Σ RSS " << rss->bytes / kMiB << " MiB, PSS " << pss->bytes / kMiB << " MiB";
+}
+
+// examples/forked_workers.py, the README's first run, scaled down: a parent holding 100 MiB and 3
+// forked workers that read it and touch 20 MiB each. Σ RSS counts the model once per process; the
+// footprint (the cgroup charge as root, else Σ PSS) about once: 100 + 3 × 20 MiB and the interpreters.
+TEST(ForkedWorkersExample, TheFootprintCountsTheModelOnceAndSigmaRssOncePerProcess) {
+  const std::string out = temp_dir() + "/forked.dat";
+  const Result r = run_python(out, {example("forked_workers.py"), "100", "3", "20"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = dat::read_trace(out);
+  const auto rss = find_peak(t, Metric::rss);
+  const auto footprint = find_peak(t, Metric::footprint);
+  ASSERT_TRUE(rss && footprint) << r.err;
+  EXPECT_GE(rss->bytes / kMiB, 4 * 100 + 3 * 20) << "Σ RSS";
+  EXPECT_GE(footprint->bytes / kMiB, 100 + 3 * 20 * 0.9) << "footprint";
+  EXPECT_LE(footprint->bytes / kMiB, 100 + 3 * 20 + 60) << "footprint";
 }
 
 // --cache-dir: percentile spills every batch's histograms (A/2) into the directory and deletes them

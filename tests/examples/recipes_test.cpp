@@ -1,7 +1,7 @@
 // The README's recipes (examples/ci/) run as the scripts they are: the budget gate as a shell
 // step and as the GitHub Actions step (taken out of the workflow by PyYAML), the Slurm batch
-// script under a stand-in srun (this machine has no Slurm), the CSV one-liner; and the README
-// shows each file as it is, so that a recipe cannot rot.
+// script under a stand-in srun (this machine has no Slurm), the CSV one-liner; and the README or
+// a page of docs/ shows each file as it is, so that a recipe cannot rot.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -156,21 +156,31 @@ TEST(Recipes, PeaksIntoACsvOverManyRuns) {
   EXPECT_EQ(rows, 5);
 }
 
-// Every file of examples/ci/ is shown in the README under `<!-- recipe: PATH -->`, as it is.
-TEST(Recipes, TheReadmeShowsEachRecipeAsItIs) {
-  const std::string readme = file_text(QPROF_TEST_README);
+// Every file of examples/ci/ is shown in the README or a page of docs/ under `<!-- recipe: PATH -->`,
+// as it is.
+TEST(Recipes, TheDocsShowEachRecipeAsItIs) {
+  std::vector<std::string> pages{QPROF_TEST_README};
+  for (const auto& entry : fs::directory_iterator(fs::path(QPROF_TEST_README).parent_path() / "docs")) {
+    if (entry.path().extension() == ".md") pages.push_back(entry.path().string());
+  }
   std::size_t shown = 0;
   for (const auto& entry : fs::directory_iterator(kExamples + "/ci")) {
     const std::string rel = "examples/ci/" + entry.path().filename().string();
     const std::string tag = "<!-- recipe: " + rel + " -->\n";
-    const std::size_t at = readme.find(tag);
-    ASSERT_NE(at, std::string::npos) << rel << " is not in the README's Recipes";
-    const std::size_t open = readme.find('\n', at + tag.size());
-    ASSERT_TRUE(readme.compare(at + tag.size(), 3, "```") == 0) << rel << ": no code block after the tag";
-    const std::size_t close = readme.find("\n```\n", open);
-    ASSERT_NE(close, std::string::npos) << rel;
-    EXPECT_EQ(readme.substr(open + 1, close - open), file_text(entry.path())) << rel;
-    ++shown;
+    bool found = false;
+    for (const std::string& page : pages) {
+      const std::string text = file_text(page);
+      const std::size_t at = text.find(tag);
+      if (at == std::string::npos) continue;
+      found = true;
+      const std::size_t open = text.find('\n', at + tag.size());
+      ASSERT_TRUE(text.compare(at + tag.size(), 3, "```") == 0) << rel << " in " << page << ": no code block after the tag";
+      const std::size_t close = text.find("\n```\n", open);
+      ASSERT_NE(close, std::string::npos) << rel << " in " << page;
+      EXPECT_EQ(text.substr(open + 1, close - open), file_text(entry.path())) << rel << " in " << page;
+    }
+    EXPECT_TRUE(found) << rel << " is shown neither in the README nor in docs/";
+    shown += found;
   }
   EXPECT_GE(shown, 4u);
 }

@@ -20,9 +20,11 @@ root=$work/root
 dpkg -x "$deb" "$root"
 for f in usr/bin/qprof usr/share/man/man1/qprof.1 usr/share/man/man1/qprof-export.1 \
          usr/share/bash-completion/completions/qprof usr/share/zsh/vendor-completions/_qprof usr/share/qprof/plot/qprof.gp \
-         usr/include/qprof_mark.h usr/lib/python3/dist-packages/qprof_mark.py usr/share/man/man1/qprof-mark.1; do
+         usr/include/qprof_mark.h usr/lib/python3/dist-packages/qprof_mark.py usr/share/man/man1/qprof-mark.1 \
+         usr/share/doc/qprof/copyright; do
   [ -f "$root/$f" ] || { echo "missing from the package: $f"; exit 1; }
 done
+grep -q "^License: Apache-2.0" "$root/usr/share/doc/qprof/copyright"
 if readelf -S "$root/usr/bin/qprof" | grep -q '\.symtab\|\.debug_info'; then echo "qprof is not stripped"; exit 1; fi
 
 "$root/usr/bin/qprof" --version | tee "$work/version"
