@@ -173,8 +173,10 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       ->allow_extra_args(false)
       ->delimiter(',');
   cmd->add_option("--metric", a->opts.metric,
-                  "The memory series drawn for each trace: rss (default), pss, uss, gpu or cgroup (the cgroup's charge, "
-                  "page cache included)");
+                  "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
+                  "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
+                  "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the memory kinds) "
+                  "or dir:PATH (a --watch-dir directory's size)");
   cmd->add_flag("--children", a->opts.children, "Also one line per process of the tree (traces recorded with qprof run -M)");
   cmd->add_flag("--sum", a->sum,
                 "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed underneath "

@@ -24,6 +24,8 @@ std::string command_name(std::string_view cmdline) {
 }
 
 std::string metric_title(const std::string& metric) {
+  if (metric == "footprint") return "footprint";
+  if (metric == "unreclaimable") return "unreclaimable";  // anonymous and shared memory
   if (metric == "pss") return "tree PSS";
   if (metric == "uss") return "tree USS";
   if (metric == "gpu") return "tree GPU memory";

@@ -159,10 +159,13 @@ std::optional<std::vector<Panel>> parse_panels(std::string_view spec) {
 
 // Every trace must have the metric's series over time (a PlotError names those it has).
 static void check_metric(const std::vector<TraceData>& data, const std::string& metric) {
-  static const char* const kSeries[] = {"rss", "pss", "uss", "gpu", "cgroup", "anon", "file", "shmem", "swap"};
+  static const char* const kSeries[] = {"rss",    "footprint", "unreclaimable", "pss",   "uss", "gpu",
+                                        "cgroup", "anon",      "file",          "shmem", "swap"};
   const bool dir = metric.size() > 4 && metric.compare(0, 4, "dir:") == 0;
   if (!dir && std::find(std::begin(kSeries), std::end(kSeries), metric) == std::end(kSeries)) {
-    throw PlotError("--metric " + metric + ": one of rss, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME (series over time)");
+    throw PlotError("--metric " + metric +
+                    ": one of rss, footprint, unreclaimable, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME "
+                    "(series over time)");
   }
   for (const TraceData& t : data) {
     if (metric_series_of(t, metric)) continue;

@@ -62,6 +62,8 @@ TraceData::TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
       pss(grid, from, to),
       uss(grid, from, to),
       cgroup(grid, from, to),
+      cgroup_anon(grid, from, to),
+      pss_unreclaimable(grid, from, to),
       other_children(grid, from, to),
       gpu_total(grid, from, to),
       cpu(grid, from, to),
@@ -148,6 +150,7 @@ class Reducer : public dat::Visitor {
     const double t = rel(s.t);
     d_.pss.add(t, static_cast<double>(s.pss));
     d_.uss.add(t, static_cast<double>(s.uss));
+    if (s.unreclaimable) d_.pss_unreclaimable.add(t, static_cast<double>(*s.unreclaimable));
   }
   void io(const IoSample& s) override {
     const double t = rel(s.t);
@@ -160,7 +163,9 @@ class Reducer : public dat::Visitor {
     hwm_max_ = std::max(hwm_max_, s.bytes);
   }
   void cgroup(const CgroupSample& s) override {
-    d_.cgroup.add(rel(s.t), static_cast<double>(s.usage));
+    const double t = rel(s.t);
+    d_.cgroup.add(t, static_cast<double>(s.usage));
+    if (s.anon) d_.cgroup_anon.add(t, static_cast<double>(*s.anon));
     cgroup_peak_ = std::max({cgroup_peak_, s.peak, s.usage});
   }
   void gpu_device(const GpuDevice& dev) override {
@@ -475,6 +480,9 @@ const Series* metric_series_of(const TraceData& t, std::string_view metric) {
   else if (metric == "uss") s = &t.uss;
   else if (metric == "gpu") s = &t.gpu_total;
   else if (metric == "cgroup") s = &t.cgroup;
+  // The footprint's basis, as trace/footprint.hpp chooses it: the tree's own cgroup, else Σ PSS.
+  else if (metric == "footprint") s = t.cgroup.empty() ? &t.pss : &t.cgroup;
+  else if (metric == "unreclaimable") s = t.cgroup.empty() ? &t.pss_unreclaimable : &t.cgroup_anon;
   else if (metric == "anon") s = &t.anon;
   else if (metric == "file") s = &t.file;
   else if (metric == "shmem") s = &t.shmem;
