@@ -16,7 +16,7 @@ struct FigureSource {
   const char* key;
   const char* title;
   bool bytes;
-  std::function<std::optional<double>(const Trace&)> read;
+  std::function<std::optional<double>(const Trace&, const FitLimits&)> read;
 };
 
 std::optional<double> peak_of(const Trace& t, Metric m) {
@@ -28,10 +28,15 @@ std::optional<double> peak_of(const Trace& t, Metric m) {
 const std::vector<FigureSource>& figure_sources() {
   static const std::vector<FigureSource> sources = {
       // The footprint as every summary gives it: the tree's own cgroup charge, else Σ PSS.
-      {"footprint", "footprint", true, [](const Trace& t) { return peak_of(t, Metric::footprint); }},
-      {"unreclaimable", "unreclaimable peak", true, [](const Trace& t) { return peak_of(t, Metric::unreclaimable); }},
-      {"peak_rss", "\u03a3 RSS peak", true, [](const Trace& t) { return peak_of(t, Metric::rss); }},
-      {"duration", "duration", false, [](const Trace& t) -> std::optional<double> { return trace_duration(t); }},
+      {"footprint", "footprint", true, [](const Trace& t, const FitLimits&) { return peak_of(t, Metric::footprint); }},
+      {"unreclaimable", "unreclaimable peak", true,
+       [](const Trace& t, const FitLimits&) { return peak_of(t, Metric::unreclaimable); }},
+      {"peak_rss", "\u03a3 RSS peak", true, [](const Trace& t, const FitLimits&) { return peak_of(t, Metric::rss); }},
+      {"duration", "duration", false,
+       [](const Trace& t, const FitLimits&) -> std::optional<double> { return trace_duration(t); }},
+      // qprof fit's limits (sweep --fit): what a memory limit must be, measured by running under one.
+      {"fit_runs_in", "fit: smallest limit", true, [](const Trace&, const FitLimits& f) { return f.runs_in; }},
+      {"fit_full_speed", "fit: full-speed limit", true, [](const Trace&, const FitLimits& f) { return f.full_speed; }},
   };
   return sources;
 }
@@ -73,8 +78,10 @@ SweepModel sweep_model(const std::string& parameter, const std::vector<SweepPoin
     f.bytes = source.bytes;
     for (const SweepPointRuns& p : sorted) {
       std::vector<double> values;
-      for (const Trace* t : p.runs) {
-        if (const auto v = source.read(*t)) values.push_back(*v);
+      for (std::size_t i = 0; i < p.runs.size(); ++i) {
+        const FitLimits none;
+        const FitLimits& fit = p.fits.size() == p.runs.size() ? p.fits[i] : none;
+        if (const auto v = source.read(*p.runs[i], fit)) values.push_back(*v);
       }
       const auto s = spread_of(values);
       if (!s) continue;

@@ -13,7 +13,12 @@
 #include "profiled.hpp"
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/units.hpp"
+#include "qprof/fit/fit.hpp"
+#include "qprof/fit/probe_group.hpp"
+#include "qprof/fit/report.hpp"
+#include "qprof/fit/saved_result.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/trace/format.hpp"
 #include "sweep_model_output.hpp"
@@ -34,6 +39,8 @@ struct SweepCli {
   std::optional<double> at;
   std::string limit;
   std::string plot;
+  bool fit = false;  // --fit: qprof fit on each point that ran
+  fit::FitOptions fit_options;
 };
 
 // One run of the sweep: its point, its outcome, its trace (when one could be read back).
@@ -44,6 +51,7 @@ struct SweepRun {
   int status = 0;
   std::unique_ptr<Trace> trace;
   std::string problem;  // why there is no trace to read
+  std::optional<fit::SavedLimits> fit;  // --fit: what qprof fit found at this point
 };
 
 // An environment variable set for one run, and put back as it was after it: the command inherits
@@ -137,6 +145,11 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   t.columns.push_back(Column::of("duration", "duration", Kind::seconds));
   t.columns.push_back(Column::of("footprint", "footprint", Kind::bytes));
   t.columns.push_back(Column::of("peak_rss", "\u03a3 RSS peak", Kind::bytes));
+  const bool fitted = std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.fit.has_value(); });
+  if (fitted) {
+    t.columns.push_back(Column::of("fit_runs_in", "fit: runs in", Kind::bytes));
+    t.columns.push_back(Column::of("fit_full_speed", "fit: full speed", Kind::bytes));
+  }
   t.columns.push_back(Column::of("trace", "trace", Kind::text));
   const bool any_footprint =
       std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
@@ -155,12 +168,60 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
     } else {
       row.insert(row.end(), 3, Cell{});
     }
+    if (fitted) {
+      const auto size = [](const std::optional<Bytes>& b) { return b ? Cell::bytes(*b) : Cell{}; };
+      row.push_back(r.fit ? size(r.fit->runs_in) : Cell{});
+      row.push_back(r.fit ? size(r.fit->full_speed) : Cell{});
+    }
     Cell trace = Cell::string(r.path);
     if (!r.problem.empty()) trace.note = r.problem;
     row.push_back(trace);
     t.rows.push_back(std::move(row));
   }
   return t;
+}
+
+// The command's environment at a point: --env's assignments, put back when the result goes.
+std::vector<std::unique_ptr<ScopedEnv>> point_env(const SweepCli& o, const SweepPoint& point) {
+  std::vector<std::unique_ptr<ScopedEnv>> env;
+  for (const std::string& e : o.env) {
+    const auto eq = e.find('=');
+    env.push_back(std::make_unique<ScopedEnv>(e.substr(0, eq), fill_placeholders(e.substr(eq + 1), point)));
+  }
+  return env;
+}
+
+// --fit at one point: qprof fit on the same command, its JSON beside the trace (where compare
+// --sweep finds it again), a line on stderr. Returns fit's exit status (0, or why it stopped).
+int fit_point(const SweepCli& o, const std::vector<std::string>& command, SweepRun& run, const std::string& prefix) {
+  fit::FitOptions options = o.fit_options;
+  options.command = command;
+  fit::FitReport r;
+  {
+    const auto env = point_env(o, run.point);
+    const StdoutToStderr keep_stdout_for_the_table;
+    r = fit::run_fit(options);
+  }
+  const std::string json_path = fit::saved_result_path(run.path);
+  std::string line = prefix + ": fit: ";
+  try {
+    write_output(json_path, fit::json_report(r));
+  } catch (const std::exception& e) {
+    std::cerr << "qprof sweep: " << terminal_text(json_path) << ": " << terminal_text(e.what()) << '\n';
+  }
+  if (r.findings.runs || r.findings.full_speed) {
+    run.fit = fit::SavedLimits{r.findings.runs ? std::optional<Bytes>(r.findings.runs->limit) : std::nullopt,
+                               r.findings.full_speed ? std::optional<Bytes>(r.findings.full_speed->limit) : std::nullopt};
+    if (run.fit->runs_in) line += "runs in " + human_bytes(*run.fit->runs_in);
+    if (run.fit->full_speed) line += std::string(run.fit->runs_in ? ", " : "") + "full speed " + human_bytes(*run.fit->full_speed);
+    const std::size_t runs = r.probes.size() + (r.baseline ? 1 : 0);
+    line += " (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)");
+  } else {
+    line += "nothing found";
+  }
+  if (r.end != fit::FitEnd::searched && r.end != fit::FitEnd::runs_max) line += "; " + r.message;
+  std::cerr << terminal_text(line + " -> " + json_path) << '\n';
+  return r.end == fit::FitEnd::searched || r.end == fit::FitEnd::runs_max ? 0 : r.status;
 }
 
 Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
@@ -172,6 +233,14 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
   if (ec) {
     std::cerr << "qprof sweep: --output-dir " << terminal_text(o.output_dir) << ": " << ec.message() << '\n';
     return kUsageError;
+  }
+  if (o.fit) {
+    // Said before the first run, not after it: fit needs memory cgroups of its own.
+    std::string why_not;
+    if (!fit::ProbeGroup::create(why_not)) {
+      std::cerr << "qprof sweep: --fit: " << terminal_text(fit::no_cgroup_message(why_not)) << '\n';
+      return kUsageError;
+    }
   }
 
   const std::vector<SweepPoint> points = sweep_grid(parameters);
@@ -195,11 +264,7 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       const std::size_t index = runs.size() + 1;
       RunReport report;
       {
-        std::vector<std::unique_ptr<ScopedEnv>> env;
-        for (const std::string& e : o.env) {
-          const auto eq = e.find('=');
-          env.push_back(std::make_unique<ScopedEnv>(e.substr(0, eq), fill_placeholders(e.substr(eq + 1), points[k])));
-        }
+        const auto env = point_env(o, points[k]);
         const StdoutToStderr keep_stdout_for_the_table;
         run.status = run_profiled(options, &report);
       }
@@ -220,6 +285,7 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       // The progress line: which point, how it ended, its figures, its trace.
       std::string line = "qprof sweep: [" + std::to_string(index) + "/" + std::to_string(total) + "] " + point_words(points[k]);
       if (o.repeat > 1) line += " (repeat " + std::to_string(r) + ")";
+      const std::string prefix = line;
       line += run.status == 0 ? ": ok" : ": FAILED, exit status " + std::to_string(run.status);
       if (run.trace) {
         line += ", " + human_seconds(trace_duration(*run.trace));
@@ -231,9 +297,17 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       if (run.status != 0 && first_failure == 0) first_failure = run.status;
       const bool interrupted = report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT ||
                                run.status == 128 + SIGTERM;
+      if (o.fit && run.status == 0 && !interrupted && run.trace) {
+        const int fit_status = fit_point(o, options.command, run, prefix);
+        if (fit_status != 0 && first_failure == 0) first_failure = fit_status;
+        if (fit_status == 128 + SIGINT || fit_status == 128 + SIGTERM) {
+          std::cerr << "qprof sweep: interrupted; no more runs\n";
+          stopped = true;
+        }
+      }
       if (interrupted) std::cerr << "qprof sweep: interrupted; no more runs\n";
       if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";
-      stopped = interrupted || (run.status != 0 && o.stop_on_failure);
+      stopped = stopped || interrupted || (run.status != 0 && o.stop_on_failure);
       runs.push_back(std::move(run));
     }
   }
@@ -276,8 +350,12 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "Σ RSS peak, footprint where PSS was recorded, trace), and over one parameter the model of each\n"
       "figure (qprof compare --sweep: linear or power law, R², --at, --limit). A run that fails is\n"
       "recorded and the sweep goes on (--stop-on-failure: it stops there); failed runs are left out\n"
-      "of the model. --fit (qprof fit's smallest limit per point) is not offered yet.\n"
-      "Exit status: 0 when every run succeeded; else the exit status of the first run that failed;\n"
+      "of the model. --fit also runs qprof fit at each point that succeeded (it needs the right to\n"
+      "create memory cgroups): its JSON goes beside the trace (DIR/NAME=VALUE.fit.json), the runs'\n"
+      "table and the model gain its smallest and full-speed limits, and --limit is solved on the\n"
+      "full-speed limit's model.\n"
+      "Exit status: 0 when every run succeeded; else the exit status of the first run (or fit) that\n"
+      "failed;\n"
       "2 for usage errors or a command that cannot be started.");
   sweep->add_option("-p,--param", opts->parameters, "A parameter and its values, NAME=V1,V2,... (repeatable: a grid)")
       ->required()
@@ -290,6 +368,15 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   sweep->add_flag("--stop-on-failure", opts->stop_on_failure, "Stop at the first run that fails");
   sweep->add_option("--metric", opts->metric, "rss (default); pss, uss, all: also record PSS, the footprint")
       ->check(run_metric_check());
+  sweep->add_flag("--fit", opts->fit,
+                  "Also find, at each point, the smallest memory limit the command runs in and the one at full speed "
+                  "(qprof fit; needs the right to create memory cgroups)");
+  sweep->add_option("--fit-max-slowdown", opts->fit_options.max_slowdown,
+                    "With --fit: a probe longer than this many times the point's baseline is too slow (default 4)")
+      ->check(CLI::Range(1.0, 1e6));
+  sweep->add_option("--fit-runs-max", opts->fit_options.runs_max,
+                    "With --fit: runs of fit at each point, its baseline included (default 16)")
+      ->check(CLI::Range(2, 1000));
   sweep->add_option("--at", opts->at, "Also predict each figure at this value of the parameter");
   sweep->add_option("--limit", opts->limit,
                     "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "

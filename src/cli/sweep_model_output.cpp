@@ -13,6 +13,7 @@
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
+#include "qprof/fit/saved_result.hpp"
 #include "qprof/plot/sweep_chart.hpp"
 #include "qprof/report/sweep.hpp"
 
@@ -24,6 +25,19 @@ std::optional<double> as_number(const std::string& text) {
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
   if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+// qprof fit's limits for a trace, from the JSON qprof sweep --fit wrote beside it; none where
+// there is no such file (a file that is not fit's JSON is said).
+FitLimits saved_fit_limits(const Trace& t, const char* who) {
+  std::string why;
+  const auto saved = fit::read_saved_limits(fit::saved_result_path(t.source), why);
+  if (!why.empty()) std::cerr << who << ": " << terminal_text(why) << "; its fit limits left out\n";
+  FitLimits f;
+  if (!saved) return f;
+  if (saved->runs_in) f.runs_in = static_cast<double>(*saved->runs_in);
+  if (saved->full_speed) f.full_speed = static_cast<double>(*saved->full_speed);
+  return f;
 }
 
 }  // namespace
@@ -51,8 +65,12 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
       continue;
     }
     auto same = std::find_if(points.begin(), points.end(), [&](const SweepPointRuns& p) { return p.value == *value; });
-    if (same == points.end()) points.push_back({*value, {lt.trace}});
-    else same->runs.push_back(lt.trace);
+    if (same == points.end()) {
+      points.push_back({*value, {}, {}});
+      same = points.end() - 1;
+    }
+    same->runs.push_back(lt.trace);
+    same->fits.push_back(saved_fit_limits(*lt.trace, who));
   }
   if (points.empty()) {
     std::cerr << who << ": no completed run carries " << request.parameter << "=VALUE: no model\n";
@@ -79,13 +97,8 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   report::add_sweep_model(doc, model, options);
   doc.csv_table = doc.tables.size() - 1;  // CSV: the model (JSON holds every table)
   if (request.plot.empty()) return 0;
-  // The chart of the figure the limit is solved on: the footprint where recorded, else Σ RSS.
-  const FigureModel* figure = nullptr;
-  for (const char* key : {"footprint", "peak_rss"}) {
-    for (const FigureModel& f : model.figures) {
-      if (!figure && f.key == key && f.fitted()) figure = &f;
-    }
-  }
+  // The chart of the figure the limit is solved on.
+  const FigureModel* figure = report::limit_figure(model);
   if (!figure) {
     std::cerr << who << ": --plot: no memory figure with two values or more to draw\n";
     return kUsageError;

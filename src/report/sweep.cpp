@@ -22,16 +22,6 @@ std::string value_words(const FigureModel& f, double v) {
   return sign + human_seconds(std::fabs(v));
 }
 
-// The figure the limit is solved on: the footprint where the runs have it, else Σ RSS's peak.
-const FigureModel* limit_figure(const SweepModel& m) {
-  for (const char* key : {"footprint", "peak_rss"}) {
-    for (const FigureModel& f : m.figures) {
-      if (f.key == key && f.fitted()) return &f;
-    }
-  }
-  return nullptr;
-}
-
 std::string value_text(const SweepModel& m, double v) {
   return m.integer_values && v == std::floor(v) ? number("%.0f", v) : number("%g", v);
 }
@@ -47,6 +37,15 @@ Column machine_only(const char* key, Kind kind) {
 constexpr Kind kRaw = Kind::share;
 
 }  // namespace
+
+const FigureModel* limit_figure(const SweepModel& m) {
+  for (const char* key : {"fit_full_speed", "footprint", "peak_rss"}) {
+    for (const FigureModel& f : m.figures) {
+      if (f.key == key && f.fitted()) return &f;
+    }
+  }
+  return nullptr;
+}
 
 std::string formula_words(const FigureModel& f, const std::string& parameter) {
   if (f.power_chosen && f.power) {

@@ -50,7 +50,7 @@ TEST(SweepModel, SolvesTheLargestValueThatFitsAndPredicts) {
   std::vector<Trace> traces;
   for (double n : {1, 2, 4, 8}) traces.push_back(trace_of(50 + 30 * n));
   std::vector<SweepPointRuns> points;
-  for (std::size_t i = 0; i < traces.size(); ++i) points.push_back({static_cast<double>(1 << i), {&traces[i]}});
+  for (std::size_t i = 0; i < traces.size(); ++i) points.push_back({static_cast<double>(1 << i), {&traces[i]}, {}});
   const SweepModel m = sweep_model("workers", points);
   const FigureModel* rss = nullptr;
   for (const FigureModel& f : m.figures) {
@@ -70,7 +70,7 @@ TEST(SweepModel, SolvesTheLargestValueThatFitsAndPredicts) {
 TEST(SweepModel, RepeatsGiveTheSpread) {
   std::vector<Trace> traces;
   for (double mib : {100, 110, 200, 210}) traces.push_back(trace_of(mib));
-  const SweepModel m = sweep_model("n", {{1, {&traces[0], &traces[1]}}, {2, {&traces[2], &traces[3]}}});
+  const SweepModel m = sweep_model("n", {{1, {&traces[0], &traces[1]}, {}}, {2, {&traces[2], &traces[3]}, {}}});
   for (const FigureModel& f : m.figures) {
     if (f.key == "peak_rss") {
       EXPECT_NEAR(f.spread() / (1 << 20), 5, 1e-6);

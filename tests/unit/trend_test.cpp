@@ -118,7 +118,7 @@ TEST(Trend, RunTrendsFitsRssAndPssWhereRecorded) {
   auto trends = run_trends(t);
   ASSERT_EQ(trends.size(), 1u);
   EXPECT_EQ(trends[0].key, "rss");
-  for (const MemSample& m : t.mem) t.pss.push_back({m.t, m.bytes / 2, m.bytes / 4});
+  for (const MemSample& m : t.mem) t.pss.push_back({m.t, m.bytes / 2, m.bytes / 4, std::nullopt});
   trends = run_trends(t);
   ASSERT_EQ(trends.size(), 2u);
   EXPECT_EQ(trends[1].key, "pss");

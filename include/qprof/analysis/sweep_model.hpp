@@ -12,14 +12,21 @@
 
 namespace qprof {
 
+// qprof fit's limits for one run (qprof sweep --fit writes them beside its trace): the smallest
+// limit it runs in and the smallest at full speed, in bytes.
+struct FitLimits {
+  std::optional<double> runs_in, full_speed;
+};
+
 // The runs at one value of the parameter (several with --repeat).
 struct SweepPointRuns {
   double value = 0;
   std::vector<const Trace*> runs;
+  std::vector<FitLimits> fits;  // runs[i]'s, where fits.size() == runs.size(); else none
 };
 
 struct FigureModel {
-  std::string key;    // "footprint", "peak_rss", "duration"
+  std::string key;    // "footprint", "unreclaimable", "peak_rss", "duration", "fit_runs_in", "fit_full_speed"
   std::string title;  // "footprint (Σ PSS peak)", "Σ RSS peak", "duration"
   bool bytes = true;  // else seconds
   std::vector<double> x, y;  // the points with the figure: the value, the median of its runs

@@ -17,6 +17,11 @@ struct SweepModelOptions {
   std::string limit_source;     // "--limit", or where the limit in force came from (cgroup, memtotal, …)
 };
 
+// The figure a limit is solved on and --plot draws: qprof fit's full-speed limit where the runs
+// were fitted (sweep --fit: what the job needs to run unslowed under a limit), else the footprint,
+// else Σ RSS's peak; null where none of them has two values.
+const FigureModel* limit_figure(const SweepModel& m);
+
 // "50.0 MiB + 30.0 MiB × workers", "2.00 MiB × workers^2.00", "1.20 s + 0.300 s × workers"
 std::string formula_words(const FigureModel& f, const std::string& parameter);
 // "workers ≤ 15 fit 500.0 MiB (footprint (Σ PSS peak) 50.0 MiB + 30.0 MiB × workers, R² 0.998)";

@@ -1,0 +1,59 @@
+#include "qprof/fit/saved_result.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace qprof::fit {
+namespace {
+
+// A finding's limit, or nullopt where the search did not find one (null in the JSON).
+std::optional<Bytes> finding_limit(const nlohmann::json& findings, const char* key) {
+  if (!findings.contains(key) || findings[key].is_null()) return std::nullopt;
+  const nlohmann::json& limit = findings[key].at("limit_bytes");
+  if (!limit.is_number_unsigned()) throw std::runtime_error(std::string(key) + ".limit_bytes is not a size");
+  return limit.get<Bytes>();
+}
+
+}  // namespace
+
+std::string saved_result_path(const std::string& trace_path) {
+  const std::string stem = trace_path.size() > 4 && trace_path.compare(trace_path.size() - 4, 4, ".dat") == 0
+                               ? trace_path.substr(0, trace_path.size() - 4)
+                               : trace_path;
+  return stem + ".fit.json";
+}
+
+std::optional<SavedLimits> read_saved_limits(const std::string& json_path, std::string& why) {
+  why.clear();
+  std::ifstream in(json_path, std::ios::binary);
+  if (!in) return std::nullopt;
+  // fit's JSON is a few KB; a file far larger is not one, and is not read into memory whole.
+  constexpr std::streamoff kMaxBytes = 16 << 20;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0 || size > kMaxBytes) {
+    why = json_path + ": " + (size < 0 ? "cannot be read" : "larger than 16 MiB: not qprof fit's JSON");
+    return std::nullopt;
+  }
+  in.seekg(0);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), size);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object() || !j.contains("findings") || !j["findings"].is_object()) {
+      why = json_path + ": no findings: not qprof fit's JSON";
+      return std::nullopt;
+    }
+    SavedLimits s;
+    s.runs_in = finding_limit(j["findings"], "smallest_running");
+    s.full_speed = finding_limit(j["findings"], "full_speed");
+    return s;
+  } catch (const std::exception& e) {
+    why = json_path + ": " + e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace qprof::fit
