@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "e2e_util.hpp"
@@ -153,6 +154,43 @@ TEST(CExample, SynchronousCheckpointsHoldEachStagesMemory) {
   EXPECT_GE(at["Query End"], 96.0 + 24.0);
   EXPECT_LT(at["Query End"], 96.0 + 24.0 + 4.0);
   EXPECT_LT(at["Release End"], 4.0);
+}
+
+// sweep_calibration.sh: over workers, the footprint grows by what each worker holds on its own
+// (its batch's 32 MiB of activations and what the forked interpreter writes, a few MiB: the model
+// is shared and counted once); over the activations of one process, by 1 MiB a MiB (minmax holds
+// one batch's activations beside the model). Each model is solved for the limit in force.
+TEST(SweepCalibrationExample, TheModelsGrowByWhatEachWorkerAndEachBatchHolds) {
+  const std::string dir = temp_dir() + "/sweep";
+  const Result r = run({"prlimit", as_limit("4294967296"), "env", "QPROF=" + qprof_bin(), "PYTHON=" + debian_python(),
+                        "WORKERS=1,2,4", "ACTIVATIONS=16,32,64", "sh", example("sweep_calibration.sh"), dir},
+                       "", 600);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Model of each figure against workers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Model of each figure against activations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workers \u2264 "), std::string::npos) << "solved for the limit in force:\n" << r.out;
+  EXPECT_TRUE(fs::exists(dir + "/workers.png"));
+  EXPECT_TRUE(fs::exists(dir + "/activations.png"));
+  const auto slope_mib = [](const std::string& parameter, const std::vector<std::string>& traces) {
+    std::vector<std::string> args{"compare", "--sweep", parameter, "--format", "json"};
+    args.insert(args.end(), traces.begin(), traces.end());
+    const Result c = qprof(args);
+    EXPECT_EQ(c.status, 0) << c.err;
+    const auto j = nlohmann::json::parse(c.out);
+    for (const auto& row : j["sweep_model"]) {
+      if (row["figure"] == "footprint") return row["slope"].get<double>() / kMiB;
+    }
+    ADD_FAILURE() << "no footprint model in\n" << c.out;
+    return 0.0;
+  };
+  const double per_worker = slope_mib("workers", {dir + "/workers/workers=1.dat", dir + "/workers/workers=2.dat",
+                                                   dir + "/workers/workers=4.dat"});
+  EXPECT_GE(per_worker, 32.0 * 0.97);
+  EXPECT_LE(per_worker, 32.0 + 8.0);
+  const double per_mib = slope_mib("activations", {dir + "/activations/activations=16.dat",
+                                                   dir + "/activations/activations=32.dat",
+                                                   dir + "/activations/activations=64.dat"});
+  EXPECT_NEAR(per_mib, 1.0, 0.05);
 }
 
 // compare_methods.sh: the grid's cells are `qprof peak` of each trace, and its answer the lowest.
