@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -45,7 +46,17 @@ TEST(RunLimits, TheJobKeepsTheDescriptorLimitItWasGiven) {
 TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) {
   // 256 descriptors, soft and hard: about 60 members' files fit, the other of 401 processes do not.
   const std::string out = temp_dir() + "/emfile.dat";
-  const Result r = run({"sh", "-c", "ulimit -n 256 && " + kBound + qprof_bin() + " run -o " + out + " -- " +
+  // UndefinedBehaviorSanitizer checks a vptr it has not seen yet by reading /proc/self/maps, which
+  // fails with every descriptor taken and reports a valid object as one with an invalid vptr
+  // (std::thread's state, at a thread's end): that one check is suppressed here, nothing else.
+  std::string sanitizer_env;
+  if (sanitized()) {
+    const std::string suppressions = temp_dir() + "/ubsan.supp";
+    std::ofstream(suppressions) << "vptr_check:*\n";
+    const char* options = std::getenv("UBSAN_OPTIONS");
+    sanitizer_env = "UBSAN_OPTIONS='" + std::string(options ? options : "") + ":suppressions=" + suppressions + "' ";
+  }
+  const Result r = run({"sh", "-c", "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -o " + out + " -- " +
                                         workload("alloc_tree") + " 1 400 1 1500"},
                        "", 150);
   EXPECT_EQ(r.status, 0) << r.err;

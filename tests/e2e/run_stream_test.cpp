@@ -1,5 +1,7 @@
 // The stderr tee, stdin/stdout inheritance, the streamed trace, the sampling schedule.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <signal.h>
 
 #include <chrono>
@@ -36,8 +38,17 @@ TEST(RunStream, StdinAndStdoutAreInherited) {
 
 TEST(RunStream, TraceIsReadableWhileTheRunGoesOn) {
   const std::string out = temp_dir() + "/live.dat";
-  Process p({qprof_bin(), "run", "-q", "-o", out, "--", workload("spike"), "1", "1", "1500"});
-  std::this_thread::sleep_for(700ms);
+  Process p({qprof_bin(), "run", "-q", "-o", out, "--", workload("spike"), "1", "1", "4000"});
+  // Read as soon as 20 samples are there (a sanitized qprof on a loaded machine starts late), well
+  // before the job's 4 s are over.
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t lines = 0;
+  while (lines < 20 && std::chrono::steady_clock::now() - start < 3s) {
+    std::this_thread::sleep_for(50ms);
+    std::ifstream in(out);
+    lines = 0;
+    for (std::string l; std::getline(in, l);) lines += l.starts_with("MEM ") ? 1 : 0;
+  }
   const Trace partial = dat::read_trace(out);  // no truncated line, samples already there
   EXPECT_GE(partial.mem.size(), 20u);
   EXPECT_FALSE(partial.exit);
