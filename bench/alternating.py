@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Commands timed in alternating rounds (for startup_revisions.py and library_cost.py): each
 round runs every command once, so that the noise of a shared machine falls on all of them
 alike; a Markdown table of the medians and quartiles, each against the first command's."""

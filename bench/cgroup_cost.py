@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cgroup_cost: qprof's own CPU with --cgroup against without, on 512 sleeping processes at the
 default 10 ms, in alternating rounds (for bench/RESULTS.md). Needs root and a memory cgroup
 qprof can create (cgroup v1 with memory.use_hierarchy 1, or v2).

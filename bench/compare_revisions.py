@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Per-sample cost of the sampler at two git revisions, measured side by side.
 
 Builds the Google Benchmark target `qprof_bench` at each revision (in temporary worktrees),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_alloc: the real-GPU check of issue 6, for a machine with an NVIDIA GPU and nvcc
 // (not built by CMake: no CUDA at build time). It allocates and touches 1 GiB, says so with a
 // marker, frees it, then 2 GiB; qprof run must report the tree's GPU peak ≈ 2 GiB + the CUDA

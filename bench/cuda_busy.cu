@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_busy: the real-GPU check of the busy-time series (GPUUTIL lines), for a machine with an
 // NVIDIA GPU and nvcc (not built by CMake). Its truth is known by construction:
 //   Spin:  a kernel that keeps every SM busy for ~2 s  -> SM % near 100, the tree's share too;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost of one --watch-dir walk per file: `qprof_dir_walk_bench FILES [DIR]` makes a tree of
 // FILES one-byte files (1000 per directory) under DIR (default: a new directory in $TMPDIR),
 // walks it once to warm the caches and then 5 times, and prints the thread CPU time and the wall

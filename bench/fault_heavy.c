@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A page-fault-heavy job for the cost PSS passes put on the profiled job (issue 31):
  * smaps_rollup walks a process's page tables under its mmap lock, which the job's own faults,
  * mmap and munmap also take.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """qprof fit's own cost: its CPU time against the time its probes ran.
 
     bench/fit_cost.py QPROF ANON_AND_MMAP [ROUNDS]

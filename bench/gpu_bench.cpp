@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What GPU queries cost qprof, over the fakes (no GPU needed): the NVML backend's device and
 // process queries through the fake libnvidia-ml.so.1, the AMD backend over the fixture tree, and
 // the GPU sampler's fast path (device totals + GPU lines), which runs on every host sample.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu_real.sh: the real-GPU checks, for a machine with an NVIDIA GPU, nvcc and PyTorch (none of
 # which the build or the tests need: they use the fake libnvidia-ml.so.1). It builds the two CUDA
 # workloads, runs them and bench/torch_gpu.py under `qprof run` with each NVIDIA backend, measures

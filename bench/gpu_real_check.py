@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """gpu_real_check: what bench/gpu_real.sh recorded on a real GPU, checked against the truth each
 workload prints itself, as Markdown (for bench/RESULTS.md). Exit 1 if a check fails.
   python3 bench/gpu_real_check.py OUTDIR

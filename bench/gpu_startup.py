@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """gpu_startup: what opening a GPU backend adds to `qprof run`'s start and end, on a machine with
 a GPU (for bench/RESULTS.md). Alternating rounds of:
   - bare `true` (the floor),

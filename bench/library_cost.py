@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What loading shared libraries costs a start on this machine: an empty `int main() {}` linked
 with nothing, with libstdc++, with yaml-cpp too (qprof's libraries), and with Boost.Filesystem and
 Boost.Iostreams too (what qprof loaded until 2026-11, where those are installed), timed in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """nvml_answers: what nvmlDeviceGetProcessUtilization answers, asked three ways at once while a
 workload runs (for bench/RESULTS.md). Needs an NVIDIA GPU and nvidia-ml-py (pynvml).
   - fast: every 0.1 s, from the newest stamp it has seen (each answer within one sample period);

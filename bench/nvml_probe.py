@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """nvml_probe: what the real NVML driver does, measured (for bench/RESULTS.md). Needs an NVIDIA
 GPU, nvidia-ml-py (pynvml) and a workload command. It prints one JSON document:
   - the cost of nvmlInit and of each call qprof makes in a tight loop: the calling thread's CPU

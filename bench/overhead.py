@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A profiler's own cost on a tree of sleeping processes, measured side by side.
 
 For each profiler (qprof binaries given as LABEL=PATH, mprof, prmon where installed) and each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # qprof plot on a long trace: time and peak memory of `qprof plot` to PNG, against gnuplot plotting
 # the raw file. The target: 10 M samples render in <= 3 s with <= 300 MB RSS, >= 10x faster
 # than gnuplot on the raw file.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What PSS by default costs: qprof's own CPU, and the profiled job's time.
 
     bench/pss_cost.py QPROF FAULT_HEAVY [ROUNDS]

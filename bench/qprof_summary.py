@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the summary of `qprof run` (its stderr) says of qprof's own cost, parsed once for the
 benchmarks that read it (cgroup_cost.py, gpu_real_check.py)."""
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds of qprof at git revisions, side by side (for compare_revisions.py and
 startup_revisions.py): each revision is checked out in a temporary worktree and built there."""
 import contextlib

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-sample cost of qprof's sampler and its parts (Google Benchmark). bench/run_benchmarks
 // runs this and records medians in bench/RESULTS.md.
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Starting a command the two ways issue 17 weighed (bench/RESULTS.md, fifth pass): fork, as
  * qprof does, against clone(CLONE_VM | CLONE_VFORK) with a stack of its own, as glibc's
  * posix_spawn does. The parent holds a touched heap of HEAP_KB (qprof's anonymous memory at

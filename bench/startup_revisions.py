@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """qprof's start-up at two git revisions, measured side by side.
 
 Builds the `qprof` executable (Release, stripped, as `cmake --install` leaves it) at each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where a start of `qprof run -q -- true` goes, step by step: builds a revision (Release, in a
 temporary worktree) with a monotonic timestamp after every statement of Session::run at the
 function's top level, and where main starts and has parsed the options, runs it RUNS times in a

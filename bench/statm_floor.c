@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kernel's floor under qprof's sampling cost: a loop that does nothing but wake on an
  * absolute schedule and pread /proc/PID/statm of N sleeping processes through descriptors kept
  * open, as qprof's sampler does, and nothing else (no stats pass, no trace, no bookkeeping).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch_gpu: the real-GPU check of the torch allocator series (TORCH lines), for a machine with
 an NVIDIA GPU and PyTorch. Its truth is what torch itself says, printed beside each checkpoint:
 qprof's torch figures must equal it, and its GPU figure (the driver's) must lie above reserved.

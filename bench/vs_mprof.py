@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """qprof against the original mprof (Debian's python3-memory-profiler), side by side.
 
 1. Overhead: CPU time the profiler itself spends per sample, on `sh` + 32 sleeping children at

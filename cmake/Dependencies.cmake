@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency comes from a Debian package; a missing one stops configure and names the package.
 function(qprof_missing what package)
   message(FATAL_ERROR "qprof needs ${what}: install the Debian package '${package}' "

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The manual pages, written at build time by the qprof just built (`qprof --help-man SUB DIR`)
 # from its own option lists plus the hand-written sections in man/*.man: a page and --help
 # cannot disagree. A page for each of QPROF_SUBCOMMANDS (cmake/Subcommands.cmake). Sets QPROF_MAN_PAGES.

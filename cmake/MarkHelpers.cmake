@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The marker helpers (README, "Marker channel"): the C/C++ header and the Python module.
 install(FILES ${PROJECT_SOURCE_DIR}/include/qprof_mark.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cpack -G DEB (run in the build folder): the stripped binary, man pages, bash completion and the
 # plot styles under /usr, with the shared-library dependencies dpkg-shlibdeps finds.
 set(CPACK_GENERATOR DEB)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` installs qprof stripped, its debug information split into
 # <bindir>/.debug/qprof.debug (where gdb looks for the binary's .gnu_debuglink, whatever the
 # prefix): the installed

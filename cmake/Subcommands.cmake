@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # QPROF_SUBCOMMANDS: qprof's subcommands, read from src/cli/subcommands.def (the one list that the
 # CLI, the man pages and the tests share), in its order.
 set(QPROF_SUBCOMMANDS_DEF ${PROJECT_SOURCE_DIR}/src/cli/subcommands.def)

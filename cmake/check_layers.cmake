@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The layering rule of the source tree, checked over every #include of qprof's own headers.
 #   cmake -DQPROF_ROOT=<tree with src/ and include/qprof/> -P cmake/check_layers.cmake
 # Fails (FATAL_ERROR, non-zero exit) naming each file:line that includes a stage it may not use.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for an ONNX post-training quantization job, with the stages AMD Quark reports.
 
 Pure standard library: tensors are bytearrays whose every page is written, so their memory is

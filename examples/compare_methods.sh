@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Which calibration method fits my machine? Runs examples/calibrate.py with every method on two
 # model sizes under qprof and prints the table of AMD Quark's docs (rows: model, columns: method,
 # cells: peak RSS), then the peak of every stage side by side, and draws the runs overlaid and

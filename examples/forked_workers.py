@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A parent that holds a model and forks workers that read it: the shape of a data loader or of
 calibration workers (standard library only).
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A shell job in three stages, marked the way any program can: a QPROF_MARK: line on stderr.
 #
 #   qprof run -o shell.dat -- sh examples/stages.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # How does calibration memory scale, and how many workers fit this machine? Sweeps
 # examples/calibrate.py over its calibration workers (Quark's CalibWorkerNum), then over the
 # activations one batch holds (the calibration samples per batch), models each figure against the

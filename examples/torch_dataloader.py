@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A small real PyTorch training loop whose data loader runs in worker processes.
 
     qprof run -M --metric all -o train.dat -- python3 examples/torch_dataloader.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* qprof_mark.h: markers and synchronous checkpoints for qprof, from C and C++.
  *
  * Header only (static inline functions, no library to link). Each call is a no-op outside

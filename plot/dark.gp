@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # qprof plot: a dark style, for slides and dark pages. Loaded after qprof.gp:
 #
 #   qprof plot run.dat -o run.png --style plot/dark.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # qprof plot: the chart style (gnuplot 5.2 or newer).
 #
 # qprof loads this file at the start of every chart, then the file given with --style, which

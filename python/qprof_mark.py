@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Markers and synchronous checkpoints for qprof, from Python (standard library only).
 
 Every call is a no-op outside ``qprof run``::

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A C program with stages, marked through qprof's header (include/qprof_mark.h, no library):
  *
  *   qprof run -o table.dat -- build/examples/c/lookup_table 96

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The records of a Quark-style report (Start, each marker, End) and the run's totals.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Watched directories (--watch-dir, DIR lines) as metrics and growths, and the memory limit the
 // header recorded.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/dirs.hpp"
 

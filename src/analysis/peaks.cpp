@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peaks of a run: of each metric, inside stages, of each process, and each stage's figures.
 #include <algorithm>
 #include <cmath>

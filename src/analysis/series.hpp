@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Series helpers shared by the analysis files (private to analysis/).
 #pragma once
 

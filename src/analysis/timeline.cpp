@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a run is in time: its end, and the stages at a moment or of a name.
 #include <string_view>
 #include <unordered_set>

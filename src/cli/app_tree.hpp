@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Walking the CLI11 apps: what the completion scripts, the man pages, the examples and the typo
 // hint all need to list.
 #pragma once

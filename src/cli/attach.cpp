@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof attach PID: the options are run's (recording.hpp); what differs is checked here.
 #include "recording.hpp"
 

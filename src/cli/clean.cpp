@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]: removes default-named traces
 // (as mprof clean), never any other file.
 #include <charconv>

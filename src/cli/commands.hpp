@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands of the qprof executable: each registers its options on the CLI11 app and
 // returns the action to run once parsing succeeded. No logic a test would want to reach.
 // An action returns qprof's exit status, or the Failure that main prints (as "qprof SUB: …")

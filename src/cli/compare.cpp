@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof compare A.dat B.dat …            one row per trace, side by side
 // qprof compare --run 'CMD A' --run 'CMD B' [--repeat N]   run each under qprof first
 #include <algorithm>

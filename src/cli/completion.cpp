@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bash: one function, _qprof. The first word completes to a subcommand; a word
 // starting with '-' to that subcommand's options; the word after an option that takes a value to
 // that option's choices (or to files); any other word to trace files (*.dat) for the readers and

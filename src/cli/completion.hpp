@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bash and zsh completion scripts, written at build time from the CLI11 apps' own option lists
 // (`qprof --help-completion`), so that completion offers exactly what --help lists.
 #pragma once

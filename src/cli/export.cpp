@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof export TRACE… --format perfetto|chrome|csv|json [-o OUT]: traces for other tools.
 #include <cstring>
 #include <iostream>

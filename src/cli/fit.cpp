@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit -- CMD: the smallest memory limit the command runs in (src/fit does the work; this
 // file reads the options, shows progress and writes the result where it was asked for).
 #include <unistd.h>

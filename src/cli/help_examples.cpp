@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Worked examples at the end of each subcommand's --help (and so of its man page): the first
 // thing a new user looks for.
 #include "help_examples.hpp"

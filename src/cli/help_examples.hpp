@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Examples appended to each subcommand's --help, and the answer to a mistyped subcommand.
 #pragma once
 

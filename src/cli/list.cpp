@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof list [--dir DIR]: the default-named traces of a directory (as mprof list), oldest first,
 // with their date, duration, peak and command; each trace is streamed, never held.
 #include <ctime>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page's parts: NAME from the description, SYNOPSIS from the footer's "Usage:" line,
 // DESCRIPTION from the rest of the footer, OPTIONS from the option list (what --help shows, hidden
 // options left out as --help leaves them out). The build appends hand-written sections (man/*.man).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Manual pages written from the CLI11 apps themselves (`qprof --help-man [SUBCOMMAND]`, run at
 // build time), so that a page and --help can never list different options.
 #pragma once

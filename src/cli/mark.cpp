@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof mark [--sync] [--strict] LABEL...: a marker from a shell script, through the marker
 // channel the enclosing `qprof run` exported (the same header C programs include).
 #include <memory>
@@ -39,7 +40,7 @@ Command add_mark(CLI::App& app, const Invocation& invocation) {
   mark->add_flag("--strict", opts->strict,
                  "Exit 1 when no qprof took the marker (not under qprof run; with --sync: no acknowledgement in time). "
                  "Without it, outside qprof the command does nothing and exits 0");
-  mark->footer("Usage: qprof mark [--sync] [--strict] LABEL...\nWrites to QPROF_MARK_FD (or the FIFO QPROF_MARK_PATH) that `qprof run` exports; see \"Marker channel\" in the README.");
+  mark->footer("Usage: qprof mark [--sync] [--strict] LABEL...\nWrites to QPROF_MARK_FD (or the FIFO QPROF_MARK_PATH) that `qprof run` exports; see \"Markers\" in docs/recording.md and qprof-run(1).");
   return {mark, [opts, &invocation] { return mark_action(*opts, invocation); }};
 }
 

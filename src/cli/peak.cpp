@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof peak FILE…        one line per trace, "FILE<TAB>PEAK MiB" as mprof peak prints
 // qprof peak -- CMD …     runs CMD like qprof run and prints nothing but its peak on stdout
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the subcommands that run a command or read traces share: the run options, validators
 // for sizes, metrics, units and formats, and keeping the profiled command's stdout off ours.
 #pragma once

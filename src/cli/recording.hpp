@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof run` and `qprof attach` share their options, their checks and what follows the run
 // (stage table, YAML, budget): run.cpp builds either; attach.cpp holds what only attach needs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof report TRACE: the run's facts, its peaks and its stage table; --yaml for Quark's layout.
 #include <iostream>
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof plott x.dat`: says what the subcommands are and which one was probably meant.
 #include <algorithm>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof sweep -p NAME=V1,V2,... [-p ...] [--env NAME=TEMPLATE] [--repeat N] -- CMD {NAME} ...
 // Runs the command once per point of the grid (and per repeat) under qprof, one trace per run
 // named by its values, then prints the runs and, over one parameter, the model of each figure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The end of `qprof sweep` and `qprof compare --sweep NAME`: traces that carry NAME=VALUE in their
 // label or file name, read as a model of each figure against NAME, printed as tables.
 #pragma once

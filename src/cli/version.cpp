@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof --version: the version, the build type, and which GPU backends work on this machine.
 #include <unistd.h>
 
@@ -30,7 +31,7 @@ bool on_path(const std::string& program) {
   return false;
 }
 
-// The backends are loaded at run time (README, "GPU memory"): say which would work here.
+// The backends are loaded at run time (docs/gpus.md, "Backends"): say which would work here.
 std::string backend_line(gpu::Choice c) {
   const std::string name(gpu::choice_name(c));
   if (c == gpu::Choice::smi) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/find_program.hpp"
 
 #include <boost/filesystem/path.hpp>

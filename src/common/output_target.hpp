@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an output path names, for OutputFile: the file to write after following symbolic links,
 // and how it may be written.
 #pragma once

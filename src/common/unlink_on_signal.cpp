@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unlink_on_signal.hpp"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named temporary files that SIGINT, SIGTERM or SIGHUP remove before qprof dies of the signal,
 // for OutputFile: a named temporary exists only where the file system has no O_TMPFILE, or for
 // the instant between linking an unnamed file in and renaming it over its target.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Trace-event format: https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 // Each trace is a process (pid 1, 2, … in argument order: real PIDs of different hosts or runs
 // could collide); its series are counter tracks ("C" events, one argument named after the unit,

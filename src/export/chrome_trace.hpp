@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Chrome trace-event JSON export (what Perfetto UI and chrome://tracing open).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
 #include "qprof/export/export.hpp"
 

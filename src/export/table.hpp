@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table behind the CSV and JSON exports: one row per memory sample (MEM line) of a trace, one
 // column per series any of the exported traces has. A first streaming pass finds the columns, a
 // second streams the rows; neither holds more than one row.

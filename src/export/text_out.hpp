@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small text pieces the exporters share: JSON strings that no label can break. Numbers are
 // common/number_text.hpp's, CSV cells common/csv_cell.hpp's.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/fit/probe_group.hpp"
 
 #include <fcntl.h>

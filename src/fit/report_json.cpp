@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <nlohmann/json.hpp>
 
 #include "qprof/common/safe_text.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "amd" backend: AMD (and Intel discrete) GPUs from the kernel alone. Devices and their
 // totals from /sys/class/drm (amdgpu's mem_info_vram_*); the tree's memory from DRM fdinfo of
 // its processes and from KFD's per-process counters, the larger of the two per device (KFD's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choosing a backend (--gpu) and reading CUDA_VISIBLE_DEVICES.
 #include <algorithm>
 #include <cctype>

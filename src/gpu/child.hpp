@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A helper process of a GPU backend (nvidia-smi -lms, the rocm-smi shell): started through
 // Boost.Process (common/child_process.hpp) with its stdout (and optionally stdin) on pipes, in a
 // process group of its own (a Ctrl-C at the terminal is for the job, not for it), with default

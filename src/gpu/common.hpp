@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers the GPU backends share (not a public header).
 #pragma once
 

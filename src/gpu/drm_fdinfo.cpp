@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel's DRM fdinfo (Documentation/gpu/drm-usage-stats.rst): per open DRM device file,
 // "key:\tvalue" lines. One reader for amdgpu, i915 and xe.
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVIDIA through NVML, loaded at run time with dlopen: no SDK at build time. The few types and
 // entry points qprof uses are declared here from their documented layouts (x86-64 and aarch64).
 #include <dlfcn.h>

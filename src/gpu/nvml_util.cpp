@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "nvml_util.hpp"
 
 #include <dlfcn.h>
@@ -21,7 +22,7 @@ constexpr int kPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
 constexpr int kPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
 constexpr double kPcieUnit = 1024;  // NVML reports KB/s
 constexpr unsigned kMaxSamples = 1u << 16;
-// What an H200's driver (580.159) answers (bench/RESULTS.md): it samples the GPU once per sample
+// What an H200's driver (580.159) answers (bench/nvml_probe.py, bench/nvml_answers.py): it samples the GPU once per sample
 // period (1/6 s to 1 s by product, NVML's documentation; 200 ms there) and credits the period to
 // the process that held the GPU then (with one process, that process even when idle). Asked for
 // what is newer than a time, it answers one figure per process sampled since: its SM % summed
@@ -156,7 +157,7 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
     restart(device);
   }
   // Asked from 0 the driver answers its whole buffer, seconds of it from before the job and,
-  // on an H200, stamped seconds back (bench/RESULTS.md): a first window starts a second ago
+  // on an H200, stamped seconds back (bench/nvml_answers.py): a first window starts a second ago
   // (or where the tree came to the device), and stays there until the driver answers, should
   // its clock be behind ours.
   if (d.last_seen == 0 && d.from == 0) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML's busy-time figures for the nvml backend: utilisation rates (busy % and memory
 // bandwidth), the tree's share of the busy % (per-process figures summed over the tree, or the
 // device's own where the tree is its only tenant), and PCIe throughput. Entry points looked up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "smi" backend through nvidia-smi: one long-running query per kind, never a fork per sample.
 #include <algorithm>
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nvidia-smi and rocm-smi output, parsed (qprof/gpu/smi.hpp).
 #include <algorithm>
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "smi" backends' common part (private to gpu/): a thread that polls the output of
 // long-running nvidia-smi / rocm-smi children. smi_nvidia.cpp and smi_rocm.cpp build on it.
 #pragma once

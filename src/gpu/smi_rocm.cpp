@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "smi" backend through rocm-smi, and the choice between the two smi tools.
 #include <algorithm>
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From reduced traces to a Chart: what each panel draws, in which unit, and where every label,
 // key and panel goes on the canvas. Geometry is worked out in pixels (characters for text
 // charts) so that labels can be kept apart, and handed to gnuplot as fixed margins.

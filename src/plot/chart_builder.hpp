@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart builder's private parts, shared by its files: chart.cpp (traces, x range, units,
 // panels), chart_series.cpp (what each panel draws), chart_labels.cpp (checkpoints, stages, peak
 // and title labels), chart_layout.cpp (geometry, y ranges, the time axis).

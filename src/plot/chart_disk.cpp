@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The disk panel (--watch-dir directories: their sizes and their file systems' free space) and
 // the memory limit in force as a line of the memory panel.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Labels: checkpoints, stages, the peak and the title, placed in rows without overlap.
 #include <algorithm>
 #include <cmath>

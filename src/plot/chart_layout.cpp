@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canvas: panel geometry and margins, y ranges and tics, the time axis.
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each panel draws: the tree's memory, children, exact peaks, GPU, CPU and I/O series.
 #include <algorithm>
 #include <cmath>

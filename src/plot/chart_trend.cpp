@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plot --trend: each trace's fitted trend (analysis/trend.hpp, fitted on the whole trace by
 // plot()) as a dashed segment over the window it was fitted on, as mprof plot -s draws its slope.
 #include <cstdio>

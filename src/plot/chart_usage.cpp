@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The panels of the series beyond memory and CPU: the tree's RSS by kind (stacked), its task
 // counts, its virtual size, and how busy its GPUs were.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/output_file.hpp"
 #include "qprof/plot/fit_chart.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/plot/gnuplot.hpp"
 
 #include "qprof/common/output_file.hpp"

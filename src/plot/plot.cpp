@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof plot end to end: options → streamed reduction of each trace → chart → gnuplot.
 #include "qprof/plot/plot.hpp"
 

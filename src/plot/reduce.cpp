@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The streaming reduction of a trace into chart data: one dat::Visitor, one pass, no line kept.
 #include "qprof/plot/reduce.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Chart → gnuplot program. The look (terminal options, colours, line widths, fonts) belongs to
 // the style template; this file only places things and names the template's styles:
 //   linetypes 1–8   the palette (traces of an overlay, processes, GPU devices)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/plot/sweep_chart.hpp"
 
 #include <algorithm>

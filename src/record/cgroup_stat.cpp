@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree cgroup's memory.stat parts and OOM kill count: read at the stats schedule and once at
 // the end, so plain reads of small files.
 #include <charconv>

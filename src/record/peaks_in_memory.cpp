@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run as qprof holds it in memory at its end, for when its trace cannot be read back.
 #include "qprof/record/session.hpp"
 #include "qprof/trace/format.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/pss_sampler.hpp"
 
 #include <signal.h>

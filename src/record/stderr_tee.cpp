@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/stderr_tee.hpp"
 
 #include <poll.h>

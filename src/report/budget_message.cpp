@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a memory budget says when it is checked.
 #include <cstdio>
 

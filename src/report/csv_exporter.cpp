@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CSV (RFC 4180, LF line ends): one table, machine keys as the header, exact numbers, empty
 // fields for values a trace does not have. Decorations are columns of their own: KEY_min,
 // KEY_max (spread over repeated runs), KEY_ratio (to the first row), KEY_lowest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The document model's shared pieces: formats, units, keys, and number forms.
 #include <algorithm>
 #include <cmath>

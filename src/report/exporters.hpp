@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inside the report module: the exporters' factories and what the human formats share.
 #pragma once
 

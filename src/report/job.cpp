@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A job of several traces as one document and one-liners (qprof report --sum, qprof peak --sum).
 #include "qprof/report/job.hpp"
 

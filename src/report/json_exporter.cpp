@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON (nlohmann): one object; each fact a key, each table an array of row objects keyed by the
 // machine keys. A cell with decorations is an object {"value", "min", "max", "ratio", "lowest"}.
 #include <algorithm>

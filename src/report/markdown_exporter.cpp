@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GitHub-flavoured Markdown: facts as a list, each table under its bold title, the lowest value
 // of a column in bold. Cells are padded so that the raw file reads as well as the rendered one.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof peak`'s output: mprof peak's lines, the bare value for $(…), and JSON.
 #include <cmath>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof compare --pivot ROWS,COLUMNS`: the comparison folded into a grid, the shape of Quark's
 // calibration table (rows: models, columns: methods, cells: peak memory). Each row of the
 // comparison names its cell with its label, "ROW/COLUMN".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Quark-layout YAML report (see report_yaml.hpp), emitted with yaml-cpp.
 #include <yaml-cpp/yaml.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The --yaml-stream rewriter.
 #include <algorithm>
 #include <chrono>

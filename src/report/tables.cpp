@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Documents filled from analysis: the stage table, the peaks table, `qprof report`'s document and
 // `qprof compare`'s.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Aligned text: titles, facts as "label  value" lines, tables with right-aligned numbers and the
 // lowest value of a column marked with '*'.
 #include <algorithm>

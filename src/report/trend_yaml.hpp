@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inside the report module: the run's trends under the YAML report's `qprof:` map.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inside the report module: what `qprof report` says of the series beyond RSS (memory by kind,
 // tasks) and of each stage's bottleneck.
 #pragma once

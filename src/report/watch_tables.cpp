@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `qprof report` says of the memory limit in force and of the --watch-dir directories.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds a whole Trace from the streamed records: markers get the snapshot of every series at
 // their place in the file, and stages are paired from markers (qprof) or taken from FUNC (mprof).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Escaping of the text fields of a trace, so that any label a program prints (newlines, invalid
 // UTF-8, control characters) fits on one line that mprof's UTF-8 reader can still decode.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The numbers qprof and mprof write, parsed fast: plain decimals, and whole MEM lines without
 // splitting fields (most lines of every trace). Anything irregular is left to reader.cpp's
 // general path, which also words the errors.

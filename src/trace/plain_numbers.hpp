@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fast parsing of the forms qprof and mprof write (private to the trace reader).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams a .dat file line by line into a Visitor. Lines are parsed in place from a large read
 // buffer with std::from_chars: a 10-million-sample trace must parse in about a second.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reading thread records what the parser finds into batches: MEM samples (most of every
 // trace) as plain values, every other call as a closure holding copies of its arguments, placed
 // by how many samples came before it; each with its line, for the errors (a sample's only where

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An in-memory Trace back into lines, so that a trace made by analysis (a job's ranks summed)
 // is read by the plot and every other reader as any recorded one. Every series a Trace holds is
 // written: reading the result gives the same Trace back (tests/unit/write_trace_test.cpp).

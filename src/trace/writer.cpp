@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes trace lines into a fixed buffer with std::to_chars, so that the sampler's steady state
 // (one MEM line per sample) costs no allocation and no stdio locking.
 #include <fcntl.h>
@@ -100,7 +101,7 @@ void Writer::append(std::string_view s) {
 
 void Writer::cut_to_whole_line() {
   // A disk that filled in the middle of a line left its first bytes: "MEM 31.601562 1795731" reads
-  // as t = 1 795 731 to mprof. A regular file is cut back to its last '\n' (README's promise).
+  // as t = 1 795 731 to mprof. A regular file is cut back to its last '\n' (docs/recording.md, "The trace file").
   struct stat st{};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
   const off_t at = ::lseek(fd_, 0, SEEK_CUR);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof attach PID: a running workload of known size, one that forks after the attach, the
 // process's exit status as /proc shows it, --timeout and SIGTERM that never reach the process,
 // and the PIDs qprof refuses (none such, qprof itself, an ancestor, another user's).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bracket of peaks holds on real workloads: lower bound ≤ every figure that claims to bound
 // the tree's peak ≤ upper bound, for processes that grow in their last moments (after the last
 // VmHWM reading), and with a cgroup whose charge is named for what it is.

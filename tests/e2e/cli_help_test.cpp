@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A mistyped subcommand names the subcommands and the nearest; every subcommand's --help shows an example.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof compare: traces side by side, commands run first (with repeats), budgets on a baseline.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU of the tree: two busy children. Its own binary, run alone (RUN_SERIAL): it keeps both
 // cores of a CI machine busy, which would disturb the timing of other tests.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The manual pages and the bash and zsh completions, all written at build time from qprof's own
 // option lists: every page renders through man(1) without a warning and lists exactly the options
 // of --help; the completions, sourced into bash or loaded by zsh's compinit at a terminal,
@@ -303,6 +304,36 @@ TEST(Docs, MarkedBlocksRunAsWritten) {
     }
   }
   EXPECT_GE(blocks, 3u);
+}
+
+// ---- The licence: LICENSE is Apache-2.0, and every source file says so in its first lines
+// (an SPDX line), so that a file copied out of the tree keeps its terms.
+
+TEST(Licence, EverySourceFileCarriesAnSpdxLine) {
+  const std::set<std::string> extensions{".cpp", ".hpp", ".c", ".h", ".cu", ".def", ".py", ".sh", ".cmake", ".gp", ".man"};
+  std::size_t checked = 0;
+  for (const char* dir : {"src", "include", "tests", "bench", "examples", "scripts", "python", "cmake", "plot", "man"}) {
+    const fs::path root = fs::path(kSource) / dir;
+    if (!fs::exists(root)) continue;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+      const fs::path& p = it->path();
+      if (it->is_directory() && (p.filename() == "data" || p.filename() == "corpus" || p.filename() == "__pycache__")) {
+        it.disable_recursion_pending();  // recorded inputs, not sources
+        continue;
+      }
+      if (!it->is_regular_file()) continue;
+      if (!extensions.count(p.extension().string()) && p.filename() != "CMakeLists.txt") continue;
+      std::vector<std::string> head = lines_of(p);
+      head.resize(std::min<std::size_t>(head.size(), 3));
+      const bool has = std::any_of(head.begin(), head.end(), [](const std::string& l) {
+        return l.find("SPDX-License-Identifier: Apache-2.0") != std::string::npos;
+      });
+      EXPECT_TRUE(has) << p.string() << ": no SPDX line in its first 3 lines";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 400u);
+  EXPECT_NE(read_file(kSource + "/LICENSE").find("Apache License"), std::string::npos);
 }
 
 }  // namespace

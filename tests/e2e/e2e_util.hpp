@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running the built qprof binary (and other programs) from the end-to-end tests.
 #pragma once
 

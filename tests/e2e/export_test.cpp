@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof export: the Chrome trace, CSV and JSON read back and checked against the trace itself.
 // Every export runs under an address-space limit: it streams, so a regression that holds the
 // whole trace (or loops) fails instead of eating the machine.

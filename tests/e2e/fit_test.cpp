@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit on a job whose needs are known by construction: A MiB of anonymous memory it keeps,
 // and an F MiB file it reads through mmap k times, from a cold cache. Scaled down from the issue's
 // A = 200, F = 300 to A = 100, F = 150 (k = 4) so that the search stays under 30 s on two shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The summary's answer: the tree's footprint, shared pages counted once, on both of its bases
 // (the tree's own cgroup charge; Σ PSS), against workloads whose truth is known by construction.
 #include <gtest/gtest.h>

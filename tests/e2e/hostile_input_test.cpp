@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Input that would take a machine down or a reader over: endless and huge files, overlong lines,
 // hostile labels. Each qprof runs inside an address-space limit of its own (prlimit --as) and a
 // timeout, so that a regression fails the test instead of the machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Job control with qprof at a terminal, as people use it: Ctrl-Z stops the job and qprof
 // together (the shell reports the job stopped, nothing is sampled, the live line gives its row
 // back), bg lets both go on without the live line, fg brings it back; the run ends as it would

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof list and qprof clean on a directory of fixtures: default names only, oldest first, and
 // nothing but those files ever removed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The original mprof reads qprof's traces; qprof reads mprof's.
 #include <gtest/gtest.h>
 

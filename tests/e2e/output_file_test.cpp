@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every output goes through common/output_file.hpp: what is at the path decides how it is
 // written, nothing but a regular file is ever replaced, a killed export leaves nothing behind,
 // and an export checks its inputs before its first byte. Devices are private ones made with

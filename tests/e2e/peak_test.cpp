@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof peak: one-liners over traces (as mprof peak prints them) and over a command run at once.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof plot cannot hang and leaves nothing behind: absurd times refused before gnuplot sees
 // them, a gnuplot that never finishes killed after --render-timeout, gnuplot killed with qprof,
 // no temporary file left on any path. Each qprof runs inside an address-space limit and a timeout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof plot end to end: the built binary, the real gnuplot, files checked as files.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many ranks: qprof inside each rank's launch line (Slurm's variables set by hand, the real
 // mpirun and torchrun), traces named by -o placeholders, and the job read back as one.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof report, and what qprof run adds after the run: the stage table, --yaml (read back by
 // Python's yaml), --yaml-stream (read while the job runs), --max-peak.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numbers that survive the traps: copy-on-write (PSS), missed spikes (kernel, cgroup), I/O and
 // CPU of processes that are gone by the end.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The marker channel (QPROF_MARK_FD, QPROF_MARK_PATH): markers that are not stderr lines,
 // synchronous checkpoints, and the C header that writes them (tests/workloads/mark_channel.c).
 #include <gtest/gtest.h>

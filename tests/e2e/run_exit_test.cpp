@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exit statuses, signals in both directions, the timeout.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof run with GPU memory, through the fake libnvidia-ml.so.1 (tests/fakes) and a job that
 // tells the fake what it holds (tests/workloads/gpu_fake_job.c).
 #include <gtest/gtest.h>

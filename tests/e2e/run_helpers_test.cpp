@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The marker helpers users call: python/qprof_mark.py (mark, stage, torch's figures), `qprof mark`
 // from a shell, markers after a logging prefix, and why synchronous checkpoints exist.
 #include <gtest/gtest.h>

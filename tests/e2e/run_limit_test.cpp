@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit in force: recorded in the header, said as headroom, a budget relative to it,
 // and the 90 % warning in a real cgroup (root with cgroup v1 memory only).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The limits a job is started in stay its limits: a closed stderr, a descriptor limit, absurd
 // option values, a memory cgroup around qprof. Every qprof here runs inside an address-space
 // limit and a timeout.

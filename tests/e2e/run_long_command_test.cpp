@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A command line longer than a trace's line may be (a data job's shard list) is stored elided in
 // the middle, its length said: the trace stays readable, and the run's exit status is the job's.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Marker lines on stderr: checkpoints with the memory of that moment, stages, FUNC brackets.
 #include <gtest/gtest.h>
 

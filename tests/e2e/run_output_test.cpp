@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the trace goes, and what happens when it cannot be written: devices refused, streams
 // never read back, failed writes said at once with an exit status of their own, default names
 // that two runs never share, a file another live qprof writes refused. Every qprof here runs

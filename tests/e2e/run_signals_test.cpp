@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A signal reaches the job exactly once, whether it was sent to qprof, to qprof's whole process
 // group (as CI runners and service managers do), or typed at a terminal (Ctrl-C in a pty).
 #include <gtest/gtest.h>

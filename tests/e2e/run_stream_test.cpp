@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stderr tee, stdin/stdout inheritance, the streamed trace, the sampling schedule.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree: children, double-forked daemons, per-process lines, the cgroup mode.
 #include <gtest/gtest.h>
 #include <unistd.h>

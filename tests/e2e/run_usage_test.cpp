@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory by kind, task counts and the per-stage bottleneck, end to end: workloads whose file-
 // backed, shared-memory, thread and process figures are known by construction.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --watch-dir end to end: a job that writes into a watched directory, a large tree within the
 // walks' CPU budget, a directory that appears late and one that cannot be read.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readers scale with their input: traces of growing size in each shape that once made a reader
 // quadratic or unbounded (many processes, stages, directories, GPU devices), each command timed
 // at N and 4N records and its peak RSS read back. Time must grow near-linearly (under 8× for 4×

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What report, plot, compare and export share through common/: one trace has one default label
 // everywhere, numbers of any magnitude are whole numbers in the YAML, and no CSV cell holds a raw
 // control character. Traces are hostile here: each qprof runs under an address-space limit and

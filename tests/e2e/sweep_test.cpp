@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof sweep and compare --sweep on workloads of known memory: alloc_tree holds a + b × N MiB for
 // N forked workers (a = 50, b = 30, plus what each process holds before it allocates, measured
 // here); a quadratic one, 10 × N² MiB; a failing point; placeholders that a shell would split.

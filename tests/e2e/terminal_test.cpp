@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof at a terminal, through script(1): the job's stderr is a pty of qprof's (isatty, the
 // window size and its changes, bytes passed unchanged), and the live status line (drawn on the
 // last row, at most 4 times a second, never inside the job's output; absent with --no-live, -q

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Programs run at a terminal for the end-to-end tests: through script(1), whose stdin is the
 // keyboard (a ^C or ^Z written there is the key typed: the pty's line discipline signals the
 // foreground group), and through tmux, a terminal emulator whose screen can be read back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run's trend on jobs of a known shape (tests/workloads/trend_job.c): a job that grows 20 MiB/s
 // for 5 s (the 10 MiB/s for 20 s, shortened to keep the suite fast: the same growth
 // of 100 MiB, at twice the rate) is said with its slope; a flat job, a step and a single spike are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --watch-dir on a tree of 100 000 files: the walks after the baseline stay within their CPU
 // budget. Alone (a serial test): the walk's cost is thread CPU time, but a machine loaded by other
 // tests makes every walk longer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The examples of examples/, each run under the built qprof as a user would run it, with the
 // figures their documentation promises checked against the traces: what each calibration method
 // holds, what forked workers share (calibrate.py and forked_workers.py), the pivot table against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's recipes (examples/ci/) run as the scripts they are: the budget gate as a shell
 // step and as the GitHub Actions step (taken out of the workflow by PyYAML), the Slurm batch
 // script under a stand-in srun (this machine has no Slurm), the CSV one-liner; and the README or

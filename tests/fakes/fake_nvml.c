@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A fake libnvidia-ml.so.1 for qprof's tests: the NVML entry points qprof uses, answering from a
  * script file named by $QPROF_FAKE_NVML_SCRIPT, re-read whenever it changes (so a test, or a
  * workload, changes the GPU's state by rewriting it; write a new file and rename it over the old

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpu_probe [auto|nvml|amd|smi|none] [PID…]
 // Opens a GPU backend exactly as qprof run does (open_backend: $QPROF_NVML_LIBRARY, the
 // loader's search with LD_LIBRARY_PATH, $PATH for the smi tools) and prints what it finds:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: marker lines as qprof run reads them from the job's stderr (MarkerMatcher,
 // the default prefix and a --marker-regex), paired into stages (trace/stages) as they arrive.
 #include <cstddef>

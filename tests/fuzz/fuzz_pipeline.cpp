@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a trace through everything that reads one, gnuplot aside: the report in
 // every format, the Quark YAML (read back by yaml-cpp: it must parse), the JSON (read back by
 // nlohmann::json), and the chart with its gnuplot script (built, never run), whose raw text must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the trace reader, streaming (every Visitor callback) and into a whole Trace.
 // Any bytes must end in a Trace or a ParseError ("FILE:LINE: reason"), never anything else.
 // The same bytes also go through the file reader (parse_fd, what `qprof report FILE` uses) with

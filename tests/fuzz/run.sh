@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The libFuzzer targets: tests/fuzz/run.sh [SECONDS] [TARGET...]
 #   targets: trace_reader (the .dat reader), markers (marker lines → stages), pipeline (trace →
 #   report in every format, Quark YAML read back, JSON read back, chart and gnuplot script).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cpack -G DEB, then the package unpacked (dpkg -x) into a temporary root: its stripped qprof
 # prints its version and draws a chart (with the style installed beside it); its man pages and
 # completion are where Debian looks for them; its dependencies come from dpkg-shlibdeps.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The marker helpers as `cmake --install` installs them, used from there: the C header compiled
 # into a program that qprof runs, the Python module imported by Debian's python3 from where it
 # was installed. For the prefix /usr (the .deb's), the module lands in a directory that Debian's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test process's own cgroup v1 memory group, as /proc/self/cgroup names it ("/" at the root,
 // "" where there is no v1 memory hierarchy): where the cgroup tests create their groups, so that
 // the limits above the test still apply to them.

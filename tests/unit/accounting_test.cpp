@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree's cumulative CPU and I/O across reaps, over a synthetic /proc.
 #include "qprof/record/accounting.hpp"
 

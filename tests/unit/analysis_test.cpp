@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peaks, stages, checkpoints, budgets and comparisons over hand-written traces whose numbers are
 // known (tests/data/report/: quark.dat has every series; open_stage.dat a stage that never ended).
 #include "qprof/analysis/metric.hpp"

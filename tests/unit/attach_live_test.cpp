@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of qprof attach and of the live line that need no process: a zombie's wait status
 // in /proc/PID/stat, the EXIT line's unknown status through the trace format, and the live
 // line's text fitted to the terminal's width.

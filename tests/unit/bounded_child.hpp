@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test that feeds endless or hostile input runs it in a forked child under a memory limit of
 // its own and a deadline, so that a reader that lost its bound fails the test instead of eating
 // the machine or hanging the suite.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bracket of peaks: lower ≤ every figure that claims to bound the tree's peak ≤ upper.
 #include "qprof/trace/bracket.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which files qprof list and qprof clean may touch: default names only, ranks' names included.
 #include "qprof/analysis/catalog.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree's cgroup, on the hierarchies this machine has (needs root; skipped otherwise).
 #include "qprof/record/cgroup.hpp"
 

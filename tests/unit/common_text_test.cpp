@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The helpers every output stage shares (common/): the default label of a trace, numbers at any
 // magnitude, and CSV cells. Each was written twice before and the copies had drifted.
 #include <gtest/gtest.h>

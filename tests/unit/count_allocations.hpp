@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counts every allocation through the global operator new. It replaces operator new for the
 // whole binary: include it in exactly one file of a test executable of its own (and never in a
 // sanitizer build, whose runtime owns operator new).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The walk of a watched directory (exact sizes of a tree made here) and the watcher's schedule.
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Result<T>: the value of a step that worked, or its Failure with the exit status it maps to.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A synthetic /proc tree in a temporary directory, for ProcTree and the probes: each process
 // gets stat, statm, io and status files with the values a test chooses.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's cgroup files, written on fabricated cgroup trees in a temporary directory (cgroup v2
 // cannot be mounted here), and memory.stat's unreclaimable part.
 #include "qprof/fit/probe_group.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's JSON read back beside a trace (sweep --fit, compare --sweep): the two limits, or
 // why the file is not fit's.
 #include <gtest/gtest.h>

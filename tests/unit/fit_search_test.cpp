@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's decisions on fabricated outcomes: how a probe's end is classified, which limit the
 // bisection tries next, and what it reports, on a job whose boundaries are known by construction.
 #include "qprof/fit/search.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The systemd-run command line of a probe where a systemd user manager makes the groups.
 #include "qprof/fit/systemd_scope.hpp"
 

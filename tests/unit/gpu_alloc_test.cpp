@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU sampler allocates nothing in steady state, process queries included (on the calling
 // thread or on the helper): counted through the global operator new of this test binary.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AMD and Intel through the kernel: fdinfo parsing, KFD, sysfs, over the fixture tree
 // tests/data/gpu/drm (see the comments of each case for what it holds).
 #include "qprof/gpu/drm.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NVML backend over the fake libnvidia-ml.so.1 (tests/fakes/fake_nvml.c), scripted per test.
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU sampler over a scripted in-process backend (exact schedules, fallbacks, trace lines)
 // and over the fake NVML (the helper thread, the whole path).
 #include "qprof/gpu/sampler.hpp"
@@ -209,7 +210,7 @@ TEST(GpuSampler, ProcessQueriesKeepTheirOwnSlowerScheduleAndTheLatestFigureIsReu
   EXPECT_EQ(s.summary().process_interval_ns, 100 * kMs) << "never faster than asked, no slower when cheap";
 }
 
-// Seen on an H200 (bench/RESULTS.md): a checkpoint's line held the tree's fresh 1542 MiB beside
+// Seen on an H200 (bench/gpu_real.sh): a checkpoint's line held the tree's fresh 1542 MiB beside
 // the device's 527 MiB read 16 ms earlier. A new per-process figure is written beside a device
 // total read after it was asked for.
 TEST(GpuSampler, ACheckpointsTreeFigureComesWithADeviceTotalReadAfterIt) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smi backend: nvidia-smi CSV and rocm-smi JSON parsers over recorded output, and the
 // backends over the fake nvidia-smi / rocm-smi scripts (tests/fakes).
 #include "qprof/gpu/smi.hpp"

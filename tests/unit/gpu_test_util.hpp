@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the GPU tests: the fake libraries and scripts the build made, scratch directories.
 #pragma once
 

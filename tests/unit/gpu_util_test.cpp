@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU busy time: NVML's utilisation rates, per-process SM share and PCIe throughput through the
 // fake libnvidia-ml.so.1, amdgpu's gpu_busy_percent through a fake sysfs tree, and the GPUUTIL
 // lines the GPU sampler writes from them.
@@ -125,7 +126,7 @@ TEST(GpuUtil, TheTreesShareIsTheLatestAnswerUntilItLapses) {
 }
 
 // The first call asks for what is newer than a second ago: asked from 0, a real driver answers its
-// whole buffer, stamped seconds back (bench/RESULTS.md).
+// whole buffer, stamped seconds back (bench/nvml_answers.py on an H200).
 TEST(GpuUtil, TheFirstWindowStartsASecondAgo) {
   OneGpu g("process_util 999 100 1500\nprocess_util 999 100 1200\nprocess_util 100 20 0\n", 0);
   auto& [script, b, u] = g;
@@ -182,7 +183,7 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
   EXPECT_GT(calls(), before);
 }
 
-// Seen on an H200 (bench/RESULTS.md): calls once a second learnt a period of a second from the
+// Seen on an H200 (bench/nvml_answers.py): calls once a second learnt a period of a second from the
 // gap between their answers, and kept it, while the driver sampled every 0.2 s. A gap after
 // which the call before came long before the sample may hold several periods: it is not taken.
 TEST(GpuUtil, AGapThatMayHoldSeveralPeriodsIsNotTakenForThePeriod) {
@@ -221,7 +222,7 @@ TEST(GpuUtil, StampsAheadOfOurClockDoNotDelayTheNextCall) {
   EXPECT_DOUBLE_EQ(*u[0].tree_busy, 90);
 }
 
-// Seen on an H200 (bench/RESULTS.md): with two processes taking turns, each sample period is
+// Seen on an H200 (bench/nvml_answers.py): with two processes taking turns, each sample period is
 // credited to the process whose turn it was, and each process's figure is its samples over all
 // the periods of the window: the tree's share is the sum of its processes' figures.
 TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
@@ -339,7 +340,7 @@ void put(const std::string& path, const std::string& text) {
 }
 
 // On a node of several GPUs, the tree's share is asked only of the devices it shares: the call
-// costs milliseconds a device on a real driver (bench/RESULTS.md).
+// costs milliseconds a device on a real driver (bench/nvml_probe.py).
 TEST(GpuUtil, TheTreesShareIsAskedOnlyOfDevicesItShares) {
   FakeNvmlScript script(
       "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"

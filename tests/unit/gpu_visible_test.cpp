@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA_VISIBLE_DEVICES as CUDA reads it, mapped onto NVML's devices; --gpu choices.
 #include <gtest/gtest.h>
 

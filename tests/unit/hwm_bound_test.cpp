@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Σ VmHWM as a bound of the tree's peak, summing only the processes alive together: one window
 // per stats pass, departures counted in the windows after their last reading, bounds that come
 // later (an ancestor's wait4) raising exactly those windows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ranks from the launchers' environments, -o placeholders, and a job's traces summed as one.
 #include "qprof/analysis/job.hpp"
 

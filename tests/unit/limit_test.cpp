@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit in force, found on fake /proc and /sys/fs/cgroup trees and a fake environment.
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/markers.hpp"
 #include "qprof/trace/stages.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OutputFile (common/output_file.hpp): the one way every writer writes an output. A regular file
 // is replaced whole, a link is followed and stays a link, a FIFO, a character device and a
 // descriptor are written in place, anything else is refused, and nothing is left behind.

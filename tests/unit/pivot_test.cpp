@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof compare --pivot`: the comparison folded into a grid, its cells the rows' peaks, exact in
 // text and CSV; labels that are not ROW/COLUMN and two rows of one cell are refused.
 #include <gtest/gtest.h>

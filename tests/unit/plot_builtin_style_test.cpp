@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The style compiled into the binary (the fallback of a lone qprof) is plot/qprof.gp as it is.
 #include <gtest/gtest.h>
 

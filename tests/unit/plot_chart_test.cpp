@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart model and the gnuplot program made from it, without running gnuplot.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The disk panel (--watch-dir: each directory's size, and its file system's free space when it
 // shares the scale) and the memory limit in force as a dashed line of the memory panel, written
 // instead of drawn when it would flatten the chart. Through the chart model and the gnuplot

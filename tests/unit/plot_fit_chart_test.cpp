@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's chart: nothing of the command reaches gnuplot as code, and gnuplot draws it.
 #include "qprof/plot/fit_chart.hpp"
 

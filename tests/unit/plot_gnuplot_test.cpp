@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The escaping promise checked against the real gnuplot: a string made by gp_string() comes back
 // from gnuplot exactly as it went in (control characters aside), and never runs anything.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc parsers over files recorded from a real kernel (tests/data/proc).
 #include "qprof/common/proc_parse.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Membership over recorded-style /proc trees (a directory the test writes), and over live
 // processes for what only the kernel does (descriptors of reaped processes).
 #include "qprof/record/proc_tree.hpp"

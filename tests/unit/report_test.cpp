@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exporters over fixture traces: exact tables in text, Markdown and CSV, JSON parsed back.
 #include "qprof/report/report.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Quark-layout YAML, parsed back with yaml-cpp; atomic rewrites; the streaming rewriter.
 #include "qprof/report/quark_yaml.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Untrusted text made safe for each reader: terminals, YAML (yaml-cpp reading back what qprof
 // wrote), CSV for spreadsheets; and the bounded trace reader.
 #include <gtest/gtest.h>

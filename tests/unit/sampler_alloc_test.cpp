@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampler allocates nothing in steady state: counted through the global operator new of
 // this test binary (it has its own executable for that reason).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A marker's checkpoint alone, over a synthetic /proc: its sample, stats pass, MARK line and
 // stage, in the order the markers arrived; the hook told; the stages left open said at the end.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run's end figures alone, over a synthetic /proc: the tree's totals and Σ VmHWM in the
 // report and as PEAK lines, and a kernel peak far above the sampled one said as a missed spike.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live status's frame alone, without a terminal.
 #include <gtest/gtest.h>
 #include <unistd.h>

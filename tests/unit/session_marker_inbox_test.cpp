@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The marker inbox alone: order, the channel's bound, and the tee's wait for its checkpoint.
 #include <gtest/gtest.h>
 

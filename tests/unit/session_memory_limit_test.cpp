@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit's watch alone: the 90 % warning, once, and what the report gets; the unread
 // members' count, said once as it starts.
 #include <gtest/gtest.h>

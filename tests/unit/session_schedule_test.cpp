@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run's deadlines alone: regular and stats schedules, missed deadlines, restarts; the
 // samples' mean interval; the CPU rate over stats intervals.
 #include <gtest/gtest.h>

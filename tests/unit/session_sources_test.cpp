@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of a run that read something besides the tree, alone: the marker channel's intake,
 // the watched directories, the GPU sampling without a GPU.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timeout's decisions alone, and when the exit tracker calls the run over; no process is
 // signalled or reaped here.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace's lifecycle alone: flushes on the cadence, the first failure said and told once,
 // the file removed when the command never started; and the notices written into it.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep's grid, placeholders, names and values read back, and its model on runs built to a
 // known truth.
 #include <gtest/gtest.h>

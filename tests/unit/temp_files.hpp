@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files the unit tests write and read back: a name in the temporary directory unique to the
 // test process, and a whole file as bytes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_file_threaded: the same calls in the same order as parse_file, made on the caller's
 // thread, across many batches; an error deep in the file after the same calls; a visitor's
 // exception stops the reading thread.

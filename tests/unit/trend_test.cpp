@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The least-squares fits and the rule that calls a run's growth, on series built to a known truth.
 #include <gtest/gtest.h>
 

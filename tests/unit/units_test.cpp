@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/units.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory by kind, tasks and GPU busy time: /proc/PID/status parsing, the trace lines, and the
 // per-stage bottleneck figures.
 #include <limits>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIR/DIRDEF lines and the limit header through the reader and writer, and what analysis and
 // the reports make of them: dir:NAME metrics, Quark's growth, --max-peak 90%.
 #include <gtest/gtest.h>

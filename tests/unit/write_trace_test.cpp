@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // write_trace: an in-memory Trace back to lines (a job's sum for the plot) carries every series
 // the Trace holds, in an order every reader takes, so reading it back gives the same Trace.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* alloc_tree PARENT_MIB CHILDREN CHILD_MIB HOLD_MS
  * Forks CHILDREN first (so no page is shared copy-on-write), then every process touches its own
  * memory; all hold it together for HOLD_MS (the children until the parent's hold ends, however

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* anon_and_mmap ANON_MIB PATH PASSES: touches ANON_MIB MiB of anonymous memory and keeps it,
  * then maps the file PATH read-only and reads every page of it PASSES times. Its unreclaimable
  * memory is ANON_MIB MiB; the file's pages are page cache, which a memory limit can take back at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attach_target MIB CHILD_MIB HOLD_MS TRIGGER: a process for `qprof attach` to find running.
  * Touches MIB MiB, creates TRIGGER.ready, then waits until TRIGGER exists (the test creates it
  * once qprof has attached). Then, when CHILD_MIB > 0, forks a child that touches CHILD_MIB MiB

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* burn MS CHILDREN: CHILDREN processes each spin on the CPU for MS ms of wall time. The parent
  * waits for them and prints what the kernel counted: "cpu_seconds <user+system of the children>
  * wall_seconds <elapsed>". */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* count_signals EXIT_CODE: counts the SIGINT, SIGTERM and SIGHUP that reach it. Marks "Ready"
  * once its handlers are in place; after the first signal it waits 1 s for more, then prints one
  * line per delivery ("workload got signal N from pid P, code C") and exits with EXIT_CODE. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cow_tree MIB READERS HOLD_MS: the parent touches MIB MiB, then forks READERS children that
  * read every page (copy-on-write: nothing is copied). Σ RSS ≈ (1 + READERS) × MIB; the
  * memory really used, and Σ PSS, ≈ MIB. */

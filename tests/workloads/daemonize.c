@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* daemonize MIB HOLD_MS
  * Double-forks a daemon (setsid, parent gone) that touches MIB MiB and holds it HOLD_MS after
  * the command itself has exited; it announces itself with a marker. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A two-rank DistributedDataParallel job (gloo, CPU) under torchrun: rank r holds (r + 1) × MIB
 MiB beyond its model during the stage "Train", all ranks at the same time (between barriers).
 

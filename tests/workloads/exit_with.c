@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* exit_with CODE | exit_with -SIGNAL: exits with CODE, or kills itself with SIGNAL. */
 #include <signal.h>
 

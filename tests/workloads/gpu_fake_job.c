@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* gpu_fake_job SCRIPT MIB:MS [MIB:MS…]
  * A "CUDA job" for the fake libnvidia-ml.so.1: for each step it tells the fake, through the
  * fake's script file SCRIPT ($QPROF_FAKE_NVML_SCRIPT), that this process holds MIB MiB on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* late_growth MIB: mallocs and touches MIB MiB, then exits at once. The growth happens in the
  * last moments of the process, after any periodic VmHWM reading: only wait4's ru_maxrss sees it. */
 #include "workload.h"

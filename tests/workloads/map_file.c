@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* map_file PATH MIB HOLD_MS: writes a MIB MiB file at PATH, maps it read-only and reads every
  * page (file-backed RSS of MIB MiB), holds it for HOLD_MS, then unmaps and removes the file.
  * Its anonymous memory stays small (no buffer beyond one 1 MiB block). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Markers through the marker channel with qprof_mark.h (the header users include), driven by
  * its arguments, one step each:
  *   mark:LABEL  qprof_mark       sync:LABEL  qprof_mark_sync (prints "sync LABEL = RESULT")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* markers: three stages with known memory at each checkpoint.
  *   Load: +40 MiB; Calibration: +80 MiB (released at its end); Export: a checkpoint only.
  * Memory stays still for QUIET ms after each marker, so that the sample qprof takes at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* mpi_ranks MIB_PER_RANK HOLD_MS
  * An MPI job whose rank r touches (r + 1) × MIB_PER_RANK MiB of its own memory, then every rank
  * holds it together (between two barriers) for HOLD_MS, marked as the stage "Hold". The job's

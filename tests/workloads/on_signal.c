@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* on_signal EXIT_CODE [ignore]: reports which signal reached it and exits with EXIT_CODE; with
  * "ignore" it ignores SIGTERM and SIGINT (to test the SIGKILL after a timeout's grace period).
  * Holds 20 MiB so that the trace has something to show. */

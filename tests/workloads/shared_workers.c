@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* shared_workers PARENT_MIB WORKERS OWN_MIB HOLD_MS: the parent touches PARENT_MIB MiB, then forks
  * WORKERS children that each read every shared page (copy-on-write: nothing is copied) and touch
  * OWN_MIB MiB of their own, as a data loader's or a calibration pool's workers do. The memory

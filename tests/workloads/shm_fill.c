@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* shm_fill MIB HOLD_MS: fills MIB MiB of POSIX shared memory (/dev/shm) through a shared mapping
  * (shared-memory RSS of MIB MiB), holds it for HOLD_MS, then removes it. */
 #include <fcntl.h>

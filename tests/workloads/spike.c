@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* spike MIB HOLD_MS QUIET_MS: a baseline, then one short spike of MIB MiB held HOLD_MS, freed,
  * then QUIET_MS more at the baseline. A sampler slower than the spike misses it. */
 #include "workload.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* stderr_blast MIB SEED: writes MIB MiB of pseudo-random bytes to stderr (NULs, lone '\r', lines
  * of any length, a chunk of 1 MiB without a newline, invalid UTF-8), in writes of odd sizes. */
 #include <stdint.h>

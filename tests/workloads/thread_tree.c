@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* thread_tree THREADS CHILDREN HOLD_MS: forks CHILDREN single-threaded children, then starts
  * THREADS more threads in itself; all of them wait HOLD_MS. The tree then holds 1 + CHILDREN
  * processes and 1 + THREADS + CHILDREN threads. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* trend_job SHAPE SECONDS: memory over time of a known shape, for the trend tests.
  *   grow    touches 1 MiB every 50 ms (20 MiB/s) on top of 40 MiB, for SECONDS
  *   flat    holds 100 MiB for SECONDS

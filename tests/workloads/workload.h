@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Helpers shared by the test workloads: programs whose memory use is known by construction. */
 #ifndef QPROF_TEST_WORKLOAD_H
 #define QPROF_TEST_WORKLOAD_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* writer MIB PATH direct|orphan: a child writes MIB MiB to PATH with fsync and exits before
  * the command does. "direct": the command waits for it (its counters move into the command's);
  * "orphan": it is double-forked, so qprof adopts and reaps it. The command then idles 300 ms. */

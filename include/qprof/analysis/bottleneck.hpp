@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bottleneck question, per stage: how busy the CPU and the GPUs were, how fast the tree read
 // from storage and how much its memory grew, and a verdict when the GPU sat mostly idle while
 // the tree read or computed on the CPU. A verdict always comes with the numbers it rests on;

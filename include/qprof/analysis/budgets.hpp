@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory budgets: a growth allowed over a baseline, and a peak checked against a limit, said
 // with the stages it was in (budgets.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The traces of a directory, as `qprof list` and `qprof clean` see them (and as mprof list/clean
 // do): files with a default trace name, oldest first, each summarised by one streaming pass.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several runs side by side: a column per figure, a row per trace (or the median of repeated
 // runs), and budgets on the rows (compare.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Watched directories (--watch-dir, DIR lines) over a run, the memory limit the header recorded,
 // and a budget given as a share of it (dirs.cpp).
 #pragma once

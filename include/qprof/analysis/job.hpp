@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A distributed job's traces (one per rank, from torchrun, mpirun or srun) seen as one: each
 // rank's series summed on a common time axis, peaks per host, stages across ranks, clock skew.
 #pragma once

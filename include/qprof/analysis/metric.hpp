@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory figures a trace can hold, by name and meaning, and their series (metrics.cpp);
 // the dir:NAME metrics of watched directories (dirs.cpp).
 #pragma once

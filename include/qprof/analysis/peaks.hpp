@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peaks of a run: of each metric (and its bracket), inside stages, of each process, and
 // each stage's duration and figures (peaks.cpp).
 #pragma once

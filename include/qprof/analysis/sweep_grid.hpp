@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The points of a parameter sweep (`qprof sweep -p workers=1,2,4 -p samples=64,128`): the grid,
 // the command filled in at each point, the name of each point's trace, and the values read back
 // from a trace's label or name (`qprof compare --sweep workers`). Pure text work, no I/O.

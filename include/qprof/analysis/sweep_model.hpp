@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sweep read as a model: each figure of the runs (footprint, Σ RSS peak, duration) fitted
 // against the swept parameter, a line and a power law, the better one kept; what it predicts at a
 // value not run, and the largest value whose prediction fits a limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a run is in time: its end, windows with the slack of the trace's rounding, and the
 // stages at a moment or of a name (timeline.cpp).
 #pragma once

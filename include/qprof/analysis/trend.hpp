@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Trends: how memory moves with time over a run (a leak's slope), and how a figure moves with a
 // parameter over a sweep (a model to predict and solve with). Least squares, its R², a power law
 // fitted in log-log space, and the rule that decides when a run's growth is worth saying.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every program qprof starts through Boost.Process shares: the profiled command
 // (record/launcher.cpp), gnuplot (plot/gnuplot.cpp) and the GPU helpers (gpu/child.cpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampler's clocks: deadlines on CLOCK_MONOTONIC, trace times in Unix seconds anchored once
 // to the wall clock, so that a wall-clock step during a run never bends the time axis.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One CSV cell (RFC 4180) from untrusted text, for every CSV qprof writes (report --format csv,
 // export --format csv): the one place that quotes, guards against formulas and escapes controls.
 #pragma once

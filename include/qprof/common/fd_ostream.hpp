@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An std::ostream onto a file descriptor it does not own (OutputFile's), for writers that stream
 // through an ostream (qprof export): buffered, and a failed write sets badbit and keeps errno.
 #pragma once

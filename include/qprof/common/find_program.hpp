@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a program is, as a shell finds it: the one search used to start the profiled command,
 // gnuplot and the GPU tools. Boost.Process's search_path does the search.
 #pragma once

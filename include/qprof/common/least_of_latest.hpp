@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The least of the latest N values added: a figure that passing disturbances (a preempted query,
 // a late answer) do not move, and that follows a lasting change within N values.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Numbers as text for the machine formats (CSV, JSON, YAML): one formatter for every stage,
 // exact and bounded at any magnitude, built on std::to_chars with its errors handled.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One way to write an output file, for every writer (report --yaml, run --yaml and --yaml-stream,
 // export -o, plot -o). What is at the path decides how it is written, and nothing is ever
 // replaced that is not a regular file (a root `--yaml /dev/full` once replaced the device):

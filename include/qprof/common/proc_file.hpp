@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A /proc file kept open and re-read with pread: no path walk per sample (statm: ≈0.5 µs instead
 // of ≈2 µs), and a descriptor of a reaped process fails with ESRCH instead of ever showing the
 // process that reuses its PID.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers for the text of /proc files: pure functions over what a read returned, tested over
 // recorded files (tests/data/proc). None of them allocates.
 #pragma once

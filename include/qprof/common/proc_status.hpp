@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The figures of /proc/PID/status beyond VmHWM that say what a process holds: its RSS by kind,
 // its swap, its virtual size and its thread count. The stats path already reads status for
 // VmHWM, so these cost a parse, not a read.

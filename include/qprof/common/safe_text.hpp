@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Untrusted text (labels a program printed, command lines, notes, file names) made safe for the
 // reader of each output: one place for every output format, built on one UTF-8 validator.
 //

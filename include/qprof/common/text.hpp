@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small text helpers shared by the marker reader and the cgroup and limit readers (record/) and
 // the stage pairing (trace/).
 #pragma once

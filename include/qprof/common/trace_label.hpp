@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The name a trace goes by in a chart, a report or an export when it is given none: one rule for
 // every stage, so that one trace has one name wherever it is shown.
 #pragma once

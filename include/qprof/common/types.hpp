@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two quantities every layer speaks in. They live below the trace model so that /proc
 // parsing, units and clocks need nothing of the trace.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory and time units, one place for every output: parsing sizes ("4GiB"), choosing and
 // naming display units, and the short human forms the summaries use.
 #pragma once

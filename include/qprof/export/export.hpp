@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof export: traces into the formats other tools read. Each trace is streamed (dat::Visitor),
 // never held whole: memory grows with the number of series (children, GPU devices), not samples.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit -- CMD: the smallest memory the job runs in. The command runs once unlimited (the
 // baseline), then again and again in a fresh memory cgroup with a limit and no swap, while
 // LimitSearch bisects the limits at which it stops being OOM-killed, completes within the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory cgroup one probe of qprof fit runs in: a fresh group below qprof's own (record's
 // TreeCgroup), with a limit and no swap, emptied of its processes and of its page cache before
 // it goes, so that the next probe starts from the same cache state.

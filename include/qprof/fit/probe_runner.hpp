@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run of the command in a probe group: started through record's launcher (it joins the
 // group before exec), waited for with its resource usage, stopped at a deadline or when the user
 // asks, and its group emptied of processes before it returns.

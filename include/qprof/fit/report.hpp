@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's result as text (stderr: the runs' table and the three findings), JSON and CSV.
 // The command is untrusted text: it never breaks a format nor drives a terminal.
 #pragma once

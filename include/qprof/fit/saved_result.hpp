@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's result read back from its JSON (--json; qprof sweep --fit writes one beside each
 // trace), so that a later qprof compare --sweep models the limits with the traces' figures.
 #pragma once

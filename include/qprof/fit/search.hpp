@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's search: which limit to try next, and what the probes found. Pure functions of the
 // probes' outcomes, so that the decisions are tested on fabricated outcomes.
 //

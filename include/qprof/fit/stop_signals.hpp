@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The signals qprof fit waits on, turned into readable bytes: SIGCHLD (a probe ended), SIGINT and
 // SIGTERM (the user stops the search). One poll(2) then waits for a probe's end, its deadline
 // and the user at once. Installed for the object's lifetime; the previous handlers come back.

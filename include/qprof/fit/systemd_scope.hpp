@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where qprof may not create cgroups itself but a systemd user manager runs (cgroup v2 desktops,
 // login sessions): each probe runs as a transient scope of the user's manager, which creates the
 // group with the limit and removes it when the command is gone.

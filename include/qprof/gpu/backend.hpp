@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU memory of the tree and of whole devices, behind one small interface with one backend per
 // source (nvtop's habit): NVML loaded with dlopen (gpu_nvml), the kernel's DRM fdinfo plus KFD and
 // amdgpu sysfs for AMD and Intel (gpu_drm), and nvidia-smi / rocm-smi as the last resort
@@ -55,7 +56,7 @@ struct DeviceUtil {
   std::optional<double> tree_busy;  // the tree's share of that busy % (kernels and copies)
   std::optional<double> pcie_rx, pcie_tx;
   // Set by the caller from the device's latest process list. The per-process call that tells
-  // the tree's share costs milliseconds a device on a real driver (bench/RESULTS.md), on every
+  // the tree's share costs milliseconds a device on a real driver (bench/nvml_probe.py), on every
   // GPU of a node, so it is made only where the device is shared: where the tree has no
   // process, its share is 0; where every process is the tree's, its share is the device's.
   enum class Tenancy : std::uint8_t {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AMD and Intel GPU memory without a vendor library: the kernel's DRM fdinfo
 // (/proc/PID/fdinfo/FD of DRM device files), AMD's KFD (/sys/class/kfd/kfd/proc/PID/vram_*) and
 // amdgpu's sysfs device totals (/sys/class/drm/cardN/device/mem_info_vram_*). Every reader takes

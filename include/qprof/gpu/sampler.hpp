@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU samples on the run loop's schedule: GPUDEV and GPU trace lines from one Backend.
 //
 // Called on every host sample. Device totals (fast: NVML ≈ 12 µs) are read on the calling

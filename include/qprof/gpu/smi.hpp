@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The last-resort GPU backend: the vendors' command-line tools. nvidia-smi runs as two
 // long-running children (-lms: one process, not a fork per sample), one printing each GPU's use,
 // one the compute processes; rocm-smi (a Python program, slow per call) is run by one

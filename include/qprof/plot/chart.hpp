@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart: every decision about what is drawn where, free of gnuplot syntax. Panels stacked
 // on a shared time axis; per panel its series (already downsampled and in display units), stage
 // bands, checkpoint lines, labels placed without overlap, peak marks, and its key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The min/max envelope that lets a chart of millions of samples keep every peak.
 //
 // Samples are gathered into time buckets, and each bucket keeps four samples: its first, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text that reaches gnuplot. Labels, titles, commands and file names come from other people's
 // programs, so nothing of them may ever be read by gnuplot as code.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof fit's chart: the job's duration against its memory limit, one point per run, with the
 // limits it found marked. Drawn by gnuplot as `qprof plot` draws (same style template, escaping
 // and runner); the data comes as plain numbers so that plot needs nothing of fit.

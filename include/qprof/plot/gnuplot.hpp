@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Talking to gnuplot. The program is started without a shell, through Boost.Process
 // (common/child_process.hpp), and gnuplot-iostream writes the script to a pipe on its stdin, the
 // data in binary records (binFmt1d, sendBinary1d); qprof keeps the process id to collect

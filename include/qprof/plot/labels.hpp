@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Placing the names of checkpoints and stages along the top of a chart so that no two overlap.
 //
 // Labels sit in rows above the data. Each one is tried, in the order given (the caller puts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof plot: memory over time of one trace or several, drawn by gnuplot.
 //
 // The library entry point (`qprof plot` and `qprof compare --plot` call it): give it traces and

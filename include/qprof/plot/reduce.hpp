@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A trace reduced to what a chart draws, in one streaming pass over the file (a dat::Visitor):
 // every series goes through a min/max envelope of about the chart's pixel width, so a trace of
 // hours at 1 ms costs the same memory as one of seconds. Markers, stages and peaks are kept whole.

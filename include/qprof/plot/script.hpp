@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Chart as a gnuplot program: the style template (plot/qprof.gp, then the user's --style),
 // fixed margins per panel, and one `plot` per panel whose data follows inline ('-').
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart of a sweep's model (compare --sweep --plot, sweep --plot): one figure against the
 // parameter, the runs' values as points (their min and max too where runs were repeated), the
 // fitted line or power law, the limit and the largest value solved for it. Drawn by gnuplot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree's cumulative I/O and CPU time, and Σ of its processes' RSS high-water marks, counting
 // processes that are gone: a reaped child's I/O and CPU time move into its parent's counters
 // (the parent is a member, or qprof, which then keeps them here), so the totals never decrease.

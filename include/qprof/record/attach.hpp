@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof attach PID`: a process qprof did not start. Checks that it can be followed (it exists,
 // qprof may read its /proc files, it is not qprof nor one of qprof's ancestors), learns of its
 // exit without being its parent (pidfd_open + poll; a kept /proc/PID/stat where pidfd is

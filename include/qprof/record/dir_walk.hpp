@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The size of one directory tree, by a recursive walk (fts): what `--watch-dir` records.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--watch-dir`: the size of watched directories over time, on a thread of its own. A walk costs
 // time in proportion to the files (about a microsecond each), so walks run every `interval` but
 // never so often that their CPU time, over the run, passes kCpuShare of one core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An upper bound of the tree's peak Σ RSS from its processes' high-water marks that sums only
 // processes alive together. Time is cut into windows, one per stats pass; a window's sum holds
 // every process alive at its end (its VmHWM read in that pass) and every process that left

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a run sits in a distributed job: host, rank, local rank, world size and job id, read from
 // the launcher's environment (torchrun, OpenMPI, PMIx, PMI, Slurm), and the -o placeholders that
 // give every rank a file of its own (job.%h.%r.dat).

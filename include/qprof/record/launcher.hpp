@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starts the profiled command (through Boost.Process: the child's set-up in its exec-setup hook,
 // exec's failure reported back through a pipe) and turns wait statuses into qprof's exit status
 // and words.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit in force for the job: what it may use before the kernel (a cgroup's OOM
 // killer, an allocation that fails under RLIMIT_AS) or the batch system stops it.
 #pragma once

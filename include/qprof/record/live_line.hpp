@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live status line of `qprof run`/`attach` at a terminal: elapsed time, the tree's memory
 // now and at its peak, GPU memory, CPU %, the current stage. It lives on the terminal's last row,
 // kept out of the scrolling region (DECSTBM, as apt's progress bar does), so that nothing the job

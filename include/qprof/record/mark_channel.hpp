@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The marker channel that is not stderr: a pipe whose write end every process of the tree
 // inherits (QPROF_MARK_FD) and a FIFO for processes that cannot inherit it (QPROF_MARK_PATH).
 // One line is one marker; a line may ask for an acknowledgement once its checkpoint is sampled

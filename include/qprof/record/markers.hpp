@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Marker lines on the child's stderr become checkpoints (their pairing into stages: trace/stages.hpp).
 #pragma once
 

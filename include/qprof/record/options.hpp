@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything `qprof run` needs to know, parsed once from the command line (src/cli/run.cpp).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one process of the tree uses, read through the member's kept /proc descriptors.
 #pragma once
 

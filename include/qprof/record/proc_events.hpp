@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel's process-event connector (netlink PROC_EVENTS): every fork on the machine, as it
 // happens, without listing /proc. It tells which process forked which, so the tree's membership
 // costs one recvmmsg per sample however busy the machine is, instead of a scan of every process

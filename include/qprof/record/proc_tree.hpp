@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who is in the profiled tree right now: the command and every descendant, double-forked daemons
 // included (qprof is their subreaper, so they reparent to it rather than to init).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PSS and USS of the tree from /proc/PID/smaps_rollup, on a thread and a schedule of their own:
 // a read walks the target's page tables under its mmap lock (≈2.8 ms per GB here), so it must
 // neither delay the RSS samples nor run more often than its own cost allows.

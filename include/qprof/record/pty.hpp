@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When qprof's stderr is a terminal, the job's stderr is a pseudo-terminal of qprof's: isatty(2)
 // is true in the job (progress bars, colours and width logic behave as without qprof) while
 // qprof still reads every byte for markers. Only stderr: stdin, stdout and the controlling

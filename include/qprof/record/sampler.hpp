@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Samples of the tree. The fast path (`sample`) runs on the run loop's fixed-deadline schedule
 // and at every marker: membership, every member's RSS, the MEM (and CHLD) lines; it allocates
 // nothing once the tree is known. The slower path (`sample_stats`, every --stats-interval and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof run`: launch the command, follow its tree on a fixed-deadline schedule, stream the
 // trace, tee stderr for markers, forward signals, and report.
 #pragma once

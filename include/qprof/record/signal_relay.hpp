@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The signals `qprof run` handles on its sampler thread. Handlers only record what arrived; the
 // run loop acts on it (forwarding to the command, reaping), woken because the signal cuts its
 // clock_nanosleep short.

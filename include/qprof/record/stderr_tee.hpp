@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies the child's stderr to qprof's stderr byte for byte (binary-safe, any line length, in a
 // fixed amount of memory) and hands each complete marker line to a callback.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few lines `qprof run` prints on stderr when it is done.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where `qprof run` writes its trace. Two runs never write the same file: the default name
 // carries the time to the millisecond and qprof's PID and is created exclusively; a file named
 // with -o is replaced, unless another live qprof is writing it (an flock held for the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree's memory by kind (KINDS) and its task counts and virtual size (TASKS), summed from
 // the members' /proc/PID/status figures that TreeAccounting parsed on the stats schedule (the
 // status text is read there for VmHWM anyway: these series cost a parse, not a read).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A distributed job's traces (one per rank) reported as one: `qprof report --sum` and
 // `qprof peak --sum` / `--by-host`.
 #pragma once

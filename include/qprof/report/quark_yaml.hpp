@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML report in the layout of AMD Quark's quark_profile.yaml (shared/reference/
 // quark_profile.sample.yaml), written with yaml-cpp:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tables people read and tables programs read: one document model (Document → Table → Column,
 // Cell), filled from analysis/, and one exporter per output format behind one small
 // interface (src/report/*_exporter.cpp), like hyperfine's src/export/.

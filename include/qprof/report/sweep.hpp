@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A sweep's tables: one row per value run with each figure (the median of its repeats, min–max),
 // and the model of each figure against the parameter: its formula, R², the prediction at a value
 // not run (--at) and the largest value whose prediction fits a limit (--limit).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run's trend in words and in the report's document: "grows 12.4 MiB/min (R² 0.97) from 40 s to
 // 610 s", said only where analysis/trend.hpp's rule calls the growth significant; the machine
 // formats carry every fitted slope, significant or not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bracket of the tree's peak RSS, and the one rule every figure in it obeys:
 //   lower bound ≤ every figure that claims to bound the tree's peak ≤ upper bound.
 // The lower bound is the kernel's peak of the largest single process (ru_maxrss); the upper bound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to "how much memory does this job need": the tree's footprint, every page counted
 // once however many processes map it, with the part that cannot be dropped and read again.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .dat trace format: the contract between `qprof run` and everything that reads a trace.
 //
 // A trace is UTF-8 text, one record per line, each line "<KIND> <fields…>". The original mprof

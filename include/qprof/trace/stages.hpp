@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Marker labels "X Start" … "X End" pair into stages. This is the trace's own meaning of its MARK
 // lines, shared by the recorder (live), the trace builder and the plot reducer (reading).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A trace read and parsed on a thread of its own, while the caller's visitor works on what came
 // before: a long trace's parsing and its visitor's work (qprof plot's reduction) then take two
 // cores instead of one after the other.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-memory model of one recorded run: what a .dat file holds, without the text.
 // Plain data; reading and writing live in dat_format, numbers derived from it in analysis.
 #pragma once

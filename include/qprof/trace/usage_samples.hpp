@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Series of what the tree holds beyond its RSS total: its memory by kind, its task counts and
 // address space, and how busy its GPUs are. Plain data, as the rest of trace.hpp.
 #pragma once

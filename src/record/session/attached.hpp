@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qprof attach: the session follows a process it did not start. What differs from a run: no
 // launch, no stderr (the process's is not qprof's), its exit is learnt through a pidfd rather
 // than wait4 (ExitTracker::watch_attached), its status only if /proc shows it before the parent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A marker's checkpoint: the tree (and its GPU memory) sampled at once, a stats pass, the MARK
 // line with torch's figures, the stage the marker opens or closes, the trace flushed; then a
 // synchronous marker's writer is acknowledged and the on_checkpoint hook told.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree's CPU use in percent of one core over each stats interval, and its peak. An interval
 // shorter than half the asked one (a marker's pass just after a scheduled one) is not measured:
 // the tick granularity of CPU time would swamp it.

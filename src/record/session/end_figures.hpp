@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's figures of the whole run, read once the tree is gone: the cgroup's peak and OOM
 // kills, the tree's totals and Σ VmHWM's bracket (PEAK lines in the trace), qprof's own CPU
 // time, a peak missed between samples, and the command's exit (the EXIT line).

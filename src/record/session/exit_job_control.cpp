@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Job control at a terminal: Ctrl-Z stops the job and qprof together, as it would stop the job
 // alone without qprof, and fg/bg continue both. Before stopping, qprof gives the terminal back
 // (the live line's row and scrolling region) and puts what it sampled on disk, so that a shell

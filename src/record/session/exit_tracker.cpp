@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exit_tracker.hpp"
 
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the command ends and when the run is over: its processes reaped (the wait status, the
 // kernel's peak of each), an attached process's exit noticed, signals passed on, Ctrl-Z and
 // fg/bg, and --timeout. After the command, the run waits for the tree only with --wait-daemons.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU side of a run: the backend chosen by --gpu (its helpers, outsiders of the tree), the
 // tree's GPU memory sampled with each regular sample and at checkpoints, and the report's GPU
 // lines at the end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live status line's side of the run: whether there is one (a terminal, unless -q or
 // --no-live), and what its next frame says: the elapsed time, the tree's memory now and at its
 // peak, GPU memory, the CPU % of the latest stats interval and the latest marker's label.

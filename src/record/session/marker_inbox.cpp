@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "marker_inbox.hpp"
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Markers travel from the stderr tee's thread and the marker channel's thread to the sampler
 // thread, which takes each one's checkpoint at once, in the order they arrived.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where markers come from: the job's stderr, which the tee copies on to qprof's, and the marker
 // channel (a pipe the job inherits, and a FIFO). Both hand their markers to one inbox.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory limit in force (cgroup, Slurm, RLIMIT_AS, the machine's memory): found while the
 // command execs, in the trace's header and the report, and said once when the tree's RSS
 // crosses 90 % of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What qprof says during a run. A warning is said on stderr (above the live line when there is
 // one), kept for the summary, and written in the trace as a NOTE; those said before the trace's
 // header wait for it, as do the quiet notes, which are for the trace alone.

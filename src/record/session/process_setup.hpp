@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a run sets up in qprof's own process before the command starts.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run's two fixed-deadline schedules: a regular sample every --interval, and the stats pass
 // every --stats-interval, never more often than the samples. A deadline missed is skipped, not
 // caught up; the regular schedule's are counted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qprof run` and `qprof attach`: the session coordinates the parts of a run (session/*.hpp),
 // each of which owns its state. It opens the trace, starts or attaches to the command, writes
 // the header, runs the schedule loop until the tree is done, and finishes the trace and report.

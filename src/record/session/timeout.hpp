@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --timeout: when it falls due, the tree gets SIGTERM, and SIGKILL once --kill-grace has passed
 // with processes left. Attached, it stops the attach instead and signals nothing. This class
 // decides; the exit tracker signals.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trace's writer from the opened file to its close. The buffered lines go out at least every
 // 100 ms, and before the run sleeps that long. The first failed write is said at once and told
 // to the hook; the command then goes on, sampled into memory only, and nothing more is said.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unread_members.hpp"
 
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Members of the tree whose /proc files could not be opened (qprof out of file descriptors):
 // said once as it starts, counted, and at the end said again and written to the trace, since
 // every figure of the run misses them.

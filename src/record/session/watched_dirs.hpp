@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --watch-dir: the directories' sizes walked on their own thread from before the launch (the
 // first walk is every growth's baseline), written as DIR lines as they come, and each
 // directory's first, largest and last size in the report.
