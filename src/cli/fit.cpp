@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "fit_scope.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
@@ -126,6 +127,7 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     std::cerr << "qprof fit: --plot: the chart's file must end in .png, .svg or .pdf\n";
     return kUsageError;
   }
+  rerun_fit_in_user_scope_if_needed();  // returns where qprof may create its groups, or cannot be helped
   const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
   const auto progress = [&](const fit::Progress& p) {
     char line[160];

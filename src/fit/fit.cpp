@@ -73,7 +73,8 @@ bool machine_has_swap() {
 
 std::string no_cgroup_message(const std::string& why_not) {
   return "each run needs a memory cgroup of its own, and qprof may not create one here (" + why_not +
-         "): run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup.";
+         "): run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup (on a cgroup v2 "
+         "machine with a systemd user session, qprof fit runs itself in a delegated scope of it).";
 }
 
 namespace {

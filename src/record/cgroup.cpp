@@ -150,6 +150,23 @@ TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
   peak_ = ProcFile(dir_ + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
 }
 
+bool move_self_to_leaf(const std::string& group) {
+  // Only where qprof is alone: moving itself changes no other process's accounting, and every
+  // limit above `group` still holds. Elsewhere the processes beside qprof keep the rule in force.
+  if (cgroup_procs_pids(read_text(group + "/cgroup.procs")) != std::vector<pid_t>{::getpid()}) return false;
+  const std::string leaf = group + "/" + kSelfLeaf;
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  // The kernel's own file: a missing one is not created (a hierarchy that is not cgroup v2).
+  const int fd = ::open((leaf + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::string pid = std::to_string(::getpid());
+  const bool moved = ::write(fd, pid.data(), pid.size()) == static_cast<ssize_t>(pid.size());
+  ::close(fd);
+  if (!moved) return false;
+  write_file(group + "/cgroup.subtree_control", "+memory");
+  return true;
+}
+
 std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::string& mountinfo,
                                                const std::string& proc_cgroup) {
   const auto mounts = cgroup_mounts(mountinfo);
@@ -182,6 +199,7 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
       // Enabling the controller fails where the parent holds processes itself (cgroup v2's
       // "no internal processes" rule); membership still works without it.
       write_file(parent + "/cgroup.subtree_control", "+memory");
+      if (read_text(dir + "/cgroup.controllers").find("memory") == std::string::npos) move_self_to_leaf(parent);
     }
     return std::unique_ptr<TreeCgroup>(new TreeCgroup(dir, parent, v1));
   };

@@ -190,7 +190,7 @@ TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {
                        "", 60);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "may not create one here")) << r.err;
-  EXPECT_TRUE(contains(r.err, "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup."))
+  EXPECT_TRUE(contains(r.err, "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup"))
       << r.err;
   EXPECT_FALSE(fs::exists(marker)) << "nothing ran";
 }

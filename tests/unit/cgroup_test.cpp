@@ -3,11 +3,13 @@
 #include "qprof/record/cgroup.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "../support/own_cgroup.hpp"
 #include "bounded_child.hpp"
@@ -106,6 +108,44 @@ TEST(TreeCgroup, NestsUnderItsOwnCgroupAndRemovesGroupsOfDeadQprofs) {
   EXPECT_FALSE(fs::exists(dir));
   fs::remove(proc_cgroup);
   rmdir(parent.c_str());
+}
+
+// move_self_to_leaf on the machine's cgroup v2 hierarchy: a child alone in a fresh group moves
+// itself into its leaf; with a second process in the group nothing moves.
+TEST(TreeCgroup, AloneInItsGroupQprofMovesItselfIntoALeaf) {
+  const std::string root = "/sys/fs/cgroup/unified";
+  if (geteuid() != 0 || !fs::exists(root + "/cgroup.procs")) {
+    GTEST_SKIP() << "needs root and a cgroup v2 hierarchy at " << root;
+  }
+  const std::string group = root + "/qprof-unit-leaf-" + std::to_string(getpid());
+  ASSERT_TRUE(fs::create_directory(group)) << group;
+  const auto in_child = [&](bool with_company) {
+    const pid_t child = fork();
+    if (child == 0) {
+      std::ofstream(group + "/cgroup.procs") << getpid() << std::flush;
+      pid_t company = 0;
+      if (with_company) {
+        company = fork();  // born in the group: not alone any more
+        if (company == 0) {
+          pause();
+          _exit(0);
+        }
+      }
+      const bool moved = move_self_to_leaf(group);
+      std::ifstream own("/proc/self/cgroup");
+      const std::string text((std::istreambuf_iterator<char>(own)), {});
+      const bool in_leaf = text.find("0::/" + fs::path(group).filename().string() + "/qprof-self\n") != std::string::npos;
+      if (company > 0) kill(company, SIGKILL), waitpid(company, nullptr, 0);
+      _exit(moved && in_leaf ? 0 : !moved && !in_leaf ? 1 : 2);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(in_child(true), 1) << "another process in the group: nothing moves";
+  EXPECT_EQ(in_child(false), 0) << "alone: moved into " << group << "/qprof-self";
+  rmdir((group + "/qprof-self").c_str());
+  EXPECT_EQ(rmdir(group.c_str()), 0) << "every process left the group";
 }
 
 TEST(TreeCgroup, NoHierarchySaysWhy) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The systemd-run command line of a probe where a systemd user manager makes the groups.
+// qprof fit run again in a delegated systemd user scope: the command line, and when it is asked.
 #include "qprof/fit/systemd_scope.hpp"
 
 #include <gtest/gtest.h>
@@ -14,14 +14,24 @@ namespace {
 
 using Words = std::vector<std::string>;
 
-TEST(FitSystemdScope, TheLimitAndNoSwapAsPropertiesAndTheCommandAfterDashDash) {
-  EXPECT_EQ(systemd_scope_argv("qprof-fit-42-3", 200 << 20, {"python3", "-m", "x", "--user"}),
-            (Words{"systemd-run", "--user", "--scope", "--quiet", "--collect", "--unit=qprof-fit-42-3", "-p",
-                   "MemoryMax=209715200", "-p", "MemorySwapMax=0", "--", "python3", "-m", "x", "--user"}));
-  const Words unlimited = systemd_scope_argv("u", 0, {"-p"});
-  EXPECT_EQ(unlimited[7], "MemoryMax=infinity");
-  EXPECT_EQ(unlimited.back(), "-p") << "the command's words are its own";
-  EXPECT_EQ(unlimited[unlimited.size() - 2], "--");
+TEST(FitSystemdScope, QprofRunsAgainInADelegatedScopeWithItsOwnWords) {
+  EXPECT_EQ(delegated_scope_argv("qprof-fit-42", "/usr/bin/qprof", {"fit", "--", "python3", "-m", "x", "--user"}),
+            (Words{"systemd-run", "--user", "--scope", "--quiet", "--collect", "-p", "Delegate=yes",
+                   "--unit=qprof-fit-42", "--", "/usr/bin/qprof", "fit", "--", "python3", "-m", "x", "--user"}));
+}
+
+TEST(FitSystemdScope, RunsAgainOnlyWhereThatCanHelp) {
+  const Words cmdline{"qprof", "fit", "--json", "f.json", "--", "./job", "-p"};
+  // argv[0] as typed is replaced by the binary's path: the scope does not search PATH as the shell did.
+  const auto argv = rerun_in_scope_argv(false, false, true, "/opt/q/bin/qprof", cmdline);
+  ASSERT_TRUE(argv);
+  const Words tail(argv->end() - 7, argv->end());
+  EXPECT_EQ(tail, (Words{"/opt/q/bin/qprof", "fit", "--json", "f.json", "--", "./job", "-p"}));
+  EXPECT_EQ((*argv)[argv->size() - 8], "--");
+  EXPECT_FALSE(rerun_in_scope_argv(true, false, true, "/q", cmdline)) << "qprof may create its groups already";
+  EXPECT_FALSE(rerun_in_scope_argv(false, true, true, "/q", cmdline)) << "never a scope inside its own scope";
+  EXPECT_FALSE(rerun_in_scope_argv(false, false, false, "/q", cmdline)) << "no user manager answers";
+  EXPECT_FALSE(rerun_in_scope_argv(false, false, true, "", cmdline)) << "its own binary unknown";
 }
 
 TEST(FitSystemdScope, NeedsCgroupV2AndTheUserManagersSocket) {

@@ -62,6 +62,14 @@ class TreeCgroup {
 // a line cut there would name another process (the kernel ends every line with '\n').
 std::vector<pid_t> cgroup_procs_pids(std::string_view text);
 
+// cgroup v2 lets a group enable a controller for its children only while it holds no process
+// itself. Where qprof is the only process of `group` (a scope made for it: qprof fit runs itself
+// again inside `systemd-run --user --scope -p Delegate=yes`), it moves itself into the leaf
+// `group`/qprof-self and enables the memory controller below `group`. False, and nothing moved,
+// where another process shares the group or the kernel refuses.
+inline constexpr const char* kSelfLeaf = "qprof-self";
+bool move_self_to_leaf(const std::string& group);
+
 // oom_kill of the memory cgroup at `dir` (v1 memory.oom_control, v2 memory.events); nullopt
 // where the kernel does not say or the file cannot be read.
 std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1);
