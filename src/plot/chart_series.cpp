@@ -287,8 +287,10 @@ void Builder::cpu_panel(Draft& d, const std::vector<TraceInput>& in) {
   for (const TraceInput& ti : in) {
     std::vector<Point> r = rates(ti.data->cpu.last_points(), 100.0);
     if (r.empty()) continue;
-    add_series(d, {single ? Role::cpu : Role::trace, single ? 0 : trace_color(ti), false, true,
-                   single ? "CPU of the tree" : display_text(ti.label, 40), std::move(r)});
+    // Read on the stats schedule: no step held across a stretch without a reading.
+    add_series(d, readings({single ? Role::cpu : Role::trace, single ? 0 : trace_color(ti), false, true,
+                            single ? "CPU of the tree" : display_text(ti.label, 40), std::move(r)},
+                           *ti.data));
   }
   d.data_max = std::max(d.data_max, 100.0);
 }
@@ -309,12 +311,14 @@ void Builder::io_panel(Draft& d, const std::vector<TraceInput>& in) {
     const std::string who = single ? std::string() : display_text(in[i].label, 40) + ": ";
     const int color = single ? 0 : trace_color(in[i]);
     if (!rw[i].first.empty()) {
-      add_series(d, {single ? Role::io_read : Role::trace, color, false, true, who + "storage read",
-                     scaled(rw[i].first, unit)});
+      add_series(d, readings({single ? Role::io_read : Role::trace, color, false, true, who + "storage read",
+                              scaled(rw[i].first, unit)},
+                             *in[i].data));
     }
     if (!rw[i].second.empty()) {
-      add_series(d, {single ? Role::io_write : Role::trace, color, !single, true, who + "storage write",
-                     scaled(rw[i].second, unit)});
+      add_series(d, readings({single ? Role::io_write : Role::trace, color, !single, true, who + "storage write",
+                              scaled(rw[i].second, unit)},
+                             *in[i].data));
     }
   }
 }

@@ -473,11 +473,14 @@ TEST(Plot, SparseSeriesAreReadingsWithGapsLeftOpen) {
       if (i % 10 == 0 && !(gap && i > 100 && i < 200)) {
         std::snprintf(line, sizeof line, "PSS %.6f %d %d\n", t, (50 + i / 10) << 20, (40 + i / 10) << 20);
         text += line;
+        std::snprintf(line, sizeof line, "CPU %.6f %.6f\n", t, i * 0.005);  // half a core
+        text += line;
       }
     }
     text += "EXIT 1700000003.000000 status=0 signal=0 timed_out=0\n";
     write(dir + "/" + name, text);
-    const Result r = qprof({"plot", dir + "/" + name, "-o", dir + "/" + name + ".svg", "--script", dir + "/" + name + ".gp"});
+    const Result r = qprof({"plot", dir + "/" + name, "--panels", "memory,cpu", "-o", dir + "/" + name + ".svg",
+                            "--script", dir + "/" + name + ".gp"});
     EXPECT_EQ(r.status, 0) << r.err;
     return read_file(dir + "/" + name + ".gp");
   };
@@ -491,6 +494,18 @@ TEST(Plot, SparseSeriesAreReadingsWithGapsLeftOpen) {
     EXPECT_GT(s.break_at[0], 1.0 - 1e-6);
     EXPECT_LT(s.break_at[0], 2.0 + 1e-6);
   }
+  // CPU, read on the stats schedule: its rate is not held across the stretch without a reading.
+  const SentSeries cpu = sent_series(gapped, "CPU of the tree");
+  ASSERT_FALSE(cpu.spec.empty()) << gapped.substr(0, 6000);
+  EXPECT_NE(cpu.spec.find("with steps"), std::string::npos) << cpu.spec;
+  ASSERT_EQ(cpu.breaks, 1u);
+  EXPECT_GT(cpu.break_at[0], 1.0 - 1e-6);
+  EXPECT_LT(cpu.break_at[0], 2.0 + 1e-6);
+  for (const auto& [t, v] : cpu.points) {
+    if (t < 0.95 || t > 2.05) {
+      EXPECT_NEAR(v, 50.0, 0.5) << t;  // 0.05 s of CPU per 0.1 s: half a core
+    }
+  }
   const SentSeries rss = sent_series(gapped, "tree RSS sum, peak 130.0 MiB at 3 s");
   ASSERT_FALSE(rss.spec.empty()) << gapped.substr(0, 6000);
   EXPECT_NE(rss.spec.find("with lines "), std::string::npos) << rss.spec;
@@ -501,6 +516,7 @@ TEST(Plot, SparseSeriesAreReadingsWithGapsLeftOpen) {
   const SentSeries pss = sent_series(whole, "footprint: PSS of the tree");
   EXPECT_EQ(pss.points.size(), 31u);
   EXPECT_EQ(pss.breaks, 0u) << "a series read on its schedule is one line";
+  EXPECT_EQ(sent_series(whole, "CPU of the tree").breaks, 0u);
   EXPECT_EQ(whole.find(" nan\n"), std::string::npos);
 }
 
