@@ -53,7 +53,9 @@ report::RenderOptions render_options(const CompareCli& o) {
   report::RenderOptions r{unit_of(o.unit)};
   if (!o.wide) {
     r.text_width = kTextWidth;
-    r.wider = "--wide shows them, as do --format csv, json and md";
+    // --sweep's CSV is its model alone: the runs' table is whole in JSON and Markdown.
+    r.wider = o.sweep.empty() ? "--wide shows them, as do --format csv, json and md"
+                              : "--wide shows them, as do --format json and md";
   }
   return r;
 }

@@ -34,13 +34,14 @@ std::string wrap(const std::string& text, std::size_t width) {
     }
     return text.size();
   };
+  std::size_t words_until = 0;  // the end of a phrase broken into its words
   while (start < text.size()) {
     std::size_t end = next_break(start, true);
     const std::size_t room = width > display_width(line) + 1 ? width - display_width(line) - 1 : 0;
     const std::size_t phrase = display_width(text.substr(start, end - start));
-    if (phrase > room && (line.empty() || line == "  " || phrase + 2 > width)) {
-      end = next_break(start, false);  // a phrase longer than a line: its words
-    }
+    // A phrase that does not fit: on a line less than half full, its words fill the line.
+    if (phrase > room && 2 * display_width(line) < width) words_until = end;
+    if (start < words_until) end = next_break(start, false);
     const std::string word = text.substr(start, end - start);
     if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
       out += line + "\n";

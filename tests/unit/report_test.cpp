@@ -280,6 +280,40 @@ TEST(Compare, TextFitsTheWidthAndNamesWhatItLeftOut) {
   EXPECT_NE(csv.find("disk_write_bytes"), std::string::npos);
 }
 
+// A narrowed render wraps a table's notes too, at list commas where it can, losing no word.
+TEST(Compare, NotesWrapToTheWidth) {
+  Document doc;
+  Table t;
+  t.name = "t";
+  t.columns = {Column::of("label", "label", Kind::text)};
+  t.rows = {{Cell::string("a")}};
+  const std::string note =
+      "no largest workers for 23.5 GiB: the model does not rise with it (footprint 74.8 MiB × workers^-0.00, "
+      "R² 0.336) [limit: the memtotal limit in force when the first run was recorded]";
+  t.notes = {note};
+  doc.tables.push_back(t);
+  RenderOptions narrow;
+  narrow.text_width = 100;
+  const std::string text = render(doc, Format::text, narrow);
+  std::istringstream lines(text);
+  std::string joined;
+  std::getline(lines, joined);  // the header
+  std::getline(lines, joined);  // the row
+  joined.clear();
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    EXPECT_LE(display_width(line), 100u) << line;
+    if (count > 0) {
+      EXPECT_TRUE(line.starts_with("  ")) << line;
+      line = line.substr(2);
+    }
+    joined += (joined.empty() ? "" : " ") + line;
+  }
+  EXPECT_EQ(count, 2u) << text;
+  EXPECT_EQ(joined, note);
+  EXPECT_NE(render(doc, Format::text).find(note), std::string::npos) << "unwrapped at any width";
+}
+
 TEST(Peak, OneLinersAsMprofPrintsThem) {
   const Trace t = fixture("quark.dat");
   PeakLine l;
