@@ -143,19 +143,22 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
     c.rows.push_back(std::move(row));
   }
   for (std::size_t col = 0; col < c.columns.size(); ++col) {
-    std::optional<double> lowest;
-    std::size_t with_value = 0;
-    for (const auto& row : c.rows) {
-      if (!row[col].value) continue;
-      ++with_value;
-      lowest = std::min(lowest.value_or(row[col].value->median), row[col].value->median);
+    // A summed row (a job's total) is no candidate: neither lowest nor a ratio to a rank.
+    std::optional<double> lowest, highest;
+    for (std::size_t r = 0; r < c.rows.size(); ++r) {
+      const auto& v = c.rows[r][col].value;
+      if (!v || entries[r].summed) continue;
+      lowest = std::min(lowest.value_or(v->median), v->median);
+      highest = std::max(highest.value_or(v->median), v->median);
     }
-    const std::optional<Spread> first = c.rows.empty() ? std::nullopt : c.rows.front()[col].value;
-    for (auto& row : c.rows) {
-      CompareValue& v = row[col];
-      if (!v.value) continue;
-      v.lowest = with_value >= 2 && v.value->median == *lowest;
-      if (first && first->median > 0) v.ratio = v.value->median / first->median;
+    // A mark says "this one is lower": where every row has the same value, none is.
+    const bool differ = lowest && *highest > *lowest;
+    const double first = c.rows.empty() || !c.rows.front()[col].value ? 0.0 : c.rows.front()[col].value->median;
+    for (std::size_t r = 0; r < c.rows.size(); ++r) {
+      CompareValue& v = c.rows[r][col];
+      if (!v.value || entries[r].summed) continue;
+      v.lowest = differ && v.value->median == *lowest;
+      if (first > 0) v.ratio = v.value->median / first;
     }
   }
   return c;

@@ -43,7 +43,23 @@ struct CompareCli {
   std::string sweep;               // --sweep NAME: the rows as a model of each figure against NAME
   std::optional<double> at;        // --at VALUE: with --sweep, predict there
   std::string limit;               // --limit SIZE: with --sweep, solve for it
+  bool wide = false;               // --wide: every column in text, however wide
 };
+
+// Text fits a terminal: the columns that matter most, the rest named under the table. The
+// machine formats and Markdown (a page, not a terminal) keep every column.
+constexpr std::size_t kTextWidth = 100;
+
+report::RenderOptions render_options(const CompareCli& o) {
+  report::RenderOptions r{unit_of(o.unit)};
+  if (!o.wide) {
+    r.text_width = kTextWidth;
+    // --sweep's CSV is its model alone: the runs' table is whole in JSON and Markdown.
+    r.wider = o.sweep.empty() ? "--wide shows them, as do --format csv, json and md"
+                              : "--wide shows them, as do --format json and md";
+  }
+  return r;
+}
 
 // The chart of the compared runs, through the plot module: one line per run, aligned at t=0.
 Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries) {
@@ -246,7 +262,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     report::Document doc;
     const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot}, "qprof compare");
     if (s != 0 && doc.tables.empty()) return failed ? failed : s;
-    std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+    std::cout << report::render(doc, format_of(o.format), render_options(o));
     return failed ? failed : s;
   }
   // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
@@ -259,7 +275,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       const Align align = o.align == "start" ? Align::start : Align::wall;
       for (CompareEntry& e : entries) e.label = rank_label(*e.runs.front());
       job = std::make_unique<Trace>(job_trace(ranks, align));
-      entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {job.get()}});
+      entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {job.get()}, true});
       const Metric m = metric_of(o.metric);
       std::optional<std::pair<std::size_t, Bytes>> top;
       for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -302,7 +318,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     }
   }
   if (!highest_note.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(highest_note);
-  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  std::cout << report::render(doc, format_of(o.format), render_options(o));
   std::cout.flush();
   // The job row has no file of its own to draw: the chart shows the ranks.
   if (!o.plot.empty()) {
@@ -322,8 +338,11 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->footer(
       "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
       "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
-      "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). The lowest value of each column is\n"
-      "marked; ratios are to the first row. The commands' stdout goes to stderr.\n"
+      "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). Columns: the footprint, Σ RSS peak,\n"
+      "duration, then the rest; a text table fits 100 columns and names the columns it left out\n"
+      "(--wide, csv, json and md keep them all). The lowest value of each column is marked where the\n"
+      "values differ as printed; ratios are to the first row; a job's total row gets neither. The\n"
+      "commands' stdout goes to stderr.\n"
       "--pivot model,method with --label 64MiB/minmax,64MiB/percentile,... folds the rows into a grid:\n"
       "rows 64MiB, ..., columns minmax, percentile, ..., cells the peak of --metric.\n"
       "--sweep workers on traces named or labelled workers=VALUE (qprof sweep's): each figure (footprint,\n"
@@ -375,6 +394,8 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "With --sweep: the largest NAME whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
                   "limit in force (default: the limit the first trace recorded)")
       ->check(budget_check());
+  cmp->add_flag("--wide", opts->wide,
+                "Text: every column, however wide (by default a table fits 100 columns and names what it left out)");
   cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
   cmp->add_option("--align", opts->align,
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "

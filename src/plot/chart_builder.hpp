@@ -84,6 +84,9 @@ class Builder {
   void choose_units();
   void drafts();
   void add_series(Draft& d, ChartSeries s);
+  // `s` as a series of readings when it was read less often than `t`'s samples: its gaps and,
+  // where they fall apart on the chart, its points (chart_series.cpp).
+  ChartSeries readings(ChartSeries s, const TraceData& t) const;
   void hline(Draft& d, Role role, int color, double y, std::string title);
   void memory_panel(Draft& d, const std::vector<TraceInput>& in);
   void children(Draft& d, const TraceInput& in, bool single, double unit);

@@ -35,6 +35,45 @@ std::string metric_title(const std::string& metric) {
   return "tree RSS";
 }
 
+namespace {
+
+// The upper quartile of the time between consecutive points: the schedule a series was read on.
+// Readings a checkpoint or a new high asked for fall between scheduled ones and shorten some
+// intervals; a stall lengthens a few; most of the longer ones are the schedule.
+std::optional<double> schedule_of(const std::vector<Point>& pts) {
+  std::vector<double> steps;
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (pts[i].t > pts[i - 1].t) steps.push_back(pts[i].t - pts[i - 1].t);
+  }
+  if (steps.empty()) return std::nullopt;
+  const std::size_t q = steps.size() * 3 / 4;
+  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(q), steps.end());
+  return steps[q];
+}
+
+// A reading further than this many schedules from the last is after a gap: no line across it.
+constexpr double kGapSchedules = 2.0;
+// Sparser than the samples by this factor, a series is drawn as readings.
+constexpr double kSparse = 1.5;
+// Points are drawn where the readings lie at least this many pixels (or text cells) apart on
+// average: closer, they would merge into a thick line.
+constexpr double kPointSpacing = 6.0;
+
+}  // namespace
+
+ChartSeries Builder::readings(ChartSeries s, const TraceData& t) const {
+  const auto own = schedule_of(s.data);
+  const auto samples = schedule_of(t.mem.points());
+  if (!own || (samples && *own <= kSparse * *samples)) return s;
+  // What the chart shows are a grid's buckets: a gap narrower than two of them cannot be told
+  // from the grid's own spacing (the first reading of one bucket, the last of the next).
+  const double bucket = t.grid ? t.grid->width() : 0.0;
+  s.gap = kGapSchedules * std::max(*own, bucket);
+  const double span = xmax_ - xmin_;
+  s.marks = span > 0 && *own / span * W_ >= (text_ ? kPointSpacing / 1.5 : kPointSpacing);
+  return s;
+}
+
 void Builder::add_series(Draft& d, ChartSeries s) {
   d.data_max = std::max(d.data_max, max_of(s.data, xmin_, xmax_));
   d.panel.series.push_back(std::move(s));
@@ -66,22 +105,24 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
 
     if (o_.children) children(d, in[i], single, unit);
     if (single && !rss) {
-      add_series(d, {Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
-                     scaled(main.points(), unit)});
+      add_series(d, readings({Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
+                              scaled(main.points(), unit)},
+                             t));
       trend_lines(d, in[i], 0, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
     } else if (single) {
       if (!t.cgroup.empty()) {
-        add_series(d, {Role::cgroup, 0, false, false, "footprint: cgroup charge",
-                       scaled(t.cgroup.points(), unit)});
+        add_series(d, readings({Role::cgroup, 0, false, false, "footprint: cgroup charge", scaled(t.cgroup.points(), unit)},
+                               t));
       }
       if (!t.pss.empty()) {
         // Where the tree had no cgroup of its own, Σ PSS is the footprint.
-        add_series(d, {Role::pss, 0, false, false,
-                       t.cgroup.empty() ? "footprint: PSS of the tree" : "PSS of the tree",
-                       scaled(t.pss.points(), unit)});
-        add_series(d, {Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)});
+        add_series(d, readings({Role::pss, 0, false, false,
+                                t.cgroup.empty() ? "footprint: PSS of the tree" : "PSS of the tree",
+                                scaled(t.pss.points(), unit)},
+                               t));
+        add_series(d, readings({Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)}, t));
       }
       // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
       add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + peak_text,
@@ -96,7 +137,8 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       if (auto it = t.peaks.find(std::string(dat::kPeakCgroup)); rss && it != t.peaks.end()) {
         title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
       }
-      add_series(d, {Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)});
+      ChartSeries line{Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)};
+      add_series(d, rss ? std::move(line) : readings(std::move(line), t));
       trend_lines(d, in[i], color, unit);
       if (!in[i].faint) d.panel.points.push_back(ChartPoint{peak.t, peak.v / unit, color});
     }
@@ -198,15 +240,16 @@ void Builder::gpu_panel(Draft& d, const std::vector<TraceInput>& in) {
         const std::string gpu = "GPU" + std::to_string(g.info.index);
         const int color = palette_slot(k);
         if (!g.tree.empty()) {
-          add_series(d, {Role::gpu_tree, color, false, false,
-                         gpu + ": tree, peak " + bytes_text(g.tree.envelope().max().v, units_.chosen),
-                         scaled(g.tree.points(), unit)});
+          add_series(d, readings({Role::gpu_tree, color, false, false,
+                                  gpu + ": tree, peak " + bytes_text(g.tree.envelope().max().v, units_.chosen),
+                                  scaled(g.tree.points(), unit)},
+                                 t));
         }
         if (!g.used.empty() && g.used.envelope().max().v > 0) {  // 0: the backend cannot tell
           std::string title = gpu + ": device in use";
           if (g.info.total > 0) title += " of " + bytes_text(static_cast<double>(g.info.total), units_.chosen);
           if (!g.info.name.empty()) title += " (" + display_text(g.info.name, 32) + ")";
-          add_series(d, {Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)});
+          add_series(d, readings({Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)}, t));
         }
       }
       if (t.gpus_left_out > 0) {
@@ -215,9 +258,11 @@ void Builder::gpu_panel(Draft& d, const std::vector<TraceInput>& in) {
       }
       torch_series(d, t, unit);
     } else if (!t.gpu_total.empty()) {
-      add_series(d, {Role::gpu_tree, trace_color(ti), false, false,
-                     display_text(ti.label, 40) + ", peak " + bytes_text(t.gpu_total.envelope().max().v, units_.chosen),
-                     scaled(t.gpu_total.points(), unit)});
+      add_series(d, readings({Role::gpu_tree, trace_color(ti), false, false,
+                              display_text(ti.label, 40) + ", peak " +
+                                  bytes_text(t.gpu_total.envelope().max().v, units_.chosen),
+                              scaled(t.gpu_total.points(), unit)},
+                             t));
     }
   }
 }
@@ -245,8 +290,10 @@ void Builder::cpu_panel(Draft& d, const std::vector<TraceInput>& in) {
   for (const TraceInput& ti : in) {
     std::vector<Point> r = rates(ti.data->cpu.last_points(), 100.0);
     if (r.empty()) continue;
-    add_series(d, {single ? Role::cpu : Role::trace, single ? 0 : trace_color(ti), false, true,
-                   single ? "CPU of the tree" : display_text(ti.label, 40), std::move(r)});
+    // Read on the stats schedule: no step held across a stretch without a reading.
+    add_series(d, readings({single ? Role::cpu : Role::trace, single ? 0 : trace_color(ti), false, true,
+                            single ? "CPU of the tree" : display_text(ti.label, 40), std::move(r)},
+                           *ti.data));
   }
   d.data_max = std::max(d.data_max, 100.0);
 }
@@ -267,12 +314,14 @@ void Builder::io_panel(Draft& d, const std::vector<TraceInput>& in) {
     const std::string who = single ? std::string() : display_text(in[i].label, 40) + ": ";
     const int color = single ? 0 : trace_color(in[i]);
     if (!rw[i].first.empty()) {
-      add_series(d, {single ? Role::io_read : Role::trace, color, false, true, who + "storage read",
-                     scaled(rw[i].first, unit)});
+      add_series(d, readings({single ? Role::io_read : Role::trace, color, false, true, who + "storage read",
+                              scaled(rw[i].first, unit)},
+                             *in[i].data));
     }
     if (!rw[i].second.empty()) {
-      add_series(d, {single ? Role::io_write : Role::trace, color, !single, true, who + "storage write",
-                     scaled(rw[i].second, unit)});
+      add_series(d, readings({single ? Role::io_write : Role::trace, color, !single, true, who + "storage write",
+                              scaled(rw[i].second, unit)},
+                             *in[i].data));
     }
   }
 }

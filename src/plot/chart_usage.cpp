@@ -46,8 +46,12 @@ void Builder::memory_kinds_panel(Draft& d, const std::vector<TraceInput>& in) {
     } else {
       // Overlays: each trace's anon (solid) and file-backed (dashed) lines in its colour.
       const std::string who = display_text(ti.label, 40);
-      add_series(d, series(Role::trace, trace_color(ti), false, false, false, who + ": anon", scaled(t.anon.points(), unit)));
-      add_series(d, series(Role::trace, trace_color(ti), true, false, false, who + ": file", scaled(t.file.points(), unit)));
+      add_series(d, readings(series(Role::trace, trace_color(ti), false, false, false, who + ": anon",
+                                    scaled(t.anon.points(), unit)),
+                             t));
+      add_series(d, readings(series(Role::trace, trace_color(ti), true, false, false, who + ": file",
+                                    scaled(t.file.points(), unit)),
+                             t));
     }
   }
 }
@@ -60,10 +64,13 @@ void Builder::tasks_panel(Draft& d, const std::vector<TraceInput>& in) {
     if (t.threads.empty()) continue;
     const std::string who = single ? std::string() : display_text(ti.label, 40) + ": ";
     const auto peak = [](const Series& s) { return fmt("%.0f", series_max(s)); };
-    add_series(d, series(Role::trace, single ? 1 : trace_color(ti), false, true, false,
-                   who + "threads, at most " + peak(t.threads), t.threads.points()));
-    add_series(d, series(Role::trace, single ? 2 : trace_color(ti), true, true, false,
-                   who + "processes, at most " + peak(t.processes), t.processes.points()));
+    // Read on the stats schedule, as the other usage series: no step across a gap.
+    add_series(d, readings(series(Role::trace, single ? 1 : trace_color(ti), false, true, false,
+                                  who + "threads, at most " + peak(t.threads), t.threads.points()),
+                           t));
+    add_series(d, readings(series(Role::trace, single ? 2 : trace_color(ti), true, true, false,
+                                  who + "processes, at most " + peak(t.processes), t.processes.points()),
+                           t));
   }
   d.data_max = std::max(d.data_max, 1.0);
 }
@@ -77,10 +84,11 @@ void Builder::vsz_panel(Draft& d, const std::vector<TraceInput>& in) {
   for (const TraceInput& ti : in) {
     const TraceData& t = *ti.data;
     if (t.vsz.empty()) continue;
-    add_series(d, series(Role::trace, single ? 5 : trace_color(ti), false, false, false,
-                   (single ? std::string("virtual size of the tree") : display_text(ti.label, 40)) + ", peak " +
-                       bytes_text(series_max(t.vsz), units_.chosen),
-                   scaled(t.vsz.points(), unit_bytes(u))));
+    add_series(d, readings(series(Role::trace, single ? 5 : trace_color(ti), false, false, false,
+                                  (single ? std::string("virtual size of the tree") : display_text(ti.label, 40)) +
+                                      ", peak " + bytes_text(series_max(t.vsz), units_.chosen),
+                                  scaled(t.vsz.points(), unit_bytes(u))),
+                           t));
   }
 }
 
@@ -93,12 +101,16 @@ void Builder::gpu_util_panel(Draft& d, const std::vector<TraceInput>& in) {
       const GpuUtilData& g = t.gpu_util[k];
       const std::string who = (single ? std::string() : display_text(ti.label, 32) + ": ") + "GPU" + std::to_string(g.device);
       const int color = single ? palette_slot(k) : trace_color(ti);
-      add_series(d, series(Role::trace, color, false, false, false, who + " busy", g.busy.points()));
+      add_series(d, readings(series(Role::trace, color, false, false, false, who + " busy", g.busy.points()), t));
       if (!g.tree_busy.empty()) {
-        add_series(d, series(Role::child, color, true, false, false, who + " busy, the tree's share", g.tree_busy.points()));
+        add_series(d, readings(series(Role::child, color, true, false, false, who + " busy, the tree's share",
+                                      g.tree_busy.points()),
+                               t));
       }
       if (single) {
-        add_series(d, series(Role::child, color, false, false, false, who + " memory bandwidth", g.mem_bw.points()));
+        add_series(d, readings(series(Role::child, color, false, false, false, who + " memory bandwidth",
+                                      g.mem_bw.points()),
+                               t));
       }
     }
   }

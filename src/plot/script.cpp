@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "qprof/plot/escape.hpp"
@@ -190,7 +191,13 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     if (s.data.empty()) continue;
     std::vector<std::pair<double, double>> d;
     d.reserve(s.data.size());
-    for (const Point& pt : s.data) d.emplace_back(pt.t, pt.v);
+    for (const Point& pt : s.data) {
+      // An undefined point (NaN, in text and in binary) ends gnuplot's line: none across a gap.
+      if (s.gap > 0 && !d.empty() && pt.t - d.back().first > s.gap) {
+        d.emplace_back((d.back().first + pt.t) / 2, std::numeric_limits<double>::quiet_NaN());
+      }
+      d.emplace_back(pt.t, pt.v);
+    }
     if (s.role == Role::tree && !text_chart) {
       item("using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle", d);
     }
@@ -202,7 +209,9 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
       item(std::move(spec), std::move(d));
       continue;
     }
-    std::string spec = std::string("using 1:2 with ") + (s.steps ? "steps " : "lines ") + series_style(s);
+    std::string spec = std::string("using 1:2 with ") + (s.steps ? "steps " : s.marks ? "linespoints " : "lines ") +
+                       series_style(s);
+    if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
     item(std::move(spec), std::move(d));
   }

@@ -175,11 +175,34 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
   HumanGrid g;
   std::vector<std::size_t> shown;
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    if (table.columns[i].human) shown.push_back(i);
+  }
+  std::stable_sort(shown.begin(), shown.end(),
+                   [&](std::size_t a, std::size_t b) { return table.columns[a].order < table.columns[b].order; });
+  for (std::size_t i : shown) {
     const Column& c = table.columns[i];
-    if (!c.human) continue;
-    shown.push_back(i);
-    g.columns.push_back({terminal_text(human_title(c, unit)), c.kind != Kind::text, c.has_lowest});
-    if (c.show_ratio) g.columns.push_back({"ratio", true, false});
+    g.columns.push_back({terminal_text(human_title(c, unit)), c.kind != Kind::text, c.has_lowest, i, c.narrow});
+    if (c.show_ratio) g.columns.push_back({"ratio", true, false, i, c.narrow});
+  }
+  // A mark is read at the precision printed: where the candidates all print alike, "0.0" beside
+  // "0.0*" would mark a difference no one can see, so none is marked; where they differ, every
+  // cell that prints as the lowest is.
+  std::vector<std::optional<std::string>> lowest_text(table.columns.size());
+  for (std::size_t i : shown) {
+    const Column& c = table.columns[i];
+    if (!c.has_lowest || c.kind == Kind::text) continue;
+    std::optional<std::string> low;
+    bool differ = false;
+    std::optional<std::string> seen;
+    for (const auto& row : table.rows) {
+      const Cell& cell = row[i];
+      if (!cell.value || cell.summed) continue;
+      const std::string text = human_value(c, *cell.value, unit);
+      if (seen && *seen != text) differ = true;
+      seen = text;
+      if (cell.lowest) low = text;
+    }
+    if (differ) lowest_text[i] = low;
   }
   for (const auto& row : table.rows) {
     std::vector<HumanCell> out;
@@ -200,8 +223,8 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
         h.text = "-";
       }
       if (!cell.note.empty()) h.text += " (" + terminal_text(cell.note) + ")";
-      h.lowest = cell.lowest;
-      g.any_lowest = g.any_lowest || cell.lowest;
+      h.lowest = lowest_text[i] && cell.value && !cell.summed && human_value(c, *cell.value, unit) == *lowest_text[i];
+      g.any_lowest = g.any_lowest || h.lowest;
       out.push_back(std::move(h));
       if (c.show_ratio) out.push_back({cell.ratio ? format("%.2f", *cell.ratio) : "-", false});
     }

@@ -21,6 +21,8 @@ struct HumanColumn {
   std::string header;
   bool right = false;         // numbers are right-aligned
   bool marks_lowest = false;  // its cells may be the lowest of the column
+  std::size_t source = 0;     // the table's column it shows (a ratio: the column it follows)
+  int narrow = 0;             // Column::narrow of that column
 };
 struct HumanCell {
   std::string text;

@@ -89,9 +89,13 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
   for (const FigureModel& f : m.figures) {
     for (std::size_t i = 0; i < f.x.size(); ++i) repeated = repeated || f.low[i] != f.high[i];
   }
-  for (const FigureModel& f : m.figures) {
+  for (std::size_t k = 0; k < m.figures.size(); ++k) {
+    const FigureModel& f = m.figures[k];
     Column c = Column::of(f.key, f.title, f.bytes ? Kind::bytes : Kind::seconds);
     c.has_spread = repeated;
+    // A narrowed text table (compare --sweep) keeps the first figure, the answer, and leaves out
+    // the last ones first.
+    c.narrow = static_cast<int>(k);
     points.columns.push_back(c);
   }
   for (double v : values) {

@@ -184,16 +184,35 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
   Column runs = column("runs", "runs", Kind::count);
   runs.human = repeated;
   t.columns.push_back(runs);
+  int stage = 0, other = 0;
   for (const CompareColumn& cc : c.columns) {
     Column col = column(cc.key, cc.title, cc.kind == CompareColumn::Kind::seconds ? Kind::seconds : Kind::bytes);
     col.key_detail = cc.stage;
     col.has_lowest = col.has_ratio = true;
     col.has_spread = repeated;
     col.show_ratio = cc.key == "duration" || (cc.metric == c.metric && cc.stage.empty());
+    // Human formats: the answer first (the footprint, shared pages once), then the figure the
+    // ratio is on, Σ RSS as mprof counts it, the duration, the rest; a narrowed text table
+    // keeps them in that order, and --stages' stages before the other peaks.
+    const bool peak = cc.metric && cc.stage.empty();
+    if (peak && *cc.metric == Metric::footprint) col.order = col.narrow = 1;
+    else if (peak && *cc.metric == c.metric) col.order = col.narrow = 2;
+    else if (peak && *cc.metric == Metric::rss) col.order = col.narrow = 3;
+    else if (cc.key == "duration") col.order = col.narrow = 4;
+    else if (!cc.stage.empty()) {
+      col.order = 5000 + ++stage;
+      col.narrow = 10 + stage;
+    } else {
+      col.order = 100 + ++other;
+      col.narrow = 1000 + other;
+    }
     t.columns.push_back(std::move(col));
   }
   if (budgeted) {
-    t.columns.push_back(column("budget", "budget", Kind::text));
+    // The verdict is why a budget was given: never left out, shown last.
+    Column budget = column("budget", "budget", Kind::text);
+    budget.order = 10000;
+    t.columns.push_back(std::move(budget));
     t.columns.push_back(machine_only(column("over_budget", "over budget", Kind::flag)));
   }
 
@@ -211,6 +230,7 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
       }
       cell.ratio = v.ratio;
       cell.lowest = v.lowest;
+      cell.summed = e.summed;
       row.push_back(std::move(cell));
     }
     if (budgeted) {

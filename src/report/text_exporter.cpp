@@ -2,6 +2,9 @@
 // Aligned text: titles, facts as "label  value" lines, tables with right-aligned numbers and the
 // lowest value of a column marked with '*'.
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <optional>
 
 #include "exporters.hpp"
 #include "qprof/common/safe_text.hpp"
@@ -18,6 +21,38 @@ std::string pad(const std::string& s, std::size_t width, bool right) {
 
 void trim_right(std::string& line) {
   while (!line.empty() && line.back() == ' ') line.pop_back();
+}
+
+// Lines of at most `width` columns, the later ones indented by two. A line breaks after a
+// comma, semicolon or colon where it can (a list's names stay whole), else at a space; a word
+// longer than the line stays whole.
+std::string wrap(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t start = 0;
+  auto next_break = [&](std::size_t from, bool after_punctuation) {
+    for (std::size_t i = from; i < text.size(); ++i) {
+      if (text[i] == ' ' && (!after_punctuation || (i > 0 && std::strchr(",;:", text[i - 1])))) return i;
+    }
+    return text.size();
+  };
+  std::size_t words_until = 0;  // the end of a phrase broken into its words
+  while (start < text.size()) {
+    std::size_t end = next_break(start, true);
+    const std::size_t room = width > display_width(line) + 1 ? width - display_width(line) - 1 : 0;
+    const std::size_t phrase = display_width(text.substr(start, end - start));
+    // A phrase that does not fit: on a line less than half full, its words fill the line.
+    if (phrase > room && 2 * display_width(line) < width) words_until = end;
+    if (start < words_until) end = next_break(start, false);
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+      out += line + "\n";
+      line = "  ";
+    }
+    line += (line.empty() || line == "  " ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) out += line + "\n";
+  return out;
 }
 
 class TextExporter : public Exporter {
@@ -42,7 +77,7 @@ class TextExporter : public Exporter {
 
  private:
   static std::string table(const Table& t, const RenderOptions& options) {
-    const HumanGrid g = human_grid(t, options);
+    HumanGrid g = human_grid(t, options);
     // The mark (or a space) follows the number, so that numbers stay aligned on their last digit.
     auto cell_text = [](const HumanColumn& c, const HumanCell& cell) {
       return c.marks_lowest ? cell.text + (cell.lowest ? "*" : " ") : cell.text;
@@ -52,6 +87,7 @@ class TextExporter : public Exporter {
       width[i] = display_width(g.columns[i].header) + (g.columns[i].marks_lowest ? 1 : 0);
       for (const auto& row : g.rows) width[i] = std::max(width[i], display_width(cell_text(g.columns[i], row[i])));
     }
+    const std::vector<std::string> left_out = narrow(g, width, t, options);
     std::string out;
     if (!t.title.empty()) out += terminal_text(t.title) + "\n";
     auto line = [&](auto text_of) {
@@ -66,8 +102,55 @@ class TextExporter : public Exporter {
     line([&](std::size_t i) { return g.columns[i].header + (g.columns[i].marks_lowest ? " " : ""); });
     for (const auto& row : g.rows) line([&](std::size_t i) { return cell_text(g.columns[i], row[i]); });
     if (g.any_lowest) out += "* lowest of its column\n";
-    for (const std::string& n : t.notes) out += terminal_text(n) + "\n";
+    for (const std::string& n : t.notes) {
+      out += options.text_width ? wrap(terminal_text(n), options.text_width) : terminal_text(n) + "\n";
+    }
+    if (!left_out.empty()) {
+      // Named, so that no one takes a missing column for a figure the trace lacks.
+      constexpr std::size_t kNamed = 16;
+      std::string names;
+      for (std::size_t i = 0; i < left_out.size() && i < kNamed; ++i) names += (i ? ", " : "") + left_out[i];
+      if (left_out.size() > kNamed) names += " and " + std::to_string(left_out.size() - kNamed) + " more";
+      out += wrap("left out to fit " + std::to_string(options.text_width) + " columns: " + names +
+                      (options.wider.empty() ? "" : "; " + options.wider),
+                  options.text_width);
+    }
     return out;
+  }
+
+  // Leaves out the columns of highest Column::narrow (the later first among equals), each with
+  // its ratio, until the table fits options.text_width; returns their titles, in table order.
+  static std::vector<std::string> narrow(HumanGrid& g, std::vector<std::size_t>& width, const Table& t,
+                                         const RenderOptions& options) {
+    std::vector<std::size_t> dropped;
+    auto total = [&] {
+      std::size_t w = 0;
+      for (std::size_t i = 0; i < width.size(); ++i) w += width[i] + (i ? 2 : 0);
+      return w;
+    };
+    while (options.text_width > 0 && total() > options.text_width) {
+      std::optional<std::size_t> pick;
+      for (std::size_t i = 0; i < g.columns.size(); ++i) {
+        if (g.columns[i].narrow > 0 && (!pick || g.columns[i].narrow >= g.columns[*pick].narrow)) pick = i;
+      }
+      if (!pick) break;  // nothing left that may go: wider than asked
+      const std::size_t source = g.columns[*pick].source;
+      dropped.push_back(source);
+      for (std::size_t i = g.columns.size(); i-- > 0;) {
+        if (g.columns[i].source != source) continue;
+        g.columns.erase(g.columns.begin() + static_cast<std::ptrdiff_t>(i));
+        width.erase(width.begin() + static_cast<std::ptrdiff_t>(i));
+        for (auto& row : g.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    std::sort(dropped.begin(), dropped.end());
+    g.any_lowest = false;
+    for (std::size_t i = 0; i < g.columns.size(); ++i) {
+      for (const auto& row : g.rows) g.any_lowest = g.any_lowest || (g.columns[i].marks_lowest && row[i].lowest);
+    }
+    std::vector<std::string> titles;
+    for (std::size_t s : dropped) titles.push_back(terminal_text(t.columns[s].title));
+    return titles;
   }
 };
 

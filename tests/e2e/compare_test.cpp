@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -21,10 +22,21 @@ TEST(CompareFiles, LabelsAndFormats) {
   const Result text = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)",
                             "--label", "layerwise"});
   ASSERT_EQ(text.status, 0) << text.err;
+  // 100 columns at most: disk write (the same 20.0 in both: unmarked) is named under the table.
   EXPECT_EQ(text.out,
-            "label        duration s   ratio  peak RSS MiB   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
-            "minmax (v1)      10.000*   1.00        2580.0    1.00           2400.0           300.0*            20.0*\n"
-            "layerwise        15.000    1.50        2468.0*   0.96                -           900.0             20.0*\n"
+            "label        peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB\n"
+            "minmax (v1)        2580.0    1.00      10.000*   1.00           2400.0           300.0*\n"
+            "layerwise          2468.0*   0.96      15.000    1.50                -           900.0\n"
+            "* lowest of its column\n"
+            "ratio: to the first row (minmax (v1))\n"
+            "left out to fit 100 columns: disk write; --wide shows them, as do --format csv, json and md\n");
+  const Result wide = qprof({"compare", "--wide", fixture("minmax.dat"), fixture("layerwise.dat"), "--label",
+                             "minmax (v1)", "--label", "layerwise"});
+  ASSERT_EQ(wide.status, 0) << wide.err;
+  EXPECT_EQ(wide.out,
+            "label        peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
+            "minmax (v1)        2580.0    1.00      10.000*   1.00           2400.0           300.0*            20.0\n"
+            "layerwise          2468.0*   0.96      15.000    1.50                -           900.0             20.0\n"
             "* lowest of its column\n"
             "ratio: to the first row (minmax (v1))\n");
   const Result csv = qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
@@ -36,6 +48,42 @@ TEST(CompareFiles, LabelsAndFormats) {
                                               fixture("layerwise.dat")}).out);
   EXPECT_EQ(j["comparison"][1]["stage_peak_bytes:Quantization"]["value"], 2468u << 20);
   EXPECT_EQ(j["comparison"][0]["stage_peak_bytes:Quantization"]["lowest"], true);
+}
+
+// Four traces with stages: every line of the default table fits 100 columns, the footprint
+// leads, and what was left out is named; --stages' stages and --sweep's tables obey the same rule.
+TEST(CompareFiles, TextFitsATerminal) {
+  const std::vector<std::string> files = {fixture("quark.dat"), fixture("minmax.dat"), fixture("percentile.dat"),
+                                          fixture("layerwise.dat")};
+  auto fits = [](const std::string& out) {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      std::size_t width = 0;
+      for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+      if (width > 100) return false;
+    }
+    return true;
+  };
+  std::vector<std::string> args{"compare", "--stages"};
+  args.insert(args.end(), files.begin(), files.end());
+  const Result r = qprof(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fits(r.out)) << r.out;
+  EXPECT_TRUE(r.out.starts_with("label       peak footprint MiB   peak RSS MiB   ratio  duration s   ratio")) << r.out;
+  EXPECT_NE(r.out.find("left out to fit 100 columns: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--wide shows them"), std::string::npos) << r.out;
+  args.push_back("--wide");
+  const Result wide = qprof(args);
+  ASSERT_EQ(wide.status, 0) << wide.err;
+  EXPECT_FALSE(fits(wide.out)) << wide.out;
+  EXPECT_NE(wide.out.find("peak in Quantization MiB"), std::string::npos) << wide.out;
+  EXPECT_EQ(wide.out.find("left out"), std::string::npos) << wide.out;
+  // The machine formats keep every column whatever the width.
+  const Result csv = qprof({"compare", "--stages", "--format", "csv", files[0], files[1]});
+  EXPECT_NE(csv.out.find("stage_peak_bytes:Quantization"), std::string::npos) << csv.out;
+  const Result sweep = qprof({"compare", "--sweep", "n", "--label", "n=1,n=2,n=3,n=4", files[0], files[1],
+                              files[2], files[3]});
+  EXPECT_TRUE(fits(sweep.out)) << sweep.out;
 }
 
 TEST(CompareFiles, UsageErrors) {

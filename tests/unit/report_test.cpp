@@ -2,6 +2,8 @@
 // The exporters over fixture traces: exact tables in text, Markdown and CSV, JSON parsed back.
 #include "qprof/report/report.hpp"
 
+#include <algorithm>
+#include <sstream>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -145,11 +147,11 @@ TEST(Compare, TextMarksTheLowestAndShowsRatios) {
   const Calibrations c;
   const auto entries = c.entries();
   EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text),
-            "label       duration s   ratio  peak RSS MiB   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
-            "minmax          10.000*   1.00        2580.0    1.00           2400.0*          300.0*            20.0*\n"
-            "percentile      12.000    1.20        2724.0    1.06           2500.0           300.0*            22.0\n"
-            "layerwise       15.000    1.50        2468.0*   0.96                -           900.0             20.0*\n"
-            "minmse          20.000    2.00        2580.0    1.00                -               -                -\n"
+            "label       peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
+            "minmax            2580.0    1.00      10.000*   1.00           2400.0*          300.0*            20.0*\n"
+            "percentile        2724.0    1.06      12.000    1.20           2500.0           300.0*            22.0\n"
+            "layerwise         2468.0*   0.96      15.000    1.50                -           900.0             20.0*\n"
+            "minmse            2580.0    1.00      20.000    2.00                -               -                -\n"
             "* lowest of its column\n"
             "ratio: to the first row (minmax)\n");
 }
@@ -159,12 +161,12 @@ TEST(Compare, StagesAndBudgetsInMarkdown) {
   const auto entries = c.entries();
   const std::vector<RowBudget> budgets{{false, "ok"}, {true, "over --max-peak by 124.0 MiB (+4.8%)"}, {false, "ok"}, {false, "ok"}};
   EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
-            "| label      | duration s | ratio | peak RSS MiB | ratio | peak kernel MiB | disk read MiB | disk write MiB | peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
-            "| :--------- | ---------: | ----: | -----------: | ----: | --------------: | ------------: | -------------: | ----------------------: | -----------------------: | :----------------------------------- |\n"
-            "| minmax     | **10.000** |  1.00 |       2580.0 |  1.00 |      **2400.0** |     **300.0** |       **20.0** |                  2580.0 |                   2000.0 | ok                                   |\n"
-            "| percentile |     12.000 |  1.20 |       2724.0 |  1.06 |          2500.0 |     **300.0** |           22.0 |                  2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
-            "| layerwise  |     15.000 |  1.50 |   **2468.0** |  0.96 |               - |         900.0 |       **20.0** |              **2200.0** |                   2468.0 | ok                                   |\n"
-            "| minmse     |     20.000 |  2.00 |       2580.0 |  1.00 |               - |             - |              - |                  2580.0 |               **1900.0** | ok                                   |\n"
+            "| label      | peak RSS MiB | ratio | duration s | ratio | peak kernel MiB | disk read MiB | disk write MiB | peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
+            "| :--------- | -----------: | ----: | ---------: | ----: | --------------: | ------------: | -------------: | ----------------------: | -----------------------: | :----------------------------------- |\n"
+            "| minmax     |       2580.0 |  1.00 | **10.000** |  1.00 |      **2400.0** |     **300.0** |       **20.0** |                  2580.0 |                   2000.0 | ok                                   |\n"
+            "| percentile |       2724.0 |  1.06 |     12.000 |  1.20 |          2500.0 |     **300.0** |           22.0 |                  2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
+            "| layerwise  |   **2468.0** |  0.96 |     15.000 |  1.50 |               - |         900.0 |       **20.0** |              **2200.0** |                   2468.0 | ok                                   |\n"
+            "| minmse     |       2580.0 |  1.00 |     20.000 |  2.00 |               - |             - |              - |                  2580.0 |               **1900.0** | ok                                   |\n"
             "\n"
             "Bold: the lowest of its column.\n"
             "ratio: to the first row (minmax)\n");
@@ -178,8 +180,9 @@ TEST(Compare, CsvHasAFieldForEveryDecoration) {
             "peak_rss_bytes_lowest,peak_kernel_process_bytes,peak_kernel_process_bytes_ratio,peak_kernel_process_bytes_lowest,"
             "disk_read_bytes,disk_read_bytes_ratio,disk_read_bytes_lowest,disk_write_bytes,disk_write_bytes_ratio,"
             "disk_write_bytes_lowest\n"
-            "minmax," + c.minmax.source + ",1,10,1,true,2705326080,1,true,2516582400,1,false,314572800,1,false,20971520,1,false\n"
-            "minmse," + c.minmse.source + ",1,20,2,false,2705326080,1,true,,,,,,,,,\n");
+            // Both peaks are 2580 MiB: neither is lower, neither is marked.
+            "minmax," + c.minmax.source + ",1,10,1,true,2705326080,1,false,2516582400,1,false,314572800,1,false,20971520,1,false\n"
+            "minmse," + c.minmse.source + ",1,20,2,false,2705326080,1,false,,,,,,,,,\n");
 }
 
 TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
@@ -196,7 +199,7 @@ TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
   EXPECT_EQ(row["peak_rss_bytes"]["value"], 2580 * MiB);
   EXPECT_EQ(row["peak_rss_bytes"]["min"], 2468 * MiB);
   EXPECT_EQ(row["peak_rss_bytes"]["max"], 2724 * MiB);
-  EXPECT_EQ(row["peak_rss_bytes"]["lowest"], true);  // a tie with minmse
+  EXPECT_EQ(row["peak_rss_bytes"]["lowest"], false);  // the same as minmse's: no row is lower
   EXPECT_DOUBLE_EQ(row["duration_s"]["value"].get<double>(), 12.0);
   EXPECT_EQ(row["stage_peak_bytes:Quantization"]["max"], 2468 * MiB);
   const auto& second = j["comparison"][1];
@@ -204,9 +207,112 @@ TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
   EXPECT_NEAR(second["duration_s"]["ratio"].get<double>(), 20.0 / 12.0, 1e-6);
   // Text shows the spread after the median.
   const std::string text = render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text);
-  EXPECT_NE(text.find("three runs     3  12.000 (10.000\u201315.000)*   1.00  2580.0 (2468.0\u20132724.0)*"), std::string::npos)
+  EXPECT_NE(text.find("three runs     3  2580.0 (2468.0\u20132724.0)    1.00  12.000 (10.000\u201315.000)*   1.00"), std::string::npos)
       << text;
   EXPECT_NE(text.find("repeated runs: the median, then (min\u2013max)"), std::string::npos);
+}
+
+// Marks are read as printed: 10 KiB and 40 KiB both print "0.0" in MiB, so neither is marked;
+// beside a 5 MiB row both print as the lowest and both are.
+TEST(Compare, MarksOnlyWhereThePrintedValuesDiffer) {
+  auto document = [](std::vector<double> kib) {
+    Comparison c;
+    c.columns = {{"peak_rss", "peak RSS", CompareColumn::Kind::bytes, Metric::rss, ""}};
+    std::vector<CompareEntry> entries;
+    const double lowest = *std::min_element(kib.begin(), kib.end());
+    for (std::size_t i = 0; i < kib.size(); ++i) {
+      entries.push_back({"run" + std::to_string(i + 1), {}});
+      c.rows.push_back({{Spread{kib[i] * 1024, kib[i] * 1024, kib[i] * 1024}, kib[i] == lowest, kib[i] / kib[0]}});
+    }
+    return render(comparison_document(entries, c), Format::text, {Unit::MiB});
+  };
+  const std::string alike = document({40, 10});
+  EXPECT_EQ(alike.find('*'), std::string::npos) << alike;
+  const std::string apart = document({40, 10, 5120});
+  EXPECT_NE(apart.find("run1            0.0*"), std::string::npos) << apart;
+  EXPECT_NE(apart.find("run2            0.0*"), std::string::npos) << apart;
+  EXPECT_NE(apart.find("run3            5.0 "), std::string::npos) << apart;
+  EXPECT_NE(apart.find("* lowest of its column"), std::string::npos) << apart;
+}
+
+// A job's total is the sum of its ranks: no ratio to a rank, never "the lowest".
+TEST(Compare, ASummedRowHasNoRatioNorMark) {
+  const Calibrations c;
+  std::vector<CompareEntry> entries{{"rank 0", {&c.minmax}}, {"rank 1", {&c.layerwise}}, {"job (2 ranks)", {&c.minmse}, true}};
+  const Comparison cmp = compare(entries, Metric::rss, false);
+  for (const CompareValue& v : cmp.rows[2]) {
+    EXPECT_FALSE(v.ratio);
+    EXPECT_FALSE(v.lowest);
+  }
+  // Its duration (20 s) is the longest, its RSS (2580) ties rank 0: the marks are the ranks'.
+  const std::string text = render(comparison_document(entries, cmp), Format::text);
+  EXPECT_NE(text.find("job (2 ranks)        2580.0       -      20.000       -"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 1               2468.0*   0.96"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(render(comparison_document(entries, cmp), Format::json));
+  EXPECT_TRUE(j["comparison"][2]["peak_rss_bytes"]["ratio"].is_null());
+  EXPECT_EQ(j["comparison"][2]["peak_rss_bytes"]["lowest"], false);
+}
+
+// A text table narrowed to a width: every line fits, the footprint and Σ RSS stay, and the
+// columns left out are named with the way to see them; machine formats keep every column.
+TEST(Compare, TextFitsTheWidthAndNamesWhatItLeftOut) {
+  const Calibrations c;
+  const Trace quark = fixture("quark.dat");
+  std::vector<CompareEntry> entries{{"quark", {&quark}}, {"minmax", {&c.minmax}}, {"percentile", {&c.percentile}}};
+  const Document doc = comparison_document(entries, compare(entries, Metric::rss, true));
+  RenderOptions narrow;
+  narrow.text_width = 100;
+  narrow.wider = "--wide shows them";
+  const std::string text = render(doc, Format::text, narrow);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(display_width(line), 100u) << line << "\n" << text;
+  EXPECT_TRUE(text.starts_with("label       peak footprint MiB   peak RSS MiB   ratio  duration s   ratio")) << text;
+  EXPECT_NE(text.find("left out to fit 100 columns: "), std::string::npos) << text;
+  EXPECT_NE(text.find("--wide shows them"), std::string::npos) << text;
+  const std::string wide = render(doc, Format::text);
+  EXPECT_GT(wide.find('\n'), 100u) << wide;
+  EXPECT_EQ(wide.find("left out"), std::string::npos);
+  // Every column the wide table has is in the narrow table or named under it.
+  for (const Column& col : doc.tables[0].columns) {
+    if (!col.human) continue;
+    EXPECT_NE(text.find(col.title), std::string::npos) << col.title << "\n" << text;
+  }
+  const std::string csv = render(doc, Format::csv, narrow);
+  EXPECT_NE(csv.find("disk_write_bytes"), std::string::npos);
+}
+
+// A narrowed render wraps a table's notes too, at list commas where it can, losing no word.
+TEST(Compare, NotesWrapToTheWidth) {
+  Document doc;
+  Table t;
+  t.name = "t";
+  t.columns = {Column::of("label", "label", Kind::text)};
+  t.rows = {{Cell::string("a")}};
+  const std::string note =
+      "no largest workers for 23.5 GiB: the model does not rise with it (footprint 74.8 MiB × workers^-0.00, "
+      "R² 0.336) [limit: the memtotal limit in force when the first run was recorded]";
+  t.notes = {note};
+  doc.tables.push_back(t);
+  RenderOptions narrow;
+  narrow.text_width = 100;
+  const std::string text = render(doc, Format::text, narrow);
+  std::istringstream lines(text);
+  std::string joined;
+  std::getline(lines, joined);  // the header
+  std::getline(lines, joined);  // the row
+  joined.clear();
+  std::size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    EXPECT_LE(display_width(line), 100u) << line;
+    if (count > 0) {
+      EXPECT_TRUE(line.starts_with("  ")) << line;
+      line = line.substr(2);
+    }
+    joined += (joined.empty() ? "" : " ") + line;
+  }
+  EXPECT_EQ(count, 2u) << text;
+  EXPECT_EQ(joined, note);
+  EXPECT_NE(render(doc, Format::text).find(note), std::string::npos) << "unwrapped at any width";
 }
 
 TEST(Peak, OneLinersAsMprofPrintsThem) {

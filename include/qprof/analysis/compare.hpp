@@ -19,6 +19,8 @@ namespace qprof {
 struct CompareEntry {
   std::string label;
   std::vector<const Trace*> runs;
+  // The sum of other rows (a job's ranks): neither the lowest nor a ratio, it is no candidate.
+  bool summed = false;
 };
 
 struct Spread {
@@ -31,8 +33,8 @@ std::optional<Spread> spread_of(std::vector<double> values);
 
 struct CompareValue {
   std::optional<Spread> value;  // absent: the trace does not have it
-  bool lowest = false;          // the lowest of its column (marked when two rows or more have one)
-  std::optional<double> ratio;  // value / the first row's value
+  bool lowest = false;          // the lowest of its column, where two rows or more differ
+  std::optional<double> ratio;  // value / the first row's value (none on a summed row)
 };
 
 struct CompareColumn {

@@ -59,6 +59,10 @@ struct ChartSeries {
   std::string title;   // key entry; empty: not in the key
   std::vector<Point> data;  // x: seconds from the start; y: the panel's unit
   bool filled = false;  // an area down to 0, opaque: stacked series are drawn largest first
+  // A series read on a slower schedule than the samples (PSS, cgroup, GPU): a point at each
+  // reading (`marks`), and no line across a gap of more than `gap` seconds (0: none).
+  bool marks = false;
+  double gap = 0;
 };
 
 // A stage: a shaded band over the whole panel (one trace), or a bar in the trace's own lane at

@@ -52,6 +52,11 @@ struct Column {
   bool has_lowest = false;
   bool has_ratio = false;
   bool has_spread = false;
+  // Human formats list columns by `order` (stable; machine formats keep the table's order).
+  int order = 0;
+  // Text narrowed to RenderOptions::text_width: the columns of highest `narrow` are left out
+  // first (with their ratio), and a note names them; 0: always shown.
+  int narrow = 0;
 
   static Column of(std::string key, std::string title, Kind kind) {
     Column c;
@@ -68,6 +73,7 @@ struct Cell {
   std::optional<double> min, max;  // spread over repeated runs (shown when they differ)
   std::optional<double> ratio;     // to the first row
   bool lowest = false;
+  bool summed = false;             // a sum of other rows: never the lowest, in no format
   std::string note;                // human formats only: shown after the value, in parentheses
 
   static Cell number(double v) {
@@ -111,6 +117,10 @@ struct Document {
 
 struct RenderOptions {
   std::optional<Unit> unit;  // nullopt: human formats choose per table, machine formats use bytes
+  // Text: a table wider than this many columns leaves out its columns of highest Column::narrow
+  // until it fits, and says which under the table, then `wider` ("--wide shows them"). 0: any width.
+  std::size_t text_width = 0;
+  std::string wider{};
 };
 
 class Exporter {
