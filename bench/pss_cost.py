@@ -18,10 +18,16 @@ Prints Markdown: medians of ROUNDS rounds (default 5), min–max in brackets.
 import glob
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+# qprof refuses a device as its trace (it would be lost): each run writes a file here instead.
+WORK = tempfile.mkdtemp(prefix="qprof-pss-cost-")
+TRACE = os.path.join(WORK, "run.dat")
 
 
 def task_cpu_ns(pid):
@@ -37,13 +43,14 @@ def task_cpu_ns(pid):
 def sampler_share(qprof, pss):
     """qprof's CPU share of one core over a steady window of a run on 32 sleepers."""
     job = "for i in $(seq 32); do sleep 16 & done; wait"
-    args = [qprof, "run", "-q", "-o", os.devnull] + ([] if pss else ["--no-pss"]) + ["--", "sh", "-c", job]
+    args = [qprof, "run", "-q", "-o", TRACE] + ([] if pss else ["--no-pss"]) + ["--", "sh", "-c", job]
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2)
     a, ta = task_cpu_ns(p.pid), time.monotonic()
     time.sleep(12)
     b, tb = task_cpu_ns(p.pid), time.monotonic()
-    p.wait()
+    if p.wait() != 0:
+        raise RuntimeError(f"{' '.join(args)} exited with status {p.returncode}")
     return (b - a) / 1e9 / (tb - ta)
 
 
@@ -53,7 +60,7 @@ def job_seconds(qprof, fault_heavy, mode):
         r = subprocess.run(job, capture_output=True, text=True, check=True)
         return float(r.stdout.split()[0]), None
     extra = ["--no-pss"] if mode == "no-pss" else []
-    r = subprocess.run([qprof, "run", "-o", os.devnull] + extra + ["--"] + job,
+    r = subprocess.run([qprof, "run", "-o", TRACE] + extra + ["--"] + job,
                        capture_output=True, text=True, check=True)
     m = re.search(r"read (\d+) times?", r.stderr)
     return float(r.stdout.split()[0]), (int(m.group(1)) if m else None)
@@ -96,6 +103,7 @@ def main():
     slow = [p / n - 1 for p, n in zip(times["pss"], times["no-pss"])]
     print(f"\nPSS against `--no-pss`, round by round: {cell(slow, lambda v: f'{100 * v:+.1f} %')}; "
           f"PSS read {cell(reads, str) if reads else '?'} times a run.\n")
+    shutil.rmtree(WORK, ignore_errors=True)
     with open(os.environ.get("PSS_COST_SUMMARY", os.devnull), "w") as f:
         f.write(f"{statistics.median(added):.6f} {statistics.median(slow):.6f}\n")
     return 0

@@ -177,7 +177,8 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     model.rows.push_back(std::move(row));
   }
   model.notes.push_back("power law where it explains more than a line (R\u00b2 higher by over 0.01), else linear");
-  if (o.at) model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
+  const bool spread = std::any_of(m.figures.begin(), m.figures.end(), [](const FigureModel& f) { return f.spread() > 0; });
+  if (o.at && spread) model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
   if (const auto solved = solved_words(m, o)) {
     model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
     doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
