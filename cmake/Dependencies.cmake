@@ -37,6 +37,15 @@ if(NOT yaml-cpp_FOUND)
   qprof_missing("yaml-cpp" libyaml-cpp-dev)
 endif()
 
+# PCRE2 runs --marker-regex with a match limit (std::regex has no bound on its backtracking).
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+endif()
+if(NOT PCRE2_FOUND)
+  qprof_missing("PCRE2 (--marker-regex)" libpcre2-dev)
+endif()
+
 find_package(nlohmann_json 3 CONFIG QUIET)
 if(NOT nlohmann_json_FOUND)
   qprof_missing("nlohmann-json" nlohmann-json3-dev)

@@ -242,7 +242,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
                        status != 0 ? status : kTraceIncomplete};
       }
       try {
-        traces.push_back(std::make_unique<Trace>(dat::read_trace(run.output)));
+        traces.push_back(std::make_unique<Trace>(read_back(report)));
         entry.runs.push_back(traces.back().get());
       } catch (const std::exception& e) {
         return Failure{terminal_text(e.what()), status != 0 ? status : kUsageError};

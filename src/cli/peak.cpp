@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof peak FILE…        one line per trace, "FILE<TAB>PEAK MiB" as mprof peak prints
 // qprof peak -- CMD …     runs CMD like qprof run and prints nothing but its peak on stdout
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/record/session.hpp"
@@ -33,6 +35,23 @@ struct PeakCli {
   bool by_host = false;  // the job's peak on each host
   std::string align = "wall";
 };
+
+// A trace as `peak` needs it: streamed, its samples reduced to their maxima as they are read (a
+// trace of any length, or a FIFO that never ends, in flat memory). With --stage a regular file is
+// read twice: the stage's times first, then the highest samples inside them. --sum and
+// --by-host add the series up on one time axis: those traces are read whole.
+Trace read_for_peak(const std::string& file, const PeakCli& o) {
+  if (o.sum || o.by_host) return dat::read_trace(file);
+  struct stat st {};
+  const bool regular = ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (!o.stage.empty() && !regular) return dat::read_trace(file);  // read once: bounded at 1 GiB
+  Trace t = dat::read_trace_peaks(file);
+  if (o.stage.empty()) return t;
+  std::vector<std::pair<Seconds, Seconds>> windows;
+  for (const Stage* s : stages_named(t, o.stage)) windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
+  if (windows.empty()) return t;  // peak_line says which stages there are
+  return dat::read_trace_peaks(file, windows);
+}
 
 report::PeakLine peak_of(const Trace& t, const PeakCli& o) {
   return report::peak_line(t, metric_of(o.metric), o.stage, o.children);
@@ -176,7 +195,7 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     trace = peaks_in_memory(report);
   } else {
     try {
-      trace = dat::read_trace(trace_file.path);
+      trace = read_back(report);
     } catch (const std::exception& e) {
       return Failure{"cannot read the trace back: " + terminal_text(e.what()), status != 0 ? status : kUsageError};
     }
@@ -248,7 +267,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
             std::vector<report::PeakLine> lines;
             for (const std::string& f : o.files) {
               try {
-                traces.push_back(std::make_unique<Trace>(dat::read_trace(f)));
+                traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
               } catch (const std::exception& e) {
                 report::PeakLine l;
                 l.file = f;

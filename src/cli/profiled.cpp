@@ -66,8 +66,10 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                "Do not read PSS/USS (smaps_rollup). By default they are read every --pss-interval and at each new "
                "high of Σ RSS (at most every 0.1 s), within 5 % of the time");
   app.add_option("--marker-regex", o.marker_regex,
-                 "Regular expression with one capture group (the label) for marker lines on stderr "
-                 "(default: a line holding QPROF_MARK: anywhere; the label is what follows it)");
+                 "Regular expression (PCRE2, Perl's syntax) with one capture group (the label) for marker lines on "
+                 "stderr (default: a line holding QPROF_MARK: anywhere; the label is what follows it). Each line "
+                 "gets at most 100000 matching steps: on a line where the pattern backtracks catastrophically it "
+                 "gives up (no marker; counted in the summary)");
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between scheduled PSS/USS passes (default 1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")

@@ -98,7 +98,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
   Trace trace;
   try {
-    trace = dat::read_trace(report.trace_path);
+    trace = read_back(report);
   } catch (const std::exception& e) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
     return fail(std::string("cannot read the trace back: ") + terminal_text(e.what()));

@@ -278,7 +278,7 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
         run.problem = "incomplete: " + report.trace_error;
       } else {
         try {
-          run.trace = std::make_unique<Trace>(dat::read_trace(run.path));
+          run.trace = std::make_unique<Trace>(read_back(report));
         } catch (const std::exception& e) {
           run.problem = std::string("unreadable: ") + e.what();
         }

@@ -17,6 +17,7 @@
 
 #include "qprof/common/child_process.hpp"
 #include "qprof/common/find_program.hpp"
+#include "qprof/common/safe_text.hpp"
 
 namespace bp = boost::process;
 
@@ -82,7 +83,8 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
   // Found as a shell finds it (Boost.Process's search_path); argv[0] stays what was typed, as a
   // shell passes it.
   const std::string exe = name.find('/') != std::string::npos ? name : find_program(name);
-  if (exe.empty()) return LaunchFailure{127, "qprof: " + name + ": command not found"};
+  // The name is the user's (or a script's) text: shown terminal-safe, never as raw escapes.
+  if (exe.empty()) return LaunchFailure{127, "qprof: " + terminal_text(name) + ": command not found"};
   // Everything the child needs is made before fork: after it, only async-signal-safe calls
   // (qprof may have other threads, whose locks the child would inherit held).
   std::vector<char*> argv;
@@ -129,7 +131,8 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
   }
   if (meanwhile_error) std::rethrow_exception(meanwhile_error);
   const std::string step = failure->step == kJoiningCgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
-  return LaunchFailure{failure->error == ENOENT ? 127 : 126, "qprof: " + name + ": " + step + std::strerror(failure->error)};
+  return LaunchFailure{failure->error == ENOENT ? 127 : 126,
+                       "qprof: " + terminal_text(name) + ": " + step + std::strerror(failure->error)};
 }
 
 std::string display_command(const std::vector<std::string>& argv) {
@@ -166,7 +169,7 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
   if (WIFSIGNALED(wait_status)) {
     d.signal = WTERMSIG(wait_status);
     d.exit_status = 128 + d.signal;
-    d.message = "qprof: " + command_name + " was killed by " + signal_name(d.signal) + " (signal " +
+    d.message = "qprof: " + terminal_text(command_name) + " was killed by " + signal_name(d.signal) + " (signal " +
                 std::to_string(d.signal) + ")";
     if (d.signal == SIGKILL) {
       switch (kill_source) {

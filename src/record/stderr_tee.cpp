@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/stderr_tee.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -15,6 +17,8 @@ StderrTee::StderrTee(int from, int to, MarkerMatcher matcher, OnMarker on_marker
     : from_(from), to_(to), stop_fd_(::eventfd(0, EFD_CLOEXEC)), matcher_(std::move(matcher)),
       on_marker_(std::move(on_marker)) {
   line_.reserve(kMarkerScanLimit);
+  const int size = ::fcntl(from_, F_GETPIPE_SZ);
+  if (size > 0) pipe_size_ = size;
 }
 
 StderrTee::~StderrTee() {
@@ -45,12 +49,17 @@ void StderrTee::finish(int wait_ms) {
 void StderrTee::loop() {
   char buf[1 << 16];
   pollfd fds[2] = {{from_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-  bool stopping = false;
+  bool& stopping = stopping_;
   while (true) {
     // When asked to stop, take only what is already in the pipe.
-    const int ready = ::poll(fds, stopping ? 1 : 2, stopping ? 0 : -1);
+    const bool waiting = !stopping && pending_ && pending_();
+    const int ready = ::poll(fds, stopping ? 1 : 2, stopping ? 0 : waiting ? 1 : -1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) break;
+    if (ready == 0 && waiting) {
+      wake_();
+      continue;
+    }
     if (!stopping && (fds[1].revents & POLLIN)) stopping = true;
     if (ready == 0 && stopping) break;
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -84,10 +93,29 @@ void StderrTee::scan(const char* data, std::size_t n) {
     const std::size_t room = kMarkerScanLimit - line_.size();
     line_.append(data, std::min(len, room));
     if (!nl) return;
-    if (auto label = matcher_.match(line_)) on_marker_(std::move(*label));
+    if (auto label = matcher_.match(line_)) offer(*label);
     line_.clear();
     data += len + 1;
     n -= len + 1;
+  }
+}
+
+bool StderrTee::pipe_has_room() const {
+  int pending = 0;
+  return ::ioctl(from_, FIONREAD, &pending) == 0 && pending < pipe_size_ / 2;
+}
+
+void StderrTee::offer(const std::string& label) {
+  // A burst of markers waits for the sampler to take the ones before it, as long as that costs
+  // the job nothing; a flood that fills the pipe is dropped instead of holding the job back.
+  while (!on_marker_(label)) {
+    if (stopping_ || !pipe_has_room()) {
+      ++dropped_;
+      return;
+    }
+    if (wake_) wake_();
+    pollfd stop{stop_fd_, POLLIN, 0};
+    if (::poll(&stop, 1, 1) > 0) stopping_ = true;  // finish(): the inbox takes the rest at once
   }
 }
 

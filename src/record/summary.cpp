@@ -74,7 +74,13 @@ std::string format_summary(const RunReport& r) {
     timing += " every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
   }
   if (r.marker_samples > 0) timing += ", " + std::to_string(r.marker_samples) + " more at markers";
-  if (r.missed_deadlines > 0) timing += ", " + count_of(r.missed_deadlines, "deadline", "deadlines") + " missed";
+  if (r.missed_deadlines > 0) {
+    // Said with its cause: a coarser series than asked is no fault of the job's.
+    timing += ", " + count_of(r.missed_deadlines, "deadline", "deadlines") +
+              " missed (a sample took longer than the interval" +
+              (r.most_tasks ? " with up to " + count_of(r.most_tasks->processes, "process", "processes") : "") +
+              ", or qprof was given no CPU in time)";
+  }
   line(out, "duration", timing);
   if (r.stops > 0) {
     line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +

@@ -46,7 +46,10 @@ TraceOutput take_regular(int fd, const std::string& path) {
     ::close(fd);
     throw TraceOutputError(why("cannot empty " + path, err));
   }
-  return {fd, path, true};
+  // Through /proc: the descriptor's own file, whatever its path names by then (the write end
+  // has no read access, and the path may be renamed or replaced at any time).
+  const int read_fd = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  return {fd, path, read_fd >= 0, read_fd};
 }
 
 TraceOutput open_named(const std::string& path) {

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The --yaml-stream rewriter.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "qprof/common/output_file.hpp"
 #include "qprof/trace/format.hpp"
@@ -16,9 +20,15 @@ constexpr int kPauseFactor = 9;
 }  // namespace
 
 QuarkYamlStream::QuarkYamlStream(std::string trace_path, std::string yaml_path)
-    : trace_path_(std::move(trace_path)), yaml_path_(std::move(yaml_path)), thread_([this] { loop(); }) {}
+    : trace_path_(std::move(trace_path)),
+      trace_fd_(::open(trace_path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY)),
+      yaml_path_(std::move(yaml_path)),
+      thread_([this] { loop(); }) {}
 
-QuarkYamlStream::~QuarkYamlStream() { finish(); }
+QuarkYamlStream::~QuarkYamlStream() {
+  finish();
+  if (trace_fd_ >= 0) ::close(trace_fd_);
+}
 
 void QuarkYamlStream::checkpoint() {
   {
@@ -73,7 +83,8 @@ void QuarkYamlStream::loop() {
     // The trace is the contract: the checkpoint was flushed to it before the sampler called us.
     std::string error;
     try {
-      write_output(yaml_path_, quark_yaml(dat::read_trace(trace_path_), {.in_progress = true}));
+      if (trace_fd_ < 0) throw std::runtime_error(trace_path_ + ": cannot be opened for reading");
+      write_output(yaml_path_, quark_yaml(dat::read_trace_fd(trace_fd_, trace_path_), {.in_progress = true}));
     } catch (const std::exception& e) {
       error = e.what();
     }

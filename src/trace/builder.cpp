@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builds a whole Trace from the streamed records: markers get the snapshot of every series at
 // their place in the file, and stages are paired from markers (qprof) or taken from FUNC (mprof).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <unordered_map>
 
@@ -107,13 +113,19 @@ class TraceBuilder : public Visitor {
                      [](const Stage& a, const Stage& b) { return a.t_start < b.t_start; });
   }
 
- private:
+ protected:
   Trace& tr_;
+
+ private:
   std::vector<std::string>* warnings_;
   Snapshot now_;
   StageTracker stages_;
   std::vector<Stage> funcs_;
+
+ protected:
   std::unordered_map<std::int64_t, std::size_t> child_index_;
+
+ private:
   std::unordered_map<int, Bytes> gpu_tree_;
   Bytes gpu_sum_ = 0;
   std::unordered_map<int, GpuSample> gpu_latest_;  // each device's latest GPU line
@@ -127,6 +139,165 @@ class TraceBuilder : public Visitor {
   }
 };
 
+// A TraceBuilder that keeps, of each sampled series, only what the series' peaks need: its first
+// record (the trace's start), its last (what a marker's snapshot reads), and per value the
+// highest record, the earliest of equal ones — inside `windows` when there are any. Memory stays
+// flat in the trace's length (kCompactAt records a series at most, markers and stages aside).
+class PeakReducer : public TraceBuilder {
+ public:
+  PeakReducer(Trace& trace, const std::vector<std::pair<Seconds, Seconds>>& windows)
+      : TraceBuilder(trace, nullptr), windows_(windows) {}
+
+  void mem(const MemSample& s) override {
+    TraceBuilder::mem(s);
+    compact(tr_.mem, [](const MemSample& m) { return std::array<Bytes, 1>{m.bytes}; });
+  }
+  void child(std::int64_t pid, const MemSample& s) override {
+    TraceBuilder::child(pid, s);
+    compact(tr_.children[child_index_.at(pid)].samples,
+            [](const MemSample& m) { return std::array<Bytes, 1>{m.bytes}; });
+  }
+  void hwm(const MemSample& s) override {
+    TraceBuilder::hwm(s);
+    compact(tr_.hwm, [](const MemSample& m) { return std::array<Bytes, 1>{m.bytes}; });
+  }
+  void pss(const PssSample& s) override {
+    TraceBuilder::pss(s);
+    // A present figure of 0 still outranks an absent one: has_metric asks whether any is there.
+    compact(tr_.pss, [](const PssSample& p) {
+      return std::array<Bytes, 3>{p.pss, p.uss, p.unreclaimable ? *p.unreclaimable + 1 : 0};
+    });
+  }
+  void cgroup(const CgroupSample& s) override {
+    TraceBuilder::cgroup(s);
+    compact(tr_.cgroup, [](const CgroupSample& c) {
+      return std::array<Bytes, 4>{c.usage, c.peak, c.anon ? *c.anon + 1 : 0, c.file ? *c.file + 1 : 0};
+    });
+  }
+  void kinds(const MemKindsSample& s) override {
+    TraceBuilder::kinds(s);
+    compact(tr_.kinds, [](const MemKindsSample& k) { return std::array<Bytes, 5>{k.anon, k.file, k.shmem, k.swap, k.rss()}; });
+  }
+  void dir(const DirSample& s) override {
+    TraceBuilder::dir(s);
+    // Per directory: its own first, last and highest records.
+    auto& mine = dirs_[s.dir];
+    mine.push_back(s);
+    tr_.dir_samples.pop_back();
+    compact(mine, [](const DirSample& d) { return std::array<Bytes, 2>{d.apparent, d.allocated}; });
+  }
+  void gpu(const GpuSample& s) override;
+  // Figures no peak is taken of: the latest alone.
+  void io(const IoSample& s) override { latest_only(tr_.io, [&] { TraceBuilder::io(s); }); }
+  void cpu(const CpuSample& s) override { latest_only(tr_.cpu, [&] { TraceBuilder::cpu(s); }); }
+  void torch(const TorchSample& s) override { latest_only(tr_.torch, [&] { TraceBuilder::torch(s); }); }
+  void tasks(const TasksSample& s) override { latest_only(tr_.tasks, [&] { TraceBuilder::tasks(s); }); }
+  void gpu_util(const GpuUtilSample& s) override { latest_only(tr_.gpu_util, [&] { TraceBuilder::gpu_util(s); }); }
+
+  void finish() {
+    close_gpu_group();
+    if (!tr_.gpu.empty()) compact_gpu();
+    for (auto& [index, samples] : dirs_) tr_.dir_samples.insert(tr_.dir_samples.end(), samples.begin(), samples.end());
+    std::stable_sort(tr_.dir_samples.begin(), tr_.dir_samples.end(),
+                     [](const DirSample& a, const DirSample& b) { return a.t < b.t; });
+    TraceBuilder::finish();
+  }
+
+ private:
+  static constexpr std::size_t kCompactAt = 64;
+
+  bool counts(Seconds t) const {
+    if (windows_.empty()) return true;
+    return std::any_of(windows_.begin(), windows_.end(), [t](const auto& w) { return t >= w.first && t <= w.second; });
+  }
+
+  template <typename S, typename Keys>
+  void compact(std::vector<S>& v, Keys keys) {
+    if (v.size() < kCompactAt) return;
+    constexpr std::size_t n = std::tuple_size_v<decltype(keys(v.front()))>;
+    std::array<std::size_t, n> best;
+    best.fill(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!counts(v[i].t)) continue;
+      const auto k = keys(v[i]);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (best[j] == v.size()) {
+          best[j] = i;
+          continue;
+        }
+        const auto b = keys(v[best[j]])[j];
+        if (k[j] > b || (k[j] == b && v[i].t < v[best[j]].t)) best[j] = i;
+      }
+    }
+    std::vector<S> kept;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const bool keep = i == 0 || i + 1 == v.size() || std::find(best.begin(), best.end(), i) != best.end();
+      if (keep) kept.push_back(v[i]);
+    }
+    v.swap(kept);
+  }
+
+  template <typename S, typename Add>
+  void latest_only(std::vector<S>& v, Add add) {
+    add();
+    if (v.size() > 1) v.erase(v.begin(), v.end() - 1);
+  }
+
+  void close_gpu_group();
+  void compact_gpu();
+
+  std::vector<std::pair<Seconds, Seconds>> windows_;
+  std::unordered_map<int, std::vector<DirSample>> dirs_;
+  // GPU lines of one time are one figure (the sum of every device's latest): kept as whole
+  // snapshots of every device, so that the sum read back is the one recorded.
+  std::unordered_map<int, GpuSample> gpu_now_;  // each device's latest line
+  std::optional<Seconds> group_t_;              // the time of the group being read
+  std::uint64_t groups_ = 0;                    // groups closed so far
+  std::vector<GpuSample> gpu_first_, gpu_best_, gpu_prev_;
+  std::uint64_t best_group_ = 0, prev_group_ = 0;  // which group each snapshot is (first: 1)
+  std::optional<Bytes> best_sum_;
+};
+
+void PeakReducer::gpu(const GpuSample& s) {
+  if (group_t_ && *group_t_ != s.t) close_gpu_group();
+  if (!group_t_) group_t_ = s.t;
+  TraceBuilder::gpu(s);
+  gpu_now_[s.device] = s;
+}
+
+void PeakReducer::close_gpu_group() {
+  if (!group_t_) return;
+  std::vector<GpuSample> snapshot;
+  Bytes sum = 0;
+  for (const auto& [device, line] : gpu_now_) {
+    GpuSample g = line;
+    g.t = *group_t_;
+    sum += g.tree;
+    snapshot.push_back(g);
+  }
+  std::sort(snapshot.begin(), snapshot.end(), [](const GpuSample& a, const GpuSample& b) { return a.device < b.device; });
+  ++groups_;
+  if (groups_ == 1) gpu_first_ = snapshot;
+  if (counts(*group_t_) && (!best_sum_ || sum > *best_sum_)) {
+    best_sum_ = sum;
+    gpu_best_ = snapshot;
+    best_group_ = groups_;
+  }
+  gpu_prev_ = std::move(snapshot);
+  prev_group_ = groups_;
+  group_t_.reset();
+  if (tr_.gpu.size() >= kCompactAt * std::max<std::size_t>(1, gpu_now_.size())) compact_gpu();
+}
+
+void PeakReducer::compact_gpu() {
+  // Every group is closed here: the first, the highest and the latest snapshots stand for them
+  // all, in their order (the latest carries every device's state on to the groups after it).
+  std::vector<GpuSample> kept = gpu_first_;
+  if (best_group_ > 1) kept.insert(kept.end(), gpu_best_.begin(), gpu_best_.end());
+  if (prev_group_ > 1 && prev_group_ != best_group_) kept.insert(kept.end(), gpu_prev_.begin(), gpu_prev_.end());
+  tr_.gpu.swap(kept);
+}
+
 void require_samples(const Trace& tr) {
   if (tr.mem.empty()) throw ParseError(tr.source, 0, "no memory samples (MEM lines): the trace is empty");
 }
@@ -138,6 +309,35 @@ Trace read_trace(const std::string& path, std::vector<std::string>* warnings) {
   tr.source = path;
   TraceBuilder b(tr, warnings);
   parse_file(path, b);
+  b.finish();
+  require_samples(tr);
+  return tr;
+}
+
+Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings) {
+  Trace tr;
+  tr.source = name;
+  TraceBuilder b(tr, warnings);
+  if (::lseek(fd, 0, SEEK_SET) != 0) throw ParseError(name, 0, std::strerror(errno));
+  parse_fd(fd, name, b);
+  b.finish();
+  require_samples(tr);
+  return tr;
+}
+
+Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows) {
+  Trace tr;
+  tr.source = path;
+  PeakReducer b(tr, windows);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ParseError(path, 0, std::strerror(errno));
+  try {
+    parse_fd(fd, path, b);  // no bound on a stream: what is kept does not grow with it
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
   b.finish();
   require_samples(tr);
   return tr;

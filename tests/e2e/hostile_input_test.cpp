@@ -4,6 +4,7 @@
 // timeout, so that a regression fails the test instead of the machine.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -217,6 +218,76 @@ TEST(HostileFileNames, ErrorsAndTheSummaryShowControlsInsteadOfRunningThem) {
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("evil\\x1b]0;owned\\x07\\x1b[2J-run.dat"), std::string::npos) << run.err;
+}
+
+TEST(HostileFileNames, ACommandNotFoundIsNamedWithoutItsEscapes) {
+  const Result r = limited_qprof({"run", "-q", "-o", test_dir() + "/t.dat", "--", "no\x1b]0;owned\x07such"});
+  EXPECT_EQ(r.status, 127) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qprof: no\\x1b]0;owned\\x07such: command not found"), std::string::npos) << r.err;
+}
+
+// 64 MiB of address space, under the traces below: `peak` reads them as a stream of maxima.
+const std::string kSmallAsLimit = as_limit("67108864");
+
+double json_mib(const nlohmann::json& j) { return j.at("bytes").get<double>() / (1024.0 * 1024.0); }
+
+TEST(BoundedReading, PeakStreamsATraceLargerThanItsAddressSpace) {
+  // 3 M samples and 3 M CHLD lines (145 MB; 96 MB as a whole Trace): the old reader failed with
+  // bad_alloc. Known by construction: the tree peaks at 9 MiB outside stage S, at 5 MiB in it;
+  // child 7 peaks at 3 MiB in S and 4 MiB outside.
+  const std::string path = test_dir() + "/large.dat";
+  {
+    std::ofstream out(path);
+    out << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=1000.000000 metric=rss\nCMDLINE big\n";
+    constexpr int kSamples = 3000000;
+    char line[128];
+    for (int i = 0; i < kSamples; ++i) {
+      const double t = 1000.0 + 0.01 * (i + 1);
+      if (i == 2000000) {
+        std::snprintf(line, sizeof line, "MARK %.6f S Start\n", t);
+        out << line;
+      }
+      const double mem = i == 1500000 ? 9.0 : i == 2200000 ? 5.0 : 1.0;
+      const double child = i == 2300000 ? 3.0 : i == 100 ? 4.0 : 0.5;
+      std::snprintf(line, sizeof line, "MEM %.6f %.4f\nCHLD 7 %.6f %.4f\n", mem, t, child, t);
+      out << line;
+      if (i + 1 == 2500000) {
+        std::snprintf(line, sizeof line, "MARK %.6f S End\n", t);
+        out << line;
+      }
+    }
+  }
+  ASSERT_GT(std::filesystem::file_size(path), std::uintmax_t{140} << 20);
+  Result r = run({"prlimit", kSmallAsLimit, "--", qprof_bin(), "peak", "--json", path}, "", 300);
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(json_mib(j.at(0)), 9.0) << r.out;
+  EXPECT_NEAR(j.at(0).at("relative_time_s").get<double>(), 15000.01, 0.001) << r.out;
+  r = run({"prlimit", kSmallAsLimit, "--", qprof_bin(), "peak", "--json", "--stage", "S", "--children", path}, "", 300);
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(json_mib(j.at(0)), 5.0) << r.out;
+  EXPECT_EQ(j.at(0).at("stage"), "S") << r.out;
+  ASSERT_EQ(j.at(0).at("children").size(), 1u) << r.out;
+  EXPECT_DOUBLE_EQ(json_mib(j.at(0).at("children").at(0)), 3.0) << r.out;
+  r = run({"prlimit", kSmallAsLimit, "--", qprof_bin(), "peak", "--children", "--unit", "B", "--max-peak", "8MiB", path},
+          "", 300);
+  EXPECT_EQ(r.status, 3) << r.err;  // over the budget: 9 MiB
+  EXPECT_NE(r.out.find("\t9437184 B\n  Child 7\t\t\t4194304 B\n"), std::string::npos) << r.out;
+}
+
+TEST(BoundedReading, PeakOfAFifoFedForAWhileThenClosedReadsItAllInFlatMemory) {
+  // 8 M lines (160 MB) through a FIFO, the peak among the last: the old reader held them all
+  // (128 MB of samples) and failed inside 64 MiB.
+  const std::string dir = test_dir();
+  const std::string script = "cd '" + dir + "' && rm -f f && mkfifo f && "
+                             "({ yes 'MEM 1.000000 2.0000' | head -n 8000000; echo 'MEM 7.500000 3.0000'; "
+                             "yes 'MEM 2.000000 4.0000' | head -n 1000; } > f &) ; "
+                             "prlimit " + kSmallAsLimit + " -- '" + qprof_bin() + "' peak --unit B f; echo \"status $?\" >&2";
+  const Result r = run({"sh", "-c", script}, "", 300);
+  EXPECT_NE(r.err.find("status 0"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "f\t7864320 B\n") << r.err;
 }
 
 }  // namespace

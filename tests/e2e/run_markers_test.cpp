@@ -2,7 +2,9 @@
 // Marker lines on stderr: checkpoints with the memory of that moment, stages, FUNC brackets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "e2e_util.hpp"
 #include "qprof/trace/format.hpp"
@@ -113,6 +115,60 @@ TEST(RunMarkers, HostileLabelsAreStoredEscapedAndReadBackExactly) {
   const std::string text = read_file(out);
   EXPECT_EQ(text.find('\xff'), std::string::npos);
   EXPECT_EQ(text.find('\t'), std::string::npos);
+}
+
+// A flood of stderr markers (1 M lines): qprof drops them past the queue's 256 instead of
+// holding the job's stderr until the sampler took each one (3 700 a second: 1 M took > 100 s).
+// What was dropped and what was taken add up to what was written; the drop is said once, and
+// counted, in the trace's notes.
+TEST(RunMarkers, AFloodOfStderrMarkersNeverHoldsTheJobBack) {
+  const std::string out = temp_dir() + "/flood_stderr.dat";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = run({"timeout", "-s", "KILL", "90", "prlimit", as_limit("4294967296"), "--", qprof_bin(), "run",
+                        "-q", "-o", out, "--", "sh", "-c", "yes 'QPROF_MARK: x' | head -n 1000000 >&2"},
+                       "", 100);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0);
+  EXPECT_LT(took, 30.0);  // about as fast as without qprof; the old tee needed minutes
+  std::size_t copied = 0;  // the marker lines still reach stderr
+  for (std::size_t at = r.err.find("QPROF_MARK: x\n"); at != std::string::npos; at = r.err.find("QPROF_MARK: x\n", at + 14)) {
+    ++copied;
+  }
+  EXPECT_GE(copied, 1000000u - 2);  // qprof's own notice may land inside a line of the job's
+  const Trace t = dat::read_trace(out);
+  std::size_t flood_notes = 0;
+  std::optional<std::uint64_t> dropped;
+  for (const std::string& n : t.notes) {
+    flood_notes += n.find("stderr is flooded with markers") != std::string::npos;
+    const std::string counted = "stderr's marker lines: dropped ";
+    if (n.find(counted) == 0) dropped = std::stoull(n.substr(counted.size()));
+  }
+  EXPECT_EQ(flood_notes, 1u);
+  ASSERT_TRUE(dropped);
+  EXPECT_GT(*dropped, 0u);
+  EXPECT_EQ(*dropped + t.markers.size(), 1000000u);
+}
+
+// '^(?:a|a)*X(.*)$' backtracks 2^31 times on 31 a's and no X after them: std::regex took 26 s of
+// CPU a line, holding stderr. PCRE2 gives up on each such line within its step bound; the
+// lines are no markers, counted in the summary and the trace; a real marker after them counts.
+TEST(RunMarkers, APatternThatBacktracksCatastrophicallyGivesUpOnItsLines) {
+  const std::string out = temp_dir() + "/backtrack.dat";
+  const std::string bad = std::string(31, 'a') + "bX";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = run({"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--", qprof_bin(), "run",
+                        "-o", out, "--marker-regex", "^(?:a|a)*X(.*)$", "--", "sh", "-c",
+                        "for i in 1 2 3; do echo " + bad + " >&2; done; echo 'X done' >&2"},
+                       "", 70);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_LT(took, 20.0);
+  EXPECT_NE(r.err.find("--marker-regex gave up on 3 lines"), std::string::npos) << r.err;
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 1u);
+  EXPECT_EQ(t.markers[0].label, "done");
+  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(),
+                          [](const std::string& n) { return n.find("--marker-regex gave up on 3 lines") == 0; }));
 }
 
 }  // namespace

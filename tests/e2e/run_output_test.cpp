@@ -87,6 +87,41 @@ TEST(RunOutput, TheCommandsFailureWinsAndBudgetsUseTheSamplesInMemory) {
   EXPECT_TRUE(contains(within.err, "is within the budget of 1.00 GiB")) << within.err;
 }
 
+// The end of a run reads the trace through the descriptor it wrote: moved away and replaced by
+// another file during the run, the stage table, --yaml and --yaml-stream still describe the
+// recorded one, and the file put at the path is left as it is.
+TEST(RunOutput, TheEndOfARunReadsTheTraceItWroteNotWhatIsAtItsPathNow) {
+  const std::string dir = temp_dir() + "/moved";
+  fs::create_directories(dir);
+  const std::string out = dir + "/t.dat", away = dir + "/away.dat";
+  const std::string impostor =
+      "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=100.000000 metric=rss\n"
+      "MEM 999.000000 100.0000\nMARK 100.100000 Impostor Start\nMEM 999.000000 100.2000\n"
+      "MARK 100.300000 Impostor End\n";
+  const std::string job = "echo 'QPROF_MARK: Work Start' >&2; sleep 0.3; mv '" + out + "' '" + away + "'; printf '" +
+                          std::regex_replace(impostor, std::regex("\n"), "\\n") + "' > '" + out +
+                          "'; echo 'QPROF_MARK: Work End' >&2; sleep 0.3";
+  for (const bool stream : {false, true}) {
+    const std::string yaml = dir + (stream ? "/stream.yaml" : "/t.yaml");
+    std::vector<std::string> argv = bounded({"run", "-o", out, "--yaml", yaml});
+    if (stream) argv.push_back("--yaml-stream");
+    argv.insert(argv.end(), {"--", "sh", "-c", job});
+    const Result r = run(argv);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(read_file(out), impostor);  // never written, never described
+    // The stage table and the YAML's steps are those of the recorded trace (the command line
+    // names the impostor's text, so only these are looked at).
+    EXPECT_TRUE(contains(r.err, "qprof: Work ")) << r.err;
+    EXPECT_FALSE(contains(r.err, "qprof: Impostor ")) << r.err;
+    const std::string y = read_file(yaml);
+    EXPECT_TRUE(contains(y, "step: \"Work Start\"")) << y;
+    EXPECT_FALSE(contains(y, "step: \"Impostor")) << y;
+    EXPECT_FALSE(contains(y, "cpu_memory_mb: 999")) << y;
+    EXPECT_GT(dat::read_trace(away).markers.size(), 1u);
+    fs::remove(out);
+  }
+}
+
 TEST(RunOutput, AnIncompleteTraceIsNeverReadBack) {
   const std::string dir = temp_dir() + "/never_read";
   fs::create_directories(dir);

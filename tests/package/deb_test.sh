@@ -15,6 +15,7 @@ deb=$(ls "$work"/pkg/qprof_*.deb)
 dpkg-deb --field "$deb" Depends Recommends | tee "$work/fields"
 grep -q '^Depends:.*libyaml-cpp0.7' "$work/fields"
 grep -q '^Depends:.*libstdc++6' "$work/fields"
+grep -q '^Depends:.*libpcre2-8-0' "$work/fields"  # --marker-regex
 grep -q '^Recommends: gnuplot-nox' "$work/fields"
 
 root=$work/root

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace qprof {
 namespace {
 
@@ -37,6 +39,28 @@ TEST(MarkerMatcher, RegexWithOneGroup) {
   EXPECT_EQ(one.match("x >> Train"), std::nullopt);
   EXPECT_THROW(MarkerMatcher("nothing"), std::invalid_argument);
   EXPECT_THROW(MarkerMatcher("(broken"), std::invalid_argument);
+}
+
+TEST(MarkerMatcher, APatternThatBacktracksCatastrophicallyGivesUpOnTheLineWithinItsBound) {
+  // std::regex took 26 s of CPU on one such line; PCRE2 gives up after kMarkerMatchSteps.
+  MarkerMatcher m("^(?:a|a)*X(.*)$");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(m.match(std::string(31, 'a') + "bX"), std::nullopt);
+  EXPECT_EQ(m.match(std::string(4000, 'a') + "bX"), std::nullopt);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 2.0);
+  EXPECT_EQ(m.gave_up(), 2u);
+  EXPECT_EQ(m.match("aaX label "), "label");  // the pattern still works where it can
+  EXPECT_EQ(m.gave_up(), 2u);
+  MarkerMatcher copy = m;  // the count is shared, as the tee's copy shares it with the summary's
+  copy.match(std::string(31, 'a') + "bX");
+  EXPECT_EQ(m.gave_up(), 3u);
+  EXPECT_EQ(MarkerMatcher().gave_up(), 0u);
+}
+
+TEST(MarkerMatcher, BytesThatAreNoUtf8DoNotFailAMatch) {
+  MarkerMatcher m("^>> (.*)$");
+  EXPECT_EQ(m.match(">> caf\xe9 \xff"), "caf\xe9 \xff");
 }
 
 TEST(StageNames, StartAndEndSuffixes) {

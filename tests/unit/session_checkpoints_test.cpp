@@ -55,9 +55,9 @@ struct FakeRun {
 TEST(SessionCheckpoints, EachMarkerIsSampledWrittenAndToldInTheOrderTheyArrived) {
   FakeRun run;
   Checkpoints checkpoints = run.checkpoints();
-  run.inbox.post_and_wait("Load Start");
+  run.inbox.post(PendingMarker{"Load Start", {}, {}});
   run.inbox.post(PendingMarker{"Load End", {{0, 1000, 2000}}, {}});
-  run.inbox.post_and_wait("Train Start");
+  run.inbox.post(PendingMarker{"Train Start", {}, {}});
   checkpoints.take(run.inbox, run.notices);
   EXPECT_FALSE(run.inbox.waiting());
   EXPECT_EQ(run.stats_passes, 3);
@@ -88,12 +88,12 @@ TEST(SessionCheckpoints, EachMarkerIsSampledWrittenAndToldInTheOrderTheyArrived)
 TEST(SessionCheckpoints, OnceTheTreeIsGoneAMarkerIsWrittenWithoutASample) {
   FakeRun run;
   Checkpoints checkpoints = run.checkpoints();
-  run.inbox.post_and_wait("first");
+  run.inbox.post(PendingMarker{"first", {}, {}});
   checkpoints.take(run.inbox, run.notices);
   run.proc.reap(kRoot);
   for (Member& m : run.tree.members()) m.gone = true;
   run.sampler->prune();
-  run.inbox.post_and_wait("after");
+  run.inbox.post(PendingMarker{"after", {}, {}});
   checkpoints.take(run.inbox, run.notices);
   ASSERT_EQ(run.told.size(), 2u);
   EXPECT_EQ(run.told[1].at.rss, run.told[0].at.rss);  // the last sample's

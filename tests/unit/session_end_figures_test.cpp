@@ -10,6 +10,7 @@
 
 #include "fake_proc.hpp"
 #include "session/end_figures.hpp"
+#include "qprof/record/summary.hpp"
 #include "temp_files.hpp"
 
 namespace qprof::session_detail {
@@ -74,6 +75,24 @@ TEST(SessionEndFigures, AKernelPeakFarAboveTheSampledOneIsAMissedSpikeAndRaisesT
   const std::string text = t.trace();
   EXPECT_NE(text.find("was below a figure it bounds"), std::string::npos);
   EXPECT_NE(text.find("PEAK hwm_sum 104857600"), std::string::npos);
+}
+
+TEST(SessionSummary, MissedDeadlinesAreSaidWithTheirCause) {
+  // forker_nowait 5000: 45 of 50 deadlines missed, and the summary said so without a why.
+  RunReport r;
+  r.command = "forker_nowait 5000";
+  r.launched = true;
+  r.samples = 5;
+  r.missed_deadlines = 45;
+  r.most_tasks = TasksSample{};
+  r.most_tasks->processes = 1142;
+  const std::string text = format_summary(r);
+  EXPECT_NE(text.find("45 deadlines missed (a sample took longer than the interval with up to 1142 processes, or "
+                      "qprof was given no CPU in time)"),
+            std::string::npos)
+      << text;
+  r.missed_deadlines = 0;
+  EXPECT_EQ(format_summary(r).find("missed"), std::string::npos);
 }
 
 }  // namespace

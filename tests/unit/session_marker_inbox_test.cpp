@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The marker inbox alone: order, the channel's bound, and the tee's wait for its checkpoint.
+// The marker inbox alone: order, the bound both sources share, and the wake-ups.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "session/marker_inbox.hpp"
@@ -21,9 +20,8 @@ std::vector<std::string> take_labels(MarkerInbox& inbox) {
 TEST(SessionMarkerInbox, TakesMarkersOfBothSourcesInTheOrderTheyArrived) {
   std::atomic<int> wakes{0};
   MarkerInbox inbox([&] { ++wakes; });
-  inbox.end_loop();  // the tee's post then returns at once: this test is the only thread
   EXPECT_TRUE(inbox.post(PendingMarker{"channel one", {}, {}}));
-  inbox.post_and_wait("stderr two");
+  EXPECT_TRUE(inbox.post(PendingMarker{"stderr two", {}, {}}));
   EXPECT_TRUE(inbox.post(PendingMarker{"channel three", {}, "/tmp/reply"}));
   EXPECT_TRUE(inbox.waiting());
   EXPECT_EQ(take_labels(inbox), (std::vector<std::string>{"channel one", "stderr two", "channel three"}));
@@ -44,6 +42,16 @@ TEST(SessionMarkerInbox, ChannelMarkersBeyondTheBoundAreDroppedUntilTaken) {
   EXPECT_TRUE(inbox.post(PendingMarker{"room again", {}, {}}));
 }
 
+TEST(SessionMarkerInbox, OnceTheLoopEndedWhatThePipesHoldIsQueuedForTheFinalTakeUpToItsBound) {
+  MarkerInbox inbox([] {});
+  inbox.end_loop();
+  for (std::size_t i = 0; i < MarkerInbox::kMaxWaitingAtEnd; ++i) {
+    ASSERT_TRUE(inbox.post(PendingMarker{std::to_string(i), {}, {}})) << i;
+  }
+  EXPECT_FALSE(inbox.post(PendingMarker{"one too many", {}, {}}));
+  EXPECT_EQ(take_labels(inbox).size(), MarkerInbox::kMaxWaitingAtEnd);
+}
+
 TEST(SessionMarkerInbox, AChannelPostWakesTheSampler) {
   std::atomic<int> wakes{0};
   MarkerInbox inbox([&] { ++wakes; });
@@ -60,28 +68,11 @@ TEST(SessionMarkerInbox, AMarkerCountsAsTakenOnlyOnceItsCheckpointReturned) {
   EXPECT_FALSE(inbox.waiting());
 }
 
-TEST(SessionMarkerInbox, TheTeeWaitsUntilTheSamplerTookItsMarker) {
-  std::atomic<int> wakes{0};
-  MarkerInbox inbox([&] { ++wakes; });
-  std::atomic<bool> returned{false};
-  std::thread tee([&] {
-    inbox.post_and_wait("stage");
-    returned = true;
-  });
-  // The sampler, woken, takes it; the tee returns only after that.
-  while (wakes.load() == 0) std::this_thread::yield();
-  std::vector<std::string> labels;
-  while (labels.empty()) labels = take_labels(inbox);
-  tee.join();
-  EXPECT_TRUE(returned);
-  EXPECT_EQ(labels, std::vector<std::string>{"stage"});
-}
-
-TEST(SessionMarkerInbox, AfterTheLoopTheTeeNeitherWakesNorWaits) {
+TEST(SessionMarkerInbox, AfterTheLoopAPostNeitherWakesNorWaits) {
   std::atomic<int> wakes{0};
   MarkerInbox inbox([&] { ++wakes; });
   inbox.end_loop();
-  inbox.post_and_wait("late");
+  EXPECT_TRUE(inbox.post(PendingMarker{"late", {}, {}}));
   EXPECT_EQ(wakes.load(), 0);
   EXPECT_TRUE(inbox.waiting());  // for the final take
   EXPECT_EQ(take_labels(inbox), std::vector<std::string>{"late"});

@@ -2,34 +2,43 @@
 // Marker lines on the child's stderr become checkpoints (their pairing into stages: trace/stages.hpp).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
-
 
 namespace qprof {
 
 inline constexpr std::string_view kDefaultMarkerPrefix = "QPROF_MARK:";
 // Only this much of a line is examined: a marker label longer than this is cut.
 inline constexpr std::size_t kMarkerScanLimit = 4096;
+// The steps (PCRE2's match limit) --marker-regex may take on one line: a pattern that backtracks
+// catastrophically gives up on that line (it is no marker) in about a millisecond, instead of
+// holding the job's stderr for minutes; a sane pattern needs a few hundred.
+inline constexpr std::uint32_t kMarkerMatchSteps = 100000;
 
 class MarkerMatcher {
  public:
   // Lines that hold QPROF_MARK: anywhere (after a logging prefix such as INFO:root:); the label
   // is what follows its first occurrence.
   MarkerMatcher() = default;
-  // A regular expression (ECMAScript) with exactly one capture group, the label; searched in
-  // the line. Throws std::invalid_argument with a readable reason otherwise.
+  // A regular expression (PCRE2, Perl's syntax) with exactly one capture group, the label;
+  // searched in the line, run within kMarkerMatchSteps. Throws std::invalid_argument with a
+  // readable reason otherwise.
   explicit MarkerMatcher(const std::string& regex);
 
   // The trimmed label if `line` (without its newline) is a marker line.
   std::optional<std::string> match(std::string_view line) const;
+  // Lines on which the pattern gave up (its step bound): counted, not markers.
+  std::uint64_t gave_up() const;
+
+  struct Compiled;
 
  private:
-  std::shared_ptr<const std::regex> regex_;
+  std::shared_ptr<Compiled> regex_;
 };
 
 }  // namespace qprof

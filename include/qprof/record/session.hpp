@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ namespace qprof {
 struct RunReport {
   std::string trace_path;           // "-": stdout
   bool trace_readable_back = false; // a regular file (not stdout, a pipe or a FIFO)
+  // Readable back: a read descriptor of the file written (see read_back), shared by copies.
+  std::shared_ptr<const int> trace_read_fd;
   std::string trace_error;          // not empty: a write failed, the trace is incomplete (why)
   std::string command;
   Seconds start = 0;                // Unix time of the start
@@ -97,6 +100,11 @@ std::optional<Footprint> footprint_of_run(const RunReport& report);
 // metric's peak as its one sample, the kernel's figures as PEAK lines) and its stages. Budgets
 // are checked on it when the trace is incomplete or a stream that cannot be read back.
 Trace peaks_in_memory(const RunReport& report);
+
+// The trace a finished run wrote, read through the descriptor opened with it (never by path: a
+// file moved there meanwhile is not it). Requires report.trace_readable_back; throws
+// dat::ParseError as dat::read_trace does.
+Trace read_back(const RunReport& report);
 
 // Ways to follow a run while it goes on.
 struct RunHooks {

@@ -55,6 +55,9 @@ class QuarkYamlStream {
   void loop();
 
   std::string trace_path_;
+  // The trace opened as it is named when the stream starts (before the command does): every
+  // rewrite reads that file, wherever it is moved and whatever replaces its path meanwhile.
+  int trace_fd_ = -1;
   std::string yaml_path_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

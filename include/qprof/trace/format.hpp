@@ -51,6 +51,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qprof/trace/trace.hpp"
@@ -152,6 +153,15 @@ void parse_text(std::string_view text, const std::string& name, Visitor& visitor
 // Reads a whole trace into memory. Warnings go to `warnings` when given. Throws ParseError, also
 // for a trace without a single sample.
 Trace read_trace(const std::string& path, std::vector<std::string>* warnings = nullptr);
+// A trace read for its peaks alone, in memory flat in its length (a FIFO may feed it for ever):
+// of each sampled series only its first and last records and, per value, the highest (the
+// earliest of equal ones), counting only samples inside one of `windows` (inclusive) when given;
+// of io, cpu, tasks, GPU use and torch figures the latest only. Markers, stages and every other
+// record are kept whole. The peaks, bracket and stages found in it are those of read_trace's.
+Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows = {});
+// The same from an open regular file's descriptor (read from its start; not closed), named
+// `name` in errors.
+Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings = nullptr);
 Trace read_trace_text(std::string_view text, const std::string& name,
                       std::vector<std::string>* warnings = nullptr);
 

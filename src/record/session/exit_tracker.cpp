@@ -9,11 +9,16 @@
 #include <csignal>
 #include <string>
 
+#include "qprof/common/clock.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/record/launcher.hpp"
 
 namespace qprof::session_detail {
 namespace {
+
+// Long enough for every route of one kill to have arrived (they come within a millisecond), too
+// short for a person to press Ctrl-C twice.
+constexpr std::int64_t kRepeatWindowNs = 200 * 1000000;
 
 void signal_tree(const ProcTree& tree, int sig) {
   for (const Member& m : tree.members()) ::kill(m.pid, sig);
@@ -73,6 +78,15 @@ void ExitTracker::relay_signals(SignalRelay& signals, const ProcTree& tree, Noti
   const pid_t pid = command_.pid;
   SignalRelay::Received r;
   while (signals.take_forwarded(r)) {
+    // One signal often reaches qprof by several routes within microseconds: a kill of its
+    // process group, and a relay that passes it on to qprof and again to the group (timeout
+    // does both). The same signal again within kRepeatWindowNs is that one event, not a second.
+    const std::int64_t now = monotonic_ns();
+    if (r.sig > 0 && r.sig < 65) {
+      const bool repeat = last_relayed_ns_[r.sig] != 0 && now - last_relayed_ns_[r.sig] < kRepeatWindowNs;
+      if (repeat) continue;
+      last_relayed_ns_[r.sig] = now;
+    }
     if (command_.attached) {
       // Attached: the process is not qprof's to signal. The signal ends the attach.
       if (!stop_waiting_) {

@@ -66,6 +66,8 @@ class ExitTracker {
   Bytes kernel_peak_ = 0;
   std::uint64_t stops_ = 0;
   Seconds stopped_seconds_ = 0;
+  // When each signal number was last passed on (monotonic ns; 0: never).
+  std::int64_t last_relayed_ns_[65] = {};
 };
 
 }  // namespace qprof::session_detail

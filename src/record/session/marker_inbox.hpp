@@ -17,8 +17,12 @@ namespace qprof::session_detail {
 
 class MarkerInbox {
  public:
-  // Channel markers waiting for their checkpoint: beyond this a flooding writer's lines are dropped.
+  // Markers waiting for their checkpoint: beyond this a flooding writer's lines are dropped (the
+  // job is never held back by qprof, whichever way its markers come).
   static constexpr std::size_t kMaxWaiting = 256;
+  // Once the schedule loop ended, the final take is all that is left: what the pipes still hold
+  // is queued for it, up to this (a daemon that floods on stays bounded).
+  static constexpr std::size_t kMaxWaitingAtEnd = 16 * kMaxWaiting;
   // Wakes the sampler thread from its sleep; called from the posting threads.
   using Wake = std::function<void()>;
 
@@ -26,12 +30,10 @@ class MarkerInbox {
   MarkerInbox(const MarkerInbox&) = delete;
   MarkerInbox& operator=(const MarkerInbox&) = delete;
 
-  // From the tee: queued whatever is waiting, then the sampler is woken until it took the marker
-  // (a wake-up can land just before it sleeps and be lost), for a bounded time: the regular
-  // schedule takes it anyway. Once the loop ended, nothing is woken.
-  void post_and_wait(std::string label);
-  // From the channel's reader, which must not block: false when kMaxWaiting markers are waiting
-  // (the marker is dropped).
+  // From the tee's and the channel's readers, which must not block: false when kMaxWaiting
+  // markers are waiting (kMaxWaitingAtEnd once the loop ended; the marker is not queued). The sampler is woken, until the loop ended; a
+  // wake-up can land just before it sleeps and be lost, so the readers wake it again while
+  // markers wait (see waiting()).
   bool post(PendingMarker marker);
   // Markers posted and not yet taken.
   bool waiting() const { return taken_.load() < posted_.load(); }

@@ -31,10 +31,14 @@ void MarkerIntake::let_command_inherit_channel(bool inherit) {
 }
 
 void MarkerIntake::start(int stderr_pipe, MarkerMatcher matcher, TeeOutputGuard* guard) {
+  matcher_ = matcher;
   if (stderr_pipe >= 0) {
+    // The same bounded queue as the channel's: a flood of marker lines is dropped past it rather
+    // than holding the job's stderr (and the job) until the sampler took each one.
     tee_.emplace(stderr_pipe, STDERR_FILENO, std::move(matcher),
-                 [this](std::string label) { inbox_.post_and_wait(std::move(label)); });
+                 [this](const std::string& label) { return inbox_.post(PendingMarker{label, {}, {}}); });
     tee_->guard_output(guard);
+    tee_->wake_while([this] { return inbox_.waiting(); }, wake_);
     tee_->start();
   }
   if (channel_) {
@@ -44,12 +48,23 @@ void MarkerIntake::start(int stderr_pipe, MarkerMatcher matcher, TeeOutputGuard*
 }
 
 void MarkerIntake::say_drops(Notices& notices) {
-  if (!channel_ || channel_->dropped() == drops_said_) return;
-  if (drops_said_ == 0) {
+  const std::uint64_t channel = channel_ ? channel_->dropped() : 0;
+  if (channel > 0 && channel_drops_said_ == 0) {
     notices.warn("the marker channel is flooded: markers beyond " + std::to_string(MarkerInbox::kMaxWaiting) +
                  " waiting for their checkpoint are dropped");
   }
-  drops_said_ = channel_->dropped();
+  channel_drops_said_ = channel;
+  const std::uint64_t on_stderr = (tee_ ? tee_->dropped() : 0);
+  if (on_stderr > 0 && stderr_drops_said_ == 0) {
+    notices.warn("stderr is flooded with markers: markers beyond " + std::to_string(MarkerInbox::kMaxWaiting) +
+                 " waiting for their checkpoint are dropped");
+  }
+  stderr_drops_said_ = on_stderr;
+  if (matcher_.gave_up() > 0 && regex_gave_up_said_ == 0) {
+    notices.warn("--marker-regex backtracks too much: a line on which it takes more than " +
+                 std::to_string(kMarkerMatchSteps) + " steps is no marker");
+  }
+  regex_gave_up_said_ = matcher_.gave_up();
 }
 
 void MarkerIntake::stop(int stderr_wait_ms) {
@@ -63,6 +78,13 @@ void MarkerIntake::release_stderr() { tee_.reset(); }
 void MarkerIntake::say_dropped_total(Notices& notices) {
   if (channel_ && channel_->dropped() > 0) {
     notices.warn("the marker channel dropped " + std::to_string(channel_->dropped()) + " markers (flooded)");
+  }
+  if ((tee_ ? tee_->dropped() : 0) > 0) {
+    notices.warn("stderr's marker lines: dropped " + std::to_string((tee_ ? tee_->dropped() : 0)) + " markers (flooded)");
+  }
+  if (matcher_.gave_up() > 0) {
+    notices.warn("--marker-regex gave up on " + std::to_string(matcher_.gave_up()) + " lines (more than " +
+                 std::to_string(kMarkerMatchSteps) + " steps each): they were not taken as markers");
   }
 }
 

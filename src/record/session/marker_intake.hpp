@@ -3,6 +3,7 @@
 // channel (a pipe the job inherits, and a FIFO). Both hand their markers to one inbox.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,12 +34,12 @@ class MarkerIntake {
   // job's stderr from `stderr_pipe` (-1: none, attached), its writes guarded by `guard`.
   void start(int stderr_pipe, MarkerMatcher matcher, TeeOutputGuard* guard);
   MarkerInbox& inbox() { return inbox_; }
-  // Said once, as the channel starts dropping the markers of a flooding writer.
+  // Said once, as the channel or stderr starts dropping the markers of a flooding writer.
   void say_drops(Notices& notices);
   // After the schedule loop: what is already written is read, waiting up to `stderr_wait_ms` for
   // the end of stderr (a daemon left running may hold it open); the channel never waits.
   void stop(int stderr_wait_ms);
-  // The count of dropped markers, once everything was taken.
+  // The counts of dropped markers (and of lines --marker-regex gave up on), once everything was taken.
   void say_dropped_total(Notices& notices);
   // The end of the run: the pipe closed, so that a daemon's later writes to it fail (EPIPE)
   // instead of filling it.
@@ -48,7 +49,10 @@ class MarkerIntake {
   MarkerInbox inbox_;
   MarkerInbox::Wake wake_;
   std::unique_ptr<MarkChannel> channel_;
-  std::uint64_t drops_said_ = 0;
+  std::uint64_t channel_drops_said_ = 0;
+  std::uint64_t stderr_drops_said_ = 0;
+  std::uint64_t regex_gave_up_said_ = 0;
+  MarkerMatcher matcher_;  // the tee's copy shares its count of lines given up on
   std::optional<StderrTee> tee_;
 };
 

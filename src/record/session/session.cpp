@@ -137,6 +137,12 @@ bool Session::open_trace() {
     const TraceOutput output = open_trace_output(o_.output, o_.identity);
     report_.trace_path = output.path;
     report_.trace_readable_back = output.readable_back;
+    if (output.read_fd >= 0) {
+      report_.trace_read_fd = std::shared_ptr<const int>(new int(output.read_fd), [](const int* fd) {
+        ::close(*fd);
+        delete fd;
+      });
+    }
     trace_ = std::make_unique<TraceSink>(output, hooks_.on_trace_failed);
   } catch (const TraceOutputError& e) {
     std::cerr << "qprof: " << e.what() << '\n';

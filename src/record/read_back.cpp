@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// The end of a run reads its trace through the descriptor opened with it, never by path.
+#include "qprof/record/session.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof {
+
+Trace read_back(const RunReport& report) {
+  if (!report.trace_readable_back || !report.trace_read_fd) {
+    throw dat::ParseError(report.trace_path, 0, "the trace cannot be read back (not a regular file)");
+  }
+  return dat::read_trace_fd(*report.trace_read_fd, report.trace_path);
+}
+
+}  // namespace qprof
