@@ -1,5 +1,4 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
 # A memory budget gate for any CI: the job fails when its peak exceeds a fixed budget, or grows
 # more than 5 % over the trace of the main branch.
 #
