@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "help_examples.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
@@ -93,7 +94,9 @@ plot::FitChart chart_of(const fit::FitReport& r) {
 int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
+    const std::string near = option_suggestion(self, before_dashdash.front());
     std::cerr << "qprof fit: unknown option " << terminal_text(before_dashdash.front())
+              << (near.empty() ? "" : "; did you mean " + near + "?")
               << " (see qprof fit --help; a command starting with '-' goes after --)\n";
     return kUsageError;
   }
