@@ -108,8 +108,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
-      std::cerr << "qprof fit: --resolution: expected SIZE (16MiB), PCT (5%) or both (16MiB,5%), got "
-                << terminal_text(o.resolution) << '\n';
+      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
+                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
       return kUsageError;
     }
     o.fit.resolution = *r;

@@ -97,7 +97,10 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   }
   if (a.window) {
     const auto w = plot::parse_window(*a.window);
-    if (!w) return usage("--window " + *a.window + ": expected T0,T1 in seconds from the start (T0 < T1; either may be left out)");
+    if (!w) {
+      return usage("--window " + *a.window + ": expected T0,T1 from the start (T0 < T1; either may be left out), each " +
+                   duration_forms());
+    }
     o.from = w->first;
     o.to = w->second;
   }

@@ -227,11 +227,13 @@ TEST(RunMprofHabits, ARefusedValueListsWhatIsAccepted) {
       {"peak", "--max-peak", "lots", "--", "true"},
       {"compare", "--max-growth", "much", "a.dat"},
       {"plot", "--render-timeout", "later", "a.dat"},
+      {"plot", "--window", "1h,soon", "-o", temp_dir() + "/w.png", "a.dat"},
+      {"fit", "--resolution", "fine", "--", "true"},
   };
   for (const auto& args : bad) {
     const Result r = bounded_qprof(args);
     EXPECT_EQ(r.status, 2) << args[1];
-    const bool duration = args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout";
+    const bool duration = args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout" || args[1] == "--window";
     for (const char* form : duration ? std::vector<const char*>{"10ms", "0.5s", "1m"} : std::vector<const char*>{"4G", "4GiB", "512MiB"}) {
       EXPECT_NE(r.err.find(form), std::string::npos) << args[1] << ": " << r.err;
     }
