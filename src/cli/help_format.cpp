@@ -3,6 +3,7 @@
 // This formatter writes what each command takes, in the words its descriptions use.
 #include "help_format.hpp"
 
+#include <cctype>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -65,6 +66,13 @@ class HelpFormatter : public CLI::Formatter {
   }
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    if (is_positional) {
+      // As the usage line names them: "files" is FILE..., "trace" TRACE.
+      const bool several = opt->get_expected_max() > 1;
+      if (several && name.size() > 1 && name.back() == 's') name.pop_back();
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return several ? name + "..." : name;
+    }
     // "--no-wait-daemons{false}": CLI11's mark of a flag that stores false.
     for (std::size_t open; (open = name.find('{')) != std::string::npos;) {
       const std::size_t close = name.find('}', open);

@@ -90,6 +90,9 @@ TEST(CliHelp, NoCli11Artefacts) {
   EXPECT_NE(run.out.find("--attach PID"), std::string::npos);
   EXPECT_NE(run.out.find("-o,--output FILE"), std::string::npos);
   EXPECT_NE(bounded_qprof({"compare", "--help"}).out.find("--pivot ROWS,COLUMNS"), std::string::npos);
+  // Positionals named as the usage line names them, not by the C++ variable ("files").
+  EXPECT_NE(bounded_qprof({"peak", "--help"}).out.find("\n  FILE...  "), std::string::npos);
+  EXPECT_EQ(bounded_qprof({"peak", "--help"}).out.find("\n  files  "), std::string::npos);
 }
 
 // attach writes no command's stdout anywhere: -o's text was run's.
