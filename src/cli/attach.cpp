@@ -10,8 +10,7 @@ const char* const kAttachFooter =
     "descendants are gone, --timeout, or Ctrl-C/SIGTERM; none of these signals PID. PID's stderr is not\n"
     "qprof's (no stderr markers); its exit status is in the summary when qprof could read it.\n"
     "Exit status: 0; 3 when --max-peak was exceeded; 4 when a write of the trace failed; 2 for usage\n"
-    "errors, a PID that does not exist, one qprof may not read (another user's) and qprof's own.\n"
-    "Example: qprof attach --timeout 600 -o train.dat $(pgrep -f train.py)";
+    "errors, a PID that does not exist, one qprof may not read (another user's) and qprof's own.";
 
 Result<void> attach_to(RunOptions& o, pid_t pid) {
   if (!o.command.empty()) return Failure{"--attach follows a running process: no command goes with it"};

@@ -11,6 +11,7 @@
 
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/analysis/catalog.hpp"
 
 namespace qprof::cli {
@@ -25,31 +26,10 @@ struct CleanCli {
   bool dry_run = false;
 };
 
-// "90", "90s", "30min", "12h", "7d", "2w" → seconds.
-std::optional<double> parse_age(const std::string& text) {
-  std::size_t used = 0;
-  double v;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  const std::string unit = text.substr(used);
-  double scale;
-  if (unit.empty() || unit == "s") scale = 1;
-  else if (unit == "m" || unit == "min") scale = 60;
-  else if (unit == "h") scale = 3600;
-  else if (unit == "d") scale = 86400;
-  else if (unit == "w") scale = 7 * 86400;
-  else return std::nullopt;
-  if (!std::isfinite(v) || v < 0) return std::nullopt;
-  return v * scale;
-}
-
 Result<int> clean_action(const CleanCli& o) {
   std::optional<double> age;
-  if (!o.older_than.empty() && !(age = parse_age(o.older_than))) {
-    return Failure{"--older-than " + o.older_than + ": expected an age such as 90s, 30min, 12h, 7d, 2w"};
+  if (!o.older_than.empty() && !(age = parse_duration(o.older_than))) {
+    return Failure{"--older-than " + o.older_than + ": expected an age, " + duration_forms()};
   }
   std::vector<std::string> paths;
   try {

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "fit_scope.hpp"
+#include "help_examples.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
@@ -95,7 +96,9 @@ plot::FitChart chart_of(const fit::FitReport& r) {
 int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
+    const std::string near = option_suggestion(self, before_dashdash.front());
     std::cerr << "qprof fit: unknown option " << terminal_text(before_dashdash.front())
+              << (near.empty() ? "" : "; did you mean " + near + "?")
               << " (see qprof fit --help; a command starting with '-' goes after --)\n";
     return kUsageError;
   }
@@ -107,8 +110,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
-      std::cerr << "qprof fit: --resolution: expected SIZE (16MiB), PCT (5%) or both (16MiB,5%), got "
-                << terminal_text(o.resolution) << '\n';
+      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
+                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
       return kUsageError;
     }
     o.fit.resolution = *r;

@@ -14,10 +14,12 @@ const std::map<std::string, std::string>& examples() {
   static const std::map<std::string, std::string> table = {
       {"run",
        "  qprof run -o train.dat -- python3 train.py --epochs 3\n"
+       "  qprof run train.py          # a .py runs with the python3 on PATH, as with mprof\n"
        "  qprof run --metric all --max-peak 4GiB --yaml profile.yaml -- ./bench"},
       {"attach",
        "  qprof attach 4242 -o train.dat          # until process 4242 exits, or Ctrl-C\n"
-       "  qprof attach --timeout 600 --metric all 4242"},
+       "  qprof attach --timeout 600 --metric all 4242\n"
+       "  qprof attach --timeout 10m -o train.dat $(pgrep -f train.py)"},
       {"peak", "  qprof peak train.dat\n  qprof peak -- ./bench      # prints the peak alone"},
       {"report", "  qprof report train.dat\n  qprof report --format md train.dat > PROFILE.md"},
       {"compare",
@@ -25,7 +27,7 @@ const std::map<std::string, std::string>& examples() {
        "  qprof compare --run 'python3 old.py' --run 'python3 new.py' --repeat 3"},
       {"plot", "  qprof plot train.dat -o train.png\n  qprof plot before.dat after.dat --facet -o both.svg"},
       {"export", "  qprof export train.dat --format perfetto -o train.json"},
-      {"list", "  qprof list --dir runs/"},
+      {"list", "  qprof list --dir runs/\n  qprof list runs/*.dat        # traces named with -o"},
       {"clean", "  qprof clean --older-than 7d --dry-run"},
       {"fit",
        "  qprof fit -- python3 calibrate.py --workers 4\n"
@@ -47,8 +49,8 @@ void add_help_examples(CLI::App& app) {
     const auto it = examples().find(sub->get_name());
     if (it == examples().end()) continue;
     const std::string footer = sub->get_footer();
-    sub->footer(footer + (footer.empty() ? "" : "\n") + (it->second.find('\n') == std::string::npos ? "Example:\n" : "Examples:\n") +
-                it->second);
+    // One heading for every command, whether it has one example or three.
+    sub->footer(footer + (footer.empty() ? "" : "\n") + "Examples:\n" + it->second);
   }
 }
 

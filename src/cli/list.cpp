@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// qprof list [--dir DIR]: the default-named traces of a directory (as mprof list), oldest first,
-// with their date, duration, peak and command; each trace is streamed, never held.
+// qprof list [FILE|DIR...] [--dir DIR]: the default-named traces of a directory (as mprof list),
+// oldest first, or the files named, with their date, duration, peak and command under a header;
+// each trace is streamed, never held.
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -18,6 +20,16 @@ namespace {
 
 struct ListCli {
   std::string dir = ".";
+  std::vector<std::string> paths;  // files (listed as given) and directories (their default names)
+};
+
+// What `list` looks for in a directory, said when it finds none of it.
+constexpr const char* kLooksFor =
+    "qprof_*.dat and mprofile_*.dat (the names qprof run and mprof run give, with the date); "
+    "to list traces named with -o, pass the files: qprof list DIR/*.dat";
+
+struct Row {
+  std::string index, name, start, duration, peak, command;
 };
 
 std::string local_time(std::optional<Seconds> t) {
@@ -37,16 +49,36 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-Result<int> list_action(const ListCli& o) {
-  std::vector<std::string> paths;
-  try {
-    paths = default_traces(o.dir);
-  } catch (const std::exception& e) {
-    return Failure{terminal_text(e.what())};
+// The traces to list: each FILE as given, each DIR's default-named traces; --dir's when no path
+// is given. A directory without one is said on stderr, with the names it looks for.
+Result<std::vector<std::string>> traces_to_list(const ListCli& o) {
+  const std::vector<std::string> given = o.paths.empty() ? std::vector<std::string>{o.dir} : o.paths;
+  std::vector<std::string> traces;
+  for (const std::string& p : given) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      traces.push_back(p);  // a file: any name; summarize_trace says why one cannot be read
+      continue;
+    }
+    std::vector<std::string> found;
+    try {
+      found = default_traces(p);
+    } catch (const std::exception& e) {
+      return Failure{terminal_text(e.what())};
+    }
+    if (found.empty()) std::cerr << "qprof list: no traces in " << terminal_text(p) << ": it looks for " << kLooksFor << '\n';
+    traces.insert(traces.end(), found.begin(), found.end());
   }
+  return traces;
+}
+
+Result<int> list_action(const ListCli& o) {
+  if (!o.paths.empty() && o.dir != ".") return Failure{"give --dir DIR or paths (files, directories), not both"};
+  const auto paths = traces_to_list(o);
+  if (!paths) return paths.failure();
   int status = 0;
-  std::size_t index = 0;
-  for (const std::string& path : paths) {
+  std::vector<Row> rows;
+  for (const std::string& path : *paths) {
     TraceListing l;
     try {
       l = summarize_trace(path);
@@ -55,11 +87,35 @@ Result<int> list_action(const ListCli& o) {
       status = kUsageError;
       continue;
     }
-    const std::string name = std::filesystem::path(path).filename().string();
-    std::cout << std::left << std::setw(3) << index++ << ' ' << std::setw(28) << printable(name) << ' '
-              << local_time(l.start) << "  " << std::right << std::setw(9) << human_seconds(l.duration) << "  "
-              << std::setw(10) << (l.peak ? human_bytes(*l.peak) : "-") << "  " << printable(l.command) << '\n';
+    // A directory's traces by their file name (as mprof list); files as they were given.
+    const std::string name = o.paths.empty() ? std::filesystem::path(path).filename().string() : path;
+    rows.push_back({std::to_string(rows.size()), printable(name), local_time(l.start), human_seconds(l.duration),
+                    l.peak ? human_bytes(*l.peak) : "-", printable(l.command)});
   }
+  if (rows.empty()) return status;
+  // Columns as wide as their widest cell: qprof_ names are longer than mprofile_ ones.
+  Row width{"#", "NAME", "START", "DURATION", "PEAK RSS", "COMMAND"};
+  std::size_t w[5] = {width.index.size(), width.name.size(), width.start.size(), width.duration.size(), width.peak.size()};
+  const auto cells = [](const std::string& s) {  // display width: "µs" is one column, two bytes
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (const Row& r : rows) {
+    w[0] = std::max(w[0], cells(r.index));
+    w[1] = std::max(w[1], cells(r.name));
+    w[2] = std::max(w[2], cells(r.start));
+    w[3] = std::max(w[3], cells(r.duration));
+    w[4] = std::max(w[4], cells(r.peak));
+  }
+  const auto left = [&](const std::string& s, std::size_t n) { return s + std::string(n - cells(s), ' '); };
+  const auto right = [&](const std::string& s, std::size_t n) { return std::string(n - cells(s), ' ') + s; };
+  const auto print = [&](const Row& r) {
+    std::cout << left(r.index, w[0]) << "  " << left(r.name, w[1]) << "  " << left(r.start, w[2]) << "  "
+              << right(r.duration, w[3]) << "  " << right(r.peak, w[4]) << "  " << r.command << '\n';
+  };
+  print(width);
+  for (const Row& r : rows) print(r);
   return status;
 }
 
@@ -69,10 +125,13 @@ Command add_list(CLI::App& app, const Invocation&) {
   auto opts = std::make_shared<ListCli>();
   CLI::App* cmd = app.add_subcommand("list", "List the traces of a directory: name, date, duration, peak RSS, command");
   cmd->footer(
-      "Usage: qprof list [--dir DIR]\n"
-      "Lists files named as qprof run and mprof run name them by default (qprof_YYYYMMDDhhmmss.dat,\n"
+      "Usage: qprof list [OPTIONS] [FILE|DIR...]\n"
+      "In a directory (default: the current one), lists files named as qprof run and mprof run name them\n"
+      "by default (qprof_YYYYMMDDhhmmss.mmm_PID.dat, with host and rank under a launcher;\n"
       "mprofile_YYYYMMDDhhmmss.dat), oldest first, with an index (0: the oldest) as mprof list does.\n"
+      "Traces named otherwise (-o) are listed when given as files. A directory with none is said on stderr.\n"
       "Exit status 2 when a trace cannot be read (the others are still listed).");
+  cmd->add_option("paths", opts->paths, "Trace files (any name) and directories (their default-named traces)");
   cmd->add_option("--dir", opts->dir, "Directory to look in (default: the current directory)");
   return {cmd, [opts] { return list_action(*opts); }};
 }

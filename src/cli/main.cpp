@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "completion.hpp"
 #include "help_examples.hpp"
+#include "help_format.hpp"
 #include "man_page.hpp"
 #include "qprof/common/version.hpp"
 
@@ -49,18 +50,10 @@ int main(int argc, char** argv) {
   open_standard_descriptors();
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
   app.name("qprof");
+  app.formatter(qprof::cli::help_formatter());  // before the subcommands, which inherit it
   app.set_version_flag("--version", [] { return qprof::cli::version_text(); },
                        "Print the version, the build type and the GPU backends that work here, and exit");
   app.require_subcommand(1, 1);
-  // One line for a bad option, and where to look: not the whole help screen.
-  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
-    std::string where = "qprof";
-    for (const CLI::App* sub : failed->get_subcommands()) {
-      if (sub->parsed()) where += " " + sub->get_name();
-    }
-    return "qprof: " + qprof::terminal_text(e.what()) + "\nRun '" + where + " --help' for the options.\n";
-  });
-
   qprof::cli::Invocation invocation;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto dd = std::find(args.begin(), args.end(), "--"); dd != args.end()) {
@@ -69,6 +62,22 @@ int main(int argc, char** argv) {
     args.erase(dd, args.end());
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes its vector in reverse order
+
+  // One line for a bad option, and where to look: not the whole help screen. A mistyped option
+  // gets the nearest one, as a mistyped subcommand does.
+  app.failure_message([&args](const CLI::App* failed, const CLI::Error& e) {
+    std::string where = "qprof", hint;
+    for (const CLI::App* sub : failed->get_subcommands()) {
+      if (!sub->parsed()) continue;
+      where += " " + sub->get_name();
+      for (auto a = args.rbegin(); a != args.rend() && hint.empty(); ++a) {
+        if (const std::string near = qprof::cli::option_suggestion(*sub, *a); !near.empty()) {
+          hint = "\nDid you mean " + near + " instead of " + qprof::terminal_text(a->substr(0, 64)) + "?";
+        }
+      }
+    }
+    return "qprof: " + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.\n";
+  });
 
   // Where the first argument names a subcommand, only that one is built: its options are all
   // that parsing, its --help and its errors need, and building the other nine took 0.6 ms of

@@ -4,6 +4,7 @@
 // options left out as --help leaves them out). The build appends hand-written sections (man/*.man).
 #include "man_page.hpp"
 #include "app_tree.hpp"
+#include "help_format.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -93,7 +94,7 @@ void options_section(std::ostringstream& out, const CLI::App& app) {
     std::string line;
     for (const std::string& n : opt->get_snames()) line += (line.empty() ? "\\fB\\-" : ", \\fB\\-") + roff(n) + "\\fR";
     for (const std::string& n : opt->get_lnames()) line += (line.empty() ? "\\fB\\-\\-" : ", \\fB\\-\\-") + roff(n) + "\\fR";
-    if (opt->get_type_size() != 0 && !opt->get_type_name().empty()) line += " \\fI" + roff(opt->get_type_name()) + "\\fR";
+    if (const std::string value = value_name(*opt); !value.empty()) line += " \\fI" + roff(value) + "\\fR";
     out << line << "\n" << roff(opt->get_description()) << "\n";
   }
 }

@@ -29,7 +29,8 @@ struct PeakCli {
   bool json = false;
   std::string metric = "rss";
   std::string stage;
-  bool children = false;
+  bool children = false;     // --children: asked for
+  bool no_children = false;  // --no-children: mprof's child lines left out
   std::string max_peak;
   bool sum = false;      // the job: the traces summed on one time axis
   bool by_host = false;  // the job's peak on each host
@@ -53,8 +54,11 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
   return dat::read_trace_peaks(file, windows);
 }
 
-report::PeakLine peak_of(const Trace& t, const PeakCli& o) {
-  return report::peak_line(t, metric_of(o.metric), o.stage, o.children);
+// The child lines: asked for, or (as mprof peak prints them) whenever a trace of files has them
+// and the peak is RSS, the children's metric. Never with -- CMD, whose stdout is the peak alone.
+report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false) {
+  const bool mprof_default = !run_mode && !o.no_children && !o.json && !t.children.empty() && metric_of(o.metric) == Metric::rss;
+  return report::peak_line(t, metric_of(o.metric), o.stage, o.children || mprof_default);
 }
 
 // The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
@@ -200,7 +204,7 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
       return Failure{"cannot read the trace back: " + terminal_text(e.what()), status != 0 ? status : kUsageError};
     }
   }
-  report::PeakLine line = peak_of(trace, o);
+  report::PeakLine line = peak_of(trace, o, true);
   if (trace_file.temporary) line.file.clear();  // removed at once: naming it would mislead
   const int peak_status = print_peaks({line}, {&trace}, o, true);
   if (status != 0) return status;
@@ -220,7 +224,8 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
       "Usage: qprof peak [OPTIONS] [FILE...]       one line per trace: FILE<TAB>PEAK MiB (mprof peak's form)\n"
       "       qprof peak [OPTIONS] -- CMD [ARGS...]  runs CMD like qprof run; stdout: the peak alone\n"
       "With -- CMD, CMD's own stdout goes to stderr so that $(qprof peak -- CMD) is the peak; the exit\n"
-      "status is CMD's. Without FILE, the newest qprof_*.dat or mprofile_*.dat here.\n"
+      "status is CMD's. Without FILE, the newest qprof_*.dat or mprofile_*.dat here. A trace recorded\n"
+      "with -M also gets a line per process (\"  Child PID  PEAK MiB\") as mprof peak prints them.\n"
       "Exit status: 2 for usage errors, unreadable traces, or a metric or stage a trace lacks; 3 when a\n"
       "peak exceeds --max-peak (and CMD succeeded).");
   peak->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
@@ -229,8 +234,11 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
   peak->add_option("--unit", opts->unit, "Unit of the peak: B, KiB, MiB (default), GiB, KB, MB, GB")->check(unit_check());
   peak->add_flag("--json", opts->json, "JSON instead of text (an object with -- CMD, an array for files)");
   peak->add_option("--metric", opts->metric, "Which peak: " + metric_names() + " (default rss)")->check(metric_check());
-  peak->add_option("--stage", opts->stage, "The peak inside this stage only (every run of it)");
-  peak->add_flag("--children", opts->children, "Also the peak of each process recorded with -M (CHLD lines)");
+  peak->add_option("--stage,--func", opts->stage, "The peak inside this stage only (every run of it); --func: mprof's name");
+  peak->add_flag("--children", opts->children,
+                 "Also the peak of each process recorded with -M (CHLD lines); the default for traces that have them, "
+                 "as mprof peak prints them (text; with --json, and with -- CMD, only when asked)");
+  peak->add_flag("--no-children", opts->no_children, "Leave out the child lines of traces recorded with -M");
   peak->add_option("--max-peak", opts->max_peak, "Memory budget: exit with status 3 when a peak exceeds SIZE, or PCT of the trace's memory limit (90%)")
       ->check(budget_check());
   peak->add_flag("--sum", opts->sum,
@@ -242,6 +250,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
 
   return {peak, [opts, &invocation]() -> Result<int> {
             PeakCli& o = *opts;
+            if (o.children && o.no_children) return Failure{"--children and --no-children: choose one"};
             if (o.children && metric_of(o.metric) != Metric::rss) {
               return Failure{"--children gives each process's RSS; it does not combine with --metric " + o.metric};
             }
@@ -279,6 +288,10 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
               }
               lines.push_back(peak_of(*traces.back(), o));
               read.push_back(traces.back().get());
+              if (o.children && traces.back()->children.empty() && !o.sum && !o.by_host) {
+                std::cerr << "qprof peak: " << terminal_text(f)
+                          << ": no child lines: the trace has no processes of their own (record with qprof run -M)\n";
+              }
             }
             if (o.sum || o.by_host) {
               for (const auto& l : lines) {

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
+#include "profiled.hpp"
 #include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
@@ -97,7 +98,10 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   }
   if (a.window) {
     const auto w = plot::parse_window(*a.window);
-    if (!w) return usage("--window " + *a.window + ": expected T0,T1 in seconds from the start (T0 < T1; either may be left out)");
+    if (!w) {
+      return usage("--window " + *a.window + ": expected T0,T1 from the start (T0 < T1; either may be left out), each " +
+                   duration_forms());
+    }
     o.from = w->first;
     o.to = w->second;
   }
@@ -111,8 +115,11 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   if (a.panels) {
     const auto p = plot::parse_panels(*a.panels);
     if (!p) {
-      return usage("--panels " + *a.panels +
-                   ": a list of memory, gpu, cpu, io, memory-kinds, tasks, vsz, gpu-util (such as memory,cpu)");
+      std::string names;  // every panel, from the enum: a new one cannot be left out here
+      for (int i = 0; i <= static_cast<int>(plot::Panel::disk); ++i) {
+        names += (names.empty() ? "" : ", ") + std::string(plot::panel_name(static_cast<plot::Panel>(i)));
+      }
+      return usage("--panels " + *a.panels + ": a comma list of " + names + " (such as memory,cpu)");
     }
     o.panels = *p;
   }
@@ -121,12 +128,7 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
                  (files.size() == 1 ? " trace" : " traces"));
   }
   o.markers = !a.no_markers;
-  if (a.render_timeout) {
-    if (!std::isfinite(*a.render_timeout) || *a.render_timeout <= 0 || *a.render_timeout > 86400) {
-      return usage("--render-timeout: seconds, more than 0 and at most 86400");
-    }
-    o.render_timeout = *a.render_timeout;
-  }
+  if (a.render_timeout) o.render_timeout = *a.render_timeout;  // checked by seconds_check
 
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;
@@ -176,8 +178,8 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("--metric", a->opts.metric,
                   "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
                   "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
-                  "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the memory kinds) "
-                  "or dir:PATH (a --watch-dir directory's size)");
+                  "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the tree's memory "
+                  "kinds), or dir:NAME (the size of a --watch-dir directory)");
   cmd->add_flag("--children", a->opts.children, "Also one line per process of the tree (traces recorded with qprof run -M)");
   cmd->add_flag("--sum", a->sum,
                 "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed underneath "
@@ -196,7 +198,8 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("--gnuplot", a->opts.gnuplot, "The gnuplot program (default: gnuplot, found on PATH)");
   cmd->add_option("--render-timeout", a->render_timeout,
                   "Seconds gnuplot may take to draw before it is killed and the chart fails (exit 2); default 30 s plus "
-                  "1 s per 20000 data points sent");
+                  "1 s per 20000 data points sent")
+      ->transform(seconds_check(0.0, 86400.0, false));
   return {cmd, [a, &invocation] { return run_plot(*a, invocation); }};
 }
 

@@ -25,31 +25,34 @@ namespace {
 // The longest --timeout and --kill-after: about three years, far from where nanoseconds overflow.
 constexpr double kLongestWait = 1e8;
 
-// A number of seconds, finite and within [min, max] (`min` itself excluded unless
-// `min_allowed`). CLI11's own ranges let NaN through (every comparison with it is false).
-CLI::Validator seconds_check(double min, double max, bool min_allowed = true) {
-  return CLI::Validator(
-      [=](std::string& s) -> std::string {
-        double v = 0;
-        const char* end = s.data() + s.size();
-        const auto r = std::from_chars(s.data(), end, v);
-        const bool number = !s.empty() && r.ec == std::errc() && r.ptr == end && std::isfinite(v);
-        if (number && (v > min || (min_allowed && v == min)) && v <= max) return "";
-        char range[96];
-        std::snprintf(range, sizeof range, "%s %g and at most %g", min_allowed ? "at least" : "more than", min, max);
-        return "'" + s + "' is not a number of seconds " + range;
-      },
-      "SECONDS");
-}
-
 }  // namespace
 
+// A duration (parse_duration: 0.5, 10ms, 1m), finite and within [min, max] (`min` itself
+// excluded unless `min_allowed`), handed on to the option as plain seconds. CLI11's own ranges
+// let NaN through (every comparison with it is false).
+CLI::Validator seconds_check(double min, double max, bool min_allowed) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        const auto v = parse_duration(s);
+        if (v && std::isfinite(*v) && (*v > min || (min_allowed && *v == min)) && *v <= max) {
+          char plain[64];
+          std::snprintf(plain, sizeof plain, "%.17g", *v);
+          s = plain;
+          return "";
+        }
+        char range[96];
+        std::snprintf(range, sizeof range, "%s %gs and at most %gs", min_allowed ? "at least" : "more than", min, max);
+        return "'" + s + "' is not " + duration_forms() + "; " + range;
+      },
+      "DURATION");
+}
+
 void add_sampling_options(CLI::App& app, RunOptions& o) {
-  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")->check(seconds_check(0.0001, 3600.0));
+  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")->transform(seconds_check(0.0001, 3600.0));
   app.add_option("--timeout", o.timeout, "After this many seconds, SIGTERM the tree (then SIGKILL)")
-      ->check(seconds_check(0.0, kLongestWait, false));
+      ->transform(seconds_check(0.0, kLongestWait, false));
   app.add_option("--kill-after", o.kill_grace, "Grace period between SIGTERM and SIGKILL after --timeout (default 5)")
-      ->check(seconds_check(0.0, kLongestWait));
+      ->transform(seconds_check(0.0, kLongestWait));
   app.add_flag("--no-wait-daemons{false}", o.wait_daemons, "Stop when CMD exits, even if processes it started keep running");
   app.add_option_function<std::string>(
          "--cgroup",
@@ -73,16 +76,16 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between scheduled PSS/USS passes (default 1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")
-      ->check(seconds_check(0.001, 3600.0));
+      ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,
                  "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")
-      ->check(seconds_check(0.001, 3600.0));
+      ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--gpu", o.gpu, "GPU memory source: auto (default: the first that works), nvml, amd, smi, none")
       ->check(CLI::IsMember({"auto", "nvml", "amd", "smi", "none"}));
   app.add_flag("-v,--verbose", o.verbose, "Also say what is normal: which GPU backends were tried and why none was found");
   app.add_option("--gpu-interval", o.gpu_interval,
                  "Seconds between per-process GPU queries (default 0.1; stretched to keep GPU queries under 2 % of a core)")
-      ->check(seconds_check(0.001, 3600.0));
+      ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--watch-dir", o.watch_dirs,
                  "Also record the size of DIR over time (apparent and allocated bytes, growth, its file system's free "
                  "space; repeatable; also $QPROF_WATCH_DIRS, colon-separated)")
@@ -91,7 +94,7 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
   app.add_option("--watch-interval", o.watch_interval,
                  "Seconds between walks of the --watch-dir directories (default 1; stretched to keep walks under 2 % of "
                  "a core)")
-      ->check(seconds_check(0.01, 3600.0));
+      ->transform(seconds_check(0.01, 3600.0));
   app.add_option("--host-name", o.identity.host,
                  "The host name in the trace's header and in -o's %h (default: $QPROF_HOSTNAME, else the machine's)");
 }
@@ -132,7 +135,7 @@ Result<void> check_sampling_options(const RunOptions& o) {
 CLI::Validator size_check() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        return parse_size(s) ? "" : "'" + s + "' is not a size (4GiB, 512MiB, 2GB, 1048576; units KiB MiB GiB KB MB GB)";
+        return parse_size(s) ? "" : "'" + s + "' is not " + size_forms();
       },
       "SIZE");
 }
@@ -142,7 +145,7 @@ CLI::Validator budget_check() {
       [](std::string& s) -> std::string {
         return parse_size(s) || parse_percent(s)
                    ? ""
-                   : "'" + s + "' is neither a size (4GiB, 512MB, 1048576) nor a percentage of the memory limit (90%)";
+                   : "'" + s + "' is neither a percentage of the memory limit (90%) nor " + size_forms();
       },
       "SIZE|PCT");
 }
@@ -150,7 +153,7 @@ CLI::Validator budget_check() {
 CLI::Validator growth_check() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        return parse_growth(s) ? "" : "'" + s + "' is neither a percentage (10%) nor a size (200MiB)";
+        return parse_growth(s) ? "" : "'" + s + "' is neither a percentage (10%) nor " + size_forms();
       },
       "PCT|SIZE");
 }

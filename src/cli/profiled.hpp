@@ -28,6 +28,9 @@ void record_metric(RunOptions& o, const std::string& metric);
 Result<void> check_sampling_options(const RunOptions& o);
 
 // CLI11 checks that make a bad value a usage error (status 2) before anything runs.
+// A duration (10ms, 0.5s, 1m, 0.5) within [min, max] (min excluded unless min_allowed); a
+// transform: the option receives plain seconds.
+CLI::Validator seconds_check(double min, double max, bool min_allowed = true);
 CLI::Validator size_check();    // parse_size: 4GiB, 512MB, 1048576
 CLI::Validator growth_check();  // 10%, 200MiB
 CLI::Validator budget_check();  // a size, or 90% (of the memory limit the trace recorded)

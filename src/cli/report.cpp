@@ -42,7 +42,9 @@ Result<int> print(report::Document& doc, const ReportCli& o) {
 
 // --sum: the traces of a job's ranks as one report.
 Result<int> report_job(const ReportCli& o) {
-  if (!o.yaml.empty()) return Failure{"--yaml describes one run; it does not combine with --sum"};
+  if (!o.yaml.empty() || o.format == "yaml") {
+    return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") + " describes one run; it does not combine with --sum"};
+  }
   const Metric metric = metric_of(o.metric);
   if (!has_series_over_time(metric)) {
     return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
@@ -81,6 +83,12 @@ Result<int> report_trace(const ReportCli& o) {
     return Failure{"--metric " + o.metric +
                    ": it has no samples over time, so no peak inside a stage (use one of: rss, pss, uss, gpu, cgroup)"};
   }
+  // --format yaml is --yaml -: the report's YAML form is the Quark layout, one YAML for both.
+  if (o.format == "yaml" && (o.yaml.empty() || o.yaml == "-")) {
+    if (!o.table.empty()) return Failure{"--table chooses a table of --format csv; --format yaml writes them all"};
+    std::cout << report::quark_yaml(trace);
+    return 0;
+  }
   if (!o.yaml.empty()) {
     try {
       const std::string yaml = report::quark_yaml(trace);
@@ -91,6 +99,10 @@ Result<int> report_trace(const ReportCli& o) {
       write_output(o.yaml, yaml);
     } catch (const std::exception& e) {
       return Failure{"--yaml: " + terminal_text(e.what())};
+    }
+    if (o.format == "yaml") {  // the file and stdout: the same YAML
+      std::cout << report::quark_yaml(trace);
+      return 0;
     }
   }
   report::Document doc = report::trace_report(trace, metric);
@@ -107,8 +119,8 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       "       qprof report --sum [OPTIONS] TRACE...   a job's ranks as one (torchrun, mpirun, srun)\n"
       "text and md: the run's facts, its peaks, its stages; csv: one table (--table, default the\n"
       "stages; facts: the run's figures as one row); json: all of it.\n"
-      "--yaml - writes the YAML to stdout instead of the tables. Exit status 2 for usage errors and\n"
-      "unreadable traces.");
+      "--yaml - (or --format yaml) writes the YAML to stdout instead of the tables. Exit status 2 for\n"
+      "usage errors and unreadable traces.");
   report->add_option("trace", opts->traces, "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
       ->required();
   report->add_flag("--sum", opts->sum,
@@ -116,7 +128,13 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
                    "stages across ranks");
   report->add_option("--align", opts->align, "With --sum: wall (default) or start (each trace from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
-  report->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
+  report->add_option("--format", opts->format,
+                     "text (default), md, csv, json or yaml (the YAML of --yaml, in Quark's layout, on stdout)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            return s == "yaml" || report::parse_format(s) ? "" : "unknown format '" + s + "' (formats: text, md, csv, json, yaml)";
+          },
+          "FORMAT"));
   report->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
   report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());

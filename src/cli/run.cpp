@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <charconv>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
+#include "help_examples.hpp"
 #include "profiled.hpp"
 #include "qprof/analysis/dirs.hpp"
 #include "recording.hpp"
@@ -135,6 +137,18 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
 
 }  // namespace
 
+// A PID as pgrep prints it: CLI11's own refusal is "Could not convert: PID = abc".
+CLI::Validator pid_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        pid_t pid = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), pid);
+        if (!s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && pid > 0) return "";
+        return "'" + s + "' is not a process ID: a whole number above 0, as ps and pgrep print it";
+      },
+      "PID");
+}
+
 // run's options that only a command qprof started has (attach leaves them out).
 constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex"};
 
@@ -144,7 +158,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
   if (attach) {
     run = app.add_subcommand("attach", "Record the memory of a running process and its descendants until it exits");
     run->footer(kAttachFooter);
-    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")->required();
+    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")->required()->check(pid_check());
   } else {
     run = app.add_subcommand("run", "Run a command and record the memory of its whole process tree");
     run->footer(
@@ -154,10 +168,11 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
         "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
     run->prefix_command();  // everything from CMD on belongs to CMD, options included
     run->allow_extras();
-    run->add_option("--attach", opts->attach_pid, "Follow the running process PID instead of a command (as qprof attach PID)");
+    run->add_option("--attach", opts->attach_pid, "Follow the running process PID instead of a command (as qprof attach PID)")
+        ->check(pid_check());
   }
   run->add_flag("--no-live", opts->no_live, "No live status line on a terminal");
-  run->add_option("-o,--output", opts->run.output, "Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank under a launcher; - for stdout, then CMD's stdout goes to stderr); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
+  run->add_option("-o,--output", opts->run.output, std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank under a launcher; - for stdout") + (attach ? "" : ", then CMD's stdout goes to stderr") + "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
   add_sampling_options(*run, opts->run);
   run->add_flag("-M,--multiprocess", opts->run.multiprocess, "Also record each process of the tree (CHLD lines, as mprof -M)");
   run->add_flag("-q,--quiet", opts->run.quiet, "No summary, no stage table and no live line");
@@ -207,8 +222,10 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             // prefix_command() stops at the first word it does not know, an unknown option too.
             const std::vector<std::string> before_dashdash = self->remaining();
             if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
-              return Failure{"unknown option " + before_dashdash.front() +
-                             " (see qprof run --help; a command starting with '-' goes after --)"};
+              const std::string near = option_suggestion(*self, before_dashdash.front());
+              return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
+                             (near.empty() ? "" : "; did you mean " + near + "?") + " (see qprof " + self->get_name() +
+                             " --help; a command starting with '-' goes after --)"};
             }
             if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
             record_metric(o.run, o.metric);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `qprof plott x.dat`: says what the subcommands are and which one was probably meant.
+// `qprof plott x.dat`: says what the subcommands are and which one was probably meant; and
+// `qprof plot --metrc`: which option was.
 #include <algorithm>
 #include <vector>
 
@@ -52,6 +53,26 @@ std::optional<Failure> unknown_subcommand(const CLI::App& app, const std::string
   // A suggestion only when it is close: at most 2 edits, and fewer than the word's length.
   if (best_distance <= 2 && best_distance < word.size()) message += "; did you mean '" + best + "'?";
   return Failure{message + "\nThe subcommands: " + names + ". Run 'qprof SUBCOMMAND --help' for one of them."};
+}
+
+std::string option_suggestion(const CLI::App& sub, const std::string& typed) {
+  if (typed.size() < 2 || typed[0] != '-') return "";
+  const std::string word = typed.substr(0, typed.find('='));  // --metrc=pss
+  std::string best;
+  std::size_t best_distance = SIZE_MAX;
+  for (const CLI::Option* opt : sub.get_options()) {
+    for (const std::string& name : option_names(*opt)) {
+      if (name == word) return "";  // a known option: not a typo
+      const std::size_t d = edit_distance(word, name);
+      if (d < best_distance) {
+        best_distance = d;
+        best = name;
+      }
+    }
+  }
+  // As for subcommands: at most 2 edits, and fewer than the word's letters after its dashes.
+  const std::size_t letters = word.size() - word.find_first_not_of('-');
+  return best_distance <= 2 && best_distance < letters ? best : "";
 }
 
 }  // namespace qprof::cli

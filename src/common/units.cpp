@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace qprof {
 namespace {
@@ -55,7 +56,11 @@ Unit auto_unit(Bytes largest, Unit smallest) {
   return Unit::MiB;
 }
 
-std::optional<Bytes> parse_size(std::string_view text) {
+namespace {
+
+// The number at the start of `text` (blanks around it skipped) and what follows it, the unit,
+// with its own leading blanks skipped. nullopt unless a finite number >= 0 starts the text.
+std::optional<std::pair<double, std::string_view>> number_and_unit(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   double value = 0;
@@ -63,17 +68,65 @@ std::optional<Bytes> parse_size(std::string_view text) {
   if (r.ec != std::errc() || !std::isfinite(value) || value < 0) return std::nullopt;
   std::string_view suffix = text.substr(static_cast<std::size_t>(r.ptr - text.data()));
   while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
+  return std::pair{value, suffix};
+}
+
+// A size's unit: the display units, and the one-letter forms of ulimit, docker and systemd
+// (K, M, G, T in either case: binary, so "4G" is what a cgroup limit of 4G is).
+std::optional<double> size_scale(std::string_view suffix) {
+  if (const auto unit = parse_unit(suffix)) return unit_bytes(*unit);
+  if (suffix == "TiB") return 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  if (suffix == "TB") return 1e12;
+  if (suffix.size() != 1) return std::nullopt;
+  switch (suffix[0]) {
+    case 'K': case 'k': return 1024.0;
+    case 'M': case 'm': return 1024.0 * 1024.0;
+    case 'G': case 'g': return 1024.0 * 1024.0 * 1024.0;
+    case 'T': case 't': return 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<Bytes> parse_size(std::string_view text) {
+  const auto parsed = number_and_unit(text);
+  if (!parsed) return std::nullopt;
+  const auto [value, suffix] = *parsed;
   double scale = 1.0;
   if (!suffix.empty()) {
-    const auto unit = parse_unit(suffix);
+    const auto unit = size_scale(suffix);
     if (!unit) return std::nullopt;
-    scale = unit_bytes(*unit);
+    scale = *unit;
   } else if (value != std::floor(value)) {
     return std::nullopt;  // plain bytes are whole
   }
   const double bytes = value * scale;
   if (bytes >= 18446744073709551615.0) return std::nullopt;
   return static_cast<Bytes>(std::llround(bytes));
+}
+
+std::optional<Seconds> parse_duration(std::string_view text) {
+  const auto parsed = number_and_unit(text);
+  if (!parsed) return std::nullopt;
+  const auto [value, suffix] = *parsed;
+  static constexpr std::pair<std::string_view, double> kScales[] = {
+      {"", 1},      {"s", 1},       {"sec", 1},   {"ms", 1e-3}, {"us", 1e-6},   {"µs", 1e-6},
+      {"m", 60},    {"min", 60},    {"h", 3600},  {"d", 86400}, {"w", 7 * 86400},
+  };
+  for (const auto& [name, scale] : kScales) {
+    if (suffix == name) return value * scale;
+  }
+  return std::nullopt;
+}
+
+std::string size_forms() {
+  return "a size: 4G or 4GiB (4 x 2^30 bytes), 4096M, 512MiB, 2GB (2 x 10^9 bytes) or bytes (1048576); "
+         "units K M G T (binary, either case), KiB MiB GiB TiB, KB MB GB TB";
+}
+
+std::string duration_forms() {
+  return "a duration: seconds (0.5) or 10ms, 0.5s, 1m (a minute), 1min, 2h, 7d, 2w; units us ms s m min h d w";
 }
 
 std::string human_bytes(Bytes bytes) {

@@ -43,13 +43,8 @@ std::string_view trim(std::string_view s) {
 }
 
 std::optional<double> parse_seconds(std::string_view s) {
-  s = trim(s);
-  if (!s.empty() && s.back() == 's') s.remove_suffix(1);
-  double v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v) || v < 0 || v > kMaxSpan) {
-    return std::nullopt;
-  }
+  const auto v = parse_duration(trim(s));  // 90, 90s, 1.5min: as every duration of qprof's
+  if (!v || !std::isfinite(*v) || *v > kMaxSpan) return std::nullopt;
   return v;
 }
 

@@ -77,8 +77,29 @@ std::string ansi_c_quote(const std::string& s) {
 
 }  // namespace
 
-std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& req) {
-  if (req.argv.empty()) return LaunchFailure{2, "qprof: no command given"};
+std::vector<std::string> python_script_argv(const std::vector<std::string>& argv, std::string& note) {
+  note.clear();
+  if (argv.empty() || !argv.front().ends_with(".py")) return argv;
+  // As mprof does, whether or not the script is executable: its #! line may name a Python that
+  // is not the one the user's environment (a venv, conda) puts first on PATH.
+  std::string python = find_program("python3");
+  if (python.empty()) python = find_program("python");
+  if (python.empty()) return {};
+  std::vector<std::string> out{python};
+  out.insert(out.end(), argv.begin(), argv.end());
+  note = argv.front() + " is a Python script: run with " + python + " (the Python on PATH, as mprof run does)";
+  return out;
+}
+
+std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
+  if (request.argv.empty()) return LaunchFailure{2, "qprof: no command given"};
+  std::string note;
+  LaunchRequest req = request;
+  req.argv = python_script_argv(request.argv, note);
+  if (req.argv.empty()) {
+    return LaunchFailure{127, "qprof: " + request.argv.front() + ": a Python script, and no python3 or python on PATH"};
+  }
+  if (!note.empty() && req.on_note) req.on_note(note);
   const std::string& name = req.argv.front();
   // Found as a shell finds it (Boost.Process's search_path); argv[0] stays what was typed, as a
   // shell passes it.

@@ -2,6 +2,8 @@
 // A mistyped subcommand names the subcommands and the nearest; every subcommand's --help shows an example.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "e2e_util.hpp"
 
 namespace qprof::test {
@@ -48,10 +50,98 @@ TEST(CliHelp, EverySubcommandsHelpShowsAnExample) {
   for (const std::string& s : kSubcommands) {
     const Result r = bounded_qprof({s, "--help"});
     EXPECT_EQ(r.status, 0) << s;
-    const std::size_t at = r.out.find("Example");
+    const std::size_t at = r.out.find("Examples:\n");
     ASSERT_NE(at, std::string::npos) << s << ":\n" << r.out;
     EXPECT_NE(r.out.find("  qprof " + s, at), std::string::npos) << s << ": the example does not use it:\n" << r.out;
   }
+}
+
+// What each usage line must name besides [OPTIONS]: CLI11's own said "Usage: qprof run [OPTIONS]".
+TEST(CliHelp, UsageLineNamesWhatTheCommandTakes) {
+  const std::map<std::string, std::string> takes = {
+      {"run", "CMD [ARGS...]"}, {"attach", "PID"}, {"peak", "[FILE...]"}, {"report", "TRACE"},
+      {"compare", "FILE"},      {"plot", "FILE"},  {"export", "TRACE"},   {"list", "[FILE|DIR...]"},
+      {"clean", "--older-than"}, {"mark", "LABEL"}, {"fit", "CMD [ARGS...]"}, {"sweep", "CMD [ARGS...]"}};
+  for (const std::string& s : kSubcommands) {
+    const Result r = bounded_qprof({s, "--help"});
+    ASSERT_EQ(r.status, 0) << s;
+    const std::size_t at = r.out.find("Usage: qprof " + s + " ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string usage = r.out.substr(at, r.out.find('\n', at) - at);
+    ASSERT_TRUE(takes.count(s)) << s;
+    EXPECT_NE(usage.find(takes.at(s)), std::string::npos) << usage;
+    // One usage block, at the top.
+    EXPECT_EQ(r.out.find("Usage:", at + 1), std::string::npos) << s << ":\n" << r.out;
+  }
+}
+
+// CLI11's artefacts: what no user types, and types where a name says what goes there.
+TEST(CliHelp, NoCli11Artefacts) {
+  for (const std::string& s : kSubcommands) {
+    const Result r = bounded_qprof({s, "--help"});
+    for (const char* artefact : {"{false}", "Needs:", " x 2", "Excludes:", " TEXT", " INT", " FLOAT", " UINT", "Example:"}) {
+      EXPECT_EQ(r.out.find(artefact), std::string::npos) << s << " --help has '" << artefact << "':\n" << r.out;
+    }
+    std::size_t blocks = 0;
+    for (std::size_t at = 0; (at = r.out.find("Examples:", at)) != std::string::npos; ++at) ++blocks;
+    EXPECT_EQ(blocks, 1u) << s;
+  }
+  const Result run = bounded_qprof({"run", "--help"});
+  EXPECT_NE(run.out.find("--no-wait-daemons "), std::string::npos);
+  EXPECT_NE(run.out.find("--attach PID"), std::string::npos);
+  EXPECT_NE(run.out.find("-o,--output FILE"), std::string::npos);
+  EXPECT_NE(bounded_qprof({"compare", "--help"}).out.find("--pivot ROWS,COLUMNS"), std::string::npos);
+  // Positionals named as the usage line names them, not by the C++ variable ("files").
+  EXPECT_NE(bounded_qprof({"peak", "--help"}).out.find("\n  FILE...  "), std::string::npos);
+  EXPECT_EQ(bounded_qprof({"peak", "--help"}).out.find("\n  files  "), std::string::npos);
+}
+
+// attach writes no command's stdout anywhere: -o's text was run's.
+TEST(CliHelp, AttachOutputSpeaksOfNoCommand) {
+  const Result r = bounded_qprof({"attach", "--help"});
+  EXPECT_EQ(r.out.find("CMD's stdout"), std::string::npos) << r.out;
+  EXPECT_NE(bounded_qprof({"run", "--help"}).out.find("CMD's stdout"), std::string::npos);
+}
+
+// plot --metric took anon, file, shmem, swap and dir:NAME though --help named five.
+TEST(CliHelp, PlotHelpListsEveryMetricAndPanelsErrorEveryPanel) {
+  const Result help = bounded_qprof({"plot", "--help"});
+  for (const char* m : {"rss", "footprint", "unreclaimable", "pss", "uss", "gpu", "cgroup", "anon", "file", "shmem", "swap", "dir:NAME"}) {
+    EXPECT_NE(help.out.find(m), std::string::npos) << m;
+  }
+  const Result r = bounded_qprof({"plot", "--panels", "memroy", data_file("report/minmax.dat"), "-o", temp_dir() + "/x.png"});
+  EXPECT_EQ(r.status, 2);
+  for (const char* p : {"memory", "gpu", "cpu", "io", "memory-kinds", "tasks", "vsz", "gpu-util", "disk"}) {
+    EXPECT_NE(r.err.find(std::string(p) + (std::string(p) == "disk" ? " (" : ",")), std::string::npos) << p << ": " << r.err;
+  }
+}
+
+TEST(CliHelp, ListHelpGivesTodaysDefaultName) {
+  const Result r = bounded_qprof({"list", "--help"});
+  EXPECT_NE(r.out.find("qprof_YYYYMMDDhhmmss.mmm_PID.dat"), std::string::npos) << r.out;
+}
+
+// Option typos get the nearest option, as subcommand typos do; run's prefix command included.
+TEST(CliHelp, AMistypedOptionSuggestsTheNearest) {
+  const std::string trace = data_file("report/minmax.dat");
+  const Result plot = bounded_qprof({"plot", "--metrc", "rss", trace});
+  EXPECT_EQ(plot.status, 2);
+  EXPECT_NE(plot.err.find("Did you mean --metric"), std::string::npos) << plot.err;
+  const Result peak = bounded_qprof({"peak", "--chidren", trace});
+  EXPECT_NE(peak.err.find("Did you mean --children"), std::string::npos) << peak.err;
+  const Result run = bounded_qprof({"run", "--metrc", "pss", "true"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("did you mean --metric?"), std::string::npos) << run.err;
+  // Far from every option: no guess.
+  EXPECT_EQ(bounded_qprof({"plot", "--zzzzzzzz", trace}).err.find("id you mean"), std::string::npos);
+}
+
+TEST(CliHelp, AttachToANonNumberIsAQprofSentence) {
+  const Result r = bounded_qprof({"attach", "abc"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.find("Could not convert"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'abc' is not a process ID"), std::string::npos) << r.err;
+  EXPECT_NE(bounded_qprof({"run", "--attach", "x1"}).err.find("'x1' is not a process ID"), std::string::npos);
 }
 
 }  // namespace

@@ -37,11 +37,12 @@ TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
   const std::string dir = fixture_dir();
   const Result r = qprof({"list", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto l = lines(r.out);
-  ASSERT_EQ(l.size(), 3u) << r.out;
-  EXPECT_TRUE(l[0].starts_with("0   mprofile_20250101120000.dat")) << l[0];
-  EXPECT_TRUE(l[1].starts_with("1   qprof_20260101120000.dat")) << l[1];
-  EXPECT_TRUE(l[2].starts_with("2   qprof_20260102120000.dat")) << l[2];
+  auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 4u) << r.out;  // the header first
+  EXPECT_TRUE(l[1].starts_with("0  mprofile_20250101120000.dat")) << l[1];
+  EXPECT_TRUE(l[2].starts_with("1  qprof_20260101120000.dat")) << l[2];
+  EXPECT_TRUE(l[3].starts_with("2  qprof_20260102120000.dat")) << l[3];
+  l.erase(l.begin());
   // full.dat: 12.01 s (its EXIT), peak 5.40 GiB, its command last.
   EXPECT_NE(l[2].find(" 12 s "), std::string::npos) << l[2];
   EXPECT_NE(l[2].find("5.40 GiB"), std::string::npos) << l[2];
@@ -53,8 +54,54 @@ TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
   fs::copy_file(data_file("plot/malformed.dat"), dir + "/qprof_20260103120000.dat");
   const Result r = qprof({"list", "--dir", dir});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(lines(r.out).size(), 3u);
+  EXPECT_EQ(lines(r.out).size(), 4u);  // the header and three traces
   EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
+}
+
+// The header names the columns, and every column starts at the same place on every line though
+// qprof_ names (date, milliseconds, PID) are longer than mprofile_ ones.
+TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
+  const std::string dir = fixture_dir();
+  fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260105120000.123_4242.dat");
+  const Result r = qprof({"list", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 5u) << r.out;
+  EXPECT_TRUE(l[0].starts_with("#  NAME ")) << l[0];
+  for (const char* column : {"START", "DURATION", "PEAK RSS", "COMMAND"}) EXPECT_NE(l[0].find(column), std::string::npos) << column;
+  // The date column: at the header's START on every line.
+  const std::size_t start = l[0].find("START");
+  for (std::size_t i = 1; i < l.size(); ++i) {
+    ASSERT_GT(l[i].size(), start + 4) << l[i];
+    EXPECT_TRUE(l[i].substr(start, 2) == "20" || l[i][start] == '-') << "misaligned:\n" << r.out;
+    EXPECT_EQ(l[i][start - 1], ' ') << "misaligned:\n" << r.out;
+  }
+}
+
+// Traces named with -o are listed when given as files, as they were given.
+TEST(List, TakesFilesAsWellAsADirectory) {
+  const std::string dir = fixture_dir();
+  const Result r = qprof({"list", dir + "/keep-me.dat", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 5u) << r.out;
+  EXPECT_TRUE(l[1].starts_with("0  " + dir + "/keep-me.dat ")) << l[1];
+  EXPECT_NE(l[2].find("mprofile_20250101120000.dat"), std::string::npos) << l[2];
+  EXPECT_EQ(qprof({"list", "--dir", dir, dir}).status, 2);
+}
+
+// A directory of traces named by the user printed nothing, without a word.
+TEST(List, NothingFoundSaysWhichNamesItLooksFor) {
+  const std::string dir = temp_dir() + "/user_named";
+  fs::create_directories(dir);
+  fs::copy_file(data_file("report/minmax.dat"), dir + "/baseline.dat");
+  const Result r = qprof({"list", "--dir", dir});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("no traces in " + dir), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qprof_*.dat"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("mprofile_*.dat"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("qprof list DIR/*.dat"), std::string::npos) << r.err;
 }
 
 TEST(Clean, DryRunKeepAndAge) {

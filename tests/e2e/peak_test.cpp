@@ -113,18 +113,57 @@ TEST(PeakFiles, OneLinePerFileAsMprofPeakPrintsIt) {
                                        data_file("mprof/func.dat")};
   std::vector<std::string> args{"peak"};
   args.insert(args.end(), files.begin(), files.end());
+  // --no-children: one line per file.
+  args.push_back("--no-children");
   const Result ours = qprof(args);
+  args.pop_back();
   ASSERT_EQ(ours.status, 0) << ours.err;
   EXPECT_EQ(ours.out, fixture("quark.dat") + "\t900.000 MiB\n" + fixture("minmax.dat") + "\t2580.000 MiB\n" +
                           data_file("mprof/children.dat") + "\t100.473 MiB\n" + data_file("mprof/func.dat") +
                           "\t141.797 MiB\n");
-  // mprof peak prints the same (its per-child lines come with --children here).
+  // By default mprof peak's very output: the per-child lines of children.dat included (qprof
+  // needed --children for them, yet the README said "same output").
   std::vector<std::string> margs{mprof_bin(), "peak"};
   margs.insert(margs.end(), files.begin(), files.end());
   const Result theirs = run(margs);
   ASSERT_EQ(theirs.status, 0) << theirs.err;
+  ASSERT_NE(theirs.out.find("  Child "), std::string::npos) << theirs.out;
+  EXPECT_EQ(qprof(args).out, theirs.out);
   args.push_back("--children");
   EXPECT_EQ(qprof(args).out, theirs.out);
+}
+
+// A trace of qprof run -M: the child lines as mprof peak prints them, by default.
+TEST(PeakFiles, ChildLinesOfAMultiprocessTraceAsMprofPeak) {
+  const std::string out = temp_dir() + "/tree.dat";
+  ASSERT_EQ(qprof({"run", "-q", "-M", "-o", out, workload("alloc_tree"), "10", "2", "20", "200"}).status, 0);
+  const Result ours = qprof({"peak", out});
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  const Result theirs = run({mprof_bin(), "peak", out});
+  ASSERT_EQ(theirs.status, 0) << theirs.err;
+  EXPECT_EQ(ours.out, theirs.out);
+  std::size_t children = 0;
+  for (std::size_t at = 0; (at = ours.out.find("\n  Child ", at)) != std::string::npos; ++at) ++children;
+  EXPECT_EQ(children, 2u) << ours.out;
+  EXPECT_EQ(qprof({"peak", "--no-children", out}).out.find("Child"), std::string::npos);
+  EXPECT_EQ(qprof({"peak", "--children", "--no-children", out}).status, 2);
+}
+
+// --children on a trace without -M said nothing at all.
+TEST(PeakFiles, ChildrenOfATraceWithoutThemIsSaid) {
+  const Result r = qprof({"peak", "--children", fixture("minmax.dat")});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, fixture("minmax.dat") + "\t2580.000 MiB\n");
+  EXPECT_NE(r.err.find("no child lines"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-M"), std::string::npos) << r.err;
+}
+
+// mprof's name of --stage.
+TEST(PeakFiles, FuncIsMprofsNameOfStage) {
+  const std::string q = fixture("quark.dat");
+  const Result r = qprof({"peak", "--func", "Calibration", q});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, q + "\t700.000 MiB\n");
 }
 
 TEST(PeakFiles, MetricStageUnitAndJson) {

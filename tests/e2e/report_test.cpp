@@ -263,5 +263,20 @@ TEST(RunYamlStream, TheFileIsCurrentWhileTheJobRuns) {
   EXPECT_EQ(names, (std::vector<std::string>{"go", "live.dat", "live.yaml"}));
 }
 
+// report --format yaml was refused; it is --yaml -: the same Quark-layout YAML on stdout.
+TEST(ReportYaml, FormatYamlIsTheYamlOfYamlDash) {
+  const std::string q = fixture("quark.dat");
+  const Result dash = qprof({"report", "--yaml", "-", q});
+  ASSERT_EQ(dash.status, 0) << dash.err;
+  const Result format = qprof({"report", "--format", "yaml", q});
+  ASSERT_EQ(format.status, 0) << format.err;
+  EXPECT_EQ(format.out, dash.out);
+  EXPECT_NE(format.out.find("memory_usage:"), std::string::npos);
+  const Result bad = qprof({"report", "--format", "yml", q});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("text, md, csv, json, yaml"), std::string::npos) << bad.err;
+  EXPECT_EQ(qprof({"report", "--sum", "--format", "yaml", q, q}).status, 2);
+}
+
 }  // namespace
 }  // namespace qprof::test

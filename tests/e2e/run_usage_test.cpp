@@ -184,5 +184,62 @@ TEST(ReportBottleneck, NoGpuInTheTraceGivesNumbersWithoutAGpuVerdict) {
   EXPECT_EQ(json.out.find("gpu_busy_mean_percent"), std::string::npos);
 }
 
+// mprof runs a .py with Python; qprof said "command not found". The note is -v's.
+TEST(RunMprofHabits, APythonScriptRunsWithThePythonOnPath) {
+  const std::string dir = temp_dir() + "/py";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir + "/calib.py") << "import sys\nprint('ran', sys.argv[1:])\n";  // not executable
+  }
+  const std::string trace = dir + "/calib.dat";
+  const Result r = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -q -o calib.dat calib.py a b"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "ran ['a', 'b']\n");
+  EXPECT_EQ(r.err.find("Python script"), std::string::npos) << r.err;  // a note only under -v
+  const Result v = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -v --no-live -o calib2.dat calib.py"});
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_NE(v.err.find("calib.py is a Python script: run with "), std::string::npos) << v.err;
+  // peak -- CMD goes through the same launcher.
+  const Result peak = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " peak -- calib.py"});
+  EXPECT_EQ(peak.status, 0) << peak.err;
+  // Without a Python on PATH: 127, saying why.
+  const Result none = run({"env", "PATH=/nonexistent", qprof_bin(), "run", "-q", "-o", dir + "/none.dat", dir + "/calib.py"});
+  EXPECT_EQ(none.status, 127);
+  EXPECT_NE(none.err.find("no python3 or python on PATH"), std::string::npos) << none.err;
+}
+
+// --max-peak 4G, -i 10ms were refused; every size and duration takes units.
+TEST(RunMprofHabits, SizesAndDurationsTakeUnits) {
+  const std::string dir = temp_dir();
+  const Result r = bounded_qprof({"run", "-q", "--max-peak", "4G", "-i", "10ms", "--stats-interval", "0.2s",
+                                  "--timeout", "1m", "--pss-interval", "1s", "-o", dir + "/units.dat", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const Result over = bounded_qprof({"run", "-q", "--max-peak", "1k", "-o", dir + "/over.dat", workload("alloc_tree"), "8", "0", "0", "50"});
+  EXPECT_EQ(over.status, 3) << over.err;
+  EXPECT_EQ(qprof({"clean", "--older-than", "10ms", "--dry-run", "--dir", dir}).status, 0);
+}
+
+// Every refused size or duration says what is accepted.
+TEST(RunMprofHabits, ARefusedValueListsWhatIsAccepted) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"run", "--max-peak", "4 gigs", "true"},
+      {"run", "-i", "10 parsecs", "true"},
+      {"run", "--timeout", "soon", "true"},
+      {"peak", "--max-peak", "lots", "--", "true"},
+      {"compare", "--max-growth", "much", "a.dat"},
+      {"plot", "--render-timeout", "later", "a.dat"},
+      {"plot", "--window", "1h,soon", "-o", temp_dir() + "/w.png", "a.dat"},
+      {"fit", "--resolution", "fine", "--", "true"},
+  };
+  for (const auto& args : bad) {
+    const Result r = bounded_qprof(args);
+    EXPECT_EQ(r.status, 2) << args[1];
+    const bool duration = args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout" || args[1] == "--window";
+    for (const char* form : duration ? std::vector<const char*>{"10ms", "0.5s", "1m"} : std::vector<const char*>{"4G", "4GiB", "512MiB"}) {
+      EXPECT_NE(r.err.find(form), std::string::npos) << args[1] << ": " << r.err;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qprof::test

@@ -23,6 +23,43 @@ TEST(Units, ParseSize) {
   }
 }
 
+// ulimit's, docker's and systemd's habits: K, M, G, T alone are binary, in either case.
+TEST(Units, ParseSizeOneLetterUnits) {
+  EXPECT_EQ(parse_size("4G"), 4ull << 30);
+  EXPECT_EQ(parse_size("4g"), 4ull << 30);
+  EXPECT_EQ(parse_size("4096M"), 4ull << 30);
+  EXPECT_EQ(parse_size("512k"), 512ull << 10);
+  EXPECT_EQ(parse_size("1T"), 1ull << 40);
+  EXPECT_EQ(parse_size("1TiB"), 1ull << 40);
+  EXPECT_EQ(parse_size("2TB"), 2000000000000ull);
+  EXPECT_EQ(parse_size("1.5G"), 3ull << 29);
+  for (const char* bad : {"4X", "4GG", "G", "-4G", "4 G B"}) EXPECT_EQ(parse_size(bad), std::nullopt) << bad;
+}
+
+TEST(Units, ParseDuration) {
+  EXPECT_DOUBLE_EQ(*parse_duration("10ms"), 0.01);
+  EXPECT_DOUBLE_EQ(*parse_duration("0.5s"), 0.5);
+  EXPECT_DOUBLE_EQ(*parse_duration("0.5"), 0.5);
+  EXPECT_DOUBLE_EQ(*parse_duration("1m"), 60);
+  EXPECT_DOUBLE_EQ(*parse_duration("1min"), 60);
+  EXPECT_DOUBLE_EQ(*parse_duration("2h"), 7200);
+  EXPECT_DOUBLE_EQ(*parse_duration("7d"), 7 * 86400);
+  EXPECT_DOUBLE_EQ(*parse_duration("2w"), 14 * 86400);
+  EXPECT_DOUBLE_EQ(*parse_duration("250us"), 250e-6);
+  EXPECT_DOUBLE_EQ(*parse_duration(" 3 s "), 3);
+  for (const char* bad : {"", "ms", "-1s", "10 parsecs", "1e400", "nan", "5ss", "1mo"}) {
+    EXPECT_EQ(parse_duration(bad), std::nullopt) << bad;
+  }
+}
+
+// The error that refuses a value lists what is accepted: the units themselves.
+TEST(Units, FormsNameEveryUnit) {
+  for (const char* u : {"4G", "4GiB", "4096M", "K M G T", "KB MB GB TB"}) EXPECT_NE(size_forms().find(u), std::string::npos) << u;
+  for (const char* u : {"10ms", "0.5s", "1m", "us ms s m min h d w"}) {
+    EXPECT_NE(duration_forms().find(u), std::string::npos) << u;
+  }
+}
+
 TEST(Units, NamesAndConversions) {
   EXPECT_EQ(parse_unit("MiB"), Unit::MiB);
   EXPECT_EQ(parse_unit("mib"), std::nullopt);

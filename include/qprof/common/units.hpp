@@ -26,9 +26,16 @@ Bytes bytes_from_double(double v);
 // With `smallest` KiB (rates, say), values below 1 MiB read in KiB.
 Unit auto_unit(Bytes largest, Unit smallest = Unit::MiB);
 
-// "4GiB", "4 GiB", "512MB", "1.5GiB", "1048576" (bytes). nullopt for anything else,
-// negative or overflowing values included.
+// "4GiB", "4 GiB", "4G", "4096M", "512MB", "1.5GiB", "1048576" (bytes). K, M, G, T alone are
+// binary (as ulimit, docker and systemd read them). nullopt for anything else, negative or
+// overflowing values included. Every option taking a size parses it here.
 std::optional<Bytes> parse_size(std::string_view text);
+// "10ms", "0.5s", "0.5" (seconds), "1m" and "1min" (a minute), "2h", "7d", "2w", "250us". nullopt
+// for anything else, negative values included. Every option taking a duration parses it here.
+std::optional<Seconds> parse_duration(std::string_view text);
+// What the two accept, for the error that refuses a value: "a size: 4G or 4GiB …".
+std::string size_forms();
+std::string duration_forms();
 
 // "812.3 MiB", "1.52 GiB": binary units, three significant figures or more.
 std::string human_bytes(Bytes bytes);

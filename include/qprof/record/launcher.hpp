@@ -31,6 +31,8 @@ struct LaunchRequest {
   // exec (a few hundred microseconds) to report 127 or 126, and this needs the time anyway. If
   // it throws, launch() kills and reaps the child, then throws that exception on.
   std::function<void()> while_exec;
+  // Told what launch() did that the user did not type (a .py run with python3), for -v.
+  std::function<void(const std::string&)> on_note;
 };
 
 struct LaunchFailure {
@@ -41,7 +43,13 @@ struct LaunchFailure {
 // Returns the child's PID once it has exec'd, or why it could not start: 127 when the command is
 // not found (in PATH, for a name without '/') or joining the cgroup failed with ENOENT, 126 when
 // it cannot be executed. The child is not reaped here but by qprof's loop (it is the subreaper).
+// A command that names a .py file first runs it with python3 (else python) found on PATH.
 std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request);
+
+// mprof's habit (`mprof run script.py`): argv with the Python on PATH put before a first word
+// ending in .py, and `note` saying so; argv unchanged (and `note` empty) otherwise. Empty when
+// it is a script and no python3 or python is on PATH.
+std::vector<std::string> python_script_argv(const std::vector<std::string>& argv, std::string& note);
 
 // The command as a shell would need it typed: arguments quoted where needed, control characters
 // and invalid UTF-8 written as $'\n' / $'\xHH', so that the result is one printable line.

@@ -202,6 +202,9 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     // The limit's /sys and /proc reads (a quarter of a millisecond) are made while the command
     // execs, instead of delaying the first sample after it.
     request.while_exec = [&] { limit_.find(o_.proc_root, meta); };
+    request.on_note = [&](const std::string& note) {
+      if (o_.verbose) std::cerr << "qprof: " << note << '\n';
+    };
     intake_.let_command_inherit_channel(true);
     const auto launched = launch(request);
     intake_.let_command_inherit_channel(false);

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// CLI11 writes "Usage: qprof run [OPTIONS]" (no CMD), "--no-wait-daemons{false}", "--attach INT",
+// "--pivot TEXT x 2", "--yaml-stream Needs: --yaml": its own machinery, not what a user types.
+// This formatter writes what each command takes, in the words its descriptions use.
+#include "help_format.hpp"
+
+#include <cctype>
+#include <map>
+#include <sstream>
+#include <string_view>
+
+namespace qprof::cli {
+namespace {
+
+// Values named by the option (its first long name): what CLI11 only knows as TEXT or INT.
+const std::map<std::string, std::string, std::less<>>& named_values() {
+  static const std::map<std::string, std::string, std::less<>> table = {
+      {"output", "FILE"},          {"yaml", "FILE"},          {"json", "FILE"},
+      {"csv", "FILE"},             {"plot", "FILE"},          {"script", "FILE"},
+      {"style", "FILE"},           {"baseline", "FILE"},      {"gnuplot", "PROGRAM"},
+      {"title", "TITLE"},          {"dir", "DIR"},            {"output-dir", "DIR"},
+      {"output-prefix", "PREFIX"}, {"host-name", "NAME"},     {"marker-regex", "REGEX"},
+      {"stage", "NAME"},           {"table", "TABLE"},        {"panels", "PANEL,..."},
+      {"window", "T0,T1"},         {"resolution", "SIZE|PCT"}, {"unit", "UNIT"},
+      {"metric", "METRIC"},        {"attach", "PID"},         {"repeat", "N"},
+      {"runs-max", "N"},           {"keep", "N"},             {"max-slowdown", "FACTOR"},
+      {"render-timeout", "DURATION"}, {"older-than", "AGE"},  {"pivot", "ROWS,COLUMNS"},
+      {"sweep", "NAME"},           {"at", "VALUE"},           {"run", "CMD"},
+      {"label", "LABEL"},          {"env", "NAME=VALUE"},     {"param", "NAME=V1,V2,..."},
+      {"size", "WIDTHxHEIGHT"},    {"watch-dir", "DIR"},      {"format", "FORMAT"},
+  };
+  return table;
+}
+
+// CLI11's names of plain types, which say nothing a user needs.
+bool generic(std::string_view type) {
+  return type == "TEXT" || type == "INT" || type == "UINT" || type == "FLOAT" || type.empty();
+}
+
+// The usage lines at the head of a footer ("Usage: …" and the "       qprof …" that follow), and
+// the footer's rest.
+std::pair<std::string, std::string> split_usage(const std::string& footer) {
+  if (!footer.starts_with("Usage: ")) return {"", footer};
+  std::istringstream in(footer);
+  std::string line, usage, rest;
+  bool in_usage = true;
+  while (std::getline(in, line)) {
+    if (in_usage && (usage.empty() || line.starts_with("       qprof "))) {
+      usage += line + "\n";
+    } else {
+      in_usage = false;
+      rest += (rest.empty() ? "" : "\n") + line;
+    }
+  }
+  return {usage, rest};
+}
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    const auto [usage, rest] = split_usage(app->get_footer());
+    return usage.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : usage;
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    const std::string rest = split_usage(app->get_footer()).second;
+    return rest.empty() ? std::string() : rest + "\n";
+  }
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    if (is_positional) {
+      // As the usage line names them: "files" is FILE..., "trace" TRACE.
+      const bool several = opt->get_expected_max() > 1;
+      if (several && name.size() > 1 && name.back() == 's') name.pop_back();
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return several ? name + "..." : name;
+    }
+    // "--no-wait-daemons{false}": CLI11's mark of a flag that stores false.
+    for (std::size_t open; (open = name.find('{')) != std::string::npos;) {
+      const std::size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    const std::string value = value_name(*opt);
+    if (value.empty()) return "";
+    return " " + value;  // repeatable options say so in their description
+  }
+};
+
+}  // namespace
+
+std::string value_name(const CLI::Option& opt) {
+  if (opt.get_type_size() == 0 || opt.get_type_name().empty()) return "";  // a flag
+  const std::vector<std::string>& lnames = opt.get_lnames();
+  if (!lnames.empty()) {
+    // Formats and units the validator lists ({perfetto,chrome,…}) say more than the word.
+    const std::string type = opt.get_type_name();
+    const std::size_t colon = type.find(':');
+    const std::string checked = colon == std::string::npos ? "" : type.substr(colon + 1);
+    if (checked.starts_with("{")) return checked.substr(0, checked.find('}') + 1);
+    const auto it = named_values().find(lnames.front());
+    if (it != named_values().end()) return it->second;
+    if (!checked.empty()) return checked;
+    return generic(type) ? "VALUE" : type;
+  }
+  return "";  // a positional: its name is all there is
+}
+
+std::shared_ptr<CLI::Formatter> help_formatter() { return std::make_shared<HelpFormatter>(); }
+
+}  // namespace qprof::cli
