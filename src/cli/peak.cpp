@@ -13,6 +13,7 @@
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/report/job.hpp"
 
@@ -248,6 +249,9 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
             for (const std::string& f : o.files) {
               try {
                 traces.push_back(std::make_unique<Trace>(dat::read_trace(f)));
+                if (const std::string cut = incomplete_notice(*traces.back(), "peak"); !cut.empty()) {
+                  std::cerr << cut << '\n';
+                }
               } catch (const std::exception& e) {
                 report::PeakLine l;
                 l.file = f;
