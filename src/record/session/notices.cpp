@@ -5,7 +5,9 @@
 namespace qprof::session_detail {
 
 void Notices::warn(const std::string& text) {
-  if (live_) live_->message("qprof: " + text);  // above the live line, never through it
+  if (quiet_) {
+    // kept below: the trace's NOTE and the report still have it
+  } else if (live_) live_->message("qprof: " + text);  // above the live line, never through it
   else std::cerr << "qprof: " << text << '\n';
   warnings_.push_back(text);
   if (trace_) trace_->note(text);
