@@ -96,7 +96,7 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
   if (!r.footprint) return;
   const Footprint& f = *r.footprint;
   std::string what = f.basis == Footprint::Basis::cgroup
-                         ? "peak of the tree's own cgroup charge (page cache included; shared pages once)"
+                         ? "peak of the tree's own cgroup charge (includes page cache; shared pages once)"
                          : "peak of the tree's Σ PSS (shared pages split between their sharers)";
   if (f.t) what += ", at " + human_seconds(*f.t - r.start);
   line(out, "footprint", human_bytes(f.peak) + "  " + what + incomplete);

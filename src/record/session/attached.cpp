@@ -23,7 +23,7 @@ void say_attached(pid_t pid, bool quiet, const MarkChannel* channel) {
   }
   // The process did not inherit the channel: the FIFO is how it (or `qprof mark`, given the
   // variable) can still send markers and synchronous checkpoints.
-  if (channel && !quiet) {
+  if (channel) {
     std::cerr << "qprof: markers: QPROF_MARK_PATH=" << terminal_text(channel->fifo_path())
               << " (lines written to this FIFO are markers)\n";
   }
