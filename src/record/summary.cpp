@@ -164,7 +164,7 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
   if (r.cpu_seconds <= 0) return;
   char cpu[128];
   const double average = r.duration > 0 ? 100.0 * r.cpu_seconds / r.duration : 0.0;
-  std::snprintf(cpu, sizeof cpu, "%.2f s, %.0f %% of one core on average", r.cpu_seconds, average);
+  std::snprintf(cpu, sizeof cpu, "%.2f s of CPU, %.0f %% of one core on average", r.cpu_seconds, average);
   std::string text = cpu;
   // The peak is over whole stats intervals; a run shorter than one has its mean alone.
   if (r.cpu_peak_percent) {
