@@ -50,8 +50,8 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
   } else {
     out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);
     notices.warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
-                 " process(es) were reaped by a parent that qprof never reaped, and may have grown after their last "
-                 "reading");
+                 (totals.uncovered == 1 ? " process was" : " processes were") +
+                 " reaped by a parent that qprof never reaped, and may have grown after its last reading");
   }
 }
 
