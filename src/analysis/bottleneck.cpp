@@ -27,28 +27,32 @@ struct RateStats {
   std::optional<double> mean, peak;
 };
 
-// Mean and peak rate of a cumulative counter over [t0, t1]: from the last sample at or before t0
-// (else the first inside) to the last inside; the peak over intervals of at least kMinRateInterval.
+// Mean and peak rate of a cumulative counter over [t0, t1], from its readings inside the stage
+// only (a reading before it would count time outside it): from the first to the last. The peak
+// is over intervals of at least kMinRateInterval that cover that span, a short one merged into
+// the next and a short tail into the last, so the mean (their weighted mean) is never above it.
+// Fewer than two readings inside, or less than kMinRateInterval between them: no figure.
 RateStats rates(const std::vector<Point>& cumulative, Seconds t0, Seconds t1) {
   RateStats r;
-  auto first = std::upper_bound(cumulative.begin(), cumulative.end(), t0 + kTimeSlack,
-                                [](Seconds t, const Point& p) { return t < p.t; });
-  if (first != cumulative.begin()) --first;
+  const auto first = std::lower_bound(cumulative.begin(), cumulative.end(), t0 - kTimeSlack,
+                                      [](const Point& p, Seconds t) { return p.t < t; });
   const auto last = std::upper_bound(first, cumulative.end(), t1 + kTimeSlack,
                                      [](Seconds t, const Point& p) { return t < p.t; });
   if (last - first < 2) return r;
   const Point& a = *first;
   const Point& b = *(last - 1);
-  if (!(b.t - a.t > 0)) return r;
-  r.mean = std::max(0.0, (b.v - a.v) / (b.t - a.t));
+  if (!(b.t - a.t >= kMinRateInterval)) return r;
+  const auto rate = [](const Point& x, const Point& y) { return std::max(0.0, (y.v - x.v) / (y.t - x.t)); };
+  r.mean = rate(a, b);
   const Point* from = &a;
+  const Point* before = nullptr;  // the start of the last measured interval
   for (auto it = first + 1; it != last; ++it) {
     if (it->t - from->t < kMinRateInterval) continue;
-    const double rate = std::max(0.0, (it->v - from->v) / (it->t - from->t));
-    r.peak = std::max(r.peak.value_or(0.0), rate);
+    r.peak = std::max(r.peak.value_or(0.0), rate(*from, *it));
+    before = from;
     from = &*it;
   }
-  if (!r.peak) r.peak = r.mean;  // the whole stage was one short interval
+  if (from != &b) r.peak = std::max(r.peak.value_or(0.0), rate(*before, b));  // the short tail
   return r;
 }
 

@@ -76,13 +76,22 @@ std::optional<CpuUse> cpu_use(const Trace& t, Seconds min_interval) {
   CpuUse u;
   u.seconds = t.cpu.back().cpu_seconds;
   // Intervals shorter than the clock tick's resolution allows would show noise (a marker's
-  // extra sample right after a regular one): they are merged into the next.
-  const CpuSample* from = &t.cpu.front();
+  // extra sample right after a regular one): they are merged into the next, and a short tail
+  // into the last. A qprof trace's CPU time is 0 at its start (attached: at the attach), so the
+  // first interval starts there and the CPU time before the first reading is in it.
+  const Seconds t0 = t.t0();
+  CpuSample from = t.is_qprof() && t.cpu.front().t > t0 ? CpuSample{t0, 0.0} : t.cpu.front();
+  std::optional<CpuSample> before;  // the start of the last measured interval
+  const auto rate = [](const CpuSample& a, const CpuSample& b) {
+    return std::max(0.0, 100.0 * (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t));
+  };
   for (const CpuSample& s : t.cpu) {
-    if (s.t - from->t < min_interval) continue;
-    u.peak_percent = std::max(u.peak_percent, 100.0 * (s.cpu_seconds - from->cpu_seconds) / (s.t - from->t));
-    from = &s;
+    if (s.t - from.t < min_interval) continue;
+    u.peak_percent = std::max(u.peak_percent.value_or(0.0), rate(from, s));
+    before = from;
+    from = s;
   }
+  if (before && t.cpu.back().t > from.t) u.peak_percent = std::max(*u.peak_percent, rate(*before, t.cpu.back()));
   return u;
 }
 

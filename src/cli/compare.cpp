@@ -16,6 +16,7 @@
 #include "qprof/analysis/job.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
 #include "sweep_model_output.hpp"
 
@@ -198,6 +199,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   auto read = [&](const std::string& path) -> Result<void> {
     try {
       traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
+      if (const std::string cut = incomplete_notice(*traces.back(), "compare"); !cut.empty()) std::cerr << cut << '\n';
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};
     }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof export TRACE… --format perfetto|chrome|csv|json [-o OUT]: traces for other tools.
+#include <sys/stat.h>
+
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/export/export.hpp"
+#include "qprof/trace/completeness.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -40,6 +43,15 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   // once the export is whole (common/output_file.hpp): a failed export leaves what was there.
   try {
     exports::check_inputs(inputs);
+    // Every regular file is read through before the first byte (a bad one fails with nothing
+    // written), and one cut short is said; a FIFO is read once, by the export itself.
+    for (const exports::Input& in : inputs) {
+      struct stat st {};
+      if (::stat(in.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (const std::string cut = incomplete_notice("export", in.path, file_completeness(in.path)); !cut.empty()) {
+        std::cerr << cut << '\n';
+      }
+    }
     OutputFile out(o.output);
     options.in_place = !out.replaces();
     FdOstream stream(out.fd());

@@ -16,6 +16,7 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/report/job.hpp"
 
@@ -277,6 +278,9 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
             for (const std::string& f : o.files) {
               try {
                 traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
+                if (const std::string cut = incomplete_notice(*traces.back(), "peak"); !cut.empty()) {
+                  std::cerr << cut << '\n';
+                }
               } catch (const std::exception& e) {
                 report::PeakLine l;
                 l.file = f;

@@ -13,6 +13,7 @@
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
 #include "profiled.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
@@ -43,7 +44,10 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
                         JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
   std::vector<Trace> traces;
   traces.reserve(files.size());
-  for (const std::string& f : files) traces.push_back(dat::read_trace(f));
+  for (const std::string& f : files) {
+    traces.push_back(dat::read_trace(f));
+    if (const std::string cut = incomplete_notice(traces.back(), "plot"); !cut.empty()) std::cerr << cut << '\n';
+  }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
   const Trace job = job_trace(ranks, align);

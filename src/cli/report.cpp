@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/report/job.hpp"
 #include "qprof/report/quark_yaml.hpp"
 
@@ -40,6 +41,11 @@ Result<int> print(report::Document& doc, const ReportCli& o) {
   return 0;
 }
 
+// A trace cut short still reads: the report says so, once, on stderr.
+void say_if_incomplete(const Trace& trace) {
+  if (const std::string cut = incomplete_notice(trace, "report"); !cut.empty()) std::cerr << cut << '\n';
+}
+
 // --sum: the traces of a job's ranks as one report.
 Result<int> report_job(const ReportCli& o) {
   if (!o.yaml.empty() || o.format == "yaml") {
@@ -54,6 +60,7 @@ Result<int> report_job(const ReportCli& o) {
   for (const std::string& f : o.traces) {
     try {
       traces.push_back(dat::read_trace(f));
+      say_if_incomplete(traces.back());
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, f))};
     }
@@ -74,6 +81,7 @@ Result<int> report_trace(const ReportCli& o) {
   Trace trace;
   try {
     trace = dat::read_trace(o.traces.front());
+    say_if_incomplete(trace);
   } catch (const std::exception& e) {
     return Failure{terminal_text(read_failure(e, o.traces.front()))};
   }

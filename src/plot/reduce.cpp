@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "qprof/trace/bracket.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
 #include "qprof/trace/threaded_reader.hpp"
@@ -235,9 +236,9 @@ class Reducer : public dat::Visitor {
     if (have_t0_) check_span(e.t);
     d_.exit = e;  // its time is made relative in finish()
   }
-  void warning(const std::string& w) override {
-    if (warn_) warn_(w);
-  }
+  // The reader's one warning, a cut last line: said with the rest of what is incomplete.
+  void warning(const std::string&) override { cut_line_ = line(); }
+  std::size_t cut_line() const { return cut_line_; }
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
@@ -427,6 +428,7 @@ class Reducer : public dat::Visitor {
   double gpu_round_t_ = 0;
   Bytes hwm_max_ = 0;
   Bytes cgroup_peak_ = 0;
+  std::size_t cut_line_ = 0;
 };
 
 template <typename Parse>
@@ -438,6 +440,9 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
   r.finish();
   r.add_root_line();
   if (d.samples == 0) throw dat::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
+  // One line: a trace without its end record or with its last line cut is incomplete.
+  const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
+  if (const std::string why = seen.reason(); !why.empty() && warn) warn(seen.where(name) + ": incomplete trace: " + why);
   return d;
 }
 

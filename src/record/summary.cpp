@@ -1,27 +1,95 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/summary.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <string_view>
 
+#include "qprof/common/charset.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
+#include "qprof/trace/bracket.hpp"
 
 namespace qprof {
 namespace {
 
-// "qprof:   <what, padded>  <text>": padded to 15 characters, not bytes ("Σ" is two bytes).
-void line(std::ostringstream& out, const char* what, const std::string& text) {
-  const std::string_view name(what);
+// A summary is read at a glance in a terminal: no line wider than this.
+constexpr std::size_t kColumns = 80;
+constexpr std::string_view kPrefix = "qprof:   ";
+constexpr std::size_t kNameWidth = 15;
+constexpr std::size_t kTextColumn = kPrefix.size() + kNameWidth + 1;
+
+// Columns of `s`: one per character, not per byte ("Σ" is two bytes).
+std::size_t width_of(std::string_view s) {
   std::size_t width = 0;
-  for (const char c : name) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  out << "qprof:   " << name << std::string(width < 15 ? 15 - width : 0, ' ') << ' ' << text << '\n';
+  for (const char c : s) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return width;
+}
+
+// "qprof:   <what, padded>  <text>", the text wrapped at word boundaries to kColumns, its later
+// lines under its first. A word wider than a line (a long path) stays whole.
+// A number and its unit ("3.22 MiB", "51 %") are never split over two lines.
+bool is_unit(std::string_view word) {
+  static constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "ms", "s", "%",
+                                                 "min", "h", "us", "\u00b5s", "ns"};
+  for (std::string_view u : kUnits) {
+    if (word == u || (word.size() > u.size() && word.substr(0, u.size()) == u && !std::isalnum(static_cast<unsigned char>(word[u.size()])))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void line(std::ostringstream& out, std::string_view what_utf8, std::string_view text_utf8) {
+  // In the locale's charset: Σ and the other marks in ASCII where it is not UTF-8.
+  const std::string what = locale_text(what_utf8);
+  const std::string owned = locale_text(text_utf8);
+  const std::string_view text = owned;
+  out << kPrefix << what << std::string(kNameWidth - std::min(kNameWidth, width_of(what)), ' ') << ' ';
+  std::size_t column = kTextColumn;
+  bool first = true;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) end = text.size();
+    // Glue the unit that follows a number to it.
+    if (end < text.size() && end > pos && std::isdigit(static_cast<unsigned char>(text[end - 1]))) {
+      std::size_t next = text.find(' ', end + 1);
+      if (next == std::string_view::npos) next = text.size();
+      if (is_unit(text.substr(end + 1, next - end - 1))) end = next;
+    }
+    const std::string_view word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) {
+      if (!first) {  // the two spaces after a figure are kept
+        out << ' ';
+        ++column;
+      }
+      continue;
+    }
+    if (!first && column + 1 + width_of(word) > kColumns) {
+      out << '\n' << std::string(kTextColumn, ' ');
+      column = kTextColumn;
+    } else if (!first) {
+      out << ' ';
+      ++column;
+    }
+    out << word;
+    column += width_of(word);
+    first = false;
+  }
+  out << '\n';
 }
 
 // "4 samples", "1 sample".
 std::string count_of(std::uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "once", "twice", "5 times".
+std::string times(std::uint64_t n) {
+  return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times";
 }
 
 // The answer first: the footprint, shared pages once, and what of it could be dropped.
@@ -44,113 +112,93 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
 }
 
 std::string exit_words(const RunReport& r) {
-  if (r.timed_out) return "stopped by --timeout (" + std::string(r.signal != 0 ? "signal " + std::to_string(r.signal) : "exit status " + std::to_string(r.exit_status)) + ")";
+  if (r.attached) {
+    if (r.exit_status_known && r.signal != 0) return "the process was killed by signal " + std::to_string(r.signal);
+    if (r.exit_status_known) return "the process exited with status " + std::to_string(r.exit_status);
+    if (r.timed_out) return "stopped by --timeout; the process's status is unknown (not qprof's child)";
+    return "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
+  }
+  if (r.timed_out) {
+    return "stopped by --timeout (" +
+           std::string(r.signal != 0 ? "signal " + std::to_string(r.signal) : "exit status " + std::to_string(r.exit_status)) +
+           ")";
+  }
   if (r.signal != 0) return "killed by signal " + std::to_string(r.signal);
   return "exit status " + std::to_string(r.exit_status);
 }
 
-}  // namespace
+// How a figure of the stats schedule was read: said where it rests on a single reading.
+std::string readings_note(std::uint64_t readings) { return readings == 1 ? " (one reading)" : ""; }
 
-std::string format_summary(const RunReport& r) {
-  std::ostringstream out;
-  out << "qprof: " << terminal_text(r.command) << '\n';
-  // A figure that misses processes is never shown as if it were the tree's.
-  const std::string incomplete =
-      r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
-  if (r.unread_members > 0) {
-    line(out, "INCOMPLETE", count_of(r.unread_members, "process", "processes") +
-                                " of the tree could not be read (out of file descriptors): every figure below "
-                                "misses them");
-  }
-  footprint_lines(out, r, incomplete);
-  if (r.sampled_peak) {
-    line(out, "Σ RSS", human_bytes(r.sampled_peak->bytes) + "  peak, as mprof counts it (a page shared by N processes "
-                           "counts N times), at " + human_seconds(r.sampled_peak->t - r.start) + incomplete);
-  }
-  std::string timing = human_seconds(r.duration);
-  if (!r.attached && r.launched) timing += ", " + exit_words(r);
-  timing += "; " + count_of(r.samples, "sample", "samples");
-  if (r.samples > 1) {
-    timing += " every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
-  }
-  if (r.marker_samples > 0) timing += ", " + std::to_string(r.marker_samples) + " more at markers";
-  if (r.missed_deadlines > 0) {
-    // Said with its cause: a coarser series than asked is no fault of the job's.
-    timing += ", " + count_of(r.missed_deadlines, "deadline", "deadlines") +
-              " missed (a sample took longer than the interval" +
-              (r.most_tasks ? " with up to " + count_of(r.most_tasks->processes, "process", "processes") : "") +
-              ", or qprof was given no CPU in time)";
-  }
-  line(out, "duration", timing);
-  if (r.stops > 0) {
-    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
-                             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
-  }
-  if (r.pss_peak) {
-    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
-                       " (USS " + human_bytes(r.uss_peak.value_or(0)) + "); read " +
-                       count_of(r.pss_passes, "time", "times") + ", every " + human_seconds(r.pss_interval);
-    if (r.pss_rise_passes > 0) read += " and at " + count_of(r.pss_rise_passes, "new high", "new highs") + " of Σ RSS";
-    line(out, "Σ PSS", read + incomplete);
-  }
+void bound_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
   if (r.kernel_process_peak) {
     line(out, "lower bound", human_bytes(*r.kernel_process_peak) +
                                  "  the largest single process, by the kernel (ru_maxrss)");
   }
-  if (r.hwm_sum > 0 && r.hwm_uncovered == 0) {
-    line(out, "upper bound", human_bytes(r.hwm_sum) + "  Σ of the high-water marks of the processes alive together (VmHWM, wait4)" + incomplete);
-    if (r.hwm_capped > 0) {
-      line(out, "", "loose: " + std::to_string(r.hwm_capped) +
-                        " process(es) reaped by their own parent count with an ancestor's wait4 peak, which may have "
-                        "come after them (a launcher's helpers, then the program it runs)");
-    }
-  } else if (r.hwm_sum > 0) {
-    line(out, "Σ VmHWM", human_bytes(r.hwm_sum) + "  not a bound: " + std::to_string(r.hwm_uncovered) +
-                             " process(es) reaped by a parent qprof never reaped");
+  // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
+  if (!r.hwm_useful) return;
+  std::string text = human_bytes(r.hwm_sum) + "  the processes' own peaks (VmHWM) added up: the tree never held more";
+  if (r.hwm_capped > 0) {
+    text += "; loose where " + count_of(r.hwm_capped, "process was", "processes were") +
+            " counted with the peak of the process that ran it";
   }
+  line(out, "upper bound", text + incomplete);
+}
+
+void usage_lines(std::ostringstream& out, const RunReport& r) {
   if (r.kinds_at_peak) {
     const MemKindsSample& k = *r.kinds_at_peak;
-    line(out, "memory kinds", "at the largest of " + human_bytes(k.rss()) + " (" +
-                                  human_seconds(k.t - r.start) + "): anon " + human_bytes(k.anon) + ", file " +
-                                  human_bytes(k.file) + ", shmem " + human_bytes(k.shmem) + "; swap peak " +
-                                  human_bytes(r.peak_swap) + " (every --stats-interval)");
+    line(out, "memory kinds", "anon " + human_bytes(k.anon) + ", file " + human_bytes(k.file) + ", shmem " +
+                                  human_bytes(k.shmem) + " of " + human_bytes(k.rss()) + " at " +
+                                  human_seconds(k.t - r.start) + "; swap peak " + human_bytes(r.peak_swap) +
+                                  readings_note(r.usage_readings));
   }
   if (r.most_tasks) {
-    line(out, "tasks", "at most " + std::to_string(r.most_tasks->threads) + " threads in " +
-                           std::to_string(r.most_tasks->processes) + " process(es); VSZ peak " + human_bytes(r.peak_vsz));
+    std::string tasks = "at most " + count_of(r.most_tasks->threads, "thread", "threads") + " in " +
+                        count_of(r.most_tasks->processes, "process", "processes");
+    if (r.peak_vsz > 0) tasks += "; VSZ peak " + human_bytes(r.peak_vsz);
+    line(out, "tasks", tasks + readings_note(r.usage_readings));
   }
-  if (r.gpu_peak) {
-    line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
-                              human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
-                              (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
-    for (const std::string& d : r.gpu_devices) line(out, "GPU device", d);
+}
+
+void cpu_line(std::ostringstream& out, const RunReport& r) {
+  if (r.cpu_seconds <= 0) return;
+  char cpu[128];
+  const double average = r.duration > 0 ? 100.0 * r.cpu_seconds / r.duration : 0.0;
+  std::snprintf(cpu, sizeof cpu, "%.2f s of CPU, %.0f %% of one core on average", r.cpu_seconds, average);
+  std::string text = cpu;
+  // The peak is over whole stats intervals; a run shorter than one has its mean alone.
+  if (r.cpu_peak_percent) {
+    std::snprintf(cpu, sizeof cpu, ", %.0f %% at most", *r.cpu_peak_percent);
+    text += cpu;
   }
-  if (r.cpu_seconds > 0) {
-    char cpu[96];
-    const double average = r.duration > 0 ? 100.0 * r.cpu_seconds / r.duration : 0.0;
-    std::snprintf(cpu, sizeof cpu, "%.2f s of CPU, %.0f %% of one core on average, %.0f %% at most", r.cpu_seconds,
-                  average, r.cpu_peak_percent);
-    line(out, "CPU", cpu);
+  line(out, "CPU", text);
+}
+
+void limit_line(std::ostringstream& out, const RunReport& r) {
+  if (!r.limit) return;
+  // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
+  // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
+  std::string basis = "Σ RSS";
+  Bytes figure = r.sampled_peak ? r.sampled_peak->bytes : 0;
+  if (r.limit_source == "rlimit-as" && r.peak_vsz > 0) {
+    basis = "VSZ (Σ of the tree)";
+    figure = r.peak_vsz;
+  } else if (r.limit_source != "rlimit-as" && r.footprint) {
+    basis = "footprint";
+    figure = r.footprint->peak;
   }
-  if (r.limit) {
-    // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
-    // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
-    std::string basis = "Σ RSS";
-    Bytes figure = r.sampled_peak ? r.sampled_peak->bytes : 0;
-    if (r.limit_source == "rlimit-as") {
-      basis = "VSZ (Σ of the tree)";
-      figure = r.peak_vsz;
-    } else if (r.footprint) {
-      basis = "footprint";
-      figure = r.footprint->peak;
-    }
-    char share[32];
-    const double percent = 100.0 * static_cast<double>(figure) / static_cast<double>(*r.limit);
-    std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
-    line(out, "limit", basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
-                           human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
-                           (r.limit_warned ? "; it crossed 90 %" : ""));
-  }
+  const double percent = 100.0 * static_cast<double>(figure) / static_cast<double>(*r.limit);
+  // The machine's memory is a limit of last resort: a job far below it is not told so.
+  if (r.limit_source == "memtotal" && percent < 10 && !r.limit_warned) return;
+  char share[32];
+  std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
+  line(out, "limit", basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
+                         human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
+                         (r.limit_warned ? "; it crossed 90 %" : ""));
+}
+
+void dir_lines(std::ostringstream& out, const RunReport& r) {
   for (const RunReport::WatchedDirReport& d : r.dirs) {
     line(out, "watched dir", terminal_text(d.path) + ": " +
                                  (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
@@ -159,19 +207,93 @@ std::string format_summary(const RunReport& r) {
                                                human_bytes(d.fs_free_min) + " free at the least"
                                          : std::string("never walked")));
   }
-  if (!r.dirs.empty()) {
-    char cost[256];
-    std::snprintf(cost, sizeof cost,
-                  "%llu walks, every %.2f s on average (asked %.2f s), %.3f s of CPU: %.2f %% of one core; %llu entries "
-                  "in the last walk; the first, before the command, took %.3f s of CPU",
-                  static_cast<unsigned long long>(r.dir_walks), r.dir_mean_interval, r.dir_asked_interval,
-                  r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, static_cast<unsigned long long>(r.dir_entries),
-                  r.dir_first_walk_cpu);
-    line(out, "dir walks", cost);
+  if (r.dirs.empty()) return;
+  char cost[256];
+  std::snprintf(cost, sizeof cost,
+                "%s, every %.2f s on average (asked %.2f s), %.3f s of CPU: %.2f %% of one core; %s in the last "
+                "walk; the first, before the command, took %.3f s of CPU",
+                count_of(r.dir_walks, "walk", "walks").c_str(), r.dir_mean_interval, r.dir_asked_interval,
+                r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, count_of(r.dir_entries, "entry", "entries").c_str(),
+                r.dir_first_walk_cpu);
+  line(out, "dir walks", cost);
+}
+
+void samples_line(std::ostringstream& out, const RunReport& r) {
+  std::string text = std::to_string(r.samples);
+  if (r.samples > 1) {
+    text += ", every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
   }
+  if (r.marker_samples > 0) text += ", " + std::to_string(r.marker_samples) + " more at markers";
+  if (r.missed_deadlines > 0) {
+    // Said with its cause: a coarser series than asked is no fault of the job's.
+    text += "; " + count_of(r.missed_deadlines, "deadline", "deadlines") + " missed (a sample took longer than the interval" +
+            (r.most_tasks ? " with up to " + count_of(r.most_tasks->processes, "process", "processes") : "") +
+            ", or qprof was given no CPU in time)";
+  }
+  line(out, "samples", text);
+}
+
+// The first line: the command, cut to one line of the terminal.
+std::string command_line(const std::string& command) {
+  std::string text = "qprof: " + terminal_text(command);
+  if (width_of(text) <= kColumns) return text;
+  std::size_t keep = 0, columns = 0;
+  while (keep < text.size() && columns < kColumns - 3) {
+    ++keep;
+    while (keep < text.size() && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) ++keep;
+    ++columns;
+  }
+  return text.substr(0, keep) + "...";
+}
+
+}  // namespace
+
+std::string format_summary(const RunReport& r) {
+  std::ostringstream out;
+  out << locale_text(command_line(r.command)) << '\n';
+  // A figure that misses processes is never shown as if it were the tree's.
+  const std::string incomplete =
+      r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
+  if (r.unread_members > 0) {
+    line(out, "INCOMPLETE", count_of(r.unread_members, "process", "processes") +
+                                " of the tree could not be read (out of file descriptors): every figure below "
+                                "misses them");
+  }
+  // The answer, then how the command ended, then the rest in a fixed order.
+  footprint_lines(out, r, incomplete);
+  std::string ended = human_seconds(r.duration);
+  if (r.launched || r.attached) ended += ", " + exit_words(r);
+  line(out, "duration", ended);
+  if (r.stops > 0) {
+    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
+                             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
+  }
+  if (r.sampled_peak) {
+    line(out, "Σ RSS", human_bytes(r.sampled_peak->bytes) + "  peak, as mprof counts it (a page shared by N processes "
+                           "counts N times), at " + human_seconds(r.sampled_peak->t - r.start) + incomplete);
+  }
+  if (r.pss_peak) {
+    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
+                       " (USS " + human_bytes(r.uss_peak.value_or(0)) + "); read " + times(r.pss_passes) + ", every " +
+                       human_seconds(r.pss_interval);
+    if (r.pss_rise_passes > 0) read += " and at " + count_of(r.pss_rise_passes, "new high", "new highs") + " of Σ RSS";
+    line(out, "Σ PSS", read + incomplete);
+  }
+  bound_lines(out, r, incomplete);
+  usage_lines(out, r);
+  if (r.gpu_peak) {
+    line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
+                              human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
+                              (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
+    for (const std::string& d : r.gpu_devices) line(out, "GPU device", d);
+  }
+  cpu_line(out, r);
+  limit_line(out, r);
+  dir_lines(out, r);
   line(out, "disk I/O", "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
                             " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " +
                             human_bytes(r.io.wchar) + ")");
+  samples_line(out, r);
   if (r.duration > 0) {
     char overhead[96];
     std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
@@ -179,12 +301,6 @@ std::string format_summary(const RunReport& r) {
     line(out, "overhead", overhead);
   }
   if (r.attached) {
-    std::string exit;
-    if (r.exit_status_known && r.signal != 0) exit = "the process was killed by signal " + std::to_string(r.signal);
-    else if (r.exit_status_known) exit = "the process exited with status " + std::to_string(r.exit_status);
-    else if (r.timed_out) exit = "stopped by --timeout; the process's status is unknown (not qprof's child)";
-    else exit = "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
-    line(out, "attached", exit);
     line(out, "attached", "descendants that double-fork away (their parent exits before qprof's next sample sees "
                           "them) leave the tree: a process not started by qprof cannot adopt them");
   }

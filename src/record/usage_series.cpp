@@ -20,6 +20,7 @@ void UsageSeries::record(const std::vector<Member>& members, Seconds t, dat::Wri
     n.vsz += m.usage.vsz;
   }
   if (n.processes == 0) return;  // the tree is gone: no false zero
+  ++readings_;
   out.kinds(k);
   out.tasks(n);
   if (!largest_ || k.rss() > largest_->rss()) largest_ = k;

@@ -132,7 +132,7 @@ Document trace_report(const Trace& trace, Metric metric) {
   }
   if (const auto cpu = cpu_use(trace)) {
     fact("cpu", "CPU time", Kind::seconds, Cell::number(cpu->seconds));
-    fact("cpu_peak_percent", "CPU peak %", Kind::count, Cell::number(cpu->peak_percent));
+    if (cpu->peak_percent) fact("cpu_peak_percent", "CPU peak %", Kind::count, Cell::number(*cpu->peak_percent));
   }
   if (const auto io = io_totals(trace)) {
     fact("disk_read", "disk read", Kind::bytes, Cell::bytes(io->read_bytes));

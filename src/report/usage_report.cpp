@@ -26,15 +26,20 @@ void add_usage_facts(const Trace& t, Document& doc) {
   const auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
     doc.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
   };
+  // The split and the VSZ peak only where they agree with the Σ RSS peak (usage_samples.hpp).
+  Bytes rss_peak = 0;
+  for (const MemSample& m : t.mem) rss_peak = std::max(rss_peak, m.bytes);
   if (!t.kinds.empty()) {
     const auto largest = std::max_element(t.kinds.begin(), t.kinds.end(),
                                           [](const MemKindsSample& a, const MemKindsSample& b) { return a.rss() < b.rss(); });
     Bytes swap = 0;
     for (const MemKindsSample& k : t.kinds) swap = std::max(swap, k.swap);
-    fact("kinds_at", "RSS by kind at", Kind::seconds, Cell::number(largest->t - t.t0()));
-    fact("kinds_anon", "  anon", Kind::bytes, Cell::bytes(largest->anon));
-    fact("kinds_file", "  file-backed", Kind::bytes, Cell::bytes(largest->file));
-    fact("kinds_shmem", "  shmem", Kind::bytes, Cell::bytes(largest->shmem));
+    if (splits_peak(*largest, rss_peak)) {
+      fact("kinds_at", "RSS by kind at", Kind::seconds, Cell::number(largest->t - t.t0()));
+      fact("kinds_anon", "  anon", Kind::bytes, Cell::bytes(largest->anon));
+      fact("kinds_file", "  file-backed", Kind::bytes, Cell::bytes(largest->file));
+      fact("kinds_shmem", "  shmem", Kind::bytes, Cell::bytes(largest->shmem));
+    }
     fact("swap_peak", "swap peak", Kind::bytes, Cell::bytes(swap));
   }
   if (!t.tasks.empty()) {
@@ -47,7 +52,7 @@ void add_usage_facts(const Trace& t, Document& doc) {
     }
     fact("threads_peak", "threads at most", Kind::count, Cell::number(static_cast<double>(threads)));
     fact("processes_peak", "processes at most", Kind::count, Cell::number(static_cast<double>(processes)));
-    fact("vsz_peak", "VSZ peak", Kind::bytes, Cell::bytes(vsz));
+    if (is_vsz_peak(vsz, rss_peak)) fact("vsz_peak", "VSZ peak", Kind::bytes, Cell::bytes(vsz));
   }
 }
 
@@ -114,6 +119,12 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
     hrow.push_back(growth);
     h.rows.push_back(std::move(hrow));
     if (!b.verdict.empty()) h.notes.push_back(b.stage + ": " + b.verdict);
+  }
+  const auto unmeasured = [&t](const StageBottleneck& b) {
+    return (!t.cpu.empty() && !b.cpu_mean_percent) || (!t.io.empty() && !b.read_mean_bytes_per_s);
+  };
+  if (std::any_of(all.begin(), all.end(), unmeasured)) {
+    h.notes.push_back("-: fewer than two CPU or I/O readings inside the stage (they are read on the stats schedule)");
   }
   if (!gpu) h.notes.push_back("no GPU utilisation in this trace (GPUUTIL lines): no GPU verdict");
   doc.tables.push_back(std::move(h));

@@ -96,6 +96,7 @@ class TraceBuilder : public Visitor {
   void unread(std::uint64_t processes) override { tr_.unread_processes = processes; }
   void exit(const ExitInfo& e) override { tr_.exit = e; }
   void warning(const std::string& w) override {
+    tr_.last_line_cut = line();  // the reader's one warning: a cut last line
     if (warnings_) warnings_->push_back(w);
   }
 

@@ -145,4 +145,22 @@ bool sanitized() { return QPROF_TEST_SANITIZED != 0; }
 
 std::string as_limit(const std::string& bytes) { return sanitized() ? "--as=unlimited" : "--as=" + bytes; }
 
+std::string unwrapped(const std::string& summary) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < summary.size()) {
+    std::size_t end = summary.find('\n', from);
+    if (end == std::string::npos) end = summary.size();
+    std::string line = summary.substr(from, end - from);
+    const std::size_t text = line.find_first_not_of(' ');
+    if (text >= 8 && text != std::string::npos && !out.empty()) {
+      out.back() = ' ';  // the newline before a continuation
+      line = line.substr(text);
+    }
+    out += line + "\n";
+    from = end + 1;
+  }
+  return out;
+}
+
 }  // namespace qprof::test

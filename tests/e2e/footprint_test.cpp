@@ -50,7 +50,7 @@ void expect_shared_pages_once(const std::string& cgroup, Footprint::Basis basis)
   ASSERT_TRUE(ff->unreclaimable && fb->unreclaimable);
   EXPECT_NEAR(mib(*ff->unreclaimable) - mib(*fb->unreclaimable), kTruthMiB, kTruthMiB * 0.03);
   // The summary's first figure is the footprint, Σ RSS second and named for what it counts.
-  const std::string& err = full.result.err;
+  const std::string err = unwrapped(full.result.err);
   const std::size_t second_line = err.find('\n') + 1;
   EXPECT_EQ(err.compare(second_line, 18, "qprof:   footprint"), 0) << err;
   EXPECT_LT(err.find("footprint"), err.find("Σ RSS")) << err;

@@ -96,7 +96,7 @@ TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
   EXPECT_EQ(processes, 4u) << "the program and its 3 children";
   EXPECT_EQ(threads, 9u) << "1 + 5 threads, and 1 in each child";
   EXPECT_GT(mib(vsz), 5 * 1.0) << "each thread's stack is address space";
-  EXPECT_NE(r.err.find("at most 9 threads in 4 process(es)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 9 threads in 4 processes"), std::string::npos) << r.err;
 
   // The panels, drawn by gnuplot: the stacked kinds as filled areas, the task counts.
   const std::string script = temp_dir() + "/tasks.gp";

@@ -82,16 +82,43 @@ TEST(SessionCpuRate, RateOverEachStatsIntervalAndItsPeak) {
   EXPECT_DOUBLE_EQ(rate.add(101.0, 2.0).value(), 200.0);
   EXPECT_DOUBLE_EQ(rate.add(103.0, 3.0).value(), 50.0);
   EXPECT_DOUBLE_EQ(rate.latest().value(), 50.0);
-  EXPECT_DOUBLE_EQ(rate.peak(), 200.0);
+  EXPECT_DOUBLE_EQ(rate.peak().value(), 200.0);
 }
 
 TEST(SessionCpuRate, AnIntervalShorterThanHalfTheAskedOneIsNotMeasured) {
   CpuRate rate(1.0);
   rate.add(100.0, 0.0);
   EXPECT_FALSE(rate.add(100.4, 1.0));  // a marker's pass right after a scheduled one
-  EXPECT_EQ(rate.peak(), 0);
+  EXPECT_FALSE(rate.peak());
   // The interval still runs from the last measured reading.
   EXPECT_DOUBLE_EQ(rate.add(101.0, 1.5).value(), 150.0);
+}
+
+// A job of 21 ms: one reading, no interval. Its mean is its one rate: no peak is made of it
+// (the summary said "98 % on average, 0 % at most").
+TEST(SessionCpuRate, ARunShorterThanHalfAnIntervalHasNoPeak) {
+  CpuRate rate(0.1);
+  rate.add(100.0, 0.0);     // the start: CPU time 0
+  rate.add(100.021, 0.02);  // the final pass
+  rate.finish();
+  EXPECT_FALSE(rate.peak());
+}
+
+// The CPU time of the last readings, too close to the last measured one to be an interval of
+// their own, joins it: the mean of the run can never be above the peak ("98 % of one core on
+// average, 80 % at most").
+TEST(SessionCpuRate, TheMeanOfTheRunIsNeverAboveThePeak) {
+  for (const double tail : {0.0, 0.01, 0.04, 0.049}) {
+    CpuRate rate(0.1);
+    rate.add(100.0, 0.0);
+    rate.add(100.1, 0.08);         // 80 %
+    rate.add(100.2, 0.16);         // 80 %
+    rate.add(100.2 + tail, 0.16 + tail);  // 100 % in the tail: merged into the last interval
+    rate.finish();
+    const double mean = 100.0 * (0.16 + tail) / (0.2 + tail);
+    ASSERT_TRUE(rate.peak());
+    EXPECT_GE(*rate.peak() + 1e-9, mean) << "tail " << tail;
+  }
 }
 
 }  // namespace

@@ -26,9 +26,11 @@ std::vector<Checkpoint> checkpoints(const Trace& trace, bool with_end = true);
 std::optional<IoSample> io_totals(const Trace& trace);
 
 // The tree's CPU use from the cumulative CPU lines: nullopt without them.
+// The intervals cover the run from its start (CPU time 0 there) to the last reading, so the
+// run's mean is never above the peak; a run with no interval of `min_interval` has no peak.
 struct CpuUse {
-  double seconds = 0;       // user + system of the whole tree
-  double peak_percent = 0;  // of one core, the highest over intervals of at least `min_interval`
+  double seconds = 0;                   // user + system of the whole tree
+  std::optional<double> peak_percent;   // of one core, the highest over intervals of at least `min_interval`
 };
 std::optional<CpuUse> cpu_use(const Trace& trace, Seconds min_interval = 0.05);
 

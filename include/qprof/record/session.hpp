@@ -49,12 +49,16 @@ struct RunReport {
   Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
   std::size_t hwm_uncovered = 0;             // processes whose own peak Σ VmHWM could not cover
   std::size_t hwm_capped = 0;                // processes counted with an ancestor's wait4 peak (loose)
+  bool hwm_useful = false;                   // a bound, and within kUsefulBoundRatio of the peak
   std::optional<MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
   Bytes peak_swap = 0;
   std::optional<TasksSample> most_tasks;     // the TASKS sample with the most threads
   Bytes peak_vsz = 0;
   double cpu_seconds = 0;                    // user + system of the whole tree
-  double cpu_peak_percent = 0;               // of one core, over a stats interval
+  // Of one core, over a stats interval; none when the run was too short to measure one.
+  std::optional<double> cpu_peak_percent;
+  Seconds stats_interval = 0;                // as asked: the schedule of KINDS, TASKS, CPU, IO
+  std::uint64_t usage_readings = 0;          // KINDS/TASKS readings of the tree
   IoSample io;                               // totals of the whole tree
   double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
   std::string gpu_backend;                   // empty: no GPU figures

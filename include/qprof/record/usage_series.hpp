@@ -23,12 +23,14 @@ class UsageSeries {
   std::optional<TasksSample> most_tasks() const { return most_tasks_; }  // the most threads
   Bytes peak_vsz() const { return peak_vsz_; }
   Bytes peak_swap() const { return peak_swap_; }
+  std::uint64_t readings() const { return readings_; }  // passes that read a live member
 
  private:
   std::optional<MemKindsSample> largest_;
   std::optional<TasksSample> most_tasks_;
   Bytes peak_vsz_ = 0;
   Bytes peak_swap_ = 0;
+  std::uint64_t readings_ = 0;
 };
 
 }  // namespace qprof

@@ -32,6 +32,15 @@ struct BracketInputs {
 // the true peak, so a Σ VmHWM below one of them missed growth it should have had.
 PeakBracket make_bracket(const BracketInputs& in);
 
+// An upper bound is shown only where it tells the user something: at most twice the peak it
+// bounds. Σ VmHWM counts each process's own peak as if all came at once; with many short-lived
+// processes (a launcher's shims, a fork pool) it can be many times the peak, a bound that no
+// longer bounds anything a user would plan for.
+inline constexpr double kUsefulBoundRatio = 2.0;
+inline bool bound_is_useful(Bytes upper, Bytes peak) {
+  return peak > 0 && static_cast<double>(upper) <= kUsefulBoundRatio * static_cast<double>(peak);
+}
+
 // Where a bracket breaks the rule (empty: it holds). For tests and checks of old traces.
 std::vector<std::string> bracket_violations(const PeakBracket& b, const BracketInputs& in);
 

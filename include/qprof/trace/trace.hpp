@@ -192,6 +192,8 @@ struct Trace {
   // UNREAD: members qprof could not read (out of descriptors); every figure of the trace misses
   // them, and Σ VmHWM is no bound.
   std::uint64_t unread_processes = 0;
+  // The line (from 1) of a last line without its newline, ignored by the reader; 0: none.
+  std::size_t last_line_cut = 0;
 
   bool is_qprof() const { return meta.format_version > 0; }
   // The time the run started: the header's start, else the first memory sample.

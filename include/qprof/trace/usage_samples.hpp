@@ -22,6 +22,14 @@ struct MemKindsSample {
   Bytes rss() const { return anon + file + shmem; }
 };
 
+// KINDS and TASKS are read on the stats schedule, Σ RSS on the sampling one. The largest KINDS
+// reading is the split of the Σ RSS peak only where it was read near it (within 10 % of it): a
+// split of another instant is not shown as the peak's. Σ VSZ holds Σ RSS at every instant, so a
+// VSZ peak read below the Σ RSS peak was read away from it and is no VSZ peak. The summary and
+// every report go through these two.
+inline bool splits_peak(const MemKindsSample& k, Bytes rss_peak) { return k.rss() >= rss_peak - rss_peak / 10; }
+inline bool is_vsz_peak(Bytes vsz, Bytes rss_peak) { return vsz >= rss_peak; }
+
 // prmon's remaining series: the tree's process and thread counts and Σ virtual size (VmSize).
 struct TasksSample {
   Seconds t = 0;

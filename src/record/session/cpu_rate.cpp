@@ -5,18 +5,35 @@
 
 namespace qprof::session_detail {
 
+double CpuRate::measure(const CpuSample& from, const CpuSample& to) {
+  const double percent = std::max(0.0, 100.0 * (to.cpu_seconds - from.cpu_seconds) / (to.t - from.t));
+  peak_ = std::max(peak_.value_or(0.0), percent);
+  return percent;
+}
+
 std::optional<double> CpuRate::add(Seconds t, double cpu_seconds) {
   const CpuSample cpu{t, cpu_seconds};
   if (!last_) {
     last_ = cpu;
     return std::nullopt;
   }
-  if (cpu.t - last_->t < 0.5 * stats_interval_) return std::nullopt;
-  const double percent = 100.0 * (cpu.cpu_seconds - last_->cpu_seconds) / (cpu.t - last_->t);
-  peak_ = std::max(peak_, percent);
-  latest_ = percent;
+  if (cpu.t - last_->t < 0.5 * stats_interval_) {
+    if (cpu.t > last_->t) pending_ = cpu;
+    return std::nullopt;
+  }
+  latest_ = measure(*last_, cpu);
+  before_ = last_;
   last_ = cpu;
-  return percent;
+  pending_.reset();
+  return latest_;
+}
+
+void CpuRate::finish() {
+  // Without a measured interval the run's one rate is its mean: no peak is made of it.
+  if (!pending_ || !before_) return;
+  measure(*before_, *pending_);
+  last_ = pending_;
+  pending_.reset();
 }
 
 }  // namespace qprof::session_detail

@@ -51,9 +51,16 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
   } else {
     out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);
     notices.warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
-                 " process(es) were reaped by a parent that qprof never reaped, and may have grown after their last "
-                 "reading");
+                 (totals.uncovered == 1 ? " process was" : " processes were") +
+                 " reaped by a parent that qprof never reaped, and may have grown after its last reading");
   }
+}
+
+// The split and the VSZ peak only where they agree with the Σ RSS peak (trace/usage_samples.hpp).
+void keep_stats_consistent(const UsageSeries& usage, RunReport& report) {
+  const Bytes rss_peak = report.sampled_peak ? report.sampled_peak->bytes : 0;
+  if (const auto largest = usage.largest(); largest && splits_peak(*largest, rss_peak)) report.kinds_at_peak = largest;
+  if (is_vsz_peak(usage.peak_vsz(), rss_peak)) report.peak_vsz = usage.peak_vsz();
 }
 
 double own_cpu_seconds() {
@@ -83,10 +90,10 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
   const TreeAccounting::Totals& totals = sampler.totals();
   report.cpu_seconds = totals.cpu_seconds;
   report.io = totals.io;
-  report.kinds_at_peak = sampler.usage().largest();
   report.peak_swap = sampler.usage().peak_swap();
   report.most_tasks = sampler.usage().most_tasks();
-  report.peak_vsz = sampler.usage().peak_vsz();
+  report.usage_readings = sampler.usage().readings();
+  keep_stats_consistent(sampler.usage(), report);
   report.pss_peak = sampler.peak_pss();
   if (report.pss_peak) report.uss_peak = sampler.peak_uss();
   report.pss_unreclaimable_peak = sampler.peak_pss_unreclaimable();
@@ -98,6 +105,11 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
     report.pss_rise_passes = pss->rise_passes();
   }
   report.footprint = footprint_of_run(report);
+  if (totals.uncovered == 0 && report.unread_members == 0) {
+    const Bytes peak = std::max(report.sampled_peak ? report.sampled_peak->bytes : 0,
+                                report.footprint ? report.footprint->peak : 0);
+    report.hwm_useful = bound_is_useful(report.hwm_sum, peak);
+  }
   report.profiler_cpu_seconds = own_cpu_seconds();
   warn_missed_spike(in.asked_interval, notices, report);
   if (in.own_cgroup) {

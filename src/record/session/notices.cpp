@@ -3,11 +3,19 @@
 
 #include <iostream>
 
+#include "qprof/common/charset.hpp"
+
 namespace qprof::session_detail {
 
 void Notices::warn(const std::string& text) {
-  if (live_) live_->message("qprof: " + text);  // above the live line, never through it
-  else std::cerr << "qprof: " << text << '\n';
+  // Said in the locale's charset (Σ as "sum" where it is not UTF-8); -q says nothing: the
+  // trace's NOTE and the report still have it.
+  if (quiet_) {
+  } else if (live_) {
+    live_->message("qprof: " + locale_text(text));  // above the live line, never through it
+  } else {
+    std::cerr << "qprof: " << locale_text(text) << '\n';
+  }
   warnings_.push_back(text);
   if (trace_) trace_->note(text);
 }

@@ -15,7 +15,8 @@ namespace qprof::session_detail {
 class Notices {
  public:
   // Every warning is also appended to `said` (the report's list), as it is said.
-  explicit Notices(std::vector<std::string>& said) : warnings_(said) {}
+  // `quiet` (-q): warnings are kept and written, not said: -q prints nothing but errors.
+  explicit Notices(std::vector<std::string>& said, bool quiet = false) : warnings_(said), quiet_(quiet) {}
   Notices(const Notices&) = delete;
   Notices& operator=(const Notices&) = delete;
 
@@ -30,6 +31,7 @@ class Notices {
 
  private:
   std::vector<std::string>& warnings_;
+  bool quiet_;
   std::vector<std::string> quiet_notes_;
   dat::Writer* trace_ = nullptr;
   LiveLine* live_ = nullptr;

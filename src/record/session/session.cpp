@@ -42,7 +42,7 @@ class Session {
       : o_(o),
         report_(r),
         hooks_(hooks),
-        notices_(r.warnings),
+        notices_(r.warnings, o.quiet),
         cpu_(o.stats_interval),
         dirs_(o.watch_dirs, o.watch_interval),
         intake_([thread = pthread_self()] { SignalRelay::wake(thread); }) {}
@@ -255,6 +255,9 @@ void Session::start_sampling(int stderr_pipe, MarkerMatcher matcher) {
   sampler_ = std::make_unique<Sampler>(*tree_, trace_->writer(), *clock_, std::move(config), cgroup_.get());
   // Attached, CPU time and I/O count from now, not from the process's start.
   if (o_.attach) sampler_->count_from_now();
+  // The tree's CPU time is 0 at the start (attached: at the attach), so the CPU rate's intervals
+  // cover the whole run, the CPU time before the first stats pass included.
+  cpu_.add(clock_->unix_at(start_ns_), 0.0);
   checkpoints_.emplace(Checkpoints::Parts{*sampler_, *clock_, *tree_, gpu_, *trace_, *live_}, hooks_,
                        [this](std::int64_t now) { stats_pass(now); });
 }
@@ -330,7 +333,9 @@ void Session::finish_trace() {
   report_.stops = exit_->stops();
   report_.stopped_seconds = exit_->stopped_seconds();
   report_.mean_interval = samples_.mean_interval(exit_->stopped_seconds());
+  cpu_.finish();
   report_.cpu_peak_percent = cpu_.peak();
+  report_.stats_interval = o_.stats_interval;
   limit_.report(report_);
   // From wait4 of the tree's processes rather than RUSAGE_CHILDREN, which would also count the
   // GPU backends' helpers.

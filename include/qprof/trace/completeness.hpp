@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whether a trace is whole: a qprof trace ends with its EXIT record, and every line of any trace
+// ends with a newline. A trace that is not whole (qprof SIGKILLed, a full disk, a copy cut short)
+// still reads, so every command that reads one says so, in one line with why.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "qprof/trace/trace.hpp"
+
+namespace qprof {
+
+// Why a qprof trace without its EXIT record is incomplete.
+inline constexpr const char* kNoEndRecord = "no end record (EXIT): qprof was killed, or the run still goes on";
+
+// What a reader saw of a trace's completeness. An mprof trace has no end record to miss.
+struct Completeness {
+  bool qprof = false;        // it has a qprof header
+  bool exit = false;         // its EXIT record was read
+  std::size_t cut_line = 0;  // a last line without its newline (ignored); 0: none
+  // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
+  std::string reason() const;
+  // "FILE:LINE" of the cut line, else "FILE".
+  std::string where(const std::string& file) const;
+};
+
+std::string incomplete_reason(const Trace& trace);
+
+// Reads the trace at `path` through (throws dat::ParseError where it is bad): what a streaming
+// command checks before it writes its first byte.
+Completeness file_completeness(const std::string& path);
+
+// "qprof CMD: FILE[:LINE]: incomplete trace: WHY", ready for stderr (terminal-safe), or "" when
+// the trace is whole.
+std::string incomplete_notice(const std::string& command, const std::string& file, const Completeness& seen);
+inline std::string incomplete_notice(const Trace& trace, const std::string& command) {
+  return incomplete_notice(command, trace.source, Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
+}
+
+}  // namespace qprof
