@@ -10,14 +10,14 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static void say_used(const char *when) {
+static void say_used(const char* when) {
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess)
     fprintf(stderr, "cuda_alloc: %s: device used %zu of %zu bytes\n", when, total - free_bytes, total);
 }
 
-static int hold(size_t bytes, const char *label) {
-  void *p = NULL;
+static int hold(size_t bytes, const char* label) {
+  void* p = NULL;
   cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
     fprintf(stderr, "cudaMalloc(%zu): %s\n", bytes, cudaGetErrorString(e));

@@ -16,7 +16,7 @@
 
 // Spins until the SM clock has advanced by `cycles`: a kernel that occupies its SM for a known
 // time without touching memory.
-__global__ void spin(long long cycles, int *sink) {
+__global__ void spin(long long cycles, int* sink) {
   long long start = clock64();
   while (clock64() - start < cycles) {
   }
@@ -29,13 +29,13 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-#define CHECK(call)                                                              \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "cuda_busy: %s: %s\n", #call, cudaGetErrorString(e_));     \
-      return 1;                                                                  \
-    }                                                                            \
+#define CHECK(call)                                                          \
+  do {                                                                       \
+    cudaError_t e_ = (call);                                                 \
+    if (e_ != cudaSuccess) {                                                 \
+      fprintf(stderr, "cuda_busy: %s: %s\n", #call, cudaGetErrorString(e_)); \
+      return 1;                                                              \
+    }                                                                        \
   } while (0)
 
 int main(void) {
@@ -43,7 +43,7 @@ int main(void) {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   int clock_khz = 0;
   CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  int *sink = NULL;
+  int* sink = NULL;
   CHECK(cudaMalloc(&sink, sizeof(int)));
   usleep(300 * 1000);
 
@@ -59,8 +59,7 @@ int main(void) {
     ++launches;
   }
   fprintf(stderr, "QPROF_MARK: Spin End\n");
-  fprintf(stderr, "cuda_busy: spin: %d launches on %d SMs, %.2f s\n", launches,
-          prop.multiProcessorCount, now_s() - t0);
+  fprintf(stderr, "cuda_busy: spin: %d launches on %d SMs, %.2f s\n", launches, prop.multiProcessorCount, now_s() - t0);
 
   fprintf(stderr, "QPROF_MARK: Idle Start\n");
   usleep(1000 * 1000);
@@ -79,8 +78,7 @@ int main(void) {
   }
   double took = now_s() - t0;
   fprintf(stderr, "QPROF_MARK: Copy End\n");
-  fprintf(stderr, "cuda_busy: copy: %zu bytes host-to-device in %.2f s: %.0f B/s\n", moved, took,
-          moved / took);
+  fprintf(stderr, "cuda_busy: copy: %zu bytes host-to-device in %.2f s: %.0f B/s\n", moved, took, moved / took);
   usleep(500 * 1000);
   return 0;
 }

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   const long files = std::atol(argv[1]);
   namespace fs = std::filesystem;
   const bool keep = argc > 2;
-  const fs::path root = keep ? fs::path(argv[2]) : fs::temp_directory_path() / ("qprof-walk-bench-" + std::to_string(getpid()));
+  const fs::path root =
+      keep ? fs::path(argv[2]) : fs::temp_directory_path() / ("qprof-walk-bench-" + std::to_string(getpid()));
   if (!fs::exists(root / "done")) {
     for (long i = 0; i < files; ++i) {
       const fs::path dir = root / ("d" + std::to_string(i / 1000));
@@ -61,8 +62,8 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(last.entries);
   std::printf("entries %llu  apparent %llu B\n", static_cast<unsigned long long>(last.entries),
               static_cast<unsigned long long>(last.apparent));
-  std::printf("walk CPU  median %.1f ms (min %.1f, max %.1f)  = %.0f ns/entry\n", cpu[2] * 1e3, cpu[0] * 1e3, cpu[4] * 1e3,
-              cpu[2] / n * 1e9);
+  std::printf("walk CPU  median %.1f ms (min %.1f, max %.1f)  = %.0f ns/entry\n", cpu[2] * 1e3, cpu[0] * 1e3,
+              cpu[4] * 1e3, cpu[2] / n * 1e9);
   std::printf("walk wall median %.1f ms (min %.1f, max %.1f)  = %.0f ns/entry\n", wall[2] * 1e3, wall[0] * 1e3,
               wall[4] * 1e3, wall[2] / n * 1e9);
   std::printf("at 2 %% of a core: one walk every %.1f s\n", cpu[2] / 0.02);

@@ -68,8 +68,8 @@ void BM_SampleTree(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(t.sampler.sample(qprof::monotonic_ns()));
   t.out.flush();
   state.counters["members"] = static_cast<double>(t.tree.members().size());
-  state.counters["per_member_ns"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                    benchmark::Counter::kInvert);
+  state.counters["per_member_ns"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SampleTree)->Arg(1)->Arg(8)->Arg(32)->Arg(128)->Unit(benchmark::kMicrosecond);
 
@@ -89,9 +89,9 @@ void BM_SmapsRollup(benchmark::State& state) {
   char buf[4096];
   for (auto _ : state) benchmark::DoNotOptimize(rollup.read(buf, sizeof buf));
   // Time per read per GiB held (shown as a time).
-  state.counters["per_GiB"] = benchmark::Counter(static_cast<double>(state.range(0)) / 1024.0,
-                                                 benchmark::Counter::kIsIterationInvariantRate |
-                                                     benchmark::Counter::kInvert);
+  state.counters["per_GiB"] =
+      benchmark::Counter(static_cast<double>(state.range(0)) / 1024.0,
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SmapsRollup)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 
@@ -153,8 +153,10 @@ void BM_ReadCgroupProcs(benchmark::State& state) {
     const std::size_t nl = self.find('\n', at);
     const std::string line = self.substr(at, nl - at);
     at = nl == std::string::npos ? self.size() : nl + 1;
-    if (line.rfind("0::", 0) == 0) path = "/sys/fs/cgroup" + line.substr(3);
-    else if (line.find(":memory:") != std::string::npos) v1 = "/sys/fs/cgroup/memory" + line.substr(line.find(":memory:") + 8);
+    if (line.rfind("0::", 0) == 0)
+      path = "/sys/fs/cgroup" + line.substr(3);
+    else if (line.find(":memory:") != std::string::npos)
+      v1 = "/sys/fs/cgroup/memory" + line.substr(line.find(":memory:") + 8);
   }
   path = (v1.empty() ? path : v1) + "/cgroup.procs";
   std::string text;

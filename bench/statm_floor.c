@@ -72,5 +72,5 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) kill(pids[i], SIGKILL);
   while (wait(NULL) > 0) {
   }
-  return sink == 0xFFFFFFFFu;  /* keeps the reads from being optimised away */
+  return sink == 0xFFFFFFFFu; /* keeps the reads from being optimised away */
 }

@@ -23,13 +23,13 @@ static void pause_ms(long ms) {
 }
 
 /* `mib` MiB that the process really holds: every byte written. */
-static unsigned char *filled(size_t mib) {
-  unsigned char *p = malloc(mib << 20);
+static unsigned char* filled(size_t mib) {
+  unsigned char* p = malloc(mib << 20);
   if (p) memset(p, 1, mib << 20);
   return p;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 96;
   if (mib == 0) {
     fprintf(stderr, "usage: lookup_table MIB (at least 1)\n");
@@ -37,13 +37,13 @@ int main(int argc, char **argv) {
   }
 
   qprof_mark("Build Start");
-  unsigned char *table = filled(mib);
+  unsigned char* table = filled(mib);
   if (!table) return 1;
   pause_ms(100);
   qprof_mark_sync("Build End");
 
   qprof_mark("Query Start");
-  unsigned char *index = filled(mib / 4 ? mib / 4 : 1);
+  unsigned char* index = filled(mib / 4 ? mib / 4 : 1);
   if (!index) return 1;
   unsigned long sum = 0;
   for (size_t i = 0; i < (mib << 20); i += 4096) sum += table[i];

@@ -36,8 +36,8 @@ RateStats rates(const std::vector<Point>& cumulative, Seconds t0, Seconds t1) {
   RateStats r;
   const auto first = std::lower_bound(cumulative.begin(), cumulative.end(), t0 - kTimeSlack,
                                       [](const Point& p, Seconds t) { return p.t < t; });
-  const auto last = std::upper_bound(first, cumulative.end(), t1 + kTimeSlack,
-                                     [](Seconds t, const Point& p) { return t < p.t; });
+  const auto last =
+      std::upper_bound(first, cumulative.end(), t1 + kTimeSlack, [](Seconds t, const Point& p) { return t < p.t; });
   if (last - first < 2) return r;
   const Point& a = *first;
   const Point& b = *(last - 1);

@@ -19,9 +19,12 @@ bool digits(std::string_view s) {
 // for a rank's trace, after "qprof_HOST.rRANK_" (the host may hold anything but '/').
 std::optional<std::size_t> stamp_offset(std::string_view name) {
   std::size_t from;
-  if (name.starts_with("qprof_")) from = 6;
-  else if (name.starts_with("mprofile_")) from = 9;
-  else return std::nullopt;
+  if (name.starts_with("qprof_"))
+    from = 6;
+  else if (name.starts_with("mprofile_"))
+    from = 9;
+  else
+    return std::nullopt;
   const auto stamp_at = [&](std::size_t p) { return p + 14 + 4 <= name.size() && digits(name.substr(p, 14)); };
   if (stamp_at(from)) return from;
   if (name.starts_with("mprofile_")) return std::nullopt;

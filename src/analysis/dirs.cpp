@@ -22,9 +22,9 @@ constexpr int kDirBase = 1 << 16;
 
 struct DirRegistry {
   std::mutex mu;
-  std::deque<std::string> names;  // NAME
-  std::deque<std::string> keys;   // "dir:NAME"
-  std::deque<std::string> titles; // "dir NAME"
+  std::deque<std::string> names;   // NAME
+  std::deque<std::string> keys;    // "dir:NAME"
+  std::deque<std::string> titles;  // "dir NAME"
   std::deque<MetricInfo> infos;
   // NAME → its position: a trace of many directories registers each once, without a search.
   std::unordered_map<std::string, std::size_t> by_name;
@@ -52,7 +52,8 @@ Metric dir_metric(std::string_view name) {
   r.keys.push_back("dir:" + std::string(name));
   r.titles.push_back("dir " + std::string(name));
   const Metric m = static_cast<Metric>(kDirBase + static_cast<int>(r.names.size() - 1));
-  r.infos.push_back(MetricInfo{m, r.keys.back(), r.titles.back(), "apparent size of a watched directory, sampled", true});
+  r.infos.push_back(
+      MetricInfo{m, r.keys.back(), r.titles.back(), "apparent size of a watched directory, sampled", true});
   return m;
 }
 

@@ -66,7 +66,8 @@ void walk_series(const std::vector<const Trace*>& traces, Align align, S&& serie
 
 template <typename F>
 void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
-  walk_series(traces, align, [&](std::size_t i) { return metric_series(*traces[i], m); }, f);
+  walk_series(
+      traces, align, [&](std::size_t i) { return metric_series(*traces[i], m); }, f);
 }
 
 // One GPU device of the job: the same device (host and UUID) seen by several ranks, which share
@@ -82,7 +83,8 @@ std::vector<JobDevice> job_devices(const std::vector<const Trace*>& traces) {
   for (std::size_t i = 0; i < traces.size(); ++i) {
     for (const GpuDevice& d : traces[i]->gpu_devices) {
       const std::string& host = traces[i]->meta.host;
-      auto it = std::find_if(out.begin(), out.end(), [&](const JobDevice& j) { return j.host == host && j.uuid == d.uuid; });
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const JobDevice& j) { return j.host == host && j.uuid == d.uuid; });
       if (it == out.end()) {
         out.push_back({host, d.uuid, d.name, d.total, std::vector<int>(traces.size(), -1)});
         it = std::prev(out.end());

@@ -17,17 +17,19 @@
 namespace qprof {
 namespace {
 
-
 const MetricInfo kMetrics[] = {
-    {Metric::footprint, "footprint", "footprint", "the tree's memory, shared pages once (its cgroup's charge, else Σ PSS)", true},
-    {Metric::unreclaimable, "unreclaimable", "unreclaimable", "anonymous and shared memory of the footprint, which cannot be dropped", true},
+    {Metric::footprint, "footprint", "footprint",
+     "the tree's memory, shared pages once (its cgroup's charge, else Σ PSS)", true},
+    {Metric::unreclaimable, "unreclaimable", "unreclaimable",
+     "anonymous and shared memory of the footprint, which cannot be dropped", true},
     {Metric::rss, "rss", "RSS", "RSS of the tree, sampled", true},
     {Metric::pss, "pss", "PSS", "PSS of the tree, sampled", true},
     {Metric::uss, "uss", "USS", "USS of the tree, sampled", true},
     {Metric::gpu, "gpu", "GPU", "GPU memory of the tree, sampled", true},
     {Metric::cgroup, "cgroup", "cgroup charge", "cgroup charge (includes page cache)", true},
     {Metric::hwm_sum, "hwm_sum", "VmHWM sum", "sum of each process's peak, an upper bound", false},
-    {Metric::kernel_process, "kernel_process", "kernel", "largest single process, the kernel's peak, a lower bound", false},
+    {Metric::kernel_process, "kernel_process", "kernel", "largest single process, the kernel's peak, a lower bound",
+     false},
     {Metric::anon, "anon", "anon RSS", "anonymous RSS of the tree (RssAnon), sampled", true},
     {Metric::file, "file", "file RSS", "file-backed RSS of the tree (RssFile, reclaimable), sampled", true},
     {Metric::shmem, "shmem", "shmem RSS", "shared-memory RSS of the tree (RssShmem, /dev/shm), sampled", true},
@@ -35,7 +37,6 @@ const MetricInfo kMetrics[] = {
 };
 
 }  // namespace
-
 
 using namespace analysis_detail;
 
@@ -78,24 +79,34 @@ std::string metric_names(const std::vector<Metric>& metrics) {
 bool has_metric(const Trace& t, Metric m) {
   if (std::string name; dir_metric_info(m, &name)) {
     const WatchedDir* d = find_watched_dir(t, name);
-    return d && std::any_of(t.dir_samples.begin(), t.dir_samples.end(), [&](const DirSample& s) { return s.dir == d->index; });
+    return d && std::any_of(t.dir_samples.begin(), t.dir_samples.end(),
+                            [&](const DirSample& s) { return s.dir == d->index; });
   }
   switch (m) {
-    case Metric::footprint: return !t.cgroup.empty() || std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.pss > 0; });
+    case Metric::footprint:
+      return !t.cgroup.empty() || std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.pss > 0; });
     case Metric::unreclaimable:
       return std::any_of(t.cgroup.begin(), t.cgroup.end(), [](const CgroupSample& s) { return s.anon.has_value(); }) ||
-             (t.cgroup.empty() && std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.unreclaimable.has_value(); }));
-    case Metric::rss: return !t.mem.empty();
+             (t.cgroup.empty() &&
+              std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.unreclaimable.has_value(); }));
+    case Metric::rss:
+      return !t.mem.empty();
     case Metric::pss:
-    case Metric::uss: return !t.pss.empty();
-    case Metric::gpu: return !t.gpu.empty();
-    case Metric::cgroup: return !t.cgroup.empty() || peak_line(t, dat::kPeakCgroup);
-    case Metric::hwm_sum: return !t.hwm.empty() || peak_line(t, dat::kPeakHwmSum);
-    case Metric::kernel_process: return peak_line(t, dat::kPeakKernelProcess).has_value();
+    case Metric::uss:
+      return !t.pss.empty();
+    case Metric::gpu:
+      return !t.gpu.empty();
+    case Metric::cgroup:
+      return !t.cgroup.empty() || peak_line(t, dat::kPeakCgroup);
+    case Metric::hwm_sum:
+      return !t.hwm.empty() || peak_line(t, dat::kPeakHwmSum);
+    case Metric::kernel_process:
+      return peak_line(t, dat::kPeakKernelProcess).has_value();
     case Metric::anon:
     case Metric::file:
     case Metric::shmem:
-    case Metric::swap: return !t.kinds.empty();
+    case Metric::swap:
+      return !t.kinds.empty();
   }
   return false;
 }

@@ -15,8 +15,9 @@ namespace qprof {
 using namespace analysis_detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
-  std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper ? "sum of each process's peak so far, not a bound"
-                                                                        : std::string(metric_info(m).what);
+  std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper
+                         ? "sum of each process's peak so far, not a bound"
+                         : std::string(metric_info(m).what);
   if (trace.unread_processes > 0) {
     what += "; INCOMPLETE: misses " + std::to_string(trace.unread_processes) + " process(es) qprof could not read";
   }
@@ -53,8 +54,11 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
       if (const auto b = peak_bracket(t); b.upper) p.bytes = std::max(p.bytes, *b.upper);
       break;
     }
-    case Metric::kernel_process: p = Peak{*peak_line(t, dat::kPeakKernelProcess), std::nullopt, true}; break;
-    default: break;
+    case Metric::kernel_process:
+      p = Peak{*peak_line(t, dat::kPeakKernelProcess), std::nullopt, true};
+      break;
+    default:
+      break;
   }
   return p;
 }

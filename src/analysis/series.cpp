@@ -35,8 +35,8 @@ std::pair<std::vector<MemSample>::const_iterator, std::vector<MemSample>::const_
     const std::vector<MemSample>& series, const TimeWindow& w) {
   const auto first = std::lower_bound(series.begin(), series.end(), w.from - kTimeSlack,
                                       [](const MemSample& s, Seconds v) { return s.t < v; });
-  const auto last = std::upper_bound(first, series.end(), w.to + kTimeSlack,
-                                     [](Seconds v, const MemSample& s) { return v < s.t; });
+  const auto last =
+      std::upper_bound(first, series.end(), w.to + kTimeSlack, [](Seconds v, const MemSample& s) { return v < s.t; });
   return {first, last};
 }
 
@@ -56,7 +56,8 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
 
 // The highest sample inside any of the stages (a stage can run several times). For rss the memory
 // at the markers counts too: it is the stage's own (an mprof FUNC line measures it itself).
-std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m, const std::vector<const Stage*>& stages) {
+std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m,
+                                   const std::vector<const Stage*>& stages) {
   std::optional<Peak> best;
   auto consider = [&](Bytes b, Seconds when) {
     if (!best || b > best->bytes) best = Peak{b, when, false};
@@ -85,7 +86,8 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
     return out;
   }
   switch (m) {
-    case Metric::rss: return t.mem;
+    case Metric::rss:
+      return t.mem;
     case Metric::pss:
     case Metric::uss:
       out.reserve(t.pss.size());
@@ -130,8 +132,10 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
         }
       }
       return out;
-    case Metric::hwm_sum: return t.hwm;
-    case Metric::kernel_process: return out;
+    case Metric::hwm_sum:
+      return t.hwm;
+    case Metric::kernel_process:
+      return out;
     case Metric::anon:
     case Metric::file:
     case Metric::shmem:

@@ -25,7 +25,8 @@ TimeWindow window_of(const Stage& s);
 // The latest sample at or before t (with the slack), if any.
 std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t);
 // The highest sample inside any of the stages (a stage can run several times).
-std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m, const std::vector<const Stage*>& stages);
+std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m,
+                                   const std::vector<const Stage*>& stages);
 double round_to(double v, double step);
 // A metric's series as the trace holds it (GPU: devices summed at each sample time).
 std::vector<MemSample> series_as_written(const Trace& t, Metric m);

@@ -15,8 +15,9 @@ const char* const kAttachFooter =
 Result<void> attach_to(RunOptions& o, pid_t pid) {
   if (!o.command.empty()) return Failure{"--attach follows a running process: no command goes with it"};
   if (o.cgroup == CgroupMode::on) {
-    return Failure{"--cgroup moves the tree into a cgroup of its own: not done to a running process "
-                   "(it would change the limits it runs under)"};
+    return Failure{
+        "--cgroup moves the tree into a cgroup of its own: not done to a running process "
+        "(it would change the limits it runs under)"};
   }
   o.cgroup = CgroupMode::off;  // a running process keeps the cgroup it has
   o.attach = pid;

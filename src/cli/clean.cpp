@@ -73,7 +73,8 @@ Command add_clean(CLI::App& app, const Invocation&) {
       "without --older-than or --keep, all of them. Age is from the file's last write.\n"
       "Exit status 1 when a file could not be removed, 2 for usage errors.");
   cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
-  cmd->add_option("--older-than", opts->older_than, "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
+  cmd->add_option("--older-than", opts->older_than,
+                  "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
   // Digits only, within 64 bits: CLI11 alone took -1 (wrapped) and 20 digits (saturated) but not 1e20.
   cmd->add_option("--keep", opts->keep, "Keep the N newest traces")->check([](const std::string& s) -> std::string {
     std::uint64_t n = 0;

@@ -37,9 +37,9 @@ struct CompareCli {
   std::string max_growth;
   std::string max_peak;
   std::string prefix = "qprof_compare";
-  std::string plot;        // --plot OUT: the overlay chart of every run
+  std::string plot;  // --plot OUT: the overlay chart of every run
   bool plot_facet = false;
-  std::string align = "wall";  // a job's ranks: how their traces share one time axis
+  std::string align = "wall";      // a job's ranks: how their traces share one time axis
   std::vector<std::string> pivot;  // --pivot ROWS,COLUMNS: the two names of the grid's axes
   std::string sweep;               // --sweep NAME: the rows as a model of each figure against NAME
   std::optional<double> at;        // --at VALUE: with --sweep, predict there
@@ -81,7 +81,6 @@ Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries)
   }
   return {};
 }
-
 
 std::string percent(double fraction) {
   char buf[32];
@@ -141,26 +140,30 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
     if (!rc.known) {
       b.text = "not checked: no " + metric;
       v.unknown = true;
-      std::cerr << "qprof compare: budget not checked for " << label << ": it or the first row has no " << metric << '\n';
+      std::cerr << "qprof compare: budget not checked for " << label << ": it or the first row has no " << metric
+                << '\n';
       continue;
     }
-    const std::string value = human_bytes(rc.value) +
+    const std::string value =
+        human_bytes(rc.value) +
         (entries[r].runs.size() > 1 ? " (median of " + std::to_string(entries[r].runs.size()) + " runs)" : "");
     if (rc.over_max_peak) {
       const Bytes budget = *max_peaks[r];
       const double frac = budget ? static_cast<double>(*rc.over_max_peak) / static_cast<double>(budget) : 0.0;
-      const std::string of_limit = o.max_peak.find('%') != std::string::npos ? " (" + o.max_peak + " of its limit)" : "";
+      const std::string of_limit =
+          o.max_peak.find('%') != std::string::npos ? " (" + o.max_peak + " of its limit)" : "";
       b.text = "over --max-peak by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")";
       std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value
-                << " exceeds the budget of " << human_bytes(budget) << of_limit << " by " << human_bytes(*rc.over_max_peak)
-                << " (" << percent(frac) << ")" << where_of_row(entries[r], c.metric) << '\n';
+                << " exceeds the budget of " << human_bytes(budget) << of_limit << " by "
+                << human_bytes(*rc.over_max_peak) << " (" << percent(frac) << ")" << where_of_row(entries[r], c.metric)
+                << '\n';
     }
     if (rc.over_growth) {
       b.text += (b.text.empty() ? "" : "; ") + percent(rc.growth) + " over the baseline";
       std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value << " is "
-                << percent(rc.growth) << " against the baseline " << entries[0].label << " (" << human_bytes(rc.baseline)
-                << "), more than the " << growth->text() << " allowed, by " << human_bytes(*rc.over_growth)
-                << where_of_row(entries[r], c.metric) << '\n';
+                << percent(rc.growth) << " against the baseline " << entries[0].label << " ("
+                << human_bytes(rc.baseline) << "), more than the " << growth->text() << " allowed, by "
+                << human_bytes(*rc.over_growth) << where_of_row(entries[r], c.metric) << '\n';
     }
     b.over = rc.over();
     v.over = v.over || b.over;
@@ -233,7 +236,8 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       }
       if (!report.launched) return status;
       if (status != 0) {
-        std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status << "; its trace is kept\n";
+        std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status
+                  << "; its trace is kept\n";
         if (failed == 0) failed = status;
       }
       if (!report.trace_error.empty() || !report.trace_readable_back) {
@@ -284,7 +288,8 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
         const auto p = find_peak(*ranks[i], m);
         if (p && (!top || p->bytes > top->second)) top = std::make_pair(i, p->bytes);
       }
-      if (top) highest_note = "highest peak of a rank: " + rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
+      if (top)
+        highest_note = "highest peak of a rank: " + rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
       if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof compare: warning: " << *skew << '\n';
     }
   }
@@ -297,8 +302,8 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   // A failed command's status wins over qprof's own 2.
   const int failure_status = failed ? failed : kUsageError;
   if (!any) {
-    return Failure{"--metric: no trace has " + o.metric + " (the first has: " +
-                       metric_names(available_metrics(*entries.front().runs.front())) + ")",
+    return Failure{"--metric: no trace has " + o.metric +
+                       " (the first has: " + metric_names(available_metrics(*entries.front().runs.front())) + ")",
                    failure_status};
   }
   if (o.stages && !metric_info(metric).windowed) {
@@ -362,22 +367,29 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "Row name, one per use in row order, or a comma list (default: the file name, or the command)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmp->add_option("--run", opts->commands, "Run this shell command under qprof first and compare its trace (repeatable)");
-  cmp->add_option("--repeat", opts->repeat, "Run each --run command N times: the median, and min-max")->check(CLI::Range(1, 1000));
+  cmp->add_option("--run", opts->commands,
+                  "Run this shell command under qprof first and compare its trace (repeatable)");
+  cmp->add_option("--repeat", opts->repeat, "Run each --run command N times: the median, and min-max")
+      ->check(CLI::Range(1, 1000));
   cmp->add_flag("--stages", opts->stages, "Also the peak inside each stage");
   cmp->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
-  cmp->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
+  cmp->add_option("--unit", opts->unit,
+                  "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
   cmp->add_option("--metric", opts->metric, "Metric of --stages, of the ratio column and of budgets (default rss)")
       ->check(metric_check());
-  cmp->add_option("--baseline", opts->baseline, "Reference trace: the first row, that ratios and --max-growth measure from");
-  cmp->add_option("--max-growth", opts->max_growth, "Budget: a peak at most this much above the first row's (10%, 200MiB)")
+  cmp->add_option("--baseline", opts->baseline,
+                  "Reference trace: the first row, that ratios and --max-growth measure from");
+  cmp->add_option("--max-growth", opts->max_growth,
+                  "Budget: a peak at most this much above the first row's (10%, 200MiB)")
       ->check(growth_check());
-  cmp->add_option("--max-peak", opts->max_peak,
-                  "Budget: a peak at most SIZE (4GiB, 512MB, bytes), or PCT (90%) of the memory limit each row's traces "
-                  "recorded")
+  cmp->add_option(
+         "--max-peak", opts->max_peak,
+         "Budget: a peak at most SIZE (4GiB, 512MB, bytes), or PCT (90%) of the memory limit each row's traces "
+         "recorded")
       ->check(budget_check());
-  cmp->add_option("--plot", opts->plot, "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
+  cmp->add_option("--plot", opts->plot,
+                  "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
       ->check([](const std::string& out) -> std::string {
         return plot::format_for(out) ? "" : "'" + out + "' is not .png, .svg, .pdf or -";
       });
@@ -403,7 +415,8 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
                   "on one time axis")
       ->check(CLI::IsMember({"wall", "start"}));
-  cmp->add_option("-o,--output-prefix", opts->prefix, "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
+  cmp->add_option("-o,--output-prefix", opts->prefix,
+                  "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
   add_sampling_options(*cmp, opts->run);
 
   return {cmp, [opts, &invocation] { return compare_action(*opts, invocation); }};

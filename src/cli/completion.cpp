@@ -21,7 +21,9 @@ std::string listed_choices(const std::string& sub, const std::string& option) {
       {"--metric", "rss pss uss gpu cgroup hwm_sum kernel_process anon file shmem swap"},
       {"--unit", "B KiB MiB GiB KB MB GB"},
       {"--gpu", "auto nvml amd smi none"},
-      {"--panels", "memory gpu cpu io memory-kinds tasks vsz gpu-util disk memory,cpu memory,gpu memory,io memory,memory-kinds memory,disk"},
+      {"--panels",
+       "memory gpu cpu io memory-kinds tasks vsz gpu-util disk memory,cpu memory,gpu memory,io memory,memory-kinds "
+       "memory,disk"},
   };
   if (option == "--format") return sub == "export" ? "perfetto chrome csv json" : "text md csv json";
   if (option == "--metric" && sub == "run") return "rss pss uss all";
@@ -114,7 +116,8 @@ std::string zsh_completion(const CLI::App& app) {
   }
   out << "  )\n"
          "  if (( CURRENT == 2 )); then\n"
-         "    _arguments '(- *)'{-h,--help}'[print the help and exit]' '(- *)--version[print the version and exit]' \\\n"
+         "    _arguments '(- *)'{-h,--help}'[print the help and exit]' '(- *)--version[print the version and exit]' "
+         "\\\n"
          "      ':subcommand:{_describe -t commands \"qprof subcommand\" subcommands}'\n"
          "    return\n"
          "  fi\n"
@@ -156,7 +159,8 @@ std::string bash_completion(const CLI::App& app) {
          "  COMPREPLY=()\n"
          "  if [[ $COMP_CWORD -eq 1 ]]; then\n"
          "    COMPREPLY=($(IFS=' ' compgen -W '"
-      << words(subs) << " --help --version' -- \"$cur\"))\n"
+      << words(subs)
+      << " --help --version' -- \"$cur\"))\n"
          "    return\n"
          "  fi\n"
          "  for ((i = 2; i < COMP_CWORD; i++)); do\n"

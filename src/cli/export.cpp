@@ -27,10 +27,12 @@ struct ExportCli {
 
 Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   std::vector<std::string> files = o.files;
-  if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (invocation.had_dashdash)
+    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   if (files.empty()) return Failure{"no trace given"};
   if (o.labels.size() > files.size()) {
-    return Failure{std::to_string(o.labels.size()) + " labels (--label) for " + std::to_string(files.size()) + " traces"};
+    return Failure{std::to_string(o.labels.size()) + " labels (--label) for " + std::to_string(files.size()) +
+                   " traces"};
   }
   exports::Options options;
   options.format = *exports::parse_format(o.format);
@@ -68,14 +70,16 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
 
 Command add_export(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<ExportCli>();
-  CLI::App* cmd = app.add_subcommand("export", "Convert traces for other tools: Perfetto UI / chrome://tracing, CSV, JSON");
+  CLI::App* cmd =
+      app.add_subcommand("export", "Convert traces for other tools: Perfetto UI / chrome://tracing, CSV, JSON");
   cmd->footer(
       "Usage: qprof export TRACE... [--format perfetto|chrome|csv|json] [-o OUT]\n"
       "perfetto and chrome: Chrome trace-event JSON, which Perfetto UI (ui.perfetto.dev) and\n"
       "chrome://tracing open; one process per trace, a counter track per series, stages and checkpoints.\n"
       "csv and json: one row per memory sample, one column per series, units in the header.\n"
       "Each trace is streamed, never held whole. Exit status 2 on bad options or a bad trace.");
-  cmd->add_option("files", opts->files, "Traces: .dat files written by qprof run or mprof run (several: one process each)");
+  cmd->add_option("files", opts->files,
+                  "Traces: .dat files written by qprof run or mprof run (several: one process each)");
   cmd->add_option("--format", opts->format, "perfetto (default) or chrome: trace-event JSON; csv; json")
       ->check(CLI::IsMember({"perfetto", "chrome", "csv", "json"}));
   cmd->add_option("-o,--output", opts->output, "Output file (default -: stdout)");

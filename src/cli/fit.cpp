@@ -78,13 +78,14 @@ plot::FitChart chart_of(const fit::FitReport& r) {
   const auto in_mib = [](Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
   for (const fit::Probe& p : r.probes) {
     using K = plot::FitChartPoint;
-    const K::Kind kind = p.outcome == fit::Outcome::completed ? K::completed
-                         : p.outcome == fit::Outcome::too_slow ? K::too_slow
+    const K::Kind kind = p.outcome == fit::Outcome::completed    ? K::completed
+                         : p.outcome == fit::Outcome::too_slow   ? K::too_slow
                          : p.outcome == fit::Outcome::oom_killed ? K::oom_killed
                                                                  : K::failed;
     c.points.push_back({in_mib(p.limit), p.seconds, kind});
   }
-  if (r.baseline) c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
+  if (r.baseline)
+    c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
   char slowdown[32];
   std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
   if (r.findings.runs) c.marks.push_back({"runs in", in_mib(r.findings.runs->limit)});
@@ -142,7 +143,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     }
     std::cerr << line << std::flush;
   };
-  const fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  const fit::FitReport r =
+      fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
   if (r.baseline && !o.quiet) std::cerr << fit::text_report(r);
   if (!r.message.empty()) std::cerr << "qprof fit: " << terminal_text(r.message) << '\n';
   if (!o.quiet && r.baseline && r.probes_s > 0) {
@@ -172,7 +174,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
 
 Command add_fit(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<FitCli>();
-  CLI::App* fit = app.add_subcommand("fit", "Find the smallest memory limit a command runs in, by running it repeatedly in a memory cgroup");
+  CLI::App* fit = app.add_subcommand(
+      "fit", "Find the smallest memory limit a command runs in, by running it repeatedly in a memory cgroup");
   fit->footer(
       "Usage: qprof fit [OPTIONS] [--] CMD [ARGS...]\n"
       "CMD runs once without a limit (the baseline: its duration, its cgroup's peak charge and its\n"
@@ -186,8 +189,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
       "128+N when signal N (Ctrl-C) stopped the search, after what was found so far; 2 for usage errors.");
   fit->prefix_command();  // everything from CMD on belongs to CMD, options included
   fit->allow_extras();
-  fit->add_option("--max-slowdown", opts->fit.max_slowdown,
-                  "Stop a run that takes longer than this many times the baseline, as too slow (default 4; at least 0.1 s)")
+  fit->add_option(
+         "--max-slowdown", opts->fit.max_slowdown,
+         "Stop a run that takes longer than this many times the baseline, as too slow (default 4; at least 0.1 s)")
       ->check(CLI::Range(1.0, 1e6));
   fit->add_option("--resolution", opts->resolution,
                   "How close each limit is found: SIZE (16MiB), PCT of the limit (5%) or both (16MiB,5%: the larger); "

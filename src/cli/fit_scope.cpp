@@ -44,8 +44,8 @@ void rerun_fit_in_user_scope_if_needed() {
   if (may_create || in_scope) return;
   std::error_code ec;
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  const auto argv = fit::rerun_in_scope_argv(may_create, in_scope, fit::systemd_user_manager_available(), exe,
-                                             own_cmdline());
+  const auto argv =
+      fit::rerun_in_scope_argv(may_create, in_scope, fit::systemd_user_manager_available(), exe, own_cmdline());
   if (!argv) return;
   const std::string runner = find_program(argv->front());
   if (runner.empty()) return;

@@ -66,7 +66,8 @@ Result<std::vector<std::string>> traces_to_list(const ListCli& o) {
     } catch (const std::exception& e) {
       return Failure{terminal_text(e.what())};
     }
-    if (found.empty()) std::cerr << "qprof list: no traces in " << terminal_text(p) << ": it looks for " << kLooksFor << '\n';
+    if (found.empty())
+      std::cerr << "qprof list: no traces in " << terminal_text(p) << ": it looks for " << kLooksFor << '\n';
     traces.insert(traces.end(), found.begin(), found.end());
   }
   return traces;
@@ -95,7 +96,8 @@ Result<int> list_action(const ListCli& o) {
   if (rows.empty()) return status;
   // Columns as wide as their widest cell: qprof_ names are longer than mprofile_ ones.
   Row width{"#", "NAME", "START", "DURATION", "PEAK RSS", "COMMAND"};
-  std::size_t w[5] = {width.index.size(), width.name.size(), width.start.size(), width.duration.size(), width.peak.size()};
+  std::size_t w[5] = {width.index.size(), width.name.size(), width.start.size(), width.duration.size(),
+                      width.peak.size()};
   const auto cells = [](const std::string& s) {  // display width: "µs" is one column, two bytes
     std::size_t n = 0;
     for (unsigned char c : s) n += (c & 0xC0) != 0x80;

@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
   app.name("qprof");
   app.formatter(qprof::cli::help_formatter());  // before the subcommands, which inherit it
-  app.set_version_flag("--version", [] { return qprof::cli::version_text(); },
-                       "Print the version, the build type and the GPU backends that work here, and exit");
+  app.set_version_flag(
+      "--version", [] { return qprof::cli::version_text(); },
+      "Print the version, the build type and the GPU backends that work here, and exit");
   app.require_subcommand(1, 1);
   qprof::cli::Invocation invocation;
   std::vector<std::string> args(argv + 1, argv + argc);

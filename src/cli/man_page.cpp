@@ -22,9 +22,12 @@ std::string roff(const std::string& text) {
   for (char c : text) {
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
     line_start = c == '\n';
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
   }
   return out;
 }
@@ -93,7 +96,8 @@ void options_section(std::ostringstream& out, const CLI::App& app) {
     out << ".TP\n";
     std::string line;
     for (const std::string& n : opt->get_snames()) line += (line.empty() ? "\\fB\\-" : ", \\fB\\-") + roff(n) + "\\fR";
-    for (const std::string& n : opt->get_lnames()) line += (line.empty() ? "\\fB\\-\\-" : ", \\fB\\-\\-") + roff(n) + "\\fR";
+    for (const std::string& n : opt->get_lnames())
+      line += (line.empty() ? "\\fB\\-\\-" : ", \\fB\\-\\-") + roff(n) + "\\fR";
     if (const std::string value = value_name(*opt); !value.empty()) line += " \\fI" + roff(value) + "\\fR";
     out << line << "\n" << roff(opt->get_description()) << "\n";
   }
@@ -129,8 +133,8 @@ std::string man_page(const CLI::App& app, const CLI::App* sub, const std::string
     }
     out << ".SH COMMANDS\n";
     for (const CLI::App* s : all_subcommands(app)) {
-      out << ".TP\n\\fBqprof " << roff(s->get_name()) << "\\fR\n" << roff(s->get_description()) << "; see \\fBqprof\\-"
-          << roff(s->get_name()) << "\\fR(1).\n";
+      out << ".TP\n\\fBqprof " << roff(s->get_name()) << "\\fR\n"
+          << roff(s->get_description()) << "; see \\fBqprof\\-" << roff(s->get_name()) << "\\fR(1).\n";
     }
     options_section(out, app);
     extras_and_see_also(out, app, "qprof", extras_dir);
@@ -139,9 +143,12 @@ std::string man_page(const CLI::App& app, const CLI::App* sub, const std::string
   const std::string name = "qprof-" + sub->get_name();
   const auto [usage, rest] = split_footer(sub->get_footer());
   out << ".TH " << roff(upper(name)) << " 1 \"\" \"" << version << "\" \"User Commands\"\n"
-      << ".SH NAME\n" << roff(name) << " \\- " << roff(sub->get_description()) << "\n"
-      << ".SH SYNOPSIS\n" << synopsis_roff(usage) << "\n"
-      << ".SH DESCRIPTION\n" << paragraphs(rest);
+      << ".SH NAME\n"
+      << roff(name) << " \\- " << roff(sub->get_description()) << "\n"
+      << ".SH SYNOPSIS\n"
+      << synopsis_roff(usage) << "\n"
+      << ".SH DESCRIPTION\n"
+      << paragraphs(rest);
   options_section(out, *sub);
   extras_and_see_also(out, app, name, extras_dir);
   return out.str();

@@ -18,7 +18,8 @@ struct MarkCli {
 Result<int> mark_action(const MarkCli& o, const Invocation& invocation) {
   std::string label;
   std::vector<std::string> words = o.words;
-  if (invocation.had_dashdash) words.insert(words.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (invocation.had_dashdash)
+    words.insert(words.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   for (const std::string& w : words) label += (label.empty() ? "" : " ") + w;
   if (label.empty()) return Failure{"no label given\nUsage: qprof mark [--sync] [--strict] LABEL..."};
   const int result = o.sync ? qprof_mark_sync(label.c_str()) : qprof_mark(label.c_str());
@@ -33,14 +34,18 @@ Result<int> mark_action(const MarkCli& o, const Invocation& invocation) {
 
 Command add_mark(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<MarkCli>();
-  CLI::App* mark = app.add_subcommand("mark", "Send a marker (a checkpoint; X Start ... X End is a stage) to the qprof run around this process");
+  CLI::App* mark = app.add_subcommand(
+      "mark", "Send a marker (a checkpoint; X Start ... X End is a stage) to the qprof run around this process");
   mark->add_option("label", opts->words, "The marker's label (words are joined by one space)");
-  mark->add_flag("--sync", opts->sync,
-                 "Return once qprof has sampled the checkpoint (at most 100 ms), so that it holds the memory of this moment");
+  mark->add_flag(
+      "--sync", opts->sync,
+      "Return once qprof has sampled the checkpoint (at most 100 ms), so that it holds the memory of this moment");
   mark->add_flag("--strict", opts->strict,
                  "Exit 1 when no qprof took the marker (not under qprof run; with --sync: no acknowledgement in time). "
                  "Without it, outside qprof the command does nothing and exits 0");
-  mark->footer("Usage: qprof mark [--sync] [--strict] LABEL...\nWrites to QPROF_MARK_FD (or the FIFO QPROF_MARK_PATH) that `qprof run` exports; see \"Markers\" in docs/recording.md and qprof-run(1).");
+  mark->footer(
+      "Usage: qprof mark [--sync] [--strict] LABEL...\nWrites to QPROF_MARK_FD (or the FIFO QPROF_MARK_PATH) that "
+      "`qprof run` exports; see \"Markers\" in docs/recording.md and qprof-run(1).");
   return {mark, [opts, &invocation] { return mark_action(*opts, invocation); }};
 }
 

@@ -58,7 +58,8 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
 // The child lines: asked for, or (as mprof peak prints them) whenever a trace of files has them
 // and the peak is RSS, the children's metric. Never with -- CMD, whose stdout is the peak alone.
 report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false) {
-  const bool mprof_default = !run_mode && !o.no_children && !o.json && !t.children.empty() && metric_of(o.metric) == Metric::rss;
+  const bool mprof_default =
+      !run_mode && !o.no_children && !o.json && !t.children.empty() && metric_of(o.metric) == Metric::rss;
   return report::peak_line(t, metric_of(o.metric), o.stage, o.children || mprof_default);
 }
 
@@ -77,8 +78,8 @@ std::optional<std::string> newest_trace() {
 }
 
 // Prints the lines and checks the budget; the status of this part (0, 2 for an error, 3).
-int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<const Trace*>& traces,
-                const PeakCli& o, bool run_mode) {
+int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<const Trace*>& traces, const PeakCli& o,
+                bool run_mode) {
   const Unit unit = *unit_of(o.unit);
   bool error = false, over = false;
   for (const auto& l : lines) {
@@ -118,7 +119,8 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
 Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
   const Metric metric = metric_of(o.metric);
   if (!has_series_over_time(metric)) {
-    return Failure{"--sum needs a metric sampled over time; " + o.metric + " is a figure known only at the end of each run"};
+    return Failure{"--sum needs a metric sampled over time; " + o.metric +
+                   " is a figure known only at the end of each run"};
   }
   for (const Trace* t : traces) {
     if (!has_metric(*t, metric)) return Failure{report::missing_metric(*t, metric)};
@@ -170,7 +172,8 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
   o.run.quiet = true;
   record_metric(o.run, o.metric);
   o.run.multiprocess = o.run.multiprocess || o.children;
-  if (o.run.output == "-") return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
+  if (o.run.output == "-")
+    return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -194,8 +197,11 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     // Never read back: a broken trace may be cut anywhere, a stream is gone. The peaks qprof
     // held in memory answer, except what needs the samples themselves.
     if (!o.stage.empty() || o.children) {
-      return Failure{"--stage and --children need the trace, which is " + std::string(incomplete ? "incomplete" : "not a file"),
-                     status != 0 ? status : incomplete ? kTraceIncomplete : kUsageError};
+      return Failure{
+          "--stage and --children need the trace, which is " + std::string(incomplete ? "incomplete" : "not a file"),
+          status != 0  ? status
+          : incomplete ? kTraceIncomplete
+                       : kUsageError};
     }
     trace = peaks_in_memory(report);
   } else {
@@ -230,23 +236,29 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
       "Exit status: 2 for usage errors, unreadable traces, or a metric or stage a trace lacks; 3 when a\n"
       "peak exceeds --max-peak (and CMD succeeded).");
   peak->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
-  peak->add_option("-o,--output", opts->run.output, "With -- CMD: keep the trace in this file (default: a temporary file)");
+  peak->add_option("-o,--output", opts->run.output,
+                   "With -- CMD: keep the trace in this file (default: a temporary file)");
   add_sampling_options(*peak, opts->run);
-  peak->add_option("--unit", opts->unit, "Unit of the peak: B, KiB, MiB (default), GiB, KB, MB, GB")->check(unit_check());
+  peak->add_option("--unit", opts->unit, "Unit of the peak: B, KiB, MiB (default), GiB, KB, MB, GB")
+      ->check(unit_check());
   peak->add_flag("--json", opts->json, "JSON instead of text (an object with -- CMD, an array for files)");
   peak->add_option("--metric", opts->metric, "Which peak: " + metric_names() + " (default rss)")->check(metric_check());
-  peak->add_option("--stage,--func", opts->stage, "The peak inside this stage only (every run of it); --func: mprof's name");
+  peak->add_option("--stage,--func", opts->stage,
+                   "The peak inside this stage only (every run of it); --func: mprof's name");
   peak->add_flag("--children", opts->children,
                  "Also the peak of each process recorded with -M (CHLD lines); the default for traces that have them, "
                  "as mprof peak prints them (text; with --json, and with -- CMD, only when asked)");
   peak->add_flag("--no-children", opts->no_children, "Leave out the child lines of traces recorded with -M");
-  peak->add_option("--max-peak", opts->max_peak, "Memory budget: exit with status 3 when a peak exceeds SIZE, or PCT of the trace's memory limit (90%)")
+  peak->add_option(
+          "--max-peak", opts->max_peak,
+          "Memory budget: exit with status 3 when a peak exceeds SIZE, or PCT of the trace's memory limit (90%)")
       ->check(budget_check());
   peak->add_flag("--sum", opts->sum,
                  "The traces are one job's ranks: the peak of their sum on one time axis (one line)");
   peak->add_flag("--by-host", opts->by_host, "Like --sum, one line per host (memory is a per-host limit)");
-  peak->add_option("--align", opts->align,
-                   "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
+  peak->add_option(
+          "--align", opts->align,
+          "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
 
   return {peak, [opts, &invocation]() -> Result<int> {
@@ -260,7 +272,8 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                              std::string(o.children ? "--children" : "--stage")};
             }
             if (invocation.had_dashdash) {
-              if (o.sum || o.by_host) return Failure{"--sum and --by-host read the traces of a job's ranks, not -- CMD"};
+              if (o.sum || o.by_host)
+                return Failure{"--sum and --by-host read the traces of a job's ranks, not -- CMD"};
               if (!o.files.empty()) return Failure{"give trace files or -- CMD, not both"};
               if (invocation.after_dashdash.empty()) return Failure{"no command after --"};
               if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();

@@ -74,12 +74,14 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
 }
 
 Failure usage(const std::string& what) {
-  return Failure{what + "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)"};
+  return Failure{what +
+                 "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)"};
 }
 
 Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   std::vector<std::string> files = a.files;
-  if (invocation.had_dashdash) files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (invocation.had_dashdash)
+    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   if (files.empty()) return usage("no trace given");
   plot::PlotOptions& o = a.opts;
 
@@ -92,19 +94,21 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     return usage("stdout is not a terminal: give -o FILE.png, .svg or .pdf, or -o - for a text chart");
   }
   if (!plot::format_for(o.output)) {
-    return usage("cannot tell the format of '" + o.output + "' (-o): use a .png, .svg or .pdf file, or - for a text chart");
+    return usage("cannot tell the format of '" + o.output +
+                 "' (-o): use a .png, .svg or .pdf file, or - for a text chart");
   }
   if (a.size) {
     const auto s = plot::parse_size_spec(*a.size);
-    if (!s) return usage("--size " + *a.size + ": expected WIDTHxHEIGHT, such as 1600x900 (characters for a text chart)");
+    if (!s)
+      return usage("--size " + *a.size + ": expected WIDTHxHEIGHT, such as 1600x900 (characters for a text chart)");
     o.width = s->first;
     o.height = s->second;
   }
   if (a.window) {
     const auto w = plot::parse_window(*a.window);
     if (!w) {
-      return usage("--window " + *a.window + ": expected T0,T1 from the start (T0 < T1; either may be left out), each " +
-                   duration_forms());
+      return usage("--window " + *a.window +
+                   ": expected T0,T1 from the start (T0 < T1; either may be left out), each " + duration_forms());
     }
     o.from = w->first;
     o.to = w->second;
@@ -143,7 +147,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
       const auto read = job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall, job_file, inputs);
       if (!read) return read.failure();
     } else {
-      for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
+      for (std::size_t i = 0; i < files.size(); ++i)
+        inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
     }
     plot::plot(inputs, o);
   } catch (const plot::PlotError& e) {
@@ -160,7 +165,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
 
 Command add_plot(CLI::App& app, const Invocation& invocation) {
   auto a = std::make_shared<PlotArgs>();
-  CLI::App* cmd = app.add_subcommand("plot", "Draw memory over time of one trace or several (qprof's or mprof's .dat) with gnuplot");
+  CLI::App* cmd = app.add_subcommand(
+      "plot", "Draw memory over time of one trace or several (qprof's or mprof's .dat) with gnuplot");
   cmd->footer(
       "Usage: qprof plot FILE [FILE...] [-o OUT] [OPTIONS]\n"
       "Several files are overlaid, each from its own start (or one panel each with --facet).\n"
@@ -168,41 +174,50 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       "is missing, fails or runs past --render-timeout (it is killed; it also dies with qprof). A time more than\n"
       "about 31.7 years (1e9 s) from a trace's start is an error (FILE:LINE), as is a line longer than 1 MiB.");
   cmd->add_option("files", a->files, "Traces: .dat files written by qprof run or mprof run");
-  cmd->add_option("-o,--output", a->output,
-                  "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default on a terminal)");
+  cmd->add_option(
+      "-o,--output", a->output,
+      "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default on a terminal)");
   cmd->add_option("--size", a->size, "WIDTHxHEIGHT in pixels (characters for a text chart); default 1280 wide");
   cmd->add_option("--title", a->opts.title, "Chart title (default: the command line of a single trace)");
   cmd->add_option("--unit", a->unit, "Memory unit: MiB, GiB, MB or GB (default: MiB, GiB from 10 GiB)");
-  cmd->add_option("--window", a->window, "T0,T1: only this part of the run, in seconds from the start (\"T0,\" or \",T1\" leave a side open)");
+  cmd->add_option("--window", a->window,
+                  "T0,T1: only this part of the run, in seconds from the start (\"T0,\" or \",T1\" leave a side open)");
   cmd->add_flag("--no-markers", a->no_markers, "No checkpoints, stages or exit annotations");
-  cmd->add_option("--label", a->labels,
-                  "Name of a trace in the legend, one per use in file order, or a comma list (default: the file name's stem)")
+  cmd->add_option(
+         "--label", a->labels,
+         "Name of a trace in the legend, one per use in file order, or a comma list (default: the file name's stem)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmd->add_option("--metric", a->opts.metric,
-                  "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
-                  "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
-                  "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the tree's memory "
-                  "kinds), or dir:NAME (the size of a --watch-dir directory)");
-  cmd->add_flag("--children", a->opts.children, "Also one line per process of the tree (traces recorded with qprof run -M)");
+  cmd->add_option(
+      "--metric", a->opts.metric,
+      "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
+      "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
+      "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the tree's memory "
+      "kinds), or dir:NAME (the size of a --watch-dir directory)");
+  cmd->add_flag("--children", a->opts.children,
+                "Also one line per process of the tree (traces recorded with qprof run -M)");
   cmd->add_flag("--sum", a->sum,
                 "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed underneath "
                 "(--facet instead: a panel per rank)");
-  cmd->add_option("--align", a->align, "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
+  cmd->add_option("--align", a->align,
+                  "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
   cmd->add_flag("--facet", a->opts.facet, "One panel per trace, sharing the axes, instead of overlaying them");
   cmd->add_flag("--trend", a->opts.trend,
                 "Also draw the fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run, "
                 "dashed, with its slope and R² (as mprof plot -s; see qprof-run(1), TREND)");
-  cmd->add_option("--panels", a->panels,
-                  "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
-                  "memory, and gpu when recorded; disk: the --watch-dir directories)");
-  cmd->add_option("--style", a->opts.style, "A gnuplot file loaded after qprof's style (plot/qprof.gp), to change the look");
+  cmd->add_option(
+      "--panels", a->panels,
+      "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
+      "memory, and gpu when recorded; disk: the --watch-dir directories)");
+  cmd->add_option("--style", a->opts.style,
+                  "A gnuplot file loaded after qprof's style (plot/qprof.gp), to change the look");
   cmd->add_option("--script", a->opts.script, "Also write the complete gnuplot script (data included) to this file");
   cmd->add_option("--gnuplot", a->opts.gnuplot, "The gnuplot program (default: gnuplot, found on PATH)");
-  cmd->add_option("--render-timeout", a->render_timeout,
-                  "Seconds gnuplot may take to draw before it is killed and the chart fails (exit 2); default 30 s plus "
-                  "1 s per 20000 data points sent")
+  cmd->add_option(
+         "--render-timeout", a->render_timeout,
+         "Seconds gnuplot may take to draw before it is killed and the chart fails (exit 2); default 30 s plus "
+         "1 s per 20000 data points sent")
       ->transform(seconds_check(0.0, 86400.0, false));
   return {cmd, [a, &invocation] { return run_plot(*a, invocation); }};
 }

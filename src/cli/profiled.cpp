@@ -48,12 +48,14 @@ CLI::Validator seconds_check(double min, double max, bool min_allowed) {
 }
 
 void add_sampling_options(CLI::App& app, RunOptions& o) {
-  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")->transform(seconds_check(0.0001, 3600.0));
+  app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")
+      ->transform(seconds_check(0.0001, 3600.0));
   app.add_option("--timeout", o.timeout, "After this many seconds, SIGTERM the tree (then SIGKILL)")
       ->transform(seconds_check(0.0, kLongestWait, false));
   app.add_option("--kill-after", o.kill_grace, "Grace period between SIGTERM and SIGKILL after --timeout (default 5)")
       ->transform(seconds_check(0.0, kLongestWait));
-  app.add_flag("--no-wait-daemons{false}", o.wait_daemons, "Stop when CMD exits, even if processes it started keep running");
+  app.add_flag("--no-wait-daemons{false}", o.wait_daemons,
+               "Stop when CMD exits, even if processes it started keep running");
   app.add_option_function<std::string>(
          "--cgroup",
          [&o](const std::string& mode) {
@@ -82,18 +84,21 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
       ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--gpu", o.gpu, "GPU memory source: auto (default: the first that works), nvml, amd, smi, none")
       ->check(CLI::IsMember({"auto", "nvml", "amd", "smi", "none"}));
-  app.add_flag("-v,--verbose", o.verbose, "Also say what is normal: which GPU backends were tried and why none was found");
-  app.add_option("--gpu-interval", o.gpu_interval,
-                 "Seconds between per-process GPU queries (default 0.1; stretched to keep GPU queries under 2 % of a core)")
+  app.add_flag("-v,--verbose", o.verbose,
+               "Also say what is normal: which GPU backends were tried and why none was found");
+  app.add_option(
+         "--gpu-interval", o.gpu_interval,
+         "Seconds between per-process GPU queries (default 0.1; stretched to keep GPU queries under 2 % of a core)")
       ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--watch-dir", o.watch_dirs,
                  "Also record the size of DIR over time (apparent and allocated bytes, growth, its file system's free "
                  "space; repeatable; also $QPROF_WATCH_DIRS, colon-separated)")
       ->type_name("DIR")
       ->allow_extra_args(false);
-  app.add_option("--watch-interval", o.watch_interval,
-                 "Seconds between walks of the --watch-dir directories (default 1; stretched to keep walks under 2 % of "
-                 "a core)")
+  app.add_option(
+         "--watch-interval", o.watch_interval,
+         "Seconds between walks of the --watch-dir directories (default 1; stretched to keep walks under 2 % of "
+         "a core)")
       ->transform(seconds_check(0.01, 3600.0));
   app.add_option("--host-name", o.identity.host,
                  "The host name in the trace's header and in -o's %h (default: $QPROF_HOSTNAME, else the machine's)");
@@ -134,10 +139,7 @@ Result<void> check_sampling_options(const RunOptions& o) {
 
 CLI::Validator size_check() {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
-        return parse_size(s) ? "" : "'" + s + "' is not " + size_forms();
-      },
-      "SIZE");
+      [](std::string& s) -> std::string { return parse_size(s) ? "" : "'" + s + "' is not " + size_forms(); }, "SIZE");
 }
 
 CLI::Validator budget_check() {

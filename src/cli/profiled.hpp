@@ -31,13 +31,13 @@ Result<void> check_sampling_options(const RunOptions& o);
 // A duration (10ms, 0.5s, 1m, 0.5) within [min, max] (min excluded unless min_allowed); a
 // transform: the option receives plain seconds.
 CLI::Validator seconds_check(double min, double max, bool min_allowed = true);
-CLI::Validator size_check();    // parse_size: 4GiB, 512MB, 1048576
-CLI::Validator growth_check();  // 10%, 200MiB
-CLI::Validator budget_check();  // a size, or 90% (of the memory limit the trace recorded)
-CLI::Validator metric_check();  // rss, pss, …
+CLI::Validator size_check();        // parse_size: 4GiB, 512MB, 1048576
+CLI::Validator growth_check();      // 10%, 200MiB
+CLI::Validator budget_check();      // a size, or 90% (of the memory limit the trace recorded)
+CLI::Validator metric_check();      // rss, pss, …
 CLI::Validator run_metric_check();  // the same, or all
-CLI::Validator unit_check();    // B, KiB, MiB, GiB, KB, MB, GB
-CLI::Validator format_check();  // text, md, csv, json
+CLI::Validator unit_check();        // B, KiB, MiB, GiB, KB, MB, GB
+CLI::Validator format_check();      // text, md, csv, json
 
 // What --metric names; the option has been checked, so this cannot fail.
 Metric metric_of(const std::string& name);

@@ -49,7 +49,8 @@ void say_if_incomplete(const Trace& trace) {
 // --sum: the traces of a job's ranks as one report.
 Result<int> report_job(const ReportCli& o) {
   if (!o.yaml.empty() || o.format == "yaml") {
-    return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") + " describes one run; it does not combine with --sum"};
+    return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
+                   " describes one run; it does not combine with --sum"};
   }
   const Metric metric = metric_of(o.metric);
   if (!has_series_over_time(metric)) {
@@ -121,7 +122,8 @@ Result<int> report_trace(const ReportCli& o) {
 
 Command add_report(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<ReportCli>();
-  CLI::App* report = app.add_subcommand("report", "Print a trace's peaks and stage table, or write its Quark-layout YAML");
+  CLI::App* report =
+      app.add_subcommand("report", "Print a trace's peaks and stage table, or write its Quark-layout YAML");
   report->footer(
       "Usage: qprof report [OPTIONS] TRACE\n"
       "       qprof report --sum [OPTIONS] TRACE...   a job's ranks as one (torchrun, mpirun, srun)\n"
@@ -129,27 +131,36 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       "stages; facts: the run's figures as one row); json: all of it.\n"
       "--yaml - (or --format yaml) writes the YAML to stdout instead of the tables. Exit status 2 for\n"
       "usage errors and unreadable traces.");
-  report->add_option("trace", opts->traces, "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
+  report
+      ->add_option("trace", opts->traces,
+                   "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
       ->required();
   report->add_flag("--sum", opts->sum,
                    "The traces are one job's ranks (torchrun, mpirun, srun): the job's peak, each rank, each host, "
                    "stages across ranks");
   report->add_option("--align", opts->align, "With --sum: wall (default) or start (each trace from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
-  report->add_option("--format", opts->format,
-                     "text (default), md, csv, json or yaml (the YAML of --yaml, in Quark's layout, on stdout)")
+  report
+      ->add_option("--format", opts->format,
+                   "text (default), md, csv, json or yaml (the YAML of --yaml, in Quark's layout, on stdout)")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
-            return s == "yaml" || report::parse_format(s) ? "" : "unknown format '" + s + "' (formats: text, md, csv, json, yaml)";
+            return s == "yaml" || report::parse_format(s)
+                       ? ""
+                       : "unknown format '" + s + "' (formats: text, md, csv, json, yaml)";
           },
           "FORMAT"));
-  report->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
+  report
+      ->add_option("--unit", opts->unit,
+                   "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
   report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());
-  report->add_option("--table", opts->table,
-                     "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "
-                     "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
-  report->add_option("--yaml", opts->yaml, "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
+  report->add_option(
+      "--table", opts->table,
+      "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "
+      "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
+  report->add_option("--yaml", opts->yaml,
+                     "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
 
   return {report, [opts, &invocation]() -> Result<int> {
             if (invocation.had_dashdash) return Failure{"'--' takes no command here"};

@@ -39,14 +39,15 @@ struct RunCli {
 std::string prefixed(const std::string& text, const std::string& prefix) {
   std::istringstream in(text);
   std::string line, out;
-  while (std::getline(in, line)) out += line.empty() ? prefix.substr(0, prefix.size() - 1) + "\n" : prefix + line + "\n";
+  while (std::getline(in, line))
+    out += line.empty() ? prefix.substr(0, prefix.size() - 1) + "\n" : prefix + line + "\n";
   return out;
 }
 
 // True when -o names stdout, a pipe or a FIFO: a stream, never read back.
 bool is_stream_output(const std::string& output) {
   if (output == "-") return true;
-  struct stat st{};
+  struct stat st {};
   return ::stat(output.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
@@ -110,7 +111,8 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
 
   // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
   if (!o.run.quiet) {
-    if (const auto growth = report::growth_summary(trace)) std::cerr << "qprof:   trend           " << terminal_text(*growth) << '\n';
+    if (const auto growth = report::growth_summary(trace))
+      std::cerr << "qprof:   trend           " << terminal_text(*growth) << '\n';
   }
 
   if (!o.run.quiet && !trace.stages.empty()) {
@@ -158,7 +160,9 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
   if (attach) {
     run = app.add_subcommand("attach", "Record the memory of a running process and its descendants until it exits");
     run->footer(kAttachFooter);
-    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")->required()->check(pid_check());
+    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")
+        ->required()
+        ->check(pid_check());
   } else {
     run = app.add_subcommand("run", "Run a command and record the memory of its whole process tree");
     run->footer(
@@ -168,16 +172,25 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
         "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
     run->prefix_command();  // everything from CMD on belongs to CMD, options included
     run->allow_extras();
-    run->add_option("--attach", opts->attach_pid, "Follow the running process PID instead of a command (as qprof attach PID)")
+    run->add_option("--attach", opts->attach_pid,
+                    "Follow the running process PID instead of a command (as qprof attach PID)")
         ->check(pid_check());
   }
   run->add_flag("--no-live", opts->no_live, "No live status line on a terminal");
-  run->add_option("-o,--output", opts->run.output, std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank under a launcher; - for stdout") + (attach ? "" : ", then CMD's stdout goes to stderr") + "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
+  run->add_option(
+      "-o,--output", opts->run.output,
+      std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank "
+                  "under a launcher; - for stdout") +
+          (attach ? "" : ", then CMD's stdout goes to stderr") +
+          "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
   add_sampling_options(*run, opts->run);
-  run->add_flag("-M,--multiprocess", opts->run.multiprocess, "Also record each process of the tree (CHLD lines, as mprof -M)");
+  run->add_flag("-M,--multiprocess", opts->run.multiprocess,
+                "Also record each process of the tree (CHLD lines, as mprof -M)");
   run->add_flag("-q,--quiet", opts->run.quiet, "No summary, no stage table and no live line");
-  CLI::Option* yaml = run->add_option("--yaml", opts->yaml, "Also write a YAML report in the layout of Quark's quark_profile.yaml");
-  run->add_flag("--yaml-stream", opts->yaml_stream, "Rewrite the --yaml file at every checkpoint while the command runs")
+  CLI::Option* yaml =
+      run->add_option("--yaml", opts->yaml, "Also write a YAML report in the layout of Quark's quark_profile.yaml");
+  run->add_flag("--yaml-stream", opts->yaml_stream,
+                "Rewrite the --yaml file at every checkpoint while the command runs")
       ->needs(yaml);
   run->add_option("--max-peak", opts->max_peak,
                   "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB, bytes) or PCT of the "
@@ -185,7 +198,8 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
       ->check(budget_check());
   run->add_option("--metric", opts->metric,
                   "rss (default, as mprof); pss, uss, all: also record the tree's PSS and USS. The metric of the "
-                  "stage table and of --max-peak (all: rss), any of " + metric_names())
+                  "stage table and of --max-peak (all: rss), any of " +
+                      metric_names())
       ->check(run_metric_check());
   if (attach) {  // the shared sampling options speak of a command qprof started
     if (CLI::Option* t = run->get_option_no_throw("--timeout")) {
@@ -198,8 +212,11 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
   }
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.
-  run->add_flag("-C,--include-children")->description("Accepted for mprof compatibility (qprof always includes children)");
-  if (!attach) run->add_flag("-E,--exit-code")->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
+  run->add_flag("-C,--include-children")
+      ->description("Accepted for mprof compatibility (qprof always includes children)");
+  if (!attach)
+    run->add_flag("-E,--exit-code")
+        ->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
 
   CLI::App* self = run;
   return {run, [opts, self, &invocation]() -> Result<int> {
@@ -211,8 +228,9 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
               for (const char* name : kNotForAttach) {
                 const CLI::Option* given = self->get_option_no_throw(name);
                 if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
-                  return Failure{std::string(name) +
-                                 " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
+                  return Failure{
+                      std::string(name) +
+                      " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
                 }
               }
               if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();

@@ -37,7 +37,8 @@ std::string backend_line(gpu::Choice c) {
   if (c == gpu::Choice::smi) {
     const bool nv = on_path("nvidia-smi"), rocm = on_path("rocm-smi");
     if (!nv && !rocm) return name + ": no (no nvidia-smi or rocm-smi on PATH)";
-    return name + ": yes (" + std::string(nv ? "nvidia-smi" : "") + (nv && rocm ? ", " : "") + (rocm ? "rocm-smi" : "") + ")";
+    return name + ": yes (" + std::string(nv ? "nvidia-smi" : "") + (nv && rocm ? ", " : "") +
+           (rocm ? "rocm-smi" : "") + ")";
   }
   const gpu::Selection s = gpu::open_backend(c);
   if (s.backend) return name + ": yes (" + s.backend->description() + ")";
@@ -50,7 +51,8 @@ std::string backend_line(gpu::Choice c) {
 }  // namespace
 
 std::string version_text() {
-  std::string out = "qprof " + std::string(kVersion) + "\nbuild: " + QPROF_BUILD_TYPE + "\nGPU backends (loaded at run time):";
+  std::string out =
+      "qprof " + std::string(kVersion) + "\nbuild: " + QPROF_BUILD_TYPE + "\nGPU backends (loaded at run time):";
   for (gpu::Choice c : {gpu::Choice::nvml, gpu::Choice::amd, gpu::Choice::smi}) out += "\n  " + backend_line(c);
   return out;
 }

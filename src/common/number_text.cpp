@@ -37,9 +37,8 @@ std::string number_text(double v, std::string_view not_finite) {
 std::string fixed_text(double v, int decimals, std::string_view not_finite) {
   if (!std::isfinite(v)) return std::string(not_finite);
   decimals = decimals < 0 ? 0 : decimals > 17 ? 17 : decimals;
-  std::string s = to_text([&](char* first, char* last) {
-    return std::to_chars(first, last, v, std::chars_format::fixed, decimals);
-  });
+  std::string s = to_text(
+      [&](char* first, char* last) { return std::to_chars(first, last, v, std::chars_format::fixed, decimals); });
   if (s.find('.') == std::string::npos) return s == "-0" ? "0.0" : s + ".0";
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s += '0';

@@ -54,7 +54,8 @@ bool no_tmpfile(int error) { return error == EOPNOTSUPP || error == EISDIR || er
 OutputFile::OutputFile(std::string path, Temporary temporary) : path_(std::move(path)) {
   const OutputTarget t = detail::resolve_output(path_);
   switch (t.kind) {
-    case OutputTarget::Kind::refused: refuse(path_, t.what);
+    case OutputTarget::Kind::refused:
+      refuse(path_, t.what);
     case OutputTarget::Kind::descriptor:
       if (::fcntl(t.fd, F_GETFD) < 0) fail("cannot write " + path_, errno);
       fd_ = t.fd;
@@ -182,7 +183,8 @@ void write_output(const std::string& path, std::string_view text) {
 void check_output(const std::string& path) {
   const OutputTarget t = detail::resolve_output(path);
   switch (t.kind) {
-    case OutputTarget::Kind::refused: refuse(path, t.what);
+    case OutputTarget::Kind::refused:
+      refuse(path, t.what);
     case OutputTarget::Kind::descriptor:
       if (::fcntl(t.fd, F_GETFD) < 0) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
       return;

@@ -73,12 +73,16 @@ OutputTarget resolve_output(const std::string& path) {
     t.path = at;
     t.exists = true;
     t.mode = st.st_mode & 07777;
-    if (S_ISREG(st.st_mode)) t.kind = OutputTarget::Kind::replace;
-    else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) t.kind = OutputTarget::Kind::in_place;
+    if (S_ISREG(st.st_mode))
+      t.kind = OutputTarget::Kind::replace;
+    else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+      t.kind = OutputTarget::Kind::in_place;
     else {
       t.kind = OutputTarget::Kind::refused;
-      t.what = S_ISDIR(st.st_mode) ? "a directory" : S_ISBLK(st.st_mode) ? "a block device"
-               : S_ISSOCK(st.st_mode) ? "a socket" : "not a file";
+      t.what = S_ISDIR(st.st_mode)    ? "a directory"
+               : S_ISBLK(st.st_mode)  ? "a block device"
+               : S_ISSOCK(st.st_mode) ? "a socket"
+                                      : "not a file";
     }
     return t;
   }

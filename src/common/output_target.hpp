@@ -19,7 +19,7 @@ struct OutputTarget {
   int fd = -1;       // descriptor
   bool exists = false;
   unsigned mode = 0;  // permission bits of the file replaced
-  std::string what;  // refused: "a directory", …
+  std::string what;   // refused: "a directory", …
 };
 
 // Follows `path` (up to 40 links, as the kernel does). Throws OutputError when a link cannot be

@@ -88,7 +88,8 @@ std::optional<Stat> parse_stat(std::string_view text) {
 
 std::optional<Schedstat> parse_schedstat(std::string_view text) {
   Schedstat st;
-  if (!next_number(text, st.run_ns) || !next_number(text, st.wait_ns) || !next_number(text, st.runs)) return std::nullopt;
+  if (!next_number(text, st.run_ns) || !next_number(text, st.wait_ns) || !next_number(text, st.runs))
+    return std::nullopt;
   return st;
 }
 
@@ -96,11 +97,16 @@ std::optional<Io> parse_io(std::string_view text) {
   Io io;
   int seen = 0;
   for_each_key_value(text, [&](std::string_view key, std::uint64_t v) {
-    if (key == "rchar") io.rchar = v, seen |= 1;
-    else if (key == "wchar") io.wchar = v, seen |= 2;
-    else if (key == "read_bytes") io.read_bytes = v, seen |= 4;
-    else if (key == "write_bytes") io.write_bytes = v, seen |= 8;
-    else if (key == "cancelled_write_bytes") io.cancelled_write_bytes = v;
+    if (key == "rchar")
+      io.rchar = v, seen |= 1;
+    else if (key == "wchar")
+      io.wchar = v, seen |= 2;
+    else if (key == "read_bytes")
+      io.read_bytes = v, seen |= 4;
+    else if (key == "write_bytes")
+      io.write_bytes = v, seen |= 8;
+    else if (key == "cancelled_write_bytes")
+      io.cancelled_write_bytes = v;
   });
   if (seen != 15) return std::nullopt;
   return io;
@@ -118,10 +124,14 @@ std::optional<Rollup> parse_smaps_rollup(std::string_view text) {
   Rollup r;
   int seen = 0;
   for_each_key_value(text, [&](std::string_view key, std::uint64_t kib) {
-    if (key == "Rss") r.rss = kib * 1024, seen |= 1;
-    else if (key == "Pss") r.pss = kib * 1024, seen |= 2;
-    else if (key == "Private_Clean" || key == "Private_Dirty" || key == "Private_Hugetlb") r.uss += kib * 1024;
-    else if (key == "Pss_Anon" || key == "Pss_Shmem") r.pss_unreclaimable += kib * 1024, r.has_split = true;
+    if (key == "Rss")
+      r.rss = kib * 1024, seen |= 1;
+    else if (key == "Pss")
+      r.pss = kib * 1024, seen |= 2;
+    else if (key == "Private_Clean" || key == "Private_Dirty" || key == "Private_Hugetlb")
+      r.uss += kib * 1024;
+    else if (key == "Pss_Anon" || key == "Pss_Shmem")
+      r.pss_unreclaimable += kib * 1024, r.has_split = true;
   });
   if (seen != 3) return std::nullopt;
   return r;

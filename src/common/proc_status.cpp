@@ -11,8 +11,10 @@ std::uint64_t number_after(std::string_view line, std::size_t key_len) {
   std::uint64_t v = 0;
   for (std::size_t i = key_len + 1; i < line.size(); ++i) {
     const char c = line[i];
-    if (c >= '0' && c <= '9') v = v * 10 + static_cast<std::uint64_t>(c - '0');
-    else if (c != ' ' && c != '\t') break;
+    if (c >= '0' && c <= '9')
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    else if (c != ' ' && c != '\t')
+      break;
   }
   return v;
 }
@@ -34,13 +36,18 @@ StatusUsage parse_status_usage(std::string_view text) {
     if (line.empty()) continue;
     switch (line.front()) {
       case 'V':
-        if (is_key(line, "VmSize")) u.vsz = number_after(line, 6) * 1024;
-        else if (is_key(line, "VmSwap")) u.swap = number_after(line, 6) * 1024;
+        if (is_key(line, "VmSize"))
+          u.vsz = number_after(line, 6) * 1024;
+        else if (is_key(line, "VmSwap"))
+          u.swap = number_after(line, 6) * 1024;
         break;
       case 'R':
-        if (is_key(line, "RssAnon")) u.anon = number_after(line, 7) * 1024;
-        else if (is_key(line, "RssFile")) u.file = number_after(line, 7) * 1024;
-        else if (is_key(line, "RssShmem")) u.shmem = number_after(line, 8) * 1024;
+        if (is_key(line, "RssAnon"))
+          u.anon = number_after(line, 7) * 1024;
+        else if (is_key(line, "RssFile"))
+          u.file = number_after(line, 7) * 1024;
+        else if (is_key(line, "RssShmem"))
+          u.shmem = number_after(line, 8) * 1024;
         break;
       case 'T':
         if (is_key(line, "Threads")) {
@@ -49,7 +56,8 @@ StatusUsage parse_status_usage(std::string_view text) {
           return u;  // the last of the lines wanted
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return u;

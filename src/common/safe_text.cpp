@@ -83,10 +83,14 @@ std::string valid_utf8(std::string_view s) {
 
 std::string terminal_text(std::string_view s) {
   return transform(s, [](std::string& out, std::string_view seq, std::uint32_t cp) {
-    if (cp == '\n') out += "\\n";
-    else if (cp == '\r') out += "\\r";
-    else if (cp == '\t') out += "\\t";
-    else if (cp < 0x20 || cp == 0x7F) append_escape(out, "\\x", cp, 2);
+    if (cp == '\n')
+      out += "\\n";
+    else if (cp == '\r')
+      out += "\\r";
+    else if (cp == '\t')
+      out += "\\t";
+    else if (cp < 0x20 || cp == 0x7F)
+      append_escape(out, "\\x", cp, 2);
     else if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
       append_escape(out, "\\u", cp, 4);
     } else {
@@ -97,8 +101,10 @@ std::string terminal_text(std::string_view s) {
 
 std::string yaml_text(std::string_view s) {
   return transform(s, [](std::string& out, std::string_view seq, std::uint32_t cp) {
-    if (cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF) out += kReplacement;
-    else out += seq;
+    if (cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF)
+      out += kReplacement;
+    else
+      out += seq;
   });
 }
 

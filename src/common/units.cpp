@@ -79,11 +79,20 @@ std::optional<double> size_scale(std::string_view suffix) {
   if (suffix == "TB") return 1e12;
   if (suffix.size() != 1) return std::nullopt;
   switch (suffix[0]) {
-    case 'K': case 'k': return 1024.0;
-    case 'M': case 'm': return 1024.0 * 1024.0;
-    case 'G': case 'g': return 1024.0 * 1024.0 * 1024.0;
-    case 'T': case 't': return 1024.0 * 1024.0 * 1024.0 * 1024.0;
-    default: return std::nullopt;
+    case 'K':
+    case 'k':
+      return 1024.0;
+    case 'M':
+    case 'm':
+      return 1024.0 * 1024.0;
+    case 'G':
+    case 'g':
+      return 1024.0 * 1024.0 * 1024.0;
+    case 'T':
+    case 't':
+      return 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -111,8 +120,8 @@ std::optional<Seconds> parse_duration(std::string_view text) {
   if (!parsed) return std::nullopt;
   const auto [value, suffix] = *parsed;
   static constexpr std::pair<std::string_view, double> kScales[] = {
-      {"", 1},      {"s", 1},       {"sec", 1},   {"ms", 1e-3}, {"us", 1e-6},   {"µs", 1e-6},
-      {"m", 60},    {"min", 60},    {"h", 3600},  {"d", 86400}, {"w", 7 * 86400},
+      {"", 1},   {"s", 1},    {"sec", 1},  {"ms", 1e-3}, {"us", 1e-6},     {"µs", 1e-6},
+      {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400},
   };
   for (const auto& [name, scale] : kScales) {
     if (suffix == name) return value * scale;
@@ -138,8 +147,10 @@ std::string human_bytes(Bytes bytes) {
     ++step;
   }
   char buf[32];
-  if (step == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : "%.1f %s", v, unit_name(kLadder[step]).data());
+  if (step == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : "%.1f %s", v, unit_name(kLadder[step]).data());
   return buf;
 }
 
@@ -149,12 +160,18 @@ std::string human_seconds(Seconds s) {
   // cast of 1e13 s of hours to int is undefined behaviour.
   if (std::isnan(s)) return "? s";
   if (s < 0) return "-" + human_seconds(-s);
-  if (s < 0.001) std::snprintf(buf, sizeof buf, "%.0f µs", s * 1e6);
-  else if (s < 1.0) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else if (s < 120.0) std::snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (s < 7200.0) std::snprintf(buf, sizeof buf, "%.0f min %.0f s", std::floor(s / 60), std::floor(std::fmod(s, 60)));
-  else if (s < 1e9) std::snprintf(buf, sizeof buf, "%.0f h %.0f min", std::floor(s / 3600), std::floor(std::fmod(s, 3600) / 60));
-  else std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);  // beyond 100 000 years: no minutes
+  if (s < 0.001)
+    std::snprintf(buf, sizeof buf, "%.0f µs", s * 1e6);
+  else if (s < 1.0)
+    std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else if (s < 120.0)
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+  else if (s < 7200.0)
+    std::snprintf(buf, sizeof buf, "%.0f min %.0f s", std::floor(s / 60), std::floor(std::fmod(s, 60)));
+  else if (s < 1e9)
+    std::snprintf(buf, sizeof buf, "%.0f h %.0f min", std::floor(s / 3600), std::floor(std::fmod(s, 3600) / 60));
+  else
+    std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);  // beyond 100 000 years: no minutes
   return buf;
 }
 

@@ -95,8 +95,10 @@ class EventWriter : public dat::Visitor {
   }
   void io(const IoSample& s) override {
     const std::string per_s = unit_name_ + "/s";
-    if (const auto r = rate(read_, s.t, static_cast<double>(s.read_bytes))) counter("disk read", s.t, *r / unit_bytes(unit_), per_s);
-    if (const auto r = rate(write_, s.t, static_cast<double>(s.write_bytes))) counter("disk write", s.t, *r / unit_bytes(unit_), per_s);
+    if (const auto r = rate(read_, s.t, static_cast<double>(s.read_bytes)))
+      counter("disk read", s.t, *r / unit_bytes(unit_), per_s);
+    if (const auto r = rate(write_, s.t, static_cast<double>(s.write_bytes)))
+      counter("disk write", s.t, *r / unit_bytes(unit_), per_s);
   }
   void mark(Seconds t, std::string_view label) override {
     if (auto stage = stages_.on_marker(label, t, last_mem_)) {
@@ -197,13 +199,16 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
     // Named and ordered once the header is read (metadata events may come anywhere): a rank's
     // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the
     // files given.
-    if (!inputs[i].label.empty()) f.label = inputs[i].label;
-    else if (f.rank) f.label = rank_label(*f.rank, f.host);
-    else f.label = default_label(inputs[i].path);
+    if (!inputs[i].label.empty())
+      f.label = inputs[i].label;
+    else if (f.rank)
+      f.label = rank_label(*f.rank, f.host);
+    else
+      f.label = default_label(inputs[i].path);
     const std::int64_t sort_index = f.rank ? *f.rank : 1000000000 + pid;  // traces without a rank after the ranks
     out << ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":" << json_string(f.label)
-        << "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p << ",\"args\":{\"sort_index\":" << sort_index
-        << "}}";
+        << "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
+        << ",\"args\":{\"sort_index\":" << sort_index << "}}";
     facts.push_back(std::move(f));
   }
   out << "\n],\n\"metadata\":{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\"traces\":[";

@@ -53,8 +53,8 @@ void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit uni
   const std::vector<Column> columns = set.columns(unit);
   out << "{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\n\"columns\":[";
   for (std::size_t i = 0; i < columns.size(); ++i) {
-    out << (i ? "," : "") << "{\"name\":" << json_string(columns[i].name) << ",\"unit\":" << json_string(columns[i].unit)
-        << "}";
+    out << (i ? "," : "") << "{\"name\":" << json_string(columns[i].name)
+        << ",\"unit\":" << json_string(columns[i].unit) << "}";
   }
   out << "],\n\"traces\":[";
   for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -118,8 +118,10 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
                  " GPU devices beyond the first " + std::to_string(ColumnSet::kMaxColumnsPerKind) +
                  " of each have no column");
   }
-  if (options.format == Format::csv) write_csv(inputs, set, options.unit, out);
-  else write_json(inputs, set, options.unit, out);
+  if (options.format == Format::csv)
+    write_csv(inputs, set, options.unit, out);
+  else
+    write_json(inputs, set, options.unit, out);
 }
 
 }  // namespace qprof::exports

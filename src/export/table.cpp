@@ -44,8 +44,10 @@ class Scanner : public dat::Visitor {
   template <class Key>
   static void add(std::map<Key, std::size_t>& columns, Key key, std::unordered_set<Key>& seen, std::size_t& left_out) {
     if (columns.count(key)) return;
-    if (columns.size() < ColumnSet::kMaxColumnsPerKind) columns.emplace(key, 0);
-    else if (seen.insert(key).second) ++left_out;
+    if (columns.size() < ColumnSet::kMaxColumnsPerKind)
+      columns.emplace(key, 0);
+    else if (seen.insert(key).second)
+      ++left_out;
   }
   ColumnSet& c_;
   std::unordered_set<int> gpus_seen_;

@@ -33,8 +33,12 @@ Probe probe_of(const ProbeRun& run, Bytes limit, Outcome outcome, const std::str
   const ExitDescription d = describe_wait_status(run.wait_status, name, KillSource::unknown);
   p.exit_status = d.exit_status;
   switch (outcome) {
-    case Outcome::completed: p.detail = "exit status 0"; break;
-    case Outcome::too_slow: p.detail = "still running at " + human_seconds(cutoff_s) + ", stopped by qprof"; break;
+    case Outcome::completed:
+      p.detail = "exit status 0";
+      break;
+    case Outcome::too_slow:
+      p.detail = "still running at " + human_seconds(cutoff_s) + ", stopped by qprof";
+      break;
     case Outcome::oom_killed:
       p.detail = run.oom_kills ? "the OOM killer killed " + std::to_string(*run.oom_kills) + " process(es) of the group"
                                : "killed by SIGKILL (this kernel does not count OOM kills)";
@@ -92,8 +96,9 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   const auto interrupted = [&](int sig) {
     r.end = FitEnd::interrupted;
     r.status = 128 + sig;
-    r.message = r.baseline ? "stopped by " + signal_name(sig) + " before the search ended: the findings rest on the runs so far"
-                           : "stopped by " + signal_name(sig) + " during the unlimited run: nothing was found yet";
+    r.message =
+        r.baseline ? "stopped by " + signal_name(sig) + " before the search ended: the findings rest on the runs so far"
+                   : "stopped by " + signal_name(sig) + " during the unlimited run: nothing was found yet";
   };
   StopSignals signals;
   std::string why_not;
@@ -146,7 +151,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     if (!limit) break;
     if (runs >= o.runs_max) {
       r.end = FitEnd::runs_max;
-      r.message = "--runs-max " + std::to_string(o.runs_max) + " reached before every limit was found to the resolution";
+      r.message =
+          "--runs-max " + std::to_string(o.runs_max) + " reached before every limit was found to the resolution";
       break;
     }
     ++runs;
@@ -167,11 +173,11 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     }
     if (!w.swap_limited && r.swap_limited) {
       r.swap_limited = false;
-      r.notes.push_back(std::string("swap cannot be limited here (") +
-                        (group->is_v1() ? "no memory.memsw.limit_in_bytes: swap accounting is off"
-                                        : "no memory.swap.max") +
-                        (machine_has_swap() ? "): a probe may swap where it would be OOM-killed"
-                                            : "), and this machine has no swap in use now"));
+      r.notes.push_back(
+          std::string("swap cannot be limited here (") +
+          (group->is_v1() ? "no memory.memsw.limit_in_bytes: swap accounting is off" : "no memory.swap.max") +
+          (machine_has_swap() ? "): a probe may swap where it would be OOM-killed"
+                              : "), and this machine has no swap in use now"));
     }
     const ProbeRun run = run_probe(o.command, *group, signals, {r.cutoff_s, 0});
     group.reset();
@@ -186,8 +192,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
       r.message = without_prefix(run.launch_failure->message);
       break;
     }
-    const Probe p = probe_of(run, *limit, outcome_of(run.wait_status, run.stopped_at_deadline, run.oom_kills), name,
-                             r.cutoff_s);
+    const Probe p =
+        probe_of(run, *limit, outcome_of(run.wait_status, run.stopped_at_deadline, run.oom_kills), name, r.cutoff_s);
     search.add(p);
     r.probes.push_back(p);
   }

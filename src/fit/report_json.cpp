@@ -24,13 +24,20 @@ json probe_json(const Probe& p, double baseline_s) {
 
 const char* end_key(FitEnd e) {
   switch (e) {
-    case FitEnd::searched: return "searched";
-    case FitEnd::runs_max: return "runs_max";
-    case FitEnd::interrupted: return "interrupted";
-    case FitEnd::job_failed: return "job_failed";
-    case FitEnd::cannot_start: return "cannot_start";
-    case FitEnd::no_cgroup: return "no_cgroup";
-    case FitEnd::probe_error: return "probe_error";
+    case FitEnd::searched:
+      return "searched";
+    case FitEnd::runs_max:
+      return "runs_max";
+    case FitEnd::interrupted:
+      return "interrupted";
+    case FitEnd::job_failed:
+      return "job_failed";
+    case FitEnd::cannot_start:
+      return "cannot_start";
+    case FitEnd::no_cgroup:
+      return "no_cgroup";
+    case FitEnd::probe_error:
+      return "probe_error";
   }
   return "searched";
 }

@@ -39,8 +39,9 @@ std::string evidence(const FitReport& r, const Finding& f) {
   std::string out;
   if (f.probe) {
     const Probe& p = r.probes[*f.probe];
-    out = p.outcome == Outcome::too_slow ? "still running when stopped at " + human_seconds(r.cutoff_s) + "; it may complete later"
-                                         : "completed in " + fixed(p.seconds, "%.2f s");
+    out = p.outcome == Outcome::too_slow
+              ? "still running when stopped at " + human_seconds(r.cutoff_s) + "; it may complete later"
+              : "completed in " + fixed(p.seconds, "%.2f s");
   } else {
     out = "the unlimited run's peak charge";
   }
@@ -87,7 +88,9 @@ std::string text_report(const FitReport& r) {
   for (const NamedFinding& n : named_findings(r)) {
     if (!*n.finding) continue;
     const std::string key = n.key;
-    const std::string title = key == "smallest_within_slowdown" ? "smallest " + slowdown : key == "full_speed" ? speed : n.title;
+    const std::string title = key == "smallest_within_slowdown" ? "smallest " + slowdown
+                              : key == "full_speed"             ? speed
+                                                                : n.title;
     out << "qprof fit: " << title << ": " << mib((*n.finding)->limit) << " (" << evidence(r, **n.finding) << ")\n";
   }
   for (const std::string& note : r.notes) out << "qprof fit: note: " << terminal_text(note) << '\n';

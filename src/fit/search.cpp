@@ -18,20 +18,28 @@ constexpr Bytes kPage = 4096;  // limits are written in pages: the kernel rounds
 
 const char* outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::completed: return "completed";
-    case Outcome::oom_killed: return "OOM-killed";
-    case Outcome::too_slow: return "too slow";
-    case Outcome::failed: return "failed";
+    case Outcome::completed:
+      return "completed";
+    case Outcome::oom_killed:
+      return "OOM-killed";
+    case Outcome::too_slow:
+      return "too slow";
+    case Outcome::failed:
+      return "failed";
   }
   return "failed";
 }
 
 const char* outcome_key(Outcome o) {
   switch (o) {
-    case Outcome::completed: return "completed";
-    case Outcome::oom_killed: return "oom_killed";
-    case Outcome::too_slow: return "too_slow";
-    case Outcome::failed: return "failed";
+    case Outcome::completed:
+      return "completed";
+    case Outcome::oom_killed:
+      return "oom_killed";
+    case Outcome::too_slow:
+      return "too_slow";
+    case Outcome::failed:
+      return "failed";
   }
   return "failed";
 }
@@ -44,8 +52,10 @@ Bytes Resolution::at(Bytes limit) const {
 Level level_of(const Probe& p, double baseline_seconds, double full_speed_margin) {
   switch (p.outcome) {
     case Outcome::oom_killed:
-    case Outcome::failed: return Level::does_not_run;
-    case Outcome::too_slow: return Level::runs;
+    case Outcome::failed:
+      return Level::does_not_run;
+    case Outcome::too_slow:
+      return Level::runs;
     case Outcome::completed:
       return p.seconds <= baseline_seconds * (1 + full_speed_margin) ? Level::full_speed : Level::within_slowdown;
   }

@@ -9,8 +9,8 @@ namespace qprof::fit {
 
 std::vector<std::string> delegated_scope_argv(const std::string& unit, const std::string& exe,
                                               const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"systemd-run", "--user", "--scope", "--quiet", "--collect",
-                                "-p",          "Delegate=yes", "--unit=" + unit, "--", exe};
+  std::vector<std::string> argv{"systemd-run", "--user",       "--scope",        "--quiet", "--collect",
+                                "-p",          "Delegate=yes", "--unit=" + unit, "--",      exe};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -20,7 +20,8 @@ bool systemd_user_manager_available(const std::string& cgroup_root,
   if (::access((cgroup_root + "/cgroup.controllers").c_str(), R_OK) != 0) return false;
   if (find_program("systemd-run").empty()) return false;
   const char* runtime = getenv("XDG_RUNTIME_DIR");
-  return runtime != nullptr && *runtime != '\0' && ::access((std::string(runtime) + "/systemd/private").c_str(), F_OK) == 0;
+  return runtime != nullptr && *runtime != '\0' &&
+         ::access((std::string(runtime) + "/systemd/private").c_str(), F_OK) == 0;
 }
 
 std::optional<std::vector<std::string>> rerun_in_scope_argv(bool may_create_groups, bool in_scope,

@@ -22,7 +22,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -59,7 +60,8 @@ std::optional<Bytes> property(std::string_view text, std::string_view key) {
     const auto nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ') return parse_number(line.substr(key.size() + 1));
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ')
+      return parse_number(line.substr(key.size() + 1));
   }
   return std::nullopt;
 }

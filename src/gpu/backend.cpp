@@ -19,11 +19,16 @@ std::optional<Choice> parse_choice(std::string_view text) {
 
 std::string_view choice_name(Choice c) {
   switch (c) {
-    case Choice::automatic: return "auto";
-    case Choice::nvml: return "nvml";
-    case Choice::amd: return "amd";
-    case Choice::smi: return "smi";
-    case Choice::none: return "none";
+    case Choice::automatic:
+      return "auto";
+    case Choice::nvml:
+      return "nvml";
+    case Choice::amd:
+      return "amd";
+    case Choice::smi:
+      return "smi";
+    case Choice::none:
+      return "none";
   }
   return "?";
 }
@@ -35,10 +40,17 @@ Selection open_backend(Choice choice, const OpenOptions& options) {
     std::string why;
     try {
       switch (c) {
-        case Choice::nvml: s.backend = open_nvml(options, why); break;
-        case Choice::amd: s.backend = open_amd(options, why); break;
-        case Choice::smi: s.backend = open_smi(options, why); break;
-        default: break;
+        case Choice::nvml:
+          s.backend = open_nvml(options, why);
+          break;
+        case Choice::amd:
+          s.backend = open_amd(options, why);
+          break;
+        case Choice::smi:
+          s.backend = open_smi(options, why);
+          break;
+        default:
+          break;
       }
     } catch (const std::exception& e) {
       s.backend.reset();
@@ -137,7 +149,8 @@ std::vector<bool> visible_devices(const std::vector<Device>& devices, std::optio
       }
       if (physical.size() > 1) hits.clear();
       if (hits.empty() && warning) {
-        *warning = "CUDA_VISIBLE_DEVICES entry '" + std::string(entry) + "' names no single GPU qprof sees; the job sees the GPUs before it only";
+        *warning = "CUDA_VISIBLE_DEVICES entry '" + std::string(entry) +
+                   "' names no single GPU qprof sees; the job sees the GPUs before it only";
       }
     }
     if (hits.empty()) break;

@@ -87,16 +87,16 @@ bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::st
   }
   constexpr int kSetUp = child_process::kExec + 1;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  bp::child child(bp::exe = argv[0], bp::args = args, bp::ignore_error, *report,
-                  bp::extend::on_exec_setup = [&](auto&) {
-                    child_process::default_signals(kDefaultSignals);
-                    if (::dup2(stdin_fd, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(null_out, 2) < 0 ||
-                        // Nothing else of qprof's: a pipe end it kept (the stderr tee's) would
-                        // never see its EOF.
-                        !child_process::close_from(3, report->child_fd()) || ::setpgid(0, 0) != 0) {
-                      report->fail(kSetUp, errno);
-                    }
-                  });
+  bp::child child(
+      bp::exe = argv[0], bp::args = args, bp::ignore_error, *report, bp::extend::on_exec_setup = [&](auto&) {
+        child_process::default_signals(kDefaultSignals);
+        if (::dup2(stdin_fd, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(null_out, 2) < 0 ||
+            // Nothing else of qprof's: a pipe end it kept (the stderr tee's) would
+            // never see its EOF.
+            !child_process::close_from(3, report->child_fd()) || ::setpgid(0, 0) != 0) {
+          report->fail(kSetUp, errno);
+        }
+      });
   const pid_t pid = child.id();
   child.detach();  // stop() reaps it, or the run loop's waitpid(-1) does
   const std::optional<child_process::Failure> failure = report->wait();
@@ -228,7 +228,8 @@ bool run_capture(const std::vector<std::string>& argv, std::string& out, int tim
     r = ::waitpid(pid, &status, 0);
   } while (r < 0 && errno == EINTR);
   if (r == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) && out.empty()) {
-    why = argv[0] + " failed" + (WIFEXITED(status) ? " with status " + std::to_string(WEXITSTATUS(status)) : std::string());
+    why = argv[0] + " failed" +
+          (WIFEXITED(status) ? " with status " + std::to_string(WEXITSTATUS(status)) : std::string());
     return false;
   }
   return true;

@@ -72,7 +72,7 @@ struct Api {
   DeviceTextFn name = nullptr;
   MemoryFn memory = nullptr;
   MemoryV2Fn memory_v2 = nullptr;
-  ProcessesFn compute[4] = {};   // by version: [1] unversioned, [2] _v2, [3] _v3
+  ProcessesFn compute[4] = {};  // by version: [1] unversioned, [2] _v2, [3] _v3
   ProcessesFn graphics[4] = {};
   MigModeFn mig_mode = nullptr;
   MaxMigFn max_mig = nullptr;
@@ -129,7 +129,8 @@ class NvmlBackend final : public Backend {
  private:
   void add_device(nvmlDevice_t h, int vendor_index, const std::string& parent);
   // `refused`, when given, is set to the driver's answer when it refused the list (unavailable).
-  DeviceProcesses::Status fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev, nvmlReturn_t* refused = nullptr);
+  DeviceProcesses::Status fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev,
+                                nvmlReturn_t* refused = nullptr);
   bool parse_entries(unsigned n, std::size_t stride, Bytes total);
 
   void* lib_;
@@ -139,7 +140,7 @@ class NvmlBackend final : public Backend {
   std::vector<Device> devices_;
   std::vector<nvmlDevice_t> handles_;
   std::atomic<bool> mem_v2_{false};
-  int compute_version_ = 0;   // process thread only
+  int compute_version_ = 0;  // process thread only
   int graphics_version_ = 0;
   std::vector<unsigned char> buf_;
   unsigned capacity_ = kFirstCapacity;
@@ -164,7 +165,8 @@ void NvmlBackend::add_device(nvmlDevice_t h, int vendor_index, const std::string
   } else if (api_.memory && api_.memory(h, &m) == kSuccess) {
     d.total = m.total;
   }
-  if (d.uuid.empty()) d.uuid = "nvml-" + std::to_string(vendor_index) + (parent.empty() ? "" : "-mig" + std::to_string(devices_.size()));
+  if (d.uuid.empty())
+    d.uuid = "nvml-" + std::to_string(vendor_index) + (parent.empty() ? "" : "-mig" + std::to_string(devices_.size()));
   d.vendor_index = vendor_index;
   d.parent_uuid = parent;
   devices_.push_back(std::move(d));
@@ -269,7 +271,8 @@ bool NvmlBackend::parse_entries(unsigned n, std::size_t stride, Bytes total) {
   return true;
 }
 
-DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev, nvmlReturn_t* refused) {
+DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes total, std::size_t dev,
+                                           nvmlReturn_t* refused) {
   using Status = DeviceProcesses::Status;
   int& version = graphics ? graphics_version_ : compute_version_;
   const char* kind = graphics ? "graphics" : "compute";
@@ -288,7 +291,8 @@ DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes 
         // Early R535 drivers wrote 32-byte entries from _v3: then the bytes past n 24-byte
         // entries are no longer the canary.
         bool untouched = true;
-        for (std::size_t b = std::size_t{n} * 24; b < std::size_t{n} * 32; ++b) untouched = untouched && buf_[b] == kCanary;
+        for (std::size_t b = std::size_t{n} * 24; b < std::size_t{n} * 32; ++b)
+          untouched = untouched && buf_[b] == kCanary;
         if (!untouched) stride = 32;
       }
       bool ok = parse_entries(n, stride, total);
@@ -303,7 +307,8 @@ DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes 
         return Status::failed;
       }
       if (stride == 32) {
-        warnings_.once("stride32", "NVML: this driver writes 32-byte process entries from _v3 (an R535 bug); read as such");
+        warnings_.once("stride32",
+                       "NVML: this driver writes 32-byte process entries from _v3 (an R535 bug); read as such");
       }
       for (const Entry& e : parsed_) entries_.push_back(e);
       return Status::ok;
@@ -330,8 +335,9 @@ DeviceProcesses::Status NvmlBackend::fetch(nvmlDevice_t h, bool graphics, Bytes 
       }
       return Status::unavailable;
     }
-    warnings_.once(std::string("fail-") + kind + devices_[dev].uuid,
-                   std::string("NVML: listing the ") + kind + " processes of " + devices_[dev].uuid + " failed: " + error(rc));
+    warnings_.once(
+        std::string("fail-") + kind + devices_[dev].uuid,
+        std::string("NVML: listing the ") + kind + " processes of " + devices_[dev].uuid + " failed: " + error(rc));
     return Status::failed;
   }
   return Status::failed;
@@ -351,12 +357,14 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
       // Every tenant is seen when the graphics list was read too, or does not exist here (a
       // compute-only GPU answers Not Supported); not when it failed or was refused to us.
       nvmlReturn_t refused = kSuccess;
-      const Status graphics = graphics_version_ > 0 ? fetch(handles_[i], true, devices_[i].total, i, &refused) : Status::failed;
+      const Status graphics =
+          graphics_version_ > 0 ? fetch(handles_[i], true, devices_[i].total, i, &refused) : Status::failed;
       r.every_tenant = graphics == Status::ok || (graphics == Status::unavailable && refused == kNotSupported);
       any = true;
       // A PID on both lists (or twice on one) counts once, with its larger figure.
       std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-        return a.pid != b.pid ? a.pid < b.pid : (a.bytes == kNotAvailable ? 0 : a.bytes) > (b.bytes == kNotAvailable ? 0 : b.bytes);
+        return a.pid != b.pid ? a.pid < b.pid
+                              : (a.bytes == kNotAvailable ? 0 : a.bytes) > (b.bytes == kNotAvailable ? 0 : b.bytes);
       });
       for (std::size_t k = 0; k < entries_.size(); ++k) {
         if (k > 0 && entries_[k].pid == entries_[k - 1].pid) continue;
@@ -419,9 +427,13 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
   a.max_mig = sym<MaxMigFn>(lib, "nvmlDeviceGetMaxMigDeviceCount");
   a.mig_handle = sym<MigHandleFn>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
 
-  const char* missing = !a.init ? "nvmlInit" : !a.count ? "nvmlDeviceGetCount" : !a.handle_by_index ? "nvmlDeviceGetHandleByIndex"
-                      : !a.uuid ? "nvmlDeviceGetUUID" : (!a.memory && !a.memory_v2) ? "nvmlDeviceGetMemoryInfo"
-                      : (!a.compute[1] && !a.compute[2] && !a.compute[3]) ? "nvmlDeviceGetComputeRunningProcesses" : nullptr;
+  const char* missing = !a.init                                             ? "nvmlInit"
+                        : !a.count                                          ? "nvmlDeviceGetCount"
+                        : !a.handle_by_index                                ? "nvmlDeviceGetHandleByIndex"
+                        : !a.uuid                                           ? "nvmlDeviceGetUUID"
+                        : (!a.memory && !a.memory_v2)                       ? "nvmlDeviceGetMemoryInfo"
+                        : (!a.compute[1] && !a.compute[2] && !a.compute[3]) ? "nvmlDeviceGetComputeRunningProcesses"
+                                                                            : nullptr;
   if (missing) {
     why = library + " has no " + missing + ": not NVML?";
     ::dlclose(lib);

@@ -18,18 +18,17 @@ constexpr int kInsufficientSize = 7;
 constexpr int kNotSupported = 3;
 constexpr int kNoPermission = 4;
 constexpr int kNotFound = 6;
-constexpr int kPcieTxBytes = 0;  // NVML_PCIE_UTIL_TX_BYTES
-constexpr int kPcieRxBytes = 1;  // NVML_PCIE_UTIL_RX_BYTES
+constexpr int kPcieTxBytes = 0;     // NVML_PCIE_UTIL_TX_BYTES
+constexpr int kPcieRxBytes = 1;     // NVML_PCIE_UTIL_RX_BYTES
 constexpr double kPcieUnit = 1024;  // NVML reports KB/s
 constexpr unsigned kMaxSamples = 1u << 16;
-// What an H200's driver (580.159) answers (bench/nvml_probe.py, bench/nvml_answers.py): it samples the GPU once per sample
-// period (1/6 s to 1 s by product, NVML's documentation; 200 ms there) and credits the period to
-// the process that held the GPU then (with one process, that process even when idle). Asked for
-// what is newer than a time, it answers one figure per process sampled since: its SM % summed
-// over the window's periods and divided by their number, stamped with its newest sample. So the
-// tree's share over the window is the sum of its processes' figures, and a call made late loses
-// nothing but time resolution. The latest answer stands until the next one, for as long as a
-// sample period can last and a half (timed on the monotonic clock: wall clocks step).
+// What an H200's driver (580.159) answers (bench/nvml_probe.py, bench/nvml_answers.py): it samples the GPU once per
+// sample period (1/6 s to 1 s by product, NVML's documentation; 200 ms there) and credits the period to the process
+// that held the GPU then (with one process, that process even when idle). Asked for what is newer than a time, it
+// answers one figure per process sampled since: its SM % summed over the window's periods and divided by their number,
+// stamped with its newest sample. So the tree's share over the window is the sum of its processes' figures, and a call
+// made late loses nothing but time resolution. The latest answer stands until the next one, for as long as a sample
+// period can last and a half (timed on the monotonic clock: wall clocks step).
 constexpr long long kLongestPeriodUs = 1'000'000;
 constexpr long long kShortestPeriodUs = 166'667;
 constexpr long long kHoldUs = kLongestPeriodUs * 3 / 2;
@@ -153,7 +152,8 @@ std::optional<double> NvmlUtil::tree_share(std::size_t device, std::span<const p
   const long long wall = wall_us();
   // A clock set back (both clocks, on bare metal) makes every new stamp older than the last
   // seen: the driver would answer NOT_FOUND for as long. Start again from nothing.
-  if (d.last_seen > 0 && d.lags.count() > 0 && driver_now(device, wall) + kHoldUs < static_cast<long long>(d.last_seen)) {
+  if (d.last_seen > 0 && d.lags.count() > 0 &&
+      driver_now(device, wall) + kHoldUs < static_cast<long long>(d.last_seen)) {
     restart(device);
   }
   // Asked from 0 the driver answers its whole buffer, seconds of it from before the job and,

@@ -61,16 +61,16 @@ class NvmlUtil {
   PcieFn pcie_ = nullptr;
   std::vector<Handle> handles_;
   struct DeviceState {
-    unsigned long long last_seen = 0;   // the latest answer's newest stamp (0: the next call starts a window)
-    unsigned long long from = 0;        // where that window starts, on the driver's clock (0: a second ago)
-    unsigned long long period_us = 0;   // the driver's sample period (0: not learnt yet)
-    long long asked_wall_us = 0;        // our clock at the latest call (0: none yet)
-    std::vector<Held> held;             // the latest answer's processes
-    bool holding = false;               // whether `held` is an answer of the tree's (not one it was away for)
-    LeastOfLatest<long long> lags;      // our clock − newest stamp (µs) of the latest answers
-    std::int64_t answered_ns = 0;       // monotonic time of the latest answer
-    bool unsupported = false;           // the driver refused the share
-    bool probed = false;                // the call was made once (then `unsupported` is known)
+    unsigned long long last_seen = 0;  // the latest answer's newest stamp (0: the next call starts a window)
+    unsigned long long from = 0;       // where that window starts, on the driver's clock (0: a second ago)
+    unsigned long long period_us = 0;  // the driver's sample period (0: not learnt yet)
+    long long asked_wall_us = 0;       // our clock at the latest call (0: none yet)
+    std::vector<Held> held;            // the latest answer's processes
+    bool holding = false;              // whether `held` is an answer of the tree's (not one it was away for)
+    LeastOfLatest<long long> lags;     // our clock − newest stamp (µs) of the latest answers
+    std::int64_t answered_ns = 0;      // monotonic time of the latest answer
+    bool unsupported = false;          // the driver refused the share
+    bool probed = false;               // the call was made once (then `unsupported` is known)
   };
   std::vector<DeviceState> dev_;  // in handles_' order
   std::vector<ProcessSample> samples_;

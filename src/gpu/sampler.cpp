@@ -26,8 +26,8 @@ DeviceUtil::Tenancy tenancy(const DeviceProcesses& p) {
 struct Sampler::Dev {
   const Device* info = nullptr;
   bool visible = true;
-  int index = -1;           // GPUDEV index once recorded
-  Bytes tree = 0;           // latest per-process figure
+  int index = -1;                   // GPUDEV index once recorded
+  Bytes tree = 0;                   // latest per-process figure
   std::int64_t tree_asked_ns = -1;  // when the query that gave it was asked (monotonic)
   Bytes first_used = kUnknown;
   Bytes max_used = 0;
@@ -35,9 +35,9 @@ struct Sampler::Dev {
   Bytes max_used_judged = 0;  // … and for the latest query taken: what its lists are judged against
   bool ever_listed = false;
   std::uint64_t ok = 0, unavailable = 0, failed = 0;  // process queries by outcome
-  unsigned fallback = kNone;  // in force now
-  unsigned warned = kNone;    // reasons already said
-  bool warned_back = false;   // "per-process again" said
+  unsigned fallback = kNone;                          // in force now
+  unsigned warned = kNone;                            // reasons already said
+  bool warned_back = false;                           // "per-process again" said
   bool ever_fallback = false;
   Bytes peak_tree = 0;
   Seconds peak_tree_t = 0;
@@ -157,7 +157,8 @@ void Sampler::measure_pcie(std::int64_t asked_ns) {
   const std::int64_t cost = monotonic_ns() - t0;
   ++pcie_queries_;
   pcie_cost_total_ += cost;
-  next_pcie_ns_ = asked_ns + std::max(kPcieIntervalNs, static_cast<std::int64_t>(static_cast<double>(cost) / kPcieShare));
+  next_pcie_ns_ =
+      asked_ns + std::max(kPcieIntervalNs, static_cast<std::int64_t>(static_cast<double>(cost) / kPcieShare));
 }
 
 void Sampler::publish_util() {
@@ -239,7 +240,8 @@ void Sampler::take_process_result(std::int64_t now) {
   process_cost_total_ += cost;
   process_cost_.add(cost);
   // Within the budget: the process queries may take three quarters of it.
-  const auto needed = static_cast<std::int64_t>(static_cast<double>(process_cost_.steady_ns()) / (opt_.cpu_budget * 0.75));
+  const auto needed =
+      static_cast<std::int64_t>(static_cast<double>(process_cost_.steady_ns()) / (opt_.cpu_budget * 0.75));
   const std::int64_t period = std::max(opt_.process_interval_ns, needed);
   next_process_ns_ += period - process_period_ns_;
   process_period_ns_ = period;
@@ -297,7 +299,8 @@ void Sampler::judge_fallbacks() {
       }
     } else if (want == kNone && d.fallback != kNone && !d.warned_back) {
       d.warned_back = true;
-      warn("GPU " + uuid + ": per-process figures are available again; the tree's GPU memory is per-process from now on");
+      warn("GPU " + uuid +
+           ": per-process figures are available again; the tree's GPU memory is per-process from now on");
     }
     d.fallback = want;
     if (want != kNone) d.ever_fallback = true;
@@ -348,7 +351,8 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
       device_cost_total_ += cost;
       device_cost_.add(cost);
       // Device totals may take a quarter of the budget.
-      const auto needed = static_cast<std::int64_t>(static_cast<double>(device_cost_.steady_ns()) / (opt_.cpu_budget * 0.25));
+      const auto needed =
+          static_cast<std::int64_t>(static_cast<double>(device_cost_.steady_ns()) / (opt_.cpu_budget * 0.25));
       next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
       fresh = true;
     }
@@ -453,7 +457,8 @@ Summary Sampler::summary() const {
   s.pcie_queries = pcie_queries_;  // the helper has stopped, or never ran them
   s.pcie_query_ns = pcie_queries_ ? pcie_cost_total_ / static_cast<std::int64_t>(pcie_queries_) : 0;
   if (last_ns_ > first_ns_) {
-    s.query_time_share = static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
+    s.query_time_share =
+        static_cast<double>(device_cost_total_ + process_cost_total_) / static_cast<double>(last_ns_ - first_ns_);
   }
   return s;
 }

@@ -15,7 +15,9 @@ namespace {
 class NvidiaSmi final : public PollingBackend {
  public:
   NvidiaSmi(std::string program, std::vector<Device> devices, std::int64_t interval_ms)
-      : program_(std::move(program)), devices_(std::move(devices)), interval_ms_(std::max<std::int64_t>(interval_ms, 20)) {
+      : program_(std::move(program)),
+        devices_(std::move(devices)),
+        interval_ms_(std::max<std::int64_t>(interval_ms, 20)) {
     used_.assign(devices_.size(), kUnknown);
     apps_.reserve(256);
     pending_.reserve(256);
@@ -28,9 +30,11 @@ class NvidiaSmi final : public PollingBackend {
 
   bool start(std::string& why) {
     const std::string lms = std::to_string(interval_ms_);
-    if (!gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false, why) ||
-        !apps_child_.start({program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
-                           false, why)) {
+    if (!gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false,
+                     why) ||
+        !apps_child_.start(
+            {program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
+            false, why)) {
       return false;
     }
     last_block_ns_ = monotonic_ns();
@@ -158,8 +162,9 @@ std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why)
     return nullptr;
   }
   std::string out;
-  if (!detail::run_capture({program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"},
-                           out, 20000, why)) {
+  if (!detail::run_capture(
+          {program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"}, out,
+          20000, why)) {
     return nullptr;
   }
   std::vector<Device> devices;

@@ -48,7 +48,8 @@ class PollingBackend : public Backend {
   }
   void stop_thread() {
     quit_ = true;
-    if (wake_[1] >= 0) [[maybe_unused]] auto n = ::write(wake_[1], "x", 1);
+    if (wake_[1] >= 0) [[maybe_unused]]
+      auto n = ::write(wake_[1], "x", 1);
     if (thread_.joinable()) thread_.join();
     for (int& fd : wake_) {
       if (fd >= 0) ::close(fd);
@@ -63,8 +64,8 @@ class PollingBackend : public Backend {
 
   detail::Warnings warnings_;
   std::atomic<bool> quit_{false};
-  mutable std::mutex mu_;     // guards used_ and the derived backend's latest lists
-  std::vector<Bytes> used_;   // per device; kUnknown where unknown
+  mutable std::mutex mu_;    // guards used_ and the derived backend's latest lists
+  std::vector<Bytes> used_;  // per device; kUnknown where unknown
 
  private:
   void loop() {

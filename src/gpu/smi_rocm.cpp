@@ -23,7 +23,10 @@ constexpr const char* kRocmLoop =
 class RocmSmi final : public PollingBackend {
  public:
   RocmSmi(std::string program, std::vector<Device> devices, std::vector<std::string> keys, std::int64_t interval_ms)
-      : program_(std::move(program)), devices_(std::move(devices)), keys_(std::move(keys)), interval_ms_(std::max<std::int64_t>(interval_ms, 100)) {
+      : program_(std::move(program)),
+        devices_(std::move(devices)),
+        keys_(std::move(keys)),
+        interval_ms_(std::max<std::int64_t>(interval_ms, 100)) {
     used_.assign(devices_.size(), kUnknown);
   }
   ~RocmSmi() override {
@@ -39,9 +42,7 @@ class RocmSmi final : public PollingBackend {
 
   std::string_view name() const override { return "rocm-smi"; }
   std::vector<pid_t> helper_pids() const override { return {shell_.pid()}; }
-  std::string description() const override {
-    return "rocm-smi (" + program_ + "): " + detail::describe(devices_);
-  }
+  std::string description() const override { return "rocm-smi (" + program_ + "): " + detail::describe(devices_); }
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return false; }
@@ -143,7 +144,8 @@ std::unique_ptr<Backend> open_rocm_smi(const OpenOptions& o, std::string& why) {
     return nullptr;
   }
   std::string out;
-  if (!detail::run_capture({program, "--showmeminfo", "vram", "--showbus", "--showproductname", "--json"}, out, 30000, why)) {
+  if (!detail::run_capture({program, "--showmeminfo", "vram", "--showbus", "--showproductname", "--json"}, out, 30000,
+                           why)) {
     return nullptr;
   }
   const auto cards = smi::parse_rocm_meminfo(out);

@@ -23,15 +23,20 @@ int palette_slot(std::size_t i) { return static_cast<int>(i % kPalette) + 1; }
 
 double panel_weight(Panel p) {
   switch (p) {
-    case Panel::memory: return 1.0;
-    case Panel::gpu: return 0.6;
+    case Panel::memory:
+      return 1.0;
+    case Panel::gpu:
+      return 0.6;
     case Panel::cpu:
     case Panel::io:
     case Panel::tasks:
     case Panel::vsz:
-    case Panel::gpu_util: return 0.4;
-    case Panel::memory_kinds: return 0.6;
-    case Panel::disk: return 0.4;
+    case Panel::gpu_util:
+      return 0.4;
+    case Panel::memory_kinds:
+      return 0.6;
+    case Panel::disk:
+      return 0.4;
   }
   return 1.0;
 }
@@ -41,7 +46,6 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-
 
 std::string bytes_text(double bytes, const std::optional<Unit>& unit) {
   if (unit) return fmt("%.4g", bytes / unit_bytes(*unit)) + " " + std::string(unit_name(*unit));
@@ -57,15 +61,24 @@ std::string metric_name(const TraceData& d) {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 3: return "SIGQUIT";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 15: return "SIGTERM";
-    default: return "signal " + std::to_string(sig);
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 3:
+      return "SIGQUIT";
+    case 6:
+      return "SIGABRT";
+    case 7:
+      return "SIGBUS";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -196,15 +209,33 @@ void Builder::drafts() {
       d.panel.xmin = xmin_;
       d.panel.xmax = xmax_;
       switch (panels_[k]) {
-        case Panel::memory: memory_panel(d, in); break;
-        case Panel::gpu: gpu_panel(d, in); break;
-        case Panel::cpu: cpu_panel(d, in); break;
-        case Panel::io: io_panel(d, in); break;
-        case Panel::memory_kinds: memory_kinds_panel(d, in); break;
-        case Panel::tasks: tasks_panel(d, in); break;
-        case Panel::vsz: vsz_panel(d, in); break;
-        case Panel::gpu_util: gpu_util_panel(d, in); break;
-        case Panel::disk: disk_panel(d, in); break;
+        case Panel::memory:
+          memory_panel(d, in);
+          break;
+        case Panel::gpu:
+          gpu_panel(d, in);
+          break;
+        case Panel::cpu:
+          cpu_panel(d, in);
+          break;
+        case Panel::io:
+          io_panel(d, in);
+          break;
+        case Panel::memory_kinds:
+          memory_kinds_panel(d, in);
+          break;
+        case Panel::tasks:
+          tasks_panel(d, in);
+          break;
+        case Panel::vsz:
+          vsz_panel(d, in);
+          break;
+        case Panel::gpu_util:
+          gpu_util_panel(d, in);
+          break;
+        case Panel::disk:
+          disk_panel(d, in);
+          break;
       }
       if (d.panel.series.empty()) {
         // A facet whose trace lacks what its neighbours have: say so rather than look broken.
@@ -233,7 +264,8 @@ std::vector<Panel> resolve_panels(const std::vector<TraceInput>& traces, const P
     for (const TraceInput& t : traces) {
       const TraceData& d = *t.data;
       switch (p) {
-        case Panel::memory: return true;
+        case Panel::memory:
+          return true;
         case Panel::gpu:
           for (const GpuDeviceData& g : d.gpus) {
             if (!g.tree.empty() || !g.used.empty()) return true;
@@ -278,8 +310,9 @@ std::vector<Panel> resolve_panels(const std::vector<TraceInput>& traces, const P
     if (has(p)) {
       out.push_back(p);
     } else if (options.warn) {
-      options.warn("no " + std::string(panel_name(p)) + " samples in " + (traces.size() == 1 ? "the trace" : "any trace") +
-                   ": the " + std::string(panel_name(p)) + " panel is left out");
+      options.warn("no " + std::string(panel_name(p)) + " samples in " +
+                   (traces.size() == 1 ? "the trace" : "any trace") + ": the " + std::string(panel_name(p)) +
+                   " panel is left out");
     }
   }
   if (out.empty()) out.push_back(Panel::memory);

@@ -100,8 +100,8 @@ class Builder {
   void tasks_panel(Draft& d, const std::vector<TraceInput>& in);
   void vsz_panel(Draft& d, const std::vector<TraceInput>& in);
   void gpu_util_panel(Draft& d, const std::vector<TraceInput>& in);
-  void disk_panel(Draft& d, const std::vector<TraceInput>& in);  // chart_disk.cpp
-  void limit_line(Draft& d, const TraceData& t, double unit);    // chart_disk.cpp
+  void disk_panel(Draft& d, const std::vector<TraceInput>& in);              // chart_disk.cpp
+  void limit_line(Draft& d, const TraceData& t, double unit);                // chart_disk.cpp
   void trend_lines(Draft& d, const TraceInput& in, int color, double unit);  // chart_trend.cpp
   int trace_color(const TraceInput& t) const;
   // Stages, checkpoints and the end of a killed command, in every panel; labels only on top.

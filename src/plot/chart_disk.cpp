@@ -67,9 +67,11 @@ void Builder::disk_panel(Draft& d, const std::vector<TraceInput>& in) {
     for (const DirData& w : ti.data->dirs) {
       if (w.apparent.empty()) continue;
       const int color = single ? palette_slot(k++) : trace_color(ti);
-      const std::string who = (single ? std::string() : display_text(ti.label, 24) + ": ") + display_text(w.info.path, 40);
+      const std::string who =
+          (single ? std::string() : display_text(ti.label, 24) + ": ") + display_text(w.info.path, 40);
       std::string title = who + ", peak " + bytes_text(w.apparent.envelope().max().v, units_.chosen);
-      if (!w.fs_free.empty() && !draw_free) title += " (fs free ≥ " + bytes_text(w.fs_free.envelope().min().v, units_.chosen) + ")";
+      if (!w.fs_free.empty() && !draw_free)
+        title += " (fs free ≥ " + bytes_text(w.fs_free.envelope().min().v, units_.chosen) + ")";
       add_series(d, {Role::dir_size, color, false, false, std::move(title), scaled(w.apparent.points(), unit)});
       if (draw_free && !w.fs_free.empty()) {
         add_series(d, {Role::dir_free, color, true, false, who + ": free space of its file system",

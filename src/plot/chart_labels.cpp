@@ -57,7 +57,7 @@ void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {
     if (t.exit && (t.exit->signal != 0 || t.exit->timed_out || t.exit->status != 0) && t.exit->t >= xmin_ &&
         t.exit->t <= xmax_) {
       std::string what = t.exit->signal != 0 ? "killed by " + signal_name(t.exit->signal)
-                                              : "exit status " + std::to_string(t.exit->status);
+                                             : "exit status " + std::to_string(t.exit->status);
       if (t.exit->timed_out) what += " (timeout)";
       d.panel.vlines.push_back(ChartVLine{t.exit->t, color, true, false});
       if (d.top_of_stack) d.seeds.push_back({what, LabelKind::exit, color, t.exit->t, t.exit->t});

@@ -18,7 +18,8 @@ namespace qprof::plot::chart_detail {
 double Builder::tic_label_width(double ymax) const {
   const double rounded = std::abs(ymax) < 1e-300 ? 1 : ymax;
   const std::string s = fmt("%.2g", rounded);
-  std::size_t chars = s.find('e') != std::string::npos ? 7 : std::max<std::size_t>(fmt("%.0f", rounded).size(), s.size());
+  std::size_t chars =
+      s.find('e') != std::string::npos ? 7 : std::max<std::size_t>(fmt("%.0f", rounded).size(), s.size());
   if (rounded < 10) chars = std::max<std::size_t>(chars, 3);  // "0.5", "2.5"
   return text_ ? static_cast<double>(chars) + 1 : (chars * 0.64 + 0.6) * em_;
 }
@@ -36,7 +37,8 @@ void Builder::geometry() {
   double right_margin = key_w > 0 ? std::min(key_cap, key_w + sample + 1.5 * em_) : 1.5 * em_;
   if (key_w > 0 && key_w + sample + 1.5 * em_ > key_cap) {
     // Shorten the entries to what fits, at ~0.6 em a character.
-    const auto chars = static_cast<std::size_t>(std::max(6.0, (key_cap - sample - 1.5 * em_) / ((text_ ? 1.0 : 0.6) * em_)));
+    const auto chars =
+        static_cast<std::size_t>(std::max(6.0, (key_cap - sample - 1.5 * em_) / ((text_ ? 1.0 : 0.6) * em_)));
     for (Draft& d : drafts_) {
       for (ChartSeries& s : d.panel.series) s.title = display_text(s.title, chars);
     }
@@ -58,7 +60,8 @@ void Builder::geometry() {
   // Notes are known only after the labels are placed, which needs the widths: reserve room for
   // the notes we already have plus one for label notes.
   const auto bottom_chrome = [&](std::size_t notes) {
-    return (text_ ? 2.0 : 2.9 * line_) + static_cast<double>(notes) * (text_ ? 1 : 1.15 * line_) + (text_ ? 0 : 0.3 * line_);
+    return (text_ ? 2.0 : 2.9 * line_) + static_cast<double>(notes) * (text_ ? 1 : 1.15 * line_) +
+           (text_ ? 0 : 0.3 * line_);
   };
   std::size_t reserved_notes = chart_.notes.size() + (any_seeds() ? 1 : 0);
   double fixed = top_chrome + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
@@ -146,8 +149,10 @@ void Builder::y_ranges() {
     double reserved = d.top_of_stack && !text_ ? 0.3 * line_ : 0.0;
     reserved += d.lanes * lane_h();
     if (d.layout.rows > 0) reserved += d.layout.rows * line_ + (text_ ? 0 : 0.2 * line_);
-    if (d.peak) reserved += text_ ? 2.0 : 1.4 * line_;
-    else if (!d.panel.points.empty()) reserved += text_ ? 1.0 : 0.6 * line_;  // the peaks' marks
+    if (d.peak)
+      reserved += text_ ? 2.0 : 1.4 * line_;
+    else if (!d.panel.points.empty())
+      reserved += text_ ? 1.0 : 0.6 * line_;  // the peaks' marks
     double f = std::min(reserved / std::max(d.plot_h, 1.0), 0.6);
     if (d.panel.kind != Panel::memory && f < 0.07) f = 0.07;
     if (d.panel.kind == Panel::memory && f < 0.05) f = 0.05;
@@ -167,8 +172,8 @@ void Builder::y_ranges() {
       const double bar_h = lane_h() - (text_ ? 0 : 0.2 * line_);
       const LabelSeed& s = ls.seed;
       if (!text_) {
-        d.panel.bands.push_back(ChartBand{s.x0, s.x1, ls.shade, s.color, 1.0 - (top_px + bar_h) / d.plot_h,
-                                          1.0 - top_px / d.plot_h});
+        d.panel.bands.push_back(
+            ChartBand{s.x0, s.x1, ls.shade, s.color, 1.0 - (top_px + bar_h) / d.plot_h, 1.0 - top_px / d.plot_h});
       }
       // The stage's name inside its bar, shortened to fit, or not at all.
       const double room = px(d, s.x1) - px(d, s.x0) - (text_ ? 1 : 0.7 * em_);

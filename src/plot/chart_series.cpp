@@ -113,8 +113,9 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       d.peak_text = "peak " + peak_text;
     } else if (single) {
       if (!t.cgroup.empty()) {
-        add_series(d, readings({Role::cgroup, 0, false, false, "footprint: cgroup charge", scaled(t.cgroup.points(), unit)},
-                               t));
+        add_series(
+            d,
+            readings({Role::cgroup, 0, false, false, "footprint: cgroup charge", scaled(t.cgroup.points(), unit)}, t));
       }
       if (!t.pss.empty()) {
         // Where the tree had no cgroup of its own, Σ PSS is the footprint.
@@ -133,7 +134,8 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
     } else {
-      std::string title = display_text(in[i].label, 40) + ", " + (rss ? "" : metric_title(o_.metric) + " ") + "peak " + peak_text;
+      std::string title =
+          display_text(in[i].label, 40) + ", " + (rss ? "" : metric_title(o_.metric) + " ") + "peak " + peak_text;
       if (auto it = t.peaks.find(std::string(dat::kPeakCgroup)); rss && it != t.peaks.end()) {
         title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
       }
@@ -163,10 +165,10 @@ void Builder::children(Draft& d, const TraceInput& in, bool single, double unit)
   if (shown < total) {
     note(in.label + ": the " + std::to_string(shown) + " processes with the highest peaks of " + std::to_string(total) +
          " are drawn" +
-         (t.other_children_count > 0 ? "; " + std::to_string(t.other_children_count) +
-                                           " beyond the " + std::to_string(kMaxSeriesPerKind) +
-                                           " kept one by one are drawn as one envelope"
-                                     : std::string()));
+         (t.other_children_count > 0
+              ? "; " + std::to_string(t.other_children_count) + " beyond the " + std::to_string(kMaxSeriesPerKind) +
+                    " kept one by one are drawn as one envelope"
+              : std::string()));
   }
   for (std::size_t k = 0; k < shown; ++k) {
     const ChildData& c = *order[k];
@@ -178,8 +180,8 @@ void Builder::children(Draft& d, const TraceInput& in, bool single, double unit)
       // Named "python3 (2920)" by the trace's PROC lines; the root without one by its command.
       const bool is_root = t.root_line && &c == &t.children.front();
       std::string name = !c.name.empty() ? display_text(c.name, 24) + " (" + std::to_string(c.pid) + ")"
-                         : is_root       ? display_text(command_name(t.cmdline), 24) + " (" + std::to_string(c.pid) + ")"
-                                         : "pid " + std::to_string(c.pid);
+                         : is_root ? display_text(command_name(t.cmdline), 24) + " (" + std::to_string(c.pid) + ")"
+                                   : "pid " + std::to_string(c.pid);
       if (is_root) name += ", root";
       s.title = name + ", peak " + bytes_text(c.mem.envelope().max().v, units_.chosen);
     } else {
@@ -249,7 +251,8 @@ void Builder::gpu_panel(Draft& d, const std::vector<TraceInput>& in) {
           std::string title = gpu + ": device in use";
           if (g.info.total > 0) title += " of " + bytes_text(static_cast<double>(g.info.total), units_.chosen);
           if (!g.info.name.empty()) title += " (" + display_text(g.info.name, 32) + ")";
-          add_series(d, readings({Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)}, t));
+          add_series(
+              d, readings({Role::gpu_used, color, true, false, std::move(title), scaled(g.used.points(), unit)}, t));
         }
       }
       if (t.gpus_left_out > 0) {

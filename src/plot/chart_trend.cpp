@@ -17,7 +17,8 @@ std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
   std::vector<TrendLine> lines;
   for (const SeriesTrend& s : run_trends(trace)) {
     const Trend& t = s.trend;
-    lines.push_back({s.title, {t.from + shift, t.fit.at(t.from)}, {t.to + shift, t.fit.at(t.to)}, t.bytes_per_second(), t.fit.r2});
+    lines.push_back(
+        {s.title, {t.from + shift, t.fit.at(t.from)}, {t.to + shift, t.fit.at(t.to)}, t.bytes_per_second(), t.fit.r2});
   }
   return lines;
 }
@@ -32,7 +33,8 @@ void Builder::trend_lines(Draft& d, const TraceInput& in, int color, double unit
     // The rate's unit: per second from 1 MiB/s, else per minute, as the summary says it.
     const bool seconds = per_second >= 1024.0 * 1024.0 || per_second <= -1024.0 * 1024.0;
     const double shown = seconds ? per_second : per_second * 60;
-    std::string rate = (shown < 0 ? "-" : "+") + bytes_text(shown < 0 ? -shown : shown, units_.chosen) + (seconds ? "/s" : "/min");
+    std::string rate =
+        (shown < 0 ? "-" : "+") + bytes_text(shown < 0 ? -shown : shown, units_.chosen) + (seconds ? "/s" : "/min");
     char r2[32];
     std::snprintf(r2, sizeof r2, " (R\u00b2 %.2f)", line.r2);
     std::string title = "trend of " + line.series + " " + rate + r2;

@@ -11,7 +11,8 @@ namespace qprof::plot::chart_detail {
 
 namespace {
 
-ChartSeries series(Role role, int color, bool dashed, bool steps, bool filled, std::string title, std::vector<Point> data) {
+ChartSeries series(Role role, int color, bool dashed, bool steps, bool filled, std::string title,
+                   std::vector<Point> data) {
   ChartSeries s{role, color, dashed, steps, std::move(title), std::move(data)};
   s.filled = filled;
   return s;
@@ -37,11 +38,14 @@ void Builder::memory_kinds_panel(Draft& d, const std::vector<TraceInput>& in) {
       const auto title = [&](const char* kind, const Series& own) {
         return std::string(kind) + ", peak " + bytes_text(series_max(own), units_.chosen);
       };
-      add_series(d, series(Role::trace, 3, false, false, true, title("shmem", t.shmem), scaled(t.stack_shmem.points(), unit)));
-      add_series(d, series(Role::trace, 2, false, false, true, title("file-backed", t.file), scaled(t.stack_file.points(), unit)));
+      add_series(
+          d, series(Role::trace, 3, false, false, true, title("shmem", t.shmem), scaled(t.stack_shmem.points(), unit)));
+      add_series(d, series(Role::trace, 2, false, false, true, title("file-backed", t.file),
+                           scaled(t.stack_file.points(), unit)));
       add_series(d, series(Role::trace, 1, false, false, true, title("anon", t.anon), scaled(t.anon.points(), unit)));
       if (series_max(t.swap) > 0) {
-        add_series(d, series(Role::trace, 4, true, false, false, title("swapped out", t.swap), scaled(t.swap.points(), unit)));
+        add_series(
+            d, series(Role::trace, 4, true, false, false, title("swapped out", t.swap), scaled(t.swap.points(), unit)));
       }
     } else {
       // Overlays: each trace's anon (solid) and file-backed (dashed) lines in its colour.
@@ -99,7 +103,8 @@ void Builder::gpu_util_panel(Draft& d, const std::vector<TraceInput>& in) {
     const TraceData& t = *ti.data;
     for (std::size_t k = 0; k < t.gpu_util.size(); ++k) {
       const GpuUtilData& g = t.gpu_util[k];
-      const std::string who = (single ? std::string() : display_text(ti.label, 32) + ": ") + "GPU" + std::to_string(g.device);
+      const std::string who =
+          (single ? std::string() : display_text(ti.label, 32) + ": ") + "GPU" + std::to_string(g.device);
       const int color = single ? palette_slot(k) : trace_color(ti);
       add_series(d, readings(series(Role::trace, color, false, false, false, who + " busy", g.busy.points()), t));
       if (!g.tree_busy.empty()) {
@@ -108,9 +113,9 @@ void Builder::gpu_util_panel(Draft& d, const std::vector<TraceInput>& in) {
                                t));
       }
       if (single) {
-        add_series(d, readings(series(Role::child, color, false, false, false, who + " memory bandwidth",
-                                      g.mem_bw.points()),
-                               t));
+        add_series(
+            d,
+            readings(series(Role::child, color, false, false, false, who + " memory bandwidth", g.mem_bw.points()), t));
       }
     }
   }

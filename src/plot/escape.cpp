@@ -39,11 +39,11 @@ std::string clean(std::string_view text) {
 
 // DejaVu Sans advance widths of ' ' … '~' in thousandths of an em.
 constexpr unsigned short kAsciiAdvance[95] = {
-    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636, 636, 636,
+    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361,  318, 337, 636, 636, 636,
     636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632,
-    575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635, 611, 732, 684, 989, 685,
-    611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579,
-    278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838};
+    575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635,  611, 732, 684, 989, 685,
+    611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352,  635, 634, 278, 278, 579,
+    278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592,  525, 636, 337, 636, 838};
 
 }  // namespace
 
@@ -54,11 +54,20 @@ std::string gp_string(std::string_view text) {
   out += '"';
   for (char c : cleaned) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '`': out += "\\140"; break;  // never a backquote in the raw line: no substitution
-      case '@': out += "\\100"; break;  // nor an '@': no macro
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '`':
+        out += "\\140";
+        break;  // never a backquote in the raw line: no substitution
+      case '@':
+        out += "\\100";
+        break;  // nor an '@': no macro
+      default:
+        out += c;
     }
   }
   out += '"';
@@ -100,8 +109,10 @@ double text_width_em(std::string_view text) {
   double w = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x7F) w += kAsciiAdvance[c - 0x20] / 1000.0;
-    else if ((c & 0xC0) != 0x80) w += 1.0;  // the lead byte of any other code point
+    if (c >= 0x20 && c < 0x7F)
+      w += kAsciiAdvance[c - 0x20] / 1000.0;
+    else if ((c & 0xC0) != 0x80)
+      w += 1.0;  // the lead byte of any other code point
   }
   return w;
 }

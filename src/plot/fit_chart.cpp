@@ -40,8 +40,10 @@ Script fit_script(const FitChart& chart, const std::string& format) {
   std::vector<std::pair<double, std::string>> marks;
   for (const FitChartMark& m : chart.marks) {
     auto same = std::find_if(marks.begin(), marks.end(), [&](const auto& x) { return x.first == m.limit_mib; });
-    if (same == marks.end()) marks.emplace_back(m.limit_mib, m.label);
-    else same->second += ", " + m.label;
+    if (same == marks.end())
+      marks.emplace_back(m.limit_mib, m.label);
+    else
+      same->second += ", " + m.label;
   }
   for (const auto& [limit, label] : marks) {
     head << "set arrow from first " << num(limit) << ", graph 0 to first " << num(limit) << ", graph 1 nohead ls 24\n";

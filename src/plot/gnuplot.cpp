@@ -143,7 +143,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-
 // Starts gnuplot (through Boost.Process) with `in` as its stdin, `err` as its stderr and `out`
 // (if >= 0) as its descriptor 3, all three above 3 (qprof moved them there), so that no dup2
 // overwrites one before it is used. Its exec-setup hook sets PR_SET_PDEATHSIG, so that gnuplot
@@ -165,14 +164,15 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   }
   constexpr int kSetUp = child_process::kExec + 1;
   const pid_t parent = ::getpid();
-  bp::child child(bp::exe = gnuplot, env, bp::ignore_error, *report,
-                  bp::extend::on_exec_setup = [&](auto&) {  // async-signal-safe calls only
-                    if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
-                        ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-                      report->fail(kSetUp, errno);
-                    }
-                    if (::getppid() != parent) ::_exit(127);  // qprof died before the death signal was armed
-                  });
+  bp::child child(
+      bp::exe = gnuplot, env, bp::ignore_error, *report,
+      bp::extend::on_exec_setup = [&](auto&) {  // async-signal-safe calls only
+        if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+          report->fail(kSetUp, errno);
+        }
+        if (::getppid() != parent) ::_exit(127);  // qprof died before the death signal was armed
+      });
   const pid_t pid = child.id();
   child.detach();  // run_gnuplot reaps it, after its watchdog has stopped
   if (const std::optional<child_process::Failure> failure = report->wait()) {
@@ -190,8 +190,9 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
 class Watchdog {
  public:
   Watchdog(pid_t pid, double seconds) : pid_(pid) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
     thread_ = std::thread([this, deadline] {
       std::unique_lock<std::mutex> lock(mu_);
       if (!cv_.wait_until(lock, deadline, [this] { return done_; })) {

@@ -83,10 +83,14 @@ std::optional<Format> format_for(std::string_view output) {
 
 std::string_view format_name(Format f) {
   switch (f) {
-    case Format::png: return "png";
-    case Format::svg: return "svg";
-    case Format::pdf: return "pdf";
-    case Format::text: return "dumb";
+    case Format::png:
+      return "png";
+    case Format::svg:
+      return "svg";
+    case Format::pdf:
+      return "pdf";
+    case Format::text:
+      return "dumb";
   }
   return "png";
 }
@@ -120,15 +124,24 @@ std::optional<std::pair<std::optional<double>, std::optional<double>>> parse_win
 
 std::string_view panel_name(Panel p) {
   switch (p) {
-    case Panel::memory: return "memory";
-    case Panel::gpu: return "gpu";
-    case Panel::cpu: return "cpu";
-    case Panel::io: return "io";
-    case Panel::memory_kinds: return "memory-kinds";
-    case Panel::tasks: return "tasks";
-    case Panel::vsz: return "vsz";
-    case Panel::gpu_util: return "gpu-util";
-    case Panel::disk: return "disk";
+    case Panel::memory:
+      return "memory";
+    case Panel::gpu:
+      return "gpu";
+    case Panel::cpu:
+      return "cpu";
+    case Panel::io:
+      return "io";
+    case Panel::memory_kinds:
+      return "memory-kinds";
+    case Panel::tasks:
+      return "tasks";
+    case Panel::vsz:
+      return "vsz";
+    case Panel::gpu_util:
+      return "gpu-util";
+    case Panel::disk:
+      return "disk";
   }
   return "memory";
 }
@@ -180,7 +193,8 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   if (inputs.empty()) throw PlotError("no trace to plot");
   const std::optional<Format> format = format_for(o.output);
   if (!format) {
-    throw PlotError("cannot tell the format of '" + o.output + "': the output must end in .png, .svg or .pdf (or be - for a text chart)");
+    throw PlotError("cannot tell the format of '" + o.output +
+                    "': the output must end in .png, .svg or .pdf (or be - for a text chart)");
   }
   const std::string gnuplot = find_program(o.gnuplot);
   if (gnuplot.empty()) {
@@ -221,7 +235,8 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   check_metric(data, o.metric);
   std::vector<TraceInput> traces;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back({&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint, {}});
+    traces.push_back(
+        {&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint, {}});
     if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
   }
 
@@ -245,7 +260,8 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     if (!chart_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
     std::string text;
     try {
-      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn, o.render_timeout);
+      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn,
+                  o.render_timeout);
       std::rewind(chart_file);
       char buf[65536];
       std::size_t n;

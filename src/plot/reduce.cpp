@@ -126,14 +126,18 @@ class Reducer : public dat::Visitor {
       it->second = kOther;
       ++d_.other_children_count;
     }
-    if (it->second == kOther) d_.other_children.add(t, static_cast<double>(s.bytes));
-    else d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
+    if (it->second == kOther)
+      d_.other_children.add(t, static_cast<double>(s.bytes));
+    else
+      d_.children[it->second].mem.add(t, static_cast<double>(s.bytes));
   }
   void process_name(std::int64_t pid, std::string_view name) override {
     if (!opts_.children) return;
     // A later PROC line of the same process: it exec'd after it joined; the latest name holds.
-    if (auto it = names_.find(pid); it != names_.end()) it->second = name;
-    else if (names_.size() < kMaxNames) names_.emplace(pid, name);
+    if (auto it = names_.find(pid); it != names_.end())
+      it->second = name;
+    else if (names_.size() < kMaxNames)
+      names_.emplace(pid, name);
   }
   void mark(Seconds t, std::string_view label) override {
     if (have_t0_) check_span(t);
@@ -209,7 +213,8 @@ class Reducer : public dat::Visitor {
   }
   void gpu_util(const GpuUtilSample& s) override {
     const double t = rel(s.t);
-    auto it = std::find_if(d_.gpu_util.begin(), d_.gpu_util.end(), [&](const GpuUtilData& g) { return g.device == s.device; });
+    auto it = std::find_if(d_.gpu_util.begin(), d_.gpu_util.end(),
+                           [&](const GpuUtilData& g) { return g.device == s.device; });
     if (it == d_.gpu_util.end()) {
       if (d_.gpu_util.size() >= kMaxGpuUtilDevices) return;
       d_.gpu_util.push_back(GpuUtilData{s.device, Series(d_.grid, d_.window_from, d_.window_to),
@@ -253,7 +258,8 @@ class Reducer : public dat::Visitor {
     if (auto h = d_.peaks.find(std::string(dat::kPeakHwmSum)); h != d_.peaks.end()) {
       BracketInputs in;
       in.hwm_sum = h->second;
-      if (auto k = d_.peaks.find(std::string(dat::kPeakKernelProcess)); k != d_.peaks.end()) in.kernel_process = k->second;
+      if (auto k = d_.peaks.find(std::string(dat::kPeakKernelProcess)); k != d_.peaks.end())
+        in.kernel_process = k->second;
       if (mem_peak_ > 0) in.sampled_rss = mem_peak_;
       h->second = make_bracket(in).upper.value_or(h->second);
     }
@@ -297,8 +303,8 @@ class Reducer : public dat::Visitor {
   void check_span(double t) const {
     if (std::fabs(t - d_.t0) <= kMaxSpan) return;
     char why[160];
-    std::snprintf(why, sizeof why, "time %.17g is %.3g years %s the start of the trace (%.17g): too far to draw",
-                  t, std::fabs(t - d_.t0) / kYear, t > d_.t0 ? "after" : "before", d_.t0);
+    std::snprintf(why, sizeof why, "time %.17g is %.3g years %s the start of the trace (%.17g): too far to draw", t,
+                  std::fabs(t - d_.t0) / kYear, t > d_.t0 ? "after" : "before", d_.t0);
     throw dat::BadRecord(why);
   }
   static constexpr double kYear = 365.25 * 86400;
@@ -402,6 +408,7 @@ class Reducer : public dat::Visitor {
     root_series_->add(root_->t, std::max(0.0, root_->bytes));
     root_.reset();
   }
+
  public:
   // After finish(): the root's line joins the children when the trace has per-process samples.
   void add_root_line() {
@@ -413,6 +420,7 @@ class Reducer : public dat::Visitor {
     if (auto it = names_.find(d_.meta.root_pid); it != names_.end()) d_.children.front().name = it->second;
     d_.root_line = true;
   }
+
  private:
   StageTracker tracker_;
   std::vector<Stage> marker_stages_;
@@ -442,7 +450,8 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
   if (d.samples == 0) throw dat::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
   // One line: a trace without its end record or with its last line cut is incomplete.
   const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
-  if (const std::string why = seen.reason(); !why.empty() && warn) warn(seen.where(name) + ": incomplete trace: " + why);
+  if (const std::string why = seen.reason(); !why.empty() && warn)
+    warn(seen.where(name) + ": incomplete trace: " + why);
   return d;
 }
 
@@ -481,19 +490,31 @@ const Series* dir_series_of(const TraceData& t, std::string_view name) {
 
 const Series* metric_series_of(const TraceData& t, std::string_view metric) {
   const Series* s = nullptr;
-  if (metric == "rss") s = &t.mem;
-  else if (metric == "pss") s = &t.pss;
-  else if (metric == "uss") s = &t.uss;
-  else if (metric == "gpu") s = &t.gpu_total;
-  else if (metric == "cgroup") s = &t.cgroup;
+  if (metric == "rss")
+    s = &t.mem;
+  else if (metric == "pss")
+    s = &t.pss;
+  else if (metric == "uss")
+    s = &t.uss;
+  else if (metric == "gpu")
+    s = &t.gpu_total;
+  else if (metric == "cgroup")
+    s = &t.cgroup;
   // The footprint's basis, as trace/footprint.hpp chooses it: the tree's own cgroup, else Σ PSS.
-  else if (metric == "footprint") s = t.cgroup.empty() ? &t.pss : &t.cgroup;
-  else if (metric == "unreclaimable") s = t.cgroup.empty() ? &t.pss_unreclaimable : &t.cgroup_anon;
-  else if (metric == "anon") s = &t.anon;
-  else if (metric == "file") s = &t.file;
-  else if (metric == "shmem") s = &t.shmem;
-  else if (metric == "swap") s = &t.swap;
-  else if (metric.substr(0, 4) == "dir:") s = dir_series_of(t, metric.substr(4));
+  else if (metric == "footprint")
+    s = t.cgroup.empty() ? &t.pss : &t.cgroup;
+  else if (metric == "unreclaimable")
+    s = t.cgroup.empty() ? &t.pss_unreclaimable : &t.cgroup_anon;
+  else if (metric == "anon")
+    s = &t.anon;
+  else if (metric == "file")
+    s = &t.file;
+  else if (metric == "shmem")
+    s = &t.shmem;
+  else if (metric == "swap")
+    s = &t.swap;
+  else if (metric.substr(0, 4) == "dir:")
+    s = dir_series_of(t, metric.substr(4));
   return s && !s->empty() ? s : nullptr;
 }
 

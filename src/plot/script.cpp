@@ -36,26 +36,40 @@ std::string num(double v) { return gp_number(v); }
 
 const char* role_style(Role r) {
   switch (r) {
-    case Role::tree: return "ls 10";
-    case Role::pss: return "ls 11";
-    case Role::uss: return "ls 12";
-    case Role::cgroup: return "ls 13";
-    case Role::cpu: return "ls 14";
-    case Role::io_read: return "ls 15";
-    case Role::io_write: return "ls 16";
-    case Role::peak_kernel: return "ls 20";
-    case Role::peak_cgroup: return "ls 21";
-    case Role::peak_hwm: return "ls 22";
-    case Role::limit: return "ls 26";
-    case Role::trend: return "ls 27";
+    case Role::tree:
+      return "ls 10";
+    case Role::pss:
+      return "ls 11";
+    case Role::uss:
+      return "ls 12";
+    case Role::cgroup:
+      return "ls 13";
+    case Role::cpu:
+      return "ls 14";
+    case Role::io_read:
+      return "ls 15";
+    case Role::io_write:
+      return "ls 16";
+    case Role::peak_kernel:
+      return "ls 20";
+    case Role::peak_cgroup:
+      return "ls 21";
+    case Role::peak_hwm:
+      return "ls 22";
+    case Role::limit:
+      return "ls 26";
+    case Role::trend:
+      return "ls 27";
     case Role::dir_size:
-    case Role::dir_free: return "ls 10";
+    case Role::dir_free:
+      return "ls 10";
     case Role::trace:
     case Role::child:
     case Role::gpu_tree:
     case Role::gpu_used:
     case Role::torch_allocated:
-    case Role::torch_reserved: return "ls 10";
+    case Role::torch_reserved:
+      return "ls 10";
   }
   return "ls 10";
 }
@@ -73,8 +87,10 @@ std::string series_style(const ChartSeries& s) {
   }
   std::string st = "lt " + std::to_string(s.color);
   if (is_peak_line(s.role)) return st + " lw qprof_thin_width dt 2";
-  if (s.role == Role::child || s.role == Role::gpu_used) st += " lw qprof_thin_width";
-  else st += " lw qprof_line_width";
+  if (s.role == Role::child || s.role == Role::gpu_used)
+    st += " lw qprof_thin_width";
+  else
+    st += " lw qprof_line_width";
   if (s.dashed) st += s.role == Role::child ? " dt 3" : " dt 2";
   return st;
 }
@@ -82,29 +98,44 @@ std::string series_style(const ChartSeries& s) {
 std::string text_color(const ChartLabel& l) {
   if (l.color > 0) return "tc lt " + std::to_string(l.color);
   switch (l.kind) {
-    case LabelKind::title: return "tc rgb qprof_title_color";
-    case LabelKind::note: return "tc rgb qprof_note_color";
-    case LabelKind::exit: return "tc rgb qprof_exit_color";
-    case LabelKind::peak: return "tc rgb qprof_peak_color";
-    default: return "tc rgb qprof_text_color";
+    case LabelKind::title:
+      return "tc rgb qprof_title_color";
+    case LabelKind::note:
+      return "tc rgb qprof_note_color";
+    case LabelKind::exit:
+      return "tc rgb qprof_exit_color";
+    case LabelKind::peak:
+      return "tc rgb qprof_peak_color";
+    default:
+      return "tc rgb qprof_text_color";
   }
 }
 
 std::string font_scale(LabelKind k) {
   switch (k) {
-    case LabelKind::title: return "qprof_title_scale";
-    case LabelKind::facet: return "qprof_facet_scale";
-    case LabelKind::note: return "qprof_note_scale";
-    default: return "qprof_label_scale";
+    case LabelKind::title:
+      return "qprof_title_scale";
+    case LabelKind::facet:
+      return "qprof_facet_scale";
+    case LabelKind::note:
+      return "qprof_note_scale";
+    default:
+      return "qprof_label_scale";
   }
 }
 
 void write_label(std::ostream& out, const ChartLabel& l, bool text_chart) {
   out << "set label " << gp_string(l.text) << " at ";
   switch (l.coords) {
-    case ChartLabel::Coords::first_graph: out << "first " << num(l.x) << ", graph " << num(l.y); break;
-    case ChartLabel::Coords::first_first: out << "first " << num(l.x) << ", first " << num(l.y); break;
-    case ChartLabel::Coords::screen: out << "screen " << num(l.x) << ", screen " << num(l.y); break;
+    case ChartLabel::Coords::first_graph:
+      out << "first " << num(l.x) << ", graph " << num(l.y);
+      break;
+    case ChartLabel::Coords::first_first:
+      out << "first " << num(l.x) << ", first " << num(l.y);
+      break;
+    case ChartLabel::Coords::screen:
+      out << "screen " << num(l.x) << ", screen " << num(l.y);
+      break;
   }
   out << (l.center ? " center" : l.right ? " right" : " left");
   if (l.dx_em != 0 || l.dy_em != 0) out << " offset character " << num(l.dx_em) << ", " << num(l.dy_em);
@@ -118,9 +149,12 @@ void write_label(std::ostream& out, const ChartLabel& l, bool text_chart) {
 
 std::string time_format(TimeFormat f) {
   switch (f) {
-    case TimeFormat::seconds: return "set format x '% h'\n";
-    case TimeFormat::minutes: return "set format x '%tM:%02tS' timedate\n";
-    case TimeFormat::hours: return "set format x '%tH:%02tM' timedate\n";
+    case TimeFormat::seconds:
+      return "set format x '% h'\n";
+    case TimeFormat::minutes:
+      return "set format x '%tM:%02tS' timedate\n";
+    case TimeFormat::hours:
+      return "set format x '%tH:%02tM' timedate\n";
   }
   return {};
 }
@@ -137,8 +171,10 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
       << "\nset bmargin at screen " << num(p.box.bottom) << "\nset tmargin at screen " << num(p.box.top) << "\n";
   out << "set xrange [" << num(p.xmin) << ":" << num(p.xmax) << "]\n";
   out << "set yrange [" << num(p.ymin) << ":" << num(p.ymax) << "]\n";
-  if (chart.xtic_step > 0) out << "set xtics " << num(chart.xtic_step) << "\n";
-  else out << "set xtics autofreq\n";
+  if (chart.xtic_step > 0)
+    out << "set xtics " << num(chart.xtic_step) << "\n";
+  else
+    out << "set xtics autofreq\n";
   if (p.xtic_labels) {
     out << time_format(chart.time_format);
     out << "set xlabel " << gp_string(chart.xlabel) << "\n";
@@ -176,9 +212,12 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
   }
   for (const ChartVLine& v : p.vlines) {
     out << "set arrow from first " << num(v.x) << ", graph 0 to first " << num(v.x) << ", " << top << " nohead back ";
-    if (v.exit) out << "ls 25\n";
-    else if (v.color > 0) out << "lt " << v.color << " lw qprof_thin_width dt 2\n";
-    else out << "ls 24\n";
+    if (v.exit)
+      out << "ls 25\n";
+    else if (v.color > 0)
+      out << "lt " << v.color << " lw qprof_thin_width dt 2\n";
+    else
+      out << "ls 24\n";
   }
   for (const ChartLabel& l : p.labels) write_label(out, l, text_chart);
 
@@ -203,13 +242,16 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     }
     if (s.filled && !text_chart) {
       // An opaque area: the stacked kinds are sent largest first, each covering the next.
-      std::string spec = "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) +
-                         " fs solid 0.6 noborder";
+      std::string spec =
+          "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) + " fs solid 0.6 noborder";
       spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
       item(std::move(spec), std::move(d));
       continue;
     }
-    std::string spec = std::string("using 1:2 with ") + (s.steps ? "steps " : s.marks ? "linespoints " : "lines ") +
+    std::string spec = std::string("using 1:2 with ") +
+                       (s.steps   ? "steps "
+                        : s.marks ? "linespoints "
+                                  : "lines ") +
                        series_style(s);
     if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
@@ -270,9 +312,15 @@ Script write_script(const Chart& chart, const std::vector<StyleSource>& styles, 
   // Whatever a style chose: trace text is shown as it is, never as enhanced-text markup.
   head << "set termoption noenhanced\nset encoding utf8\n";
   switch (target) {
-    case OutputTarget::fd3: head << "set output '/dev/fd/3'\n"; break;
-    case OutputTarget::stdout_: head << "set output\n"; break;
-    case OutputTarget::named: head << "set output " << gp_string(output_name) << "\n"; break;
+    case OutputTarget::fd3:
+      head << "set output '/dev/fd/3'\n";
+      break;
+    case OutputTarget::stdout_:
+      head << "set output\n";
+      break;
+    case OutputTarget::named:
+      head << "set output " << gp_string(output_name) << "\n";
+      break;
   }
   head << "set multiplot\n";
   script.chunks.push_back({head.str(), {}, {}});

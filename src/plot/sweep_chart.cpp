@@ -29,8 +29,10 @@ PlotItem item(int data, const std::string& how, const std::string& title) {
 void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Bytes> limit, std::optional<double> solved,
                 const SweepChartOptions& o) {
   const auto format = format_for(o.output);
-  if (!format || *format == Format::text) throw PlotError("--plot " + o.output + ": a sweep's chart is a .png, .svg or .pdf file");
-  if (!f.fitted()) throw PlotError("--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw");
+  if (!format || *format == Format::text)
+    throw PlotError("--plot " + o.output + ": a sweep's chart is a .png, .svg or .pdf file");
+  if (!f.fitted())
+    throw PlotError("--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw");
   const std::string gnuplot = find_program(o.gnuplot);
   if (gnuplot.empty()) {
     throw PlotError("the chart is drawn by gnuplot, and there is no '" + o.gnuplot +
@@ -46,7 +48,8 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   Script script;
   std::ostringstream head;
   head << "# qprof " << kVersion << " sweep chart: a generated gnuplot program (gnuplot 5.2 or newer)\n";
-  head << "qprof_format = '" << format_name(*format) << "'\nqprof_width = 1024\nqprof_height = 640\nqprof_font_size = 10\n";
+  head << "qprof_format = '" << format_name(*format)
+       << "'\nqprof_width = 1024\nqprof_height = 640\nqprof_font_size = 10\n";
   head << default_style().text << "\n";
   head << "set termoption noenhanced\nset encoding utf8\nset output '/dev/fd/3'\n";
   head << "set title " << gp_string(f.title + " against " + model.parameter) << "\n";
@@ -77,15 +80,18 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   chunk.data.push_back(points);
   chunk.plot.push_back(item(0, "with points ls 23", "runs (median)"));
   chunk.data.push_back(curve);
-  chunk.plot.push_back(item(1, "with lines ls 10", std::string(f.power_chosen ? "power law" : "linear") + " fit, " + r2));
+  chunk.plot.push_back(
+      item(1, "with lines ls 10", std::string(f.power_chosen ? "power law" : "linear") + " fit, " + r2));
   if (!spread.empty()) {
     chunk.data.push_back(spread);
-    chunk.plot.push_back(item(static_cast<int>(chunk.data.size() - 1), "with points pt 1 lc rgb '#80868b'", "repeats' min and max"));
+    chunk.plot.push_back(
+        item(static_cast<int>(chunk.data.size() - 1), "with points pt 1 lc rgb '#80868b'", "repeats' min and max"));
   }
   if (limit && f.bytes) {
     const double y = static_cast<double>(*limit) / scale;
     chunk.data.push_back({{0, y}, {x_end, y}});
-    chunk.plot.push_back(item(static_cast<int>(chunk.data.size() - 1), "with lines ls 26", "limit " + human_bytes(*limit)));
+    chunk.plot.push_back(
+        item(static_cast<int>(chunk.data.size() - 1), "with lines ls 26", "limit " + human_bytes(*limit)));
     if (solved) {
       chunk.data.push_back({{*solved, 0}, {*solved, y}});
       chunk.plot.push_back(item(static_cast<int>(chunk.data.size() - 1), "with lines ls 27",

@@ -149,8 +149,8 @@ std::variant<std::unique_ptr<AttachedProcess>, std::string> AttachedProcess::ope
     const int err = errno;
     if (err == EACCES || err == EPERM) {
       close_all();
-      return "attach: qprof may not read the figures of " + name + " (" + dir + "/" + file + ": " +
-             std::strerror(err) + "): it belongs to another user; run qprof as that user or as root";
+      return "attach: qprof may not read the figures of " + name + " (" + dir + "/" + file + ": " + std::strerror(err) +
+             "): it belongs to another user; run qprof as that user or as root";
     }
   }
   return std::unique_ptr<AttachedProcess>(new AttachedProcess(pid, pidfd, stat_fd, command_line(proc_root, pid)));

@@ -13,7 +13,7 @@ namespace qprof {
 namespace {
 
 Bytes free_space(const std::string& path) {
-  struct statvfs vfs{};
+  struct statvfs vfs {};
   if (::statvfs(path.c_str(), &vfs) != 0) return 0;
   return static_cast<Bytes>(vfs.f_bavail) * static_cast<Bytes>(vfs.f_frsize);
 }
@@ -30,8 +30,10 @@ Bytes free_space_of_parent(std::string path) {
 }
 
 void problem(DirSize& out, const char* path, int err) {
-  if (out.problems.size() < DirSize::kMaxProblems) out.problems.push_back(std::string(path) + ": " + std::strerror(err));
-  else ++out.more_problems;
+  if (out.problems.size() < DirSize::kMaxProblems)
+    out.problems.push_back(std::string(path) + ": " + std::strerror(err));
+  else
+    ++out.more_problems;
 }
 
 struct DevIno {
@@ -47,7 +49,7 @@ struct DevInoHash {
 
 DirSize walk_dir(const std::string& path) {
   DirSize out;
-  struct stat root{};
+  struct stat root {};
   if (::stat(path.c_str(), &root) != 0) {
     if (errno != ENOENT && errno != ENOTDIR) problem(out, path.c_str(), errno);
     out.fs_free = free_space_of_parent(path);
@@ -64,14 +66,16 @@ DirSize walk_dir(const std::string& path) {
   std::unordered_set<DevIno, DevInoHash> linked;  // files with several names, seen once
   while (FTSENT* e = ::fts_read(fts)) {
     switch (e->fts_info) {
-      case FTS_DP: continue;  // a directory again, after its contents
-      case FTS_DNR:           // counted itself, its contents not
+      case FTS_DP:
+        continue;    // a directory again, after its contents
+      case FTS_DNR:  // counted itself, its contents not
       case FTS_ERR:
       case FTS_NS:
         problem(out, e->fts_path, e->fts_errno);
         if (e->fts_info != FTS_DNR) continue;
         break;
-      default: break;
+      default:
+        break;
     }
     const struct stat* st = e->fts_statp;
     ++out.entries;

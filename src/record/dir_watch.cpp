@@ -56,7 +56,8 @@ DirWatcher::Stats DirWatcher::stats() const {
   Stats s = stats_;
   const std::int64_t end = stopped_ns_ > 0 ? stopped_ns_ : monotonic_ns();
   s.watched = static_cast<double>(end - first_walk_ns_) * 1e-9;
-  if (s.walks > 1) s.mean_interval = static_cast<double>(last_walk_ns_ - first_walk_ns_) * 1e-9 / static_cast<double>(s.walks - 1);
+  if (s.walks > 1)
+    s.mean_interval = static_cast<double>(last_walk_ns_ - first_walk_ns_) * 1e-9 / static_cast<double>(s.walks - 1);
   return s;
 }
 
@@ -103,7 +104,8 @@ void DirWatcher::walk_all() {
     entries += size.entries;
     samples.push_back({t, static_cast<int>(i), size.apparent, size.allocated, size.fs_free});
     for (const std::string& p : size.problems) {
-      if (said_.insert(p).second) problems.push_back("--watch-dir " + paths_[i] + ": cannot read " + p + ": not counted");
+      if (said_.insert(p).second)
+        problems.push_back("--watch-dir " + paths_[i] + ": cannot read " + p + ": not counted");
     }
     if (size.more_problems > 0 && said_.insert(paths_[i] + " more").second) {
       problems.push_back("--watch-dir " + paths_[i] + ": " + std::to_string(size.more_problems) +

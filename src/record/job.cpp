@@ -25,13 +25,10 @@ constexpr Source kLocalRank[] = {{"LOCAL_RANK", "torchrun"},
                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "openmpi"},
                                  {"MPI_LOCALRANKID", "pmi"},
                                  {"SLURM_LOCALID", "slurm"}};
-constexpr Source kWorldSize[] = {{"WORLD_SIZE", "torchrun"},
-                                 {"OMPI_COMM_WORLD_SIZE", "openmpi"},
-                                 {"PMI_SIZE", "pmi"},
-                                 {"SLURM_NTASKS", "slurm"}};
-constexpr Source kJobId[] = {{"SLURM_JOB_ID", "slurm"},
-                             {"TORCHELASTIC_RUN_ID", "torchrun"},
-                             {"OMPI_MCA_ess_base_jobid", "openmpi"}};
+constexpr Source kWorldSize[] = {
+    {"WORLD_SIZE", "torchrun"}, {"OMPI_COMM_WORLD_SIZE", "openmpi"}, {"PMI_SIZE", "pmi"}, {"SLURM_NTASKS", "slurm"}};
+constexpr Source kJobId[] = {
+    {"SLURM_JOB_ID", "slurm"}, {"TORCHELASTIC_RUN_ID", "torchrun"}, {"OMPI_MCA_ess_base_jobid", "openmpi"}};
 
 std::optional<std::int64_t> whole_number(std::string_view s) {
   std::int64_t v = 0;
@@ -132,18 +129,34 @@ Result<std::string> expand_output(std::string_view pattern, const JobIdentity& i
     const char c = pattern[++i];
     bool ok = true;
     switch (c) {
-      case '%': out += '%'; break;
-      case 'h': out += file_safe(id.host); break;
-      case 'p': out += std::to_string(pid); break;
-      case 't': out += utc_millis(start); break;
-      case 'r': ok = number(id.job.rank, "%r (the rank)", "RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID"); break;
-      case 'l':
-        ok = number(id.job.local_rank, "%l (the local rank)", "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID");
+      case '%':
+        out += '%';
         break;
-      case 'w': ok = number(id.job.world_size, "%w (the world size)", "WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS"); break;
+      case 'h':
+        out += file_safe(id.host);
+        break;
+      case 'p':
+        out += std::to_string(pid);
+        break;
+      case 't':
+        out += utc_millis(start);
+        break;
+      case 'r':
+        ok = number(id.job.rank, "%r (the rank)", "RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID");
+        break;
+      case 'l':
+        ok = number(id.job.local_rank, "%l (the local rank)",
+                    "LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID");
+        break;
+      case 'w':
+        ok = number(id.job.world_size, "%w (the world size)",
+                    "WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS");
+        break;
       case 'j':
         if (id.job.job_id.empty()) {
-          error = "-o uses %j (the job id) but no launcher set it (SLURM_JOB_ID, TORCHELASTIC_RUN_ID, OMPI_MCA_ess_base_jobid)";
+          error =
+              "-o uses %j (the job id) but no launcher set it (SLURM_JOB_ID, TORCHELASTIC_RUN_ID, "
+              "OMPI_MCA_ess_base_jobid)";
           ok = false;
         } else {
           out += file_safe(id.job.job_id);

@@ -65,12 +65,18 @@ std::string ansi_c_quote(const std::string& s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "$'";
   for (unsigned char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\\' || c == '\'') (out += '\\') += static_cast<char>(c);
-    else if (c < 0x20 || c >= 0x7F) (out += "\\x") += std::string{kHex[c >> 4], kHex[c & 15]};
-    else out += static_cast<char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\\' || c == '\'')
+      (out += '\\') += static_cast<char>(c);
+    else if (c < 0x20 || c >= 0x7F)
+      (out += "\\x") += std::string{kHex[c >> 4], kHex[c & 15]};
+    else
+      out += static_cast<char>(c);
   }
   return out + "'";
 }
@@ -128,7 +134,7 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
             if (cgroup != nullptr && !join_cgroup(cgroup)) report->fail(kJoiningCgroup, errno);
           });
   const pid_t pid = child.id();
-  child.detach();  // qprof reaps the whole tree itself (it is the subreaper)
+  child.detach();                      // qprof reaps the whole tree itself (it is the subreaper)
   std::exception_ptr meanwhile_error;  // thrown on once the child is reaped
   if (req.while_exec && child.valid()) {
     try {
@@ -167,8 +173,10 @@ std::string display_command(const std::vector<std::string>& argv) {
     } else {
       out += '\'';
       for (char c : a) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+          out += "'\\''";
+        else
+          out += c;
       }
       out += '\'';
     }
@@ -194,9 +202,15 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
                 std::to_string(d.signal) + ")";
     if (d.signal == SIGKILL) {
       switch (kill_source) {
-        case KillSource::qprof_timeout: d.message += "; qprof sent it after --timeout and the grace period"; break;
-        case KillSource::oom_killer: d.message += "; the OOM killer killed it (oom_kill in the tree's cgroup)"; break;
-        case KillSource::unknown: d.message += "; the OOM killer does this when memory runs out"; break;
+        case KillSource::qprof_timeout:
+          d.message += "; qprof sent it after --timeout and the grace period";
+          break;
+        case KillSource::oom_killer:
+          d.message += "; the OOM killer killed it (oom_kill in the tree's cgroup)";
+          break;
+        case KillSource::unknown:
+          d.message += "; the OOM killer does this when memory runs out";
+          break;
       }
     }
     if (WCOREDUMP(wait_status)) d.message += " (core dumped)";

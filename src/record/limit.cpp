@@ -43,8 +43,8 @@ void consider(std::optional<MemoryLimit>& best, Bytes bytes, const char* source,
 }
 
 // From the cgroup directory up to the hierarchy's root, `files` at every level.
-void walk_up(std::optional<MemoryLimit>& best, const fs::path& root, std::string rel, const std::vector<const char*>& files,
-             const char* source) {
+void walk_up(std::optional<MemoryLimit>& best, const fs::path& root, std::string rel,
+             const std::vector<const char*>& files, const char* source) {
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
   fs::path dir = root / fs::path(rel).relative_path();
   std::error_code ec;
@@ -88,7 +88,8 @@ void cgroup_limits(std::optional<MemoryLimit>& best, const LimitProbe& p) {
       while (!st.empty()) {
         std::string_view value = take_until(st, '\n');
         if (take_word(value) != "hierarchical_memory_limit") continue;
-        if (const auto v = to_bytes(take_word(value))) consider(best, *v, "cgroup-v1", "hierarchical_memory_limit of " + leaf.string());
+        if (const auto v = to_bytes(take_word(value)))
+          consider(best, *v, "cgroup-v1", "hierarchical_memory_limit of " + leaf.string());
       }
     }
   }
@@ -135,7 +136,8 @@ std::optional<MemoryLimit> find_memory_limit(const LimitProbe& p) {
     while (!rest.empty()) {
       std::string_view line = take_until(rest, '\n');  // "MemTotal:       24684092 kB"
       if (take_word(line) != "MemTotal:") continue;
-      if (const auto kib = to_bytes(take_word(line))) consider(best, *kib * 1024, "memtotal", "MemTotal of " + p.proc_root + "/meminfo");
+      if (const auto kib = to_bytes(take_word(line)))
+        consider(best, *kib * 1024, "memtotal", "MemTotal of " + p.proc_root + "/meminfo");
       break;
     }
   }

@@ -31,8 +31,10 @@ std::string format_live_status(const LiveStatus& s, int columns) {
   std::snprintf(head, sizeof head, "qprof %.1f s", s.elapsed);
   std::string text = head;
   // The footprint first (shared pages once), as the summary gives it; then Σ RSS as mprof counts it.
-  if (s.footprint) text += " | footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")";
-  text += std::string(s.footprint ? " | RSS sum " : " | RSS ") + human_bytes(s.rss) + " (peak " + human_bytes(s.peak_rss) + ")";
+  if (s.footprint)
+    text += " | footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")";
+  text += std::string(s.footprint ? " | RSS sum " : " | RSS ") + human_bytes(s.rss) + " (peak " +
+          human_bytes(s.peak_rss) + ")";
   if (s.gpu) text += " | GPU " + human_bytes(*s.gpu);
   if (s.cpu_percent) {
     char cpu[32];

@@ -24,7 +24,8 @@ namespace {
 constexpr std::size_t kMaxPendingTorch = 64;
 
 bool starts_with_word(std::string_view s, std::string_view word) {
-  return s.substr(0, word.size()) == word && (s.size() == word.size() || s[word.size()] == ' ' || s[word.size()] == '\t');
+  return s.substr(0, word.size()) == word &&
+         (s.size() == word.size() || s[word.size()] == ' ' || s[word.size()] == '\t');
 }
 
 template <typename T>
@@ -68,7 +69,7 @@ ChannelLine parse_channel_line(std::string_view line) {
 }
 
 void send_ack(const std::string& reply_path) {
-  struct stat st{};
+  struct stat st {};
   // Only a FIFO: a path that names a regular file or a device is never opened for writing.
   if (::lstat(reply_path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
   const int fd = ::open(reply_path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -92,7 +93,7 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not) {
   // The write end keeps its low number rather than moving out of the range programs reuse:
   // dash's `>&N` takes one digit only, and `echo X >&$QPROF_MARK_FD` must work from any sh.
   // The identity exported with it is what guards a reused number.
-  struct stat st{};
+  struct stat st {};
   if (::fstat(c->pipe_write_, &st) != 0) {
     why_not = std::string("fstat of the marker pipe: ") + std::strerror(errno);
     return nullptr;

@@ -21,7 +21,8 @@ Trace peaks_in_memory(const RunReport& r) {
   if (r.cgroup_peak) t.peaks[std::string(dat::kPeakCgroup)] = *r.cgroup_peak;
   if (r.kernel_process_peak) t.peaks[std::string(dat::kPeakKernelProcess)] = *r.kernel_process_peak;
   // As the trace writes it: a bound only when every process's peak is covered.
-  if (r.hwm_sum > 0) t.peaks[std::string(r.hwm_uncovered == 0 ? dat::kPeakHwmSum : dat::kPeakHwmSumPartial)] = r.hwm_sum;
+  if (r.hwm_sum > 0)
+    t.peaks[std::string(r.hwm_uncovered == 0 ? dat::kPeakHwmSum : dat::kPeakHwmSumPartial)] = r.hwm_sum;
   if (r.limit) {
     t.meta.other["limit"] = std::to_string(*r.limit);
     t.meta.other["limit_source"] = r.limit_source;

@@ -107,9 +107,12 @@ std::optional<proc::Stat> ProcTree::read_stat(pid_t pid) const {
 void ProcTree::add_root(pid_t root) {
   const auto st = read_stat(root);
   add_member(root, self_, st ? st->start_ticks : 0, true);
-  const auto at = std::lower_bound(known_.begin(), known_.end(), root, [](const Known& k, pid_t p) { return k.pid < p; });
-  if (at != known_.end() && at->pid == root) at->member = true;
-  else known_.insert(at, {root, true});
+  const auto at =
+      std::lower_bound(known_.begin(), known_.end(), root, [](const Known& k, pid_t p) { return k.pid < p; });
+  if (at != known_.end() && at->pid == root)
+    at->member = true;
+  else
+    known_.insert(at, {root, true});
 }
 
 ProcTree::~ProcTree() {
@@ -143,7 +146,8 @@ std::size_t ProcTree::refresh_from_events() {
     // tree's and is gone (then the child, orphaned, was adopted by qprof or a subreaper member).
     bool parent_alive = f.parent == self_;
     if (!parent_alive) {
-      const auto parent = std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == f.parent; });
+      const auto parent =
+          std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == f.parent; });
       if (parent != members_.end()) {
         // A member's PID that was reused (it exited, another process took its number) is no
         // longer the member: checked by its start time.
@@ -163,8 +167,10 @@ std::size_t ProcTree::refresh_from_events() {
     const auto ppid = static_cast<pid_t>(st->ppid);
     const bool adopted = ppid == self_ || is_member(ppid);
     if (!(adopted || (parent_alive && ppid == f.parent))) return;
-    if (add_member(f.child, f.parent, st->start_ticks, false)) ++joined;
-    else note_departed(f.child);
+    if (add_member(f.child, f.parent, st->start_ticks, false))
+      ++joined;
+    else
+      note_departed(f.child);
   });
   if (!complete) {
     // Events were lost: a scan finds whoever they were about (the loadavg shortcut is no proof
@@ -187,7 +193,9 @@ void ProcTree::note_departed(pid_t pid) {
   departed_next_ = (departed_next_ + 1) % departed_.size();
 }
 
-bool ProcTree::departed(pid_t pid) const { return std::find(departed_.begin(), departed_.end(), pid) != departed_.end(); }
+bool ProcTree::departed(pid_t pid) const {
+  return std::find(departed_.begin(), departed_.end(), pid) != departed_.end();
+}
 
 bool ProcTree::add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool is_root) {
   Member m;
@@ -313,8 +321,7 @@ void ProcTree::classify(std::vector<Fresh>& fresh) {
   // A new process belongs to the tree if its parent is qprof or a member; its parent may itself
   // be new (seen in the same listing), so decide parents first, until nothing changes.
   auto find_fresh = [&](pid_t pid) -> Fresh* {
-    auto it = std::lower_bound(fresh.begin(), fresh.end(), pid,
-                               [](const Fresh& a, pid_t p) { return a.pid < p; });
+    auto it = std::lower_bound(fresh.begin(), fresh.end(), pid, [](const Fresh& a, pid_t p) { return a.pid < p; });
     return it != fresh.end() && it->pid == pid ? &*it : nullptr;
   };
   for (bool changed = true; changed;) {
@@ -329,8 +336,7 @@ void ProcTree::classify(std::vector<Fresh>& fresh) {
         verdict = parent->verdict;
       } else {
         // The parent is a known process; it is a member only if its start time matches too.
-        auto member = std::find_if(members_.begin(), members_.end(),
-                                   [&](const Member& m) { return m.pid == f.ppid; });
+        auto member = std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.pid == f.ppid; });
         if (member != members_.end()) {
           const auto pst = read_stat(f.ppid);
           verdict = pst && pst->start_ticks == member->start_ticks ? 1 : 0;

@@ -96,7 +96,8 @@ bool PssSampler::pass_now(Seconds budget) {
   std::unique_lock<std::mutex> lock(stop_mu_);
   const std::uint64_t ticket = ++wanted_;
   stop_cv_.notify_all();
-  return done_cv_.wait_for(lock, std::chrono::nanoseconds(budget_ns), [&] { return stop_ || done_ >= ticket; }) && !stop_;
+  return done_cv_.wait_for(lock, std::chrono::nanoseconds(budget_ns), [&] { return stop_ || done_ >= ticket; }) &&
+         !stop_;
 }
 
 void PssSampler::pass() {
@@ -108,8 +109,10 @@ void PssSampler::pass() {
       for (const auto& [pid, start] : members_) {
         auto kept = std::find_if(targets_.begin(), targets_.end(),
                                  [&](const Target& t) { return t.pid == pid && t.start_ticks == start; });
-        if (kept != targets_.end()) next.push_back(std::move(*kept));
-        else next.push_back({pid, start, ProcFile(proc_root_ + "/" + std::to_string(pid) + "/smaps_rollup")});
+        if (kept != targets_.end())
+          next.push_back(std::move(*kept));
+        else
+          next.push_back({pid, start, ProcFile(proc_root_ + "/" + std::to_string(pid) + "/smaps_rollup")});
       }
       targets_.swap(next);
     }

@@ -16,7 +16,11 @@ constexpr std::uint32_t kNameRecheckAt[] = {1, 10, 100};
 
 Sampler::Sampler(ProcTree& tree, dat::Writer& out, const WallAnchor& clock, SamplerConfig config,
                  const TreeCgroup* cgroup)
-    : tree_(tree), out_(out), clock_(clock), config_(std::move(config)), cgroup_(cgroup),
+    : tree_(tree),
+      out_(out),
+      clock_(clock),
+      config_(std::move(config)),
+      cgroup_(cgroup),
       accounting_(config_.ticks_per_second) {
   if (config_.pss_interval) pss_ = std::make_unique<PssSampler>(config_.proc_root, *config_.pss_interval, clock_);
 }
@@ -39,8 +43,10 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   out_.mem(s.t, s.bytes);
   if (config_.multiprocess) {
     for (Member& m : tree_.members()) {
-      if (!m.named) name_member(m);
-      else if (m.name_rechecks < std::size(kNameRecheckAt) && ++m.samples_since_named >= kNameRecheckAt[m.name_rechecks]) {
+      if (!m.named)
+        name_member(m);
+      else if (m.name_rechecks < std::size(kNameRecheckAt) &&
+               ++m.samples_since_named >= kNameRecheckAt[m.name_rechecks]) {
         ++m.name_rechecks;
         name_member(m);
       }
@@ -158,8 +164,10 @@ void Sampler::before_reap(pid_t pid) {
 }
 
 void Sampler::after_reap(pid_t pid, const rusage& usage) {
-  if (Member* m = find(pid)) accounting_.after_reap(*m, usage);
-  else accounting_.reaped_unseen(unseen_io_, usage);
+  if (Member* m = find(pid))
+    accounting_.after_reap(*m, usage);
+  else
+    accounting_.reaped_unseen(unseen_io_, usage);
 }
 
 }  // namespace qprof

@@ -22,8 +22,10 @@ struct sigaction g_previous[65];
 int wake_signal() { return SIGRTMIN; }
 
 void on_forwarded(int sig, siginfo_t* info, void*) {
-  if (info != nullptr && info->si_code == SI_KERNEL) g_from_terminal.fetch_or(1u << sig);
-  else g_from_terminal.fetch_and(~(1u << sig));
+  if (info != nullptr && info->si_code == SI_KERNEL)
+    g_from_terminal.fetch_or(1u << sig);
+  else
+    g_from_terminal.fetch_and(~(1u << sig));
   g_pending.fetch_or(1u << sig);
 }
 

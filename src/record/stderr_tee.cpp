@@ -14,7 +14,10 @@
 namespace qprof {
 
 StderrTee::StderrTee(int from, int to, MarkerMatcher matcher, OnMarker on_marker)
-    : from_(from), to_(to), stop_fd_(::eventfd(0, EFD_CLOEXEC)), matcher_(std::move(matcher)),
+    : from_(from),
+      to_(to),
+      stop_fd_(::eventfd(0, EFD_CLOEXEC)),
+      matcher_(std::move(matcher)),
       on_marker_(std::move(on_marker)) {
   line_.reserve(kMarkerScanLimit);
   const int size = ::fcntl(from_, F_GETPIPE_SZ);

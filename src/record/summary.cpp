@@ -31,10 +31,11 @@ std::size_t width_of(std::string_view s) {
 // lines under its first. A word wider than a line (a long path) stays whole.
 // A number and its unit ("3.22 MiB", "51 %") are never split over two lines.
 bool is_unit(std::string_view word) {
-  static constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "ms", "s", "%",
-                                                 "min", "h", "us", "\u00b5s", "ns"};
+  static constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",     "ms",
+                                                "s", "%",   "min", "h",   "us",  "\u00b5s", "ns"};
   for (std::string_view u : kUnits) {
-    if (word == u || (word.size() > u.size() && word.substr(0, u.size()) == u && !std::isalnum(static_cast<unsigned char>(word[u.size()])))) {
+    if (word == u || (word.size() > u.size() && word.substr(0, u.size()) == u &&
+                      !std::isalnum(static_cast<unsigned char>(word[u.size()])))) {
       return true;
     }
   }
@@ -88,9 +89,7 @@ std::string count_of(std::uint64_t n, const char* one, const char* many) {
 }
 
 // "once", "twice", "5 times".
-std::string times(std::uint64_t n) {
-  return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times";
-}
+std::string times(std::uint64_t n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
 
 // The answer first: the footprint, shared pages once, and what of it could be dropped.
 void footprint_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
@@ -120,7 +119,8 @@ std::string exit_words(const RunReport& r) {
   }
   if (r.timed_out) {
     return "stopped by --timeout (" +
-           std::string(r.signal != 0 ? "signal " + std::to_string(r.signal) : "exit status " + std::to_string(r.exit_status)) +
+           std::string(r.signal != 0 ? "signal " + std::to_string(r.signal)
+                                     : "exit status " + std::to_string(r.exit_status)) +
            ")";
   }
   if (r.signal != 0) return "killed by signal " + std::to_string(r.signal);
@@ -132,8 +132,8 @@ std::string readings_note(std::uint64_t readings) { return readings == 1 ? " (on
 
 void bound_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
   if (r.kernel_process_peak) {
-    line(out, "lower bound", human_bytes(*r.kernel_process_peak) +
-                                 "  the largest single process, by the kernel (ru_maxrss)");
+    line(out, "lower bound",
+         human_bytes(*r.kernel_process_peak) + "  the largest single process, by the kernel (ru_maxrss)");
   }
   // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
   if (!r.hwm_useful) return;
@@ -148,10 +148,10 @@ void bound_lines(std::ostringstream& out, const RunReport& r, const std::string&
 void usage_lines(std::ostringstream& out, const RunReport& r) {
   if (r.kinds_at_peak) {
     const MemKindsSample& k = *r.kinds_at_peak;
-    line(out, "memory kinds", "anon " + human_bytes(k.anon) + ", file " + human_bytes(k.file) + ", shmem " +
-                                  human_bytes(k.shmem) + " of " + human_bytes(k.rss()) + " at " +
-                                  human_seconds(k.t - r.start) + "; swap peak " + human_bytes(r.peak_swap) +
-                                  readings_note(r.usage_readings));
+    line(out, "memory kinds",
+         "anon " + human_bytes(k.anon) + ", file " + human_bytes(k.file) + ", shmem " + human_bytes(k.shmem) + " of " +
+             human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + "; swap peak " + human_bytes(r.peak_swap) +
+             readings_note(r.usage_readings));
   }
   if (r.most_tasks) {
     std::string tasks = "at most " + count_of(r.most_tasks->threads, "thread", "threads") + " in " +
@@ -193,19 +193,20 @@ void limit_line(std::ostringstream& out, const RunReport& r) {
   if (r.limit_source == "memtotal" && percent < 10 && !r.limit_warned) return;
   char share[32];
   std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
-  line(out, "limit", basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
-                         human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
-                         (r.limit_warned ? "; it crossed 90 %" : ""));
+  line(out, "limit",
+       basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
+           human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
+           (r.limit_warned ? "; it crossed 90 %" : ""));
 }
 
 void dir_lines(std::ostringstream& out, const RunReport& r) {
   for (const RunReport::WatchedDirReport& d : r.dirs) {
-    line(out, "watched dir", terminal_text(d.path) + ": " +
-                                 (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
-                                               human_bytes(d.start) + " to " + human_bytes(d.peak) + ", " +
-                                               human_bytes(d.last) + " at the end); its file system had " +
-                                               human_bytes(d.fs_free_min) + " free at the least"
-                                         : std::string("never walked")));
+    line(out, "watched dir",
+         terminal_text(d.path) + ": " +
+             (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
+                           human_bytes(d.start) + " to " + human_bytes(d.peak) + ", " + human_bytes(d.last) +
+                           " at the end); its file system had " + human_bytes(d.fs_free_min) + " free at the least"
+                     : std::string("never walked")));
   }
   if (r.dirs.empty()) return;
   char cost[256];
@@ -226,7 +227,8 @@ void samples_line(std::ostringstream& out, const RunReport& r) {
   if (r.marker_samples > 0) text += ", " + std::to_string(r.marker_samples) + " more at markers";
   if (r.missed_deadlines > 0) {
     // Said with its cause: a coarser series than asked is no fault of the job's.
-    text += "; " + count_of(r.missed_deadlines, "deadline", "deadlines") + " missed (a sample took longer than the interval" +
+    text += "; " + count_of(r.missed_deadlines, "deadline", "deadlines") +
+            " missed (a sample took longer than the interval" +
             (r.most_tasks ? " with up to " + count_of(r.most_tasks->processes, "process", "processes") : "") +
             ", or qprof was given no CPU in time)";
   }
@@ -255,9 +257,10 @@ std::string format_summary(const RunReport& r) {
   const std::string incomplete =
       r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
   if (r.unread_members > 0) {
-    line(out, "INCOMPLETE", count_of(r.unread_members, "process", "processes") +
-                                " of the tree could not be read (out of file descriptors): every figure below "
-                                "misses them");
+    line(out, "INCOMPLETE",
+         count_of(r.unread_members, "process", "processes") +
+             " of the tree could not be read (out of file descriptors): every figure below "
+             "misses them");
   }
   // The answer, then how the command ended, then the rest in a fixed order.
   footprint_lines(out, r, incomplete);
@@ -265,12 +268,16 @@ std::string format_summary(const RunReport& r) {
   if (r.launched || r.attached) ended += ", " + exit_words(r);
   line(out, "duration", ended);
   if (r.stops > 0) {
-    line(out, "stopped", human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
-                             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
+    line(out, "stopped",
+         human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
+             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
   }
   if (r.sampled_peak) {
-    line(out, "Σ RSS", human_bytes(r.sampled_peak->bytes) + "  peak, as mprof counts it (a page shared by N processes "
-                           "counts N times), at " + human_seconds(r.sampled_peak->t - r.start) + incomplete);
+    line(out, "Σ RSS",
+         human_bytes(r.sampled_peak->bytes) +
+             "  peak, as mprof counts it (a page shared by N processes "
+             "counts N times), at " +
+             human_seconds(r.sampled_peak->t - r.start) + incomplete);
   }
   if (r.pss_peak) {
     std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
@@ -282,17 +289,18 @@ std::string format_summary(const RunReport& r) {
   bound_lines(out, r, incomplete);
   usage_lines(out, r);
   if (r.gpu_peak) {
-    line(out, "GPU peak", human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
-                              human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
-                              (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
+    line(out, "GPU peak",
+         human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
+             human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
+             (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
     for (const std::string& d : r.gpu_devices) line(out, "GPU device", d);
   }
   cpu_line(out, r);
   limit_line(out, r);
   dir_lines(out, r);
-  line(out, "disk I/O", "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
-                            " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " +
-                            human_bytes(r.io.wchar) + ")");
+  line(out, "disk I/O",
+       "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
+           " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " + human_bytes(r.io.wchar) + ")");
   samples_line(out, r);
   if (r.duration > 0) {
     char overhead[96];
@@ -301,11 +309,13 @@ std::string format_summary(const RunReport& r) {
     line(out, "overhead", overhead);
   }
   if (r.attached) {
-    line(out, "attached", "descendants that double-fork away (their parent exits before qprof's next sample sees "
-                          "them) leave the tree: a process not started by qprof cannot adopt them");
+    line(out, "attached",
+         "descendants that double-fork away (their parent exits before qprof's next sample sees "
+         "them) leave the tree: a process not started by qprof cannot adopt them");
   }
-  line(out, "trace", (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
-                         (r.trace_error.empty() ? "" : "  INCOMPLETE: " + terminal_text(r.trace_error)));
+  line(out, "trace",
+       (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
+           (r.trace_error.empty() ? "" : "  INCOMPLETE: " + terminal_text(r.trace_error)));
   return out.str();
 }
 

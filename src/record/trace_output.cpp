@@ -40,7 +40,7 @@ TraceOutput take_regular(int fd, const std::string& path) {
     }
     throw TraceOutputError(why("cannot lock " + path, err));
   }
-  struct stat st{};
+  struct stat st {};
   if ((::fstat(fd, &st) != 0 || st.st_size != 0) && ::ftruncate(fd, 0) != 0) {
     const int err = errno;
     ::close(fd);
@@ -53,14 +53,15 @@ TraceOutput take_regular(int fd, const std::string& path) {
 }
 
 TraceOutput open_named(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && is_device(st.st_mode)) throw TraceOutputError(device_refusal(path));
   // No O_TRUNC: the file may be another live qprof's, which the lock tells only once it is open.
   // A FIFO waits for its reader, as a shell redirection does, but not silently: a first open
   // with O_NONBLOCK fails with ENXIO when no reader is there, and qprof says what it waits for.
   if (S_ISFIFO(st.st_mode)) {
     const int probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (probe >= 0) ::close(probe);
+    if (probe >= 0)
+      ::close(probe);
     else if (errno == ENXIO) {
       std::fprintf(stderr, "qprof: %s is a FIFO with no reader yet: waiting for one before the command starts\n",
                    terminal_text(path).c_str());
@@ -91,11 +92,12 @@ TraceOutput open_default(const JobIdentity& identity) {
     if (errno != EEXIST) throw TraceOutputError(why("cannot create " + path, errno));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  throw TraceOutputError("cannot create a trace of a name of its own here (" + default_trace_name(identity) + " exists)");
+  throw TraceOutputError("cannot create a trace of a name of its own here (" + default_trace_name(identity) +
+                         " exists)");
 }
 
 TraceOutput open_stdout() {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(STDOUT_FILENO, &st) != 0) throw TraceOutputError(why("-o -: stdout", errno));
   const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
   if (fd < 0) throw TraceOutputError(why("-o -: stdout", errno));

@@ -17,7 +17,8 @@ std::string budget_message(const Trace& trace, const BudgetCheck& c) {
     out += pct;
   }
   if (c.peak.t) {
-    out += ", at " + human_seconds(relative_time(trace, *c.peak.t)) + ", " + terminal_text(where_in_stages(c.stages, true));
+    out += ", at " + human_seconds(relative_time(trace, *c.peak.t)) + ", " +
+           terminal_text(where_in_stages(c.stages, true));
   }
   return out;
 }

@@ -44,9 +44,12 @@ class CsvExporter : public Exporter {
         if (!c.machine) continue;
         const Cell& cell = row[i];
         auto value = [&](const std::optional<double>& v) { return v ? number(machine_value(c, *v, options)) : ""; };
-        if (c.kind == Kind::text) fields.push_back(cell.text);
-        else if (c.kind == Kind::flag) fields.push_back(cell.value ? (*cell.value != 0 ? "true" : "false") : "");
-        else fields.push_back(value(cell.value));
+        if (c.kind == Kind::text)
+          fields.push_back(cell.text);
+        else if (c.kind == Kind::flag)
+          fields.push_back(cell.value ? (*cell.value != 0 ? "true" : "false") : "");
+        else
+          fields.push_back(value(cell.value));
         if (c.has_spread) {
           fields.push_back(value(cell.min));
           fields.push_back(value(cell.max));

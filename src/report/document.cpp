@@ -20,10 +20,14 @@ std::optional<Format> parse_format(std::string_view name) {
 
 std::unique_ptr<Exporter> make_exporter(Format format) {
   switch (format) {
-    case Format::text: return detail::make_text_exporter();
-    case Format::markdown: return detail::make_markdown_exporter();
-    case Format::csv: return detail::make_csv_exporter();
-    case Format::json: return detail::make_json_exporter();
+    case Format::text:
+      return detail::make_text_exporter();
+    case Format::markdown:
+      return detail::make_markdown_exporter();
+    case Format::csv:
+      return detail::make_csv_exporter();
+    case Format::json:
+      return detail::make_json_exporter();
   }
   return detail::make_text_exporter();
 }
@@ -75,11 +79,14 @@ int decimals(Unit u) {
   switch (u) {
     case Unit::B:
     case Unit::KiB:
-    case Unit::KB: return 0;
+    case Unit::KB:
+      return 0;
     case Unit::MiB:
-    case Unit::MB: return 1;
+    case Unit::MB:
+      return 1;
     case Unit::GiB:
-    case Unit::GB: return 2;
+    case Unit::GB:
+      return 2;
   }
   return 1;
 }
@@ -145,11 +152,16 @@ std::string human_value(const Column& c, double value, Unit unit) {
       if (c.kind == Kind::signed_bytes && v > 0) s = "+" + s;
       return s;
     }
-    case Kind::seconds: return format("%.3f", value);
-    case Kind::share: return format("%.1f%%", value * 100.0);
-    case Kind::count: return format("%.0f", value);
-    case Kind::flag: return value != 0 ? "yes" : "no";
-    case Kind::text: break;
+    case Kind::seconds:
+      return format("%.3f", value);
+    case Kind::share:
+      return format("%.1f%%", value * 100.0);
+    case Kind::count:
+      return format("%.0f", value);
+    case Kind::flag:
+      return value != 0 ? "yes" : "no";
+    case Kind::text:
+      break;
   }
   return "";
 }
@@ -239,7 +251,8 @@ std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
   if (!f.cell.value) return "-";
   switch (c.kind) {
     case Kind::bytes:
-      if (options.unit) return human_value(c, *f.cell.value, *options.unit) + " " + std::string(unit_name(*options.unit));
+      if (options.unit)
+        return human_value(c, *f.cell.value, *options.unit) + " " + std::string(unit_name(*options.unit));
       return human_bytes(bytes_from_double(*f.cell.value));
     case Kind::signed_bytes: {
       // A headroom below the limit is negative: the sign, then the size in the same words.
@@ -248,8 +261,10 @@ std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
       if (options.unit) return human_value(c, v, unit) + " " + std::string(unit_name(unit));
       return (v < 0 ? "-" : "+") + human_bytes(bytes_from_double(std::fabs(v)));
     }
-    case Kind::seconds: return human_seconds(*f.cell.value);
-    default: return human_value(c, *f.cell.value, Unit::MiB);
+    case Kind::seconds:
+      return human_seconds(*f.cell.value);
+    default:
+      return human_value(c, *f.cell.value, Unit::MiB);
   }
 }
 

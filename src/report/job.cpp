@@ -24,9 +24,7 @@ std::vector<const Trace*> subset(const std::vector<const Trace*>& traces, const 
   return out;
 }
 
-std::string count_text(std::size_t n, const char* what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
+std::string count_text(std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
 
 Cell optional_number(const std::optional<std::int64_t>& v) {
   return v ? Cell::number(static_cast<double>(*v)) : Cell{};
@@ -36,10 +34,14 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
   Table t;
   t.name = "ranks";
   t.title = "Ranks (" + std::string(metric_info(metric).what) + ")";
-  t.columns = {column("label", "rank", Kind::text),  column("trace", "trace", Kind::text, false),
-               column("host", "host", Kind::text, false), column("rank", "rank", Kind::count, false),
-               column("local_rank", "local rank", Kind::count, false), column("duration", "duration", Kind::seconds),
-               column("peak", "peak", Kind::bytes),       column("at_job_peak", "at job peak", Kind::bytes),
+  t.columns = {column("label", "rank", Kind::text),
+               column("trace", "trace", Kind::text, false),
+               column("host", "host", Kind::text, false),
+               column("rank", "rank", Kind::count, false),
+               column("local_rank", "local rank", Kind::count, false),
+               column("duration", "duration", Kind::seconds),
+               column("peak", "peak", Kind::bytes),
+               column("at_job_peak", "at job peak", Kind::bytes),
                column("highest", "highest", Kind::flag, false)};
   std::vector<std::optional<Peak>> peaks;
   for (const Trace* tr : traces) peaks.push_back(find_peak(*tr, metric));
@@ -79,9 +81,12 @@ Table stages_table(const std::vector<const Trace*>& traces, Align align) {
   Table t;
   t.name = "stages";
   t.title = "Stages across ranks (earliest start to latest end)";
-  t.columns = {column("stage", "stage", Kind::text),          column("start", "start", Kind::seconds),
-               column("end", "end", Kind::seconds),           column("duration", "duration", Kind::seconds),
-               column("ranks", "ranks", Kind::count),         column("slowest", "slowest rank", Kind::text),
+  t.columns = {column("stage", "stage", Kind::text),
+               column("start", "start", Kind::seconds),
+               column("end", "end", Kind::seconds),
+               column("duration", "duration", Kind::seconds),
+               column("ranks", "ranks", Kind::count),
+               column("slowest", "slowest rank", Kind::text),
                column("slowest_duration", "its duration", Kind::seconds),
                column("closed", "closed", Kind::flag, false)};
   bool unclosed = false;
@@ -168,7 +173,8 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
 
 std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
                            Unit unit) {
-  if (!by_host) return one_line("job (" + count_text(traces.size(), "trace") + ")", job_peak(traces, metric, align), unit);
+  if (!by_host)
+    return one_line("job (" + count_text(traces.size(), "trace") + ")", job_peak(traces, metric, align), unit);
   std::string out;
   for (const HostGroup& g : group_by_host(traces)) {
     out += one_line(g.host + " (" + count_text(g.traces.size(), "trace") + ")",

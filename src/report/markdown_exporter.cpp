@@ -56,7 +56,8 @@ class MarkdownExporter : public Exporter {
     std::string head = "|", rule = "|";
     for (std::size_t i = 0; i < g.columns.size(); ++i) {
       head += " " + pad(escape(g.columns[i].header), width[i], g.columns[i].right) + " |";
-      rule += g.columns[i].right ? " " + std::string(width[i] - 1, '-') + ": |" : " :" + std::string(width[i] - 1, '-') + " |";
+      rule += g.columns[i].right ? " " + std::string(width[i] - 1, '-') + ": |"
+                                 : " :" + std::string(width[i] - 1, '-') + " |";
     }
     out += head + "\n" + rule + "\n";
     for (const auto& r : cells) {

@@ -10,8 +10,8 @@
 namespace qprof::report {
 
 std::string missing_metric(const Trace& trace, Metric m) {
-  return trace.source + " has no " + std::string(metric_info(m).name) + " (it has: " +
-         metric_names(available_metrics(trace)) + ")";
+  return trace.source + " has no " + std::string(metric_info(m).name) +
+         " (it has: " + metric_names(available_metrics(trace)) + ")";
 }
 
 PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool children) {
@@ -35,7 +35,8 @@ PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool
     if (stages.empty()) {
       std::string names;
       for (const std::string& n : stage_names(t)) names += (names.empty() ? "'" : ", '") + n + "'";
-      l.error = t.source + " has no stage '" + stage + "' (" + (names.empty() ? "it has no stages" : "stages: " + names) + ")";
+      l.error = t.source + " has no stage '" + stage + "' (" +
+                (names.empty() ? "it has no stages" : "stages: " + names) + ")";
       return l;
     }
     for (const Stage* s : stages) windows.push_back({s->t_start, s->t_end});
@@ -103,7 +104,8 @@ std::string peak_json(const std::vector<PeakLine>& lines, Unit unit, bool single
     o["stages"] = l.where;
     if (!l.children.empty()) {
       ordered_json children = ordered_json::array();
-      for (const ChildPeak& c : l.children) children.push_back({{"pid", c.pid}, {"bytes", c.bytes}, {"value", in(c.bytes)}});
+      for (const ChildPeak& c : l.children)
+        children.push_back({{"pid", c.pid}, {"bytes", c.bytes}, {"value", in(c.bytes)}});
       o["children"] = std::move(children);
     }
     all.push_back(std::move(o));

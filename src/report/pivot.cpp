@@ -45,7 +45,8 @@ Document pivot_document(const std::vector<CompareEntry>& entries, const Comparis
     if (!fresh) throw std::invalid_argument("two rows are the cell '" + e.label + "'");
     places.push_back(p);
   }
-  const bool repeated = std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
+  const bool repeated =
+      std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
 
   Document d;
   Column metric_fact;

@@ -63,8 +63,10 @@ void emit_peaks(YAML::Emitter& e, const Trace& t) {
       put(e, "relative_time_secs", secs(relative_time(t, *p->t)));
       const auto where = stages_at(t, *p->t);
       key(e, "stage");
-      if (where.empty()) e << YAML::Null;
-      else e << YAML::DoubleQuoted << yaml_text(where.front()->name);
+      if (where.empty())
+        e << YAML::Null;
+      else
+        e << YAML::DoubleQuoted << yaml_text(where.front()->name);
     }
     put(e, "kernel_high_water_mark", p->exact);
     text(e, "what", peak_meaning(t, m));
@@ -151,7 +153,8 @@ void emit_dirs_and_limit(YAML::Emitter& e, const Trace& t) {
     put(e, "mb", mb(limit->bytes));
     put(e, "bytes", limit->bytes);
     text(e, "source", limit->source);
-    if (const auto p = find_peak(t, Metric::rss)) put(e, "tree_peak_share", fixed(static_cast<double>(p->bytes) / static_cast<double>(limit->bytes), 4));
+    if (const auto p = find_peak(t, Metric::rss))
+      put(e, "tree_peak_share", fixed(static_cast<double>(p->bytes) / static_cast<double>(limit->bytes), 4));
     e << YAML::EndMap;
   }
   const std::vector<DirGrowth> dirs = dir_growths(t);
@@ -184,7 +187,8 @@ constexpr const char* kDefinitions =
     "gpu_memory_mb: GPU memory of the tree's processes, summed over devices\n"
     "disk_read_mb / disk_write_mb: storage bytes (read_bytes/write_bytes) of the tree, cumulative since start\n"
     "total_quantization_time_seconds: start to end of the run\n"
-    "peak_memory_mb: kernel high-water mark (ru_maxrss) of the largest single process, as Quark's VmHWM of its main process\n"
+    "peak_memory_mb: kernel high-water mark (ru_maxrss) of the largest single process, as Quark's VmHWM of its main "
+    "process\n"
     "tree_peak_memory_mb: peak of the tree's RSS summed over its processes, sampled\n"
     "peak_gpu_memory_mb / gpu_peak_memory_mb: peak GPU memory of the tree (both names Quark uses)\n"
     "total_disk_read_mb / total_disk_write_mb: storage bytes of the tree over the run\n"
@@ -236,8 +240,15 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   key(e, "missing");
   e << YAML::Flow << YAML::BeginSeq;
   if (!main_peak) e << "peak_memory_mb";
-  if (!has_gpu) e << "gpu_memory_mb" << "peak_gpu_memory_mb" << "gpu_peak_memory_mb";
-  if (!io) e << "disk_read_mb" << "disk_write_mb" << "total_disk_read_mb" << "total_disk_write_mb";
+  if (!has_gpu)
+    e << "gpu_memory_mb"
+      << "peak_gpu_memory_mb"
+      << "gpu_peak_memory_mb";
+  if (!io)
+    e << "disk_read_mb"
+      << "disk_write_mb"
+      << "total_disk_read_mb"
+      << "total_disk_write_mb";
   e << YAML::EndSeq;
 
   e << YAML::Newline << YAML::Comment("Everything else qprof knows about the run");

@@ -62,7 +62,8 @@ std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOpt
   const FigureModel* f = limit_figure(m);
   if (!f || !o.limit) return std::nullopt;
   const std::string limit = human_bytes(*o.limit);
-  const std::string model = "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + number("%.3f", f->r2()) + ")";
+  const std::string model =
+      "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + number("%.3f", f->r2()) + ")";
   const auto x = f->solve(static_cast<double>(*o.limit));
   if (!x) return "no largest " + m.parameter + " for " + limit + ": the model does not rise with it " + model;
   if (*x < 0 || (m.integer_values && *x < 1 && f->x.front() >= 1)) {
@@ -146,7 +147,8 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     model.columns.push_back(machine_only("predicted_spread", kRaw));
   }
   for (const FigureModel& f : m.figures) {
-    std::vector<Cell> row{Cell::string(f.title), Cell::string(f.key), Cell{}, Cell{}, Cell{}, Cell::string(f.bytes ? "bytes" : "s")};
+    std::vector<Cell> row{
+        Cell::string(f.title), Cell::string(f.key), Cell{}, Cell{}, Cell{}, Cell::string(f.bytes ? "bytes" : "s")};
     if (f.fitted()) {
       row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
       row[3] = Cell::string(formula_words(f, m.parameter));
@@ -177,8 +179,10 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     model.rows.push_back(std::move(row));
   }
   model.notes.push_back("power law where it explains more than a line (R\u00b2 higher by over 0.01), else linear");
-  const bool spread = std::any_of(m.figures.begin(), m.figures.end(), [](const FigureModel& f) { return f.spread() > 0; });
-  if (o.at && spread) model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
+  const bool spread =
+      std::any_of(m.figures.begin(), m.figures.end(), [](const FigureModel& f) { return f.spread() > 0; });
+  if (o.at && spread)
+    model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
   if (const auto solved = solved_words(m, o)) {
     model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
     doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});

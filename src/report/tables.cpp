@@ -68,7 +68,8 @@ Table stage_table(const Trace& trace, Metric metric) {
         Cell::number(s.stage.closed ? 1 : 0),
     });
   }
-  if (unclosed) t.notes.push_back("never ended: a Start marker without its End; the stage runs to the end of the trace");
+  if (unclosed)
+    t.notes.push_back("never ended: a Start marker without its End; the stage runs to the end of the trace");
   return t;
 }
 
@@ -120,7 +121,8 @@ Document trace_report(const Trace& trace, Metric metric) {
     if (f->unreclaimable) fact("unreclaimable_peak", "unreclaimable peak", Kind::bytes, Cell::bytes(*f->unreclaimable));
     if (f->reclaimable) fact("reclaimable_at_peak", "reclaimable at peak", Kind::bytes, Cell::bytes(*f->reclaimable));
   }
-  if (const auto p = find_peak(trace, Metric::rss)) fact("rss_sum_peak", "Σ RSS peak", Kind::bytes, Cell::bytes(p->bytes));
+  if (const auto p = find_peak(trace, Metric::rss))
+    fact("rss_sum_peak", "Σ RSS peak", Kind::bytes, Cell::bytes(p->bytes));
   if (!trace.meta.host.empty()) fact("host", "host", Kind::text, Cell::string(trace.meta.host));
   fact("duration", "duration", Kind::seconds, Cell::number(trace_duration(trace)));
   fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.mem.size())));
@@ -173,8 +175,10 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
                              const std::vector<RowBudget>& budgets) {
   Document d;
   // Human formats name the metric in the ratio's column.
-  d.facts.push_back({machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(c.metric).name))});
-  const bool repeated = std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
+  d.facts.push_back(
+      {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(c.metric).name))});
+  const bool repeated =
+      std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
   const bool budgeted = std::any_of(budgets.begin(), budgets.end(), [](const RowBudget& b) { return !b.text.empty(); });
 
   Table t;
@@ -195,10 +199,14 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     // ratio is on, Σ RSS as mprof counts it, the duration, the rest; a narrowed text table
     // keeps them in that order, and --stages' stages before the other peaks.
     const bool peak = cc.metric && cc.stage.empty();
-    if (peak && *cc.metric == Metric::footprint) col.order = col.narrow = 1;
-    else if (peak && *cc.metric == c.metric) col.order = col.narrow = 2;
-    else if (peak && *cc.metric == Metric::rss) col.order = col.narrow = 3;
-    else if (cc.key == "duration") col.order = col.narrow = 4;
+    if (peak && *cc.metric == Metric::footprint)
+      col.order = col.narrow = 1;
+    else if (peak && *cc.metric == c.metric)
+      col.order = col.narrow = 2;
+    else if (peak && *cc.metric == Metric::rss)
+      col.order = col.narrow = 3;
+    else if (cc.key == "duration")
+      col.order = col.narrow = 4;
     else if (!cc.stage.empty()) {
       col.order = 5000 + ++stage;
       col.narrow = 10 + stage;
@@ -220,7 +228,8 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     const CompareEntry& e = entries[r];
     std::string sources;
     for (const Trace* tr : e.runs) sources += (sources.empty() ? "" : ";") + tr->source;
-    std::vector<Cell> row{Cell::string(e.label), Cell::string(sources), Cell::number(static_cast<double>(e.runs.size()))};
+    std::vector<Cell> row{Cell::string(e.label), Cell::string(sources),
+                          Cell::number(static_cast<double>(e.runs.size()))};
     for (const CompareValue& v : c.rows[r]) {
       Cell cell;
       if (v.value) {

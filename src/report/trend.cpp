@@ -54,7 +54,8 @@ void add_trend_facts(Document& doc, const Trace& trace) {
     if (t.significant) {
       doc.facts.push_back({Column::of(key, "trend of " + s.title, Kind::text), Cell::string(growth_words(t))});
     }
-    doc.facts.push_back({machine_only(key + "_slope_bytes_per_s", "", Kind::count), Cell::number(t.bytes_per_second())});
+    doc.facts.push_back(
+        {machine_only(key + "_slope_bytes_per_s", "", Kind::count), Cell::number(t.bytes_per_second())});
     doc.facts.push_back({machine_only(key + "_r2", "", Kind::share), Cell::number(t.fit.r2)});
     doc.facts.push_back({machine_only(key + "_from", "", Kind::seconds), Cell::number(t.from)});
     doc.facts.push_back({machine_only(key + "_to", "", Kind::seconds), Cell::number(t.to)});

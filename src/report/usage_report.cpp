@@ -30,8 +30,9 @@ void add_usage_facts(const Trace& t, Document& doc) {
   Bytes rss_peak = 0;
   for (const MemSample& m : t.mem) rss_peak = std::max(rss_peak, m.bytes);
   if (!t.kinds.empty()) {
-    const auto largest = std::max_element(t.kinds.begin(), t.kinds.end(),
-                                          [](const MemKindsSample& a, const MemKindsSample& b) { return a.rss() < b.rss(); });
+    const auto largest =
+        std::max_element(t.kinds.begin(), t.kinds.end(),
+                         [](const MemKindsSample& a, const MemKindsSample& b) { return a.rss() < b.rss(); });
     Bytes swap = 0;
     for (const MemKindsSample& k : t.kinds) swap = std::max(swap, k.swap);
     if (splits_peak(*largest, rss_peak)) {

@@ -177,7 +177,9 @@ class PeakReducer : public TraceBuilder {
   }
   void kinds(const MemKindsSample& s) override {
     TraceBuilder::kinds(s);
-    compact(tr_.kinds, [](const MemKindsSample& k) { return std::array<Bytes, 5>{k.anon, k.file, k.shmem, k.swap, k.rss()}; });
+    compact(tr_.kinds, [](const MemKindsSample& k) {
+      return std::array<Bytes, 5>{k.anon, k.file, k.shmem, k.swap, k.rss()};
+    });
   }
   void dir(const DirSample& s) override {
     TraceBuilder::dir(s);
@@ -189,11 +191,21 @@ class PeakReducer : public TraceBuilder {
   }
   void gpu(const GpuSample& s) override;
   // Figures no peak is taken of: the latest alone.
-  void io(const IoSample& s) override { latest_only(tr_.io, [&] { TraceBuilder::io(s); }); }
-  void cpu(const CpuSample& s) override { latest_only(tr_.cpu, [&] { TraceBuilder::cpu(s); }); }
-  void torch(const TorchSample& s) override { latest_only(tr_.torch, [&] { TraceBuilder::torch(s); }); }
-  void tasks(const TasksSample& s) override { latest_only(tr_.tasks, [&] { TraceBuilder::tasks(s); }); }
-  void gpu_util(const GpuUtilSample& s) override { latest_only(tr_.gpu_util, [&] { TraceBuilder::gpu_util(s); }); }
+  void io(const IoSample& s) override {
+    latest_only(tr_.io, [&] { TraceBuilder::io(s); });
+  }
+  void cpu(const CpuSample& s) override {
+    latest_only(tr_.cpu, [&] { TraceBuilder::cpu(s); });
+  }
+  void torch(const TorchSample& s) override {
+    latest_only(tr_.torch, [&] { TraceBuilder::torch(s); });
+  }
+  void tasks(const TasksSample& s) override {
+    latest_only(tr_.tasks, [&] { TraceBuilder::tasks(s); });
+  }
+  void gpu_util(const GpuUtilSample& s) override {
+    latest_only(tr_.gpu_util, [&] { TraceBuilder::gpu_util(s); });
+  }
 
   void finish() {
     close_gpu_group();
@@ -276,7 +288,8 @@ void PeakReducer::close_gpu_group() {
     sum += g.tree;
     snapshot.push_back(g);
   }
-  std::sort(snapshot.begin(), snapshot.end(), [](const GpuSample& a, const GpuSample& b) { return a.device < b.device; });
+  std::sort(snapshot.begin(), snapshot.end(),
+            [](const GpuSample& a, const GpuSample& b) { return a.device < b.device; });
   ++groups_;
   if (groups_ == 1) gpu_first_ = snapshot;
   if (counts(*group_t_) && (!best_sum_ || sum > *best_sum_)) {

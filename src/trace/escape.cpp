@@ -43,17 +43,29 @@ std::string escape_text(std::string_view raw, bool escape_space) {
       continue;
     }
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       case ' ':
-        if (escape_space) append_hex_escape(out, c);
-        else out += ' ';
+        if (escape_space)
+          append_hex_escape(out, c);
+        else
+          out += ' ';
         break;
       default:
-        if (c < 0x20 || c == 0x7F) append_hex_escape(out, c);
-        else out += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7F)
+          append_hex_escape(out, c);
+        else
+          out += static_cast<char>(c);
     }
     ++i;
   }
@@ -70,12 +82,19 @@ std::string unescape_text(std::string_view escaped) {
       continue;
     }
     const char e = escaped[i + 1];
-    if (e == '\\') { out += '\\'; ++i; }
-    else if (e == 'n') { out += '\n'; ++i; }
-    else if (e == 'r') { out += '\r'; ++i; }
-    else if (e == 't') { out += '\t'; ++i; }
-    else if (e == 'x' && i + 3 < escaped.size() && hex_value(escaped[i + 2]) >= 0 &&
-             hex_value(escaped[i + 3]) >= 0) {
+    if (e == '\\') {
+      out += '\\';
+      ++i;
+    } else if (e == 'n') {
+      out += '\n';
+      ++i;
+    } else if (e == 'r') {
+      out += '\r';
+      ++i;
+    } else if (e == 't') {
+      out += '\t';
+      ++i;
+    } else if (e == 'x' && i + 3 < escaped.size() && hex_value(escaped[i + 2]) >= 0 && hex_value(escaped[i + 3]) >= 0) {
       out += static_cast<char>(hex_value(escaped[i + 2]) * 16 + hex_value(escaped[i + 3]));
       i += 3;
     } else {

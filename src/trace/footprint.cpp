@@ -7,9 +7,7 @@
 
 namespace qprof {
 
-std::string_view basis_name(Footprint::Basis b) {
-  return b == Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS";
-}
+std::string_view basis_name(Footprint::Basis b) { return b == Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS"; }
 
 namespace {
 

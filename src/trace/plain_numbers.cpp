@@ -33,7 +33,8 @@ constexpr std::uint64_t kZeros = 0x3030303030303030ULL;
   std::uint64_t x = (word - kZeros) << (8 * (8 - n));  // leading zeros in place of the rest
   x = x * 10 + (x >> 8);
   return (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-          (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+          (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+         32;
 }
 
 constexpr std::uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
@@ -41,7 +42,8 @@ constexpr double kPow10Double[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e
 
 // A run of digits at p (at most `max` of them), advancing p past it. `limit` is how far the
 // buffer may be read (beyond the line: its newline at least, so the run stops there).
-[[gnu::always_inline]] inline std::uint64_t scan_digits(const char*& p, const char* limit, unsigned max, unsigned& count) {
+[[gnu::always_inline]] inline std::uint64_t scan_digits(const char*& p, const char* limit, unsigned max,
+                                                        unsigned& count) {
   std::uint64_t value = 0;
   count = 0;
   while (count <= max) {
@@ -110,16 +112,36 @@ constexpr auto kExactBelow = [] {
 [[gnu::always_inline]] inline std::uint64_t div_pow5(std::uint64_t q, unsigned d, std::uint64_t& rem) {
   std::uint64_t r = 0;
   switch (d) {
-    case 0: r = q; break;
-    case 1: r = q / 5; break;
-    case 2: r = q / 25; break;
-    case 3: r = q / 125; break;
-    case 4: r = q / 625; break;
-    case 5: r = q / 3125; break;
-    case 6: r = q / 15625; break;
-    case 7: r = q / 78125; break;
-    case 8: r = q / 390625; break;
-    default: r = q / 1953125; break;
+    case 0:
+      r = q;
+      break;
+    case 1:
+      r = q / 5;
+      break;
+    case 2:
+      r = q / 25;
+      break;
+    case 3:
+      r = q / 125;
+      break;
+    case 4:
+      r = q / 625;
+      break;
+    case 5:
+      r = q / 3125;
+      break;
+    case 6:
+      r = q / 15625;
+      break;
+    case 7:
+      r = q / 78125;
+      break;
+    case 8:
+      r = q / 390625;
+      break;
+    default:
+      r = q / 1953125;
+      break;
   }
   rem = q - r * kPow5[d];
   return r;
@@ -237,8 +259,8 @@ namespace {
   const std::size_t point = 4 + whole;  // the MiB figure's point; the record ends at point + 23
   // From the point on, 24 bytes: point, 6 digits, space, 10 digits, point, 4 digits, newline.
   constexpr std::uint64_t kShape = 0b0'1111'0'1111111111'0'111111'0;
-  if (((digit >> point) & 0xFFFFFF) != kShape || rec[point] != '.' || rec[point + 7] != ' ' ||
-      rec[point + 18] != '.' || rec[point + 23] != '\n') {
+  if (((digit >> point) & 0xFFFFFF) != kShape || rec[point] != '.' || rec[point + 7] != ' ' || rec[point + 18] != '.' ||
+      rec[point + 23] != '\n') {
     return 0;
   }
   std::uint64_t word;

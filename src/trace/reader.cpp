@@ -32,7 +32,6 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-
 // Splits the fields of a line: separated by spaces (mprof's writer uses exactly one).
 class Fields {
  public:
@@ -154,18 +153,30 @@ void parse_header(Fields& f, Visitor& v) {
   }
   for_each_pair(f, [&](std::string_view key, std::string value) {
     const std::string k(key);
-    if (k == "version") meta.qprof_version = std::move(value);
-    else if (k == "interval") meta.interval = to_double(k, value);
-    else if (k == "host") meta.host = std::move(value);
-    else if (k == "root_pid") meta.root_pid = to_int(k, value);
-    else if (k == "start") meta.start = to_double(k, value);
-    else if (k == "metric") meta.metric = std::move(value);
-    else if (k == "rank") meta.job.rank = to_int(k, value);
-    else if (k == "local_rank") meta.job.local_rank = to_int(k, value);
-    else if (k == "world_size") meta.job.world_size = to_int(k, value);
-    else if (k == "job") meta.job.job_id = std::move(value);
-    else if (k == "launcher") meta.job.launcher = std::move(value);
-    else meta.other[k] = std::move(value);
+    if (k == "version")
+      meta.qprof_version = std::move(value);
+    else if (k == "interval")
+      meta.interval = to_double(k, value);
+    else if (k == "host")
+      meta.host = std::move(value);
+    else if (k == "root_pid")
+      meta.root_pid = to_int(k, value);
+    else if (k == "start")
+      meta.start = to_double(k, value);
+    else if (k == "metric")
+      meta.metric = std::move(value);
+    else if (k == "rank")
+      meta.job.rank = to_int(k, value);
+    else if (k == "local_rank")
+      meta.job.local_rank = to_int(k, value);
+    else if (k == "world_size")
+      meta.job.world_size = to_int(k, value);
+    else if (k == "job")
+      meta.job.job_id = std::move(value);
+    else if (k == "launcher")
+      meta.job.launcher = std::move(value);
+    else
+      meta.other[k] = std::move(value);
   });
   v.header(meta);
 }
@@ -185,10 +196,14 @@ void parse_exit(Fields& f, Visitor& v) {
   e.t = f.number("time");
   for_each_pair(f, [&](std::string_view key, const std::string& value) {
     const std::string k(key);
-    if (k == "status") e.status = to_small_int(k, value);
-    else if (k == "signal") e.signal = to_small_int(k, value);
-    else if (k == "timed_out") e.timed_out = to_int(k, value) != 0;
-    else if (k == "status_known") e.status_known = to_int(k, value) != 0;
+    if (k == "status")
+      e.status = to_small_int(k, value);
+    else if (k == "signal")
+      e.signal = to_small_int(k, value);
+    else if (k == "timed_out")
+      e.timed_out = to_int(k, value) != 0;
+    else if (k == "status_known")
+      e.status_known = to_int(k, value) != 0;
   });
   v.exit(e);
 }
@@ -398,7 +413,8 @@ class LineFeeder {
  private:
   [[noreturn]] void too_long() const {
     throw ParseError(name_, line_no_ + 1,
-                     "line longer than " + (max_line_ == kMaxLineBytes ? std::string("1 MiB") : std::to_string(max_line_) + " bytes"));
+                     "line longer than " +
+                         (max_line_ == kMaxLineBytes ? std::string("1 MiB") : std::to_string(max_line_) + " bytes"));
   }
 
   // `limit`: the end of the buffer the line is in (the MEM fast path reads ahead within it).
@@ -466,8 +482,9 @@ void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max
     if (n == 0) break;
     total += static_cast<std::uint64_t>(n);
     if (max_total > 0 && total > max_total) {
-      throw ParseError(name, 0, "more than " + std::to_string(max_total >> 20) +
-                                    " MiB from a pipe or device: save the trace to a file and read that");
+      throw ParseError(name, 0,
+                       "more than " + std::to_string(max_total >> 20) +
+                           " MiB from a pipe or device: save the trace to a file and read that");
     }
     have += static_cast<std::size_t>(n);
     const std::size_t used = feeder.feed(std::string_view(buf.data(), have));

@@ -19,9 +19,7 @@ std::optional<std::string_view> strip_suffix(std::string_view label, std::string
 
 }  // namespace
 
-std::optional<std::string_view> stage_start_name(std::string_view label) {
-  return strip_suffix(label, " Start");
-}
+std::optional<std::string_view> stage_start_name(std::string_view label) { return strip_suffix(label, " Start"); }
 
 std::optional<std::string_view> stage_end_name(std::string_view label) { return strip_suffix(label, " End"); }
 

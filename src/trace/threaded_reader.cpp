@@ -31,7 +31,7 @@ constexpr std::size_t kBatchCalls = 1024;     // other calls (a trace of markers
 constexpr std::size_t kBatchText = 1 << 20;   // their copied text (labels, notes: up to 1 MiB a line)
 constexpr std::size_t kInFlight = 4;
 constexpr std::size_t kHeaderText = kBatchText;  // a header's line may be 1 MiB: a batch alone
-constexpr off_t kThreadedFrom = 4 << 20;  // 4 MiB: about 130 000 samples, 3 ms of parsing
+constexpr off_t kThreadedFrom = 4 << 20;         // 4 MiB: about 130 000 samples, 3 ms of parsing
 
 struct Batch {
   std::vector<MemSample> mem;
@@ -105,34 +105,78 @@ class Recorder final : public Visitor {
     batch_.mem.push_back(s);
     if (batch_.mem.size() >= kBatchSamples) hand_over();
   }
-  void header(const TraceMeta& m) override { later(kHeaderText, [m](Visitor& v) { v.header(m); }); }
-  void cmdline(std::string_view c) override { later(c.size(), [c = std::string(c)](Visitor& v) { v.cmdline(c); }); }
-  void child(std::int64_t pid, const MemSample& s) override { later(0, [pid, s](Visitor& v) { v.child(pid, s); }); }
+  void header(const TraceMeta& m) override {
+    later(kHeaderText, [m](Visitor& v) { v.header(m); });
+  }
+  void cmdline(std::string_view c) override {
+    later(c.size(), [c = std::string(c)](Visitor& v) { v.cmdline(c); });
+  }
+  void child(std::int64_t pid, const MemSample& s) override {
+    later(0, [pid, s](Visitor& v) { v.child(pid, s); });
+  }
   void process_name(std::int64_t pid, std::string_view n) override {
     later(n.size(), [pid, n = std::string(n)](Visitor& v) { v.process_name(pid, n); });
   }
-  void mark(Seconds t, std::string_view l) override { later(l.size(), [t, l = std::string(l)](Visitor& v) { v.mark(t, l); }); }
+  void mark(Seconds t, std::string_view l) override {
+    later(l.size(), [t, l = std::string(l)](Visitor& v) { v.mark(t, l); });
+  }
   void func(std::string_view n, const MemSample& a, const MemSample& b) override {
     later(n.size(), [n = std::string(n), a, b](Visitor& v) { v.func(n, a, b); });
   }
-  void pss(const PssSample& s) override { later(0, [s](Visitor& v) { v.pss(s); }); }
-  void io(const IoSample& s) override { later(0, [s](Visitor& v) { v.io(s); }); }
-  void cpu(const CpuSample& s) override { later(0, [s](Visitor& v) { v.cpu(s); }); }
-  void hwm(const MemSample& s) override { later(0, [s](Visitor& v) { v.hwm(s); }); }
-  void cgroup(const CgroupSample& s) override { later(0, [s](Visitor& v) { v.cgroup(s); }); }
-  void gpu_device(const GpuDevice& d) override { later(d.uuid.size() + d.name.size(), [d](Visitor& v) { v.gpu_device(d); }); }
-  void gpu(const GpuSample& s) override { later(0, [s](Visitor& v) { v.gpu(s); }); }
-  void torch(const TorchSample& s) override { later(0, [s](Visitor& v) { v.torch(s); }); }
-  void kinds(const MemKindsSample& s) override { later(0, [s](Visitor& v) { v.kinds(s); }); }
-  void tasks(const TasksSample& s) override { later(0, [s](Visitor& v) { v.tasks(s); }); }
-  void gpu_util(const GpuUtilSample& s) override { later(0, [s](Visitor& v) { v.gpu_util(s); }); }
-  void peak(std::string_view n, Bytes b) override { later(n.size(), [n = std::string(n), b](Visitor& v) { v.peak(n, b); }); }
-  void dir_def(const WatchedDir& d) override { later(d.path.size(), [d](Visitor& v) { v.dir_def(d); }); }
-  void dir(const DirSample& s) override { later(0, [s](Visitor& v) { v.dir(s); }); }
-  void note(std::string_view n) override { later(n.size(), [n = std::string(n)](Visitor& v) { v.note(n); }); }
-  void unread(std::uint64_t p) override { later(0, [p](Visitor& v) { v.unread(p); }); }
-  void exit(const ExitInfo& e) override { later(0, [e](Visitor& v) { v.exit(e); }); }
-  void warning(const std::string& w) override { later(w.size(), [w](Visitor& v) { v.warning(w); }); }
+  void pss(const PssSample& s) override {
+    later(0, [s](Visitor& v) { v.pss(s); });
+  }
+  void io(const IoSample& s) override {
+    later(0, [s](Visitor& v) { v.io(s); });
+  }
+  void cpu(const CpuSample& s) override {
+    later(0, [s](Visitor& v) { v.cpu(s); });
+  }
+  void hwm(const MemSample& s) override {
+    later(0, [s](Visitor& v) { v.hwm(s); });
+  }
+  void cgroup(const CgroupSample& s) override {
+    later(0, [s](Visitor& v) { v.cgroup(s); });
+  }
+  void gpu_device(const GpuDevice& d) override {
+    later(d.uuid.size() + d.name.size(), [d](Visitor& v) { v.gpu_device(d); });
+  }
+  void gpu(const GpuSample& s) override {
+    later(0, [s](Visitor& v) { v.gpu(s); });
+  }
+  void torch(const TorchSample& s) override {
+    later(0, [s](Visitor& v) { v.torch(s); });
+  }
+  void kinds(const MemKindsSample& s) override {
+    later(0, [s](Visitor& v) { v.kinds(s); });
+  }
+  void tasks(const TasksSample& s) override {
+    later(0, [s](Visitor& v) { v.tasks(s); });
+  }
+  void gpu_util(const GpuUtilSample& s) override {
+    later(0, [s](Visitor& v) { v.gpu_util(s); });
+  }
+  void peak(std::string_view n, Bytes b) override {
+    later(n.size(), [n = std::string(n), b](Visitor& v) { v.peak(n, b); });
+  }
+  void dir_def(const WatchedDir& d) override {
+    later(d.path.size(), [d](Visitor& v) { v.dir_def(d); });
+  }
+  void dir(const DirSample& s) override {
+    later(0, [s](Visitor& v) { v.dir(s); });
+  }
+  void note(std::string_view n) override {
+    later(n.size(), [n = std::string(n)](Visitor& v) { v.note(n); });
+  }
+  void unread(std::uint64_t p) override {
+    later(0, [p](Visitor& v) { v.unread(p); });
+  }
+  void exit(const ExitInfo& e) override {
+    later(0, [e](Visitor& v) { v.exit(e); });
+  }
+  void warning(const std::string& w) override {
+    later(w.size(), [w](Visitor& v) { v.warning(w); });
+  }
 
   void hand_over() {
     if (batch_.mem.empty() && batch_.calls.empty()) return;
@@ -154,7 +198,7 @@ class Recorder final : public Visitor {
 
   Channel& channel_;
   Batch batch_;
-  std::size_t text_ = 0;     // bytes of text the batch's calls hold
+  std::size_t text_ = 0;       // bytes of text the batch's calls hold
   std::size_t next_line_ = 0;  // the line after the batch's latest record (0: none yet)
 };
 
@@ -165,7 +209,8 @@ void replay(Batch& b, Visitor& v, const std::string& path) {
   const auto samples_up_to = [&](std::size_t end) {
     for (; done < end; ++done) {
       std::size_t line = next_line;
-      if (jump < b.mem_line_jumps.size() && b.mem_line_jumps[jump].first == done) line = b.mem_line_jumps[jump++].second;
+      if (jump < b.mem_line_jumps.size() && b.mem_line_jumps[jump].first == done)
+        line = b.mem_line_jumps[jump++].second;
       v.at_line(line);
       v.mem(b.mem[done]);
       next_line = line + 1;

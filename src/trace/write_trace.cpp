@@ -15,7 +15,24 @@ namespace {
 // tree's MEM first and its CHLD lines right after it (readers subtract them from the MEM line of
 // the same time), the other samples, then markers, which take the latest values above them as
 // their checkpoint, and a stage's End after its Start.
-enum class Kind : std::uint8_t { mem, child, pss, gpu, torch, io, cpu, hwm, cgroup, kinds, tasks, gpu_util, dir, mark, stage_start, stage_end };
+enum class Kind : std::uint8_t {
+  mem,
+  child,
+  pss,
+  gpu,
+  torch,
+  io,
+  cpu,
+  hwm,
+  cgroup,
+  kinds,
+  tasks,
+  gpu_util,
+  dir,
+  mark,
+  stage_start,
+  stage_end
+};
 
 struct Line {
   Seconds t;
@@ -26,37 +43,72 @@ struct Line {
 
 int order_at_one_time(Kind k) {
   switch (k) {
-    case Kind::mem: return 0;
-    case Kind::child: return 1;
+    case Kind::mem:
+      return 0;
+    case Kind::child:
+      return 1;
     case Kind::mark:
-    case Kind::stage_start: return 3;
-    case Kind::stage_end: return 4;
-    default: return 2;
+    case Kind::stage_start:
+      return 3;
+    case Kind::stage_end:
+      return 4;
+    default:
+      return 2;
   }
 }
 
 void write_line(const Trace& tr, const Line& l, Writer& out) {
   switch (l.kind) {
-    case Kind::mem: out.mem(tr.mem[l.index].t, tr.mem[l.index].bytes); break;
+    case Kind::mem:
+      out.mem(tr.mem[l.index].t, tr.mem[l.index].bytes);
+      break;
     case Kind::child: {
       const ChildSeries& c = tr.children[l.series];
       out.child(c.pid, c.samples[l.index].t, c.samples[l.index].bytes);
       break;
     }
-    case Kind::pss: out.pss(tr.pss[l.index]); break;
-    case Kind::gpu: out.gpu(tr.gpu[l.index]); break;
-    case Kind::torch: out.torch(tr.torch[l.index]); break;
-    case Kind::io: out.io(tr.io[l.index]); break;
-    case Kind::cpu: out.cpu(tr.cpu[l.index]); break;
-    case Kind::hwm: out.hwm(tr.hwm[l.index].t, tr.hwm[l.index].bytes); break;
-    case Kind::cgroup: out.cgroup(tr.cgroup[l.index]); break;
-    case Kind::kinds: out.kinds(tr.kinds[l.index]); break;
-    case Kind::tasks: out.tasks(tr.tasks[l.index]); break;
-    case Kind::gpu_util: out.gpu_util(tr.gpu_util[l.index]); break;
-    case Kind::dir: out.dir(tr.dir_samples[l.index]); break;
-    case Kind::mark: out.mark(tr.markers[l.index].t, tr.markers[l.index].label); break;
-    case Kind::stage_start: out.mark(tr.stages[l.index].t_start, tr.stages[l.index].name + " Start"); break;
-    case Kind::stage_end: out.mark(tr.stages[l.index].t_end, tr.stages[l.index].name + " End"); break;
+    case Kind::pss:
+      out.pss(tr.pss[l.index]);
+      break;
+    case Kind::gpu:
+      out.gpu(tr.gpu[l.index]);
+      break;
+    case Kind::torch:
+      out.torch(tr.torch[l.index]);
+      break;
+    case Kind::io:
+      out.io(tr.io[l.index]);
+      break;
+    case Kind::cpu:
+      out.cpu(tr.cpu[l.index]);
+      break;
+    case Kind::hwm:
+      out.hwm(tr.hwm[l.index].t, tr.hwm[l.index].bytes);
+      break;
+    case Kind::cgroup:
+      out.cgroup(tr.cgroup[l.index]);
+      break;
+    case Kind::kinds:
+      out.kinds(tr.kinds[l.index]);
+      break;
+    case Kind::tasks:
+      out.tasks(tr.tasks[l.index]);
+      break;
+    case Kind::gpu_util:
+      out.gpu_util(tr.gpu_util[l.index]);
+      break;
+    case Kind::dir:
+      out.dir(tr.dir_samples[l.index]);
+      break;
+    case Kind::mark:
+      out.mark(tr.markers[l.index].t, tr.markers[l.index].label);
+      break;
+    case Kind::stage_start:
+      out.mark(tr.stages[l.index].t_start, tr.stages[l.index].name + " Start");
+      break;
+    case Kind::stage_end:
+      out.mark(tr.stages[l.index].t_end, tr.stages[l.index].name + " End");
+      break;
   }
 }
 
@@ -76,7 +128,8 @@ void write_trace(const Trace& trace, Writer& out) {
   add_all(lines, trace.mem, Kind::mem);
   for (std::size_t c = 0; c < trace.children.size(); ++c) {
     const auto& samples = trace.children[c].samples;
-    for (std::size_t i = 0; i < samples.size(); ++i) lines.push_back({samples[i].t, Kind::child, static_cast<std::uint32_t>(c), i});
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      lines.push_back({samples[i].t, Kind::child, static_cast<std::uint32_t>(c), i});
   }
   add_all(lines, trace.pss, Kind::pss);
   add_all(lines, trace.gpu, Kind::gpu);

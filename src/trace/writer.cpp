@@ -102,7 +102,7 @@ void Writer::append(std::string_view s) {
 void Writer::cut_to_whole_line() {
   // A disk that filled in the middle of a line left its first bytes: "MEM 31.601562 1795731" reads
   // as t = 1 795 731 to mprof. A regular file is cut back to its last '\n' (docs/recording.md, "The trace file").
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;
   const off_t at = ::lseek(fd_, 0, SEEK_CUR);
   if (at < 0) return;
@@ -212,12 +212,7 @@ void Writer::pss(const PssSample& s) {
 }
 
 void Writer::io(const IoSample& s) {
-  Line(*this, "IO", 5)
-      .fixed(s.t, 6)
-      .uinteger(s.read_bytes)
-      .uinteger(s.write_bytes)
-      .uinteger(s.rchar)
-      .uinteger(s.wchar);
+  Line(*this, "IO", 5).fixed(s.t, 6).uinteger(s.read_bytes).uinteger(s.write_bytes).uinteger(s.rchar).uinteger(s.wchar);
 }
 
 void Writer::cpu(const CpuSample& s) { Line(*this, "CPU", 2).fixed(s.t, 6).fixed(s.cpu_seconds, 6); }
@@ -234,11 +229,7 @@ void Writer::cgroup(const CgroupSample& s) {
 void Writer::gpu_device(const GpuDevice& d) {
   const std::string uuid = escape_text(d.uuid.empty() ? "-" : d.uuid, true);
   const std::string name = escape_text(d.name);
-  Line(*this, "GPUDEV", 2, uuid.size() + name.size() + 2)
-      .integer(d.index)
-      .text(uuid)
-      .uinteger(d.total)
-      .text(name);
+  Line(*this, "GPUDEV", 2, uuid.size() + name.size() + 2).integer(d.index).text(uuid).uinteger(d.total).text(name);
 }
 
 void Writer::gpu(const GpuSample& s) {
@@ -264,8 +255,10 @@ void Writer::gpu_util(const GpuUtilSample& s) {
   line.fixed(s.t, 6).integer(s.device).fixed(s.busy_percent, 1).fixed(s.mem_bw_percent, 1);
   // '-': the driver does not say (no per-process accounting, no PCIe counters).
   const auto optional = [&line](const std::optional<double>& v, int decimals) {
-    if (v) line.fixed(*v, decimals);
-    else line.text("-");
+    if (v)
+      line.fixed(*v, decimals);
+    else
+      line.text("-");
   };
   optional(s.tree_busy_percent, 1);
   optional(s.pcie_rx_bytes_per_s, 0);
@@ -300,7 +293,10 @@ void Writer::unread(std::uint64_t processes) { Line(*this, "UNREAD", 1).uinteger
 
 void Writer::exit(const ExitInfo& e) {
   Line line(*this, "EXIT", 5, 48);
-  line.fixed(e.t, 6).key_value("status", e.status).key_value("signal", e.signal).key_value("timed_out", e.timed_out ? 1 : 0);
+  line.fixed(e.t, 6)
+      .key_value("status", e.status)
+      .key_value("signal", e.signal)
+      .key_value("timed_out", e.timed_out ? 1 : 0);
   // Only when unknown (qprof attach), so that a run's EXIT line stays what it always was.
   if (!e.status_known) line.key_value("status_known", 0);
 }

@@ -56,12 +56,14 @@ Attached attach_to_target(int mib, int child_mib, int hold_ms, const std::vector
   const std::string dir = temp_dir();
   const std::string trigger = dir + "/go";
   const std::string out = dir + "/attach.dat";
-  Process target({workload("attach_target"), std::to_string(mib), std::to_string(child_mib), std::to_string(hold_ms), trigger});
+  Process target(
+      {workload("attach_target"), std::to_string(mib), std::to_string(child_mib), std::to_string(hold_ms), trigger});
   wait_for([&] { return exists(trigger + ".ready"); });
   Attached a;
   a.target_hwm = vm_hwm(target.pid());
   std::vector<std::string> args = how;
-  for (const std::string& s : {std::string("-M"), std::string("-o"), out, std::to_string(target.pid())}) args.push_back(s);
+  for (const std::string& s : {std::string("-M"), std::string("-o"), out, std::to_string(target.pid())})
+    args.push_back(s);
   if (how.size() > 1 && how[1] == "--attach") args.insert(args.end() - 1, "--attach"), args.erase(args.begin() + 1);
   Process q(bounded(args));
   wait_for([&] { return contains(read_file(out), "\nMEM "); });
@@ -117,7 +119,8 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   Process target({workload("attach_target"), "120", "0", "200", trigger});
   wait_for([&] { return exists(trigger + ".ready"); });
   std::string attach_line;
-  for (const std::string& a : bounded({"attach", "-q", "-o", out, std::to_string(target.pid())})) attach_line += "'" + a + "' ";
+  for (const std::string& a : bounded({"attach", "-q", "-o", out, std::to_string(target.pid())}))
+    attach_line += "'" + a + "' ";
   Process q({"sh", "-c", "exec " + attach_line + "2>'" + dir + "/err'"});
   const std::string key = "QPROF_MARK_PATH=";
   wait_for([&] { return contains(read_file(out), "\nMEM ") && contains(read_file(dir + "/err"), key); });
@@ -127,8 +130,8 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   const std::string fifo = err.substr(from, err.find(' ', from) - from);
   // --sync without --strict: the checkpoint is taken either way; an acknowledgement later than
   // the writer's 100 ms on a loaded machine is not what this tests.
-  const Result mark = run({"env", "-u", "QPROF_MARK_FD", "QPROF_MARK_PATH=" + fifo, qprof_bin(), "mark", "--sync",
-                           "Attached checkpoint"});
+  const Result mark = run(
+      {"env", "-u", "QPROF_MARK_FD", "QPROF_MARK_PATH=" + fifo, qprof_bin(), "mark", "--sync", "Attached checkpoint"});
   EXPECT_EQ(mark.status, 0) << mark.err;
   touch(trigger);
   const Result r = q.wait(60);
@@ -152,7 +155,8 @@ TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
   const std::string dir = temp_dir();
   Process target({workload("count_signals"), "0"});
   std::this_thread::sleep_for(200ms);
-  const Result timed = run(bounded({"attach", "--timeout", "0.5", "-o", dir + "/t.dat", std::to_string(target.pid())}), "", 60);
+  const Result timed =
+      run(bounded({"attach", "--timeout", "0.5", "-o", dir + "/t.dat", std::to_string(target.pid())}), "", 60);
   EXPECT_EQ(timed.status, 0) << timed.err;
   EXPECT_TRUE(contains(timed.err, "stopped by --timeout")) << timed.err;
   const Trace t = dat::read_trace(dir + "/t.dat");
@@ -212,8 +216,8 @@ TEST(Attach, OptionsOfAStartedCommandAreNotOffered) {
     EXPECT_FALSE(contains(help, name)) << name << " in:\n" << help;
   }
   EXPECT_TRUE(contains(qprof({"run", "--help"}).out, "--kill-after"));
-  for (const std::vector<std::string>& extra : {std::vector<std::string>{"--kill-after", "3"}, {"--no-wait-daemons"},
-                                                {"--marker-regex", "M: (.*)"}}) {
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--kill-after", "3"}, {"--no-wait-daemons"}, {"--marker-regex", "M: (.*)"}}) {
     std::vector<std::string> args{"run", "--attach", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = run(bounded(args));
@@ -239,8 +243,9 @@ TEST(Attach, AnotherUsersProcessIsRefused) {
     return sleeper != 0;
   });
   ASSERT_NE(sleeper, 0);
-  const Result r = run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
-                        copy_for_other_users(qprof_bin()), "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
+  const Result r =
+      run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
+           copy_for_other_users(qprof_bin()), "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "belongs to another user")) << r.err;
   EXPECT_FALSE(exists("/tmp/never_written.dat"));

@@ -40,7 +40,8 @@ void expect_ordered_bounds(const std::vector<std::string>& cmd, int runs, Bytes 
     EXPECT_LE(t.peaks.at("kernel_process"), t.peaks.at("hwm_sum")) << "run " << i;
     EXPECT_TRUE(bracket_violations(b, bracket_inputs(t)).empty()) << "run " << i;
     // The bracket raises Σ VmHWM to the figures below it; the raw reading must not have needed it.
-    for (const std::string& n : t.notes) EXPECT_EQ(n.find("Σ VmHWM as read"), std::string::npos) << "run " << i << ": " << n;
+    for (const std::string& n : t.notes)
+      EXPECT_EQ(n.find("Σ VmHWM as read"), std::string::npos) << "run " << i << ": " << n;
   }
 }
 
@@ -49,9 +50,7 @@ TEST(Bounds, PythonThatGrowsJustBeforeItExits) {
                         300 * kMiB);
 }
 
-TEST(Bounds, CProgramThatMallocsAndExits) {
-  expect_ordered_bounds({workload("late_growth"), "300"}, 20, 300 * kMiB);
-}
+TEST(Bounds, CProgramThatMallocsAndExits) { expect_ordered_bounds({workload("late_growth"), "300"}, 20, 300 * kMiB); }
 
 TEST(Bounds, TheSummaryPrintsTheBracketInOrder) {
   const std::string out = temp_dir() + "/summary.dat";
@@ -109,8 +108,8 @@ TEST(Bounds, ShortSubprocessesOneAfterAnotherCountOneAtATime) {
 TEST(Checkpoints, PssCarriesItsAgeAndEndComesLast) {
   const std::string out = temp_dir() + "/pss_age.dat";
   const std::string yaml = temp_dir() + "/pss_age.yaml";
-  const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "5", "-o", out, "--yaml", yaml, "--",
-                          workload("markers")});
+  const Result r = qprof(
+      {"run", "-q", "--metric", "pss", "--pss-interval", "5", "-o", out, "--yaml", yaml, "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_GE(t.markers.size(), 3u);
@@ -152,7 +151,8 @@ TEST(Bounds, CgroupChargeIsNamedAsSuch) {
   const std::string out = temp_dir() + "/cgroup.dat";
   const Result r = qprof({"run", "--cgroup", "-o", out, "--", workload("alloc_tree"), "50", "3", "50", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find("--cgroup: cannot create") != std::string::npos || r.err.find("no memory controller") != std::string::npos) {
+  if (r.err.find("--cgroup: cannot create") != std::string::npos ||
+      r.err.find("no memory controller") != std::string::npos) {
     GTEST_SKIP() << "no cgroup with a memory controller here: " << r.err;
   }
   EXPECT_NE(r.err.find("cgroup charge"), std::string::npos) << r.err;

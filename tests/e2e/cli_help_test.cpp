@@ -22,14 +22,17 @@ const std::vector<std::string> kSubcommands = {
 };
 
 TEST(CliHelp, AMistypedSubcommandSuggestsTheNearest) {
-  const std::vector<std::pair<std::string, std::string>> typos = {
-      {"plott", "plot"}, {"rn", "run"}, {"repotr", "report"}, {"exprot", "export"}, {"compar", "compare"}, {"pek", "peak"}};
+  const std::vector<std::pair<std::string, std::string>> typos = {{"plott", "plot"},     {"rn", "run"},
+                                                                  {"repotr", "report"},  {"exprot", "export"},
+                                                                  {"compar", "compare"}, {"pek", "peak"}};
   for (const auto& [typo, meant] : typos) {
     const Result r = bounded_qprof({typo, "x.dat"});
     EXPECT_EQ(r.status, 2) << typo;
     EXPECT_EQ(r.out, "");
-    EXPECT_NE(r.err.find("unknown subcommand '" + typo + "'; did you mean '" + meant + "'?"), std::string::npos) << r.err;
-    for (const std::string& s : kSubcommands) EXPECT_NE(r.err.find(s), std::string::npos) << s << " not named: " << r.err;
+    EXPECT_NE(r.err.find("unknown subcommand '" + typo + "'; did you mean '" + meant + "'?"), std::string::npos)
+        << r.err;
+    for (const std::string& s : kSubcommands)
+      EXPECT_NE(r.err.find(s), std::string::npos) << s << " not named: " << r.err;
   }
   // Nothing near: the list alone, no guess.
   const Result far = bounded_qprof({"frobnicate"});
@@ -59,8 +62,8 @@ TEST(CliHelp, EverySubcommandsHelpShowsAnExample) {
 // What each usage line must name besides [OPTIONS]: CLI11's own said "Usage: qprof run [OPTIONS]".
 TEST(CliHelp, UsageLineNamesWhatTheCommandTakes) {
   const std::map<std::string, std::string> takes = {
-      {"run", "CMD [ARGS...]"}, {"attach", "PID"}, {"peak", "[FILE...]"}, {"report", "TRACE"},
-      {"compare", "FILE"},      {"plot", "FILE"},  {"export", "TRACE"},   {"list", "[FILE|DIR...]"},
+      {"run", "CMD [ARGS...]"},  {"attach", "PID"}, {"peak", "[FILE...]"},    {"report", "TRACE"},
+      {"compare", "FILE"},       {"plot", "FILE"},  {"export", "TRACE"},      {"list", "[FILE|DIR...]"},
       {"clean", "--older-than"}, {"mark", "LABEL"}, {"fit", "CMD [ARGS...]"}, {"sweep", "CMD [ARGS...]"}};
   for (const std::string& s : kSubcommands) {
     const Result r = bounded_qprof({s, "--help"});
@@ -79,7 +82,8 @@ TEST(CliHelp, UsageLineNamesWhatTheCommandTakes) {
 TEST(CliHelp, NoCli11Artefacts) {
   for (const std::string& s : kSubcommands) {
     const Result r = bounded_qprof({s, "--help"});
-    for (const char* artefact : {"{false}", "Needs:", " x 2", "Excludes:", " TEXT", " INT", " FLOAT", " UINT", "Example:"}) {
+    for (const char* artefact :
+         {"{false}", "Needs:", " x 2", "Excludes:", " TEXT", " INT", " FLOAT", " UINT", "Example:"}) {
       EXPECT_EQ(r.out.find(artefact), std::string::npos) << s << " --help has '" << artefact << "':\n" << r.out;
     }
     std::size_t blocks = 0;
@@ -106,13 +110,16 @@ TEST(CliHelp, AttachOutputSpeaksOfNoCommand) {
 // plot --metric took anon, file, shmem, swap and dir:NAME though --help named five.
 TEST(CliHelp, PlotHelpListsEveryMetricAndPanelsErrorEveryPanel) {
   const Result help = bounded_qprof({"plot", "--help"});
-  for (const char* m : {"rss", "footprint", "unreclaimable", "pss", "uss", "gpu", "cgroup", "anon", "file", "shmem", "swap", "dir:NAME"}) {
+  for (const char* m : {"rss", "footprint", "unreclaimable", "pss", "uss", "gpu", "cgroup", "anon", "file", "shmem",
+                        "swap", "dir:NAME"}) {
     EXPECT_NE(help.out.find(m), std::string::npos) << m;
   }
-  const Result r = bounded_qprof({"plot", "--panels", "memroy", data_file("report/minmax.dat"), "-o", temp_dir() + "/x.png"});
+  const Result r =
+      bounded_qprof({"plot", "--panels", "memroy", data_file("report/minmax.dat"), "-o", temp_dir() + "/x.png"});
   EXPECT_EQ(r.status, 2);
   for (const char* p : {"memory", "gpu", "cpu", "io", "memory-kinds", "tasks", "vsz", "gpu-util", "disk"}) {
-    EXPECT_NE(r.err.find(std::string(p) + (std::string(p) == "disk" ? " (" : ",")), std::string::npos) << p << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(p) + (std::string(p) == "disk" ? " (" : ",")), std::string::npos)
+        << p << ": " << r.err;
   }
 }
 

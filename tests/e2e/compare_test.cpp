@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 std::string fixture(const std::string& name) { return data_file("report/" + name); }
 
 TEST(CompareFiles, LabelsAndFormats) {
-  const Result text = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)",
-                            "--label", "layerwise"});
+  const Result text = qprof(
+      {"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)", "--label", "layerwise"});
   ASSERT_EQ(text.status, 0) << text.err;
   // 100 columns at most: disk write (the same 20.0 in both: unmarked) is named under the table.
   EXPECT_EQ(text.out,
@@ -39,13 +39,16 @@ TEST(CompareFiles, LabelsAndFormats) {
             "layerwise          2468.0*   0.96      15.000    1.50                -           900.0             20.0\n"
             "* lowest of its column\n"
             "ratio: to the first row (minmax (v1))\n");
-  const Result csv = qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
+  const Result csv =
+      qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
   ASSERT_EQ(csv.status, 0);
-  EXPECT_TRUE(csv.out.starts_with("label,trace,runs,duration_s,duration_s_ratio,duration_s_lowest,peak_rss_mib,")) << csv.out;
-  EXPECT_NE(csv.out.find("\nlayerwise," + fixture("layerwise.dat") + ",1,15,1.5,false,2468,0.956589,true,"), std::string::npos)
+  EXPECT_TRUE(csv.out.starts_with("label,trace,runs,duration_s,duration_s_ratio,duration_s_lowest,peak_rss_mib,"))
       << csv.out;
-  const auto j = nlohmann::json::parse(qprof({"compare", "--format", "json", "--stages", fixture("minmax.dat"),
-                                              fixture("layerwise.dat")}).out);
+  EXPECT_NE(csv.out.find("\nlayerwise," + fixture("layerwise.dat") + ",1,15,1.5,false,2468,0.956589,true,"),
+            std::string::npos)
+      << csv.out;
+  const auto j = nlohmann::json::parse(
+      qprof({"compare", "--format", "json", "--stages", fixture("minmax.dat"), fixture("layerwise.dat")}).out);
   EXPECT_EQ(j["comparison"][1]["stage_peak_bytes:Quantization"]["value"], 2468u << 20);
   EXPECT_EQ(j["comparison"][0]["stage_peak_bytes:Quantization"]["lowest"], true);
 }
@@ -81,8 +84,8 @@ TEST(CompareFiles, TextFitsATerminal) {
   // The machine formats keep every column whatever the width.
   const Result csv = qprof({"compare", "--stages", "--format", "csv", files[0], files[1]});
   EXPECT_NE(csv.out.find("stage_peak_bytes:Quantization"), std::string::npos) << csv.out;
-  const Result sweep = qprof({"compare", "--sweep", "n", "--label", "n=1,n=2,n=3,n=4", files[0], files[1],
-                              files[2], files[3]});
+  const Result sweep =
+      qprof({"compare", "--sweep", "n", "--label", "n=1,n=2,n=3,n=4", files[0], files[1], files[2], files[3]});
   EXPECT_TRUE(fits(sweep.out)) << sweep.out;
 }
 
@@ -103,7 +106,8 @@ TEST(CompareFiles, UsageErrors) {
 // --label takes one value per use (or a comma list): the files after it stay files.
 TEST(CompareFiles, LabelNeverSwallowsFiles) {
   const std::vector<std::string> files = {fixture("minmax.dat"), fixture("percentile.dat"), fixture("layerwise.dat")};
-  Result r = qprof({"compare", "--format", "json", "--label", "A", "--label", "B", "--label", "C", files[0], files[1], files[2]});
+  Result r = qprof(
+      {"compare", "--format", "json", "--label", "A", "--label", "B", "--label", "C", files[0], files[1], files[2]});
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["comparison"].size(), 3u);
@@ -125,8 +129,8 @@ TEST(CompareFiles, LabelNeverSwallowsFiles) {
 
 TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
   const std::string svg = temp_dir() + "/compare.svg";
-  const Result r = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax,layerwise",
-                          "--plot", svg});
+  const Result r =
+      qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax,layerwise", "--plot", svg});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("minmax"), std::string::npos) << "the table is printed too";
   const std::string chart = read_file(svg);
@@ -140,16 +144,23 @@ TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
 
 TEST(CompareBudgets, GrowthAgainstABaselineFile) {
   // percentile peaks at 2724 MiB, 5.6 % above minmax's 2580 MiB.
-  const Result over = qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "5%"});
+  const Result over =
+      qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "5%"});
   EXPECT_EQ(over.status, 3) << over.err;
   EXPECT_NE(over.err.find("memory budget exceeded: percentile: peak RSS 2.66 GiB is +5.6% against the baseline minmax "
                           "(2.52 GiB), more than the 5% allowed, by 15.0 MiB, in stage 'Calibration'"),
             std::string::npos)
       << over.err;
   EXPECT_NE(over.out.find("+5.6% over the baseline"), std::string::npos) << over.out;
-  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "6%"}).status, 0);
-  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "150MiB"}).status, 0);
-  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "100MiB"}).status, 3);
+  EXPECT_EQ(
+      qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "6%"}).status,
+      0);
+  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "150MiB"})
+                .status,
+            0);
+  EXPECT_EQ(qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "100MiB"})
+                .status,
+            3);
   // Without --baseline the first row is the baseline.
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--max-growth", "0%"}).status, 0);
 }
@@ -179,7 +190,8 @@ TEST(CompareBudgets, MaxPeakAsAShareOfEachRowsLimit) {
     return path;
   };
   const long long gib = 1LL << 30;
-  const std::string small = trace("small", 600, gib), large = trace("large", 950, gib), tight = trace("tight", 600, gib / 2);
+  const std::string small = trace("small", 600, gib), large = trace("large", 950, gib),
+                    tight = trace("tight", 600, gib / 2);
   Result r = qprof({"compare", "--format", "json", small, large, tight, "--max-peak", "90%"});
   EXPECT_EQ(r.status, 3) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -200,8 +212,8 @@ TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
   // The commands also write to stdout: the table on stdout must stay parseable.
   const std::string small = "echo noise; " + workload("alloc_tree") + " 20 0 0 150";
   const std::string large = "echo noise; " + workload("alloc_tree") + " 80 0 0 150";
-  const Result r = qprof({"compare", "--format", "json", "--run", small, "--run", large, "--repeat", "2", "--label", "small",
-                          "--label", "large", "-o", prefix, "--max-growth", "1GiB"});
+  const Result r = qprof({"compare", "--format", "json", "--run", small, "--run", large, "--repeat", "2", "--label",
+                          "small", "--label", "large", "-o", prefix, "--max-growth", "1GiB"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["comparison"].size(), 2u);

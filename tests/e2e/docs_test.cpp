@@ -133,8 +133,10 @@ TEST(Completion, SubcommandsOptionsValuesAndFiles) {
 
 // zsh at a tmux terminal, with the completion function loaded from the build's folder by
 // compinit: `typed`, then `key` (Tab: completes, or lists the choices); the screen once `expect`
-// is on it (tmux gives rows without their trailing blanks). A fresh shell for each, so that no screen of an earlier case can answer.
-std::string zsh_after(const std::string& typed, const std::string& key, const std::string& expect, const std::string& cwd) {
+// is on it (tmux gives rows without their trailing blanks). A fresh shell for each, so that no screen of an earlier
+// case can answer.
+std::string zsh_after(const std::string& typed, const std::string& key, const std::string& expect,
+                      const std::string& cwd) {
   TmuxTerminal term("env -i TERM=xterm HOME=" + sh_quoted(cwd) + " PATH=/usr/bin:/bin zsh -f", 160, 40);
   term.send_keys("PS1='zsh> '; fpath=(" + sh_quoted(QPROF_TEST_ZSH_COMPLETION_DIR) +
                      " $fpath); autoload -Uz compinit; compinit -u -D; cd " + sh_quoted(cwd) + "; clear",
@@ -157,7 +159,8 @@ TEST(Completion, ZshCompletesSubcommandsOptionsValuesAndFiles) {
   std::ofstream(dir + "/b.dat") << "x";
   std::ofstream(dir + "/notes.txt") << "x";
   EXPECT_NE(zsh_after("qprof ex", "Tab", "zsh> qprof export", dir).find("zsh> qprof export\n"), std::string::npos);
-  EXPECT_NE(zsh_after("qprof export --fo", "Tab", "--format", dir).find("zsh> qprof export --format\n"), std::string::npos);
+  EXPECT_NE(zsh_after("qprof export --fo", "Tab", "--format", dir).find("zsh> qprof export --format\n"),
+            std::string::npos);
   std::string s = zsh_after("qprof export --format ", "Tab", "perfetto", dir);
   for (const char* w : {"chrome", "csv", "json"}) EXPECT_NE(s.find(w), std::string::npos) << w << "\n" << s;
   s = zsh_after("qprof run --gpu n", "Tab", "nvml", dir);
@@ -179,7 +182,6 @@ TEST(Completion, ZshCompletesSubcommandsOptionsValuesAndFiles) {
   // After run's options, the command and its own completion.
   EXPECT_NE(zsh_after("qprof run -q -- ech", "Tab", "-- echo", dir).find("-- echo\n"), std::string::npos);
 }
-
 
 // ---- The documents: README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md.
 
@@ -213,8 +215,10 @@ std::size_t utf8_length(const std::string& s) {
 std::string anchor_of(const std::string& heading) {
   std::string out;
   for (const unsigned char c : heading) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80) out += static_cast<char>(std::tolower(c));
-    else if (c == ' ') out += '-';
+    if (std::isalnum(c) || c == '-' || c == '_' || c >= 0x80)
+      out += static_cast<char>(std::tolower(c));
+    else if (c == ' ')
+      out += '-';
   }
   return out;
 }
@@ -232,9 +236,7 @@ std::set<std::string> anchors_of(const fs::path& p) {
   return out;
 }
 
-TEST(Docs, ReadmeIsShort) {
-  EXPECT_LE(lines_of(fs::path(kSource) / "README.md").size(), 300u);
-}
+TEST(Docs, ReadmeIsShort) { EXPECT_LE(lines_of(fs::path(kSource) / "README.md").size(), 300u); }
 
 // Prose lines (outside fenced code blocks) fit 120 characters.
 TEST(Docs, LinesFit120Characters) {
@@ -296,10 +298,12 @@ TEST(Docs, MarkedBlocksRunAsWritten) {
       ASSERT_LT(j, lines.size()) << doc.filename().string() << ":" << i + 1 << ": the block never ends";
       const std::string dir = temp_dir() + "/docs-block-" + std::to_string(++blocks);
       fs::create_directories(dir);
-      const Result r = run({"env", "PATH=" + bin + ":/usr/bin:/bin", "sh", "-euc", "cd \"$1\"\n" + script, "block", dir},
-                           "", 60);
-      EXPECT_EQ(r.status, 0) << doc.filename().string() << ":" << i + 1 << "\n" << script << "stdout:\n"
-                             << r.out << "stderr:\n" << r.err;
+      const Result r =
+          run({"env", "PATH=" + bin + ":/usr/bin:/bin", "sh", "-euc", "cd \"$1\"\n" + script, "block", dir}, "", 60);
+      EXPECT_EQ(r.status, 0) << doc.filename().string() << ":" << i + 1 << "\n"
+                             << script << "stdout:\n"
+                             << r.out << "stderr:\n"
+                             << r.err;
       i = j;
     }
   }
@@ -310,9 +314,11 @@ TEST(Docs, MarkedBlocksRunAsWritten) {
 // (an SPDX line), so that a file copied out of the tree keeps its terms.
 
 TEST(Licence, EverySourceFileCarriesAnSpdxLine) {
-  const std::set<std::string> extensions{".cpp", ".hpp", ".c", ".h", ".cu", ".def", ".py", ".sh", ".cmake", ".gp", ".man"};
+  const std::set<std::string> extensions{".cpp", ".hpp", ".c",     ".h",  ".cu", ".def",
+                                         ".py",  ".sh",  ".cmake", ".gp", ".man"};
   std::size_t checked = 0;
-  for (const char* dir : {"src", "include", "tests", "bench", "examples", "scripts", "python", "cmake", "plot", "man"}) {
+  for (const char* dir :
+       {"src", "include", "tests", "bench", "examples", "scripts", "python", "cmake", "plot", "man"}) {
     const fs::path root = fs::path(kSource) / dir;
     if (!fs::exists(root)) continue;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {

@@ -66,7 +66,8 @@ TEST(Export, ChromeTraceHoldsEverySampleStageAndCheckpoint) {
     }
   }
   ASSERT_EQ(counters["RSS"].size(), t.mem.size());
-  for (std::size_t i = 0; i < t.mem.size(); ++i) EXPECT_EQ(counters["RSS"][i], static_cast<double>(t.mem[i].bytes)) << i;
+  for (std::size_t i = 0; i < t.mem.size(); ++i)
+    EXPECT_EQ(counters["RSS"][i], static_cast<double>(t.mem[i].bytes)) << i;
   ASSERT_EQ(counters["PSS"].size(), t.pss.size());
   EXPECT_EQ(counters["PSS"].back(), static_cast<double>(t.pss.back().pss));
   for (const ChildSeries& c : t.children) {
@@ -159,7 +160,8 @@ TEST(Export, CsvHasOneRowPerSampleAndOneColumnPerSeries) {
   std::getline(lines, peak);
   std::getline(lines, child_rows);
   EXPECT_EQ(std::stoul(count), t.mem.size());
-  EXPECT_TRUE(header.starts_with("time_s,rss_bytes,pss_bytes,uss_bytes,cgroup_bytes,gpu0_bytes,gpu1_bytes,cpu_percent,"))
+  EXPECT_TRUE(
+      header.starts_with("time_s,rss_bytes,pss_bytes,uss_bytes,cgroup_bytes,gpu0_bytes,gpu1_bytes,cpu_percent,"))
       << header;
   EXPECT_NE(header.find("child_4242_bytes"), std::string::npos) << header;
   EXPECT_EQ(std::stod(peak), static_cast<double>(max_mem(t)));
@@ -197,7 +199,8 @@ TEST(Export, HostileLabelsStayData) {
   const auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["metadata"]["traces"][0]["label"], label);
   std::size_t named = 0;
-  for (const auto& e : doc["traceEvents"]) named += e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == label;
+  for (const auto& e : doc["traceEvents"])
+    named += e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == label;
   EXPECT_EQ(named, 1u);
   const std::string dir = temp_dir() + "/hostile";
   fs::create_directories(dir);
@@ -230,7 +233,8 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("malformed.dat:"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
-  for (const auto& e : fs::directory_iterator(temp_dir())) EXPECT_EQ(e.path().string().find("bad.json"), std::string::npos);
+  for (const auto& e : fs::directory_iterator(temp_dir()))
+    EXPECT_EQ(e.path().string().find("bad.json"), std::string::npos);
   EXPECT_EQ(bounded_qprof({"export", full(), "--format", "xml"}).status, 2);
   EXPECT_EQ(bounded_qprof({"export"}).status, 2);
 }
@@ -238,7 +242,8 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
 // A failed write of stdout is qprof's own error, as a failed write of -o is: status 2, said.
 TEST(Export, StdoutThatCannotBeWrittenIsStatusTwo) {
   for (const char* format : {"perfetto", "csv"}) {
-    const Result r = run({"sh", "-c", "exec \"$0\" export --format \"$1\" \"$2\" > /dev/full", qprof_bin(), format, full()});
+    const Result r =
+        run({"sh", "-c", "exec \"$0\" export --format \"$1\" \"$2\" > /dev/full", qprof_bin(), format, full()});
     EXPECT_EQ(r.status, 2) << format << ": " << r.err;
     EXPECT_TRUE(r.err.starts_with("qprof export: ")) << format << ": " << r.err;
   }

@@ -71,8 +71,9 @@ std::string skip_reason(const Result& r) {
 }
 
 TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
-  if (sanitized()) GTEST_SKIP() << "the probes' timings are the subject: an AddressSanitizer qprof distorts none of "
-                                   "them, but the job runs under its shadow limits";
+  if (sanitized())
+    GTEST_SKIP() << "the probes' timings are the subject: an AddressSanitizer qprof distorts none of "
+                    "them, but the job runs under its shadow limits";
   const std::string json = temp_dir() + "/fit.json", csv = temp_dir() + "/fit.csv";
   Process p(bounded({"fit", "--json", json, "--csv", csv, "--", workload("anon_and_mmap"), "100", cold_file(),
                      std::to_string(kPasses)}));
@@ -99,7 +100,8 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   if (full < A + F * 0.9) {
     bool reread = false;
     for (const auto& probe : j["probes"]) {
-      if (!probe["limit_bytes"].is_null() && probe["limit_bytes"].get<double>() / MiB == full && !probe["read_bytes"].is_null()) {
+      if (!probe["limit_bytes"].is_null() && probe["limit_bytes"].get<double>() / MiB == full &&
+          !probe["read_bytes"].is_null()) {
         reread = probe["read_bytes"].get<double>() > 1.5 * baseline_read;
       }
     }
@@ -117,7 +119,8 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   EXPECT_TRUE(contains(r.err, "qprof fit: full speed (within 10 % of the fastest run, ")) << r.err;
   const std::string table = read_file(csv);
   EXPECT_TRUE(table.starts_with("kind,name,limit_bytes,outcome,seconds,")) << table;
-  EXPECT_TRUE(contains(table, "finding,smallest_running," + std::to_string(j["findings"]["smallest_running"]["limit_bytes"].get<Bytes>())))
+  EXPECT_TRUE(contains(table, "finding,smallest_running," +
+                                  std::to_string(j["findings"]["smallest_running"]["limit_bytes"].get<Bytes>())))
       << table;
   // fit's own cost is measured by bench/fit_cost.py, not asserted here: a shared machine's load
   // moves it (1.1 % on a busy CI runner, 0.4 % on a quiet one). Here only that it is counted.

@@ -38,10 +38,10 @@ Recorded record(const std::string& name, const std::vector<std::string>& options
 constexpr double kTruthMiB = 200 + 4 * 50, kRssMiB = 200 + 4 * (200 + 50);
 
 void expect_shared_pages_once(const std::string& cgroup, Footprint::Basis basis) {
-  const Recorded base = record("workers_base_" + cgroup, {"--cgroup", cgroup},
-                               {workload("shared_workers"), "0", "4", "0", "1500"});
-  const Recorded full = record("workers_" + cgroup, {"--cgroup", cgroup},
-                               {workload("shared_workers"), "200", "4", "50", "1500"});
+  const Recorded base =
+      record("workers_base_" + cgroup, {"--cgroup", cgroup}, {workload("shared_workers"), "0", "4", "0", "1500"});
+  const Recorded full =
+      record("workers_" + cgroup, {"--cgroup", cgroup}, {workload("shared_workers"), "200", "4", "50", "1500"});
   const auto fb = footprint_of(base.trace), ff = footprint_of(full.trace);
   ASSERT_TRUE(fb && ff) << full.result.err;
   EXPECT_EQ(ff->basis, basis);
@@ -81,10 +81,10 @@ TEST(Footprint, CgroupAutoGivesTheTreeAGroupWhereQprofMayCreateOne) {
 TEST(Footprint, APssPassIsTakenAtANewHighSoAOneSecondSpikeIsCaught) {
   // A 0.5 s pass interval would see the 1 s spike at best twice; the passes taken at Σ RSS's
   // new highs read it while it is at its height.
-  const Recorded base = record("spike_base", {"--cgroup", "off", "--pss-interval", "0.5"},
-                               {workload("spike"), "0", "1000", "300"});
-  const Recorded full = record("spike_pss", {"--cgroup", "off", "--pss-interval", "0.5"},
-                               {workload("spike"), "200", "1000", "300"});
+  const Recorded base =
+      record("spike_base", {"--cgroup", "off", "--pss-interval", "0.5"}, {workload("spike"), "0", "1000", "300"});
+  const Recorded full =
+      record("spike_pss", {"--cgroup", "off", "--pss-interval", "0.5"}, {workload("spike"), "200", "1000", "300"});
   const auto fb = footprint_of(base.trace), ff = footprint_of(full.trace);
   ASSERT_TRUE(fb && ff);
   EXPECT_NEAR(mib(ff->peak) - mib(fb->peak), 200.0, 10.0) << full.result.err;

@@ -57,9 +57,11 @@ TEST(BoundedReading, SparseTwoGigabyteFile) {
 // A FIFO whose writer never sends a newline and never stops.
 TEST(BoundedReading, PeakOfAFifoThatNeverEnds) {
   const std::string dir = test_dir();
-  const std::string script = "cd '" + dir + "' && rm -f f && mkfifo f && "
+  const std::string script = "cd '" + dir +
+                             "' && rm -f f && mkfifo f && "
                              "(tr '\\000' x < /dev/zero > f 2>/dev/null &) ; "
-                             "prlimit " + kAsLimit + " -- '" + qprof_bin() + "' peak f; echo \"status $?\" >&2";
+                             "prlimit " +
+                             kAsLimit + " -- '" + qprof_bin() + "' peak f; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 60);
   EXPECT_NE(r.err.find("f:1: line longer than 1 MiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
@@ -90,11 +92,29 @@ TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
 
 // Labels as a hostile program could print them: terminal escapes (CSI, OSC), DEL, C0 and C1
 // controls, invalid and overlong UTF-8, quotes and newlines, YAML/JSON/CSV specials, formulas.
-const std::vector<std::string> kHostile = {
-    "\x1b[2J\x1b[31mred", "\x1b]0;owned\x07title", "\x7F" "del", "bell\x07\x01\x02\x1f", "\xC2\x9B" "31mcsi",
-    "over\xC0\xAFlong", "bad\xFF\xFE", "quote \" ' \\ back", "new\nline", "key: value", "- [a, {b: c}]",
-    "=HYPERLINK(\"http://x\",\"y\")", "+SUM(1)", "-2+3", "@cmd", "\tTAB", "\rCR", "\xE2\x80\xAEright-to-left",
-    "a,b;c|d", "`uname`", "\xEF\xBF\xBE\xEF\xBF\xBF"};
+const std::vector<std::string> kHostile = {"\x1b[2J\x1b[31mred",
+                                           "\x1b]0;owned\x07title",
+                                           "\x7F"
+                                           "del",
+                                           "bell\x07\x01\x02\x1f",
+                                           "\xC2\x9B"
+                                           "31mcsi",
+                                           "over\xC0\xAFlong",
+                                           "bad\xFF\xFE",
+                                           "quote \" ' \\ back",
+                                           "new\nline",
+                                           "key: value",
+                                           "- [a, {b: c}]",
+                                           "=HYPERLINK(\"http://x\",\"y\")",
+                                           "+SUM(1)",
+                                           "-2+3",
+                                           "@cmd",
+                                           "\tTAB",
+                                           "\rCR",
+                                           "\xE2\x80\xAEright-to-left",
+                                           "a,b;c|d",
+                                           "`uname`",
+                                           "\xEF\xBF\xBE\xEF\xBF\xBF"};
 
 std::string hostile_trace(const std::string& dir) {
   std::string dat = "QPROF 1 start=100 host=h\nCMDLINE run \x1b[31m\x7F\xC0\xAF\nMEM 10.0 100.0\n";
@@ -107,7 +127,9 @@ std::string hostile_trace(const std::string& dir) {
     t += 0.1;
   }
   // Raw bytes too, as a writer other than qprof could leave them (no escaping at all).
-  dat += "MARK " + std::to_string(t) + " raw \x1b]52;c;AAAA\x07 \x7F \xC0\xAF \x9B" "1m Start\n";
+  dat += "MARK " + std::to_string(t) +
+         " raw \x1b]52;c;AAAA\x07 \x7F \xC0\xAF \x9B"
+         "1m Start\n";
   dat += "NOTE note \x1b[5m\xFF\nMEM 5.0 " + std::to_string(t + 1) + "\n";
   const std::string path = dir + "/hostile.dat";
   write(path, dat);
@@ -271,8 +293,9 @@ TEST(BoundedReading, PeakStreamsATraceLargerThanItsAddressSpace) {
   EXPECT_EQ(j.at(0).at("stage"), "S") << r.out;
   ASSERT_EQ(j.at(0).at("children").size(), 1u) << r.out;
   EXPECT_DOUBLE_EQ(json_mib(j.at(0).at("children").at(0)), 3.0) << r.out;
-  r = run({"prlimit", kSmallAsLimit, "--", qprof_bin(), "peak", "--children", "--unit", "B", "--max-peak", "8MiB", path},
-          "", 300);
+  r = run(
+      {"prlimit", kSmallAsLimit, "--", qprof_bin(), "peak", "--children", "--unit", "B", "--max-peak", "8MiB", path},
+      "", 300);
   EXPECT_EQ(r.status, 3) << r.err;  // over the budget: 9 MiB
   EXPECT_NE(r.out.find("\t9437184 B\n  Child 7\t\t\t4194304 B\n"), std::string::npos) << r.out;
 }
@@ -281,10 +304,12 @@ TEST(BoundedReading, PeakOfAFifoFedForAWhileThenClosedReadsItAllInFlatMemory) {
   // 8 M lines (160 MB) through a FIFO, the peak among the last: the old reader held them all
   // (128 MB of samples) and failed inside 64 MiB.
   const std::string dir = test_dir();
-  const std::string script = "cd '" + dir + "' && rm -f f && mkfifo f && "
+  const std::string script = "cd '" + dir +
+                             "' && rm -f f && mkfifo f && "
                              "({ yes 'MEM 1.000000 2.0000' | head -n 8000000; echo 'MEM 7.500000 3.0000'; "
                              "yes 'MEM 2.000000 4.0000' | head -n 1000; } > f &) ; "
-                             "prlimit " + kSmallAsLimit + " -- '" + qprof_bin() + "' peak --unit B f; echo \"status $?\" >&2";
+                             "prlimit " +
+                             kSmallAsLimit + " -- '" + qprof_bin() + "' peak --unit B f; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 300);
   EXPECT_NE(r.err.find("status 0"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "f\t7864320 B\n") << r.err;

@@ -20,7 +20,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::size_t count(const std::string& s, const std::string& what, std::size_t from = 0, std::size_t to = std::string::npos) {
+std::size_t count(const std::string& s, const std::string& what, std::size_t from = 0,
+                  std::size_t to = std::string::npos) {
   std::size_t n = 0;
   for (std::size_t at = s.find(what, from); at != std::string::npos && at < to; at = s.find(what, at + 1)) ++n;
   return n;
@@ -64,7 +65,8 @@ TEST(JobControl, CtrlZStopsJobAndQprofThenBgAndFgGoOn) {
   const std::string dat = temp_dir() + "/jobctl.dat";
   ScriptTerminal term(std::string("exec ") + kShell, 91, 37, 90);
   ASSERT_NE(term.wait_for("PROMPT$ "), std::string::npos) << term.output();
-  term.type("prlimit " + as_limit("1073741824") + " " + qprof_bin() + " run -o " + dat + " -- " + ticking_job(40) + "\n");
+  term.type("prlimit " + as_limit("1073741824") + " " + qprof_bin() + " run -o " + dat + " -- " + ticking_job(40) +
+            "\n");
   ASSERT_NE(term.wait_for("tick 5"), std::string::npos) << term.output();
   ASSERT_NE(term.wait_for("\x1b[2Kqprof "), std::string::npos) << "a live line drawn: " << term.output();
 
@@ -74,7 +76,11 @@ TEST(JobControl, CtrlZStopsJobAndQprofThenBgAndFgGoOn) {
   ASSERT_NE(stopped, std::string::npos) << term.output();
   std::string said = term.output();
   // The live line's row and the scrolling region were given back before the shell's report.
-  EXPECT_NE(said.substr(typed_z, stopped - typed_z).find("\x1b" "7\x1b[r"), std::string::npos) << said.substr(typed_z);
+  EXPECT_NE(said.substr(typed_z, stopped - typed_z)
+                .find("\x1b"
+                      "7\x1b[r"),
+            std::string::npos)
+      << said.substr(typed_z);
 
   const pid_t job = job_pid(said);
   ASSERT_GT(job, 0) << said;
@@ -91,7 +97,8 @@ TEST(JobControl, CtrlZStopsJobAndQprofThenBgAndFgGoOn) {
   // bg: both go on in the background; the live line is not drawn over the shell's prompt.
   const std::size_t typed_bg = said.size();
   term.type("bg\n");
-  ASSERT_NE(term.wait_for("tick " + std::to_string(ticks_at_stop + 3), 20, typed_bg), std::string::npos) << term.output();
+  ASSERT_NE(term.wait_for("tick " + std::to_string(ticks_at_stop + 3), 20, typed_bg), std::string::npos)
+      << term.output();
   EXPECT_NE(state_of(job), 'T');
   const std::size_t typed_fg = term.output().size();
   EXPECT_EQ(count(term.output(), "\x1b[2Kqprof ", typed_bg), 0u) << "no live line in the background";
@@ -138,7 +145,9 @@ TEST(JobControl, InTmuxTheScreenStaysWhole) {
   tmux.send_keys("Enter");
   ASSERT_TRUE(tmux.wait_for("line 10")) << tmux.screen();
   const std::string bottom = tmux.last_row();
-  EXPECT_TRUE(std::regex_search(bottom, std::regex("^qprof [0-9.]+ s \\| (footprint [^|]+\\| RSS sum|RSS) "))) << "bottom row: '" << bottom << "'\n" << tmux.screen();
+  EXPECT_TRUE(std::regex_search(bottom, std::regex("^qprof [0-9.]+ s \\| (footprint [^|]+\\| RSS sum|RSS) ")))
+      << "bottom row: '" << bottom << "'\n"
+      << tmux.screen();
 
   tmux.send_keys("C-z");
   ASSERT_TRUE(tmux.wait_for("Stopped")) << tmux.screen();

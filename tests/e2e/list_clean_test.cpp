@@ -68,7 +68,8 @@ TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
   EXPECT_TRUE(l[0].starts_with("#  NAME ")) << l[0];
-  for (const char* column : {"START", "DURATION", "PEAK RSS", "COMMAND"}) EXPECT_NE(l[0].find(column), std::string::npos) << column;
+  for (const char* column : {"START", "DURATION", "PEAK RSS", "COMMAND"})
+    EXPECT_NE(l[0].find(column), std::string::npos) << column;
   // The date column: at the header's START on every line.
   const std::size_t start = l[0].find("START");
   for (std::size_t i = 1; i < l.size(); ++i) {

@@ -152,11 +152,12 @@ TEST(OutputFile, AFolderIsRefusedByEveryWriter) {
   const std::string folder = dir + "/chart.svg";
   fs::create_directories(folder);
   const std::string refusal = folder + " is a directory: qprof writes only a regular file";
-  for (const auto& args : std::vector<std::vector<std::string>>{{"export", trace(), "-o", folder},
-                                                                 {"report", "--yaml", folder, trace()},
-                                                                 {"plot", trace(), "-o", folder},
-                                                                 {"plot", trace(), "-o", dir + "/c.svg", "--script", folder},
-                                                                 {"run", "--yaml", folder, "--", "true"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"export", trace(), "-o", folder},
+                                             {"report", "--yaml", folder, trace()},
+                                             {"plot", trace(), "-o", folder},
+                                             {"plot", trace(), "-o", dir + "/c.svg", "--script", folder},
+                                             {"run", "--yaml", folder, "--", "true"}}) {
     const Result r = bounded_qprof(args);
     EXPECT_EQ(r.status, 2) << args[0];
     EXPECT_NE(r.err.find(refusal), std::string::npos) << r.err;

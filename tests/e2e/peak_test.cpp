@@ -186,10 +186,12 @@ TEST(PeakFiles, ErrorsNameTheFileAndSayWhatItHas) {
   const Result missing_metric = qprof({"peak", "--metric", "gpu", fixture("open_stage.dat"), fixture("quark.dat")});
   EXPECT_EQ(missing_metric.status, 2);
   EXPECT_EQ(missing_metric.out, fixture("quark.dat") + "\t2050.000 MiB\n");
-  EXPECT_NE(missing_metric.err.find("open_stage.dat has no gpu (it has: rss)"), std::string::npos) << missing_metric.err;
+  EXPECT_NE(missing_metric.err.find("open_stage.dat has no gpu (it has: rss)"), std::string::npos)
+      << missing_metric.err;
   const Result no_stage = qprof({"peak", "--stage", "Export", fixture("open_stage.dat")});
   EXPECT_EQ(no_stage.status, 2);
-  EXPECT_NE(no_stage.err.find("has no stage 'Export' (stages: 'Load', 'Train', 'Eval')"), std::string::npos) << no_stage.err;
+  EXPECT_NE(no_stage.err.find("has no stage 'Export' (stages: 'Load', 'Train', 'Eval')"), std::string::npos)
+      << no_stage.err;
   const Result unreadable = qprof({"peak", temp_dir() + "/nope.dat"});
   EXPECT_EQ(unreadable.status, 2);
   EXPECT_NE(unreadable.err.find("nope.dat"), std::string::npos);
@@ -198,8 +200,9 @@ TEST(PeakFiles, ErrorsNameTheFileAndSayWhatItHas) {
 TEST(PeakFiles, BudgetOnFiles) {
   const Result over = qprof({"peak", "--max-peak", "1000MiB", fixture("quark.dat"), fixture("minmax.dat")});
   EXPECT_EQ(over.status, 3);
-  EXPECT_NE(over.err.find("in " + fixture("minmax.dat") + ": peak RSS 2.52 GiB exceeds the budget of 1000.0 MiB by "
-                                                           "1.54 GiB (+158.0%), at 4 s, in stage 'Calibration'"),
+  EXPECT_NE(over.err.find("in " + fixture("minmax.dat") +
+                          ": peak RSS 2.52 GiB exceeds the budget of 1000.0 MiB by "
+                          "1.54 GiB (+158.0%), at 4 s, in stage 'Calibration'"),
             std::string::npos)
       << over.err;
   EXPECT_EQ(over.err.find("quark.dat:"), std::string::npos);

@@ -67,7 +67,8 @@ TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
   const auto start = Clock::now();
   const Result r = run(limited({"plot", dir + "/bomb.dat", "-o", dir + "/bomb.png"}), "", 60);
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find(dir + "/bomb.dat:3: time 10000000000000000 is 3.17e+08 years after the start"), std::string::npos)
+  EXPECT_NE(r.err.find(dir + "/bomb.dat:3: time 10000000000000000 is 3.17e+08 years after the start"),
+            std::string::npos)
       << r.err;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
   EXPECT_EQ(leftovers(dir, {"bomb.dat"}), std::vector<std::string>{});
@@ -84,7 +85,8 @@ TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
   for (const auto& [name, line] : {std::pair<std::string, std::string>{"fast.dat", ":2: "}, {"big.dat", ":150001: "}}) {
     const Result f = run(limited({"plot", dir + "/" + name, "-o", dir + "/f.png"}), "", 60);
     EXPECT_EQ(f.status, 2) << f.err;
-    EXPECT_NE(f.err.find(dir + "/" + name + line + "time 17000000000 is 485 years after the start"), std::string::npos) << f.err;
+    EXPECT_NE(f.err.find(dir + "/" + name + line + "time 17000000000 is 485 years after the start"), std::string::npos)
+        << f.err;
   }
   EXPECT_EQ(leftovers(dir, {"bomb.dat", "fast.dat", "big.dat"}), std::vector<std::string>{});
   // A window as absurd is a usage error too.
@@ -99,7 +101,8 @@ TEST(PlotSafety, AnAbsurdTimeIsRefusedWithItsLineBeforeGnuplot) {
 // parent) stays far below the file's size: 142 MB before batches were bounded by their text,
 // 24 MB after.
 TEST(PlotSafety, ALongTraceOfLongLinesIsNeverHeldWhole) {
-  if (sanitized()) GTEST_SKIP() << "an AddressSanitizer qprof's resident size is its shadow and quarantine, not its own";
+  if (sanitized())
+    GTEST_SKIP() << "an AddressSanitizer qprof's resident size is its shadow and quarantine, not its own";
   const std::string dir = test_dir();
   {
     std::ofstream out(dir + "/notes.dat", std::ios::binary);

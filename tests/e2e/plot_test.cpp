@@ -76,8 +76,8 @@ TEST(Plot, PngHasTheRequestedSize) {
 // without its "iconv failed to convert degree sign" warning, which qprof would relay.
 TEST(Plot, NoWarningUnderTheCLocale) {
   const std::string out = test_dir() + "/c_locale.png";
-  const Result r = run({"env", "-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C", qprof_bin(), "plot", plot_data("full.dat"), "-o", out,
-                        "--size", "900x500"});
+  const Result r = run({"env", "-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C", qprof_bin(), "plot", plot_data("full.dat"),
+                        "-o", out, "--size", "900x500"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
   expect_png(out, 900, 500);
@@ -88,11 +88,12 @@ TEST(Plot, SvgParsesAndHoldsMarkersStagesAndThePeak) {
   const Result r = qprof({"plot", plot_data("full.dat"), "-o", out, "--panels", "memory,gpu,cpu,io", "--children"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string text = svg_text(out);
-  for (const char* want : {"python3 quantize.py --calib-method minmax --model llama-7b", "Load", "Calibration",
-                           "Quantization", "Export (no End)", "checkpoint: batch 100", "saved weights to /tmp/out",
-                           "killed by SIGKILL", "peak 5.40 GiB at 6 s", "cgroup charge peak (includes page cache): 5.66 GiB",
-                           "largest process, kernel peak (lower bound): 2.90 GiB", "pid 4242, peak 2.70 GiB", "CPU (% of one core)",
-                           "I/O (MiB/s)", "GPU0: tree, peak 20.0 GiB"}) {
+  for (const char* want :
+       {"python3 quantize.py --calib-method minmax --model llama-7b", "Load", "Calibration", "Quantization",
+        "Export (no End)", "checkpoint: batch 100", "saved weights to /tmp/out", "killed by SIGKILL",
+        "peak 5.40 GiB at 6 s", "cgroup charge peak (includes page cache): 5.66 GiB",
+        "largest process, kernel peak (lower bound): 2.90 GiB", "pid 4242, peak 2.70 GiB", "CPU (% of one core)",
+        "I/O (MiB/s)", "GPU0: tree, peak 20.0 GiB"}) {
     EXPECT_TRUE(has(text, want)) << want;
   }
 }
@@ -156,8 +157,8 @@ TEST(Plot, OverlayAndFacetLegendsNameEachTraceAndItsPeak) {
   std::string text = svg_text(dir + "/overlay.svg");
   EXPECT_TRUE(has(text, "minmax, peak 5.40 GiB at 6 s"));
   EXPECT_TRUE(has(text, "percentile, peak 141.8 MiB"));
-  r = qprof({"plot", plot_data("full.dat"), data_file("mprof/func.dat"), "-o", dir + "/facet.png", "--facet",
-             "--size", "1000x900"});
+  r = qprof({"plot", plot_data("full.dat"), data_file("mprof/func.dat"), "-o", dir + "/facet.png", "--facet", "--size",
+             "1000x900"});
   ASSERT_EQ(r.status, 0) << r.err;
   expect_png(dir + "/facet.png", 1000, 900);
   // Three files, labels as a comma list before them: no file is taken for a label.
@@ -178,23 +179,39 @@ TEST(Plot, HostileStringsAreShownAndNeverRun) {
   const std::string s = dir + "/pwned";  // gnuplot running any of these would create it
   const std::string trace =
       "QPROF 1 version=0.1.0 interval=0.01 start=1700000000\n"
-      "CMDLINE sh -c 'touch " + s + "1'; \"; system(\"touch " + s + "2\"); \" `touch " + s + "3`\n"
+      "CMDLINE sh -c 'touch " +
+      s + "1'; \"; system(\"touch " + s + "2\"); \" `touch " + s +
+      "3`\n"
       "MEM 10.0 1700000000.0000\n"
-      "MARK 1700000000.1000 a\"; system(\"touch " + s + "4\"); \"\n"
+      "MARK 1700000000.1000 a\"; system(\"touch " +
+      s +
+      "4\"); \"\n"
       "MEM 20.0 1700000000.2000\n"
-      "MARK 1700000000.3000 `touch " + s + "5`\n"
+      "MARK 1700000000.3000 `touch " +
+      s +
+      "5`\n"
       "MEM 25.0 1700000000.4000\n"
-      "MARK 1700000000.5000 x' . system('touch " + s + "6') . '\n"
+      "MARK 1700000000.5000 x' . system('touch " +
+      s +
+      "6') . '\n"
       "MEM 30.0 1700000000.6000\n"
-      "MARK 1700000000.7000 two\\nlines\"; system(\"touch " + s + "7\"); \\\\\n"
+      "MARK 1700000000.7000 two\\nlines\"; system(\"touch " +
+      s +
+      "7\"); \\\\\n"
       "MEM 35.0 1700000000.8000\n"
       "MARK 1700000000.9000 @qprof_format <b>&amp;</b> {/Symbol a}^2_x \\xff\\xfe\n"
       "MEM 30.0 1700000001.0000\n"
-      "MARK 1700000001.1000 `touch " + s + "8` Start\n"
+      "MARK 1700000001.1000 `touch " +
+      s +
+      "8` Start\n"
       "MEM 20.0 1700000001.2000\n"
-      "MARK 1700000001.3000 `touch " + s + "8` End\n"
+      "MARK 1700000001.3000 `touch " +
+      s +
+      "8` End\n"
       "MEM 10.0 1700000001.4000\n"
-      "GPUDEV 0 GPU-x 1000 dev'; system('touch " + s + "9'); '\n"
+      "GPUDEV 0 GPU-x 1000 dev'; system('touch " +
+      s +
+      "9'); '\n"
       "GPU 1700000001.4000 0 100 200\n";
   // The file's own name is hostile too (it becomes the label of an overlay); a name holds no '/',
   // so its command would touch a file in the current directory.
@@ -396,8 +413,8 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
   std::vector<std::string> args{"plot", "--metric", "pss", "-o", dir + "/pss.svg", "--script", dir + "/pss.gp"};
   for (const char* name : {"a", "b", "c"}) {
     const std::string out = dir + "/" + name + ".dat";
-    const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "0.02", "--cgroup", "off", "-o", out, "--",
-                            workload("alloc_tree"), "20", "1", "20", "300"});
+    const Result r = qprof({"run", "-q", "--metric", "pss", "--pss-interval", "0.02", "--cgroup", "off", "-o", out,
+                            "--", workload("alloc_tree"), "20", "1", "20", "300"});
     ASSERT_EQ(r.status, 0) << r.err;
     args.push_back(out);
   }
@@ -406,7 +423,7 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
   const std::string script = read_file(dir + "/pss.gp");
   for (const char* name : {"a", "b", "c"}) {
     EXPECT_NE(script.find(std::string("\"") + name + ", tree PSS peak "), std::string::npos) << name << "\n"
-                                                                                                << script.substr(0, 4000);
+                                                                                             << script.substr(0, 4000);
   }
   EXPECT_EQ(script.find(", peak "), std::string::npos) << "no RSS line titled as the traces' peak";
 
@@ -424,24 +441,27 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
 TEST(Plot, MetricFootprintTakesEachTracesOwnBasis) {
   const std::string dir = test_dir();
   const double MiB = 1048576;
-  auto mem = [](double t, double mib) { return "MEM " + std::to_string(mib) + " " + std::to_string(1700000000 + t) + "\n"; };
+  auto mem = [](double t, double mib) {
+    return "MEM " + std::to_string(mib) + " " + std::to_string(1700000000 + t) + "\n";
+  };
   auto at = [](double t) { return std::to_string(1700000000 + t); };
   std::string pss = "QPROF 1 version=0.1.0 interval=0.1 start=1700000000 metric=rss\nCMDLINE pss-job\n";
   std::string cg = "QPROF 1 version=0.1.0 interval=0.1 start=1700000000 metric=rss\nCMDLINE cgroup-job\n";
   for (int i = 0; i <= 20; ++i) {
     const double t = i * 0.1;
     const double level = i == 10 ? 1.0 : 0.5;  // the peak at 1 s
-    pss += mem(t, 900 * level) + "PSS " + at(t) + " " + std::to_string(static_cast<long long>(300 * level * MiB)) + " " +
-           std::to_string(static_cast<long long>(100 * level * MiB)) + " " +
+    pss += mem(t, 900 * level) + "PSS " + at(t) + " " + std::to_string(static_cast<long long>(300 * level * MiB)) +
+           " " + std::to_string(static_cast<long long>(100 * level * MiB)) + " " +
            std::to_string(static_cast<long long>(120 * level * MiB)) + "\n";
-    cg += mem(t, 900 * level) + "CGROUP " + at(t) + " " + std::to_string(static_cast<long long>(500 * level * MiB)) + " " +
-          std::to_string(static_cast<long long>(500 * MiB)) + " " + std::to_string(static_cast<long long>(200 * level * MiB)) +
-          " " + std::to_string(static_cast<long long>(300 * level * MiB)) + "\n";
+    cg += mem(t, 900 * level) + "CGROUP " + at(t) + " " + std::to_string(static_cast<long long>(500 * level * MiB)) +
+          " " + std::to_string(static_cast<long long>(500 * MiB)) + " " +
+          std::to_string(static_cast<long long>(200 * level * MiB)) + " " +
+          std::to_string(static_cast<long long>(300 * level * MiB)) + "\n";
   }
   write(dir + "/pss.dat", pss);
   write(dir + "/cg.dat", cg);
-  Result r = qprof({"plot", "--metric", "footprint", "--label", "P,C", dir + "/pss.dat", dir + "/cg.dat", "-o",
-                    dir + "/fp.svg"});
+  Result r = qprof(
+      {"plot", "--metric", "footprint", "--label", "P,C", dir + "/pss.dat", dir + "/cg.dat", "-o", dir + "/fp.svg"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::string text = svg_text(dir + "/fp.svg");
   EXPECT_TRUE(has(text, "P, footprint peak 300.0 MiB at 1 s")) << text;

@@ -191,9 +191,9 @@ TEST(Ranks, ExportNamesAndOrdersTheRanks) {
 
 TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {
   const std::string dir = fresh_dir("default_name");
-  const Result r = run({"sh", "-c",
-                        "cd '" + dir + "' && exec env RANK=3 WORLD_SIZE=4 QPROF_HOSTNAME=n1 '" + qprof_bin() +
-                            "' run -q -- true"});
+  const Result r =
+      run({"sh", "-c",
+           "cd '" + dir + "' && exec env RANK=3 WORLD_SIZE=4 QPROF_HOSTNAME=n1 '" + qprof_bin() + "' run -q -- true"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
@@ -208,7 +208,8 @@ TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {
 
 TEST(Ranks, FourMpiRanksUnderTheRealMpirun) {
   const std::string mpi = workload("mpi_ranks");
-  if (!fs::exists(mpi) || !fs::exists("/usr/bin/mpirun")) GTEST_SKIP() << "OpenMPI not installed (scripts/install-deps)";
+  if (!fs::exists(mpi) || !fs::exists("/usr/bin/mpirun"))
+    GTEST_SKIP() << "OpenMPI not installed (scripts/install-deps)";
   const std::string dir = fresh_dir("mpi");
   const Result r = run({"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", qprof_bin(), "run", "-q", "-o",
                         dir + "/mpi.%h.%r.dat", "--", mpi, "50", "1500"},
@@ -245,7 +246,8 @@ TEST(Ranks, FourMpiRanksUnderTheRealMpirun) {
 }
 
 TEST(Ranks, TwoTorchrunRanksOfADistributedDataParallelJob) {
-  if (!fs::exists("/usr/bin/torchrun")) GTEST_SKIP() << "torchrun not installed (Debian python3-torch, scripts/install-deps)";
+  if (!fs::exists("/usr/bin/torchrun"))
+    GTEST_SKIP() << "torchrun not installed (Debian python3-torch, scripts/install-deps)";
   const std::string dir = fresh_dir("torchrun");
   // Debian 12's torch 1.13 on Python 3.11: torchrun's default --redirects 0 --tee 0 fails.
   const Result r = run({"torchrun", "--standalone", "--nproc_per_node=2", "--redirects", "1", "--tee", "2", "--log_dir",

@@ -25,7 +25,8 @@ std::string fixture(const std::string& name) { return data_file("report/" + name
 
 // Runs Debian's python3 (it has python3-yaml) on a script that checks a YAML file (d, loaded from
 // sys.argv[1]; `args` follow it) and exits 0.
-Result python_checks(const std::string& yaml_path, const std::string& checks, const std::vector<std::string>& args = {}) {
+Result python_checks(const std::string& yaml_path, const std::string& checks,
+                     const std::vector<std::string>& args = {}) {
   const std::string script = "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\n" + checks;
   std::vector<std::string> argv{debian_python(), "-c", script, yaml_path};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -35,18 +36,23 @@ Result python_checks(const std::string& yaml_path, const std::string& checks, co
 TEST(ReportCli, TablesInEveryFormat) {
   const Result text = qprof({"report", fixture("open_stage.dat")});
   ASSERT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find("Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0  "
-                          "+500.0 MiB/s (R\u00b2 0.43)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.out.find(
+          "Train (never ended)    0.400  0.800       0.400  50.0%     400.0         110.0       260.0     +150.0  "
+          "+500.0 MiB/s (R\u00b2 0.43)\n"),
+      std::string::npos)
       << text.out;
   const Result csv = qprof({"report", "--format", "csv", fixture("open_stage.dat")});
-  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
-            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed,"
-            "slope_bytes_per_s,slope_r2,slope_significant");
-  const auto j = nlohmann::json::parse(qprof({"report", "--format", "json", "--metric", "gpu", fixture("quark.dat")}).out);
+  EXPECT_EQ(
+      csv.out.substr(0, csv.out.find('\n')),
+      "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed,"
+      "slope_bytes_per_s,slope_r2,slope_significant");
+  const auto j =
+      nlohmann::json::parse(qprof({"report", "--format", "json", "--metric", "gpu", fixture("quark.dat")}).out);
   EXPECT_EQ(j["stages"][1]["peak_bytes"], static_cast<Bytes>(2048.5 * (1 << 20)));
   const Result md = qprof({"report", "--format", "md", "--unit", "GiB", fixture("quark.dat")});
-  EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |     0.68 |"), std::string::npos)
+  EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |     0.68 |"),
+            std::string::npos)
       << md.out;
 }
 
@@ -65,7 +71,7 @@ TEST(ReportCli, CsvTablesOfTheRunsFiguresAndPeaks) {
     for (std::string v; std::getline(rs, v, ',');) values.push_back(v);
     const auto at = std::find(keys.begin(), keys.end(), key);
     return at == keys.end() || static_cast<std::size_t>(at - keys.begin()) >= values.size() ? std::string("(none)")
-                                                                                             : values[at - keys.begin()];
+                                                                                            : values[at - keys.begin()];
   };
   EXPECT_EQ(field("cpu_s"), "30.25") << header;
   EXPECT_EQ(field("cpu_peak_percent"), "89") << header;
@@ -95,28 +101,29 @@ TEST(ReportCli, YamlThatPythonReads) {
   const std::string yaml = temp_dir() + "/quark.yaml";
   const Result r = qprof({"report", fixture("quark.dat"), "--yaml", yaml});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Result py = python_checks(yaml,
-                                  "steps = [r['step'] for r in d['memory_usage']]\n"
-                                  "assert steps == ['Start', 'Pre-process Start', 'Pre-process End', 'Calibration Start',\n"
-                                  "  'Calibration End', 'Quantization (Static) Start', 'Checkpoint saved',\n"
-                                  "  'Quantization (Static) End', 'End'], steps\n"
-                                  "keys = ['step', 'timestamp', 'relative_time_secs', 'cpu_memory_mb', 'gpu_memory_mb',\n"
-                                  "  'disk_read_mb', 'disk_write_mb']\n"
-                                  "assert all(list(r) == keys for r in d['memory_usage'])\n"
-                                  "assert all(type(r[k]) is float for r in d['memory_usage'] for k in keys[1:])\n"
-                                  "e = d['memory_usage'][4]\n"
-                                  "assert (e['relative_time_secs'], e['cpu_memory_mb'], e['gpu_memory_mb'], e['disk_read_mb'],\n"
-                                  "  e['disk_write_mb']) == (20.5, 520.0, 2048.5, 890.5, 2.75), e\n"
-                                  "assert d['total_quantization_time_seconds'] == 35.6\n"
-                                  "assert d['peak_memory_mb'] == 700.0 and d['tree_peak_memory_mb'] == 900.0\n"
-                                  "assert d['gpu_peak_memory_mb'] == 2050.0 and d['peak_gpu_memory_mb'] == 2050.0\n"
-                                  "assert d['total_disk_read_mb'] == 906.0 and d['total_disk_write_mb'] == 159.25\n"
-                                  "assert d['missing'] == []\n"
-                                  "q = d['qprof']\n"
-                                  "assert q['peaks']['kernel_process']['mb'] == 700.0\n"
-                                  "assert q['peaks']['rss']['stage'] == 'Quantization (Static)'\n"
-                                  "assert [s['name'] for s in q['stages']] == ['Pre-process', 'Calibration', 'Quantization (Static)']\n"
-                                  "assert q['stages'][0]['peak_memory_mb'] == 520.0\n");
+  const Result py = python_checks(
+      yaml,
+      "steps = [r['step'] for r in d['memory_usage']]\n"
+      "assert steps == ['Start', 'Pre-process Start', 'Pre-process End', 'Calibration Start',\n"
+      "  'Calibration End', 'Quantization (Static) Start', 'Checkpoint saved',\n"
+      "  'Quantization (Static) End', 'End'], steps\n"
+      "keys = ['step', 'timestamp', 'relative_time_secs', 'cpu_memory_mb', 'gpu_memory_mb',\n"
+      "  'disk_read_mb', 'disk_write_mb']\n"
+      "assert all(list(r) == keys for r in d['memory_usage'])\n"
+      "assert all(type(r[k]) is float for r in d['memory_usage'] for k in keys[1:])\n"
+      "e = d['memory_usage'][4]\n"
+      "assert (e['relative_time_secs'], e['cpu_memory_mb'], e['gpu_memory_mb'], e['disk_read_mb'],\n"
+      "  e['disk_write_mb']) == (20.5, 520.0, 2048.5, 890.5, 2.75), e\n"
+      "assert d['total_quantization_time_seconds'] == 35.6\n"
+      "assert d['peak_memory_mb'] == 700.0 and d['tree_peak_memory_mb'] == 900.0\n"
+      "assert d['gpu_peak_memory_mb'] == 2050.0 and d['peak_gpu_memory_mb'] == 2050.0\n"
+      "assert d['total_disk_read_mb'] == 906.0 and d['total_disk_write_mb'] == 159.25\n"
+      "assert d['missing'] == []\n"
+      "q = d['qprof']\n"
+      "assert q['peaks']['kernel_process']['mb'] == 700.0\n"
+      "assert q['peaks']['rss']['stage'] == 'Quantization (Static)'\n"
+      "assert [s['name'] for s in q['stages']] == ['Pre-process', 'Calibration', 'Quantization (Static)']\n"
+      "assert q['stages'][0]['peak_memory_mb'] == 520.0\n");
   EXPECT_EQ(py.status, 0) << py.err;
   // "-" is stdout, the same document.
   EXPECT_EQ(qprof({"report", fixture("quark.dat"), "--yaml", "-"}).out, read_file(yaml));
@@ -130,7 +137,8 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
   const std::size_t table = r.err.find("\nqprof: stage    ");
   ASSERT_NE(table, std::string::npos) << r.err;
   const std::string header = r.err.substr(table + 1, r.err.find('\n', table + 1) - table - 1);
-  for (const char* column : {"start s", "end s", "duration s", "share", "peak MiB", "at start MiB", "at end MiB", "delta MiB"}) {
+  for (const char* column :
+       {"start s", "end s", "duration s", "share", "peak MiB", "at start MiB", "at end MiB", "delta MiB"}) {
     EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
   }
   EXPECT_GT(table, r.err.find("qprof:   trace"));
@@ -140,23 +148,24 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
 
   const Trace t = dat::read_trace(out);
   const double base = mib(*t.markers[0].at.rss);
-  const Result py = python_checks(
-      yaml,
-      "steps = [r['step'] for r in d['memory_usage']]\n"
-      "assert steps == ['Start', 'Load Start', 'Load End', 'Calibration Start', 'Calibration End', 'Export', 'End'], steps\n"
-      "base = float(sys.argv[2])\n"
-      "cal = d['memory_usage'][4]['cpu_memory_mb']\n"
-      "assert abs(cal - base - 120) < 3, (cal, base)\n"
-      // The kernel's figure of the largest process: a sanitized qprof is larger than the job
-      // (ASan's shadow), and its pre-exec copy's figure is not taken for the job's peak.
-      "assert sys.argv[4] == '1' or abs(d['peak_memory_mb'] - base - 120) < 3, d['peak_memory_mb']\n"
-      "assert abs(d['tree_peak_memory_mb'] - base - 120) < 3, d['tree_peak_memory_mb']\n"
-      "missing = [k for k in d['missing'] if sys.argv[4] == '0' or k != 'peak_memory_mb']\n"
-      "assert missing == ['gpu_memory_mb', 'peak_gpu_memory_mb', 'gpu_peak_memory_mb'], d['missing']\n"
-      "assert d['total_disk_write_mb'] >= 0.0 and 'disk_read_mb' in d['memory_usage'][1]\n"
-      "assert d['qprof']['in_progress'] is False and d['qprof']['exit']['status'] == 0\n"
-      "assert d['qprof']['trace'] == sys.argv[3]\n",
-      {std::to_string(base), out, sanitized() ? "1" : "0"});
+  const Result py =
+      python_checks(yaml,
+                    "steps = [r['step'] for r in d['memory_usage']]\n"
+                    "assert steps == ['Start', 'Load Start', 'Load End', 'Calibration Start', 'Calibration End', "
+                    "'Export', 'End'], steps\n"
+                    "base = float(sys.argv[2])\n"
+                    "cal = d['memory_usage'][4]['cpu_memory_mb']\n"
+                    "assert abs(cal - base - 120) < 3, (cal, base)\n"
+                    // The kernel's figure of the largest process: a sanitized qprof is larger than the job
+                    // (ASan's shadow), and its pre-exec copy's figure is not taken for the job's peak.
+                    "assert sys.argv[4] == '1' or abs(d['peak_memory_mb'] - base - 120) < 3, d['peak_memory_mb']\n"
+                    "assert abs(d['tree_peak_memory_mb'] - base - 120) < 3, d['tree_peak_memory_mb']\n"
+                    "missing = [k for k in d['missing'] if sys.argv[4] == '0' or k != 'peak_memory_mb']\n"
+                    "assert missing == ['gpu_memory_mb', 'peak_gpu_memory_mb', 'gpu_peak_memory_mb'], d['missing']\n"
+                    "assert d['total_disk_write_mb'] >= 0.0 and 'disk_read_mb' in d['memory_usage'][1]\n"
+                    "assert d['qprof']['in_progress'] is False and d['qprof']['exit']['status'] == 0\n"
+                    "assert d['qprof']['trace'] == sys.argv[3]\n",
+                    {std::to_string(base), out, sanitized() ? "1" : "0"});
   EXPECT_EQ(py.status, 0) << py.err;
 }
 
@@ -238,8 +247,10 @@ TEST(RunYamlStream, TheFileIsCurrentWhileTheJobRuns) {
   // The job marks a stage start, then waits for the test to have read the YAML.
   const std::string job = "echo 'QPROF_MARK: Calibration Start' >&2; while [ ! -e " + go +
                           " ]; do sleep 0.02; done; echo 'QPROF_MARK: Calibration End' >&2";
-  Process p({qprof_bin(), "run", "-q", "-o", dir + "/live.dat", "--yaml", yaml, "--yaml-stream", "--", "sh", "-c", job});
-  const std::string live = wait_for(yaml, [](const std::string& t) { return t.find("Calibration Start") != std::string::npos; });
+  Process p(
+      {qprof_bin(), "run", "-q", "-o", dir + "/live.dat", "--yaml", yaml, "--yaml-stream", "--", "sh", "-c", job});
+  const std::string live =
+      wait_for(yaml, [](const std::string& t) { return t.find("Calibration Start") != std::string::npos; });
   std::ofstream(go).put('x');
   const Result r = p.wait();
   ASSERT_EQ(r.status, 0) << r.err;

@@ -31,8 +31,10 @@ TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
   // The tree holds its memory 2.5 s: on a loaded machine a PSS pass is slow and its schedule
   // stretches (passes stay under 5 % of the time), and a shorter hold could fall between two.
   const std::string base = temp_dir() + "/cow_base.dat", full = temp_dir() + "/cow.dat";
-  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", base, "--", workload("cow_tree"), "0", "3", "2500"}).status, 0);
-  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "2500"}).status, 0);
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", base, "--", workload("cow_tree"), "0", "3", "2500"}).status,
+            0);
+  ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "2500"}).status,
+            0);
   const Trace b = dat::read_trace(base), t = dat::read_trace(full);
   const double rss = mib(max_mem(t)) - mib(max_mem(b));
   const double pss = mib(max_pss(t)) - mib(max_pss(b));
@@ -64,7 +66,8 @@ constexpr double kSpikeMiB = 200.0;
 
 TEST(RunAccounting, ShortSpikeIsCaughtByTheKernelAndCgroupFigures) {
   const std::string out = temp_dir() + "/spike_cgroup.dat";
-  const Result r = qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "200", "5", "300"});
+  const Result r =
+      qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "200", "5", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_TRUE(t.peaks.count("kernel_process")) << r.err;

@@ -17,8 +17,8 @@ namespace {
 
 // qprof under an address-space bound and a hard timeout, as every test that runs it.
 Result bounded_qprof(const std::vector<std::string>& args, int timeout_s = 120) {
-  std::vector<std::string> argv{"timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("4294967296"),
-                                "--", qprof_bin()};
+  std::vector<std::string> argv{
+      "timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("4294967296"), "--", qprof_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, "", timeout_s + 10);
 }
@@ -77,7 +77,7 @@ TEST(RunChannel, EnvironmentNamesAPrivateFifoThatIsRemovedAtTheEnd) {
   EXPECT_EQ(mode, "700");
   EXPECT_EQ(kind, "fifo");
   EXPECT_EQ(fd_kind, "fifo");  // the pipe's write end, inherited
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(::stat(path.c_str(), &st), 0) << path << " is left behind";
   EXPECT_NE(::stat(path.substr(0, path.rfind('/')).c_str(), &st), 0);
 }
@@ -96,8 +96,8 @@ TEST(RunChannel, ADescendantHoldingTheWriteEndNeverHoldsQprof) {
 
 TEST(RunChannel, StderrAndChannelMarkersMergeInTimeOrder) {
   const std::string out = temp_dir() + "/merge.dat";
-  const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("mark_channel"), "err:A", "sleep:60",
-                                  "mark:B", "sleep:60", "err:C", "sleep:60", "nofd", "mark:D", "sleep:60", "err:E"});
+  const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("mark_channel"), "err:A", "sleep:60", "mark:B",
+                                  "sleep:60", "err:C", "sleep:60", "nofd", "mark:D", "sleep:60", "err:E"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(labels(t), (std::vector<std::string>{"A", "B", "C", "D", "E"}));
@@ -106,8 +106,8 @@ TEST(RunChannel, StderrAndChannelMarkersMergeInTimeOrder) {
 
 TEST(RunChannel, SynchronousMarkOutsideQprofIsANoOpAndAnUnansweredOneTimesOut) {
   // Outside qprof: nothing to write to, nothing waited for.
-  Result r = run({"env", "-u", "QPROF_MARK_FD", "-u", "QPROF_MARK_PATH", workload("mark_channel"), "present",
-                  "sync:X", "mark:Y"});
+  Result r = run(
+      {"env", "-u", "QPROF_MARK_FD", "-u", "QPROF_MARK_PATH", workload("mark_channel"), "present", "sync:X", "mark:Y"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "present = 0\nsync X = 1\n");
   // A reader that never answers (a qprof stopped, say): the writer gives up after 100 ms.
@@ -115,8 +115,9 @@ TEST(RunChannel, SynchronousMarkOutsideQprofIsANoOpAndAnUnansweredOneTimesOut) {
   const std::string fifo = dir + "/marks";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto t0 = std::chrono::steady_clock::now();
-  r = run({"sh", "-c", "exec 3<>" + fifo + "; env -u QPROF_MARK_FD QPROF_MARK_PATH=" + fifo + " " +
-                           workload("mark_channel") + " sync:X sync:Y"});
+  r = run({"sh", "-c",
+           "exec 3<>" + fifo + "; env -u QPROF_MARK_FD QPROF_MARK_PATH=" + fifo + " " + workload("mark_channel") +
+               " sync:X sync:Y"});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "sync X = -1\nsync Y = -1\n");
@@ -135,8 +136,9 @@ TEST(RunChannel, AFloodingWriterIsDroppedWithOneNoteNotBuffered) {
   std::size_t flood_notes = 0;
   for (const std::string& n : t.notes) flood_notes += n.find("marker channel is flooded") != std::string::npos;
   EXPECT_EQ(flood_notes, 1u);
-  const auto dropped = std::find_if(t.notes.begin(), t.notes.end(),
-                                    [](const std::string& n) { return n.find("marker channel dropped") != std::string::npos; });
+  const auto dropped = std::find_if(t.notes.begin(), t.notes.end(), [](const std::string& n) {
+    return n.find("marker channel dropped") != std::string::npos;
+  });
   ASSERT_NE(dropped, t.notes.end());
   // What was dropped and what was taken add up to what was written.
   const std::size_t n_dropped = std::stoul(dropped->substr(dropped->find("dropped ") + 8));
@@ -145,8 +147,8 @@ TEST(RunChannel, AFloodingWriterIsDroppedWithOneNoteNotBuffered) {
 
 TEST(RunChannel, ALongLineIsCutAsOnStderr) {
   const std::string out = temp_dir() + "/long.dat";
-  const Result r = bounded_qprof({"run", "-q", "-o", out, "--", "sh", "-c",
-                                  "printf 'QPROF_MARK: %020000d\\nShort\\n' 0 >&$QPROF_MARK_FD"});
+  const Result r = bounded_qprof(
+      {"run", "-q", "-o", out, "--", "sh", "-c", "printf 'QPROF_MARK: %020000d\\nShort\\n' 0 >&$QPROF_MARK_FD"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.markers.size(), 2u);

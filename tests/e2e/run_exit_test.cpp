@@ -31,7 +31,8 @@ TEST(RunExit, KilledBySignalGives128PlusNAndSaysSo) {
   const Result r = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-9"});
   EXPECT_EQ(r.status, 137);
   EXPECT_NE(r.err.find("was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out"),
-            std::string::npos) << r.err;
+            std::string::npos)
+      << r.err;
   const Result segv = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-11"});
   EXPECT_EQ(segv.status, 139);
   EXPECT_NE(segv.err.find("SIGSEGV (signal 11)"), std::string::npos) << segv.err;
@@ -75,8 +76,9 @@ TEST(RunExit, TheCommandIsFoundInPathAsAShellFindsIt) {
   EXPECT_NE(r.err.find("argv0=" + dir + "/c/tool args=x y z"), std::string::npos) << r.err;
   // argv[0] as typed: the shell reports $0 as the script's path (the kernel passes the found
   // path to the interpreter); a program sees its own argv[0].
-  const Result argv0 = run({"env", "PATH=/usr/bin:/bin", qprof_bin(), "run", "-q", "-o", out, "--", "python3", "-c",
-                            "import sys; sys.stderr.write('argv0=%s\\n' % open('/proc/self/cmdline').read().split('\\0')[0])"});
+  const Result argv0 =
+      run({"env", "PATH=/usr/bin:/bin", qprof_bin(), "run", "-q", "-o", out, "--", "python3", "-c",
+           "import sys; sys.stderr.write('argv0=%s\\n' % open('/proc/self/cmdline').read().split('\\0')[0])"});
   EXPECT_EQ(argv0.status, 0) << argv0.err;
   EXPECT_NE(argv0.err.find("argv0=python3\n"), std::string::npos) << argv0.err;
   // Only the file without the execute bit: not found, as in a shell's PATH search.
@@ -132,8 +134,8 @@ TEST(RunExit, TimeoutTerminatesTheTree) {
 
 TEST(RunExit, TimeoutEscalatesToSigkillAfterTheGracePeriod) {
   const std::string out = temp_dir() + "/timeout_kill.dat";
-  const Result r = qprof({"run", "-o", out, "--timeout", "0.3", "--kill-after", "0.3", "--",
-                          workload("on_signal"), "5", "ignore"});
+  const Result r =
+      qprof({"run", "-o", out, "--timeout", "0.3", "--kill-after", "0.3", "--", workload("on_signal"), "5", "ignore"});
   EXPECT_EQ(r.status, 128 + SIGKILL);
   EXPECT_NE(r.err.find("outlived the 300 ms grace period: sent SIGKILL"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("killed by SIGKILL (signal 9); qprof sent it after --timeout"), std::string::npos) << r.err;

@@ -67,8 +67,9 @@ TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
   FakeNvmlScript script(kScript);
   const std::string out = temp_dir() + "/gpu_cp.dat";
   const std::string yaml = temp_dir() + "/gpu_cp.yaml";
-  const Result r = qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "5", "-o", out, "--yaml",
-                                            yaml, "--", gpu_fake_job_bin(), script.path(), "512:300", "1536:300", "0:200"});
+  const Result r =
+      qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "5", "-o", out, "--yaml", yaml, "--",
+                               gpu_fake_job_bin(), script.path(), "512:300", "1536:300", "0:200"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.markers.size(), 3u) << r.err;
@@ -89,8 +90,9 @@ TEST(RunGpu, ACheckpointWhoseQueryTimedOutSaysHowOldItsFigureIs) {
   FakeNvmlScript script(std::string(kScript) + "delay_us 60000\n");
   const std::string out = temp_dir() + "/gpu_slow.dat";
   const std::string yaml = temp_dir() + "/gpu_slow.yaml";
-  const Result r = qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--yaml",
-                                            yaml, "--", gpu_fake_job_bin(), script.path(), "0:400", "512:500", "1536:500"});
+  const Result r =
+      qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--yaml", yaml, "--",
+                               gpu_fake_job_bin(), script.path(), "0:400", "512:500", "1536:500"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.markers.size(), 3u) << r.err;
@@ -137,7 +139,8 @@ TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
 TEST(RunGpu, NoneMeansNoGpuLinesAndNoQueries) {
   FakeNvmlScript script(kScript);
   const std::string out = temp_dir() + "/gpu_none.dat";
-  const Result r = qprof_with_fake(script, {"run", "--gpu", "none", "-o", out, "--", gpu_fake_job_bin(), script.path(), "512:200"});
+  const Result r =
+      qprof_with_fake(script, {"run", "--gpu", "none", "-o", out, "--", gpu_fake_job_bin(), script.path(), "512:200"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   EXPECT_TRUE(t.gpu_devices.empty());
@@ -158,15 +161,15 @@ TEST(RunGpu, AnAskedForBackendThatIsMissingIsSaidAndTheRunGoesOn) {
 
 TEST(RunGpu, AutoWithoutAnyGpuIsANormalRun) {
   const std::string out = temp_dir() + "/gpu_auto.dat";
-  const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(), "run",
-                        "-o", out, "--", "true"});
+  const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(),
+                        "run", "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("GPU"), std::string::npos) << "no GPU is not a problem: nothing said\n" << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.notes.size(), 1u);
   EXPECT_TRUE(t.notes[0].starts_with("GPU: none found (nvml: ")) << t.notes[0];
-  const Result v = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(), "run",
-                        "-v", "-o", out, "--", "true"});
+  const Result v = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(),
+                        "run", "-v", "-o", out, "--", "true"});
   EXPECT_EQ(v.status, 0) << v.err;
   EXPECT_NE(v.err.find("qprof: GPU: none found (nvml: "), std::string::npos) << "-v says why\n" << v.err;
 }

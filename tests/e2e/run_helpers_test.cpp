@@ -26,7 +26,8 @@ Result bounded_qprof(const std::vector<std::string>& args, const std::string& en
 }
 
 // A Python program run by Debian's python3 under qprof, with the helper importable.
-Result python_under_qprof(const std::string& out, const std::string& program, const std::string& pythonpath = kPythonDir) {
+Result python_under_qprof(const std::string& out, const std::string& program,
+                          const std::string& pythonpath = kPythonDir) {
   return bounded_qprof({"run", "-q", "-o", out, "--", debian_python(), "-c", program}, "PYTHONPATH=" + pythonpath);
 }
 
@@ -66,15 +67,15 @@ TEST(Helpers, PythonMarkStageAndDecorator) {
 }
 
 TEST(Helpers, PythonHelperOutsideQprofDoesNothing) {
-  const Result r = run({"env", "-u", "QPROF_MARK_FD", "-u", "QPROF_MARK_PATH", "PYTHONPATH=" + kPythonDir, debian_python(),
-                        "-c",
-                        "import qprof_mark as q, time\n"
-                        "t = time.monotonic()\n"
-                        "assert not q.active()\n"
-                        "assert q.mark('X') is False\n"
-                        "with q.stage('S'): pass\n"
-                        "assert time.monotonic() - t < 0.05\n"
-                        "print('ok')\n"});
+  const Result r =
+      run({"env", "-u", "QPROF_MARK_FD", "-u", "QPROF_MARK_PATH", "PYTHONPATH=" + kPythonDir, debian_python(), "-c",
+           "import qprof_mark as q, time\n"
+           "t = time.monotonic()\n"
+           "assert not q.active()\n"
+           "assert q.mark('X') is False\n"
+           "with q.stage('S'): pass\n"
+           "assert time.monotonic() - t < 0.05\n"
+           "print('ok')\n"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "ok\n");
   EXPECT_EQ(r.err, "");
@@ -92,7 +93,9 @@ TEST(Helpers, SynchronousCheckpointHoldsTheMemoryAStderrMarkerMisses) {
   const std::string program =
       "import sys, time\n"
       "import qprof_mark as q\n"
-      "N = " + std::to_string(n) + "\n"
+      "N = " +
+      std::to_string(n) +
+      "\n"
       "def stderr_mark(label):\n"
       "    print('QPROF_MARK: ' + label, file=sys.stderr, end='', flush=True)\n"
       "mark = stderr_mark if sys.argv[1] == 'stderr' else q.mark\n"
@@ -106,11 +109,13 @@ TEST(Helpers, SynchronousCheckpointHoldsTheMemoryAStderrMarkerMisses) {
       "print(file=sys.stderr, flush=True)\n"
       "time.sleep(0.3)\n";
   const std::string dir = temp_dir();
-  const Result through_stderr = bounded_qprof({"run", "-q", "-o", dir + "/stderr.dat", "--", debian_python(), "-c", program, "stderr"},
-                                              "PYTHONPATH=" + kPythonDir);
+  const Result through_stderr =
+      bounded_qprof({"run", "-q", "-o", dir + "/stderr.dat", "--", debian_python(), "-c", program, "stderr"},
+                    "PYTHONPATH=" + kPythonDir);
   ASSERT_EQ(through_stderr.status, 0) << through_stderr.err;
-  const Result through_helper = bounded_qprof({"run", "-q", "-o", dir + "/helper.dat", "--", debian_python(), "-c", program, "helper"},
-                                              "PYTHONPATH=" + kPythonDir);
+  const Result through_helper =
+      bounded_qprof({"run", "-q", "-o", dir + "/helper.dat", "--", debian_python(), "-c", program, "helper"},
+                    "PYTHONPATH=" + kPythonDir);
   ASSERT_EQ(through_helper.status, 0) << through_helper.err;
   const double wrong = stage_delta_mib(dat::read_trace(dir + "/stderr.dat"), "X");
   const double right = stage_delta_mib(dat::read_trace(dir + "/helper.dat"), "X");
@@ -177,7 +182,8 @@ TEST(Helpers, TorchFiguresGoWithEachCheckpointWhenTheProgramImportedTorch) {
   const Result plot = bounded_qprof({"plot", out, "-o", dir + "/torch.svg", "--script", dir + "/torch.gp"});
   ASSERT_EQ(plot.status, 0) << plot.err;
   const std::string script = read_file(dir + "/torch.gp");
-  for (const char* title : {"torch cuda:0 allocated", "torch cuda:0 reserved", "torch cuda:1 allocated", "torch cuda:1 reserved"}) {
+  for (const char* title :
+       {"torch cuda:0 allocated", "torch cuda:0 reserved", "torch cuda:1 allocated", "torch cuda:1 reserved"}) {
     EXPECT_NE(script.find(title), std::string::npos) << title;
   }
   EXPECT_NE(script.find("set ylabel \"GPU memory ("), std::string::npos);
@@ -232,10 +238,12 @@ TEST(Helpers, ADescriptorNumberTheProgramReusedNeverReceivesAMarker) {
                                       "os.close(w)\n"
                                       "assert q.active()\n"
                                       "assert q.mark('Python', sync=False) is True\n"
-                                      "subprocess.run(['" + qprof_bin() + "', 'mark', '--strict', 'Shell'],\n"
-                                      "               pass_fds=(fd,), check=True)\n"
-                                      "os.close(fd)\n"
-                                      "print(repr(os.read(r, 65536)))\n");
+                                      "subprocess.run(['" +
+                                          qprof_bin() +
+                                          "', 'mark', '--strict', 'Shell'],\n"
+                                          "               pass_fds=(fd,), check=True)\n"
+                                          "os.close(fd)\n"
+                                          "print(repr(os.read(r, 65536)))\n");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "b''\n");  // only the end of file: the program's own pipe got no byte
   EXPECT_EQ(labels(dat::read_trace(out)), (std::vector<std::string>{"Python", "Shell"}));

@@ -67,7 +67,8 @@ TEST(RunLimit, MaxPeakAsAShareOfTheLimit) {
   if (sanitized()) GTEST_SKIP() << "the sanitized qprof runs without RLIMIT_AS";
   const std::string out = temp_dir() + "/limit_budget.dat";
   // 100 MiB against 5 % of 1 GiB (51.2 MiB): over; against 90 %: within.
-  Result r = bounded_qprof({"run", "--max-peak", "5%", "-o", out, "--", workload("alloc_tree"), "100", "0", "0", "100"});
+  Result r =
+      bounded_qprof({"run", "--max-peak", "5%", "-o", out, "--", workload("alloc_tree"), "100", "0", "0", "100"});
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_NE(r.err.find("memory budget exceeded"), std::string::npos) << r.err;
   r = bounded_qprof({"peak", "--max-peak", "90%", out});

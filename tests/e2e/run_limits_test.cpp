@@ -38,8 +38,9 @@ TEST(RunLimits, WithStderrClosedTheJobCannotWriteIntoTheTrace) {
 
 TEST(RunLimits, TheJobKeepsTheDescriptorLimitItWasGiven) {
   // Soft 256, hard as it is: qprof raises its own soft limit, the job gets 256.
-  const Result r = run({"sh", "-c", "ulimit -Sn 256 && " + kBound + qprof_bin() + " run -q -o " + temp_dir() +
-                                        "/nofile.dat -- sh -c 'ulimit -Sn'"});
+  const Result r = run(
+      {"sh", "-c",
+       "ulimit -Sn 256 && " + kBound + qprof_bin() + " run -q -o " + temp_dir() + "/nofile.dat -- sh -c 'ulimit -Sn'"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "256\n");
 }
@@ -57,13 +58,13 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
     const char* options = std::getenv("UBSAN_OPTIONS");
     sanitizer_env = "UBSAN_OPTIONS='" + std::string(options ? options : "") + ":suppressions=" + suppressions + "' ";
   }
-  const Result r = run({"sh", "-c", "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -o " + out + " -- " +
-                                        workload("alloc_tree") + " 1 400 1 1500"},
+  const Result r = run({"sh", "-c",
+                        "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -o " + out + " -- " +
+                            workload("alloc_tree") + " 1 400 1 1500"},
                        "", 150);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "out of file descriptors (limit 256)")) << r.err;
-  EXPECT_EQ(r.err.find("out of file descriptors (limit"), r.err.rfind("out of file descriptors (limit"))
-      << "said once";
+  EXPECT_EQ(r.err.find("out of file descriptors (limit"), r.err.rfind("out of file descriptors (limit")) << "said once";
   EXPECT_TRUE(contains(r.err, "qprof:   INCOMPLETE")) << r.err;
   const Trace t = dat::read_trace(out);
   bool counted = false;
@@ -88,15 +89,25 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
 
 TEST(RunLimits, NanInfinitiesAndAbsurdValuesAreUsageErrors) {
   const std::string marker = temp_dir() + "/absurd_ran";
-  const std::vector<std::vector<std::string>> bad = {
-      {"-i", "nan"},           {"-i", "inf"},           {"-i", "-1"},          {"-i", "0"},
-      {"--timeout", "nan"},    {"--timeout", "inf"},    {"--timeout", "0"},    {"--timeout", "1e300"},
-      {"--kill-after", "nan"}, {"--kill-after", "-1"},  {"--pss-interval", "nan"},
-      {"--stats-interval", "inf"}, {"--gpu-interval", "nan"}, {"--timeout", "0.2", "--kill-after", "nan"}};
+  const std::vector<std::vector<std::string>> bad = {{"-i", "nan"},
+                                                     {"-i", "inf"},
+                                                     {"-i", "-1"},
+                                                     {"-i", "0"},
+                                                     {"--timeout", "nan"},
+                                                     {"--timeout", "inf"},
+                                                     {"--timeout", "0"},
+                                                     {"--timeout", "1e300"},
+                                                     {"--kill-after", "nan"},
+                                                     {"--kill-after", "-1"},
+                                                     {"--pss-interval", "nan"},
+                                                     {"--stats-interval", "inf"},
+                                                     {"--gpu-interval", "nan"},
+                                                     {"--timeout", "0.2", "--kill-after", "nan"}};
   for (const auto& opts : bad) {
     for (const std::string sub : {"run", "peak", "compare"}) {
       // `--kill-after nan` once looped for ever, growing the trace: bounded in time and memory.
-      std::vector<std::string> argv{"timeout", "-s", "KILL", "20", "prlimit", as_limit("1073741824"), "--", qprof_bin(), sub};
+      std::vector<std::string> argv{"timeout", "-s",        "KILL", "20", "prlimit", as_limit("1073741824"),
+                                    "--",      qprof_bin(), sub};
       argv.insert(argv.end(), opts.begin(), opts.end());
       if (sub == "compare") {
         argv.insert(argv.end(), {"--run", "touch " + marker});
@@ -135,13 +146,15 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
   }
   // 200 MB, swap included where the kernel counts it: the job cannot escape into swap.
   ASSERT_TRUE(write_text(limited + "/memory.limit_in_bytes", "200M"));
-  if (fs::exists(limited + "/memory.memsw.limit_in_bytes")) write_text(limited + "/memory.memsw.limit_in_bytes", "200M");
+  if (fs::exists(limited + "/memory.memsw.limit_in_bytes"))
+    write_text(limited + "/memory.memsw.limit_in_bytes", "200M");
   for (const bool with_cgroup : {false, true}) {
     const std::string out = temp_dir() + (with_cgroup ? "/oom_cgroup.dat" : "/oom_plain.dat");
     // No prlimit --as here: the job inherits it and would fail to allocate rather than meet the
     // cgroup's limit, which bounds this test's memory instead.
-    const std::string qprof_cmd = "timeout -s KILL 120 " + qprof_bin() + " run " + (with_cgroup ? "--cgroup on " : "--cgroup off ") + "-o " + out +
-                                  " -- " + workload("spike") + " 1024 1000 0";
+    const std::string qprof_cmd = "timeout -s KILL 120 " + qprof_bin() + " run " +
+                                  (with_cgroup ? "--cgroup on " : "--cgroup off ") + "-o " + out + " -- " +
+                                  workload("spike") + " 1024 1000 0";
     const Result r = run({"sh", "-c", "echo $$ > " + limited + "/cgroup.procs && exec " + qprof_cmd}, "", 150);
     EXPECT_EQ(r.status, 128 + 9) << (with_cgroup ? "--cgroup: " : "") << r.err;
     EXPECT_TRUE(contains(r.err, "was killed by SIGKILL")) << r.err;

@@ -20,7 +20,8 @@ TEST(RunMarkers, CheckpointsCarryTheMemoryOfTheirMoment) {
   const Trace t = dat::read_trace(out);
   std::vector<std::string> labels;
   for (const Marker& m : t.markers) labels.push_back(m.label);
-  EXPECT_EQ(labels, (std::vector<std::string>{"Load Start", "Load End", "Calibration Start", "Calibration End", "Export"}));
+  EXPECT_EQ(labels,
+            (std::vector<std::string>{"Load Start", "Load End", "Calibration Start", "Calibration End", "Export"}));
   ASSERT_EQ(t.markers.size(), 5u);
   const double base = mib(*t.markers[0].at.rss);
   EXPECT_LT(base, 10.0);
@@ -30,7 +31,8 @@ TEST(RunMarkers, CheckpointsCarryTheMemoryOfTheirMoment) {
   EXPECT_NEAR(mib(*t.markers[4].at.rss) - base, 40.0, 2.0);
   // Each marker's time is that of the sample taken for it.
   for (const Marker& m : t.markers) {
-    const bool has_sample = std::any_of(t.mem.begin(), t.mem.end(), [&](const MemSample& s) { return std::abs(s.t - m.t) < 1e-4; });
+    const bool has_sample =
+        std::any_of(t.mem.begin(), t.mem.end(), [&](const MemSample& s) { return std::abs(s.t - m.t) < 1e-4; });
     EXPECT_TRUE(has_sample) << m.label;
   }
 }
@@ -103,8 +105,9 @@ TEST(RunMarkers, PatternWithoutExactlyOneGroupIsAUsageError) {
 TEST(RunMarkers, HostileLabelsAreStoredEscapedAndReadBackExactly) {
   const std::string out = temp_dir() + "/hostile.dat";
   // A label with a tab, a backslash, quotes, a backquote and an invalid UTF-8 byte.
-  const Result r = qprof({"run", "-q", "-o", out, "--", "sh", "-c",
-                          "printf 'QPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 Start\\nQPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 End\\n' >&2"});
+  const Result r = qprof(
+      {"run", "-q", "-o", out, "--", "sh", "-c",
+       "printf 'QPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 Start\\nQPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 End\\n' >&2"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string label = "a\tb\\c \"q\" `x` \xff Start";
   const Trace t = dat::read_trace(out);
@@ -129,9 +132,10 @@ TEST(RunMarkers, AFloodOfStderrMarkersNeverHoldsTheJobBack) {
                        "", 100);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.status, 0) << r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0);
-  EXPECT_LT(took, 30.0);  // about as fast as without qprof; the old tee needed minutes
+  EXPECT_LT(took, 30.0);   // about as fast as without qprof; the old tee needed minutes
   std::size_t copied = 0;  // the marker lines still reach stderr
-  for (std::size_t at = r.err.find("QPROF_MARK: x\n"); at != std::string::npos; at = r.err.find("QPROF_MARK: x\n", at + 14)) {
+  for (std::size_t at = r.err.find("QPROF_MARK: x\n"); at != std::string::npos;
+       at = r.err.find("QPROF_MARK: x\n", at + 14)) {
     ++copied;
   }
   EXPECT_GE(copied, 1000000u - 2);  // qprof's own notice may land inside a line of the job's

@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 // qprof under `prlimit --as` (1 GiB: qprof needs a few tens of MB) and a hard timeout.
 std::vector<std::string> bounded(const std::vector<std::string>& args, int timeout_s = 60) {
-  std::vector<std::string> argv{"timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"),
+  std::vector<std::string> argv{"timeout",  "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"),
                                 qprof_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -55,8 +55,8 @@ TEST(RunOutput, AFailedWriteIsSaidAtOnceAndTheJobGoesOn) {
   const std::string out = temp_dir() + "/fsize.dat";
   // The job outlives the failure by far; its own line comes after qprof's.
   const std::string job = "sleep 2; echo job-finished >&2; exit 0";
-  const Result r = run({"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500", qprof_bin(), "run",
-                        "-o", out, "--", "sh", "-c", job});
+  const Result r = run({"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500", qprof_bin(),
+                        "run", "-o", out, "--", "sh", "-c", job});
   EXPECT_EQ(r.status, 4) << r.err;
   const auto said = r.err.find("the trace is incomplete from here on");
   ASSERT_NE(said, std::string::npos) << r.err;
@@ -72,8 +72,8 @@ TEST(RunOutput, AFailedWriteIsSaidAtOnceAndTheJobGoesOn) {
 TEST(RunOutput, TheCommandsFailureWinsAndBudgetsUseTheSamplesInMemory) {
   const std::string out = temp_dir() + "/fsize2.dat";
   const auto with = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv{"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500",
-                                  qprof_bin(), "run", "-o", out};
+    std::vector<std::string> argv{"timeout",      "-s",        "KILL", "60", "prlimit", as_limit("1073741824"),
+                                  "--fsize=1500", qprof_bin(), "run",  "-o", out};
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv);
   };
@@ -126,8 +126,8 @@ TEST(RunOutput, AnIncompleteTraceIsNeverReadBack) {
   const std::string dir = temp_dir() + "/never_read";
   fs::create_directories(dir);
   const std::string out = dir + "/t.dat", yaml = dir + "/t.yaml";
-  const std::vector<std::string> fsize{"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500",
-                                       qprof_bin()};
+  const std::vector<std::string> fsize{"timeout",      "-s",       "KILL", "60", "prlimit", as_limit("1073741824"),
+                                       "--fsize=1500", qprof_bin()};
   // Checkpoints after the failure: the --yaml-stream rewriter must not read the broken trace.
   const std::string job = "sleep 1.5; echo 'QPROF_MARK: After Start' >&2; sleep 0.3; echo 'QPROF_MARK: After End' >&2";
   std::vector<std::string> argv = fsize;
@@ -161,7 +161,8 @@ TEST(RunOutput, AFullSmallTmpfs) {
   // Fill it to the last 8 KiB, so that the trace soon finds it full.
   const Result fill = run({"sh", "-c", "head -c 57344 /dev/zero > " + dir + "/filler"});
   const std::string out = dir + "/trace.dat";
-  const Result r = run(bounded({"run", "-o", out, "--max-peak", "1GiB", "--", workload("spike"), "40", "1500", "1000"}));
+  const Result r =
+      run(bounded({"run", "-o", out, "--max-peak", "1GiB", "--", workload("spike"), "40", "1500", "1000"}));
   const std::string trace = read_file(out);
   umount2(dir.c_str(), MNT_DETACH);
   EXPECT_EQ(fill.status, 0);
@@ -227,9 +228,10 @@ TEST(RunOutput, ThreeConcurrentRunsWithoutOWriteThreeTraces) {
   fs::create_directories(dir);
   std::vector<std::unique_ptr<Process>> runs;
   for (int i = 0; i < 3; ++i) {
-    runs.push_back(std::make_unique<Process>(std::vector<std::string>{
-        "sh", "-c", "cd " + dir + " && exec timeout -s KILL 60 prlimit " + as_limit("1073741824") + " " + qprof_bin() +
-                        " run -q -- sh -c 'sleep 0.3'"}));
+    runs.push_back(std::make_unique<Process>(
+        std::vector<std::string>{"sh", "-c",
+                                 "cd " + dir + " && exec timeout -s KILL 60 prlimit " + as_limit("1073741824") + " " +
+                                     qprof_bin() + " run -q -- sh -c 'sleep 0.3'"}));
   }
   for (auto& p : runs) EXPECT_EQ(p->wait().status, 0);
   std::set<std::string> names;

@@ -43,8 +43,8 @@ TEST(RunSignalsOnce, SentToQprof) {
 TEST(RunSignalsOnce, SentToTheWholeProcessGroup) {
   const std::string out = temp_dir() + "/once_group.dat";
   // setsid: qprof leads a session and group of its own (no terminal), as under a CI runner.
-  Process p({"setsid", "prlimit", as_limit("1073741824"), qprof_bin(), "run", "-o", out, "--", workload("count_signals"),
-             "0"});
+  Process p({"setsid", "prlimit", as_limit("1073741824"), qprof_bin(), "run", "-o", out, "--",
+             workload("count_signals"), "0"});
   wait_for_ready(out);
   const pid_t group = getpgid(p.pid());
   ASSERT_EQ(group, p.pid()) << "setsid did not run qprof as the group's leader";

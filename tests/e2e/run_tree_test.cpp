@@ -102,7 +102,8 @@ TEST(RunTree, CgroupModeGivesTheExactTreePeakOrSaysWhyNot) {
 
 TEST(RunTree, CgroupRefusedToAnOrdinaryUserIsSaidOnceAndTheRunGoesOn) {
   if (geteuid() != 0) GTEST_SKIP() << "run as an ordinary user already (see the test above)";
-  const std::string qprof_copy = copy_for_other_users(qprof_bin()), job_copy = copy_for_other_users(workload("alloc_tree"));
+  const std::string qprof_copy = copy_for_other_users(qprof_bin()),
+                    job_copy = copy_for_other_users(workload("alloc_tree"));
   const std::string out = std::filesystem::path(qprof_copy).parent_path().string() + "/cgroup_nobody.dat";
   const Result r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", qprof_copy, "run", "--cgroup",
                         "-o", out, "--", job_copy, "20", "1", "20", "200"});

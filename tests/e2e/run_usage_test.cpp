@@ -36,7 +36,8 @@ MemKindsSample largest_kinds(const Trace& t) {
 TEST(RunUsage, MappedFileIsFileBackedNotAnonymous) {
   const std::string out = temp_dir() + "/map_file.dat";
   const std::string file = disk_dir() + "/mapped." + std::to_string(::getpid());
-  const Result r = bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("map_file"), file, "200", "800"});
+  const Result r =
+      bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("map_file"), file, "200", "800"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_FALSE(t.kinds.empty());
@@ -66,7 +67,8 @@ TEST(RunUsage, MappedFileIsFileBackedNotAnonymous) {
 
 TEST(RunUsage, DevShmIsSharedMemory) {
   const std::string out = temp_dir() + "/shm.dat";
-  const Result r = bounded_qprof({"run", "-q", "--stats-interval", "0.05", "-o", out, "--", workload("shm_fill"), "100", "800"});
+  const Result r =
+      bounded_qprof({"run", "-q", "--stats-interval", "0.05", "-o", out, "--", workload("shm_fill"), "100", "800"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_FALSE(t.kinds.empty());
@@ -81,7 +83,8 @@ TEST(RunUsage, DevShmIsSharedMemory) {
 
 TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
   const std::string out = temp_dir() + "/tasks.dat";
-  const Result r = bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("thread_tree"), "5", "3", "1000"});
+  const Result r =
+      bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("thread_tree"), "5", "3", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_FALSE(t.tasks.empty());
@@ -100,12 +103,14 @@ TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
 
   // The panels, drawn by gnuplot: the stacked kinds as filled areas, the task counts.
   const std::string script = temp_dir() + "/tasks.gp";
-  const Result plot = bounded_qprof({"plot", out, "-o", temp_dir() + "/tasks.png", "--panels", "memory,memory-kinds,tasks,vsz",
-                                     "--script", script});
+  const Result plot = bounded_qprof(
+      {"plot", out, "-o", temp_dir() + "/tasks.png", "--panels", "memory,memory-kinds,tasks,vsz", "--script", script});
   ASSERT_EQ(plot.status, 0) << plot.err;
   const std::string gp = read_file(script);
   std::size_t filled = 0;
-  for (std::size_t at = gp.find("filledcurves y1=0 lt"); at != std::string::npos; at = gp.find("filledcurves y1=0 lt", at + 1)) ++filled;
+  for (std::size_t at = gp.find("filledcurves y1=0 lt"); at != std::string::npos;
+       at = gp.find("filledcurves y1=0 lt", at + 1))
+    ++filled;
   EXPECT_EQ(filled, 3u) << "anon, file-backed and shmem stacked";
   EXPECT_NE(gp.find("threads, at most 9"), std::string::npos);
   EXPECT_NE(gp.find("processes, at most 4"), std::string::npos);
@@ -196,14 +201,16 @@ TEST(RunMprofHabits, APythonScriptRunsWithThePythonOnPath) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "ran ['a', 'b']\n");
   EXPECT_EQ(r.err.find("Python script"), std::string::npos) << r.err;  // a note only under -v
-  const Result v = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -v --no-live -o calib2.dat calib.py"});
+  const Result v =
+      run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -v --no-live -o calib2.dat calib.py"});
   ASSERT_EQ(v.status, 0) << v.err;
   EXPECT_NE(v.err.find("calib.py is a Python script: run with "), std::string::npos) << v.err;
   // peak -- CMD goes through the same launcher.
   const Result peak = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " peak -- calib.py"});
   EXPECT_EQ(peak.status, 0) << peak.err;
   // Without a Python on PATH: 127, saying why.
-  const Result none = run({"env", "PATH=/nonexistent", qprof_bin(), "run", "-q", "-o", dir + "/none.dat", dir + "/calib.py"});
+  const Result none =
+      run({"env", "PATH=/nonexistent", qprof_bin(), "run", "-q", "-o", dir + "/none.dat", dir + "/calib.py"});
   EXPECT_EQ(none.status, 127);
   EXPECT_NE(none.err.find("no python3 or python on PATH"), std::string::npos) << none.err;
 }
@@ -214,7 +221,8 @@ TEST(RunMprofHabits, SizesAndDurationsTakeUnits) {
   const Result r = bounded_qprof({"run", "-q", "--max-peak", "4G", "-i", "10ms", "--stats-interval", "0.2s",
                                   "--timeout", "1m", "--pss-interval", "1s", "-o", dir + "/units.dat", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  const Result over = bounded_qprof({"run", "-q", "--max-peak", "1k", "-o", dir + "/over.dat", workload("alloc_tree"), "8", "0", "0", "50"});
+  const Result over = bounded_qprof(
+      {"run", "-q", "--max-peak", "1k", "-o", dir + "/over.dat", workload("alloc_tree"), "8", "0", "0", "50"});
   EXPECT_EQ(over.status, 3) << over.err;
   EXPECT_EQ(qprof({"clean", "--older-than", "10ms", "--dry-run", "--dir", dir}).status, 0);
 }
@@ -234,8 +242,10 @@ TEST(RunMprofHabits, ARefusedValueListsWhatIsAccepted) {
   for (const auto& args : bad) {
     const Result r = bounded_qprof(args);
     EXPECT_EQ(r.status, 2) << args[1];
-    const bool duration = args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout" || args[1] == "--window";
-    for (const char* form : duration ? std::vector<const char*>{"10ms", "0.5s", "1m"} : std::vector<const char*>{"4G", "4GiB", "512MiB"}) {
+    const bool duration =
+        args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout" || args[1] == "--window";
+    for (const char* form :
+         duration ? std::vector<const char*>{"10ms", "0.5s", "1m"} : std::vector<const char*>{"4G", "4GiB", "512MiB"}) {
       EXPECT_NE(r.err.find(form), std::string::npos) << args[1] << ": " << r.err;
     }
   }

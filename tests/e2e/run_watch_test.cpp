@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 // qprof bounded in time and address space, as every test runs it.
 Result bounded_qprof(const std::vector<std::string>& args, int timeout_s = 120) {
-  std::vector<std::string> argv{"timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"), "--",
-                                qprof_bin()};
+  std::vector<std::string> argv{
+      "timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"), "--", qprof_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, "", timeout_s + 10);
 }
@@ -38,8 +38,8 @@ TEST(RunWatch, FiftyMiBWrittenAndDeletedIsTheGrowthInTraceSummaryYamlAndPeak) {
   std::ofstream(dir + "/already") << std::string(4000, 'a');  // the start size, not growth
   const std::string out = temp_dir() + "/watch50.dat", yaml = temp_dir() + "/watch50.yaml";
   // 50 MiB held for 2.5 s: at least two walks (every 1 s) see it whole.
-  const std::string job = "dd if=/dev/zero of=" + dir + "/blob bs=1048576 count=50 status=none && sleep 2.5 && rm " + dir +
-                          "/blob && sleep 1.3";
+  const std::string job = "dd if=/dev/zero of=" + dir + "/blob bs=1048576 count=50 status=none && sleep 2.5 && rm " +
+                          dir + "/blob && sleep 1.3";
   const Result r = bounded_qprof({"run", "--watch-dir", dir, "--yaml", yaml, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
@@ -88,8 +88,8 @@ TEST(RunWatch, ADirectoryThatAppearsLaterIsWatchedFromThen) {
   const std::string dir = temp_dir() + "/later/made_by_the_job";
   fs::create_directories(temp_dir() + "/later");
   const std::string out = temp_dir() + "/later.dat";
-  const std::string job = "sleep 1.2 && mkdir " + dir + " && dd if=/dev/zero of=" + dir +
-                          "/f bs=1048576 count=8 status=none && sleep 2.2";
+  const std::string job =
+      "sleep 1.2 && mkdir " + dir + " && dd if=/dev/zero of=" + dir + "/f bs=1048576 count=8 status=none && sleep 2.2";
   const Result r = bounded_qprof({"run", "-q", "--watch-dir", dir, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << "absent is not unreadable: " << r.err;
@@ -117,12 +117,32 @@ TEST(RunWatch, AnUnreadableDirectoryIsAWarningOnceAndTheRunSucceeds) {
     fs::permissions(temp_dir(), fs::perms::others_exec, fs::perm_options::add);
     const std::string qprof_copy = base + "/qprof";
     fs::copy_file(qprof_bin(), qprof_copy, fs::copy_options::overwrite_existing);
-    r = run({"timeout", "-s", "KILL", "60", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "prlimit",
-             as_limit("1073741824"), "--", qprof_copy, "run", "--watch-dir", base + "/watched", "--watch-interval", "0.1",
-             "-o", out, "--", "sleep", "0.6"});
+    r = run({"timeout",
+             "-s",
+             "KILL",
+             "60",
+             "setpriv",
+             "--reuid=65534",
+             "--regid=65534",
+             "--clear-groups",
+             "prlimit",
+             as_limit("1073741824"),
+             "--",
+             qprof_copy,
+             "run",
+             "--watch-dir",
+             base + "/watched",
+             "--watch-interval",
+             "0.1",
+             "-o",
+             out,
+             "--",
+             "sleep",
+             "0.6"});
   } else {
     fs::permissions(base + "/watched/secret", fs::perms::none);
-    r = bounded_qprof({"run", "--watch-dir", base + "/watched", "--watch-interval", "0.1", "-o", out, "--", "sleep", "0.6"});
+    r = bounded_qprof(
+        {"run", "--watch-dir", base + "/watched", "--watch-interval", "0.1", "-o", out, "--", "sleep", "0.6"});
     fs::permissions(base + "/watched/secret", fs::perms::owner_all);
   }
   ASSERT_EQ(r.status, 0) << r.err;

@@ -31,7 +31,7 @@ constexpr double kStart = 1795255547.0;
 constexpr long kMaxRssKiB = 400 * 1024;  // every run here needs tens of MiB; the old ones, gigabytes
 // AddressSanitizer's shadow memory and quarantine roughly double a process's RSS.
 long max_rss_kib() { return sanitized() ? 3 * kMaxRssKiB : kMaxRssKiB; }
-constexpr int kDeadline = 60;            // seconds; the old `report` of 20 000 directories took minutes
+constexpr int kDeadline = 60;  // seconds; the old `report` of 20 000 directories took minutes
 
 struct Measure {
   int status = -1;  // exit status, or 128 + signal (SIGKILL at the deadline)
@@ -108,7 +108,8 @@ void expect_linear(const std::string& shape, int n, const Writer& body, const st
 
 // Each child sampled at the start and at the end: a per-process series spans the whole chart.
 const Writer kWideChildren = [](std::FILE* f, int i) {
-  std::fprintf(f, "CHLD %d 1.5 %.4f\nCHLD %d 2.5 %.4f\n", 1000 + i, kStart + i * 1e-4, 1000 + i, kStart + 100 + i * 1e-4);
+  std::fprintf(f, "CHLD %d 1.5 %.4f\nCHLD %d 2.5 %.4f\n", 1000 + i, kStart + i * 1e-4, 1000 + i,
+               kStart + 100 + i * 1e-4);
 };
 const Writer kStages = [](std::FILE* f, int i) {
   std::fprintf(f, "MARK %.6f s%d Start\nMARK %.6f s%d End\n", kStart + i * 1e-3, i, kStart + i * 1e-3 + 5e-4, i);
@@ -131,7 +132,8 @@ TEST(Scaling, PlotOfManyProcessesDrawsAnEnvelope) {
 
 TEST(Scaling, FourteenThousandProcessesPlotUnderTwoGibibytes) {
   // 0.6 MB of trace once took ≈ 172 KB a process and aborted with std::bad_alloc.
-  const Measure m = measure({"plot", "--children", "-o", temp_dir() + "/c14k.png", trace_of("c14k", 14000, kWideChildren)});
+  const Measure m =
+      measure({"plot", "--children", "-o", temp_dir() + "/c14k.png", trace_of("c14k", 14000, kWideChildren)});
   EXPECT_EQ(m.status, 0) << m.err;
   EXPECT_LT(m.max_rss_kib, max_rss_kib());
 }

@@ -28,7 +28,8 @@ Result bounded_qprof(const std::vector<std::string>& args, int timeout_s = 120) 
 // The Σ RSS peak of alloc_tree with nothing allocated: each process's own baseline.
 double baseline_mib(int workers) {
   const std::string out = temp_dir() + "/base_" + std::to_string(workers) + ".dat";
-  const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("alloc_tree"), "0", std::to_string(workers), "0", "300"});
+  const Result r =
+      bounded_qprof({"run", "-q", "-o", out, "--", workload("alloc_tree"), "0", std::to_string(workers), "0", "300"});
   EXPECT_EQ(r.status, 0) << r.err;
   return mib(max_mem(dat::read_trace(out)));
 }
@@ -47,9 +48,10 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   const double a = 50 + parent_base, b = 30 + worker_base;
   const std::string dir = temp_dir() + "/workers";
   // Σ RSS alone (no PSS, no cgroup): the model falls back to it for the limit.
-  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4,8", "--limit", "500MiB", "--at", "16", "--format",
-                                  "json", "--no-pss", "--cgroup", "off", "--", workload("alloc_tree"), "50", "{workers}", "30",
-                                  "300"});
+  const Result r = bounded_qprof(
+      {"sweep", "-d",        dir,    "-p",       "workers=1,2,4,8", "--limit", "500MiB", "--at",
+       "16",    "--format",  "json", "--no-pss", "--cgroup",        "off",     "--",     workload("alloc_tree"),
+       "50",    "{workers}", "30",   "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* n : {"1", "2", "4", "8"}) {
     EXPECT_TRUE(fs::exists(dir + "/workers=" + n + ".dat")) << n;
@@ -60,7 +62,8 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   const auto* rss = model_row(j, "peak_rss");
   ASSERT_TRUE(rss) << r.out;
   EXPECT_EQ((*rss)["model"], "linear");
-  const double slope = (*rss)["slope"].get<double>() / (1 << 20), intercept = (*rss)["intercept"].get<double>() / (1 << 20);
+  const double slope = (*rss)["slope"].get<double>() / (1 << 20),
+               intercept = (*rss)["intercept"].get<double>() / (1 << 20);
   EXPECT_NEAR(slope, b, 0.03 * b);
   EXPECT_NEAR(intercept, a, 0.05 * a);
   EXPECT_NEAR((*rss)["predicted"].get<double>() / (1 << 20), a + 16 * b, 0.03 * (a + 16 * b));
@@ -71,7 +74,8 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
 
   // The same traces read back by compare --sweep give the same model.
   // Its chart: the runs, the fit, the limit and the solved value.
-  std::vector<std::string> args{"compare", "--sweep", "workers", "--limit", "500MiB", "--format", "json", "--plot", dir + "/model.svg"};
+  std::vector<std::string> args{"compare",  "--sweep", "workers", "--limit",         "500MiB",
+                                "--format", "json",    "--plot",  dir + "/model.svg"};
   for (const char* n : {"1", "2", "4", "8"}) args.push_back(dir + "/workers=" + n + ".dat");
   const Result c = qprof(args);
   ASSERT_EQ(c.status, 0) << c.err;
@@ -81,14 +85,15 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   const std::string svg = read_file(dir + "/model.svg");
   EXPECT_NE(svg.find("limit 500.0 MiB"), std::string::npos);
   EXPECT_NE(svg.find("linear fit, R\u00b2 "), std::string::npos);
-  EXPECT_NE(svg.find("workers \u2264 " + std::to_string(static_cast<int>(std::floor((500 - a) / b)))), std::string::npos);
+  EXPECT_NE(svg.find("workers \u2264 " + std::to_string(static_cast<int>(std::floor((500 - a) / b)))),
+            std::string::npos);
 }
 
 TEST(Sweep, AQuadraticWorkloadGetsThePowerLaw) {
   // N workers of 10 × N MiB each: 10 N² MiB, "{n}0" filled inside an argument.
   const std::string dir = temp_dir() + "/quadratic";
-  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "n=1,2,4,6", "--format", "json", "--", workload("alloc_tree"), "0",
-                                  "{n}", "{n}0", "300"});
+  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "n=1,2,4,6", "--format", "json", "--",
+                                  workload("alloc_tree"), "0", "{n}", "{n}0", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto* rss = model_row(j, "peak_rss");
@@ -127,8 +132,9 @@ TEST(Sweep, PlaceholdersWithSpacesAndQuotesStayOneArgument) {
   const std::string seen = temp_dir() + "/seen";
   fs::create_directories(seen);
   // Each run writes its arguments, one a line, and $V from --env, to a file of its own.
-  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "name=a b,it's \"q\";$(x)", "--env", "V=<{name}>", "--", "sh", "-c",
-                                  "printf '%s\\n' \"$@\" \"$V\" > \"$0\"", seen + "/{name}.txt", "{name}", "x{name}y"});
+  const Result r =
+      bounded_qprof({"sweep", "-d", dir, "-p", "name=a b,it's \"q\";$(x)", "--env", "V=<{name}>", "--", "sh", "-c",
+                     "printf '%s\\n' \"$@\" \"$V\" > \"$0\"", seen + "/{name}.txt", "{name}", "x{name}y"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(seen + "/a b.txt"), "a b\nxa by\n<a b>\n");
   EXPECT_EQ(read_file(seen + "/it's \"q\";$(x).txt"), "it's \"q\";$(x)\nxit's \"q\";$(x)y\n<it's \"q\";$(x)>\n");
@@ -159,9 +165,10 @@ TEST(Sweep, AGridOfTwoByThreeMakesSixTraces) {
 TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
   if (sanitized()) GTEST_SKIP() << "fit's probes run the job under memory limits that AddressSanitizer's shadow breaks";
   const std::string dir = temp_dir() + "/fitted";
-  const Result r = bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4", "--fit", "--fit-runs-max", "10", "--limit",
-                                  "400MiB", "--format", "json", "--", workload("alloc_tree"), "50", "{workers}", "30", "300"},
-                                 400);
+  const Result r =
+      bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4", "--fit", "--fit-runs-max", "10", "--limit", "400MiB",
+                     "--format", "json", "--", workload("alloc_tree"), "50", "{workers}", "30", "300"},
+                    400);
   if (r.status == 2 && r.err.find("may not create one here") != std::string::npos) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -174,7 +181,8 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
     EXPECT_GE(run["fit_full_speed_bytes"].get<double>(), run["fit_runs_in_bytes"].get<double>());
     const std::string json = dir + "/workers=" + run["workers"].get<std::string>() + ".fit.json";
     ASSERT_TRUE(fs::exists(json)) << json;
-    EXPECT_EQ(nlohmann::json::parse(read_file(json))["findings"]["smallest_running"]["limit_bytes"], run["fit_runs_in_bytes"]);
+    EXPECT_EQ(nlohmann::json::parse(read_file(json))["findings"]["smallest_running"]["limit_bytes"],
+              run["fit_runs_in_bytes"]);
   }
   const auto* fit = model_row(j, "fit_runs_in");
   ASSERT_TRUE(fit) << r.out;

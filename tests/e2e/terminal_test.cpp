@@ -24,9 +24,20 @@ std::string python(const std::string& code) { return debian_python() + " -c " + 
 
 // The live line's own sequences taken out: its draws, the scrolling region it sets and resets.
 std::string without_live_line(const std::string& s) {
-  static const std::regex draw("\x1b" "7\x1b\\[\\d+;1H\r\x1b\\[2K[^\x1b]*\x1b" "8");
-  static const std::regex setup("\x1b" "D\x1b" "M\x1b" "7\x1b\\[1;\\d+r\x1b" "8");
-  static const std::regex reset("\x1b" "7\x1b\\[r\x1b\\[\\d+;1H\x1b\\[2K\x1b" "8");
+  static const std::regex draw(
+      "\x1b"
+      "7\x1b\\[\\d+;1H\r\x1b\\[2K[^\x1b]*\x1b"
+      "8");
+  static const std::regex setup(
+      "\x1b"
+      "D\x1b"
+      "M\x1b"
+      "7\x1b\\[1;\\d+r\x1b"
+      "8");
+  static const std::regex reset(
+      "\x1b"
+      "7\x1b\\[r\x1b\\[\\d+;1H\x1b\\[2K\x1b"
+      "8");
   return std::regex_replace(std::regex_replace(std::regex_replace(s, draw, ""), setup, ""), reset, "");
 }
 
@@ -38,11 +49,12 @@ std::size_t count(const std::string& s, const std::string& what) {
 
 TEST(Terminal, JobStderrIsATerminal) {
   const std::string dat = temp_dir() + "/tty.dat";
-  std::string said = at_terminal(qprof_cmd("run -q -o " + dat + " -- " +
-                                           python("import sys; print(sys.stderr.isatty(), file=sys.stderr)")));
+  std::string said = at_terminal(
+      qprof_cmd("run -q -o " + dat + " -- " + python("import sys; print(sys.stderr.isatty(), file=sys.stderr)")));
   EXPECT_TRUE(contains(said, "True\r\n")) << said;
   EXPECT_FALSE(contains(said, "False")) << said;
-  said = at_terminal(qprof_cmd("run -q -o " + dat + " -- sh -c 'if [ -t 2 ]; then echo tty2 >&2; else echo notty2 >&2; fi'"));
+  said = at_terminal(
+      qprof_cmd("run -q -o " + dat + " -- sh -c 'if [ -t 2 ]; then echo tty2 >&2; else echo notty2 >&2; fi'"));
   EXPECT_TRUE(contains(said, "tty2\r\n")) << said;
   EXPECT_FALSE(contains(said, "notty2")) << said;
 }
@@ -77,15 +89,20 @@ TEST(Terminal, BytesPassUnchanged) {
 
 TEST(Terminal, LiveLineRedrawsAtMostFourTimesASecond) {
   const std::string dat = temp_dir() + "/live.dat";
-  const std::string job = "i=0; while [ $i -lt 15 ]; do echo \"job line $i\" >&2; echo \"out $i\"; i=$((i+1)); sleep 0.1; done";
+  const std::string job =
+      "i=0; while [ $i -lt 15 ]; do echo \"job line $i\" >&2; echo \"out $i\"; i=$((i+1)); sleep 0.1; done";
   const std::string said = at_terminal(qprof_cmd("run -o " + dat + " -- sh -c " + sh_quoted(job)));
   const Trace t = dat::read_trace(dat);
   const double duration = t.mem.back().t - t.mem.front().t;
-  const std::size_t draws = count(said, "\x1b" "7\x1b[37;1H\r\x1b[2Kqprof ");
+  const std::size_t draws = count(said,
+                                  "\x1b"
+                                  "7\x1b[37;1H\r\x1b[2Kqprof ");
   EXPECT_GE(draws, 3u) << said;
   EXPECT_LE(static_cast<double>(draws), 4.0 * duration + 2.0) << draws << " draws in " << duration << " s";
   // Truncated to the width: no draw is longer than 90 columns.
-  static const std::regex text("\x1b\\[2K(qprof [^\x1b]*)\x1b" "8");
+  static const std::regex text(
+      "\x1b\\[2K(qprof [^\x1b]*)\x1b"
+      "8");
   for (std::sregex_iterator it(said.begin(), said.end(), text), end; it != end; ++it) {
     EXPECT_LE((*it)[1].length(), 90u) << (*it)[1];
   }
@@ -113,7 +130,7 @@ TEST(Terminal, WarningsGoAboveTheLiveLineOnce) {
 TEST(Terminal, NoLiveLineWhenAskedOrNotATerminal) {
   const std::string dat = temp_dir() + "/nolive.dat";
   const std::string job = "sleep 0.7; echo done >&2";
-  EXPECT_FALSE(contains(at_terminal(qprof_cmd("run --no-live -o " + dat + " -- sh -c " + sh_quoted(job))), "\x1b")) ;
+  EXPECT_FALSE(contains(at_terminal(qprof_cmd("run --no-live -o " + dat + " -- sh -c " + sh_quoted(job))), "\x1b"));
   EXPECT_FALSE(contains(at_terminal(qprof_cmd("run -q -o " + dat + " -- sh -c " + sh_quoted(job))), "\x1b"));
   const Result r = qprof({"run", "-o", dat, "--", "sh", "-c", job});
   EXPECT_EQ(r.status, 0);

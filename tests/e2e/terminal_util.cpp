@@ -116,8 +116,10 @@ std::string TmuxTerminal::tmux(const std::string& args) const {
 
 void TmuxTerminal::send_keys(const std::string& keys, bool literal) {
   // "--" ends tmux's own options, so that typed text may start with '-'.
-  if (literal) run({"tmux", "-S", socket_, "send-keys", "-t", "0", "-l", "--", keys});
-  else run({"tmux", "-S", socket_, "send-keys", "-t", "0", "--", keys});
+  if (literal)
+    run({"tmux", "-S", socket_, "send-keys", "-t", "0", "-l", "--", keys});
+  else
+    run({"tmux", "-S", socket_, "send-keys", "-t", "0", "--", keys});
 }
 
 std::string TmuxTerminal::screen(bool history) const {

@@ -20,8 +20,9 @@ constexpr double kRate = 20 * kMiB;  // trend_job's growth, paced by the clock
 // most) and a 60 s timeout; the trace's path.
 std::string run_shape(const std::string& shape, Result& r) {
   const std::string out = temp_dir() + "/trend_" + shape + ".dat";
-  r = run({"prlimit", as_limit("1073741824"), "--", qprof_bin(), "run", "-o", out, "--", workload("trend_job"), shape, "5"},
-          "", 60);
+  r = run(
+      {"prlimit", as_limit("1073741824"), "--", qprof_bin(), "run", "-o", out, "--", workload("trend_job"), shape, "5"},
+      "", 60);
   EXPECT_EQ(r.status, 0) << r.err;
   return out;
 }

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 constexpr double kBudgetShare = 0.02;  // DirWatcher::kCpuShare, as the README promises
 
 Result bounded_qprof(const std::vector<std::string>& args, int timeout_s = 120) {
-  std::vector<std::string> argv{"timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"), "--",
-                                qprof_bin()};
+  std::vector<std::string> argv{
+      "timeout", "-s", "KILL", std::to_string(timeout_s), "prlimit", as_limit("1073741824"), "--", qprof_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, "", timeout_s + 10);
 }
@@ -63,7 +63,8 @@ TEST(RunWatch, AHundredThousandFilesStayWithinTheBudget) {
   EXPECT_EQ(std::stoul(m[1].str()), 1u) << "a command that ends at once leaves no budget for a second walk";
   EXPECT_DOUBLE_EQ(std::stod(m[3].str()), first_walk) << "one walk: all the CPU is the first's";
   const double seconds = std::max(10.0, 60.0 * first_walk);
-  if (seconds > 60) GTEST_SKIP() << "a walk of 100 000 files costs " << first_walk << " s of CPU here: too slow a machine to wait for";
+  if (seconds > 60)
+    GTEST_SKIP() << "a walk of 100 000 files costs " << first_walk << " s of CPU here: too slow a machine to wait for";
   const std::string out = temp_dir() + "/big_tree.dat";
   char sleep_for[32];
   std::snprintf(sleep_for, sizeof sleep_for, "%.1f", seconds);

@@ -53,7 +53,8 @@ TEST(CalibrateExample, EachMethodHoldsWhatItsDocumentationSays) {
   std::vector<double> peaks;
   for (const auto& [method, holds] : methods) {
     const std::string out = dir + "/" + method + ".dat";
-    const Result r = run_python(out, {example("calibrate.py"), "--method", method, "--model", "32", "--activations", "64"});
+    const Result r =
+        run_python(out, {example("calibrate.py"), "--method", method, "--model", "32", "--activations", "64"});
     ASSERT_EQ(r.status, 0) << method << ": " << r.err;
     const Trace t = dat::read_trace(out);
     const std::vector<std::string> want = {"Pre-process", "Calibration", "Quantization (Static)", "Post-process"};
@@ -79,8 +80,9 @@ TEST(CalibrateExample, EachMethodHoldsWhatItsDocumentationSays) {
 TEST(CalibrateExample, WorkersShareTheModelSoPssIsBelowTheSumOfRss) {
   const std::string out = temp_dir() + "/workers.dat";
   const double model = 96;
-  const Result r = run_python(out, {example("calibrate.py"), "--workers", "2", "--model", "96", "--activations", "16",
-                                    "--batches", "4", "--pause", "0.2"},
+  const Result r = run_python(out,
+                              {example("calibrate.py"), "--workers", "2", "--model", "96", "--activations", "16",
+                               "--batches", "4", "--pause", "0.2"},
                               {"-M", "--metric", "all", "--pss-interval", "0.05"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
@@ -118,10 +120,11 @@ TEST(CalibrateExample, CacheDirGrowthIsWhatTheScriptWrote) {
   const std::string dir = temp_dir();
   const std::string cache = dir + "/cache", out = dir + "/cache.dat", yaml = dir + "/cache.yaml";
   const int batches = 4, activations = 32;
-  const Result r = run_python(out, {example("calibrate.py"), "--method", "percentile", "--activations",
-                                    std::to_string(activations), "--batches", std::to_string(batches), "--cache-dir", cache,
-                                    "--pause", "0.4"},
-                              {"--watch-dir", cache, "--watch-interval", "0.2", "--yaml", yaml});
+  const Result r =
+      run_python(out,
+                 {example("calibrate.py"), "--method", "percentile", "--activations", std::to_string(activations),
+                  "--batches", std::to_string(batches), "--cache-dir", cache, "--pause", "0.4"},
+                 {"--watch-dir", cache, "--watch-interval", "0.2", "--yaml", yaml});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.dirs.size(), 1u);
@@ -142,8 +145,8 @@ TEST(CalibrateExample, CacheDirGrowthIsWhatTheScriptWrote) {
 // line (the table, then the table and its index), whatever the program frees next.
 TEST(CExample, SynchronousCheckpointsHoldEachStagesMemory) {
   const std::string out = temp_dir() + "/table.dat";
-  const Result r = run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--",
-                        QPROF_TEST_EXAMPLE_C, "96"});
+  const Result r =
+      run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--", QPROF_TEST_EXAMPLE_C, "96"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, std::to_string(96 * 256) + " pages read\n");
   const Trace t = dat::read_trace(out);
@@ -184,13 +187,13 @@ TEST(SweepCalibrationExample, TheModelsGrowByWhatEachWorkerAndEachBatchHolds) {
     ADD_FAILURE() << "no footprint model in\n" << c.out;
     return 0.0;
   };
-  const double per_worker = slope_mib("workers", {dir + "/workers/workers=1.dat", dir + "/workers/workers=2.dat",
-                                                   dir + "/workers/workers=4.dat"});
+  const double per_worker = slope_mib(
+      "workers", {dir + "/workers/workers=1.dat", dir + "/workers/workers=2.dat", dir + "/workers/workers=4.dat"});
   EXPECT_GE(per_worker, 32.0 * 0.97);
   EXPECT_LE(per_worker, 32.0 + 8.0);
-  const double per_mib = slope_mib("activations", {dir + "/activations/activations=16.dat",
-                                                   dir + "/activations/activations=32.dat",
-                                                   dir + "/activations/activations=64.dat"});
+  const double per_mib =
+      slope_mib("activations", {dir + "/activations/activations=16.dat", dir + "/activations/activations=32.dat",
+                                dir + "/activations/activations=64.dat"});
   EXPECT_NEAR(per_mib, 1.0, 0.05);
 }
 
@@ -220,7 +223,8 @@ TEST(CompareMethodsExample, PivotCellsAreThePeaksOfEachTrace) {
             "model,peak_bytes:minmax,peak_bytes:percentile,peak_bytes:layerwise_percentile,peak_bytes:minmse,lowest");
   // Each cell, at its row (model) and column (method), is that trace's `qprof peak`.
   std::map<std::string, std::vector<std::string>> grid;  // model row → its fields
-  for (std::size_t p = csv.out.find('\n'); p != std::string::npos && p + 1 < csv.out.size(); p = csv.out.find('\n', p + 1)) {
+  for (std::size_t p = csv.out.find('\n'); p != std::string::npos && p + 1 < csv.out.size();
+       p = csv.out.find('\n', p + 1)) {
     std::stringstream line(csv.out.substr(p + 1, csv.out.find('\n', p + 1) - p - 1));
     std::vector<std::string> fields;
     for (std::string f; std::getline(line, f, ',');) fields.push_back(f);
@@ -241,7 +245,8 @@ TEST(CompareMethodsExample, PivotCellsAreThePeaksOfEachTrace) {
   EXPECT_NE(r.out.find("lowest method"), std::string::npos) << r.out;
   // Each row's lowest is layerwise_percentile, as calibrate.py documents for these sizes.
   std::size_t rows = 0;
-  for (std::size_t p = csv.out.find('\n'); p != std::string::npos && p + 1 < csv.out.size(); p = csv.out.find('\n', p + 1)) {
+  for (std::size_t p = csv.out.find('\n'); p != std::string::npos && p + 1 < csv.out.size();
+       p = csv.out.find('\n', p + 1)) {
     const std::string line = csv.out.substr(p + 1, csv.out.find('\n', p + 1) - p - 1);
     if (line.empty()) continue;
     EXPECT_TRUE(line.ends_with(",layerwise_percentile")) << line;
@@ -256,8 +261,8 @@ TEST(CompareMethodsExample, PivotCellsAreThePeaksOfEachTrace) {
 // The shell example: dd holds one 40 MiB block during "Copy", the other stages far less.
 TEST(ShellExample, StagesOfAShellJob) {
   const std::string out = temp_dir() + "/shell.dat";
-  const Result r = run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--", "sh",
-                        example("stages.sh")});
+  const Result r =
+      run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--", "sh", example("stages.sh")});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = dat::read_trace(out);
   ASSERT_EQ(t.stages.size(), 3u);
@@ -274,7 +279,8 @@ TEST(ShellExample, StagesOfAShellJob) {
 // the trainer make PSS far lower than Σ RSS.
 TEST(TorchDataLoaderExample, WorkersAreInTheTreeAndPssIsBelowTheSumOfRss) {
   if (run({debian_python(), "-c", "import torch"}).status != 0) {
-    GTEST_SKIP() << "torch is not installed for " << debian_python() << " (Debian python3-torch, scripts/install-deps --tests)";
+    GTEST_SKIP() << "torch is not installed for " << debian_python()
+                 << " (Debian python3-torch, scripts/install-deps --tests)";
   }
   const std::string out = temp_dir() + "/torch.dat";
   const Result r = run_python(out, {example("torch_dataloader.py"), "--epochs", "2"}, {"-M", "--metric", "all"});

@@ -98,15 +98,16 @@ TEST(Recipes, BudgetGateAsAGitHubActionsStep) {
 TEST(Recipes, SlurmBatchScriptNamesOneTracePerRank) {
   const Checkout c;
   // srun as Slurm runs a step of 2 nodes × 2 tasks: the variables it sets, the tasks at once.
-  std::ofstream(c.dir + "/bin/srun") << "#!/bin/sh\n"
-                                        "# A stand-in for Slurm's srun: 4 tasks on 2 nodes, at once.\n"
-                                        "for rank in 0 1 2 3; do\n"
-                                        "  SLURM_PROCID=$rank SLURM_LOCALID=$((rank % 2)) SLURM_NODEID=$((rank / 2)) \\\n"
-                                        "  SLURM_NTASKS=4 QPROF_HOSTNAME=node$((rank / 2)) \"$@\" &\n"
-                                        "done\n"
-                                        "status=0\n"
-                                        "for rank in 0 1 2 3; do wait %$((rank + 1)) || status=$?; done\n"
-                                        "exit $status\n";
+  std::ofstream(c.dir + "/bin/srun")
+      << "#!/bin/sh\n"
+         "# A stand-in for Slurm's srun: 4 tasks on 2 nodes, at once.\n"
+         "for rank in 0 1 2 3; do\n"
+         "  SLURM_PROCID=$rank SLURM_LOCALID=$((rank % 2)) SLURM_NODEID=$((rank / 2)) \\\n"
+         "  SLURM_NTASKS=4 QPROF_HOSTNAME=node$((rank / 2)) \"$@\" &\n"
+         "done\n"
+         "status=0\n"
+         "for rank in 0 1 2 3; do wait %$((rank + 1)) || status=$?; done\n"
+         "exit $status\n";
   fs::permissions(c.dir + "/bin/srun", fs::perms::owner_all);
   const Result r = c.sh("bash", "bash examples/ci/slurm_job.sbatch", {"SLURM_JOB_ID=4243"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -175,7 +176,8 @@ TEST(Recipes, TheDocsShowEachRecipeAsItIs) {
       if (at == std::string::npos) continue;
       found = true;
       const std::size_t open = text.find('\n', at + tag.size());
-      ASSERT_TRUE(text.compare(at + tag.size(), 3, "```") == 0) << rel << " in " << page << ": no code block after the tag";
+      ASSERT_TRUE(text.compare(at + tag.size(), 3, "```") == 0)
+          << rel << " in " << page << ": no code block after the tag";
       const std::size_t close = text.find("\n```\n", open);
       ASSERT_NE(close, std::string::npos) << rel << " in " << page;
       EXPECT_EQ(text.substr(open + 1, close - open), file_text(entry.path())) << rel << " in " << page;

@@ -82,7 +82,7 @@ struct dev {
   int has_pcie;
   unsigned pcie_rx, pcie_tx;
   int nmig;
-  struct dev *migs; /* into the MIG pool; NULL for a MIG device */
+  struct dev* migs; /* into the MIG pool; NULL for a MIG device */
   int is_mig;
   unsigned gpu_instance;
 };
@@ -106,11 +106,11 @@ static int script_loaded;
 /* Call counters, by entry point name. */
 #define MAX_COUNTERS 64
 static struct {
-  const char *name;
+  const char* name;
   long n;
 } counters[MAX_COUNTERS];
 
-static void count(const char *name) {
+static void count(const char* name) {
   for (int i = 0; i < MAX_COUNTERS; ++i) {
     if (counters[i].name == NULL) {
       counters[i].name = name;
@@ -124,7 +124,7 @@ static void count(const char *name) {
   }
 }
 
-EXPORT long qprof_fake_nvml_calls(const char *name) {
+EXPORT long qprof_fake_nvml_calls(const char* name) {
   long n = 0;
   pthread_mutex_lock(&mu);
   for (int i = 0; i < MAX_COUNTERS && counters[i].name; ++i) {
@@ -134,12 +134,12 @@ EXPORT long qprof_fake_nvml_calls(const char *name) {
   return n;
 }
 
-static unsigned long long parse_bytes(const char *s) {
+static unsigned long long parse_bytes(const char* s) {
   if (strcmp(s, "max") == 0) return ~0ULL;
   return strtoull(s, NULL, 0);
 }
 
-static void rest_of_line(char *dst, char *src) {
+static void rest_of_line(char* dst, char* src) {
   while (*src == ' ' || *src == '\t') ++src;
   size_t n = strcspn(src, "\r\n");
   if (n >= TEXT) n = TEXT - 1;
@@ -149,7 +149,7 @@ static void rest_of_line(char *dst, char *src) {
 
 /* Re-reads the script if it changed (size, time or file). Called with mu held. */
 static void load_script(void) {
-  const char *path = getenv("QPROF_FAKE_NVML_SCRIPT");
+  const char* path = getenv("QPROF_FAKE_NVML_SCRIPT");
   struct stat st;
   if (!path || stat(path, &st) != 0) {
     if (script_loaded) memset(&S, 0, sizeof S);
@@ -160,19 +160,19 @@ static void load_script(void) {
       st.st_mtim.tv_sec == script_stat.st_mtim.tv_sec && st.st_mtim.tv_nsec == script_stat.st_mtim.tv_nsec) {
     return;
   }
-  FILE *f = fopen(path, "r");
+  FILE* f = fopen(path, "r");
   if (!f) return;
   memset(&S, 0, sizeof S);
   strcpy(S.driver, "999.99.99");
-  struct dev *cur = NULL;
+  struct dev* cur = NULL;
   char line[512];
   while (fgets(line, sizeof line, f)) {
-    char *hash = strchr(line, '#');
+    char* hash = strchr(line, '#');
     if (hash) *hash = 0;
     char kind[32];
     int used_chars = 0;
     if (sscanf(line, "%31s%n", kind, &used_chars) != 1) continue;
-    char *rest = line + used_chars;
+    char* rest = line + used_chars;
     if (strcmp(kind, "driver") == 0) {
       rest_of_line(S.driver, rest);
     } else if (strcmp(kind, "init") == 0) {
@@ -184,7 +184,7 @@ static void load_script(void) {
     } else if (strcmp(kind, "pcie_delay_us") == 0) {
       S.pcie_delay_us = atol(rest);
     } else if (strcmp(kind, "device") == 0 || strcmp(kind, "mig") == 0) {
-      struct dev *d;
+      struct dev* d;
       if (kind[0] == 'd') {
         if (S.ndev >= MAX_DEVICES) continue;
         d = &S.devs[S.ndev];
@@ -192,7 +192,7 @@ static void load_script(void) {
         ++S.ndev;
       } else {
         if (S.ndev == 0) continue;
-        struct dev *parent = &S.devs[S.ndev - 1];
+        struct dev* parent = &S.devs[S.ndev - 1];
         if (parent->nmig >= MAX_MIGS) continue;
         d = &parent->migs[parent->nmig++];
         d->is_mig = 1;
@@ -229,8 +229,8 @@ static void load_script(void) {
     } else if (cur && (strcmp(kind, "compute") == 0 || strcmp(kind, "graphics") == 0)) {
       char pid[32], bytes[32];
       if (sscanf(rest, "%31s %31s", pid, bytes) != 2) continue;
-      int *n = kind[0] == 'c' ? &cur->ncompute : &cur->ngraphics;
-      struct proc *list = kind[0] == 'c' ? cur->compute : cur->graphics;
+      int* n = kind[0] == 'c' ? &cur->ncompute : &cur->ngraphics;
+      struct proc* list = kind[0] == 'c' ? cur->compute : cur->graphics;
       if (*n >= MAX_PROCS) continue;
       list[*n].pid = (unsigned)strtoul(pid, NULL, 10);
       list[*n].bytes = parse_bytes(bytes);
@@ -242,7 +242,7 @@ static void load_script(void) {
   script_loaded = 1;
 }
 
-static void enter(const char *name) {
+static void enter(const char* name) {
   pthread_mutex_lock(&mu);
   count(name);
   load_script();
@@ -253,15 +253,15 @@ static int leave(int rc) {
   return rc;
 }
 
-static struct dev *device_of(void *handle) {
+static struct dev* device_of(void* handle) {
   /* Handles are pointers into S; anything else is an invalid argument. */
-  char *p = handle;
-  if (p >= (char *)S.devs && p < (char *)(S.devs + S.ndev)) return handle;
-  if (p >= (char *)S.mig_pool && p < (char *)S.mig_pool + sizeof S.mig_pool) return handle;
+  char* p = handle;
+  if (p >= (char*)S.devs && p < (char*)(S.devs + S.ndev)) return handle;
+  if (p >= (char*)S.mig_pool && p < (char*)S.mig_pool + sizeof S.mig_pool) return handle;
   return NULL;
 }
 
-static int copy_text(char *dst, unsigned len, const char *src) {
+static int copy_text(char* dst, unsigned len, const char* src) {
   if (!dst) return ERR_INVALID_ARGUMENT;
   if (strlen(src) + 1 > len) return ERR_INSUFFICIENT_SIZE;
   strcpy(dst, src);
@@ -270,7 +270,7 @@ static int copy_text(char *dst, unsigned len, const char *src) {
 
 /* ---- init ---------------------------------------------------------------------------------- */
 
-static int do_init(const char *name) {
+static int do_init(const char* name) {
   enter(name);
   if (S.init_rc != 0) return leave(S.init_rc);
   ++initialized;
@@ -286,34 +286,46 @@ EXPORT int nvmlShutdown(void) {
   enter("nvmlShutdown");
   if (initialized == 0) return leave(ERR_UNINITIALIZED);
   --initialized;
-  const char *path = getenv("QPROF_FAKE_NVML_COUNTS");
+  const char* path = getenv("QPROF_FAKE_NVML_COUNTS");
   if (path) {
-    FILE *f = fopen(path, "w");
+    FILE* f = fopen(path, "w");
     if (f) {
-      for (int i = 0; i < MAX_COUNTERS && counters[i].name; ++i) fprintf(f, "%s %ld\n", counters[i].name, counters[i].n);
+      for (int i = 0; i < MAX_COUNTERS && counters[i].name; ++i)
+        fprintf(f, "%s %ld\n", counters[i].name, counters[i].n);
       fclose(f);
     }
   }
   return leave(OK);
 }
 
-EXPORT const char *nvmlErrorString(int rc) {
+EXPORT const char* nvmlErrorString(int rc) {
   switch (rc) {
-    case OK: return "Success";
-    case ERR_UNINITIALIZED: return "Uninitialized";
-    case ERR_INVALID_ARGUMENT: return "Invalid Argument";
-    case ERR_NOT_SUPPORTED: return "Not Supported";
-    case ERR_NO_PERMISSION: return "Insufficient Permissions";
-    case ERR_NOT_FOUND: return "Not Found";
-    case ERR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case 9: return "Driver Not Loaded";
-    case 15: return "GPU is lost";
-    case ERR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
-    default: return "Unknown Error";
+    case OK:
+      return "Success";
+    case ERR_UNINITIALIZED:
+      return "Uninitialized";
+    case ERR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case ERR_NOT_SUPPORTED:
+      return "Not Supported";
+    case ERR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case ERR_NOT_FOUND:
+      return "Not Found";
+    case ERR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case 9:
+      return "Driver Not Loaded";
+    case 15:
+      return "GPU is lost";
+    case ERR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
   }
 }
 
-EXPORT int nvmlSystemGetDriverVersion(char *version, unsigned len) {
+EXPORT int nvmlSystemGetDriverVersion(char* version, unsigned len) {
   enter("nvmlSystemGetDriverVersion");
   if (!initialized) return leave(ERR_UNINITIALIZED);
   return leave(copy_text(version, len, S.driver));
@@ -321,7 +333,7 @@ EXPORT int nvmlSystemGetDriverVersion(char *version, unsigned len) {
 
 /* ---- devices -------------------------------------------------------------------------------- */
 
-static int get_count(const char *name, unsigned *n) {
+static int get_count(const char* name, unsigned* n) {
   enter(name);
   if (!initialized) return leave(ERR_UNINITIALIZED);
   if (!n) return leave(ERR_INVALID_ARGUMENT);
@@ -329,7 +341,7 @@ static int get_count(const char *name, unsigned *n) {
   return leave(OK);
 }
 
-static int handle_by_index(const char *name, unsigned i, void **handle) {
+static int handle_by_index(const char* name, unsigned i, void** handle) {
   enter(name);
   if (!initialized) return leave(ERR_UNINITIALIZED);
   if (!handle || i >= (unsigned)S.ndev) return leave(ERR_INVALID_ARGUMENT);
@@ -338,24 +350,26 @@ static int handle_by_index(const char *name, unsigned i, void **handle) {
 }
 
 #ifndef FAKE_NO_INIT_V2
-EXPORT int nvmlDeviceGetCount_v2(unsigned *n) { return get_count("nvmlDeviceGetCount_v2", n); }
-EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
+EXPORT int nvmlDeviceGetCount_v2(unsigned* n) { return get_count("nvmlDeviceGetCount_v2", n); }
+EXPORT int nvmlDeviceGetHandleByIndex_v2(unsigned i, void** h) {
   return handle_by_index("nvmlDeviceGetHandleByIndex_v2", i, h);
 }
 #endif
-EXPORT int nvmlDeviceGetCount(unsigned *n) { return get_count("nvmlDeviceGetCount", n); }
-EXPORT int nvmlDeviceGetHandleByIndex(unsigned i, void **h) { return handle_by_index("nvmlDeviceGetHandleByIndex", i, h); }
+EXPORT int nvmlDeviceGetCount(unsigned* n) { return get_count("nvmlDeviceGetCount", n); }
+EXPORT int nvmlDeviceGetHandleByIndex(unsigned i, void** h) {
+  return handle_by_index("nvmlDeviceGetHandleByIndex", i, h);
+}
 
-EXPORT int nvmlDeviceGetUUID(void *handle, char *uuid, unsigned len) {
+EXPORT int nvmlDeviceGetUUID(void* handle, char* uuid, unsigned len) {
   enter("nvmlDeviceGetUUID");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d) return leave(ERR_INVALID_ARGUMENT);
   return leave(copy_text(uuid, len, d->uuid));
 }
 
-EXPORT int nvmlDeviceGetName(void *handle, char *name, unsigned len) {
+EXPORT int nvmlDeviceGetName(void* handle, char* name, unsigned len) {
   enter("nvmlDeviceGetName");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d) return leave(ERR_INVALID_ARGUMENT);
   return leave(copy_text(name, len, d->name));
 }
@@ -368,9 +382,9 @@ struct memory_v2 {
   unsigned long long total, reserved, free, used;
 };
 
-EXPORT int nvmlDeviceGetMemoryInfo(void *handle, struct memory_v1 *m) {
+EXPORT int nvmlDeviceGetMemoryInfo(void* handle, struct memory_v1* m) {
   enter("nvmlDeviceGetMemoryInfo");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !m) return leave(ERR_INVALID_ARGUMENT);
   if (d->memory_error) return leave(d->memory_error);
   m->total = d->total;
@@ -380,9 +394,9 @@ EXPORT int nvmlDeviceGetMemoryInfo(void *handle, struct memory_v1 *m) {
 }
 
 #ifndef FAKE_NO_MEM_V2
-EXPORT int nvmlDeviceGetMemoryInfo_v2(void *handle, struct memory_v2 *m) {
+EXPORT int nvmlDeviceGetMemoryInfo_v2(void* handle, struct memory_v2* m) {
   enter("nvmlDeviceGetMemoryInfo_v2");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !m) return leave(ERR_INVALID_ARGUMENT);
   if (m->version != (unsigned)(sizeof(struct memory_v2) | (2u << 24))) return leave(ERR_ARGUMENT_VERSION_MISMATCH);
   if (d->memory_error) return leave(d->memory_error);
@@ -394,26 +408,26 @@ EXPORT int nvmlDeviceGetMemoryInfo_v2(void *handle, struct memory_v2 *m) {
 }
 #endif
 
-EXPORT int nvmlDeviceGetMigMode(void *handle, unsigned *current, unsigned *pending) {
+EXPORT int nvmlDeviceGetMigMode(void* handle, unsigned* current, unsigned* pending) {
   enter("nvmlDeviceGetMigMode");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !current || !pending) return leave(ERR_INVALID_ARGUMENT);
   if (d->is_mig) return leave(ERR_NOT_SUPPORTED);
   *current = *pending = d->nmig > 0 ? 1 : 0;
   return leave(OK);
 }
 
-EXPORT int nvmlDeviceGetMaxMigDeviceCount(void *handle, unsigned *n) {
+EXPORT int nvmlDeviceGetMaxMigDeviceCount(void* handle, unsigned* n) {
   enter("nvmlDeviceGetMaxMigDeviceCount");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !n) return leave(ERR_INVALID_ARGUMENT);
   *n = d->is_mig ? 0 : 7;
   return leave(OK);
 }
 
-EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *handle, unsigned i, void **mig) {
+EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void* handle, unsigned i, void** mig) {
   enter("nvmlDeviceGetMigDeviceHandleByIndex");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !mig || d->is_mig) return leave(ERR_INVALID_ARGUMENT);
   if (i >= (unsigned)d->nmig) return leave(ERR_NOT_FOUND);
   *mig = &d->migs[i];
@@ -422,10 +436,10 @@ EXPORT int nvmlDeviceGetMigDeviceHandleByIndex(void *handle, unsigned i, void **
 
 /* ---- process lists -------------------------------------------------------------------------- */
 
-static int process_list(const char *name, int version, int graphics, void *handle, unsigned *count, void *infos) {
+static int process_list(const char* name, int version, int graphics, void* handle, unsigned* count, void* infos) {
   enter(name);
   long delay = S.delay_us;
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !count) return leave(ERR_INVALID_ARGUMENT);
   if (delay > 0) {
     /* The lock is held meanwhile, as a driver's would be. */
@@ -436,14 +450,14 @@ static int process_list(const char *name, int version, int graphics, void *handl
   if (d->process_error) return leave(d->process_error);
   if (graphics && d->graphics_error) return leave(d->graphics_error);
   int n = graphics ? d->ngraphics : d->ncompute;
-  const struct proc *list = graphics ? d->graphics : d->compute;
+  const struct proc* list = graphics ? d->graphics : d->compute;
   if (*count < (unsigned)n || (n > 0 && !infos)) {
     *count = (unsigned)n;
     return leave(ERR_INSUFFICIENT_SIZE);
   }
   size_t stride = version == 1 ? 16 : (version == 3 && S.stride32 ? 32 : 24);
   for (int i = 0; i < n; ++i) {
-    unsigned char *e = (unsigned char *)infos + (size_t)i * stride;
+    unsigned char* e = (unsigned char*)infos + (size_t)i * stride;
     memset(e, 0, stride);
     memcpy(e, &list[i].pid, 4);
     memcpy(e + 8, &list[i].bytes, 8);
@@ -458,25 +472,25 @@ static int process_list(const char *name, int version, int graphics, void *handl
   return leave(OK);
 }
 
-#define PROCESS_FUNCTIONS(kind, graphics)                                                     \
-  EXPORT int nvmlDeviceGet##kind##RunningProcesses(void *h, unsigned *c, void *i) {           \
-    return process_list("nvmlDeviceGet" #kind "RunningProcesses", 1, graphics, h, c, i);      \
-  }                                                                                           \
-  V2(kind, graphics)                                                                          \
+#define PROCESS_FUNCTIONS(kind, graphics)                                                \
+  EXPORT int nvmlDeviceGet##kind##RunningProcesses(void* h, unsigned* c, void* i) {      \
+    return process_list("nvmlDeviceGet" #kind "RunningProcesses", 1, graphics, h, c, i); \
+  }                                                                                      \
+  V2(kind, graphics)                                                                     \
   V3(kind, graphics)
 
 #ifndef FAKE_NO_V2
-#define V2(kind, graphics)                                                                    \
-  EXPORT int nvmlDeviceGet##kind##RunningProcesses_v2(void *h, unsigned *c, void *i) {        \
-    return process_list("nvmlDeviceGet" #kind "RunningProcesses_v2", 2, graphics, h, c, i);   \
+#define V2(kind, graphics)                                                                  \
+  EXPORT int nvmlDeviceGet##kind##RunningProcesses_v2(void* h, unsigned* c, void* i) {      \
+    return process_list("nvmlDeviceGet" #kind "RunningProcesses_v2", 2, graphics, h, c, i); \
   }
 #else
 #define V2(kind, graphics)
 #endif
 #if !defined(FAKE_NO_V3) && !defined(FAKE_NO_V2)
-#define V3(kind, graphics)                                                                    \
-  EXPORT int nvmlDeviceGet##kind##RunningProcesses_v3(void *h, unsigned *c, void *i) {        \
-    return process_list("nvmlDeviceGet" #kind "RunningProcesses_v3", 3, graphics, h, c, i);   \
+#define V3(kind, graphics)                                                                  \
+  EXPORT int nvmlDeviceGet##kind##RunningProcesses_v3(void* h, unsigned* c, void* i) {      \
+    return process_list("nvmlDeviceGet" #kind "RunningProcesses_v3", 3, graphics, h, c, i); \
   }
 #else
 #define V3(kind, graphics)
@@ -491,9 +505,9 @@ struct utilization {
   unsigned gpu, memory;
 };
 
-EXPORT int nvmlDeviceGetUtilizationRates(void *handle, struct utilization *u) {
+EXPORT int nvmlDeviceGetUtilizationRates(void* handle, struct utilization* u) {
   enter("nvmlDeviceGetUtilizationRates");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !u) return leave(ERR_INVALID_ARGUMENT);
   if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
   u->gpu = d->sm;
@@ -507,15 +521,15 @@ struct process_utilization_sample {
   unsigned sm, mem, enc, dec;
 };
 
-EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilization_sample *out, unsigned *count,
+EXPORT int nvmlDeviceGetProcessUtilization(void* handle, struct process_utilization_sample* out, unsigned* count,
                                            unsigned long long last_seen) {
   enter("nvmlDeviceGetProcessUtilization");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !count) return leave(ERR_INVALID_ARGUMENT);
   if (!d->has_util) return leave(ERR_NOT_SUPPORTED);
   if (d->process_util_error) return leave(d->process_util_error);
-  unsigned long long stamp =
-      (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL + (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
+  unsigned long long stamp = (unsigned long long)script_stat.st_mtim.tv_sec * 1000000ULL +
+                             (unsigned long long)script_stat.st_mtim.tv_nsec / 1000ULL;
   /* The window: the samples newer than last_seen; its periods: their distinct stamps. */
   unsigned periods = 0, pids = 0;
   unsigned long long seen_stamps[MAX_PROCS];
@@ -554,9 +568,9 @@ EXPORT int nvmlDeviceGetProcessUtilization(void *handle, struct process_utilizat
   return leave(OK);
 }
 
-EXPORT int nvmlDeviceGetPcieThroughput(void *handle, int counter, unsigned *value) {
+EXPORT int nvmlDeviceGetPcieThroughput(void* handle, int counter, unsigned* value) {
   enter("nvmlDeviceGetPcieThroughput");
-  struct dev *d = device_of(handle);
+  struct dev* d = device_of(handle);
   if (!d || !value || counter < 0 || counter > 1) return leave(ERR_INVALID_ARGUMENT);
   if (!d->has_pcie) return leave(ERR_NOT_SUPPORTED);
   *value = counter == 1 ? d->pcie_rx : d->pcie_tx; /* NVML_PCIE_UTIL_RX_BYTES = 1 */

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   if (!s.backend) return 1;
   const auto& devices = s.backend->devices();
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    std::printf("device %zu %s %llu %s\n", i, devices[i].uuid.c_str(), static_cast<unsigned long long>(devices[i].total),
-                devices[i].name.c_str());
+    std::printf("device %zu %s %llu %s\n", i, devices[i].uuid.c_str(),
+                static_cast<unsigned long long>(devices[i].total), devices[i].name.c_str());
   }
   std::vector<qprof::Bytes> used(devices.size());
   s.backend->device_used(used);

@@ -111,7 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (refused_long && !long_line) __builtin_trap();  // refused a line within the bound
   if (!long_line && whole) {
     // Both read every line: they must have seen the same samples and markers.
-    if (refused_long || counts.mem_lines != whole->mem.size() || counts.markers != whole->markers.size()) __builtin_trap();
+    if (refused_long || counts.mem_lines != whole->mem.size() || counts.markers != whole->markers.size())
+      __builtin_trap();
   }
   return 0;
 }

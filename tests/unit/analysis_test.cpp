@@ -28,15 +28,16 @@ TEST(Metrics, NamesRoundTripAndUnknownNamesAreRefused) {
   for (Metric m : all_metrics()) EXPECT_EQ(parse_metric(metric_info(m).name), m);
   EXPECT_EQ(parse_metric("RSS"), std::nullopt);
   EXPECT_EQ(parse_metric("vram"), std::nullopt);
-  EXPECT_EQ(metric_names(), "footprint, unreclaimable, rss, pss, uss, gpu, cgroup, hwm_sum, kernel_process, anon, file, shmem, swap");
+  EXPECT_EQ(metric_names(),
+            "footprint, unreclaimable, rss, pss, uss, gpu, cgroup, hwm_sum, kernel_process, anon, file, shmem, swap");
 }
 
 TEST(Metrics, AvailableAreThoseTheTraceHas) {
   // Every metric but the memory kinds (KINDS lines) and the unreclaimable part (CGROUP's anon),
   // which the fixture predates; its CGROUP lines make the footprint the cgroup's charge.
   EXPECT_EQ(available_metrics(fixture("quark.dat")),
-            (std::vector<Metric>{Metric::footprint, Metric::rss, Metric::pss, Metric::uss, Metric::gpu, Metric::cgroup, Metric::hwm_sum,
-                                 Metric::kernel_process}));
+            (std::vector<Metric>{Metric::footprint, Metric::rss, Metric::pss, Metric::uss, Metric::gpu, Metric::cgroup,
+                                 Metric::hwm_sum, Metric::kernel_process}));
   EXPECT_EQ(available_metrics(fixture("open_stage.dat")), std::vector<Metric>{Metric::rss});
   EXPECT_EQ(available_metrics(fixture("minmax.dat")), (std::vector<Metric>{Metric::rss, Metric::kernel_process}));
 }
@@ -209,14 +210,15 @@ TEST(Budgets, GrowthIsAPercentageOrASize) {
   EXPECT_EQ(parse_growth("2.5%")->text(), "2.5%");
   EXPECT_EQ(parse_growth("200MiB")->limit_over(MiB), 201 * MiB);
   EXPECT_EQ(parse_growth("1024")->limit_over(0), 1024u);
-  for (const char* bad : {"", "%", "-5%", "ten%", "10 %x", "5 gigs", "1.5"}) EXPECT_EQ(parse_growth(bad), std::nullopt) << bad;
+  for (const char* bad : {"", "%", "-5%", "ten%", "10 %x", "5 gigs", "1.5"})
+    EXPECT_EQ(parse_growth(bad), std::nullopt) << bad;
 }
 
 TEST(Compare, LowestAndRatiosPerColumn) {
   const Trace a = fixture("minmax.dat"), b = fixture("percentile.dat"), c = fixture("layerwise.dat"),
               d = fixture("minmse.dat");
-  const Comparison cmp = compare({{"minmax", {&a}}, {"percentile", {&b}}, {"layerwise", {&c}}, {"minmse", {&d}}},
-                                 Metric::rss, true);
+  const Comparison cmp =
+      compare({{"minmax", {&a}}, {"percentile", {&b}}, {"layerwise", {&c}}, {"minmse", {&d}}}, Metric::rss, true);
   std::vector<std::string> keys;
   for (const auto& col : cmp.columns) keys.push_back(col.key + (col.stage.empty() ? "" : ":" + col.stage));
   EXPECT_EQ(keys, (std::vector<std::string>{"duration", "peak_rss", "peak_kernel_process", "disk_read", "disk_write",

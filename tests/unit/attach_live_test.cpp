@@ -21,8 +21,8 @@ std::string stat_line(char state, int exit_code) {
 
 TEST(AttachStat, ZombieWaitStatusIsField52) {
   EXPECT_EQ(zombie_wait_status(stat_line('Z', 7 << 8)), 7 << 8);
-  EXPECT_EQ(zombie_wait_status(stat_line('Z', 9)), 9);  // killed by SIGKILL
-  EXPECT_FALSE(zombie_wait_status(stat_line('S', 0)).has_value());  // not exited: no status
+  EXPECT_EQ(zombie_wait_status(stat_line('Z', 9)), 9);               // killed by SIGKILL
+  EXPECT_FALSE(zombie_wait_status(stat_line('S', 0)).has_value());   // not exited: no status
   EXPECT_FALSE(zombie_wait_status("4242 (x) Z 1 2 3").has_value());  // an old kernel's short line
   EXPECT_FALSE(zombie_wait_status("garbage").has_value());
 }
@@ -54,7 +54,8 @@ TEST(LiveLine, TextFitsTheWidthAndIsPrintable) {
   const std::string stage = "Calibration \x1b[31mStart\xe2\x9c\x93";
   s.stage = stage;
   const std::string wide = format_live_status(s, 200);
-  EXPECT_EQ(wide, "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calibration ?[31mStart???");
+  EXPECT_EQ(wide,
+            "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calibration ?[31mStart???");
   // With a footprint reading, it comes first and Σ RSS is named for what it is.
   LiveStatus f = s;
   f.footprint = Bytes{100} << 20;

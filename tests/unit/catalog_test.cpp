@@ -17,7 +17,7 @@ TEST(Catalog, DefaultNamesOfQprofAndMprof) {
 
 TEST(Catalog, AnythingElseIsLeftAlone) {
   EXPECT_FALSE(is_default_trace_name("qprof_results.dat"));
-  EXPECT_FALSE(is_default_trace_name("qprof_node7.r_20261123014713.dat"));   // no rank digits
+  EXPECT_FALSE(is_default_trace_name("qprof_node7.r_20261123014713.dat"));  // no rank digits
   EXPECT_FALSE(is_default_trace_name("qprof_node7.rx3_20261123014713.dat"));
   EXPECT_FALSE(is_default_trace_name("qprof_20261123014713.yaml"));
   EXPECT_FALSE(is_default_trace_name("mprofile_20261123014713_1.dat"));  // mprof's end at the time

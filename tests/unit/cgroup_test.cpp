@@ -40,8 +40,8 @@ TEST(TreeCgroup, CgroupV2WithoutMemoryControllerGivesMembershipOnly) {
   if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/unified/cgroup.procs")) {
     GTEST_SKIP() << "needs root and a cgroup v2 hierarchy at /sys/fs/cgroup/unified";
   }
-  const std::string info =
-      mountinfo_with("40 30 0:35 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw");
+  const std::string info = mountinfo_with(
+      "40 30 0:35 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw");
   std::string why;
   std::string dir;
   {
@@ -134,7 +134,8 @@ TEST(TreeCgroup, AloneInItsGroupQprofMovesItselfIntoALeaf) {
       const bool moved = move_self_to_leaf(group);
       std::ifstream own("/proc/self/cgroup");
       const std::string text((std::istreambuf_iterator<char>(own)), {});
-      const bool in_leaf = text.find("0::/" + fs::path(group).filename().string() + "/qprof-self\n") != std::string::npos;
+      const bool in_leaf =
+          text.find("0::/" + fs::path(group).filename().string() + "/qprof-self\n") != std::string::npos;
       if (company > 0) kill(company, SIGKILL), waitpid(company, nullptr, 0);
       _exit(moved && in_leaf ? 0 : !moved && !in_leaf ? 1 : 2);
     }
@@ -207,8 +208,11 @@ TEST_F(OwnMemoryCgroup, V1MemoryHierarchyAmongOthers) {
   file("memory/job/step/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
   const std::string info = file("mountinfo",
                                 "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
-                                "30 25 0:26 / " + (dir_ / "cpu").string() + " rw,nosuid shared:9 - cgroup cgroup rw,cpu,cpuacct\n"
-                                "31 25 0:27 / " + root + " rw,nosuid,nodev shared:10 master:2 - cgroup cgroup rw,memory\n");
+                                "30 25 0:26 / " +
+                                    (dir_ / "cpu").string() +
+                                    " rw,nosuid shared:9 - cgroup cgroup rw,cpu,cpuacct\n"
+                                    "31 25 0:27 / " +
+                                    root + " rw,nosuid,nodev shared:10 master:2 - cgroup cgroup rw,memory\n");
   const std::string self = file("cgroup", "5:cpu,cpuacct:/other\n4:memory:/job/step\n0::/\n");
   expect_found(own_memory_cgroup(info, self), root + "/job/step", true, 3);
 }
@@ -218,7 +222,8 @@ TEST_F(OwnMemoryCgroup, V2InANamespaceWhoseMountRootIsItsOwnGroup) {
   // /proc/self/cgroup is below that root, and a colon in a group's name is part of the path.
   const std::string point = (dir_ / "unified").string();
   file("unified/step:1/memory.events", "low 0\nhigh 0\nmax 0\noom 2\noom_kill 7\n");
-  const std::string info = file("mountinfo", "40 30 0:35 /pod/c1 " + point + " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+  const std::string info =
+      file("mountinfo", "40 30 0:35 /pod/c1 " + point + " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
   const std::string self = file("cgroup", "0::/pod/c1/step:1\n");
   expect_found(own_memory_cgroup(info, self), point + "/step:1", false, 7);
 }

@@ -48,7 +48,8 @@ TEST(DescribeWaitStatus, ExitCodesAndSignals) {
   const ExitDescription killed = describe_wait_status(SIGKILL, "job");
   EXPECT_EQ(killed.exit_status, 137);
   EXPECT_EQ(killed.signal, 9);
-  EXPECT_EQ(killed.message, "qprof: job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
+  EXPECT_EQ(killed.message,
+            "qprof: job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
   EXPECT_EQ(describe_wait_status(SIGTERM, "job").message, "qprof: job was killed by SIGTERM (signal 15)");
   // Never the OOM hint for a SIGKILL qprof sent itself; the OOM killer named where the kernel said so.
   EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::qprof_timeout).message,
@@ -67,11 +68,14 @@ TEST(FindProgram, AsAShellSearchesPath) {
   // over, the first executable file wins, and an empty entry is the current folder.
   const std::string dir = test::unit_temp_file("find-program");
   std::filesystem::remove_all(dir);
-  for (const char* d : {"/plain", "/folder/tool", "/exec", "/later", "/here"}) std::filesystem::create_directories(dir + d);
-  for (const char* f : {"/plain/tool", "/exec/tool", "/later/tool", "/here/tool"}) std::fclose(std::fopen((dir + f).c_str(), "w"));
+  for (const char* d : {"/plain", "/folder/tool", "/exec", "/later", "/here"})
+    std::filesystem::create_directories(dir + d);
+  for (const char* f : {"/plain/tool", "/exec/tool", "/later/tool", "/here/tool"})
+    std::fclose(std::fopen((dir + f).c_str(), "w"));
   using std::filesystem::perms;
   std::filesystem::permissions(dir + "/plain/tool", perms::owner_read | perms::owner_write);
-  for (const char* f : {"/exec/tool", "/later/tool", "/here/tool"}) std::filesystem::permissions(dir + f, perms::owner_all);
+  for (const char* f : {"/exec/tool", "/later/tool", "/here/tool"})
+    std::filesystem::permissions(dir + f, perms::owner_all);
   const std::string folders = dir + "/plain:" + dir + "/folder:" + dir + "/exec:" + dir + "/later";
   EXPECT_EQ(find_program("tool", folders), dir + "/exec/tool");
   EXPECT_EQ(find_program("tool", dir + "/plain:" + dir + "/folder"), "");

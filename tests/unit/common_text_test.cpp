@@ -90,7 +90,9 @@ TEST(CsvCell, QuotesGuardsAndShowsControls) {
   // report's CSV passed ESC through: a label that colours or clears the terminal it is shown on.
   EXPECT_EQ(csv_cell("st\x1b[2Jage"), "st\\x1b[2Jage");
   EXPECT_EQ(csv_cell("two\nlines\r"), "two\\nlines\\r");
-  EXPECT_EQ(csv_cell("\xC2\x9b" "31m"), "\\u009b31m");
+  EXPECT_EQ(csv_cell("\xC2\x9b"
+                     "31m"),
+            "\\u009b31m");
   EXPECT_EQ(csv_cell("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 

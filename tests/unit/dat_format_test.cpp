@@ -29,9 +29,9 @@ using test::whole_file;
 TEST(Escape, RoundTripsAnyBytes) {
   std::string all;
   for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
-  for (const std::string& raw : {all, std::string("plain label"), std::string("a\\nb"), std::string("tab\there"),
-                                 std::string("\xe2\x82\xac euro \xf0\x9f\x98\x80"), std::string("\xc3\x28 bad"),
-                                 std::string("trailing\\")}) {
+  for (const std::string& raw :
+       {all, std::string("plain label"), std::string("a\\nb"), std::string("tab\there"),
+        std::string("\xe2\x82\xac euro \xf0\x9f\x98\x80"), std::string("\xc3\x28 bad"), std::string("trailing\\")}) {
     for (bool space : {false, true}) {
       const std::string esc = escape_text(raw, space);
       EXPECT_EQ(unescape_text(esc), raw);
@@ -49,7 +49,7 @@ TEST(Escape, KeepsValidUtf8AndEscapesInvalid) {
   EXPECT_EQ(escape_text("caf\xc3\xa9"), "caf\xc3\xa9");
   EXPECT_EQ(escape_text("\xff"), "\\xFF");
   EXPECT_EQ(escape_text("\xed\xa0\x80"), "\\xED\\xA0\\x80");  // a UTF-16 surrogate
-  EXPECT_EQ(escape_text("\xc0\xaf"), "\\xC0\\xAF");          // overlong
+  EXPECT_EQ(escape_text("\xc0\xaf"), "\\xC0\\xAF");           // overlong
   EXPECT_EQ(escape_text("a\nb\\c"), "a\\nb\\\\c");
 }
 
@@ -228,9 +228,7 @@ TEST(Writer, AFullDiskLeavesTheLastWholeLine) {
   EXPECT_GT(t.mem.size(), 100u);
 }
 
-TEST(Writer, CreatingInAMissingDirectoryThrows) {
-  EXPECT_THROW(Writer("/nonexistent-dir/x.dat"), std::system_error);
-}
+TEST(Writer, CreatingInAMissingDirectoryThrows) { EXPECT_THROW(Writer("/nonexistent-dir/x.dat"), std::system_error); }
 
 std::string parse_error(const std::string& text) {
   try {
@@ -250,8 +248,7 @@ TEST(Reader, AnExitStatusPastAnIntIsRefused) {
 }
 
 TEST(Reader, ErrorsNameTheFileAndLine) {
-  EXPECT_EQ(parse_error("CMDLINE x\nMEM 1.0 2.0\nMEM abc 3.0\n"),
-            "bad.dat:3: MEM: memory (MiB) 'abc' is not a number");
+  EXPECT_EQ(parse_error("CMDLINE x\nMEM 1.0 2.0\nMEM abc 3.0\n"), "bad.dat:3: MEM: memory (MiB) 'abc' is not a number");
   EXPECT_EQ(parse_error("MEM 1.0\n"), "bad.dat:1: MEM: missing time");
   EXPECT_EQ(parse_error("MEM -1.0 2.0\n"), "bad.dat:1: MEM: memory (MiB) is negative");
   EXPECT_EQ(parse_error("MEM nan 2.0\n"), "bad.dat:1: MEM: memory (MiB) 'nan' is not a number");
@@ -270,10 +267,23 @@ TEST(Reader, ErrorsNameTheFileAndLine) {
 // takes the general one. Both must read the same numbers, and the fast one must hand every
 // irregular line over (the double spaces below force the general path).
 TEST(Reader, MemFastPathReadsWhatTheGeneralPathReads) {
-  const std::vector<std::string> numbers = {
-      "0", "7", "12345678", "123456789", "1234.567890", "1732181234.1235", "99999999.99999999",
-      "123456789012345", "1234567890123456", "0.000001", "00012.50", "1.123456789", "1.1234567891",
-      "3.", ".5", "1e3", "12345678901234.5"};
+  const std::vector<std::string> numbers = {"0",
+                                            "7",
+                                            "12345678",
+                                            "123456789",
+                                            "1234.567890",
+                                            "1732181234.1235",
+                                            "99999999.99999999",
+                                            "123456789012345",
+                                            "1234567890123456",
+                                            "0.000001",
+                                            "00012.50",
+                                            "1.123456789",
+                                            "1.1234567891",
+                                            "3.",
+                                            ".5",
+                                            "1e3",
+                                            "12345678901234.5"};
   for (const std::string& a : numbers) {
     for (const std::string& b : numbers) {
       const std::string fast = "MEM " + a + " " + b + "\n";
@@ -281,8 +291,16 @@ TEST(Reader, MemFastPathReadsWhatTheGeneralPathReads) {
       SCOPED_TRACE(fast);
       std::string fast_error, general_error;
       Trace f, g;
-      try { f = read_trace_text(fast, "f.dat"); } catch (const ParseError& e) { fast_error = e.what(); }
-      try { g = read_trace_text(general, "f.dat"); } catch (const ParseError& e) { general_error = e.what(); }
+      try {
+        f = read_trace_text(fast, "f.dat");
+      } catch (const ParseError& e) {
+        fast_error = e.what();
+      }
+      try {
+        g = read_trace_text(general, "f.dat");
+      } catch (const ParseError& e) {
+        general_error = e.what();
+      }
       EXPECT_EQ(fast_error.empty(), general_error.empty()) << fast_error << general_error;
       if (!fast_error.empty() || !general_error.empty()) continue;
       ASSERT_EQ(f.mem.size(), 1u);
@@ -355,7 +373,8 @@ TEST(Reader, MemoryFiguresAreTheBytesOfTheNearestDouble) {
   int off = 0;
   for (std::size_t i = 0; i < written.size(); ++i) {
     const Bytes expected = dat::from_mib(std::strtod(written[i].c_str(), nullptr));
-    if (tr.mem[i].bytes != expected && ++off <= 5) ADD_FAILURE() << written[i] << ": " << tr.mem[i].bytes << " != " << expected;
+    if (tr.mem[i].bytes != expected && ++off <= 5)
+      ADD_FAILURE() << written[i] << ": " << tr.mem[i].bytes << " != " << expected;
   }
   EXPECT_EQ(off, 0);
 }
@@ -376,7 +395,9 @@ TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
     const double scale = std::pow(10.0, whole_digits(rng) - 1);
     std::snprintf(mib, sizeof mib, i % 7 == 3 ? "%.5f" : "%.6f", scale * (1 + 9 * unit(rng)) * 0.99999);
     const int variant = i % 11;
-    const double time = variant == 4 ? 999999999.0 * unit(rng) : variant == 5 ? 1e10 + 9e10 * unit(rng) : 1e9 + 9e9 * unit(rng);
+    const double time = variant == 4   ? 999999999.0 * unit(rng)
+                        : variant == 5 ? 1e10 + 9e10 * unit(rng)
+                                       : 1e9 + 9e9 * unit(rng);
     std::snprintf(t, sizeof t, variant == 6 ? "%.3f" : variant == 7 ? "%.5f" : "%.4f", time);
     written.emplace_back(mib, t);
     text += std::string("MEM ") + mib + " " + t + (variant == 8 ? "\r\n" : "\n");
@@ -388,7 +409,8 @@ TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
     const auto& [mib, t] = written[i];
     const bool same = tr.mem[i].bytes == from_mib(std::strtod(mib.c_str(), nullptr)) &&
                       tr.mem[i].t == std::strtod(t.c_str(), nullptr);
-    if (!same && ++off <= 5) ADD_FAILURE() << "MEM " << mib << " " << t << ": " << tr.mem[i].bytes << " at " << tr.mem[i].t;
+    if (!same && ++off <= 5)
+      ADD_FAILURE() << "MEM " << mib << " " << t << ": " << tr.mem[i].bytes << " at " << tr.mem[i].t;
   }
   EXPECT_EQ(off, 0);
 }
@@ -398,8 +420,8 @@ TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
 // general path and read as it reads them.
 TEST(Reader, RunsOfDigitsToTheEndOfTheFastPathsWindow) {
   const std::string ones(80, '1');
-  const std::string text = "MEM 1." + ones + " 2\nMEM " + ones + " 3\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" +
-                           "NOTE " + std::string(70, 'x') + "\n";
+  const std::string text = "MEM 1." + ones + " 2\nMEM " + ones + " 3\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" + "NOTE " +
+                           std::string(70, 'x') + "\n";
   const Trace t = read_trace_text(text, "f.dat");
   ASSERT_EQ(t.mem.size(), 4u);
   EXPECT_EQ(t.mem[0].bytes, from_mib(std::strtod(("1." + ones).c_str(), nullptr)));
@@ -417,7 +439,8 @@ TEST(Reader, TruncatedLastLineIsAWarningNotAnError) {
 }
 
 TEST(Reader, SkipsKindsFromNewerWritersAndExtraFields) {
-  const Trace t = read_trace_text("QPROF 1 version=2 future_key=1\nFUTURE 1 2 3\nMEM 1.0 2.0 extra\nCPU 2.0 1.5 7\n", "f.dat");
+  const Trace t =
+      read_trace_text("QPROF 1 version=2 future_key=1\nFUTURE 1 2 3\nMEM 1.0 2.0 extra\nCPU 2.0 1.5 7\n", "f.dat");
   EXPECT_EQ(t.mem.size(), 1u);
   EXPECT_EQ(t.meta.other.at("future_key"), "1");
   EXPECT_EQ(t.cpu.size(), 1u);

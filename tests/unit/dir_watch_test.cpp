@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TempTree {
-  fs::path root = fs::temp_directory_path() / ("qprof-dirwalk-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::path root =
+      fs::temp_directory_path() / ("qprof-dirwalk-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   TempTree() { fs::create_directories(root); }
   ~TempTree() {
     std::error_code ec;
@@ -36,8 +37,8 @@ TEST(DirWalk, SumsRegularFilesOnceEachWithoutFollowingLinks) {
   t.file("a", 1000);
   t.file("sub/b", 5000);
   t.file("sub/deeper/c", 123);
-  fs::create_hard_link(t.root / "sub/b", t.root / "b_again");       // counted once
-  fs::create_symlink("/usr", t.root / "usr_link");                   // not followed
+  fs::create_hard_link(t.root / "sub/b", t.root / "b_again");  // counted once
+  fs::create_symlink("/usr", t.root / "usr_link");             // not followed
   fs::create_symlink(t.root / "a", t.root / "a_link");
   const DirSize s = walk_dir(t.root.string());
   EXPECT_TRUE(s.exists);

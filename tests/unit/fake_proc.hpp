@@ -43,13 +43,14 @@ class FakeProc {
   // Rewrites the files in place: descriptors already open see the new values.
   void set_counters(pid_t pid, pid_t ppid, std::uint64_t start, const Counters& c) {
     write(pid, "stat",
-          std::to_string(pid) + " (proc " + std::to_string(pid) + ") S " + std::to_string(ppid) + " 1 1 0 -1 0 0 0 0 0 " +
-              std::to_string(c.utime) + " " + std::to_string(c.stime) + " " + std::to_string(c.cutime) + " " +
-              std::to_string(c.cstime) + " 20 0 1 0 " + std::to_string(start) + " 0 0\n");
+          std::to_string(pid) + " (proc " + std::to_string(pid) + ") S " + std::to_string(ppid) +
+              " 1 1 0 -1 0 0 0 0 0 " + std::to_string(c.utime) + " " + std::to_string(c.stime) + " " +
+              std::to_string(c.cutime) + " " + std::to_string(c.cstime) + " 20 0 1 0 " + std::to_string(start) +
+              " 0 0\n");
     write(pid, "io",
-          "rchar: " + std::to_string(c.rchar) + "\nwchar: " + std::to_string(c.wchar) + "\nsyscr: 0\nsyscw: 0\nread_bytes: " +
-              std::to_string(c.read_bytes) + "\nwrite_bytes: " + std::to_string(c.write_bytes) +
-              "\ncancelled_write_bytes: 0\n");
+          "rchar: " + std::to_string(c.rchar) + "\nwchar: " + std::to_string(c.wchar) +
+              "\nsyscr: 0\nsyscw: 0\nread_bytes: " + std::to_string(c.read_bytes) +
+              "\nwrite_bytes: " + std::to_string(c.write_bytes) + "\ncancelled_write_bytes: 0\n");
     write(pid, "status", "Name:\tproc\nVmHWM:\t" + std::to_string(c.hwm_kib) + " kB\nVmRSS:\t10 kB\n");
   }
   // The process was reaped: its files read empty (as a reaped process's descriptors fail).

@@ -157,8 +157,10 @@ void check_trace(const Trace& t, const std::string& where) {
   const auto cells = [](const std::string& line) {
     std::vector<std::string> out(1);
     for (const char c : line) {
-      if (c == ',') out.emplace_back();
-      else out.back() += c;
+      if (c == ',')
+        out.emplace_back();
+      else
+        out.back() += c;
     }
     return out;
   };
@@ -281,7 +283,8 @@ TEST(Summary, EveryLineFitsEightyColumns) {
   r.hwm_useful = true;
   r.kinds_at_peak = MemKindsSample{kStart + 0.02, 6 * kMiB, 4 * kMiB, 0, 0};
   r.cpu_peak_percent = 150;
-  r.dirs.push_back(RunReport::WatchedDirReport{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1, 2, 3, 4, true});
+  r.dirs.push_back(RunReport::WatchedDirReport{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1,
+                                               2, 3, 4, true});
   r.dir_walks = 3;
   r.unread_members = 2;
   const std::string s = format_summary(r);

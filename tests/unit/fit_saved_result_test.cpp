@@ -50,7 +50,8 @@ TEST(FitSavedResult, AMissingFileIsNoneAndADamagedOneSaysWhy) {
   EXPECT_NE(why.find("c.fit.json: "), std::string::npos) << why;
   EXPECT_FALSE(read_saved_limits(write_temp("d.fit.json", "[1, 2]"), why));
   EXPECT_NE(why.find("not qprof fit's JSON"), std::string::npos) << why;
-  EXPECT_FALSE(read_saved_limits(write_temp("e.fit.json", "{\"findings\": {\"smallest_running\": {\"limit_bytes\": -1}}}"), why));
+  EXPECT_FALSE(read_saved_limits(
+      write_temp("e.fit.json", "{\"findings\": {\"smallest_running\": {\"limit_bytes\": -1}}}"), why));
   EXPECT_NE(why.find("not a size"), std::string::npos) << why;
 }
 

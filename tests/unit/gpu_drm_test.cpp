@@ -45,23 +45,26 @@ TEST(GpuFdinfo, NewAmdgpuPrefersResidentVram) {
 
 TEST(GpuFdinfo, OldAmdgpuHasDrmMemoryVramInKib) {
   drm::Client c;
-  ASSERT_TRUE(drm::parse_fdinfo("drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t15\n"
-                                "drm-memory-vram:\t524288 KiB\ndrm-memory-gtt:\t1024 KiB\n",
-                                c));
+  ASSERT_TRUE(
+      drm::parse_fdinfo("drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t15\n"
+                        "drm-memory-vram:\t524288 KiB\ndrm-memory-gtt:\t1024 KiB\n",
+                        c));
   EXPECT_EQ(c.vram, 512 * MiB);
 }
 
 TEST(GpuFdinfo, IntelI915LocalAndXeVramRegions) {
   drm::Client c;
-  ASSERT_TRUE(drm::parse_fdinfo("drm-driver:\ti915\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t7\n"
-                                "drm-total-system0:\t4 MiB\ndrm-resident-system0:\t4 MiB\n"
-                                "drm-total-local0:\t300 MiB\ndrm-resident-local0:\t256 MiB\n",
-                                c));
+  ASSERT_TRUE(
+      drm::parse_fdinfo("drm-driver:\ti915\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t7\n"
+                        "drm-total-system0:\t4 MiB\ndrm-resident-system0:\t4 MiB\n"
+                        "drm-total-local0:\t300 MiB\ndrm-resident-local0:\t256 MiB\n",
+                        c));
   EXPECT_EQ(c.driver, "i915");
   EXPECT_EQ(c.vram, 256 * MiB) << "system memory is not the device's";
-  ASSERT_TRUE(drm::parse_fdinfo("drm-driver:\txe\ndrm-pdev:\t0000:05:00.0\ndrm-client-id:\t3\n"
-                                "drm-total-vram0:\t800 MiB\ndrm-total-vram1:\t200 MiB\n",
-                                c));
+  ASSERT_TRUE(
+      drm::parse_fdinfo("drm-driver:\txe\ndrm-pdev:\t0000:05:00.0\ndrm-client-id:\t3\n"
+                        "drm-total-vram0:\t800 MiB\ndrm-total-vram1:\t200 MiB\n",
+                        c));
   EXPECT_EQ(c.vram, 1000 * MiB) << "only totals printed: their sum over the device's regions";
 }
 

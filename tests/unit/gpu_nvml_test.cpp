@@ -19,9 +19,9 @@
 namespace qprof::gpu {
 namespace {
 
-using test::FakeNvmlScript;
 using test::fake_nvml;
 using test::fake_nvml_calls;
+using test::FakeNvmlScript;
 using Status = DeviceProcesses::Status;
 
 constexpr Bytes MiB = Bytes{1} << 20;
@@ -335,8 +335,9 @@ TEST(GpuNvml, TheFakeJobWorkloadHoldsWhatItSays) {
 }
 
 TEST(GpuNvml, NoLibraryAnywhereIsANormalCase) {
-  const auto r = test::run({"/bin/sh", "-c", "env -u QPROF_NVML_LIBRARY LD_LIBRARY_PATH=/nonexistent PATH=/nonexistent " +
-                                                 test::gpu_probe_bin() + " auto"});
+  const auto r = test::run(
+      {"/bin/sh", "-c",
+       "env -u QPROF_NVML_LIBRARY LD_LIBRARY_PATH=/nonexistent PATH=/nonexistent " + test::gpu_probe_bin() + " auto"});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("GPU: none found (nvml: cannot load libnvidia-ml.so.1", 0), 0u) << r.out;
 }

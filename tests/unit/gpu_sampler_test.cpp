@@ -247,7 +247,7 @@ TEST(GpuSampler, AnOlderTreeFigureAboveTheDevicesTotalIsCutToIt) {
   s.sample(0, unix_of(0), tree, f.out());
   b.set_used(0, 528 * MiB);
   b.set_procs(0, {{10, 518 * MiB}});
-  s.sample(30 * kMs, unix_of(30 * kMs), tree, f.out());   // the process query of 0 ms stands
+  s.sample(30 * kMs, unix_of(30 * kMs), tree, f.out());    // the process query of 0 ms stands
   s.sample(100 * kMs, unix_of(100 * kMs), tree, f.out());  // a new one
   const Trace t = f.read();
   ASSERT_EQ(t.gpu.size(), 3u);
@@ -352,8 +352,8 @@ TEST(GpuSampler, AHelperThreadRunsProcessQueriesWithoutDelayingSamples) {
 TEST(GpuSampler, APidNamespaceFallsBackToDeviceTotalsWithOneWarning) {
   auto backend = std::make_unique<Scripted>(1);
   Scripted& b = *backend;
-  b.set_used(0, 500 * MiB);          // other tenants, before the job
-  b.set_procs(0, {{88123, 0}});      // the job under its host PID, which is not the tree's
+  b.set_used(0, 500 * MiB);      // other tenants, before the job
+  b.set_procs(0, {{88123, 0}});  // the job under its host PID, which is not the tree's
   Sampler s(std::move(backend), inline_options(10 * kMs));
   TraceFile f;
   const std::vector<pid_t> tree{12};
@@ -592,7 +592,8 @@ TEST(GpuSampler, OverTheFakeNvmlOnAHelperThread) {
   EXPECT_GE(calls, queries);
   EXPECT_LE(calls, queries + 1) << "a query still in flight at stop() ran but was not taken";
   EXPECT_LE(calls, 9) << "400 ms at one query per 50 ms";
-  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetMemoryInfo_v2"), calls) << "device totals are faster";
+  EXPECT_GT(test::fake_nvml_calls(test::fake_nvml(), "nvmlDeviceGetMemoryInfo_v2"), calls)
+      << "device totals are faster";
   const Trace t = f.read();
   ASSERT_EQ(t.gpu_devices.size(), 1u);
   ASSERT_FALSE(t.gpu.empty());

@@ -26,7 +26,8 @@ std::atomic<int> g_counter{0};
 }
 
 ScratchDir::ScratchDir() {
-  path_ = (fs::temp_directory_path() / ("qprof-gpu-" + std::to_string(getpid()) + "-" + std::to_string(g_counter++))).string();
+  path_ = (fs::temp_directory_path() / ("qprof-gpu-" + std::to_string(getpid()) + "-" + std::to_string(g_counter++)))
+              .string();
   fs::remove_all(path_);
   fs::create_directories(path_);
 }

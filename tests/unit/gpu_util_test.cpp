@@ -30,9 +30,9 @@ const char* kBusyGpus =
     "compute 100 268435456\n"  // the tree's processes have contexts here
     "compute 101 1048576\n"
     "compute 999 1048576\n"  // and another tenant's: the device is shared
-    "process_util 100 50\n"   // the tree's
-    "process_util 101 20\n"   // the tree's
-    "process_util 999 17\n"   // another tenant's
+    "process_util 100 50\n"  // the tree's
+    "process_util 101 20\n"  // the tree's
+    "process_util 999 17\n"  // another tenant's
     "pcie 2048 1024\n"
     "device GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 25769803776 536870912 NVIDIA RTX A5000\n";  // no figures
 
@@ -76,9 +76,10 @@ TEST(GpuUtil, NvmlRatesTreeShareAndPcie) {
 void stamp_samples(const FakeNvmlScript& script, double seconds_ago) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  const auto ns = static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec -
-                  static_cast<long long>(seconds_ago * 1e9);
-  const timespec times[2] = {{ns / 1'000'000'000LL, ns % 1'000'000'000LL}, {ns / 1'000'000'000LL, ns % 1'000'000'000LL}};
+  const auto ns =
+      static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec - static_cast<long long>(seconds_ago * 1e9);
+  const timespec times[2] = {{ns / 1'000'000'000LL, ns % 1'000'000'000LL},
+                             {ns / 1'000'000'000LL, ns % 1'000'000'000LL}};
   ASSERT_EQ(::utimensat(AT_FDCWD, script.path().c_str(), times, 0), 0);
 }
 
@@ -166,7 +167,7 @@ TEST(GpuUtil, NoCallIsMadeBeforeTheDriversNextSampleIsDue) {
   for (int round = 0; round < 5 && !learnt; ++round) {
     usleep(200'000);
     ASSERT_TRUE(b->device_util(tree, u));  // nothing newer
-    g.set("process_util 100 60\n", 0);      // the driver's next sample, just after that call
+    g.set("process_util 100 60\n", 0);     // the driver's next sample, just after that call
     ASSERT_TRUE(b->device_util(tree, u));
     EXPECT_DOUBLE_EQ(*u[0].tree_busy, 60);
     const long before = calls();
@@ -230,11 +231,12 @@ TEST(GpuUtil, ProcessesTakingTurnsShareThePeriodsOfAnAnswer) {
   auto& [script, b, u] = g;
   ASSERT_TRUE(b);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));  // the first answer: up to 600 ms ago
-  g.set("process_util 100 99 400\n"   // the tree's turn
-        "process_util 200 99 200\n"   // another tenant's turn
-        "process_util 100 99 0\n"     // the tree's again
-        "process_util 101 30 0\n",    // a second tree process in the same period
-        0);
+  g.set(
+      "process_util 100 99 400\n"  // the tree's turn
+      "process_util 200 99 200\n"  // another tenant's turn
+      "process_util 100 99 0\n"    // the tree's again
+      "process_util 101 30 0\n",   // a second tree process in the same period
+      0);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{100}, u));
   ASSERT_TRUE(u[0].tree_busy);
   EXPECT_DOUBLE_EQ(*u[0].tree_busy, 66) << "the driver's (99 + 99) / 3 periods";
@@ -264,7 +266,9 @@ struct SampledTrace {
     ++n;
   }
   // A sample at `ns` on the sampler's clock (1000 s of Unix time at 1 s).
-  void at(std::int64_t ns, std::span<const pid_t> tree) { s.sample(ns, 999.0 + static_cast<double>(ns) * 1e-9, tree, w); }
+  void at(std::int64_t ns, std::span<const pid_t> tree) {
+    s.sample(ns, 999.0 + static_cast<double>(ns) * 1e-9, tree, w);
+  }
   Trace finish() {
     s.stop();
     w.close();
@@ -369,7 +373,8 @@ TEST(GpuUtil, ADriverThatRefusesTheShareGivesNoFigureEvenWhereTheTreeIsAbsent) {
   for (const int refusal : {3, 4}) {  // Not Supported, No Permission
     const std::string gpu =
         "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-        "util 90 10\ncompute 999 268435456\nprocess_util_error " + std::to_string(refusal) + "\n";
+        "util 90 10\ncompute 999 268435456\nprocess_util_error " +
+        std::to_string(refusal) + "\n";
     FakeNvmlScript script(gpu);
     SampledTrace q("refused.dat");
     const std::vector<pid_t> tree{100};
@@ -416,7 +421,8 @@ TEST(GpuUtil, OnlyAGraphicsListReadOrNotSupportedLetsTheTreeBeKnownAlone) {
   for (const auto& [error, share] : {std::pair{999, 90.0}, std::pair{4, 90.0}, std::pair{3, 64.0}}) {
     FakeNvmlScript script(
         "device GPU-11111111-2222-3333-4444-555555555555 85899345920 1073741824 NVIDIA H100\n"
-        "util 64 20\ncompute 100 268435456\ngraphics_error " + std::to_string(error) + "\nprocess_util 100 90\n");
+        "util 64 20\ncompute 100 268435456\ngraphics_error " +
+        std::to_string(error) + "\nprocess_util 100 90\n");
     SampledTrace q("unknown.dat");
     const std::vector<pid_t> tree{100};
     for (int k = 0; k < 3; ++k) q.query(tree);

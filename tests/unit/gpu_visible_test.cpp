@@ -98,8 +98,9 @@ TEST(GpuChoice, AnExplicitChoiceThatFindsNothingSaysWhy) {
   const Selection s = open_backend(Choice::amd, o);
   EXPECT_FALSE(s.backend);
   EXPECT_TRUE(s.failed_request);
-  EXPECT_EQ(s.message, "GPU: --gpu amd found nothing (amd: no amdgpu (or Intel discrete) device in /nonexistent/class/drm); "
-                       "no GPU memory is recorded");
+  EXPECT_EQ(s.message,
+            "GPU: --gpu amd found nothing (amd: no amdgpu (or Intel discrete) device in /nonexistent/class/drm); "
+            "no GPU memory is recorded");
 }
 
 TEST(GpuChoice, AutoTriesEachAndSaysWhatItTried) {

@@ -39,7 +39,7 @@ TEST(HwmBound, ADepartureCountsInEveryWindowAfterItsLastReading) {
   b.close(100 * kMiB);  // window 0: read, 100 MiB
   b.close(100 * kMiB);  // window 1: read again (its last good reading)
   const HwmBound::Window last_read = 1;
-  b.close(0);           // windows 2 and 3: its reads failed (gone), others were alone
+  b.close(0);  // windows 2 and 3: its reads failed (gone), others were alone
   b.close(0);
   // Found gone in window 4 with a bound of 150 MiB: windows 2, 3 and 4 each hold it.
   const auto r = b.departed(last_read + 1, 150 * kMiB);

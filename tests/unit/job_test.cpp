@@ -189,9 +189,12 @@ TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {
     for (const auto& [at, bytes] : tree) t.gpu.push_back({at, index, bytes, used, std::nullopt});
     return t;
   };
-  const Trace r0 = with_gpu(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 0, {{100, 10 * MiB}, {101, 30 * MiB}}, 50 * MiB);
-  const Trace r1 = with_gpu(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 3, {{100, 20 * MiB}, {101, 20 * MiB}}, 60 * MiB);
-  const Trace r2 = with_gpu(rank_trace("b", 2, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 0, {{100, 7 * MiB}, {101, 7 * MiB}}, 9 * MiB);
+  const Trace r0 = with_gpu(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 0,
+                            {{100, 10 * MiB}, {101, 30 * MiB}}, 50 * MiB);
+  const Trace r1 = with_gpu(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 3,
+                            {{100, 20 * MiB}, {101, 20 * MiB}}, 60 * MiB);
+  const Trace r2 =
+      with_gpu(rank_trace("b", 2, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), 0, {{100, 7 * MiB}, {101, 7 * MiB}}, 9 * MiB);
   const Trace job = job_trace({&r0, &r1, &r2}, Align::wall);
   ASSERT_EQ(job.gpu_devices.size(), 2u);
   EXPECT_EQ(job.gpu_devices[0].name, "a: H100");
@@ -201,8 +204,8 @@ TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {
     if (g.device == 0) a_peak = std::max(a_peak, g.tree), a_used = std::max(a_used, g.used);
     if (g.device == 1) b_peak = std::max(b_peak, g.tree);
   }
-  EXPECT_EQ(a_peak, 50 * MiB);   // 30 + 20 at t = 101
-  EXPECT_EQ(a_used, 60 * MiB);   // the device's own use, not summed over the ranks that share it
+  EXPECT_EQ(a_peak, 50 * MiB);  // 30 + 20 at t = 101
+  EXPECT_EQ(a_used, 60 * MiB);  // the device's own use, not summed over the ranks that share it
   EXPECT_EQ(b_peak, 7 * MiB);
   EXPECT_TRUE(job.notes.empty());
 }

@@ -20,7 +20,8 @@ class LimitTest : public ::testing::Test {
  protected:
   LimitTest() : cgroups_(fs::path(proc_.root()) / "sys-fs-cgroup") {
     fs::create_directories(cgroups_);
-    put(fs::path(proc_.root()) / "meminfo", "MemTotal:       16384000 kB\nMemFree:        1000 kB\nHugePages_Total:       0\n");
+    put(fs::path(proc_.root()) / "meminfo",
+        "MemTotal:       16384000 kB\nMemFree:        1000 kB\nHugePages_Total:       0\n");
     probe_.proc_root = proc_.root();
     probe_.cgroup_root = cgroups_.string();
     probe_.getenv = [this](const char* name) -> const char* {
@@ -70,7 +71,8 @@ TEST_F(LimitTest, CgroupV1ReadsLimitInBytesAndTheHierarchicalLimit) {
   const fs::path job = cgroups_ / "memory" / "batch" / "job7";
   put(cgroups_ / "memory" / "memory.limit_in_bytes", "9223372036854771712\n");  // unlimited
   put(job / "memory.limit_in_bytes", "9223372036854771712\n");
-  put(job / "memory.stat", "cache 0\nrss 0\nhierarchical_memory_limit 314572800\nhierarchical_memsw_limit 9223372036854771712\n");
+  put(job / "memory.stat",
+      "cache 0\nrss 0\nhierarchical_memory_limit 314572800\nhierarchical_memsw_limit 9223372036854771712\n");
   const auto l = find_memory_limit(probe_);
   ASSERT_TRUE(l);
   EXPECT_EQ(l->bytes, 300 * kMiB);

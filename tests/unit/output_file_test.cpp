@@ -35,7 +35,8 @@ using test::whole_file;
 class OutputFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = test::unit_temp_file("output-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ =
+        test::unit_temp_file("output-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -193,8 +194,10 @@ TEST_F(OutputFileTest, AnythingElseIsRefusedInOneSentence) {
   for (const auto& [path, what] : refused) {
     for (auto attempt : {0, 1}) {
       try {
-        if (attempt == 0) write_output(path, "x");
-        else check_output(path);
+        if (attempt == 0)
+          write_output(path, "x");
+        else
+          check_output(path);
         ADD_FAILURE() << path;
       } catch (const OutputError& e) {
         EXPECT_EQ(std::string(e.what()).find(path + " is " + what + ":"), 0u) << e.what();

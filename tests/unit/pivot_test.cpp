@@ -34,7 +34,10 @@ struct Grid {
 };
 
 TEST(Pivot, RowsAndColumnsInFirstSeenOrderWithTheLowestNamed) {
-  const Grid g({{"small/minmax", 100}, {"small/minmse", 180}, {"big/minmax", 300}, {"big/minmse", 250},
+  const Grid g({{"small/minmax", 100},
+                {"small/minmse", 180},
+                {"big/minmax", 300},
+                {"big/minmse", 250},
                 {"small/layerwise", 100}});
   EXPECT_EQ(render(g.doc(), Format::text),
             "peak RSS by model and method\n"

@@ -31,7 +31,7 @@ TEST(PlotChart, OneTraceWithEverything) {
   ASSERT_EQ(c.panels.size(), 4u);
   const ChartPanel& mem = c.panels[0];
   EXPECT_EQ(mem.ylabel, "memory (MiB)");
-  EXPECT_EQ(mem.bands.size(), 4u);          // the stages
+  EXPECT_EQ(mem.bands.size(), 4u);  // the stages
   EXPECT_NE(find_label(mem, "Load"), nullptr);
   EXPECT_NE(find_label(mem, "Export (no End)"), nullptr);
   EXPECT_NE(find_label(mem, "checkpoint: batch 100"), nullptr);

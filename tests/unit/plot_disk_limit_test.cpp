@@ -22,8 +22,8 @@ constexpr Bytes kMiB = Bytes{1} << 20;
 // A 10 s run: memory rising to 80 MiB, one watched directory growing to 50 MiB on a file system
 // whose free space falls from `free_start` by the same amount; the header's limit as given.
 TraceData recorded(Bytes limit, Bytes free_start) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("qprof-unit-" + std::to_string(getpid()) + "-disk.dat")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("qprof-unit-" + std::to_string(getpid()) + "-disk.dat")).string();
   {
     dat::Writer w(path);
     TraceMeta meta;

@@ -35,7 +35,9 @@ TEST(PlotEscape, NoLineBreakOrControlCharacterSurvives) {
   EXPECT_EQ(s.find('\n'), std::string::npos);
   EXPECT_EQ(s.find('\r'), std::string::npos);
   for (char c : s) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << s;
-  EXPECT_EQ(s, "\"a b c d\xEF\xBF\xBD" "e\xEF\xBF\xBD[31mf\xEF\xBF\xBDg\"");
+  EXPECT_EQ(s,
+            "\"a b c d\xEF\xBF\xBD"
+            "e\xEF\xBF\xBD[31mf\xEF\xBF\xBDg\"");
   // C1 controls (U+0080–U+009F) too.
   EXPECT_EQ(gp_string("\xC2\x85x"), "\"\xEF\xBF\xBDx\"");
 }
@@ -46,7 +48,7 @@ TEST(PlotEscape, InvalidUtf8IsReplaced) {
   EXPECT_EQ(gp_string("\xC0\xAF"), "\"" + r + r + "\"");          // overlong '/'
   EXPECT_EQ(gp_string("\xED\xA0\x80"), "\"" + r + r + r + "\"");  // a surrogate
   EXPECT_EQ(gp_string("\xE2\x82"), "\"" + r + r + "\"");          // cut short
-  EXPECT_EQ(gp_string("é中😀"), "\"é中😀\"");                      // valid stays
+  EXPECT_EQ(gp_string("é中😀"), "\"é中😀\"");                       // valid stays
 }
 
 TEST(PlotEscape, DisplayTextTrimsAndShortens) {

@@ -19,14 +19,18 @@ FitChart sample_chart(const std::string& command) {
   c.command = command;
   c.baseline_seconds = 0.3;
   c.cutoff_seconds = 1.2;
-  c.points = {{250, 0.3, FitChartPoint::completed}, {180, 0.8, FitChartPoint::completed},
-              {120, 0, FitChartPoint::too_slow}, {100, 0.1, FitChartPoint::oom_killed}, {90, 0.1, FitChartPoint::failed}};
+  c.points = {{250, 0.3, FitChartPoint::completed},
+              {180, 0.8, FitChartPoint::completed},
+              {120, 0, FitChartPoint::too_slow},
+              {100, 0.1, FitChartPoint::oom_killed},
+              {90, 0.1, FitChartPoint::failed}};
   c.marks = {{"runs in", 120}, {"within 4x", 180}, {"full speed", 250}};
   return c;
 }
 
 TEST(PlotFitChart, TheCommandIsNeverCode) {
-  const std::string text = fit_script(sample_chart("x`touch /tmp/pwned`@macro\nset output '/etc/x'\""), "png").commands();
+  const std::string text =
+      fit_script(sample_chart("x`touch /tmp/pwned`@macro\nset output '/etc/x'\""), "png").commands();
   // What follows the style template (whose comments quote gnuplot commands in backquotes).
   const std::string chart_part = text.substr(text.rfind("set termoption noenhanced"));
   EXPECT_EQ(chart_part.find('`'), std::string::npos) << chart_part;
@@ -37,7 +41,8 @@ TEST(PlotFitChart, TheCommandIsNeverCode) {
 
 TEST(PlotFitChart, GnuplotDrawsIt) {
   if (find_program("gnuplot").empty()) GTEST_SKIP() << "no gnuplot (gnuplot-nox)";
-  const std::string out = (std::filesystem::temp_directory_path() / ("qprof-fit-chart-" + std::to_string(getpid()) + ".png")).string();
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("qprof-fit-chart-" + std::to_string(getpid()) + ".png")).string();
   plot_fit(sample_chart("./job --workers 4"), out);
   std::ifstream in(out, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});

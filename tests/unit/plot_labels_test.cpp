@@ -34,7 +34,8 @@ void expect_no_overlap(const LabelLayout& l, double gap) {
 }
 
 TEST(PlotLabels, FarApartLabelsShareTheTopRow) {
-  const LabelLayout l = layout_labels({{"Load", 10, 10}, {"Calibration", 300, 300}, {"Export", 700, 700}}, area(0, 1000, 3));
+  const LabelLayout l =
+      layout_labels({{"Load", 10, 10}, {"Calibration", 300, 300}, {"Export", 700, 700}}, area(0, 1000, 3));
   ASSERT_EQ(l.placed.size(), 3u);
   for (const PlacedLabel& p : l.placed) {
     EXPECT_EQ(p.row, 0);
@@ -62,7 +63,8 @@ TEST(PlotLabels, ALabelAtTheRightEdgeIsRightAligned) {
 
 TEST(PlotLabels, TooManyLabelsAreShortenedThenDropped) {
   std::vector<LabelItem> items;
-  for (int i = 0; i < 40; ++i) items.push_back({"a rather long checkpoint label number " + std::to_string(i), 100.0 + i, 100.0 + i});
+  for (int i = 0; i < 40; ++i)
+    items.push_back({"a rather long checkpoint label number " + std::to_string(i), 100.0 + i, 100.0 + i});
   const LabelLayout l = layout_labels(items, area(0, 600, 2));
   expect_no_overlap(l, 6);
   EXPECT_GT(l.dropped, 0u);

@@ -87,8 +87,8 @@ TEST(PlotReduce, WindowKeepsTheNeighboursOutside) {
   EXPECT_EQ(d.samples, 101u);  // every line counted
   const auto pts = d.mem.points();
   ASSERT_FALSE(pts.empty());
-  EXPECT_NEAR(pts.front().t, 1.9, 1e-6);  // the last one before
-  EXPECT_NEAR(pts.back().t, 5.1, 1e-6);   // the first one after
+  EXPECT_NEAR(pts.front().t, 1.9, 1e-6);                // the last one before
+  EXPECT_NEAR(pts.back().t, 5.1, 1e-6);                 // the first one after
   EXPECT_NEAR(d.mem.envelope().max().v, 50 * kMiB, 1);  // the peak within the window
   EXPECT_EQ(d.mem.envelope().count(), 31u);
 }
@@ -133,7 +133,8 @@ TEST(PlotReduce, ErrorsCarryFileAndLine) {
   }
   EXPECT_THROW(reduce_file(kData + "/plot/empty.dat", {}), dat::ParseError);
   std::vector<std::string> warnings;
-  const TraceData t = reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
+  const TraceData t =
+      reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
   EXPECT_EQ(t.samples, 20u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("truncated.dat:23: incomplete trace: "), std::string::npos) << warnings[0];

@@ -44,14 +44,15 @@ TEST(ProcTree, FindsDescendantsAndOrphansAdoptedByQprof) {
   EXPECT_EQ(pids(tree), (std::set<pid_t>{100}));
   proc.add(101, 100, 11);
   proc.add(102, 101, 12);
-  proc.add(50, 102, 13);   // PIDs wrapped: a grandchild listed before its parent
-  proc.add(200, 1, 14);    // someone else's
+  proc.add(50, 102, 13);  // PIDs wrapped: a grandchild listed before its parent
+  proc.add(200, 1, 14);   // someone else's
   proc.add(201, 200, 15);
   proc.add(300, kSelf, 16);  // a daemon whose parents exited: reparented to qprof
   proc.set_last_pid(300);
   EXPECT_EQ(tree.refresh(), 4u);
   EXPECT_EQ(pids(tree), (std::set<pid_t>{50, 100, 101, 102, 300}));
-  EXPECT_TRUE(std::any_of(tree.members().begin(), tree.members().end(), [](const Member& m) { return m.is_root && m.pid == 100; }));
+  EXPECT_TRUE(std::any_of(tree.members().begin(), tree.members().end(),
+                          [](const Member& m) { return m.is_root && m.pid == 100; }));
 }
 
 TEST(ProcTree, SkipsTheScanWhileNoPidWasAllocated) {
@@ -123,7 +124,8 @@ TEST(ProcTree, PrimedOutsidersAreNeverReadAgain) {
 // A tree rooted at 100 whose membership comes from a file the test writes in place of its
 // cgroup's cgroup.procs.
 struct CgroupTree {
-  CgroupTree(const FakeProc& proc, const std::string& text) : procs(proc.root() + "/cgroup.procs"), tree(proc.root(), kSelf) {
+  CgroupTree(const FakeProc& proc, const std::string& text)
+      : procs(proc.root() + "/cgroup.procs"), tree(proc.root(), kSelf) {
     write(text);
     tree.add_root(100);
     tree.use_cgroup(procs);

@@ -31,12 +31,13 @@ TEST(Formats, Names) {
 }
 
 TEST(StageTable, TextIsAlignedWithUnitsInTheHeader) {
-  EXPECT_EQ(render(stages_of(fixture("quark.dat")), Format::text),
-            "Stages (RSS of the tree, sampled)\n"
-            "stage                  start s   end s  duration s  share  peak MiB  at start MiB  at end MiB  delta MiB\n"
-            "Pre-process              1.200   3.500       2.300   6.5%     520.0         256.0       512.5     +256.5\n"
-            "Calibration              4.000  20.500      16.500  46.3%     700.0         515.0       520.0       +5.0\n"
-            "Quantization (Static)   21.000  35.000      14.000  39.3%     900.0         768.0       640.0     -128.0\n");
+  EXPECT_EQ(
+      render(stages_of(fixture("quark.dat")), Format::text),
+      "Stages (RSS of the tree, sampled)\n"
+      "stage                  start s   end s  duration s  share  peak MiB  at start MiB  at end MiB  delta MiB\n"
+      "Pre-process              1.200   3.500       2.300   6.5%     520.0         256.0       512.5     +256.5\n"
+      "Calibration              4.000  20.500      16.500  46.3%     700.0         515.0       520.0       +5.0\n"
+      "Quantization (Static)   21.000  35.000      14.000  39.3%     900.0         768.0       640.0     -128.0\n");
 }
 
 TEST(StageTable, UnclosedStagesAreMarkedInEveryFormat) {
@@ -51,30 +52,37 @@ TEST(StageTable, UnclosedStagesAreMarkedInEveryFormat) {
   EXPECT_EQ(render(d, Format::markdown),
             "**Stages (RSS of the tree, sampled)**\n"
             "\n"
-            "| stage               | start s | end s | duration s | share | peak MiB | at start MiB | at end MiB | delta MiB |\n"
-            "| :------------------ | ------: | ----: | ---------: | ----: | -------: | -----------: | ---------: | --------: |\n"
-            "| Load                |   0.100 | 0.300 |      0.200 | 25.0% |    150.0 |         50.0 |      110.0 |     +60.0 |\n"
-            "| Train (never ended) |   0.400 | 0.800 |      0.400 | 50.0% |    400.0 |        110.0 |      260.0 |    +150.0 |\n"
-            "| Eval                |   0.600 | 0.700 |      0.100 | 12.5% |    400.0 |        250.0 |      400.0 |    +150.0 |\n"
+            "| stage               | start s | end s | duration s | share | peak MiB | at start MiB | at end MiB | "
+            "delta MiB |\n"
+            "| :------------------ | ------: | ----: | ---------: | ----: | -------: | -----------: | ---------: | "
+            "--------: |\n"
+            "| Load                |   0.100 | 0.300 |      0.200 | 25.0% |    150.0 |         50.0 |      110.0 |     "
+            "+60.0 |\n"
+            "| Train (never ended) |   0.400 | 0.800 |      0.400 | 50.0% |    400.0 |        110.0 |      260.0 |    "
+            "+150.0 |\n"
+            "| Eval                |   0.600 | 0.700 |      0.100 | 12.5% |    400.0 |        250.0 |      400.0 |    "
+            "+150.0 |\n"
             "\n"
             "never ended: a Start marker without its End; the stage runs to the end of the trace\n");
-  EXPECT_EQ(render(d, Format::csv),
-            "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed\n"
-            "Load,0.1,0.3,0.2,0.25,157286400,0.2,52428800,115343360,62914560,true\n"
-            "Train,0.4,0.8,0.4,0.5,419430400,0.7,115343360,272629760,157286400,false\n"
-            "Eval,0.6,0.7,0.1,0.125,419430400,0.7,262144000,419430400,157286400,true\n");
+  EXPECT_EQ(
+      render(d, Format::csv),
+      "stage,start_s,end_s,duration_s,share,peak_bytes,peak_at_s,mem_start_bytes,mem_end_bytes,mem_delta_bytes,closed\n"
+      "Load,0.1,0.3,0.2,0.25,157286400,0.2,52428800,115343360,62914560,true\n"
+      "Train,0.4,0.8,0.4,0.5,419430400,0.7,115343360,272629760,157286400,false\n"
+      "Eval,0.6,0.7,0.1,0.125,419430400,0.7,262144000,419430400,157286400,true\n");
   EXPECT_EQ(render(d, Format::csv, {Unit::MiB}).substr(0, 94),
             "stage,start_s,end_s,duration_s,share,peak_mib,peak_at_s,mem_start_mib,mem_end_mib,mem_delta_mi");
 }
 
 TEST(StageTable, AChosenUnitAndAnotherMetric) {
   const std::string text = render(stages_of(fixture("quark.dat"), Metric::gpu), Format::text, {Unit::GiB});
-  EXPECT_EQ(text,
-            "Stages (GPU memory of the tree, sampled)\n"
-            "stage                  start s   end s  duration s  share  peak GiB  at start GiB  at end GiB  delta GiB\n"
-            "Pre-process              1.200   3.500       2.300   6.5%         -          0.00        0.00       0.00\n"
-            "Calibration              4.000  20.500      16.500  46.3%      2.00          1.00        2.00      +1.00\n"
-            "Quantization (Static)   21.000  35.000      14.000  39.3%      2.00          2.00        1.50      -0.50\n");
+  EXPECT_EQ(
+      text,
+      "Stages (GPU memory of the tree, sampled)\n"
+      "stage                  start s   end s  duration s  share  peak GiB  at start GiB  at end GiB  delta GiB\n"
+      "Pre-process              1.200   3.500       2.300   6.5%         -          0.00        0.00       0.00\n"
+      "Calibration              4.000  20.500      16.500  46.3%      2.00          1.00        2.00      +1.00\n"
+      "Quantization (Static)   21.000  35.000      14.000  39.3%      2.00          2.00        1.50      -0.50\n");
 }
 
 TEST(Report, JsonHoldsFactsPeaksAndStages) {
@@ -106,31 +114,33 @@ TEST(Report, JsonHoldsFactsPeaksAndStages) {
 TEST(Report, TextStartsWithTheFactsOfTheRun) {
   const std::string text = render(trace_report(fixture("quark.dat")), Format::text);
   const std::string facts = text.substr(0, text.find("\nPeaks\n"));
-  EXPECT_EQ(facts.substr(0, facts.find("CPU time")),
-            "trace            " + std::string(QPROF_TEST_DATA) + "/report/quark.dat\n"
-            "command          python3 quantize.py --calib-method minmax\n"
-            "footprint        950.0 MiB\n"
-            "footprint basis  cgroup charge\n"
-            "Σ RSS peak       900.0 MiB\n"
-            "host             lab-7\n"
-            "duration         35.6 s\n"
-            "samples          16\n"
-            "interval         500 ms\n"
-            "exit status      0\n");
+  EXPECT_EQ(facts.substr(0, facts.find("CPU time")), "trace            " + std::string(QPROF_TEST_DATA) +
+                                                         "/report/quark.dat\n"
+                                                         "command          python3 quantize.py --calib-method minmax\n"
+                                                         "footprint        950.0 MiB\n"
+                                                         "footprint basis  cgroup charge\n"
+                                                         "Σ RSS peak       900.0 MiB\n"
+                                                         "host             lab-7\n"
+                                                         "duration         35.6 s\n"
+                                                         "samples          16\n"
+                                                         "interval         500 ms\n"
+                                                         "exit status      0\n");
   // Every series the trace has: CPU, storage and syscall I/O (the fixture's last IO line).
-  for (const char* line : {"CPU time         ", "CPU peak %       ", "disk read        906.0 MiB\n",
-                           "disk written     159.2 MiB\n", "rchar            ", "wchar            ",
-                           "notes            an example warning, kept with the trace\n"}) {
+  for (const char* line :
+       {"CPU time         ", "CPU peak %       ", "disk read        906.0 MiB\n", "disk written     159.2 MiB\n",
+        "rchar            ", "wchar            ", "notes            an example warning, kept with the trace\n"}) {
     EXPECT_NE(facts.find(line), std::string::npos) << line << "\n" << facts;
   }
-  EXPECT_NE(text.find("Peaks\n"
-                      "metric          peak MiB    at s  stage                  what\n"
-                      "footprint          950.0  22.000  Quantization (Static)  the tree's memory, shared pages once (its "
-                      "cgroup's charge, else Σ PSS)\n"
-                      "rss                900.0  22.000  Quantization (Static)  RSS of the tree, sampled\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("Peaks\n"
+                "metric          peak MiB    at s  stage                  what\n"
+                "footprint          950.0  22.000  Quantization (Static)  the tree's memory, shared pages once (its "
+                "cgroup's charge, else Σ PSS)\n"
+                "rss                900.0  22.000  Quantization (Static)  RSS of the tree, sampled\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("kernel_process     700.0       -  -                      largest single process, the kernel's peak, a lower bound\n"),
+  EXPECT_NE(text.find("kernel_process     700.0       -  -                      largest single process, the kernel's "
+                      "peak, a lower bound\n"),
             std::string::npos)
       << text;
 }
@@ -159,17 +169,25 @@ TEST(Compare, TextMarksTheLowestAndShowsRatios) {
 TEST(Compare, StagesAndBudgetsInMarkdown) {
   const Calibrations c;
   const auto entries = c.entries();
-  const std::vector<RowBudget> budgets{{false, "ok"}, {true, "over --max-peak by 124.0 MiB (+4.8%)"}, {false, "ok"}, {false, "ok"}};
-  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
-            "| label      | peak RSS MiB | ratio | duration s | ratio | peak kernel MiB | disk read MiB | disk write MiB | peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
-            "| :--------- | -----------: | ----: | ---------: | ----: | --------------: | ------------: | -------------: | ----------------------: | -----------------------: | :----------------------------------- |\n"
-            "| minmax     |       2580.0 |  1.00 | **10.000** |  1.00 |      **2400.0** |     **300.0** |       **20.0** |                  2580.0 |                   2000.0 | ok                                   |\n"
-            "| percentile |       2724.0 |  1.06 |     12.000 |  1.20 |          2500.0 |     **300.0** |           22.0 |                  2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
-            "| layerwise  |   **2468.0** |  0.96 |     15.000 |  1.50 |               - |         900.0 |       **20.0** |              **2200.0** |                   2468.0 | ok                                   |\n"
-            "| minmse     |       2580.0 |  1.00 |     20.000 |  2.00 |               - |             - |              - |                  2580.0 |               **1900.0** | ok                                   |\n"
-            "\n"
-            "Bold: the lowest of its column.\n"
-            "ratio: to the first row (minmax)\n");
+  const std::vector<RowBudget> budgets{
+      {false, "ok"}, {true, "over --max-peak by 124.0 MiB (+4.8%)"}, {false, "ok"}, {false, "ok"}};
+  EXPECT_EQ(
+      render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
+      "| label      | peak RSS MiB | ratio | duration s | ratio | peak kernel MiB | disk read MiB | disk write MiB | "
+      "peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
+      "| :--------- | -----------: | ----: | ---------: | ----: | --------------: | ------------: | -------------: | "
+      "----------------------: | -----------------------: | :----------------------------------- |\n"
+      "| minmax     |       2580.0 |  1.00 | **10.000** |  1.00 |      **2400.0** |     **300.0** |       **20.0** |   "
+      "               2580.0 |                   2000.0 | ok                                   |\n"
+      "| percentile |       2724.0 |  1.06 |     12.000 |  1.20 |          2500.0 |     **300.0** |           22.0 |   "
+      "               2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
+      "| layerwise  |   **2468.0** |  0.96 |     15.000 |  1.50 |               - |         900.0 |       **20.0** |   "
+      "           **2200.0** |                   2468.0 | ok                                   |\n"
+      "| minmse     |       2580.0 |  1.00 |     20.000 |  2.00 |               - |             - |              - |   "
+      "               2580.0 |               **1900.0** | ok                                   |\n"
+      "\n"
+      "Bold: the lowest of its column.\n"
+      "ratio: to the first row (minmax)\n");
 }
 
 TEST(Compare, CsvHasAFieldForEveryDecoration) {
@@ -177,17 +195,22 @@ TEST(Compare, CsvHasAFieldForEveryDecoration) {
   const std::vector<CompareEntry> entries{{"minmax", {&c.minmax}}, {"minmse", {&c.minmse}}};
   EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::csv),
             "label,trace,runs,duration_s,duration_s_ratio,duration_s_lowest,peak_rss_bytes,peak_rss_bytes_ratio,"
-            "peak_rss_bytes_lowest,peak_kernel_process_bytes,peak_kernel_process_bytes_ratio,peak_kernel_process_bytes_lowest,"
+            "peak_rss_bytes_lowest,peak_kernel_process_bytes,peak_kernel_process_bytes_ratio,peak_kernel_process_bytes_"
+            "lowest,"
             "disk_read_bytes,disk_read_bytes_ratio,disk_read_bytes_lowest,disk_write_bytes,disk_write_bytes_ratio,"
             "disk_write_bytes_lowest\n"
             // Both peaks are 2580 MiB: neither is lower, neither is marked.
-            "minmax," + c.minmax.source + ",1,10,1,true,2705326080,1,false,2516582400,1,false,314572800,1,false,20971520,1,false\n"
-            "minmse," + c.minmse.source + ",1,20,2,false,2705326080,1,false,,,,,,,,,\n");
+            "minmax," +
+                c.minmax.source +
+                ",1,10,1,true,2705326080,1,false,2516582400,1,false,314572800,1,false,20971520,1,false\n"
+                "minmse," +
+                c.minmse.source + ",1,20,2,false,2705326080,1,false,,,,,,,,,\n");
 }
 
 TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
   const Calibrations c;
-  const std::vector<CompareEntry> entries{{"three runs", {&c.minmax, &c.percentile, &c.layerwise}}, {"minmse", {&c.minmse}}};
+  const std::vector<CompareEntry> entries{{"three runs", {&c.minmax, &c.percentile, &c.layerwise}},
+                                          {"minmse", {&c.minmse}}};
   const std::string out = render(comparison_document(entries, compare(entries, Metric::rss, true)), Format::json);
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["metric"], "rss");
@@ -207,7 +230,8 @@ TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
   EXPECT_NEAR(second["duration_s"]["ratio"].get<double>(), 20.0 / 12.0, 1e-6);
   // Text shows the spread after the median.
   const std::string text = render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text);
-  EXPECT_NE(text.find("three runs     3  2580.0 (2468.0\u20132724.0)    1.00  12.000 (10.000\u201315.000)*   1.00"), std::string::npos)
+  EXPECT_NE(text.find("three runs     3  2580.0 (2468.0\u20132724.0)    1.00  12.000 (10.000\u201315.000)*   1.00"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("repeated runs: the median, then (min\u2013max)"), std::string::npos);
 }
@@ -238,7 +262,8 @@ TEST(Compare, MarksOnlyWhereThePrintedValuesDiffer) {
 // A job's total is the sum of its ranks: no ratio to a rank, never "the lowest".
 TEST(Compare, ASummedRowHasNoRatioNorMark) {
   const Calibrations c;
-  std::vector<CompareEntry> entries{{"rank 0", {&c.minmax}}, {"rank 1", {&c.layerwise}}, {"job (2 ranks)", {&c.minmse}, true}};
+  std::vector<CompareEntry> entries{
+      {"rank 0", {&c.minmax}}, {"rank 1", {&c.layerwise}}, {"job (2 ranks)", {&c.minmse}, true}};
   const Comparison cmp = compare(entries, Metric::rss, false);
   for (const CompareValue& v : cmp.rows[2]) {
     EXPECT_FALSE(v.ratio);
@@ -380,11 +405,13 @@ TEST(Budget, MessageSaysByHowMuchAndWhere) {
   EXPECT_EQ(budget_message(t, *check_budget(t, Metric::rss, 800 * MiB)),
             "peak RSS 900.0 MiB exceeds the budget of 800.0 MiB by 100.0 MiB (+12.5%), at 22 s, in stage "
             "'Quantization (Static)'");
-  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::rss, 1ull << 30)), "peak RSS 900.0 MiB is within the budget of 1.00 GiB");
+  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::rss, 1ull << 30)),
+            "peak RSS 900.0 MiB is within the budget of 1.00 GiB");
   EXPECT_EQ(budget_message(t, *check_budget(t, Metric::kernel_process, 500 * MiB)),
             "peak kernel 700.0 MiB exceeds the budget of 500.0 MiB by 200.0 MiB (+40.0%)");
-  EXPECT_EQ(budget_message(t, *check_budget(t, Metric::hwm_sum, 500 * MiB)),
-            "peak VmHWM sum 1000.0 MiB exceeds the budget of 500.0 MiB by 500.0 MiB (+100.0%), at 35.5 s, outside any stage");
+  EXPECT_EQ(
+      budget_message(t, *check_budget(t, Metric::hwm_sum, 500 * MiB)),
+      "peak VmHWM sum 1000.0 MiB exceeds the budget of 500.0 MiB by 500.0 MiB (+100.0%), at 35.5 s, outside any stage");
 }
 
 TEST(Text, WidthCountsCodePoints) {

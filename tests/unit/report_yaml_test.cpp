@@ -88,13 +88,14 @@ TEST(QuarkYaml, KeysMatchRecordedQuarkFilesKeyByKey) {
   }
   // Every summary value is a number, as in Quark's files.
   for (const char* k : {"total_quantization_time_seconds", "peak_memory_mb", "tree_peak_memory_mb",
-                               "peak_gpu_memory_mb", "gpu_peak_memory_mb", "total_disk_read_mb", "total_disk_write_mb"}) {
+                        "peak_gpu_memory_mb", "gpu_peak_memory_mb", "total_disk_read_mb", "total_disk_write_mb"}) {
     EXPECT_NO_THROW(y[k].as<double>()) << k;
   }
   // The definitions block says what each key means under qprof.
   const std::string text = quark_yaml(fixture("quark.dat"));
   EXPECT_NE(text.find("# peak_memory_mb: kernel high-water mark (ru_maxrss) of the largest single process"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("# tree_peak_memory_mb:"), std::string::npos);
 }
 
@@ -172,9 +173,9 @@ TEST(QuarkYaml, SeriesTheTraceLacksAreZeroAndListedAsMissing) {
   const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat")));
   std::vector<std::string> missing;
   for (const auto& m : y["missing"]) missing.push_back(m.as<std::string>());
-  EXPECT_EQ(missing, (std::vector<std::string>{"peak_memory_mb", "gpu_memory_mb", "peak_gpu_memory_mb",
-                                               "gpu_peak_memory_mb", "disk_read_mb", "disk_write_mb",
-                                               "total_disk_read_mb", "total_disk_write_mb"}));
+  EXPECT_EQ(missing,
+            (std::vector<std::string>{"peak_memory_mb", "gpu_memory_mb", "peak_gpu_memory_mb", "gpu_peak_memory_mb",
+                                      "disk_read_mb", "disk_write_mb", "total_disk_read_mb", "total_disk_write_mb"}));
   for (const auto& rec : y["memory_usage"]) EXPECT_EQ(rec["gpu_memory_mb"].Scalar(), "0.0");
   EXPECT_EQ(y["gpu_peak_memory_mb"].Scalar(), "0.0");
   EXPECT_DOUBLE_EQ(y["total_quantization_time_seconds"].as<double>(), 0.8);

@@ -17,28 +17,34 @@ const std::string kFffd = "\xEF\xBF\xBD";
 
 TEST(SafeText, Utf8SequencesAsTheStandardDefinesThem) {
   EXPECT_EQ(utf8_sequence_length("a", 0), 1u);
-  EXPECT_EQ(utf8_sequence_length("\xC3\xA9", 0), 2u);               // é
-  EXPECT_EQ(utf8_sequence_length("\xE2\x82\xAC", 0), 3u);           // €
-  EXPECT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 0), 4u);       // 😀
-  EXPECT_EQ(utf8_sequence_length("\xC0\xAF", 0), 0u);               // overlong '/'
-  EXPECT_EQ(utf8_sequence_length("\xE0\x80\xAF", 0), 0u);           // overlong '/'
-  EXPECT_EQ(utf8_sequence_length("\xED\xA0\x80", 0), 0u);           // a surrogate
-  EXPECT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 0), 0u);       // beyond U+10FFFF
-  EXPECT_EQ(utf8_sequence_length("\xE2\x82", 0), 0u);               // cut short
-  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);                   // a stray continuation
+  EXPECT_EQ(utf8_sequence_length("\xC3\xA9", 0), 2u);          // é
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82\xAC", 0), 3u);      // €
+  EXPECT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 0), 4u);  // 😀
+  EXPECT_EQ(utf8_sequence_length("\xC0\xAF", 0), 0u);          // overlong '/'
+  EXPECT_EQ(utf8_sequence_length("\xE0\x80\xAF", 0), 0u);      // overlong '/'
+  EXPECT_EQ(utf8_sequence_length("\xED\xA0\x80", 0), 0u);      // a surrogate
+  EXPECT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 0), 0u);  // beyond U+10FFFF
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82", 0), 0u);          // cut short
+  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);              // a stray continuation
 }
 
 TEST(SafeText, ValidUtf8ReplacesOnlyWhatIsInvalid) {
   EXPECT_EQ(valid_utf8("Calibração \x7F\x1b"), "Calibração \x7F\x1b");
-  EXPECT_EQ(valid_utf8("a\xC0\xAF" "b"), "a" + kFffd + kFffd + "b");  // never '/'
+  EXPECT_EQ(valid_utf8("a\xC0\xAF"
+                       "b"),
+            "a" + kFffd + kFffd + "b");  // never '/'
   EXPECT_EQ(valid_utf8("\xFF"), kFffd);
 }
 
 TEST(SafeText, TerminalTextShowsControlsInsteadOfActingOnThem) {
   EXPECT_EQ(terminal_text("\x1b]0;owned\x07title"), "\\x1b]0;owned\\x07title");
   EXPECT_EQ(terminal_text("a\nb\tc\rd\x7F"), "a\\nb\\tc\\rd\\x7f");
-  EXPECT_EQ(terminal_text("\xC2\x9B" "31m"), "\\u009b31m");              // the 8-bit CSI
-  EXPECT_EQ(terminal_text("\xE2\x80\xAE" "evil"), "\\u202eevil");        // right-to-left override
+  EXPECT_EQ(terminal_text("\xC2\x9B"
+                          "31m"),
+            "\\u009b31m");  // the 8-bit CSI
+  EXPECT_EQ(terminal_text("\xE2\x80\xAE"
+                          "evil"),
+            "\\u202eevil");  // right-to-left override
   EXPECT_EQ(terminal_text("bad \xC0\xAF byte"), "bad " + kFffd + kFffd + " byte");
   EXPECT_EQ(terminal_text("Calibração – 😀"), "Calibração – 😀");
   const std::string all_bytes = [] {
@@ -66,9 +72,21 @@ TEST(SafeText, SpreadsheetCellsNeverStartAFormula) {
 // Every byte a label may hold, through the trace's escaping and back, then the YAML report, which
 // yaml-cpp must read back with each label as it was (invalid UTF-8, DEL, U+FFFE/FFFF as U+FFFD).
 TEST(SafeText, QuarkYamlReadsBackForAnyLabelBytes) {
-  std::vector<std::string> labels = {"\x1b[31mred\x1b[0m", "\x7F" "del", "over\xC0\xAFlong", "quote \" and \\",
-                                     "new\nline", "tab\there", "key: value", "- item", "&anchor *alias !tag",
-                                     "#comment", "'single'", "\xEF\xBF\xBE\xEF\xBF\xBF", "\xC2\x85nel", "{flow: [1]}"};
+  std::vector<std::string> labels = {"\x1b[31mred\x1b[0m",
+                                     "\x7F"
+                                     "del",
+                                     "over\xC0\xAFlong",
+                                     "quote \" and \\",
+                                     "new\nline",
+                                     "tab\there",
+                                     "key: value",
+                                     "- item",
+                                     "&anchor *alias !tag",
+                                     "#comment",
+                                     "'single'",
+                                     "\xEF\xBF\xBE\xEF\xBF\xBF",
+                                     "\xC2\x85nel",
+                                     "{flow: [1]}"};
   std::string all;
   for (int c = 1; c < 256; ++c) all += static_cast<char>(c);
   labels.push_back(all);

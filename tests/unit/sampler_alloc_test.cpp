@@ -68,7 +68,8 @@ void expect_allocation_free_steady_state(bool with_events) {
   if (with_events) {
     primed = std::make_unique<ProcTree>("/proc", getpid());
     primed->prime();
-    if (!primed->uses_events()) GTEST_SKIP() << "no process events here (needs CAP_NET_ADMIN in the initial namespaces)";
+    if (!primed->uses_events())
+      GTEST_SKIP() << "no process events here (needs CAP_NET_ADMIN in the initial namespaces)";
   }
   const pid_t child = fork();
   if (child == 0) {
@@ -77,7 +78,8 @@ void expect_allocation_free_steady_state(bool with_events) {
     pause();
     _exit(0);
   }
-  const std::string path = std::filesystem::temp_directory_path() / ("qprof-alloc-" + std::to_string(getpid()) + ".dat");
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("qprof-alloc-" + std::to_string(getpid()) + ".dat");
   {
     dat::Writer out(path);
     WallAnchor clock;

@@ -111,8 +111,8 @@ TEST(SessionCpuRate, TheMeanOfTheRunIsNeverAboveThePeak) {
   for (const double tail : {0.0, 0.01, 0.04, 0.049}) {
     CpuRate rate(0.1);
     rate.add(100.0, 0.0);
-    rate.add(100.1, 0.08);         // 80 %
-    rate.add(100.2, 0.16);         // 80 %
+    rate.add(100.1, 0.08);                // 80 %
+    rate.add(100.2, 0.16);                // 80 %
     rate.add(100.2 + tail, 0.16 + tail);  // 100 % in the tail: merged into the last interval
     rate.finish();
     const double mean = 100.0 * (0.16 + tail) / (0.2 + tail);

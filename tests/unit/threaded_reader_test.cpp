@@ -53,10 +53,16 @@ class Log final : public Visitor {
     if (threads_at_first_sample == 0) threads_at_first_sample = threads_of_this_process();
     add("mem", s.t, static_cast<double>(s.bytes));
   }
-  void child(std::int64_t pid, const MemSample& s) override { add("child", static_cast<double>(pid), s.t, static_cast<double>(s.bytes)); }
-  void process_name(std::int64_t pid, std::string_view n) override { add("proc " + std::string(n), static_cast<double>(pid)); }
+  void child(std::int64_t pid, const MemSample& s) override {
+    add("child", static_cast<double>(pid), s.t, static_cast<double>(s.bytes));
+  }
+  void process_name(std::int64_t pid, std::string_view n) override {
+    add("proc " + std::string(n), static_cast<double>(pid));
+  }
   void mark(Seconds t, std::string_view l) override { add("mark " + std::string(l), t); }
-  void func(std::string_view n, const MemSample& a, const MemSample& b) override { add("func " + std::string(n), a.t, b.t); }
+  void func(std::string_view n, const MemSample& a, const MemSample& b) override {
+    add("func " + std::string(n), a.t, b.t);
+  }
   void pss(const PssSample& s) override { add("pss", s.t, static_cast<double>(s.pss)); }
   void io(const IoSample& s) override { add("io", s.t, static_cast<double>(s.read_bytes)); }
   void cpu(const CpuSample& s) override { add("cpu", s.t, s.cpu_seconds); }

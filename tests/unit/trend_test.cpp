@@ -93,10 +93,12 @@ TEST(Trend, FlatStepSpikeAndWarmUpAreNoLeak) {
 
 TEST(Trend, SmallOrShortGrowthIsNoLeak) {
   // 1 MiB over 10 s on 2 GiB: under both size thresholds.
-  const auto small = series(10, 0.1, [](Seconds t) { return 2048 * kMiB + 0.1 * kMiB * t; }, 0);
+  const auto small = series(
+      10, 0.1, [](Seconds t) { return 2048 * kMiB + 0.1 * kMiB * t; }, 0);
   EXPECT_FALSE(trend_of(small, kT0)->significant);
   // Steep, but over a second: too short to tell from a start-up.
-  const auto short_run = series(1, 0.05, [](Seconds t) { return 100 * kMiB * t; }, 0);
+  const auto short_run = series(
+      1, 0.05, [](Seconds t) { return 100 * kMiB * t; }, 0);
   EXPECT_FALSE(trend_of(short_run, kT0)->significant);
 }
 

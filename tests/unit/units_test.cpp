@@ -54,7 +54,8 @@ TEST(Units, ParseDuration) {
 
 // The error that refuses a value lists what is accepted: the units themselves.
 TEST(Units, FormsNameEveryUnit) {
-  for (const char* u : {"4G", "4GiB", "4096M", "K M G T", "KB MB GB TB"}) EXPECT_NE(size_forms().find(u), std::string::npos) << u;
+  for (const char* u : {"4G", "4GiB", "4096M", "K M G T", "KB MB GB TB"})
+    EXPECT_NE(size_forms().find(u), std::string::npos) << u;
   for (const char* u : {"10ms", "0.5s", "1m", "us ms s m min h d w"}) {
     EXPECT_NE(duration_forms().find(u), std::string::npos) << u;
   }

@@ -20,7 +20,8 @@ namespace {
 constexpr Bytes kMiB = Bytes{1} << 20;
 
 const char* kTrace =
-    "QPROF 1 version=x interval=0.010000 host=h root_pid=1 start=100.000000 metric=rss limit=314572800 limit_source=cgroup-v1\n"
+    "QPROF 1 version=x interval=0.010000 host=h root_pid=1 start=100.000000 metric=rss limit=314572800 "
+    "limit_source=cgroup-v1\n"
     "CMDLINE job\n"
     "DIRDEF 0 /tmp/work/cache\n"
     "DIRDEF 1 /data/tmp\\x20dir\n"
@@ -128,7 +129,8 @@ TEST(WatchReport, YamlHasQuarksKeyAndTheDirectoriesAndTheLimit) {
   EXPECT_EQ(y["qprof"]["memory_limit"]["source"].as<std::string>(), "cgroup-v1");
   for (const auto& m : y["missing"]) EXPECT_NE(m.as<std::string>(), "peak_cache_dir_disk_usage_mb");
   // Without watched directories the key is left out, as Quark leaves it (None) when it watched none.
-  EXPECT_FALSE(YAML::Load(report::quark_yaml(dat::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\n", "m.dat")))["peak_cache_dir_disk_usage_mb"]);
+  EXPECT_FALSE(YAML::Load(report::quark_yaml(
+      dat::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\n", "m.dat")))["peak_cache_dir_disk_usage_mb"]);
 }
 
 TEST(WatchReport, ReportHasTheLimitFactsAndADirectoryTable) {

@@ -9,7 +9,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: alloc_tree PARENT_MIB CHILDREN CHILD_MIB HOLD_MS\n");
     return 2;
@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
       touch_mib(child_mib);
       if (write(ready[1], "x", 1) != 1) _exit(96);
       char end;
-      if (read(release[0], &end, 1) != 0) _exit(94);  /* EOF: the parent's hold is over */
+      if (read(release[0], &end, 1) != 0) _exit(94); /* EOF: the parent's hold is over */
       _exit(0);
     }
   }

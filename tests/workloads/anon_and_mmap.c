@@ -9,14 +9,14 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: anon_and_mmap ANON_MIB PATH PASSES\n");
     return 2;
   }
   const size_t anon_mib = strtoul(argv[1], NULL, 10);
   const int passes = atoi(argv[3]);
-  char *anon = touch_mib(anon_mib);
+  char* anon = touch_mib(anon_mib);
   int fd = open(argv[2], O_RDONLY);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   const size_t size = (size_t)st.st_size;
-  const unsigned char *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+  const unsigned char* p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     return 1;
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   }
   /* The anonymous pages stay in use to the end: read one of each. */
   for (size_t off = 0; off < anon_mib * MIB; off += (size_t)page) sum += (unsigned char)anon[off];
-  munmap((void *)p, size);
+  munmap((void*)p, size);
   close(fd);
   release_mib(anon, anon_mib);
   return sum == 0 ? 1 : 0;

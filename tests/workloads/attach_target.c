@@ -8,20 +8,20 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 5) return 2;
   const size_t mib = strtoul(argv[1], NULL, 10);
   const size_t child_mib = strtoul(argv[2], NULL, 10);
   const long hold_ms = strtol(argv[3], NULL, 10);
   char ready[4096];
   snprintf(ready, sizeof ready, "%s.ready", argv[4]);
-  char *p = touch_mib(mib);
+  char* p = touch_mib(mib);
   close(open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644));
   for (int i = 0; i < 60000 && access(argv[4], F_OK) != 0; ++i) sleep_ms(10);
   if (child_mib > 0) {
     const pid_t child = fork();
     if (child == 0) {
-      char *c = touch_mib(child_mib);
+      char* c = touch_mib(child_mib);
       sleep_ms(hold_ms);
       release_mib(c, child_mib);
       _exit(0);

@@ -14,7 +14,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 3) return 2;
   double seconds = atol(argv[1]) / 1000.0;
   int children = atoi(argv[2]);
@@ -31,7 +31,8 @@ int main(int argc, char **argv) {
   double wall = now_s() - start;
   struct rusage ru;
   getrusage(RUSAGE_CHILDREN, &ru);
-  double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  double cpu =
+      (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
   printf("cpu_seconds %.6f wall_seconds %.6f\n", cpu, wall);
   return 0;
 }

@@ -12,7 +12,7 @@
 static volatile sig_atomic_t seen;
 static int sigs[MAX_SEEN], pids[MAX_SEEN], codes[MAX_SEEN];
 
-static void on(int sig, siginfo_t *info, void *ctx) {
+static void on(int sig, siginfo_t* info, void* ctx) {
   (void)ctx;
   if (seen < MAX_SEEN) {
     sigs[seen] = sig;
@@ -22,7 +22,7 @@ static void on(int sig, siginfo_t *info, void *ctx) {
   seen = seen + 1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2) return 2;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   mark("Ready");
   for (int i = 0; i < 3000 && !seen; ++i) sleep_ms(10);
   if (!seen) return 3;
-  for (int i = 0; i < 100; ++i) sleep_ms(10);  /* sleep_ms resumes after each signal */
+  for (int i = 0; i < 100; ++i) sleep_ms(10); /* sleep_ms resumes after each signal */
   for (int i = 0; i < seen && i < MAX_SEEN; ++i) {
     fprintf(stderr, "workload got signal %d from pid %d, code %d\n", sigs[i], pids[i], codes[i]);
   }

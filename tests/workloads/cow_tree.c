@@ -6,12 +6,12 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 4) return 2;
   size_t mib = strtoul(argv[1], NULL, 10);
   int readers = atoi(argv[2]);
   long hold_ms = atol(argv[3]);
-  char *data = touch_mib(mib);
+  char* data = touch_mib(mib);
   for (int i = 0; i < readers; ++i) {
     if (fork() == 0) {
       volatile char sum = 0;

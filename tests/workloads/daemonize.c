@@ -6,7 +6,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: daemonize MIB HOLD_MS\n");
     return 2;

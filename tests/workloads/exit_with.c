@@ -4,7 +4,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) return 2;
   int n = atoi(argv[1]);
   sleep_ms(50);

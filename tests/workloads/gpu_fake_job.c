@@ -11,17 +11,17 @@
  * the tree's GPU peak is the largest MIB step, exactly (bytes = MIB × 2^20). */
 #include "workload.h"
 
-static char *base;
+static char* base;
 static size_t base_len;
 
-static int write_script(const char *path, long pid, unsigned long long bytes) {
+static int write_script(const char* path, long pid, unsigned long long bytes) {
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
+  FILE* f = fopen(tmp, "w");
   if (!f) return -1;
   /* The last device line's "used" rises by `bytes`: find it and rewrite that one line. */
-  const char *last = NULL;
-  for (const char *p = base; p && (p = strstr(p, "device ")) != NULL; p += 7) {
+  const char* last = NULL;
+  for (const char* p = base; p && (p = strstr(p, "device ")) != NULL; p += 7) {
     if (p == base || p[-1] == '\n') last = p;
   }
   if (last && bytes > 0) {
@@ -43,13 +43,13 @@ static int write_script(const char *path, long pid, unsigned long long bytes) {
   return rename(tmp, path);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: gpu_fake_job SCRIPT MIB:MS [MIB:MS...]\n");
     return 2;
   }
-  const char *path = argv[1];
-  FILE *f = fopen(path, "r");
+  const char* path = argv[1];
+  FILE* f = fopen(path, "r");
   if (!f) {
     perror(path);
     return 3;

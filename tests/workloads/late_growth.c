@@ -3,10 +3,10 @@
  * last moments of the process, after any periodic VmHWM reading: only wait4's ru_maxrss sees it. */
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const size_t mib = strtoul(argv[1], NULL, 10);
-  char *p = malloc(mib * MIB);
+  char* p = malloc(mib * MIB);
   if (!p) return 99;
   long page = sysconf(_SC_PAGESIZE);
   for (size_t off = 0; off < mib * MIB; off += (size_t)page) p[off] = 1;

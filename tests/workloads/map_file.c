@@ -8,12 +8,12 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: map_file PATH MIB HOLD_MS\n");
     return 2;
   }
-  const char *path = argv[1];
+  const char* path = argv[1];
   const size_t mib = strtoul(argv[2], NULL, 10);
   const long hold = atol(argv[3]);
   int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  const char *p = mmap(NULL, mib * MIB, PROT_READ, MAP_SHARED, fd, 0);
+  const char* p = mmap(NULL, mib * MIB, PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     return 1;
@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   if (sum == 0) return 3;
   mark("mapped");
   sleep_ms(hold);
-  munmap((void *)p, mib * MIB);
+  munmap((void*)p, mib * MIB);
   close(fd);
   unlink(path);
   return 0;

@@ -10,11 +10,11 @@
 
 #include <qprof_mark.h>
 
-int main(int argc, char **argv) {
-  char *last = NULL;
+int main(int argc, char** argv) {
+  char* last = NULL;
   size_t last_mib = 0;
   for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
+    const char* a = argv[i];
     if (strncmp(a, "mark:", 5) == 0) {
       qprof_mark(a + 5);
     } else if (strncmp(a, "sync:", 5) == 0) {

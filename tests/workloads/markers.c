@@ -8,7 +8,7 @@
 
 #define QUIET 30
 
-static void checkpoint(const char *label) {
+static void checkpoint(const char* label) {
   mark(label);
   sleep_ms(QUIET);
 }
@@ -17,11 +17,11 @@ int main(void) {
   fprintf(stderr, "starting (not a marker)\n");
   fflush(stderr);
   checkpoint("Load Start");
-  char *model = touch_mib(40);
+  char* model = touch_mib(40);
   sleep_ms(150);
   checkpoint("Load End");
   checkpoint("Calibration Start");
-  char *activations = touch_mib(80);
+  char* activations = touch_mib(80);
   sleep_ms(150);
   checkpoint("Calibration End");
   release_mib(activations, 80);

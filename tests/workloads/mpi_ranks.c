@@ -7,7 +7,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc != 3) {
     fprintf(stderr, "usage: mpi_ranks MIB_PER_RANK HOLD_MS\n");
@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
   size_t mib = strtoul(argv[1], NULL, 10) * (size_t)(rank + 1);
   long hold_ms = atol(argv[2]);
   mark("Hold Start");
-  char *p = touch_mib(mib);
+  char* p = touch_mib(mib);
   MPI_Barrier(MPI_COMM_WORLD);
   sleep_ms(hold_ms);
   MPI_Barrier(MPI_COMM_WORLD);

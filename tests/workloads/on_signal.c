@@ -10,7 +10,7 @@ static volatile sig_atomic_t got;
 
 static void on(int sig) { got = sig; }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2) return 2;
   int code = atoi(argv[1]);
   int ignore = argc > 2 && strcmp(argv[2], "ignore") == 0;

@@ -8,18 +8,18 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 5) return 2;
   size_t parent_mib = strtoul(argv[1], NULL, 10);
   int workers = atoi(argv[2]);
   size_t own_mib = strtoul(argv[3], NULL, 10);
   long hold_ms = atol(argv[4]);
-  char *shared = touch_mib(parent_mib);
+  char* shared = touch_mib(parent_mib);
   for (int i = 0; i < workers; ++i) {
     if (fork() == 0) {
       volatile char sum = 0;
       for (size_t off = 0; off < parent_mib * MIB; off += 4096) sum += shared[off];
-      char *own = touch_mib(own_mib);
+      char* own = touch_mib(own_mib);
       sleep_ms(hold_ms);
       (void)own;
       _exit(0);

@@ -7,7 +7,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: shm_fill MIB HOLD_MS\n");
     return 2;
@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
     perror("ftruncate");
     return 1;
   }
-  char *p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  char* p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     return 1;

@@ -5,7 +5,7 @@
 
 #include "workload.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 3) return 2;
   size_t total = strtoul(argv[1], NULL, 10) * MIB;
   uint64_t x = strtoull(argv[2], NULL, 10) | 1;

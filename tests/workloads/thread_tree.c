@@ -9,13 +9,13 @@
 
 static long hold;
 
-static void *wait_thread(void *arg) {
+static void* wait_thread(void* arg) {
   (void)arg;
   sleep_ms(hold);
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: thread_tree THREADS CHILDREN HOLD_MS\n");
     return 2;

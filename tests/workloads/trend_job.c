@@ -25,12 +25,12 @@ static void grow_for(long ms) {
   }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: trend_job grow|flat|step|spike|staged SECONDS\n");
     return 2;
   }
-  const char *shape = argv[1];
+  const char* shape = argv[1];
   const long ms = (long)(atof(argv[2]) * 1000);
   if (strcmp(shape, "grow") == 0) {
     touch_mib(40);
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   } else if (strcmp(shape, "spike") == 0) {
     touch_mib(60);
     sleep_ms(ms * 6 / 10);
-    char *spike = touch_mib(400);
+    char* spike = touch_mib(400);
     sleep_ms(200);
     release_mib(spike, 400);
     sleep_ms(ms * 4 / 10 - 200);

@@ -13,9 +13,9 @@
 #define MIB (1024UL * 1024UL)
 
 /* Maps and touches `mib` MiB of private anonymous memory (every page resident). */
-static inline char *touch_mib(size_t mib) {
+static inline char* touch_mib(size_t mib) {
   if (mib == 0) return NULL;
-  char *p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char* p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     exit(99);
@@ -25,7 +25,7 @@ static inline char *touch_mib(size_t mib) {
   return p;
 }
 
-static inline void release_mib(char *p, size_t mib) {
+static inline void release_mib(char* p, size_t mib) {
   if (p) munmap(p, mib * MIB);
 }
 
@@ -36,7 +36,7 @@ static inline void sleep_ms(long ms) {
 }
 
 /* A marker line for qprof, written with one write(2) so that it is never interleaved. */
-static inline void mark(const char *label) {
+static inline void mark(const char* label) {
   char line[512];
   int n = snprintf(line, sizeof line, "QPROF_MARK: %s\n", label);
   if (write(2, line, (size_t)n) < 0) exit(98);

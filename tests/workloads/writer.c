@@ -7,7 +7,7 @@
 
 #include "workload.h"
 
-static void write_file(const char *path, size_t mib) {
+static void write_file(const char* path, size_t mib) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) _exit(97);
   static char block[1 << 20];
@@ -19,7 +19,7 @@ static void write_file(const char *path, size_t mib) {
   close(fd);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 4) return 2;
   size_t mib = strtoul(argv[1], NULL, 10);
   int orphan = strcmp(argv[3], "orphan") == 0;

@@ -30,9 +30,9 @@ struct StageBottleneck {
   // Of one core. CPU and read rates come from readings inside the stage (the stats schedule,
   // every 0.1 s by default): none where it holds fewer than two, kMinRateInterval apart.
   std::optional<double> cpu_mean_percent, cpu_peak_percent;
-  std::optional<double> gpu_mean_percent, gpu_peak_percent;    // busy % (NVML utilization.gpu), over devices and samples
+  std::optional<double> gpu_mean_percent, gpu_peak_percent;  // busy % (NVML utilization.gpu), over devices and samples
   std::optional<double> read_mean_bytes_per_s, read_peak_bytes_per_s;  // storage reads
-  std::optional<std::int64_t> memory_growth;  // RSS at the stage's end minus at its start
+  std::optional<std::int64_t> memory_growth;                           // RSS at the stage's end minus at its start
   bool input_bound = false;
   std::string verdict;  // "GPU busy 12 % while reading 410 MB/s: likely input-bound"; empty: none
 };

@@ -25,8 +25,8 @@ struct TraceListing {
   std::string path;
   std::optional<Seconds> start;  // Unix s: the header's start, else the first sample
   std::string command;
-  Seconds duration = 0;          // the first sample (or the header's start) to the last, or the exit
-  std::optional<Bytes> peak;     // sampled Σ RSS; none without samples
+  Seconds duration = 0;       // the first sample (or the header's start) to the last, or the exit
+  std::optional<Bytes> peak;  // sampled Σ RSS; none without samples
 };
 
 // Streams the trace once, holding nothing of it. Throws dat::ParseError.

@@ -29,8 +29,8 @@ std::optional<IoSample> io_totals(const Trace& trace);
 // The intervals cover the run from its start (CPU time 0 there) to the last reading, so the
 // run's mean is never above the peak; a run with no interval of `min_interval` has no peak.
 struct CpuUse {
-  double seconds = 0;                   // user + system of the whole tree
-  std::optional<double> peak_percent;   // of one core, the highest over intervals of at least `min_interval`
+  double seconds = 0;                  // user + system of the whole tree
+  std::optional<double> peak_percent;  // of one core, the highest over intervals of at least `min_interval`
 };
 std::optional<CpuUse> cpu_use(const Trace& trace, Seconds min_interval = 0.05);
 

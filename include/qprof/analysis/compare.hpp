@@ -50,7 +50,7 @@ struct Comparison {
   Metric metric = Metric::rss;  // the metric of the per-stage peaks (and of budgets)
   std::vector<CompareColumn> columns;
   std::vector<std::vector<CompareValue>> rows;  // one per entry, one value per column
-  std::size_t stages_left_out = 0;  // stage names past kMaxStageColumns, without a column
+  std::size_t stages_left_out = 0;              // stage names past kMaxStageColumns, without a column
 };
 // The most stage names that get a column of their own in a comparison.
 inline constexpr std::size_t kMaxStageColumns = 64;
@@ -64,13 +64,13 @@ std::optional<std::size_t> peak_column(const Comparison& c, Metric m);
 // Budgets on the rows of a comparison, on the peak of `c.metric` (a row's median): `max_peak` on
 // every row but the first when it is an explicit baseline, `growth` on every row against the first.
 struct RowCheck {
-  bool checked = false;          // a budget applies to this row
-  bool known = false;            // the row (and the first, for a growth) has the metric
-  Bytes value = 0;               // the row's peak
+  bool checked = false;                // a budget applies to this row
+  bool known = false;                  // the row (and the first, for a growth) has the metric
+  Bytes value = 0;                     // the row's peak
   std::optional<Bytes> over_max_peak;  // by how much it exceeds max_peak
   std::optional<Bytes> over_growth;    // by how much it exceeds the growth allowed over the first row
-  Bytes baseline = 0;            // the first row's peak (with a growth)
-  double growth = 0;             // value / baseline − 1
+  Bytes baseline = 0;                  // the first row's peak (with a growth)
+  double growth = 0;                   // value / baseline − 1
   bool over() const { return over_max_peak || over_growth; }
 };
 std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_peak, std::optional<Growth> growth,

@@ -31,8 +31,8 @@ std::vector<MemSample> summed_series(const std::vector<const Trace*>& traces, Me
 
 struct JobPeak {
   Bytes bytes = 0;
-  Seconds t = 0;              // job seconds
-  std::vector<Bytes> each;    // every trace's value at that moment (0: not running)
+  Seconds t = 0;            // job seconds
+  std::vector<Bytes> each;  // every trace's value at that moment (0: not running)
 };
 // The highest point of summed_series; nullopt without samples. Metrics without samples over
 // time (hwm_sum, kernel_process) cannot be summed in time: has_series_over_time says so.
@@ -51,11 +51,11 @@ std::vector<HostGroup> group_by_host(const std::vector<const Trace*>& traces);
 // rank is the one whose own run of the stage took longest.
 struct JobStage {
   std::string name;
-  Seconds start = 0, end = 0;   // job seconds
-  std::size_t ranks = 0;        // traces that ran it
-  std::size_t slowest = 0;      // index of the slowest trace
+  Seconds start = 0, end = 0;  // job seconds
+  std::size_t ranks = 0;       // traces that ran it
+  std::size_t slowest = 0;     // index of the slowest trace
   Seconds slowest_duration = 0;
-  bool closed = true;           // every rank's run of it ended
+  bool closed = true;  // every rank's run of it ended
 };
 std::vector<JobStage> job_stages(const std::vector<const Trace*>& traces, Align align);
 

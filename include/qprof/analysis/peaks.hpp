@@ -51,7 +51,7 @@ struct StageStats {
   Seconds start = 0;  // relative to the trace's start
   Seconds end = 0;
   Seconds duration = 0;
-  double share = 0;   // duration / trace duration
+  double share = 0;               // duration / trace duration
   std::optional<Peak> peak;       // inside the stage
   std::optional<Bytes> at_start;  // the metric at the start marker (rss: the marker's own sample)
   std::optional<Bytes> at_end;

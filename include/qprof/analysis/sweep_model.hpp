@@ -27,9 +27,9 @@ struct SweepPointRuns {
 };
 
 struct FigureModel {
-  std::string key;    // "footprint", "unreclaimable", "peak_rss", "duration", "fit_runs_in", "fit_full_speed"
-  std::string title;  // "footprint (Σ PSS peak)", "Σ RSS peak", "duration"
-  bool bytes = true;  // else seconds
+  std::string key;           // "footprint", "unreclaimable", "peak_rss", "duration", "fit_runs_in", "fit_full_speed"
+  std::string title;         // "footprint (Σ PSS peak)", "Σ RSS peak", "duration"
+  bool bytes = true;         // else seconds
   std::vector<double> x, y;  // the points with the figure: the value, the median of its runs
   std::vector<double> low, high;  // the runs' min and max at each point
   std::optional<LineFit> line;
@@ -51,7 +51,7 @@ struct FigureModel {
 
 struct SweepModel {
   std::string parameter;
-  bool integer_values = true;  // every value run is a whole number (workers): solved values are floored
+  bool integer_values = true;        // every value run is a whole number (workers): solved values are floored
   std::vector<FigureModel> figures;  // those some run has; unfitted with fewer than 2 values
 };
 

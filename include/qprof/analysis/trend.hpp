@@ -65,7 +65,7 @@ struct TrendRule {
 };
 
 struct Trend {
-  LineFit fit;      // bytes against seconds since the trace's start
+  LineFit fit;       // bytes against seconds since the trace's start
   Seconds from = 0;  // the window fitted, seconds since the trace's start
   Seconds to = 0;
   std::size_t samples = 0;

@@ -20,9 +20,7 @@ bool sleep_until_ns(std::int64_t deadline_ns);
 class WallAnchor {
  public:
   WallAnchor();  // reads both clocks now
-  Seconds unix_at(std::int64_t mono_ns) const {
-    return unix0_ + static_cast<double>(mono_ns - mono0_) * 1e-9;
-  }
+  Seconds unix_at(std::int64_t mono_ns) const { return unix0_ + static_cast<double>(mono_ns - mono0_) * 1e-9; }
   std::int64_t mono0() const { return mono0_; }
 
  private:

@@ -27,7 +27,7 @@ struct Failure {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit, as expected's
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}            // NOLINT: implicit, as expected's
   Result(Failure failure) : state_(std::in_place_index<1>, std::move(failure)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }

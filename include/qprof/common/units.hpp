@@ -16,7 +16,7 @@ enum class Unit { B, KiB, MiB, GiB, KB, MB, GB };
 
 std::optional<Unit> parse_unit(std::string_view name);  // case-sensitive: "MiB", "GB", …
 std::string_view unit_name(Unit u);
-double unit_bytes(Unit u);                              // bytes in one unit
+double unit_bytes(Unit u);  // bytes in one unit
 inline double in_unit(Bytes b, Unit u) { return static_cast<double>(b) / unit_bytes(u); }
 // A byte count held in a double, back as Bytes, rounded and saturated: 0 below 0 (and for NaN),
 // 2^64 - 1 from 2^64 on. A trace read from a file may say anything, and the plain cast out of

@@ -16,30 +16,30 @@ namespace qprof::fit {
 
 struct FitOptions {
   std::vector<std::string> command;
-  double max_slowdown = 4;      // a probe longer than this × the baseline is stopped
-  double min_cutoff_s = 0.1;    // …but never before this: a start-up's noise is not a slowdown
+  double max_slowdown = 4;    // a probe longer than this × the baseline is stopped
+  double min_cutoff_s = 0.1;  // …but never before this: a start-up's noise is not a slowdown
   Resolution resolution;
-  int runs_max = 16;            // runs in all, the baseline included
+  int runs_max = 16;  // runs in all, the baseline included
   double full_speed_margin = 0.10;
   double sample_every_s = 0.01;  // the baseline's memory.stat sampling (the unreclaimable peak)
 };
 
 // Before each run: which, of about how many, at which limit (0: the baseline), and when.
 struct Progress {
-  int run = 0;          // 1 = the baseline
-  int about = 0;        // runs in all, as far as can be told now
+  int run = 0;    // 1 = the baseline
+  int about = 0;  // runs in all, as far as can be told now
   Bytes limit = 0;
   double elapsed_s = 0;  // since fit started
 };
 
 enum class FitEnd {
-  searched,          // every boundary to the resolution
-  runs_max,          // --runs-max stopped it first
-  interrupted,       // SIGINT or SIGTERM
-  job_failed,        // the baseline failed: nothing to fit
-  cannot_start,      // the command cannot be started (126, 127)
-  no_cgroup,         // qprof may not create memory cgroups here
-  probe_error,       // a limit could not be written
+  searched,      // every boundary to the resolution
+  runs_max,      // --runs-max stopped it first
+  interrupted,   // SIGINT or SIGTERM
+  job_failed,    // the baseline failed: nothing to fit
+  cannot_start,  // the command cannot be started (126, 127)
+  no_cgroup,     // qprof may not create memory cgroups here
+  probe_error,   // a limit could not be written
 };
 
 struct FitReport {
@@ -49,16 +49,16 @@ struct FitReport {
   std::optional<Baseline> baseline;
   std::vector<Probe> probes;  // the limited runs, in the order they ran
   Findings findings;
-  double cutoff_s = 0;          // where a probe is stopped as too slow
-  double reference_s = 0;       // the fastest completed run: full speed is within the margin of it
-  double max_slowdown = 0;      // the options the search ran with
+  double cutoff_s = 0;      // where a probe is stopped as too slow
+  double reference_s = 0;   // the fastest completed run: full speed is within the margin of it
+  double max_slowdown = 0;  // the options the search ran with
   double full_speed_margin = 0;
   Resolution resolution;
-  double qprof_cpu_s = 0;       // qprof's own CPU time over all runs
-  double probes_s = 0;          // the runs' durations summed
+  double qprof_cpu_s = 0;  // qprof's own CPU time over all runs
+  double probes_s = 0;     // the runs' durations summed
   FitEnd end = FitEnd::searched;
-  int status = 0;               // qprof's exit status
-  std::string message;          // why it stopped early, in one sentence
+  int status = 0;       // qprof's exit status
+  std::string message;  // why it stopped early, in one sentence
   std::vector<std::string> notes;
 };
 

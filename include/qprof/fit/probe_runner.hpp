@@ -26,14 +26,14 @@ struct ProbeWatch {
 struct ProbeRun {
   std::optional<LaunchFailure> launch_failure;  // the command could not start (126, 127)
   int wait_status = 0;
-  rusage usage{};         // the command and the descendants it waited for
-  double seconds = 0;     // from the launch to the command's end
+  rusage usage{};      // the command and the descendants it waited for
+  double seconds = 0;  // from the launch to the command's end
   bool stopped_at_deadline = false;
   int stopped_by_signal = 0;  // SIGINT/SIGTERM came during the run: its outcome means nothing
   std::optional<std::uint64_t> oom_kills;
-  std::optional<Bytes> charge_peak;          // the kernel's, else the highest sample
-  std::optional<Bytes> unreclaimable_peak;   // sampled; nullopt without sampling
-  std::optional<std::uint64_t> major_faults; // the group's pgmajfault, else the rusage's
+  std::optional<Bytes> charge_peak;           // the kernel's, else the highest sample
+  std::optional<Bytes> unreclaimable_peak;    // sampled; nullopt without sampling
+  std::optional<std::uint64_t> major_faults;  // the group's pgmajfault, else the rusage's
 };
 
 ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, const StopSignals& signals,

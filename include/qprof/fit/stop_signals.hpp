@@ -17,8 +17,8 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  int fd() const;       // readable when a signal came
-  void drain() const;   // reads what is there, so that the next poll waits again
+  int fd() const;           // readable when a signal came
+  void drain() const;       // reads what is there, so that the next poll waits again
   int stop_signal() const;  // SIGINT or SIGTERM once the user asked to stop, else 0
   // The signals the command must get back at their defaults (LaunchRequest::default_signals).
   static std::vector<int> handled();

@@ -25,9 +25,9 @@ std::vector<std::string> delegated_scope_argv(const std::string& unit, const std
 
 // Whether a systemd user manager answers here: a cgroup v2 machine (`cgroup_root` has
 // cgroup.controllers), systemd-run on PATH, and the manager's socket under $XDG_RUNTIME_DIR.
-bool systemd_user_manager_available(const std::string& cgroup_root = "/sys/fs/cgroup",
-                                    const std::function<const char*(const char*)>& getenv =
-                                        [](const char* name) { return std::getenv(name); });
+bool systemd_user_manager_available(
+    const std::string& cgroup_root = "/sys/fs/cgroup",
+    const std::function<const char*(const char*)>& getenv = [](const char* name) { return std::getenv(name); });
 
 // The command line that runs qprof again in a delegated scope, or nullopt where that cannot help:
 // qprof may create its groups already, it runs in such a scope already, or no manager answers.

@@ -24,7 +24,7 @@ namespace qprof::gpu {
 inline constexpr Bytes kUnknown = ~Bytes{0};
 
 struct Device {
-  std::string uuid;         // the key: GPU-…/MIG-… (NVIDIA), the PCI address (AMD, Intel)
+  std::string uuid;  // the key: GPU-…/MIG-… (NVIDIA), the PCI address (AMD, Intel)
   std::string name;
   Bytes total = 0;          // capacity; 0 when unknown
   int vendor_index = -1;    // NVIDIA: NVML index of the physical GPU (a MIG device: its parent's)
@@ -39,10 +39,10 @@ struct DeviceProcesses {
     failed,       // the query failed this time (an error, a driver hiccup)
   };
   Status status = Status::failed;
-  Bytes tree = 0;              // Σ memory of the listed processes that are the tree's
-  std::uint32_t listed = 0;    // processes the device listed, every tenant
-  std::uint32_t matched = 0;   // of them, the tree's
-  std::uint32_t unknown = 0;   // of the tree's, those whose memory was not available
+  Bytes tree = 0;             // Σ memory of the listed processes that are the tree's
+  std::uint32_t listed = 0;   // processes the device listed, every tenant
+  std::uint32_t matched = 0;  // of them, the tree's
+  std::uint32_t unknown = 0;  // of the tree's, those whose memory was not available
   // Both lists were read (or the graphics list is not supported: a compute-only GPU has none),
   // so `listed` counts every process with a context on the device.
   bool every_tenant = false;
@@ -50,9 +50,9 @@ struct DeviceProcesses {
 
 // How busy a device was (GPUUTIL lines). Percentages 0–100; PCIe in bytes per second.
 struct DeviceUtil {
-  bool valid = false;      // busy and mem_bw were read
-  double busy = 0;         // NVML utilization.gpu, amdgpu gpu_busy_percent
-  double mem_bw = 0;       // NVML utilization.memory, amdgpu mem_busy_percent
+  bool valid = false;               // busy and mem_bw were read
+  double busy = 0;                  // NVML utilization.gpu, amdgpu gpu_busy_percent
+  double mem_bw = 0;                // NVML utilization.memory, amdgpu mem_busy_percent
   std::optional<double> tree_busy;  // the tree's share of that busy % (kernels and copies)
   std::optional<double> pcie_rx, pcie_tx;
   // Set by the caller from the device's latest process list. The per-process call that tells

@@ -23,8 +23,8 @@ std::optional<Bytes> parse_size(std::string_view value);
 
 // What one DRM client's fdinfo says.
 struct Client {
-  std::string_view driver;        // drm-driver: amdgpu, i915, xe, …
-  std::string_view pdev;          // drm-pdev: the device's PCI address
+  std::string_view driver;                 // drm-driver: amdgpu, i915, xe, …
+  std::string_view pdev;                   // drm-pdev: the device's PCI address
   std::optional<std::uint64_t> client_id;  // drm-client-id: one per open of the device file
   // Device-local memory (VRAM) the client holds: Σ drm-resident-<vram|local…> when the kernel
   // prints them, else amdgpu's drm-memory-vram, else Σ drm-total-<vram|local…>.
@@ -37,9 +37,9 @@ bool parse_fdinfo(std::string_view text, Client& out);
 
 // One GPU in /sys/class/drm (amdgpu; i915 and xe unless integrated, which have no VRAM).
 struct SysDevice {
-  std::string card;      // card0
-  std::string pdev;      // 0000:03:00.0
-  std::string driver;    // amdgpu, i915, xe
+  std::string card;    // card0
+  std::string pdev;    // 0000:03:00.0
+  std::string driver;  // amdgpu, i915, xe
   std::string name;
   std::optional<Bytes> total;  // mem_info_vram_total
   std::string used_path;       // mem_info_vram_used, empty without it

@@ -54,34 +54,34 @@ struct SamplerOptions {
 
 // What the run found, per device, for the summary.
 struct DeviceSummary {
-  int index = -1;            // GPUDEV index in the trace; -1: never recorded
+  int index = -1;  // GPUDEV index in the trace; -1: never recorded
   std::string uuid;
   std::string name;
   Bytes total = 0;
-  bool visible = true;       // selected by CUDA_VISIBLE_DEVICES (recorded from the start)
-  Bytes peak_tree = 0;       // the tree's peak on this device
+  bool visible = true;  // selected by CUDA_VISIBLE_DEVICES (recorded from the start)
+  Bytes peak_tree = 0;  // the tree's peak on this device
   Seconds peak_tree_t = 0;
-  Bytes peak_used = 0;       // the device's peak total use (every tenant)
+  Bytes peak_used = 0;                // the device's peak total use (every tenant)
   bool tree_is_device_total = false;  // some of the tree's figures are the device's total
   std::uint64_t util_samples = 0;     // GPUUTIL lines written for it
   double busy_percent_sum = 0;        // Σ of their busy % (mean = sum / samples)
 };
 
 struct Summary {
-  std::string backend;       // Backend::name(); empty without a backend
+  std::string backend;  // Backend::name(); empty without a backend
   std::vector<DeviceSummary> devices;
   Bytes peak_tree_total = 0;  // peak of Σ devices of the tree's figure (gpu_memory_mb)
   Seconds peak_tree_total_t = 0;
   bool any_device_total = false;  // some tree figure is a device total ("not per-process")
-  std::uint64_t samples = 0;          // calls that wrote GPU lines
+  std::uint64_t samples = 0;      // calls that wrote GPU lines
   std::uint64_t device_queries = 0;
   std::uint64_t process_queries = 0;
-  std::int64_t device_query_ns = 0;   // mean wall time of one device-totals query
-  std::int64_t process_query_ns = 0;  // mean wall time of one process query
+  std::int64_t device_query_ns = 0;      // mean wall time of one device-totals query
+  std::int64_t process_query_ns = 0;     // mean wall time of one process query
   std::int64_t process_interval_ns = 0;  // the period in force at the end (≥ the asked one)
-  double query_time_share = 0;        // wall time of the device and process queries / run time (PCIe apart)
-  std::uint64_t pcie_queries = 0;     // PCIe throughput queries (their own schedule)
-  std::int64_t pcie_query_ns = 0;     // mean wall time of one (NVML samples each counter for 20 ms)
+  double query_time_share = 0;           // wall time of the device and process queries / run time (PCIe apart)
+  std::uint64_t pcie_queries = 0;        // PCIe throughput queries (their own schedule)
+  std::int64_t pcie_query_ns = 0;        // mean wall time of one (NVML samples each counter for 20 ms)
 };
 
 // PCIe throughput is asked for at most this often, and its queries (mostly the driver's 20 ms
@@ -132,7 +132,9 @@ class Sampler {
   bool enabled() const { return backend_ != nullptr; }
   // Σ devices of the tree's figure at the latest GPU sample (a checkpoint's Snapshot::gpu_tree);
   // nullopt before the first one.
-  std::optional<Bytes> last_tree_total() const { return samples_ > 0 ? std::optional<Bytes>(last_total_) : std::nullopt; }
+  std::optional<Bytes> last_tree_total() const {
+    return samples_ > 0 ? std::optional<Bytes>(last_total_) : std::nullopt;
+  }
 
   // Tests: wait until the process query in flight, if any, has been published (true), at most
   // `timeout_ns`.
@@ -183,7 +185,7 @@ class Sampler {
   // Hand-over between the calling thread and the helper (under mu_).
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<pid_t> request_;        // the PIDs of the query asked for
+  std::vector<pid_t> request_;         // the PIDs of the query asked for
   std::int64_t request_asked_ns_ = 0;  // and when (the calling thread's clock)
   bool requested_ = false;
   bool quit_ = false;
@@ -192,12 +194,12 @@ class Sampler {
   std::uint64_t published_seq_ = 0;
   std::uint64_t taken_seq_ = 0;
   std::thread thread_;
-  std::vector<pid_t> work_pids_;      // helper's (or inline) buffers
+  std::vector<pid_t> work_pids_;  // helper's (or inline) buffers
   std::vector<DeviceProcesses> work_out_;
   // Busy time (GPUUTIL), taken with each process query.
   std::vector<DeviceUtil> work_util_, published_util_, latest_util_;
   bool work_util_ok_ = false, published_util_ok_ = false;
-  bool util_fresh_ = false;        // latest_util_ not written yet (calling thread)
+  bool util_fresh_ = false;         // latest_util_ not written yet (calling thread)
   std::int64_t next_pcie_ns_ = -1;  // helper's (or inline) schedule; -1: a second after the first query
   std::uint64_t pcie_queries_ = 0;
   std::int64_t pcie_cost_total_ = 0;

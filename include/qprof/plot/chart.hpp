@@ -18,26 +18,26 @@ namespace qprof::plot {
 
 // What a drawn thing is; the style template (plot/qprof.gp) gives each its look.
 enum class Role {
-  tree,         // the tree's memory, one trace (a line over a light fill)
-  trace,        // one trace of an overlay, in its palette colour
-  child,        // one process of the tree (CHLD)
+  tree,   // the tree's memory, one trace (a line over a light fill)
+  trace,  // one trace of an overlay, in its palette colour
+  child,  // one process of the tree (CHLD)
   pss,
   uss,
-  cgroup,       // the cgroup's usage, page cache included
-  gpu_tree,     // GPU memory the tree holds (per device, or summed for an overlay)
-  gpu_used,     // a device's whole use, every tenant included
+  cgroup,           // the cgroup's usage, page cache included
+  gpu_tree,         // GPU memory the tree holds (per device, or summed for an overlay)
+  gpu_used,         // a device's whole use, every tenant included
   torch_allocated,  // torch's CUDA tensors on a device, at each checkpoint (TORCH)
   torch_reserved,   // torch's caching allocator on a device, at each checkpoint (TORCH)
-  cpu,          // % of one core
+  cpu,              // % of one core
   io_read,
   io_write,
   peak_kernel,  // exact figures known at the end, drawn as horizontal lines
   peak_cgroup,
   peak_hwm,
-  limit,        // the memory limit in force (header: limit, limit_source), dashed
-  dir_size,     // a watched directory's apparent size (palette colours)
-  dir_free,     // its file system's free space, dashed
-  trend,        // a fitted trend of the memory (plot --trend), dashed
+  limit,     // the memory limit in force (header: limit, limit_source), dashed
+  dir_size,  // a watched directory's apparent size (palette colours)
+  dir_free,  // its file system's free space, dashed
+  trend,     // a fitted trend of the memory (plot --trend), dashed
 };
 
 // A trend fitted on a whole trace (plot --trend): its ends, in seconds from the trace's start
@@ -53,12 +53,12 @@ std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0);
 
 struct ChartSeries {
   Role role = Role::tree;
-  int color = 0;       // palette slot 1–8 (traces, children, devices); 0: the role's own colour
+  int color = 0;  // palette slot 1–8 (traces, children, devices); 0: the role's own colour
   bool dashed = false;
-  bool steps = false;  // a rate held over each interval
-  std::string title;   // key entry; empty: not in the key
+  bool steps = false;       // a rate held over each interval
+  std::string title;        // key entry; empty: not in the key
   std::vector<Point> data;  // x: seconds from the start; y: the panel's unit
-  bool filled = false;  // an area down to 0, opaque: stacked series are drawn largest first
+  bool filled = false;      // an area down to 0, opaque: stacked series are drawn largest first
   // A series read on a slower schedule than the samples (PSS, cgroup, GPU): a point at each
   // reading (`marks`), and no line across a gap of more than `gap` seconds (0: none).
   bool marks = false;
@@ -69,8 +69,8 @@ struct ChartSeries {
 // the top of the panel (an overlay: one lane per trace, so that stage timings compare).
 struct ChartBand {
   double x0 = 0, x1 = 0;
-  int shade = 0;  // alternates 0/1 between neighbouring stages
-  int color = 0;  // a trace's palette slot (lanes); 0: neutral shades
+  int shade = 0;          // alternates 0/1 between neighbouring stages
+  int color = 0;          // a trace's palette slot (lanes); 0: neutral shades
   double y0 = 0, y1 = 1;  // graph fractions
 };
 
@@ -86,11 +86,11 @@ enum class LabelKind { stage, checkpoint, exit, peak, title, facet, note };
 struct ChartLabel {
   std::string text;  // display text; escaped only by the script writer
   LabelKind kind = LabelKind::checkpoint;
-  int color = 0;     // palette slot; 0: the kind's own colour
+  int color = 0;  // palette slot; 0: the kind's own colour
   enum class Coords { first_graph, first_first, screen } coords = Coords::first_graph;
   double x = 0, y = 0;
-  bool right = false;    // right-aligned at x
-  bool center = false;   // centred at x
+  bool right = false;           // right-aligned at x
+  bool center = false;          // centred at x
   double dx_em = 0, dy_em = 0;  // offset, in ems
 };
 
@@ -126,7 +126,7 @@ struct Chart {
   double em = 13.3;                // pixels per em of the base font
   double font_size = 10;           // the terminal's font size value for that em
   TimeFormat time_format = TimeFormat::seconds;
-  double xtic_step = 0;            // 0: gnuplot's choice
+  double xtic_step = 0;  // 0: gnuplot's choice
   std::string xlabel;
   std::vector<ChartLabel> canvas_labels;  // title, facet titles, notes (screen coordinates)
   std::vector<ChartPanel> panels;         // top to bottom
@@ -136,7 +136,7 @@ struct Chart {
 struct TraceInput {
   const TraceData* data;
   std::string label;
-  bool faint = false;  // see Input::faint
+  bool faint = false;               // see Input::faint
   std::vector<TrendLine> trends{};  // with --trend
 };
 

@@ -23,10 +23,10 @@ struct FitChartMark {
 };
 
 struct FitChart {
-  std::string command;             // the title: untrusted, escaped
+  std::string command;  // the title: untrusted, escaped
   std::vector<FitChartPoint> points;
-  double baseline_seconds = 0;     // the unlimited run, a horizontal line
-  double cutoff_seconds = 0;       // where a probe was stopped: too slow points sit there
+  double baseline_seconds = 0;  // the unlimited run, a horizontal line
+  double cutoff_seconds = 0;    // where a probe was stopped: too slow points sit there
   std::vector<FitChartMark> marks;
 };
 

@@ -22,16 +22,16 @@ struct LabelItem {
 struct LabelArea {
   double left = 0, right = 0;  // pixels: what labels must stay within
   int max_rows = 3;
-  double gap = 6;              // pixels between two labels in a row
-  double em = 13;              // pixels per em of the label font
-  bool monospace = false;      // a text chart: every character is one em wide
+  double gap = 6;          // pixels between two labels in a row
+  double em = 13;          // pixels per em of the label font
+  bool monospace = false;  // a text chart: every character is one em wide
 };
 
 struct PlacedLabel {
   std::size_t item = 0;  // index into the items
   std::string text;      // possibly shortened
   bool right_aligned = false;
-  int row = 0;           // 0 is the top row
+  int row = 0;            // 0 is the top row
   double x0 = 0, x1 = 0;  // pixels it covers
 };
 

@@ -32,8 +32,8 @@ enum class Format { png, svg, pdf, text };
 
 struct Input {
   std::string path;
-  std::string label;  // empty: the file's stem
-  bool faint = false;  // an overlay line drawn dashed, without its peak mark (a job's ranks under their sum)
+  std::string label;            // empty: the file's stem
+  bool faint = false;           // an overlay line drawn dashed, without its peak mark (a job's ranks under their sum)
   std::optional<Seconds> t0{};  // Unix time of its second 0 (a job's origin); nullopt: its own start
 };
 
@@ -43,22 +43,22 @@ struct PlotOptions {
   // Pixels (text charts: characters); 0: the default (1280×720 grown for extra panels and
   // facets; text: the terminal's size, else 100×32).
   int width = 0, height = 0;
-  std::string title;              // empty: the command line (one trace) or nothing
-  std::optional<Unit> unit;       // memory axis unit; nullopt: MiB, or GiB from 10 GiB
-  std::optional<double> from, to; // window in seconds from each trace's start
-  bool markers = true;            // checkpoints, stages, exit annotations
-  bool children = false;          // one line per process of the tree (CHLD lines, run -M)
+  std::string title;               // empty: the command line (one trace) or nothing
+  std::optional<Unit> unit;        // memory axis unit; nullopt: MiB, or GiB from 10 GiB
+  std::optional<double> from, to;  // window in seconds from each trace's start
+  bool markers = true;             // checkpoints, stages, exit annotations
+  bool children = false;           // one line per process of the tree (CHLD lines, run -M)
   // The memory series drawn for each trace: rss (MEM, the default), pss, uss, gpu (summed over
   // devices) or cgroup (the charge); a trace without it is an error.
   std::string metric = "rss";
-  bool facet = false;             // one panel per trace instead of one overlay
+  bool facet = false;  // one panel per trace instead of one overlay
   // The fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run,
   // drawn as a dashed line (mprof plot -s); each trace is then also read whole.
   bool trend = false;
   // Panels from top to bottom; empty: memory, plus gpu when a trace has GPU samples.
   std::vector<Panel> panels;
-  std::string style;              // a gnuplot file loaded after qprof's own style
-  std::string script;             // also write the complete gnuplot script here
+  std::string style;                // a gnuplot file loaded after qprof's own style
+  std::string script;               // also write the complete gnuplot script here
   std::string gnuplot = "gnuplot";  // the program: a name looked up in PATH, or a path
   // Seconds gnuplot may take before it is killed and the chart fails; 0: 30 s plus 1 s per
   // 20 000 data points sent (see render_timeout in gnuplot.hpp).
@@ -83,7 +83,8 @@ std::string_view format_name(Format f);
 std::optional<std::pair<int, int>> parse_size_spec(std::string_view spec);  // "1280x720"
 // "T0,T1", "T0," or ",T1" (seconds from the start, T0 < T1).
 std::optional<std::pair<std::optional<double>, std::optional<double>>> parse_window(std::string_view spec);
-std::optional<std::vector<Panel>> parse_panels(std::string_view spec);  // "memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk"
+std::optional<std::vector<Panel>> parse_panels(
+    std::string_view spec);  // "memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk"
 std::string_view panel_name(Panel p);
 
 }  // namespace qprof::plot

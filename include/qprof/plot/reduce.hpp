@@ -95,23 +95,23 @@ struct TraceData {
   // process cost up to ≈ 170 KB each, and 14 000 of them aborted a plot under 2 GiB.
   Series other_children;
   std::size_t other_children_count = 0;  // processes in other_children
-  bool root_line = false;           // children[0] is the root's own RSS (MEM minus CHLD)
-  std::vector<GpuDeviceData> gpus;  // in order of appearance, at most kMaxSeriesPerKind
-  std::size_t gpus_left_out = 0;    // devices past that: in gpu_total only
-  Series gpu_total;  // the tree's GPU memory summed over devices
-  std::vector<TorchSample> torch;  // TORCH lines (one per device and checkpoint), times from the start
-  Series cpu;        // cumulative CPU seconds
-  Series io_read, io_write;  // cumulative storage bytes
+  bool root_line = false;                // children[0] is the root's own RSS (MEM minus CHLD)
+  std::vector<GpuDeviceData> gpus;       // in order of appearance, at most kMaxSeriesPerKind
+  std::size_t gpus_left_out = 0;         // devices past that: in gpu_total only
+  Series gpu_total;                      // the tree's GPU memory summed over devices
+  std::vector<TorchSample> torch;        // TORCH lines (one per device and checkpoint), times from the start
+  Series cpu;                            // cumulative CPU seconds
+  Series io_read, io_write;              // cumulative storage bytes
   // KINDS: each kind, and the kinds stacked (anon, anon + file, anon + file + shmem) so that a
   // stacked chart draws each cumulative curve from its own envelope.
   Series anon, file, shmem, swap;
   Series stack_file, stack_shmem;
-  Series processes, threads, vsz;  // TASKS
+  Series processes, threads, vsz;     // TASKS
   std::vector<GpuUtilData> gpu_util;  // GPUUTIL, by device in order of appearance
-  std::vector<DirData> dirs;  // by index, in order of appearance, at most kMaxSeriesPerKind
+  std::vector<DirData> dirs;          // by index, in order of appearance, at most kMaxSeriesPerKind
   std::size_t dirs_left_out = 0;
-  std::vector<PlotMarker> markers;  // every MARK line, in file order
-  std::vector<Stage> stages;        // by start time (mem_start/mem_end as recorded)
+  std::vector<PlotMarker> markers;     // every MARK line, in file order
+  std::vector<Stage> stages;           // by start time (mem_start/mem_end as recorded)
   std::map<std::string, Bytes> peaks;  // PEAK lines; cgroup and hwm_sum also derived from samples
   std::optional<ExitInfo> exit;
   std::size_t markers_dropped = 0;  // beyond kMaxMarkers

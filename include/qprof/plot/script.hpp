@@ -23,8 +23,8 @@ struct PlotItem {
 };
 
 struct ScriptChunk {
-  std::string commands;                                   // before the plot command
-  std::vector<PlotItem> plot;                             // the plot command, if not empty
+  std::string commands;                                      // before the plot command
+  std::vector<PlotItem> plot;                                // the plot command, if not empty
   std::vector<std::vector<std::pair<double, double>>> data;  // inline data sets, in order
 };
 

@@ -28,9 +28,9 @@ class TreeAccounting {
   explicit TreeAccounting(double ticks_per_second);
 
   struct Totals {
-    IoSample io;        // t unused
+    IoSample io;  // t unused
     double cpu_seconds = 0;
-    Bytes hwm_sum = 0;  // an upper bound of the tree's peak RSS while `uncovered` is 0
+    Bytes hwm_sum = 0;          // an upper bound of the tree's peak RSS while `uncovered` is 0
     std::size_t uncovered = 0;  // processes reaped by a parent that qprof has not reaped (yet)
     // Processes counted with an ancestor's wait4 peak above their own last reading: that peak
     // may have come long after them (a shim's helpers, then the program it execs), so the bound

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A cgroup of the tree's own (--cgroup): exact membership, and the peak of the memory charged to
-// it (page cache and kernel memory included; pages first touched elsewhere are not). Needs the right to create cgroups, usually root.
+// it (page cache and kernel memory included; pages first touched elsewhere are not). Needs the right to create cgroups,
+// usually root.
 #pragma once
 
 #include <sys/types.h>

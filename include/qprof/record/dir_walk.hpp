@@ -11,11 +11,11 @@
 namespace qprof {
 
 struct DirSize {
-  bool exists = false;       // false: counted as empty, fs_free of the nearest existing parent
-  Bytes apparent = 0;        // Σ st_size of regular files (Quark's figure), hard links once
-  Bytes allocated = 0;       // Σ st_blocks × 512 of every entry, the directory itself included (du's figure)
-  Bytes fs_free = 0;         // statvfs f_bavail × f_frsize: free to unprivileged users
-  std::uint64_t entries = 0; // entries visited, for the cost per file
+  bool exists = false;        // false: counted as empty, fs_free of the nearest existing parent
+  Bytes apparent = 0;         // Σ st_size of regular files (Quark's figure), hard links once
+  Bytes allocated = 0;        // Σ st_blocks × 512 of every entry, the directory itself included (du's figure)
+  Bytes fs_free = 0;          // statvfs f_bavail × f_frsize: free to unprivileged users
+  std::uint64_t entries = 0;  // entries visited, for the cost per file
   // Paths inside that could not be read ("PATH: reason"), at most kMaxProblems of them.
   std::vector<std::string> problems;
   std::uint64_t more_problems = 0;  // beyond those listed

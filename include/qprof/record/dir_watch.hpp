@@ -45,11 +45,11 @@ class DirWatcher {
 
   struct Stats {
     std::uint64_t walks = 0;
-    double cpu_seconds = 0;      // the walks' own CPU time (CLOCK_THREAD_CPUTIME_ID)
-    Seconds watched = 0;         // from the first walk's start to now (or to the stop)
+    double cpu_seconds = 0;  // the walks' own CPU time (CLOCK_THREAD_CPUTIME_ID)
+    Seconds watched = 0;     // from the first walk's start to now (or to the stop)
     Seconds asked_interval = 0;
-    Seconds mean_interval = 0;   // between walk starts, as achieved
-    Seconds first_walk_cpu = 0;  // the baseline walk, before the command starts: outside the budget
+    Seconds mean_interval = 0;       // between walk starts, as achieved
+    Seconds first_walk_cpu = 0;      // the baseline walk, before the command starts: outside the budget
     std::uint64_t last_entries = 0;  // entries visited by the last walk, all directories
     double cpu_share() const { return watched > 0 ? cpu_seconds / watched : 0.0; }
   };

@@ -51,11 +51,11 @@ class HwmBound {
     std::size_t pending = 0;
   };
   Window window_ = 0;
-  Bytes departed_now_ = 0;      // the current window's departures
-  std::size_t pending_now_ = 0; // of which not final yet
+  Bytes departed_now_ = 0;               // the current window's departures
+  std::size_t pending_now_ = 0;          // of which not final yet
   std::array<Bytes, kRecent> recent_{};  // sums of the closed windows window_-1 … window_-kRecent
   std::map<Window, Open> open_;          // closed windows that wait for a pending bound
-  Bytes best_ = 0;                        // the largest window sum so far
+  Bytes best_ = 0;                       // the largest window sum so far
 };
 
 }  // namespace qprof

@@ -19,7 +19,7 @@ struct MemoryLimit {
 
 // Where to look; the defaults are the machine's, tests point them at fake trees.
 struct LimitProbe {
-  std::string proc_root = "/proc";           // <proc_root>/self/cgroup, <proc_root>/meminfo
+  std::string proc_root = "/proc";             // <proc_root>/self/cgroup, <proc_root>/meminfo
   std::string cgroup_root = "/sys/fs/cgroup";  // v2 unified, or v1 with a memory/ hierarchy below
   std::function<const char*(const char*)> getenv = [](const char* name) { return std::getenv(name); };
   // RLIMIT_AS's soft limit; nullopt: read it with getrlimit. RLIM_INFINITY: none.

@@ -70,7 +70,7 @@ class LiveLine : public TeeOutputGuard {
   std::mutex mu_;
   bool open_ = true;
   bool suspended_ = false;
-  int rows_ = 0;      // the terminal's height when the region was set (0: not set)
+  int rows_ = 0;  // the terminal's height when the region was set (0: not set)
   std::int64_t last_draw_ns_ = 0;
   std::uint64_t draws_ = 0;
   std::string buf_;

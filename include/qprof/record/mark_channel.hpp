@@ -89,7 +89,7 @@ class MarkChannel {
   MarkChannel() = default;
   struct Source {
     int fd = -1;
-    std::string line;       // the current line's first kMarkerScanLimit bytes
+    std::string line;                // the current line's first kMarkerScanLimit bytes
     std::vector<TorchFigure> torch;  // figures waiting for this source's next marker
   };
   void loop();

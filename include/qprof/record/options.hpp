@@ -22,31 +22,31 @@ enum class CgroupMode {
 
 struct RunOptions {
   std::vector<std::string> command;
-  std::optional<pid_t> attach;        // qprof attach PID: follow this process instead of starting one
-  bool live = true;                   // the live status line on a terminal (--no-live: off)
-  std::string output;                 // trace path; empty: qprof_YYYYMMDDhhmmss.dat
-  double interval = 0.01;             // seconds between regular samples
-  std::optional<double> timeout;      // seconds, then SIGTERM to the tree
-  double kill_grace = 5.0;            // seconds between SIGTERM and SIGKILL after the timeout
-  bool wait_daemons = true;           // run until the whole tree is gone, not just the command
-  bool multiprocess = false;          // CHLD lines per member
+  std::optional<pid_t> attach;    // qprof attach PID: follow this process instead of starting one
+  bool live = true;               // the live status line on a terminal (--no-live: off)
+  std::string output;             // trace path; empty: qprof_YYYYMMDDhhmmss.dat
+  double interval = 0.01;         // seconds between regular samples
+  std::optional<double> timeout;  // seconds, then SIGTERM to the tree
+  double kill_grace = 5.0;        // seconds between SIGTERM and SIGKILL after the timeout
+  bool wait_daemons = true;       // run until the whole tree is gone, not just the command
+  bool multiprocess = false;      // CHLD lines per member
   CgroupMode cgroup = CgroupMode::automatic;
-  bool quiet = false;                 // no summary
-  bool verbose = false;               // also say what is normal (why no GPU was found)
-  std::string metric = "rss";         // the budgets' metric: rss, pss, uss or all
-  bool record_pss = true;             // PSS/USS passes (--no-pss: off)
+  bool quiet = false;          // no summary
+  bool verbose = false;        // also say what is normal (why no GPU was found)
+  std::string metric = "rss";  // the budgets' metric: rss, pss, uss or all
+  bool record_pss = true;      // PSS/USS passes (--no-pss: off)
   // Seconds between scheduled PSS passes (stretched if a pass is slow). Passes also come at new
   // highs of Σ RSS, so the schedule only has to follow a flat or falling footprint: 1 s keeps the
   // steady cost of a tree of 33 sleeping processes near 0.3 % of a core (bench/overhead.py).
   double pss_interval = 1.0;
-  double stats_interval = 0.1;        // seconds between CPU, I/O and VmHWM readings
-  std::string gpu = "auto";           // auto, nvml, amd, smi or none
-  double gpu_interval = 0.1;          // seconds between per-process GPU queries (stretched if slow)
+  double stats_interval = 0.1;  // seconds between CPU, I/O and VmHWM readings
+  std::string gpu = "auto";     // auto, nvml, amd, smi or none
+  double gpu_interval = 0.1;    // seconds between per-process GPU queries (stretched if slow)
   std::optional<std::string> marker_regex;
   std::vector<std::string> watch_dirs;  // --watch-dir and QPROF_WATCH_DIRS: directory sizes (DIR lines)
   double watch_interval = 1.0;          // seconds between walks (stretched to stay within 2 % of a core)
   std::string proc_root = "/proc";
-  JobIdentity identity;               // host and launcher ranks, for the header and the default name
+  JobIdentity identity;  // host and launcher ranks, for the header and the default name
 };
 
 }  // namespace qprof

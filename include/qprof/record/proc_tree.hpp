@@ -28,16 +28,16 @@ namespace qprof {
 
 struct Member {
   pid_t pid = 0;
-  pid_t ppid = 0;     // its parent when it joined: who reaps it unless it is orphaned
+  pid_t ppid = 0;  // its parent when it joined: who reaps it unless it is orphaned
   std::uint64_t start_ticks = 0;
   bool is_root = false;
-  bool gone = false;  // set by a probe whose read failed: dropped by ProcTree::prune()
-  ProcFile statm;     // also the liveness handle: it fails once the process is reaped
-  ProcFile stat;      // CPU time
-  ProcFile io;        // I/O counters
-  ProcFile status;    // VmHWM
-  ProcFile schedstat; // whether it ran since the last stats pass (when single-threaded)
-  Bytes rss = 0;      // latest readings
+  bool gone = false;       // set by a probe whose read failed: dropped by ProcTree::prune()
+  ProcFile statm;          // also the liveness handle: it fails once the process is reaped
+  ProcFile stat;           // CPU time
+  ProcFile io;             // I/O counters
+  ProcFile status;         // VmHWM
+  ProcFile schedstat;      // whether it ran since the last stats pass (when single-threaded)
+  Bytes rss = 0;           // latest readings
   double cpu_seconds = 0;  // own and waited-for children's user + system time
   IoSample io_total;       // its counters (t unused)
   Bytes hwm = 0;
@@ -54,12 +54,12 @@ struct Member {
   std::uint64_t threads = 0;
   std::uint64_t sched_run_ns = 0, sched_runs = 0;
   std::uint32_t idle_passes = 0;
-  proc::StatusUsage usage;  // RSS by kind, swap, VmSize, threads (status, on the stats schedule)
+  proc::StatusUsage usage;       // RSS by kind, swap, VmSize, threads (status, on the stats schedule)
   bool reaped_by_qprof = false;  // its final figures were taken at the reap
   bool named = false;            // its PROC line (name) was written (with -M)
   // A member that joins between its fork and its exec is first named after its parent ("sh"):
   // the name is read again a few samples later (sampler.cpp), and a changed one written anew.
-  char comm[16] = {};            // the name written (the kernel's comm: at most 15 bytes)
+  char comm[16] = {};  // the name written (the kernel's comm: at most 15 bytes)
   std::uint8_t name_rechecks = 0;
   std::uint32_t samples_since_named = 0;
 };
@@ -156,7 +156,7 @@ class ProcTree {
   std::int64_t last_pid_seen_ = -1;
   int proc_dir_fd_ = -1;
   mutable int reserve_fd_ = -1;  // freed for a moment when every other descriptor is taken
-  std::vector<pid_t> unread_;  // sorted
+  std::vector<pid_t> unread_;    // sorted
   std::vector<char> dents_;
   std::vector<pid_t> listing_;
   std::vector<Known> known_, next_known_;
@@ -168,11 +168,11 @@ class ProcTree {
   static constexpr std::size_t kDeparted = 256;
   std::array<pid_t, kDeparted> departed_{};
   std::size_t departed_next_ = 0;
-  std::string cgroup_procs_;  // empty: the events or the /proc scan
-  std::vector<char> cgroup_buf_;     // a fixed window on cgroup.procs
-  std::vector<pid_t> member_pids_;    // the members' PIDs, sorted, while cgroup.procs is read
-  std::int64_t cgroup_last_pid_ = -1; // /proc/loadavg's newest PID when cgroup.procs was last read
-  std::int64_t cgroup_read_ns_ = 0;   // monotonic time of that read
+  std::string cgroup_procs_;           // empty: the events or the /proc scan
+  std::vector<char> cgroup_buf_;       // a fixed window on cgroup.procs
+  std::vector<pid_t> member_pids_;     // the members' PIDs, sorted, while cgroup.procs is read
+  std::int64_t cgroup_last_pid_ = -1;  // /proc/loadavg's newest PID when cgroup.procs was last read
+  std::int64_t cgroup_read_ns_ = 0;    // monotonic time of that read
 };
 
 }  // namespace qprof

@@ -90,8 +90,8 @@ class PssSampler {
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::uint64_t wanted_ = 0, done_ = 0;  // passes asked for by pass_now, and served; guarded by stop_mu_
-  bool rise_asked_ = false;               // guarded by stop_mu_
-  std::uint64_t rise_passes_ = 0;         // guarded by stop_mu_
+  bool rise_asked_ = false;              // guarded by stop_mu_
+  std::uint64_t rise_passes_ = 0;        // guarded by stop_mu_
   std::condition_variable done_cv_;
   std::atomic<std::int64_t> last_cost_ns_{0};
   std::thread thread_;

@@ -25,8 +25,8 @@ namespace qprof {
 
 struct SamplerConfig {
   Bytes page_size = 4096;
-  double ticks_per_second = 100;  // sysconf(_SC_CLK_TCK)
-  bool multiprocess = false;      // CHLD lines per member, as mprof -M
+  double ticks_per_second = 100;        // sysconf(_SC_CLK_TCK)
+  bool multiprocess = false;            // CHLD lines per member, as mprof -M
   std::optional<Seconds> pss_interval;  // PSS/USS on their own thread when set
   std::string proc_root = "/proc";
 };

@@ -17,54 +17,54 @@ namespace qprof {
 
 // What a finished run tells its summary (and, later, its reports).
 struct RunReport {
-  std::string trace_path;           // "-": stdout
-  bool trace_readable_back = false; // a regular file (not stdout, a pipe or a FIFO)
+  std::string trace_path;            // "-": stdout
+  bool trace_readable_back = false;  // a regular file (not stdout, a pipe or a FIFO)
   // Readable back: a read descriptor of the file written (see read_back), shared by copies.
   std::shared_ptr<const int> trace_read_fd;
-  std::string trace_error;          // not empty: a write failed, the trace is incomplete (why)
+  std::string trace_error;  // not empty: a write failed, the trace is incomplete (why)
   std::string command;
-  Seconds start = 0;                // Unix time of the start
-  Seconds duration = 0;             // start to the end of the tree
-  std::uint64_t samples = 0;        // regular samples
-  std::uint64_t marker_samples = 0; // extra samples taken at markers
+  Seconds start = 0;                 // Unix time of the start
+  Seconds duration = 0;              // start to the end of the tree
+  std::uint64_t samples = 0;         // regular samples
+  std::uint64_t marker_samples = 0;  // extra samples taken at markers
   std::uint64_t missed_deadlines = 0;
-  std::uint64_t stops = 0;          // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
-  Seconds stopped_seconds = 0;      // no samples are taken while stopped
+  std::uint64_t stops = 0;      // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
+  Seconds stopped_seconds = 0;  // no samples are taken while stopped
   Seconds asked_interval = 0;
-  Seconds mean_interval = 0;        // achieved, over regular samples
-  std::optional<MemSample> sampled_peak;  // the tree's RSS
-  std::optional<Bytes> kernel_process_peak;  // largest single process (RUSAGE_CHILDREN)
-  std::optional<Bytes> cgroup_peak;          // the peak of the cgroup's charge (includes page cache)
+  Seconds mean_interval = 0;                      // achieved, over regular samples
+  std::optional<MemSample> sampled_peak;          // the tree's RSS
+  std::optional<Bytes> kernel_process_peak;       // largest single process (RUSAGE_CHILDREN)
+  std::optional<Bytes> cgroup_peak;               // the peak of the cgroup's charge (includes page cache)
   std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
-  std::optional<std::uint64_t> oom_kills;    // oom_kill of the tree's cgroup, where the kernel tells
-  std::optional<PssSample> pss_peak;         // unless --no-pss
+  std::optional<std::uint64_t> oom_kills;         // oom_kill of the tree's cgroup, where the kernel tells
+  std::optional<PssSample> pss_peak;              // unless --no-pss
   std::optional<Bytes> uss_peak;
   std::optional<Bytes> pss_unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
   std::optional<Bytes> cgroup_anon_peak;        // the cgroup's anonymous memory, the largest sample
-  Seconds pss_interval = 0;                  // as it was adapted to the cost of a pass
-  std::uint64_t pss_passes = 0;              // PSS readings of the tree
-  std::uint64_t pss_rise_passes = 0;         // of those, taken early at a new high of Σ RSS
+  Seconds pss_interval = 0;                     // as it was adapted to the cost of a pass
+  std::uint64_t pss_passes = 0;                 // PSS readings of the tree
+  std::uint64_t pss_rise_passes = 0;            // of those, taken early at a new high of Σ RSS
   // The answer: the tree's memory with shared pages counted once (footprint_of_run).
   std::optional<Footprint> footprint;
-  Bytes hwm_sum = 0;                         // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
-  std::size_t hwm_uncovered = 0;             // processes whose own peak Σ VmHWM could not cover
-  std::size_t hwm_capped = 0;                // processes counted with an ancestor's wait4 peak (loose)
-  bool hwm_useful = false;                   // a bound, and within kUsefulBoundRatio of the peak
+  Bytes hwm_sum = 0;                            // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
+  std::size_t hwm_uncovered = 0;                // processes whose own peak Σ VmHWM could not cover
+  std::size_t hwm_capped = 0;                   // processes counted with an ancestor's wait4 peak (loose)
+  bool hwm_useful = false;                      // a bound, and within kUsefulBoundRatio of the peak
   std::optional<MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
   Bytes peak_swap = 0;
-  std::optional<TasksSample> most_tasks;     // the TASKS sample with the most threads
+  std::optional<TasksSample> most_tasks;  // the TASKS sample with the most threads
   Bytes peak_vsz = 0;
-  double cpu_seconds = 0;                    // user + system of the whole tree
+  double cpu_seconds = 0;  // user + system of the whole tree
   // Of one core, over a stats interval; none when the run was too short to measure one.
   std::optional<double> cpu_peak_percent;
-  Seconds stats_interval = 0;                // as asked: the schedule of KINDS, TASKS, CPU, IO
-  std::uint64_t usage_readings = 0;          // KINDS/TASKS readings of the tree
-  IoSample io;                               // totals of the whole tree
-  double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
-  std::string gpu_backend;                   // empty: no GPU figures
-  std::optional<MemSample> gpu_peak;         // the tree's GPU memory, Σ devices
-  bool gpu_is_device_total = false;          // some of it is a device's total, not per-process
-  std::vector<std::string> gpu_devices;      // one line each: name, the tree's peak, device peak, capacity
+  Seconds stats_interval = 0;            // as asked: the schedule of KINDS, TASKS, CPU, IO
+  std::uint64_t usage_readings = 0;      // KINDS/TASKS readings of the tree
+  IoSample io;                           // totals of the whole tree
+  double profiler_cpu_seconds = 0;       // what qprof itself used, all its threads
+  std::string gpu_backend;               // empty: no GPU figures
+  std::optional<MemSample> gpu_peak;     // the tree's GPU memory, Σ devices
+  bool gpu_is_device_total = false;      // some of it is a device's total, not per-process
+  std::vector<std::string> gpu_devices;  // one line each: name, the tree's peak, device peak, capacity
   int exit_status = 0;
   int signal = 0;
   bool timed_out = false;
@@ -90,8 +90,8 @@ struct RunReport {
   std::uint64_t dir_walks = 0;
   Seconds dir_mean_interval = 0, dir_asked_interval = 0;
   double dir_cpu_seconds = 0, dir_cpu_share = 0;
-  double dir_first_walk_cpu = 0;  // of dir_cpu_seconds: the baseline walk before the command
-  std::uint64_t dir_entries = 0;  // entries of the last walk, all directories
+  double dir_first_walk_cpu = 0;      // of dir_cpu_seconds: the baseline walk before the command
+  std::uint64_t dir_entries = 0;      // entries of the last walk, all directories
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
   std::vector<Stage> stages;          // as recorded: closed ones, then those never ended
 };
@@ -127,6 +127,5 @@ struct RunHooks {
 // 2 for qprof's own errors, as a bad -o). Fills `report` when given: a write that failed is in
 // report->trace_error, and the caller decides what status says so.
 int run_profiled(const RunOptions& options, RunReport* report = nullptr, const RunHooks& hooks = {});
-
 
 }  // namespace qprof

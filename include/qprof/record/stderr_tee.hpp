@@ -62,7 +62,7 @@ class StderrTee {
 
   int from_;
   int to_;
-  int stop_fd_;  // eventfd: asks the thread to drain and stop
+  int stop_fd_;            // eventfd: asks the thread to drain and stop
   bool stopping_ = false;  // the thread was asked to stop (on the thread only)
   int pipe_size_ = 4096;   // the pipe's capacity (F_GETPIPE_SZ), or a terminal's smallest
   std::atomic<std::uint64_t> dropped_{0};
@@ -72,7 +72,7 @@ class StderrTee {
   OnMarker on_marker_;
   std::function<bool()> pending_;
   std::function<void()> wake_;
-  std::string line_;  // the current line's first kMarkerScanLimit bytes
+  std::string line_;          // the current line's first kMarkerScanLimit bytes
   std::promise<void> ended_;  // set when the thread has seen the end of the stream
   std::thread thread_;
 };

@@ -13,8 +13,8 @@
 namespace qprof {
 
 struct TraceOutput {
-  int fd = -1;               // the caller owns it (it holds the lock of a regular file)
-  std::string path;          // as messages name it: the file, or "-" for stdout
+  int fd = -1;                 // the caller owns it (it holds the lock of a regular file)
+  std::string path;            // as messages name it: the file, or "-" for stdout
   bool readable_back = false;  // a regular file: it can be read back once the run is over
   // A regular file: a descriptor for reading the same file, opened with it (the caller owns it).
   // The run's end reads the trace through it, never by path: a trace moved away and replaced

@@ -23,7 +23,6 @@ std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metri
                            Unit unit);
 // The same as JSON: {"traces": N, "bytes", "value", "unit", "time_s", "ranks": [...]} or, by host,
 // an array of such objects with "host".
-std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
-                          Unit unit);
+std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host, Unit unit);
 
 }  // namespace qprof::report

@@ -34,18 +34,18 @@ enum class Kind {
   bytes,         // a size
   signed_bytes,  // a change of size: shown with its sign
   seconds,
-  share,         // a fraction of 1, shown as a percentage
+  share,  // a fraction of 1, shown as a percentage
   count,
-  flag,          // true / false
+  flag,  // true / false
 };
 
 struct Column {
   std::string key;    // machine name; bytes columns get the unit appended (peak_bytes, peak_mib)
   std::string title;  // header of human formats; bytes columns get the unit appended ("peak MiB")
   Kind kind = Kind::text;
-  std::string key_detail;  // appended to the machine key after the unit: "stage_peak_bytes:Calibration"
-  bool human = true;       // shown in text and Markdown
-  bool machine = true;     // present in CSV and JSON
+  std::string key_detail;   // appended to the machine key after the unit: "stage_peak_bytes:Calibration"
+  bool human = true;        // shown in text and Markdown
+  bool machine = true;      // present in CSV and JSON
   bool show_ratio = false;  // text/Markdown: a "ratio" column after this one
   // Machine formats: this column's cells carry these fields (JSON: an object instead of a value;
   // CSV: more columns, KEY_min, KEY_max, KEY_ratio, KEY_lowest).
@@ -73,8 +73,8 @@ struct Cell {
   std::optional<double> min, max;  // spread over repeated runs (shown when they differ)
   std::optional<double> ratio;     // to the first row
   bool lowest = false;
-  bool summed = false;             // a sum of other rows: never the lowest, in no format
-  std::string note;                // human formats only: shown after the value, in parentheses
+  bool summed = false;  // a sum of other rows: never the lowest, in no format
+  std::string note;     // human formats only: shown after the value, in parentheses
 
   static Cell number(double v) {
     Cell c;
@@ -195,10 +195,10 @@ struct PeakLine {
   Metric metric = Metric::rss;
   std::optional<Peak> peak;  // nullopt: the file has no such peak (an error line)
   std::optional<Seconds> relative_t;
-  std::string stage_scope;          // --stage NAME, empty for the whole run
-  std::vector<std::string> where;   // stages holding the peak
-  std::vector<ChildPeak> children;  // --children
-  std::string error;                // why there is no peak
+  std::string stage_scope;             // --stage NAME, empty for the whole run
+  std::vector<std::string> where;      // stages holding the peak
+  std::vector<ChildPeak> children;     // --children
+  std::string error;                   // why there is no peak
   std::uint64_t unread_processes = 0;  // the trace's UNREAD: the figure misses that many processes
 };
 

@@ -13,9 +13,9 @@
 namespace qprof::report {
 
 struct SweepModelOptions {
-  std::optional<double> at;     // predict each figure at this value
-  std::optional<Bytes> limit;   // solve the footprint (else Σ RSS peak) for this size
-  std::string limit_source;     // "--limit", or where the limit in force came from (cgroup, memtotal, …)
+  std::optional<double> at;    // predict each figure at this value
+  std::optional<Bytes> limit;  // solve the footprint (else Σ RSS peak) for this size
+  std::string limit_source;    // "--limit", or where the limit in force came from (cgroup, memtotal, …)
 };
 
 // The figure a limit is solved on and --plot draws: qprof fit's full-speed limit where the runs

@@ -35,7 +35,8 @@ Completeness file_completeness(const std::string& path);
 // the trace is whole.
 std::string incomplete_notice(const std::string& command, const std::string& file, const Completeness& seen);
 inline std::string incomplete_notice(const Trace& trace, const std::string& command) {
-  return incomplete_notice(command, trace.source, Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
+  return incomplete_notice(command, trace.source,
+                           Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
 }
 
 }  // namespace qprof

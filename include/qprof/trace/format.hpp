@@ -162,8 +162,7 @@ Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seco
 // The same from an open regular file's descriptor (read from its start; not closed), named
 // `name` in errors.
 Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings = nullptr);
-Trace read_trace_text(std::string_view text, const std::string& name,
-                      std::vector<std::string>* warnings = nullptr);
+Trace read_trace_text(std::string_view text, const std::string& name, std::vector<std::string>* warnings = nullptr);
 
 // Text-field escaping (see the header comment). `escape_space` is for key=value values.
 std::string escape_text(std::string_view raw, bool escape_space = false);

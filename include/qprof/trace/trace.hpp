@@ -55,23 +55,23 @@ struct CpuSample {
 struct CgroupSample {
   Seconds t = 0;
   Bytes usage = 0;
-  Bytes peak = 0;  // the kernel's high-water mark of the charge so far
+  Bytes peak = 0;             // the kernel's high-water mark of the charge so far
   std::optional<Bytes> anon;  // memory.stat: anonymous memory (v2 anon, v1 rss)
   std::optional<Bytes> file;  // memory.stat: page cache (v2 file, v1 cache)
 };
 
 struct GpuDevice {
-  int index = 0;         // qprof's own index within the trace, referenced by GpuSample
-  std::string uuid;      // stable key: GPU-…, MIG-…, or a PCI address for fdinfo backends
+  int index = 0;     // qprof's own index within the trace, referenced by GpuSample
+  std::string uuid;  // stable key: GPU-…, MIG-…, or a PCI address for fdinfo backends
   std::string name;
-  Bytes total = 0;       // capacity
+  Bytes total = 0;  // capacity
 };
 
 struct GpuSample {
   Seconds t = 0;
-  int device = 0;        // GpuDevice::index
-  Bytes tree = 0;        // memory held by the tree's processes on this device
-  Bytes used = 0;        // the device's total use, every tenant included
+  int device = 0;  // GpuDevice::index
+  Bytes tree = 0;  // memory held by the tree's processes on this device
+  Bytes used = 0;  // the device's total use, every tenant included
   // How old `tree` was at `t`: the per-process query behind it was asked this long before (0: a
   // device total, read at t). Absent in traces of older qprofs.
   std::optional<Seconds> tree_age;
@@ -109,7 +109,7 @@ struct Snapshot {
   std::optional<Bytes> pss;
   std::optional<Bytes> uss;
   std::optional<Seconds> pss_age;  // how far from that moment the PSS/USS pass was (its own schedule)
-  std::optional<Bytes> gpu_tree;  // summed over devices
+  std::optional<Bytes> gpu_tree;   // summed over devices
   std::optional<Seconds> gpu_age;  // how far from that moment the GPU figure was (0: sampled for it)
   std::optional<Bytes> read_bytes;
   std::optional<Bytes> write_bytes;
@@ -135,8 +135,8 @@ struct Stage {
 
 struct ExitInfo {
   Seconds t = 0;
-  int status = 0;       // what qprof exited with: the code, or 128 + signal
-  int signal = 0;       // the signal that killed the command, 0 if it exited
+  int status = 0;  // what qprof exited with: the code, or 128 + signal
+  int signal = 0;  // the signal that killed the command, 0 if it exited
   bool timed_out = false;
   bool status_known = true;  // false: qprof attached to the process and could not learn its status
 };
@@ -184,9 +184,9 @@ struct Trace {
   std::vector<MemKindsSample> kinds;    // KINDS lines
   std::vector<TasksSample> tasks;       // TASKS lines
   std::vector<GpuUtilSample> gpu_util;  // GPUUTIL lines
-  std::vector<WatchedDir> dirs;        // DIRDEF lines
-  std::vector<DirSample> dir_samples;  // DIR lines
-  std::map<std::string, Bytes> peaks;  // PEAK lines by name (see dat_format.hpp)
+  std::vector<WatchedDir> dirs;         // DIRDEF lines
+  std::vector<DirSample> dir_samples;   // DIR lines
+  std::map<std::string, Bytes> peaks;   // PEAK lines by name (see dat_format.hpp)
   std::optional<ExitInfo> exit;
   std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording
   // UNREAD: members qprof could not read (out of descriptors); every figure of the trace misses

@@ -41,10 +41,10 @@ struct TasksSample {
 // How busy one GPU was (NVML utilisation rates, amdgpu gpu_busy_percent). Percentages 0–100.
 struct GpuUtilSample {
   Seconds t = 0;
-  int device = 0;              // GpuDevice::index
-  double busy_percent = 0;     // time a kernel or a copy ran on the device, every tenant
-  double mem_bw_percent = 0;   // time device memory was read or written
-  std::optional<double> tree_busy_percent;  // the tree's share of it, where the driver says
+  int device = 0;                             // GpuDevice::index
+  double busy_percent = 0;                    // time a kernel or a copy ran on the device, every tenant
+  double mem_bw_percent = 0;                  // time device memory was read or written
+  std::optional<double> tree_busy_percent;    // the tree's share of it, where the driver says
   std::optional<double> pcie_rx_bytes_per_s;  // into the device
   std::optional<double> pcie_tx_bytes_per_s;  // out of the device
 };

@@ -106,8 +106,8 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
   }
   report.footprint = footprint_of_run(report);
   if (totals.uncovered == 0 && report.unread_members == 0) {
-    const Bytes peak = std::max(report.sampled_peak ? report.sampled_peak->bytes : 0,
-                                report.footprint ? report.footprint->peak : 0);
+    const Bytes peak =
+        std::max(report.sampled_peak ? report.sampled_peak->bytes : 0, report.footprint ? report.footprint->peak : 0);
     report.hwm_useful = bound_is_useful(report.hwm_sum, peak);
   }
   report.profiler_cpu_seconds = own_cpu_seconds();
@@ -122,8 +122,10 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
 void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, dat::Writer& out,
                  RunReport& report) {
   KillSource source = KillSource::unknown;
-  if (exit.killed()) source = KillSource::qprof_timeout;
-  else if (report.oom_kills && *report.oom_kills > 0) source = KillSource::oom_killer;
+  if (exit.killed())
+    source = KillSource::qprof_timeout;
+  else if (report.oom_kills && *report.oom_kills > 0)
+    source = KillSource::oom_killer;
   report.timed_out = exit.timed_out();
   report.exit_status_known = exit.wait_status_known();
   const ExitDescription described =

@@ -17,7 +17,7 @@ namespace qprof::session_detail {
 
 struct TreeSources {
   Sampler& sampler;
-  const TreeCgroup* cgroup;                     // --cgroup, with or without a memory controller
+  const TreeCgroup* cgroup;                          // --cgroup, with or without a memory controller
   const std::optional<MemoryCgroupDir>& own_cgroup;  // without --cgroup: qprof's, the job's too
   Seconds asked_interval;
 };

@@ -117,7 +117,8 @@ void ExitTracker::enforce_timeout(std::int64_t now, ProcTree& tree, Notices& not
       return;
     case Timeout::Action::stop_attach:
       stop_waiting_ = true;
-      notices.warn("timeout after " + human_seconds(timeout_.length()) + ": stopping the attach; the process keeps running");
+      notices.warn("timeout after " + human_seconds(timeout_.length()) +
+                   ": stopping the attach; the process keeps running");
       return;
     case Timeout::Action::terminate:
       signal_tree(tree, SIGTERM);

@@ -33,23 +33,19 @@ void GpuSampling::open(const RunOptions& o, Notices& notices) {
   sampler_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
 }
 
-void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out,
-                         Notices& notices) {
+void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices) {
   if (!sampler_) return;
   sampler_->sample(now, t, tree.pids(), out);
   say_warnings(notices);
 }
 
-void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out,
-                                    Notices& notices) {
+void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices) {
   if (!sampler_) return;
   sampler_->sample_checkpoint(now, t, tree.pids(), out);
   say_warnings(notices);
 }
 
-std::optional<Bytes> GpuSampling::tree_total() const {
-  return sampler_ ? sampler_->last_tree_total() : std::nullopt;
-}
+std::optional<Bytes> GpuSampling::tree_total() const { return sampler_ ? sampler_->last_tree_total() : std::nullopt; }
 
 void GpuSampling::say_warnings(Notices& notices) {
   if (!sampler_->has_warnings()) return;
@@ -65,12 +61,11 @@ void GpuSampling::finish(RunReport& report) {
   if (g.samples > 0) report.gpu_peak = MemSample{g.peak_tree_total_t, g.peak_tree_total};
   for (const gpu::DeviceSummary& d : g.devices) {
     if (d.index < 0) continue;
-    const std::string busy =
-        d.util_samples > 0
-            ? ", busy " +
-                  std::to_string(static_cast<int>(std::lround(d.busy_percent_sum / static_cast<double>(d.util_samples)))) +
-                  " % on average"
-            : "";
+    const std::string busy = d.util_samples > 0 ? ", busy " +
+                                                      std::to_string(static_cast<int>(std::lround(
+                                                          d.busy_percent_sum / static_cast<double>(d.util_samples)))) +
+                                                      " % on average"
+                                                : "";
     report.gpu_devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
                                  (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
                                  human_bytes(d.peak_used) + " of " + human_bytes(d.total) + busy);

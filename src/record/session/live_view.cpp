@@ -28,4 +28,3 @@ void LiveView::show(std::int64_t now, Bytes rss, Bytes peak_rss, std::optional<B
 }
 
 }  // namespace qprof::session_detail
-

@@ -31,9 +31,9 @@ class MarkerInbox {
   MarkerInbox& operator=(const MarkerInbox&) = delete;
 
   // From the tee's and the channel's readers, which must not block: false when kMaxWaiting
-  // markers are waiting (kMaxWaitingAtEnd once the loop ended; the marker is not queued). The sampler is woken, until the loop ended; a
-  // wake-up can land just before it sleeps and be lost, so the readers wake it again while
-  // markers wait (see waiting()).
+  // markers are waiting (kMaxWaitingAtEnd once the loop ended; the marker is not queued). The sampler is woken, until
+  // the loop ended; a wake-up can land just before it sleeps and be lost, so the readers wake it again while markers
+  // wait (see waiting()).
   bool post(PendingMarker marker);
   // Markers posted and not yet taken.
   bool waiting() const { return taken_.load() < posted_.load(); }

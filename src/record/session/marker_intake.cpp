@@ -35,15 +35,16 @@ void MarkerIntake::start(int stderr_pipe, MarkerMatcher matcher, TeeOutputGuard*
   if (stderr_pipe >= 0) {
     // The same bounded queue as the channel's: a flood of marker lines is dropped past it rather
     // than holding the job's stderr (and the job) until the sampler took each one.
-    tee_.emplace(stderr_pipe, STDERR_FILENO, std::move(matcher),
-                 [this](const std::string& label) { return inbox_.post(PendingMarker{label, {}, {}}); });
+    tee_.emplace(stderr_pipe, STDERR_FILENO, std::move(matcher), [this](const std::string& label) {
+      return inbox_.post(PendingMarker{label, {}, {}});
+    });
     tee_->guard_output(guard);
     tee_->wake_while([this] { return inbox_.waiting(); }, wake_);
     tee_->start();
   }
   if (channel_) {
-    channel_->start([this](PendingMarker m) { return inbox_.post(std::move(m)); },
-                    [this] { return inbox_.waiting(); }, wake_);
+    channel_->start([this](PendingMarker m) { return inbox_.post(std::move(m)); }, [this] { return inbox_.waiting(); },
+                    wake_);
   }
 }
 
@@ -80,7 +81,8 @@ void MarkerIntake::say_dropped_total(Notices& notices) {
     notices.warn("the marker channel dropped " + std::to_string(channel_->dropped()) + " markers (flooded)");
   }
   if ((tee_ ? tee_->dropped() : 0) > 0) {
-    notices.warn("stderr's marker lines: dropped " + std::to_string((tee_ ? tee_->dropped() : 0)) + " markers (flooded)");
+    notices.warn("stderr's marker lines: dropped " + std::to_string((tee_ ? tee_->dropped() : 0)) +
+                 " markers (flooded)");
   }
   if (matcher_.gave_up() > 0) {
     notices.warn("--marker-regex gave up on " + std::to_string(matcher_.gave_up()) + " lines (more than " +

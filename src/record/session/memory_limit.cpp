@@ -23,8 +23,7 @@ void MemoryLimitWatch::check(Bytes tree_rss, Notices& notices, std::optional<Byt
   warned_ = true;
   std::ostringstream text;
   text << (footprint ? "the tree's footprint (" : "the tree's RSS (") << human_bytes(figure) << ") crossed 90 % of the "
-       << limit_->source << " limit of "
-       << human_bytes(limit_->bytes) << " (" << limit_->detail << ")";
+       << limit_->source << " limit of " << human_bytes(limit_->bytes) << " (" << limit_->detail << ")";
   notices.warn(text.str());
 }
 

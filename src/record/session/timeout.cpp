@@ -9,7 +9,10 @@ constexpr double kNs = 1e9;
 }  // namespace
 
 Timeout::Timeout(std::optional<Seconds> timeout, Seconds kill_grace, std::int64_t start_ns, bool attached)
-    : length_(timeout.value_or(0)), grace_(kill_grace), grace_ns_(static_cast<std::int64_t>(kill_grace * kNs)), attached_(attached) {
+    : length_(timeout.value_or(0)),
+      grace_(kill_grace),
+      grace_ns_(static_cast<std::int64_t>(kill_grace * kNs)),
+      attached_(attached) {
   if (timeout) timeout_at_ = start_ns + static_cast<std::int64_t>(*timeout * kNs);
 }
 

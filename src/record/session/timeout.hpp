@@ -22,10 +22,9 @@ class Timeout {
   // When the run must wake up for the timeout or the kill (nullopt: nothing pending).
   std::optional<std::int64_t> next_deadline() const;
   bool timed_out() const { return timed_out_; }
-  bool killed() const { return killed_; }  // the kill was due (attached: the attach stopped)
+  bool killed() const { return killed_; }     // the kill was due (attached: the attach stopped)
   Seconds length() const { return length_; }  // as asked, for messages
   Seconds grace() const { return grace_; }
-
 
  private:
   Seconds length_;
