@@ -51,7 +51,7 @@ struct SweepRun {
   std::string path;
   int status = 0;
   std::unique_ptr<Trace> trace;
-  std::string problem;  // why there is no trace to read
+  std::string problem;                  // why there is no trace to read
   std::optional<fit::SavedLimits> fit;  // --fit: what qprof fit found at this point
 };
 
@@ -64,8 +64,10 @@ class ScopedEnv {
     ::setenv(name.c_str(), value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -91,7 +93,8 @@ std::string point_words(const SweepPoint& p) {
 }
 
 // The usage checks that need more than CLI11: parameters, placeholders, --env.
-bool parse_request(const SweepCli& o, const std::vector<std::string>& command, std::vector<SweepParameter>& parameters) {
+bool parse_request(const SweepCli& o, const std::vector<std::string>& command,
+                   std::vector<SweepParameter>& parameters) {
   if (command.empty()) {
     std::cerr << "qprof sweep: no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ...\n";
     return false;
@@ -137,8 +140,8 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   report::Table t;
   t.name = "sweep_runs";
   t.title = "Runs";
-  using report::Column;
   using report::Cell;
+  using report::Column;
   using report::Kind;
   for (const SweepParameter& p : parameters) t.columns.push_back(Column::of(p.name, p.name, Kind::text));
   t.columns.push_back(Column::of("repeat", "repeat", Kind::count));
@@ -152,8 +155,8 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
     t.columns.push_back(Column::of("fit_full_speed", "fit: full speed", Kind::bytes));
   }
   t.columns.push_back(Column::of("trace", "trace", Kind::text));
-  const bool any_footprint =
-      std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
+  const bool any_footprint = std::any_of(
+      runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
   t.columns[parameters.size() + 3].human = any_footprint;
   for (const SweepRun& r : runs) {
     std::vector<Cell> row;
@@ -211,10 +214,12 @@ int fit_point(const SweepCli& o, const std::vector<std::string>& command, SweepR
     std::cerr << "qprof sweep: " << terminal_text(json_path) << ": " << terminal_text(e.what()) << '\n';
   }
   if (r.findings.runs || r.findings.full_speed) {
-    run.fit = fit::SavedLimits{r.findings.runs ? std::optional<Bytes>(r.findings.runs->limit) : std::nullopt,
-                               r.findings.full_speed ? std::optional<Bytes>(r.findings.full_speed->limit) : std::nullopt};
+    run.fit =
+        fit::SavedLimits{r.findings.runs ? std::optional<Bytes>(r.findings.runs->limit) : std::nullopt,
+                         r.findings.full_speed ? std::optional<Bytes>(r.findings.full_speed->limit) : std::nullopt};
     if (run.fit->runs_in) line += "runs in " + human_bytes(*run.fit->runs_in);
-    if (run.fit->full_speed) line += std::string(run.fit->runs_in ? ", " : "") + "full speed " + human_bytes(*run.fit->full_speed);
+    if (run.fit->full_speed)
+      line += std::string(run.fit->runs_in ? ", " : "") + "full speed " + human_bytes(*run.fit->full_speed);
     const std::size_t runs = r.probes.size() + (r.baseline ? 1 : 0);
     line += " (" + std::to_string(runs) + (runs == 1 ? " run)" : " runs)");
   } else {
@@ -223,6 +228,90 @@ int fit_point(const SweepCli& o, const std::vector<std::string>& command, SweepR
   if (r.end != fit::FitEnd::searched && r.end != fit::FitEnd::runs_max) line += "; " + r.message;
   std::cerr << terminal_text(line + " -> " + json_path) << '\n';
   return r.end == fit::FitEnd::searched || r.end == fit::FitEnd::runs_max ? 0 : r.status;
+}
+
+// What one run left for the rest of the sweep: whether to go on, the status to end with.
+struct RunEnd {
+  bool stop = false;
+  int failure = 0;           // the run's (or its fit's) non-zero status
+  bool unstartable = false;  // the command cannot be started: the same at every point
+};
+
+// One run of the command at a point (and, with --fit, fit after it), and its progress line.
+RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, SweepRun& run, const std::string& prefix) {
+  RunOptions options = o.run;
+  record_metric(options, o.metric);
+  options.command.clear();
+  for (const std::string& a : command) options.command.push_back(fill_placeholders(a, run.point));
+  options.output = run.path;
+  options.quiet = true;
+  options.live = false;
+  RunReport report;
+  {
+    const auto env = point_env(o, run.point);
+    const StdoutToStderr keep_stdout_for_the_table;
+    run.status = run_profiled(options, &report);
+  }
+  if (!report.launched) {
+    std::cerr << "qprof sweep: the command could not be started; no more runs\n";
+    return {true, run.status != 0 ? run.status : kUsageError, true};
+  }
+  if (!report.trace_error.empty()) {
+    run.problem = "incomplete: " + report.trace_error;
+  } else {
+    try {
+      run.trace = std::make_unique<Trace>(read_back(report));
+    } catch (const std::exception& e) {
+      run.problem = std::string("unreadable: ") + e.what();
+    }
+  }
+  // The progress line: which point, how it ended, its figures, its trace.
+  std::string line = prefix + (run.status == 0 ? ": ok" : ": FAILED, exit status " + std::to_string(run.status));
+  if (run.trace) {
+    line += ", " + human_seconds(trace_duration(*run.trace));
+    if (const auto f = find_peak(*run.trace, Metric::footprint)) line += ", footprint " + human_bytes(f->bytes);
+    if (const auto p = find_peak(*run.trace, Metric::rss)) line += ", \u03a3 RSS peak " + human_bytes(p->bytes);
+  }
+  line += " -> " + run.path + (run.problem.empty() ? "" : " (" + run.problem + ")");
+  std::cerr << terminal_text(line) << '\n';
+  RunEnd end;
+  end.failure = run.status;
+  const bool interrupted =
+      report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT || run.status == 128 + SIGTERM;
+  if (o.fit && run.status == 0 && !interrupted && run.trace) {
+    end.failure = fit_point(o, options.command, run, prefix);
+    end.stop = end.failure == 128 + SIGINT || end.failure == 128 + SIGTERM;
+  }
+  if (interrupted || end.stop) std::cerr << "qprof sweep: interrupted; no more runs\n";
+  if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";
+  end.stop = end.stop || interrupted || (run.status != 0 && o.stop_on_failure);
+  return end;
+}
+
+// The runs' table and, over one numeric parameter, the model, on stdout. Returns 2 where the
+// model could not be made or drawn, else 0.
+int print_sweep(const SweepCli& o, const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs) {
+  report::Document doc;
+  doc.tables.push_back(runs_table(parameters, runs));
+  std::size_t failed = 0;
+  for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
+  if (failed > 0) doc.tables.front().notes.push_back(std::to_string(failed) + " run(s) failed: left out of the model");
+  int status = 0;
+  if (parameters.size() == 1 && !all_numbers(parameters.front())) {
+    doc.tables.front().notes.push_back("the values of " + parameters.front().name + " are not all numbers: no model");
+  } else if (parameters.size() == 1) {
+    std::vector<LabelledTrace> traces;
+    for (const SweepRun& r : runs) {
+      if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
+    }
+    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
+    if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0) status = kUsageError;
+  } else {
+    doc.tables.front().notes.push_back(
+        "a grid has no model: qprof compare --sweep NAME on the traces of one line of it");
+  }
+  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  return status;
 }
 
 Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
@@ -243,7 +332,6 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       return kUsageError;
     }
   }
-
   const std::vector<SweepPoint> points = sweep_grid(parameters);
   const std::size_t total = points.size() * static_cast<std::size_t>(o.repeat);
   std::vector<SweepRun> runs;
@@ -254,93 +342,28 @@ Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& comm
       SweepRun run;
       run.point = points[k];
       run.repeat = r;
-      run.path = o.output_dir + "/" + point_name(points[k]) + (o.repeat > 1 ? ",repeat=" + std::to_string(r) : "") + ".dat";
-      RunOptions options = o.run;
-      record_metric(options, o.metric);
-      options.command.clear();
-      for (const std::string& a : command) options.command.push_back(fill_placeholders(a, points[k]));
-      options.output = run.path;
-      options.quiet = true;
-      options.live = false;
-      const std::size_t index = runs.size() + 1;
-      RunReport report;
-      {
-        const auto env = point_env(o, points[k]);
-        const StdoutToStderr keep_stdout_for_the_table;
-        run.status = run_profiled(options, &report);
-      }
-      if (!report.launched) {
-        // Not found, not executable, or qprof could not start: the same at every point.
-        std::cerr << "qprof sweep: the command could not be started; no more runs\n";
-        return run.status != 0 ? run.status : kUsageError;
-      }
-      if (!report.trace_error.empty()) {
-        run.problem = "incomplete: " + report.trace_error;
-      } else {
-        try {
-          run.trace = std::make_unique<Trace>(read_back(report));
-        } catch (const std::exception& e) {
-          run.problem = std::string("unreadable: ") + e.what();
-        }
-      }
-      // The progress line: which point, how it ended, its figures, its trace.
-      std::string line = "qprof sweep: [" + std::to_string(index) + "/" + std::to_string(total) + "] " + point_words(points[k]);
-      if (o.repeat > 1) line += " (repeat " + std::to_string(r) + ")";
-      const std::string prefix = line;
-      line += run.status == 0 ? ": ok" : ": FAILED, exit status " + std::to_string(run.status);
-      if (run.trace) {
-        line += ", " + human_seconds(trace_duration(*run.trace));
-        if (const auto f = find_peak(*run.trace, Metric::footprint)) line += ", footprint " + human_bytes(f->bytes);
-        if (const auto p = find_peak(*run.trace, Metric::rss)) line += ", \u03a3 RSS peak " + human_bytes(p->bytes);
-      }
-      line += " -> " + run.path + (run.problem.empty() ? "" : " (" + run.problem + ")");
-      std::cerr << terminal_text(line) << '\n';
-      if (run.status != 0 && first_failure == 0) first_failure = run.status;
-      const bool interrupted = report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT ||
-                               run.status == 128 + SIGTERM;
-      if (o.fit && run.status == 0 && !interrupted && run.trace) {
-        const int fit_status = fit_point(o, options.command, run, prefix);
-        if (fit_status != 0 && first_failure == 0) first_failure = fit_status;
-        if (fit_status == 128 + SIGINT || fit_status == 128 + SIGTERM) {
-          std::cerr << "qprof sweep: interrupted; no more runs\n";
-          stopped = true;
-        }
-      }
-      if (interrupted) std::cerr << "qprof sweep: interrupted; no more runs\n";
-      if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";
-      stopped = stopped || interrupted || (run.status != 0 && o.stop_on_failure);
+      run.path =
+          o.output_dir + "/" + point_name(points[k]) + (o.repeat > 1 ? ",repeat=" + std::to_string(r) : "") + ".dat";
+      std::string prefix = "qprof sweep: [" + std::to_string(runs.size() + 1) + "/" + std::to_string(total) + "] " +
+                           point_words(points[k]);
+      if (o.repeat > 1) prefix += " (repeat " + std::to_string(r) + ")";
+      const RunEnd end = run_point(o, command, run, prefix);
+      if (end.unstartable) return end.failure;
+      if (end.failure != 0 && first_failure == 0) first_failure = end.failure;
+      stopped = end.stop;
       runs.push_back(std::move(run));
     }
   }
-
-  report::Document doc;
-  doc.tables.push_back(runs_table(parameters, runs));
-  std::size_t failed = 0;
-  for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
-  if (failed > 0) doc.tables.front().notes.push_back(std::to_string(failed) + " run(s) failed: left out of the model");
-  if (parameters.size() == 1 && !all_numbers(parameters.front())) {
-    doc.tables.front().notes.push_back("the values of " + parameters.front().name + " are not all numbers: no model");
-  } else if (parameters.size() == 1) {
-    std::vector<LabelledTrace> traces;
-    for (const SweepRun& r : runs) {
-      if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
-    }
-    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
-    if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0 && first_failure == 0) {
-      first_failure = kUsageError;
-    }
-  } else {
-    doc.tables.front().notes.push_back("a grid has no model: qprof compare --sweep NAME on the traces of one line of it");
-  }
-  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
-  return first_failure;
+  const int printed = print_sweep(o, parameters, runs);
+  return first_failure != 0 ? first_failure : printed;
 }
 
 }  // namespace
 
 Command add_sweep(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<SweepCli>();
-  CLI::App* sweep = app.add_subcommand("sweep", "Run a command once per value of a parameter and model its memory against it");
+  CLI::App* sweep =
+      app.add_subcommand("sweep", "Run a command once per value of a parameter and model its memory against it");
   sweep->footer(
       "Usage: qprof sweep -p NAME=V1,V2,... [-p NAME2=...] [OPTIONS] -- CMD [ARGS...]\n"
       "{NAME} anywhere in CMD, its arguments and --env values is replaced by the point's value; each\n"
@@ -361,27 +384,33 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   sweep->add_option("-p,--param", opts->parameters, "A parameter and its values, NAME=V1,V2,... (repeatable: a grid)")
       ->required()
       ->allow_extra_args(false);
-  sweep->add_option("--env", opts->env, "Set NAME=VALUE in the command's environment; {NAME} placeholders filled (repeatable)")
+  sweep
+      ->add_option("--env", opts->env,
+                   "Set NAME=VALUE in the command's environment; {NAME} placeholders filled (repeatable)")
       ->allow_extra_args(false);
   sweep->add_option("--repeat", opts->repeat, "Run each point N times: the model takes the median, the spread the ±")
       ->check(CLI::Range(1, 1000));
-  sweep->add_option("-d,--output-dir", opts->output_dir, "Directory of the traces (default qprof_sweep, created if missing)");
+  sweep->add_option("-d,--output-dir", opts->output_dir,
+                    "Directory of the traces (default qprof_sweep, created if missing)");
   sweep->add_flag("--stop-on-failure", opts->stop_on_failure, "Stop at the first run that fails");
   sweep->add_option("--metric", opts->metric, "rss (default); pss, uss, all: also record PSS, the footprint")
       ->check(run_metric_check());
   sweep->add_flag("--fit", opts->fit,
                   "Also find, at each point, the smallest memory limit the command runs in and the one at full speed "
                   "(qprof fit; needs the right to create memory cgroups)");
-  sweep->add_option("--fit-max-slowdown", opts->fit_options.max_slowdown,
-                    "With --fit: a probe longer than this many times the point's baseline is too slow (default 4)")
+  sweep
+      ->add_option("--fit-max-slowdown", opts->fit_options.max_slowdown,
+                   "With --fit: a probe longer than this many times the point's baseline is too slow (default 4)")
       ->check(CLI::Range(1.0, 1e6));
-  sweep->add_option("--fit-runs-max", opts->fit_options.runs_max,
-                    "With --fit: runs of fit at each point, its baseline included (default 16)")
+  sweep
+      ->add_option("--fit-runs-max", opts->fit_options.runs_max,
+                   "With --fit: runs of fit at each point, its baseline included (default 16)")
       ->check(CLI::Range(2, 1000));
   sweep->add_option("--at", opts->at, "Also predict each figure at this value of the parameter");
-  sweep->add_option("--limit", opts->limit,
-                    "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
-                    "limit in force (default: the limit in force)")
+  sweep
+      ->add_option("--limit", opts->limit,
+                   "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
+                   "limit in force (default: the limit in force)")
       ->check(budget_check());
   sweep->add_option("--plot", opts->plot,
                     "Over one parameter: draw the footprint (else Σ RSS peak) against it into OUT (.png, .svg, .pdf): "
@@ -392,7 +421,8 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   add_sampling_options(*sweep, opts->run);
   sweep->prefix_command();
   sweep->allow_extras();
-  return {sweep, [opts, sweep, &invocation]() -> Result<int> { return sweep_action(*opts, invocation.command(*sweep)); }};
+  return {sweep,
+          [opts, sweep, &invocation]() -> Result<int> { return sweep_action(*opts, invocation.command(*sweep)); }};
 }
 
 }  // namespace qprof::cli
