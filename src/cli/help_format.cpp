@@ -42,6 +42,8 @@ const std::map<std::string, std::string, std::less<>>& named_values() {
       {"runs-max", "N"},
       {"keep", "N"},
       {"max-slowdown", "FACTOR"},
+      {"fit-runs-max", "N"},
+      {"fit-max-slowdown", "FACTOR"},
       {"render-timeout", "DURATION"},
       {"older-than", "AGE"},
       {"pivot", "ROWS,COLUMNS"},

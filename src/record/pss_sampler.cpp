@@ -40,6 +40,7 @@ void PssSampler::loop() {
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   using Clock = std::chrono::steady_clock;
   auto next = Clock::now();
+  const auto first = next;
   auto earliest = next;  // the cost budget's bound: no pass sooner, whoever asks
   std::unique_lock<std::mutex> lock(stop_mu_);
   while (!stop_) {
@@ -73,12 +74,16 @@ void PssSampler::loop() {
     interval_ns_.store(interval);
     // A rise's pass waits for the budget, and for kRiseSpacing: a job that grows on every sample
     // would otherwise be walked as often as the budget allows, which costs it its mmap lock.
-    earliest = began + std::max<std::chrono::nanoseconds>(std::chrono::nanoseconds(budget), kRiseSpacing);
+    earliest = began + std::max(std::chrono::nanoseconds(budget), rise_spacing(began - first));
     next = began + std::chrono::nanoseconds(interval);
     const auto now = Clock::now();
     if (next < now) next = now;  // fell behind: skip, do not catch up
     lock.lock();
   }
+}
+
+std::chrono::nanoseconds PssSampler::rise_spacing(std::chrono::nanoseconds since_first_pass) {
+  return std::clamp<std::chrono::nanoseconds>(since_first_pass / 10, kFirstRiseSpacing, kRiseSpacing);
 }
 
 void PssSampler::rise() {

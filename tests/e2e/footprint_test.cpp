@@ -91,6 +91,20 @@ TEST(Footprint, APssPassIsTakenAtANewHighSoAOneSecondSpikeIsCaught) {
   EXPECT_NE(full.result.err.find("new high"), std::string::npos) << full.result.err;
 }
 
+// A job of a tenth of a second: one process that touches 64 MiB, holds it 50 ms and exits. It
+// shares nothing, so its footprint is its RSS but for the libraries' shared pages: a PSS pass at
+// its new high must come within the first 100 ms, not after the pages are gone.
+TEST(Footprint, AShortJobsPeakIsReadWhileItHoldsIt) {
+  for (int round = 0; round < 3; ++round) {
+    const Recorded r =
+        record("short_" + std::to_string(round), {"--cgroup", "off"}, {workload("alloc_tree"), "64", "0", "0", "50"});
+    const auto f = footprint_of(r.trace);
+    ASSERT_TRUE(f) << r.result.err;
+    EXPECT_GE(mib(f->peak), 64.0) << r.result.err;
+    EXPECT_LE(mib(f->peak), mib(max_mem(r.trace)) + 0.5) << r.result.err;
+  }
+}
+
 TEST(Footprint, NoPssLeavesTheTraceWithoutPssAndTheSummaryWithoutAFootprint) {
   const Recorded r = record("no_pss", {"--cgroup", "off", "--no-pss"}, {"true"});
   EXPECT_TRUE(r.trace.pss.empty());

@@ -86,7 +86,12 @@ TEST(SessionSummary, MissedDeadlinesAreSaidWithTheirCause) {
   r.missed_deadlines = 45;
   r.most_tasks = TasksSample{};
   r.most_tasks->processes = 1142;
-  const std::string text = format_summary(r);
+  // The summary wraps at 80 columns: its continuation lines joined back into one.
+  std::string text = format_summary(r);
+  for (std::size_t at; (at = text.find("\n       ")) != std::string::npos;) {
+    const std::size_t words = text.find_first_not_of(' ', at + 1);
+    text.replace(at, words - at, " ");
+  }
   EXPECT_NE(text.find("45 deadlines missed (a sample took longer than the interval with up to 1142 processes, or "
                       "qprof was given no CPU in time)"),
             std::string::npos)

@@ -26,8 +26,12 @@ class PssSampler {
  public:
   // A pass over the tree costs `c` of CPU: the next one starts no sooner than max(interval, c × this).
   static constexpr double kCostFactor = 20.0;  // at most 5 % of the time spent walking
-  // The least time between passes asked for by new highs of Σ RSS.
+  // The least time between passes asked for by new highs of Σ RSS: a tenth of the time since the
+  // first pass, from kFirstRiseSpacing to kRiseSpacing. A job of a fraction of a second reaches
+  // its peak within the first 100 ms; a long one is not walked that often for its growth.
+  static constexpr std::chrono::milliseconds kFirstRiseSpacing{10};
   static constexpr std::chrono::milliseconds kRiseSpacing{100};
+  static std::chrono::nanoseconds rise_spacing(std::chrono::nanoseconds since_first_pass);
 
   PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
   ~PssSampler();
