@@ -71,13 +71,16 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
   for (const std::string& n : t.notes) {
     if (n.find("could not be read (out of file descriptors)") == std::string::npos) continue;
     counted = true;
+    // How many are left unread depends on how many live at once when qprof runs out: alone,
+    // 150 and more of 401 (about 60 fit into 256 descriptors); beside a parallel test suite that
+    // slows the forks, as few as 23 were. Some are, never more than the tree.
     const long unread = std::stol(n);
-    EXPECT_GT(unread, 100) << n;  // at most ~60 of the 401 fit into 256 descriptors
+    EXPECT_GT(unread, 0) << n;
     EXPECT_LE(unread, 401) << n;
   }
   EXPECT_TRUE(counted) << "a NOTE in the trace counts them";
   // Read back, every reader says the figures miss them; Σ VmHWM is not called a bound.
-  EXPECT_GT(t.unread_processes, 100u);
+  EXPECT_GT(t.unread_processes, 0u);
   EXPECT_FALSE(t.peaks.count("hwm_sum")) << "hwm_sum_partial only";
   const Result peak = qprof({"peak", out});
   EXPECT_EQ(peak.status, 0) << peak.err;
