@@ -58,16 +58,20 @@ TraceOutput open_named(const std::string& path) {
   // No O_TRUNC: the file may be another live qprof's, which the lock tells only once it is open.
   // A FIFO waits for its reader, as a shell redirection does, but not silently: a first open
   // with O_NONBLOCK fails with ENXIO when no reader is there, and qprof says what it waits for.
+  int fd = -1;
   if (S_ISFIFO(st.st_mode)) {
+    // A probe that found a reader is the descriptor: closed, it would be the reader's end of
+    // file (cat stops) before the real open, which then waits for a reader that is gone.
     const int probe = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (probe >= 0)
-      ::close(probe);
-    else if (errno == ENXIO) {
+    if (probe >= 0) {
+      ::fcntl(probe, F_SETFL, ::fcntl(probe, F_GETFL) & ~O_NONBLOCK);
+      fd = probe;
+    } else if (errno == ENXIO) {
       std::fprintf(stderr, "qprof: %s is a FIFO with no reader yet: waiting for one before the command starts\n",
                    terminal_text(path).c_str());
     }
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
   if (fd < 0) throw TraceOutputError(why("cannot create " + path, errno));
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
