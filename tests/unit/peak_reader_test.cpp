@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// dat::read_trace_peaks against dat::read_trace: the reduced trace must give the same peak of
+// every metric, inside every stage, and of every child, on a trace long enough to be reduced
+// many times (GPU devices that skip samples, several directories, stages that repeat).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
+
+namespace qprof {
+namespace {
+
+std::string generated_trace(unsigned seed, int samples) {
+  std::uint64_t x = seed * 2654435761u + 1;
+  auto next = [&x](int n) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<long long>(x % static_cast<std::uint64_t>(n)) + 1;
+  };
+  std::string out =
+      "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=1000.000000 metric=all\nCMDLINE gen\n"
+      "GPUDEV 0 GPU-a 1000000000 A\nGPUDEV 1 GPU-b 1000000000 B\nDIRDEF 0 /d/a\nDIRDEF 1 /d/b\n";
+  char line[256];
+  for (int i = 0; i < samples; ++i) {
+    const double t = 1000.0 + 0.01 * (i + 1);
+    std::snprintf(line, sizeof line, "MEM %.6f %.4f\nCHLD %d %.6f %.4f\n", next(1000) * 4096 / 1048576.0, t,
+                  100 + i % 3, next(500) * 4096 / 1048576.0, t);
+    out += line;
+    if (i % 3 == 0) {
+      std::snprintf(line, sizeof line, "PSS %.6f %lld %lld %lld\nCGROUP %.6f %lld %lld %lld %lld\n", t,
+                    next(900) * 4096, next(800) * 4096, next(700) * 4096, t, next(900) * 4096, next(2000) * 4096,
+                    next(500) * 4096, next(500) * 4096);
+      out += line;
+      std::snprintf(line, sizeof line,
+                    "KINDS %.6f %lld %lld %lld %lld\nHWM %.6f %d\nDIR %.6f %d %lld %lld 1000000000\n", t,
+                    next(900) * 4096, next(900) * 4096, next(90) * 4096, next(90) * 4096, t, (i + 1) * 4096, t, i % 2,
+                    next(900) * 4096, next(900) * 4096);
+      out += line;
+      for (int d = 0; d < 2; ++d) {
+        if (next(10) > 2) {
+          std::snprintf(line, sizeof line, "GPU %.6f %d %lld 100000000\n", t, d, next(900) * 4096);
+          out += line;
+        }
+      }
+    }
+    if (i % 997 == 500 || i % 997 == 900) {
+      std::snprintf(line, sizeof line, "MARK %.6f S%d %s\n", t, (i / 997) % 3, i % 997 == 500 ? "Start" : "End");
+      out += line;
+    }
+  }
+  return out + "PEAK kernel_process 1228800\n";
+}
+
+void expect_same(const std::optional<Peak>& whole, const std::optional<Peak>& reduced, const std::string& what) {
+  ASSERT_EQ(whole.has_value(), reduced.has_value()) << what;
+  if (!whole) return;
+  EXPECT_EQ(whole->bytes, reduced->bytes) << what;
+  EXPECT_EQ(whole->t, reduced->t) << what;
+  EXPECT_EQ(whole->exact, reduced->exact) << what;
+}
+
+TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
+  for (unsigned seed : {1u, 7u}) {
+    const std::string path = test::unit_temp_file("peaks" + std::to_string(seed) + ".dat");
+    std::ofstream(path) << generated_trace(seed, 12000);
+    const Trace whole = dat::read_trace(path);
+    const Trace reduced = dat::read_trace_peaks(path);
+    EXPECT_LT(reduced.mem.size(), 100u);
+    EXPECT_LT(reduced.gpu.size(), 10u);
+    ASSERT_EQ(available_metrics(whole), available_metrics(reduced));
+    for (Metric m : available_metrics(whole)) {
+      const std::string name(metric_info(m).name);
+      expect_same(find_peak(whole, m), find_peak(reduced, m), name + " seed " + std::to_string(seed));
+      if (!metric_info(m).windowed) continue;
+      for (const std::string stage : {"S0", "S1", "S2"}) {
+        std::vector<std::pair<Seconds, Seconds>> windows;
+        std::vector<TimeWindow> spans;
+        for (const Stage* s : stages_named(whole, stage)) {
+          windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
+          spans.push_back({s->t_start, s->t_end});
+        }
+        const Trace in_stage = dat::read_trace_peaks(path, windows);
+        expect_same(stage_peak(whole, m, stage), stage_peak(in_stage, m, stage), name + " in " + stage);
+        if (m != Metric::rss) continue;
+        const auto a = child_peaks(whole, spans), b = child_peaks(in_stage, spans);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i].pid, b[i].pid);
+          EXPECT_EQ(a[i].bytes, b[i].bytes) << "child " << a[i].pid << " in " << stage;
+        }
+      }
+    }
+    const auto a = child_peaks(whole), b = child_peaks(reduced);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].bytes, b[i].bytes);
+    EXPECT_EQ(relative_time(whole, 1050.0), relative_time(reduced, 1050.0));
+    std::filesystem::remove(path);
+  }
+}
+
+}  // namespace
+}  // namespace qprof
