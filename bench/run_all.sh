@@ -219,27 +219,27 @@ def fl(procs, interval, busy=False):
 f0, f33, f33_1, f512, f512_2 = fl(0, 0.01), fl(33, 0.01), fl(33, 0.001), fl(512, 0.01), fl(512, 0.002)
 fb33, fb512 = fl(33, 0.01, True), fl(512, 0.01, True)
 floor_marginal = (f512["cpu_per_round"] - f33["cpu_per_round"]) / (512 - 33)
-# qprof's stats pass, said alike wherever a reason names it (record/accounting.cpp).
+# qprof's stats round, said alike wherever a reason names it (record/accounting.cpp).
 STATS_PASS = ("a schedstat read of each process every 0.1 s, to skip those that did not run; stat, io and "
-              "status of each every tenth pass")
+              "status of each every tenth round")
 RUNS = f"a {q33['long']:g} s run less a {q33['short']:g} s run"  # overhead.py's measure
 def cause(row):
-    # No miss: the measure; most of the misses after a stats pass: qprof's own work; else the machine.
+    # No miss: the measure; most of the misses after a stats round: qprof's own work; else the machine.
     if row["missed_in_long_runs"] == 0:
         return "the measure, not the schedule"
     if 2 * row["missed_after_stats_in_long_runs"] > row["missed_in_long_runs"]:
-        return "qprof's stats pass, which runs in the sampler's loop and outlasts what is left of a period"
+        return "qprof's stats round, which runs in the sampler's loop and outlasts what is left of a period"
     return "wake-ups later than a period on this shared machine"
 def misses(row):
     # Where qprof's missed deadlines fell (bench/overhead.py reads them from the long runs' traces):
-    # within two samples after a stats pass, its own work made a sample late; elsewhere, the wake-up.
+    # within two samples after a stats round, its own work made a sample late; elsewhere, the wake-up.
     n, after = row["missed_in_long_runs"], row["missed_after_stats_in_long_runs"]
     runs = f"its {row['rounds']} long runs ({row['long']:g} s, from {row['short']:g} s in)"
     if n == 0:
         return (f"no deadline was missed in {runs}: the shortfall comes from the runs' starts and ends, which "
                 f"{RUNS} does not cancel")
-    return (f"of the {n} deadlines qprof missed in {runs}, {after} came within two samples after a stats pass "
-            f"({STATS_PASS}), the other {n - after} between passes, where qprof does the floor's work and writes "
+    return (f"of the {n} deadlines qprof missed in {runs}, {after} came within two samples after a stats round "
+            f"({STATS_PASS}), the other {n - after} between those rounds, where qprof does the floor's work and writes "
             f"its trace line")
 goals = [
     ("default 10 ms, 33 processes: ≤ 0.5 % of a core", f"{q33['core'] * 100:.2f} %", q33["core"] <= 0.005),
@@ -285,7 +285,7 @@ limits = {
     2: f"the kernel: the floor at 1 ms on 33 processes is {f33_1['core'] * 100:.2f} % of a core",
     4: f"the kernel: the floor on 512 processes at 10 ms is {f512['core'] * 100:.2f} % of a core; qprof's "
        f"{q512['cpu_per_sample'] * 1e6:.0f} µs per sample against the floor's {f512['cpu_per_round'] * 1e6:.0f} hold its "
-       f"stats pass ({STATS_PASS}: about 200–250 µs a sample on 512 processes, read in the steady "
+       f"stats round ({STATS_PASS}: about 200–250 µs a sample on 512 processes, read in the steady "
        f"state), and the noise of {RUNS} that each start 511 processes",
     5: (f"the machine in this run: the floor itself, its statm reads alone filling {f512_2['core'] * 100:.0f} % of "
         f"each 2 ms, kept {f512_2['rounds_ratio']:.3f} of its rounds"

@@ -3,7 +3,7 @@
 # `format-check` fails on a file it would change (scripts/test runs it). Without clang-format the
 # targets say which Debian package to install.
 file(GLOB_RECURSE QPROF_FORMATTED_SOURCES CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/src/*.cpp ${PROJECT_SOURCE_DIR}/src/*.hpp ${PROJECT_SOURCE_DIR}/include/*.hpp
+  ${PROJECT_SOURCE_DIR}/src/*.cpp ${PROJECT_SOURCE_DIR}/src/*.hpp ${PROJECT_SOURCE_DIR}/include/*.hpp ${PROJECT_SOURCE_DIR}/include/*.h
   ${PROJECT_SOURCE_DIR}/tests/*.cpp ${PROJECT_SOURCE_DIR}/tests/*.hpp ${PROJECT_SOURCE_DIR}/tests/*.c
   ${PROJECT_SOURCE_DIR}/tests/*.h ${PROJECT_SOURCE_DIR}/bench/*.cpp ${PROJECT_SOURCE_DIR}/bench/*.c
   ${PROJECT_SOURCE_DIR}/bench/*.cu ${PROJECT_SOURCE_DIR}/examples/*.c ${PROJECT_SOURCE_DIR}/python/*.h)

@@ -31,20 +31,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define QPROF_MARK_OK 0      /* delivered (qprof_mark_sync: and acknowledged) */
-#define QPROF_MARK_ABSENT 1  /* not under qprof: nothing was done */
+#define QPROF_MARK_OK 0        /* delivered (qprof_mark_sync: and acknowledged) */
+#define QPROF_MARK_ABSENT 1    /* not under qprof: nothing was done */
 #define QPROF_MARK_FAILED (-1) /* the write failed, or no acknowledgement in time */
 #define QPROF_MARK_SYNC_TIMEOUT_MS 100
 #define QPROF_MARK_LINE_MAX 4096 /* PIPE_BUF: a line this long is written in one piece */
 
 /* The descriptor to write markers to (*close_after: opened here, to be closed), or -1. */
-static inline int qprof_mark_open_(int *close_after) {
-  const char *fd_text = getenv("QPROF_MARK_FD");
-  const char *fd_id = getenv("QPROF_MARK_FD_ID");
-  const char *path = getenv("QPROF_MARK_PATH");
+static inline int qprof_mark_open_(int* close_after) {
+  const char* fd_text = getenv("QPROF_MARK_FD");
+  const char* fd_id = getenv("QPROF_MARK_FD_ID");
+  const char* path = getenv("QPROF_MARK_PATH");
   *close_after = 0;
   if (fd_text && *fd_text) {
-    char *end = NULL;
+    char* end = NULL;
     long fd = strtol(fd_text, &end, 10);
     struct stat st;
     char id[48];
@@ -75,7 +75,7 @@ static inline int qprof_mark_present(void) {
 }
 
 /* Writes `line` in one write(2), without dying of SIGPIPE when qprof is gone. */
-static inline int qprof_mark_write_(int fd, const char *line, size_t n) {
+static inline int qprof_mark_write_(int fd, const char* line, size_t n) {
   sigset_t pipe_set, old_set, pending;
   int was_pending, saved;
   ssize_t w;
@@ -98,7 +98,7 @@ static inline int qprof_mark_write_(int fd, const char *line, size_t n) {
 }
 
 /* "<head><label>\n" into buf, the label cut to fit and its line breaks made blanks. */
-static inline size_t qprof_mark_line_(char *buf, size_t size, const char *head, const char *label) {
+static inline size_t qprof_mark_line_(char* buf, size_t size, const char* head, const char* label) {
   size_t n = strlen(head), i;
   if (n > size - 2) n = size - 2;
   memcpy(buf, head, n);
@@ -111,7 +111,7 @@ static inline size_t qprof_mark_line_(char *buf, size_t size, const char *head, 
 }
 
 /* A checkpoint, at once: qprof samples it when it reads the line. */
-static inline int qprof_mark(const char *label) {
+static inline int qprof_mark(const char* label) {
   char line[QPROF_MARK_LINE_MAX];
   int close_after = 0, result;
   int fd = qprof_mark_open_(&close_after);
@@ -123,9 +123,9 @@ static inline int qprof_mark(const char *label) {
 
 /* A checkpoint that returns once qprof has taken its sample, or after
  * QPROF_MARK_SYNC_TIMEOUT_MS (QPROF_MARK_FAILED): the memory recorded is the memory at this call. */
-static inline int qprof_mark_sync(const char *label) {
+static inline int qprof_mark_sync(const char* label) {
   char dir[PATH_MAX], reply[PATH_MAX + 8], head[PATH_MAX + 32], line[QPROF_MARK_LINE_MAX], ok[8];
-  const char *tmp = getenv("TMPDIR");
+  const char* tmp = getenv("TMPDIR");
   int close_after = 0, result = QPROF_MARK_FAILED, reply_fd;
   struct timespec start, now;
   int fd = qprof_mark_open_(&close_after);
