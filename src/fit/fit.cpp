@@ -112,7 +112,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   r.cgroup = group->is_v1() ? "v1" : "v2";
   if (progress) progress({1, 0, 0, elapsed()});
   const ProbeRun first = run_probe(o.command, *group, signals, {std::nullopt, o.sample_every_s});
-  group.reset();  // its cache evicted: the probes start from the same (cold) state
+  r.eviction_cpu_s += group->evict();  // the probes start from the same (cold) cache state
+  group.reset();
   account(first);
   if (first.launch_failure) {
     r.end = FitEnd::cannot_start;
@@ -180,6 +181,7 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
                               : "), and this machine has no swap in use now"));
     }
     const ProbeRun run = run_probe(o.command, *group, signals, {r.cutoff_s, 0});
+    r.eviction_cpu_s += group->evict();
     group.reset();
     account(run);
     if (run.stopped_by_signal) {
@@ -208,7 +210,8 @@ FitReport run_fit(const FitOptions& o, const std::function<void(const Progress&)
   const double cpu_at_start = own_cpu_seconds();
   search_limits(o, progress, r);
   // Everything qprof did meanwhile: starting and waiting for the runs, sampling, writing limits,
-  // evicting each group's cache (force_empty reclaims in the writer's time), removing groups.
+  // evicting each group's cache (force_empty reclaims in the writer's time, counted apart in
+  // eviction_cpu_s), removing groups.
   r.qprof_cpu_s = own_cpu_seconds() - cpu_at_start;
   return r;
 }

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "qprof/common/proc_file.hpp"
@@ -105,9 +106,26 @@ std::unique_ptr<ProbeGroup> ProbeGroup::create(std::string& why_not) {
   return std::unique_ptr<ProbeGroup>(new ProbeGroup(std::move(group)));
 }
 
-ProbeGroup::~ProbeGroup() {
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+double ProbeGroup::evict() {
   kill_all();
+  const double before = thread_cpu_seconds();
   evict_page_cache(path(), is_v1(), charge().value_or(0));
+  evicted_ = true;
+  return thread_cpu_seconds() - before;
+}
+
+ProbeGroup::~ProbeGroup() {
+  if (!evicted_) evict();
   // ~TreeCgroup removes the directory.
 }
 

@@ -83,6 +83,7 @@ std::string json_report(const FitReport& r) {
   j["notes"] = json::array();
   for (const std::string& n : r.notes) j["notes"].push_back(valid_utf8(n));
   j["qprof_cpu_seconds"] = r.qprof_cpu_s;
+  j["eviction_cpu_seconds"] = r.eviction_cpu_s;  // of qprof_cpu_seconds
   j["runs_seconds"] = r.probes_s;
   return j.dump(2) + "\n";
 }

@@ -125,6 +125,10 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   // fit's own cost is measured by bench/fit_cost.py, not asserted here: a shared machine's load
   // moves it (1.1 % on a busy CI runner, 0.4 % on a quiet one). Here only that it is counted.
   EXPECT_GT(j["qprof_cpu_seconds"].get<double>(), 0.0);
+  // Every group held the file's pages when evicted: the kernel's reclaim took some of qprof's time.
+  EXPECT_GT(j["eviction_cpu_seconds"].get<double>(), 0.0);
+  EXPECT_LE(j["eviction_cpu_seconds"].get<double>(), j["qprof_cpu_seconds"].get<double>());
+  EXPECT_TRUE(contains(r.err, "qprof fit: of it, evicting the probes' page cache: ")) << r.err;
   EXPECT_GE(j["runs_seconds"].get<double>(), j["baseline"]["seconds"].get<double>());
 }
 

@@ -54,8 +54,9 @@ struct FitReport {
   double max_slowdown = 0;  // the options the search ran with
   double full_speed_margin = 0;
   Resolution resolution;
-  double qprof_cpu_s = 0;  // qprof's own CPU time over all runs
-  double probes_s = 0;     // the runs' durations summed
+  double qprof_cpu_s = 0;     // qprof's own CPU time over all runs
+  double eviction_cpu_s = 0;  // of it, the kernel's reclaim of the groups' page cache
+  double probes_s = 0;        // the runs' durations summed
   FitEnd end = FitEnd::searched;
   int status = 0;       // qprof's exit status
   std::string message;  // why it stopped early, in one sentence

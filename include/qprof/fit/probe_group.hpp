@@ -46,7 +46,7 @@ class ProbeGroup {
  public:
   // Null, with the kernel's reason in `why_not`, where qprof may not create a memory cgroup.
   static std::unique_ptr<ProbeGroup> create(std::string& why_not);
-  ~ProbeGroup();  // kills what is left, evicts the cache, removes the group
+  ~ProbeGroup();  // kills what is left, evicts the cache (unless evict() did), removes the group
   ProbeGroup(const ProbeGroup&) = delete;
   ProbeGroup& operator=(const ProbeGroup&) = delete;
 
@@ -61,10 +61,15 @@ class ProbeGroup {
   std::optional<Bytes> charge() const { return group_->usage(); }
   std::optional<std::uint64_t> oom_kills() const { return group_->oom_kills(); }
   std::string memory_stat() const;
+  // Kills what is left and evicts the page cache now; returns the CPU time the eviction took in
+  // this thread. The kernel reclaims the cache in the writer's time, so that time is qprof's
+  // though the pages are the probe's: fit reports it apart (FitReport::eviction_cpu_s).
+  double evict();
 
  private:
   explicit ProbeGroup(std::unique_ptr<TreeCgroup> group) : group_(std::move(group)) {}
   std::unique_ptr<TreeCgroup> group_;
+  bool evicted_ = false;
 };
 
 }  // namespace qprof::fit
