@@ -30,6 +30,7 @@ const std::map<std::string, std::string, std::less<>>& named_values() {
       {"output-prefix", "PREFIX"},
       {"host-name", "NAME"},
       {"marker-regex", "REGEX"},
+      {"mark-fifo", "PATH"},
       {"stage", "NAME"},
       {"table", "TABLE"},
       {"panels", "PANEL,..."},

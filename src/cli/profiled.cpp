@@ -4,6 +4,7 @@
 #include "qprof/analysis/dirs.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -75,6 +76,16 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                  "stderr (default: a line holding QPROF_MARK: anywhere; the label is what follows it). Each line "
                  "gets at most 100000 matching steps: on a line where the pattern backtracks catastrophically it "
                  "gives up (no marker; counted in the summary)");
+  app.add_option("--mark-fifo", o.mark_fifo,
+                 "Create the marker FIFO (QPROF_MARK_PATH) at PATH rather than in a private temporary directory, so "
+                 "that writers know it beforehand (qprof attach -q prints nothing); PATH must not exist, and is "
+                 "removed at the end")
+      ->type_name("PATH")
+      ->check([](const std::string& path) -> std::string {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) == 0) return "'" + path + "' exists: --mark-fifo creates a new FIFO there";
+        return "";
+      });
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between scheduled PSS/USS passes (default 1; a slow pass stretches it so that passes take at "
                  "most 5 % of the time)")

@@ -81,7 +81,7 @@ void send_ack(const std::string& reply_path) {
   ::close(fd);
 }
 
-std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not) {
+std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not, const std::string& fifo_at) {
   std::unique_ptr<MarkChannel> c(new MarkChannel());
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -102,14 +102,18 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not) {
   // The writers' end blocks as any pipe does (a shell's echo must not see EAGAIN); qprof reads
   // it at once, so a writer waits only when qprof itself is stopped.
   ::fcntl(c->pipe_write_, F_SETFL, ::fcntl(c->pipe_write_, F_GETFL) & ~O_NONBLOCK);
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/qprof-mark.XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700: the FIFO is the user's own
-    why_not = "cannot create a directory for the marker FIFO (" + dir + "): " + std::strerror(errno);
-    return nullptr;
+  std::string fifo = fifo_at;
+  if (fifo.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/qprof-mark.XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700: the FIFO is the user's own
+      why_not = "cannot create a directory for the marker FIFO (" + dir + "): " + std::strerror(errno);
+      return nullptr;
+    }
+    c->dir_ = dir;
+    fifo = dir + "/marks";
   }
-  c->dir_ = dir;
-  const std::string fifo = dir + "/marks";
+  // mkfifo never replaces a file: an existing path fails with EEXIST and is left as it was.
   if (::mkfifo(fifo.c_str(), 0600) != 0) {
     why_not = "mkfifo " + fifo + ": " + std::strerror(errno);
     return nullptr;

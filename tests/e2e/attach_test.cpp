@@ -119,7 +119,7 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   Process target({workload("attach_target"), "120", "0", "200", trigger});
   wait_for([&] { return exists(trigger + ".ready"); });
   std::string attach_line;
-  for (const std::string& a : bounded({"attach", "-q", "-o", out, std::to_string(target.pid())}))
+  for (const std::string& a : bounded({"attach", "-o", out, std::to_string(target.pid())}))
     attach_line += "'" + a + "' ";
   Process q({"sh", "-c", "exec " + attach_line + "2>'" + dir + "/err'"});
   const std::string key = "QPROF_MARK_PATH=";
@@ -141,6 +141,37 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   ASSERT_EQ(t.markers.size(), 1u) << err;
   EXPECT_EQ(t.markers[0].label, "Attached checkpoint");
   EXPECT_GE(mib(*t.markers[0].at.rss), 120.0);  // the attached process's memory at that moment
+}
+
+// -q prints nothing but errors; --mark-fifo gives the writers a path known beforehand.
+TEST(Attach, QuietWithAChosenFifoPrintsNothingAndTakesMarkers) {
+  const std::string dir = temp_dir();
+  const std::string trigger = dir + "/go";
+  const std::string out = dir + "/quiet.dat";
+  const std::string fifo = dir + "/train.marks";
+  Process target({workload("attach_target"), "64", "0", "200", trigger});
+  wait_for([&] { return exists(trigger + ".ready"); });
+  Process q(bounded({"attach", "-q", "--mark-fifo", fifo, "-o", out, std::to_string(target.pid())}));
+  wait_for([&] { return contains(read_file(out), "\nMEM ") && exists(fifo); });
+  const Result mark =
+      run({"env", "-u", "QPROF_MARK_FD", "QPROF_MARK_PATH=" + fifo, qprof_bin(), "mark", "--sync", "Eval"});
+  EXPECT_EQ(mark.status, 0) << mark.err;
+  touch(trigger);
+  const Result r = q.wait(60);
+  target.wait(60);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "-q prints nothing but errors";
+  EXPECT_FALSE(exists(fifo)) << "the FIFO is removed at the end";
+  const Trace t = dat::read_trace(out);
+  ASSERT_EQ(t.markers.size(), 1u);
+  EXPECT_EQ(t.markers[0].label, "Eval");
+  // A path that exists is refused before anything starts, and left as it was.
+  const std::string taken = dir + "/taken";
+  touch(taken);
+  const Result refused = run(bounded({"attach", "-q", "--mark-fifo", taken, std::to_string(::getpid())}));
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "exists")) << refused.err;
+  EXPECT_EQ(read_file(taken), "go\n");
 }
 
 TEST(Attach, RunAttachIsTheSame) {

@@ -66,9 +66,10 @@ class MarkChannel {
   using Pending = std::function<bool()>;
   using Wake = std::function<void()>;
 
-  // Creates the pipe and, in a private directory (mode 0700) under $TMPDIR or /tmp, the FIFO.
-  // Null with `why_not` set when it cannot.
-  static std::unique_ptr<MarkChannel> create(std::string& why_not);
+  // Creates the pipe and, in a private directory (mode 0700) under $TMPDIR or /tmp, the FIFO; or
+  // the FIFO at `fifo_at` (--mark-fifo: a path the writers know beforehand; never an existing
+  // file). Null with `why_not` set when it cannot.
+  static std::unique_ptr<MarkChannel> create(std::string& why_not, const std::string& fifo_at = "");
   ~MarkChannel();  // stops the reader, closes both ends, removes the FIFO and its directory
   MarkChannel(const MarkChannel&) = delete;
   MarkChannel& operator=(const MarkChannel&) = delete;

@@ -43,6 +43,7 @@ struct RunOptions {
   std::string gpu = "auto";     // auto, nvml, amd, smi or none
   double gpu_interval = 0.1;    // seconds between per-process GPU queries (stretched if slow)
   std::optional<std::string> marker_regex;
+  std::string mark_fifo;                // --mark-fifo: the marker FIFO's path (empty: a private temporary directory)
   std::vector<std::string> watch_dirs;  // --watch-dir and QPROF_WATCH_DIRS: directory sizes (DIR lines)
   double watch_interval = 1.0;          // seconds between walks (stretched to stay within 2 % of a core)
   std::string proc_root = "/proc";

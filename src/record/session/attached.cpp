@@ -23,8 +23,9 @@ void say_attached(pid_t pid, bool quiet, const MarkChannel* channel) {
                  "signal the process\n";
   }
   // The process did not inherit the channel: the FIFO is how it (or `qprof mark`, given the
-  // variable) can still send markers and synchronous checkpoints.
-  if (channel) {
+  // variable) can still send markers and synchronous checkpoints. Under -q the writers use the
+  // path they gave with --mark-fifo.
+  if (channel && !quiet) {
     std::cerr << "qprof: markers: QPROF_MARK_PATH=" << terminal_text(channel->fifo_path())
               << " (lines written to this FIFO are markers)\n";
   }

@@ -11,9 +11,9 @@ namespace qprof::session_detail {
 
 MarkerIntake::MarkerIntake(MarkerInbox::Wake wake) : inbox_(wake), wake_(std::move(wake)) {}
 
-void MarkerIntake::open_channel(Notices& notices) {
+void MarkerIntake::open_channel(Notices& notices, const std::string& fifo_at) {
   std::string why_not;
-  channel_ = MarkChannel::create(why_not);
+  channel_ = MarkChannel::create(why_not, fifo_at);
   if (!channel_) {
     ::unsetenv(std::string(kMarkFdVariable).c_str());
     ::unsetenv(std::string(kMarkPathVariable).c_str());

@@ -25,7 +25,7 @@ class MarkerIntake {
   // Before any thread of qprof's starts (no getenv races with it): the channel created and
   // exported (QPROF_MARK_*), or, when it cannot be, those variables unset so that a qprof around
   // this one does not receive this run's markers.
-  void open_channel(Notices& notices);
+  void open_channel(Notices& notices, const std::string& fifo_at);
   const MarkChannel* channel() const { return channel_.get(); }
   // Around the launch: the channel's write end is inherited by the command alone.
   void let_command_inherit_channel(bool inherit);

@@ -107,7 +107,7 @@ int Session::run() {
   job_files_limit_ = raise_files_limit();
   SignalRelay signals;
   open_cgroup();
-  intake_.open_channel(notices_);
+  intake_.open_channel(notices_, o_.mark_fifo);
   std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_);
   if (!job_stderr) return 2;
   // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
