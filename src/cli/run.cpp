@@ -120,7 +120,12 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     report::Document doc;
     doc.tables.push_back(report::stage_table(trace, table_metric));
     report::add_stage_trends(doc.tables.back(), trace, table_metric);
-    std::cerr << prefixed(report::render(doc, report::Format::text), "qprof: ");
+    // The summary's 80 columns: the stage name, duration, share, peak and delta stay.
+    report::RenderOptions narrow;
+    narrow.named_width = 80;
+    narrow.text_width = narrow.named_width - std::string_view("qprof: ").size();
+    narrow.wider = "qprof report shows them";
+    std::cerr << prefixed(report::render(doc, report::Format::text, narrow), "qprof: ");
   }
   int result = status;
   if (!o.yaml.empty()) {

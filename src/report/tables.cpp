@@ -40,6 +40,12 @@ Table stage_table(const Trace& trace, Metric metric) {
       column("mem_delta", "delta", Kind::signed_bytes),
       machine_only(column("closed", "closed", Kind::flag)),
   };
+  // Narrowed to a terminal (the summary after qprof run): the levels at start and end go first,
+  // then the times; the name, duration, share, peak and delta stay.
+  for (Column& c : t.columns) {
+    if (c.key == "mem_start" || c.key == "mem_end") c.narrow = 2;
+    if (c.key == "start" || c.key == "end") c.narrow = 1;
+  }
   bool unclosed = false;
   const std::vector<StageStats> stats = stage_stats(trace, metric);
   for (const StageStats& s : stats) {

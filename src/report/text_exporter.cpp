@@ -55,6 +55,37 @@ std::string wrap(const std::string& text, std::size_t width) {
   return out;
 }
 
+// `s` cut to `width` display columns, its end replaced by "..." (ASCII: any terminal shows it).
+std::string cut(const std::string& s, std::size_t width) {
+  if (display_width(s) <= width) return s;
+  const std::size_t keep = width > 3 ? width - 3 : 0;
+  std::size_t bytes = 0, columns = 0;
+  while (bytes < s.size() && columns < keep) {
+    ++bytes;
+    while (bytes < s.size() && (static_cast<unsigned char>(s[bytes]) & 0xC0) == 0x80) ++bytes;  // whole characters
+    ++columns;
+  }
+  return s.substr(0, bytes) + "...";
+}
+
+// A table still wider than `text_width` once narrowed: its widest text column (a stage's or a
+// run's name, which the user chose) is cut to fit, down to kNarrowestText columns.
+void cut_text_columns(HumanGrid& g, std::vector<std::size_t>& width, std::size_t text_width) {
+  constexpr std::size_t kNarrowestText = 12;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < width.size(); ++i) total += width[i] + (i ? 2 : 0);
+  if (text_width == 0 || total <= text_width) return;
+  std::optional<std::size_t> widest;
+  for (std::size_t i = 0; i < g.columns.size(); ++i) {
+    if (!g.columns[i].right && (!widest || width[i] > width[*widest])) widest = i;
+  }
+  if (!widest || width[*widest] <= kNarrowestText) return;
+  const std::size_t to = std::max(kNarrowestText, width[*widest] - std::min(width[*widest], total - text_width));
+  for (auto& row : g.rows) row[*widest].text = cut(row[*widest].text, to);
+  g.columns[*widest].header = cut(g.columns[*widest].header, to);
+  width[*widest] = to;
+}
+
 class TextExporter : public Exporter {
  public:
   std::string render(const Document& doc, const RenderOptions& options) const override {
@@ -88,6 +119,7 @@ class TextExporter : public Exporter {
       for (const auto& row : g.rows) width[i] = std::max(width[i], display_width(cell_text(g.columns[i], row[i])));
     }
     const std::vector<std::string> left_out = narrow(g, width, t, options);
+    cut_text_columns(g, width, options.text_width);
     std::string out;
     if (!t.title.empty()) out += terminal_text(t.title) + "\n";
     auto line = [&](auto text_of) {
@@ -111,7 +143,8 @@ class TextExporter : public Exporter {
       std::string names;
       for (std::size_t i = 0; i < left_out.size() && i < kNamed; ++i) names += (i ? ", " : "") + left_out[i];
       if (left_out.size() > kNamed) names += " and " + std::to_string(left_out.size() - kNamed) + " more";
-      out += wrap("left out to fit " + std::to_string(options.text_width) + " columns: " + names +
+      const std::size_t named = options.named_width ? options.named_width : options.text_width;
+      out += wrap("left out to fit " + std::to_string(named) + " columns: " + names +
                       (options.wider.empty() ? "" : "; " + options.wider),
                   options.text_width);
     }

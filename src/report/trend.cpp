@@ -66,6 +66,7 @@ void add_trend_facts(Document& doc, const Trace& trace) {
 void add_stage_trends(Table& stages, const Trace& trace, Metric metric) {
   Column words = Column::of("slope", "slope", Kind::text);
   words.machine = false;
+  words.narrow = 3;  // the first to go where the table must fit a terminal
   stages.columns.push_back(words);
   stages.columns.push_back(machine_only("slope_bytes_per_s", "slope", Kind::count));
   stages.columns.push_back(machine_only("slope_r2", "slope R\u00b2", Kind::share));

@@ -40,6 +40,27 @@ TEST(StageTable, TextIsAlignedWithUnitsInTheHeader) {
       "Quantization (Static)   21.000  35.000      14.000  39.3%     900.0         768.0       640.0     -128.0\n");
 }
 
+TEST(StageTable, NarrowedToATerminalKeepsTheAnswerAndCutsLongNames) {
+  Document d = stages_of(fixture("quark.dat"));
+  d.tables[0].rows[2][0].text = "Quantization (Static) with a name much longer than any terminal column allows";
+  RenderOptions o;
+  o.text_width = 73;  // the summary's 80 less its "qprof: " prefix
+  o.named_width = 80;
+  o.wider = "qprof report shows them";
+  const std::string text = render(d, Format::text, o);
+  EXPECT_EQ(text,
+            "Stages (RSS of the tree, sampled)\n"
+            "stage                              duration s  share  peak MiB  delta MiB\n"
+            "Pre-process                             2.300   6.5%     520.0     +256.5\n"
+            "Calibration                            16.500  46.3%     700.0       +5.0\n"
+            "Quantization (Static) with a n...      14.000  39.3%     900.0     -128.0\n"
+            "left out to fit 80 columns: start, end, at start, at end;\n"
+            "  qprof report shows them\n")
+      << text;
+  // Without a width, every column and the whole name.
+  EXPECT_NE(render(d, Format::text).find("allows"), std::string::npos);
+}
+
 TEST(StageTable, UnclosedStagesAreMarkedInEveryFormat) {
   const Document d = stages_of(fixture("open_stage.dat"));
   EXPECT_EQ(render(d, Format::text),

@@ -121,6 +121,8 @@ struct RenderOptions {
   // until it fits, and says which under the table, then `wider` ("--wide shows them"). 0: any width.
   std::size_t text_width = 0;
   std::string wider{};
+  // The width the note names, where the caller prefixes every line (0: text_width).
+  std::size_t named_width = 0;
 };
 
 class Exporter {
