@@ -47,12 +47,12 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
   struct stat st {};
   const bool regular = ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   if (!o.stage.empty() && !regular) return dat::read_trace(file);  // read once: bounded at 1 GiB
-  Trace t = dat::read_trace_peaks(file);
+  Trace t = dat::read_trace_peaks(file, {}, o.stage);
   if (o.stage.empty()) return t;
   std::vector<std::pair<Seconds, Seconds>> windows;
   for (const Stage* s : stages_named(t, o.stage)) windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
   if (windows.empty()) return t;  // peak_line says which stages there are
-  return dat::read_trace_peaks(file, windows);
+  return dat::read_trace_peaks(file, windows, o.stage);
 }
 
 // The child lines: asked for, or (as mprof peak prints them) whenever a trace of files has them

@@ -146,8 +146,20 @@ class TraceBuilder : public Visitor {
 // flat in the trace's length (kCompactAt records a series at most, markers and stages aside).
 class PeakReducer : public TraceBuilder {
  public:
-  PeakReducer(Trace& trace, const std::vector<std::pair<Seconds, Seconds>>& windows)
-      : TraceBuilder(trace, nullptr), windows_(windows) {}
+  PeakReducer(Trace& trace, const std::vector<std::pair<Seconds, Seconds>>& windows, std::string stage)
+      : TraceBuilder(trace, nullptr), windows_(windows), stage_(std::move(stage)) {}
+
+  // A marker's own record serves no peak: the latest alone is kept (the end of the trace reads
+  // it). Its stages are kept while they may hold a peak (prune_stages), so that an endless
+  // stream of markers costs no more memory than an endless stream of samples.
+  void mark(Seconds t, std::string_view label) override {
+    TraceBuilder::mark(t, label);
+    if (tr_.markers.size() > 1) tr_.markers.erase(tr_.markers.begin(), tr_.markers.end() - 1);
+    if (tr_.stages.size() >= stages_compact_at_) prune_stages();
+  }
+  void note(std::string_view text) override {
+    if (tr_.notes.size() < kMaxNotes) TraceBuilder::note(text);
+  }
 
   void mem(const MemSample& s) override {
     TraceBuilder::mem(s);
@@ -218,6 +230,12 @@ class PeakReducer : public TraceBuilder {
 
  private:
   static constexpr std::size_t kCompactAt = 64;
+  static constexpr std::size_t kMaxNotes = 1000;  // NOTE lines past these say nothing a peak needs
+
+  // Drops the closed stages that can hold no peak: those that end before the latest record and
+  // hold none of the records kept (a later record cannot fall inside them). Stages named
+  // `stage_` (--stage) are all kept: their windows are what the peak is taken over.
+  void prune_stages();
 
   bool counts(Seconds t) const {
     if (windows_.empty()) return true;
@@ -260,6 +278,8 @@ class PeakReducer : public TraceBuilder {
   void compact_gpu();
 
   std::vector<std::pair<Seconds, Seconds>> windows_;
+  std::string stage_;
+  std::size_t stages_compact_at_ = kCompactAt;
   std::unordered_map<int, std::vector<DirSample>> dirs_;
   // GPU lines of one time are one figure (the sum of every device's latest): kept as whole
   // snapshots of every device, so that the sum read back is the one recorded.
@@ -270,6 +290,28 @@ class PeakReducer : public TraceBuilder {
   std::uint64_t best_group_ = 0, prev_group_ = 0;  // which group each snapshot is (first: 1)
   std::optional<Bytes> best_sum_;
 };
+
+void PeakReducer::prune_stages() {
+  std::vector<Seconds> kept;
+  auto add = [&kept](const auto& records) {
+    for (const auto& r : records) kept.push_back(r.t);
+  };
+  add(tr_.mem), add(tr_.hwm), add(tr_.pss), add(tr_.cgroup), add(tr_.kinds), add(tr_.gpu), add(tr_.markers);
+  for (const ChildSeries& c : tr_.children) add(c.samples);
+  for (const auto& [index, samples] : dirs_) add(samples);
+  std::sort(kept.begin(), kept.end());
+  const Seconds latest = kept.empty() ? 0 : kept.back();
+  // Wider than any reader's slack (analysis' kTimeSlack, 1e-4 s): a stage kept too many is harmless.
+  constexpr Seconds kSlack = 1e-3;
+  auto holds_a_record = [&](const Stage& s) {
+    const auto it = std::lower_bound(kept.begin(), kept.end(), s.t_start - kSlack);
+    return it != kept.end() && *it <= s.t_end + kSlack;
+  };
+  std::erase_if(tr_.stages,
+                [&](const Stage& s) { return s.name != stage_ && s.t_end + kSlack < latest && !holds_a_record(s); });
+  // Stages that must stay (--stage's) do not make every later marker prune again.
+  stages_compact_at_ = std::max(kCompactAt, 2 * tr_.stages.size());
+}
 
 void PeakReducer::gpu(const GpuSample& s) {
   if (group_t_ && *group_t_ != s.t) close_gpu_group();
@@ -339,10 +381,11 @@ Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* w
   return tr;
 }
 
-Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows) {
+Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows,
+                       const std::string& stage) {
   Trace tr;
   tr.source = path;
-  PeakReducer b(tr, windows);
+  PeakReducer b(tr, windows, stage);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ParseError(path, 0, std::strerror(errno));
   try {

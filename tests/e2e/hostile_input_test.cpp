@@ -315,5 +315,24 @@ TEST(BoundedReading, PeakOfAFifoFedForAWhileThenClosedReadsItAllInFlatMemory) {
   EXPECT_EQ(r.out, "f\t7864320 B\n") << r.err;
 }
 
+TEST(BoundedReading, PeakOfAFifoOfMarkersAndStagesReadsItInFlatMemory) {
+  // 3 M lines through a FIFO: a million one-sample stages and their two million markers, then the
+  // peak inside the stage Late. The old reader kept every marker with its snapshot (about 400 MB).
+  const std::string dir = test_dir();
+  const std::string script =
+      "cd '" + dir +
+      "' && rm -f f && mkfifo f && "
+      "({ awk 'BEGIN { for (i = 1; i <= 1000000; i++) "
+      "printf \"MARK %d.1 S Start\\nMEM 1.000000 %d.2\\nMARK %d.3 S End\\n\", i, i, i }'; "
+      "printf 'MARK 2000000.1 Late Start\\nMEM 9.000000 2000000.2\\nMARK 2000000.3 Late End\\n'; } > f &) ; "
+      "prlimit " +
+      kSmallAsLimit + " -- '" + qprof_bin() + "' peak --json f; echo \"status $?\" >&2";
+  const Result r = run({"sh", "-c", script}, "", 300);
+  ASSERT_NE(r.err.find("status 0"), std::string::npos) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(json_mib(j.at(0)), 9.0) << r.out;
+  EXPECT_EQ(j.at(0).at("stages"), nlohmann::json::array({"Late"})) << r.out;
+}
+
 }  // namespace
 }  // namespace qprof::test

@@ -87,7 +87,7 @@ TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
           windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
           spans.push_back({s->t_start, s->t_end});
         }
-        const Trace in_stage = dat::read_trace_peaks(path, windows);
+        const Trace in_stage = dat::read_trace_peaks(path, windows, stage);
         expect_same(stage_peak(whole, m, stage), stage_peak(in_stage, m, stage), name + " in " + stage);
         if (m != Metric::rss) continue;
         const auto a = child_peaks(whole, spans), b = child_peaks(in_stage, spans);
@@ -104,6 +104,53 @@ TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
     EXPECT_EQ(relative_time(whole, 1050.0), relative_time(reduced, 1050.0));
     std::filesystem::remove(path);
   }
+}
+
+// Markers and stages by the thousand (an endless FIFO of them must not grow the reader): the
+// reduced trace keeps the latest marker and the stages that may hold a peak, and names the same
+// stages at every peak as the whole trace does.
+TEST(PeakReader, ManyStagesKeepOnlyThoseAtAPeak) {
+  const std::string path = test::unit_temp_file("many_stages.dat");
+  {
+    std::ofstream out(path);
+    out << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=1000.000000 metric=all\nCMDLINE gen\n";
+    char line[160];
+    for (int i = 0; i < 20000; ++i) {
+      const double t = 1000.0 + 0.01 * (i + 1);
+      const double mem = i == 7000 ? 9.0 : i == 15000 ? 8.0 : 1.0 + (i % 7) * 0.1;
+      std::snprintf(line, sizeof line, "MARK %.6f Outer%d Start\nMEM %.6f %.4f\nMARK %.6f Outer%d End\n", t - 0.004,
+                    i / 10, mem, t, t + 0.004, i / 10);
+      if (i % 10 != 0) std::snprintf(line, sizeof line, "MEM %.6f %.4f\n", mem, t);
+      out << line;
+      if (i % 3 == 0) {
+        std::snprintf(line, sizeof line, "PSS %.6f %d %d\nMARK %.6f tick\n", t + 0.001, (i == 12000 ? 900 : 100) << 12,
+                      50 << 12, t + 0.002);
+        out << line;
+      }
+    }
+    out << "MARK 1300.000000 Last Start\n";  // never ended: it runs to the end of the trace
+  }
+  const Trace whole = dat::read_trace(path);
+  const Trace reduced = dat::read_trace_peaks(path);
+  EXPECT_GT(whole.stages.size(), 1000u);
+  EXPECT_LT(reduced.stages.size(), 200u);
+  EXPECT_LE(reduced.markers.size(), 1u);
+  ASSERT_EQ(available_metrics(whole), available_metrics(reduced));
+  for (Metric m : available_metrics(whole)) {
+    const auto a = find_peak(whole, m), b = find_peak(reduced, m);
+    expect_same(a, b, std::string(metric_info(m).name));
+    if (!a || !a->t) continue;
+    std::vector<std::string> at_whole, at_reduced;
+    for (const Stage* s : stages_at(whole, *a->t)) at_whole.push_back(s->name);
+    for (const Stage* s : stages_at(reduced, *b->t)) at_reduced.push_back(s->name);
+    EXPECT_EQ(at_whole, at_reduced) << metric_info(m).name;
+  }
+  EXPECT_EQ(trace_end(whole), trace_end(reduced));
+  // --stage keeps every stage of its name.
+  const std::vector<std::pair<Seconds, Seconds>> no_windows;
+  EXPECT_EQ(stages_named(dat::read_trace_peaks(path, no_windows, "Outer700"), "Outer700").size(), 1u);
+  EXPECT_EQ(stages_named(dat::read_trace_peaks(path, no_windows, "Last"), "Last").size(), 1u);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

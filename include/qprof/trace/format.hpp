@@ -156,9 +156,12 @@ Trace read_trace(const std::string& path, std::vector<std::string>* warnings = n
 // A trace read for its peaks alone, in memory flat in its length (a FIFO may feed it for ever):
 // of each sampled series only its first and last records and, per value, the highest (the
 // earliest of equal ones), counting only samples inside one of `windows` (inclusive) when given;
-// of io, cpu, tasks, GPU use and torch figures the latest only. Markers, stages and every other
-// record are kept whole. The peaks, bracket and stages found in it are those of read_trace's.
-Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows = {});
+// of io, cpu, tasks, GPU use and torch figures the latest only; of markers the latest; of
+// stages those that may hold a peak (that hold a record kept, or end after the latest), and
+// every stage called `stage`; the first 1000 notes. The peaks, bracket, and the stages at a peak
+// found in it are those of read_trace's.
+Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows = {},
+                       const std::string& stage = "");
 // The same from an open regular file's descriptor (read from its start; not closed), named
 // `name` in errors.
 Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings = nullptr);
