@@ -140,7 +140,11 @@ std::string human_value(const Column& c, double value, Unit unit) {
     case Kind::bytes:
     case Kind::signed_bytes: {
       const double v = value / unit_bytes(unit);
-      const int d = decimals(unit);
+      int d = decimals(unit);
+      // Under 1 GiB in a GiB table (--unit GiB on a small job, or a small row beside a large
+      // one), three significant digits: 64 MiB reads 0.0625, not 0.06.
+      if ((unit == Unit::GiB || unit == Unit::GB) && v != 0 && std::fabs(v) < 1)
+        d = std::min(6, std::max(d, 2 - static_cast<int>(std::floor(std::log10(std::fabs(v))))));
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.*f", d, v);
       std::string s = buf;

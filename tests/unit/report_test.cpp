@@ -103,7 +103,14 @@ TEST(StageTable, AChosenUnitAndAnotherMetric) {
       "stage                  start s   end s  duration s  share  peak GiB  at start GiB  at end GiB  delta GiB\n"
       "Pre-process              1.200   3.500       2.300   6.5%         -          0.00        0.00       0.00\n"
       "Calibration              4.000  20.500      16.500  46.3%      2.00          1.00        2.00      +1.00\n"
-      "Quantization (Static)   21.000  35.000      14.000  39.3%      2.00          2.00        1.50      -0.50\n");
+      "Quantization (Static)   21.000  35.000      14.000  39.3%      2.00          2.00        1.50     -0.502\n");
+  // Under 1 GiB, three significant digits (--unit GiB on a small job: 0.508, not 0.51; 5 MiB: 0.00488).
+  const std::string rss = render(stages_of(fixture("quark.dat")), Format::text, {Unit::GiB});
+  EXPECT_NE(rss.find("0.508"), std::string::npos) << rss;
+  Column size = Column::of("peak", "peak", Kind::bytes);
+  EXPECT_EQ(human_value(size, 5.0 * MiB, Unit::GiB), "0.00488");
+  EXPECT_EQ(human_value(size, 0.0, Unit::GiB), "0.00");
+  EXPECT_EQ(human_value(size, 3.0 * 1024 * MiB, Unit::GiB), "3.00");
 }
 
 TEST(Report, JsonHoldsFactsPeaksAndStages) {
