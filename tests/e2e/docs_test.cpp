@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "doc_files.hpp"
 #include "e2e_util.hpp"
 #include "terminal_util.hpp"
 
@@ -186,23 +187,6 @@ TEST(Completion, ZshCompletesSubcommandsOptionsValuesAndFiles) {
 // ---- The documents: README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md.
 
 const std::string kSource = QPROF_TEST_SOURCE_DIR;
-
-std::vector<fs::path> documents() {
-  std::vector<fs::path> out{fs::path(kSource) / "README.md", fs::path(kSource) / "CONTRIBUTING.md",
-                            fs::path(kSource) / "CHANGELOG.md"};
-  for (const auto& e : fs::directory_iterator(fs::path(kSource) / "docs")) {
-    if (e.path().extension() == ".md") out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<std::string> lines_of(const fs::path& p) {
-  std::vector<std::string> out;
-  std::istringstream in(read_file(p.string()));
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 // Characters, not bytes: Σ, × and … are one each.
 std::size_t utf8_length(const std::string& s) {
