@@ -16,10 +16,8 @@
 namespace qprof {
 namespace {
 
-// dir:NAME metrics live above every built-in metric; the registry keeps their names and infos
-// at stable addresses (a deque never moves its elements).
-constexpr int kDirBase = 1 << 16;
-
+// dir:NAME metrics are of kind dir, their index a slot of this registry, which keeps their names
+// and infos at stable addresses (a deque never moves its elements).
 struct DirRegistry {
   std::mutex mu;
   std::deque<std::string> names;   // NAME
@@ -47,25 +45,23 @@ Metric dir_metric(std::string_view name) {
   DirRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   const auto [it, added] = r.by_name.try_emplace(std::string(name), r.names.size());
-  if (!added) return static_cast<Metric>(kDirBase + static_cast<int>(it->second));
+  if (!added) return Metric{MetricKind::dir, static_cast<std::uint32_t>(it->second)};
   r.names.emplace_back(name);
   r.keys.push_back("dir:" + std::string(name));
   r.titles.push_back("dir " + std::string(name));
-  const Metric m = static_cast<Metric>(kDirBase + static_cast<int>(r.names.size() - 1));
+  const Metric m{MetricKind::dir, static_cast<std::uint32_t>(r.names.size() - 1)};
   r.infos.push_back(
       MetricInfo{m, r.keys.back(), r.titles.back(), "apparent size of a watched directory, sampled", true});
   return m;
 }
 
-bool is_dir_metric(Metric m) { return static_cast<int>(m) >= kDirBase; }
-
 namespace analysis_detail {
 
 const MetricInfo* dir_metric_info(Metric m, std::string* name) {
-  if (!is_dir_metric(m)) return nullptr;
+  if (m.kind != MetricKind::dir) return nullptr;
   DirRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  const auto i = static_cast<std::size_t>(static_cast<int>(m) - kDirBase);
+  const std::size_t i = m.index;
   if (i >= r.infos.size()) return nullptr;
   if (name) *name = r.names[i];
   return &r.infos[i];

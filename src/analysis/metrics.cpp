@@ -77,35 +77,36 @@ std::string metric_names(const std::vector<Metric>& metrics) {
 }
 
 bool has_metric(const Trace& t, Metric m) {
-  if (std::string name; dir_metric_info(m, &name)) {
-    const WatchedDir* d = find_watched_dir(t, name);
-    return d && std::any_of(t.dir_samples.begin(), t.dir_samples.end(),
-                            [&](const DirSample& s) { return s.dir == d->index; });
-  }
-  switch (m) {
-    case Metric::footprint:
+  switch (m.kind) {
+    case MetricKind::dir: {
+      std::string name;
+      const WatchedDir* d = dir_metric_info(m, &name) ? find_watched_dir(t, name) : nullptr;
+      return d && std::any_of(t.dir_samples.begin(), t.dir_samples.end(),
+                              [&](const DirSample& s) { return s.dir == d->index; });
+    }
+    case MetricKind::footprint:
       return !t.cgroup.empty() || std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.pss > 0; });
-    case Metric::unreclaimable:
+    case MetricKind::unreclaimable:
       return std::any_of(t.cgroup.begin(), t.cgroup.end(), [](const CgroupSample& s) { return s.anon.has_value(); }) ||
              (t.cgroup.empty() &&
               std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.unreclaimable.has_value(); }));
-    case Metric::rss:
+    case MetricKind::rss:
       return !t.mem.empty();
-    case Metric::pss:
-    case Metric::uss:
+    case MetricKind::pss:
+    case MetricKind::uss:
       return !t.pss.empty();
-    case Metric::gpu:
+    case MetricKind::gpu:
       return !t.gpu.empty();
-    case Metric::cgroup:
+    case MetricKind::cgroup:
       return !t.cgroup.empty() || peak_line(t, dat::kPeakCgroup);
-    case Metric::hwm_sum:
+    case MetricKind::hwm_sum:
       return !t.hwm.empty() || peak_line(t, dat::kPeakHwmSum);
-    case Metric::kernel_process:
+    case MetricKind::kernel_process:
       return peak_line(t, dat::kPeakKernelProcess).has_value();
-    case Metric::anon:
-    case Metric::file:
-    case Metric::shmem:
-    case Metric::swap:
+    case MetricKind::anon:
+    case MetricKind::file:
+    case MetricKind::shmem:
+    case MetricKind::swap:
       return !t.kinds.empty();
   }
   return false;

@@ -30,8 +30,8 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
   Peak p;
   if (sampled) p = Peak{sampled->bytes, sampled->t, false};
   const bool charge = m == Metric::cgroup || (m == Metric::footprint && !t.cgroup.empty());
-  switch (charge ? Metric::cgroup : m) {
-    case Metric::cgroup: {
+  switch (charge ? MetricKind::cgroup : m.kind) {
+    case MetricKind::cgroup: {
       // The kernel's high-water mark is exact and at least every usage sample. Its time is that
       // of the first sample that saw it (it was reached since the sample before).
       Bytes kernel = peak_line(t, dat::kPeakCgroup).value_or(0);
@@ -46,7 +46,7 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
       }
       break;
     }
-    case Metric::hwm_sum: {
+    case MetricKind::hwm_sum: {
       const auto line = peak_line(t, dat::kPeakHwmSum);
       const auto partial = peak_line(t, dat::kPeakHwmSumPartial);
       if (const auto end = line ? line : partial; end && *end > p.bytes) p = Peak{*end, std::nullopt, false};
@@ -54,11 +54,21 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
       if (const auto b = peak_bracket(t); b.upper) p.bytes = std::max(p.bytes, *b.upper);
       break;
     }
-    case Metric::kernel_process:
+    case MetricKind::kernel_process:
       p = Peak{*peak_line(t, dat::kPeakKernelProcess), std::nullopt, true};
       break;
-    default:
-      break;
+    case MetricKind::footprint:  // without a cgroup: Σ PSS, sampled
+    case MetricKind::unreclaimable:
+    case MetricKind::rss:
+    case MetricKind::pss:
+    case MetricKind::uss:
+    case MetricKind::gpu:
+    case MetricKind::anon:
+    case MetricKind::file:
+    case MetricKind::shmem:
+    case MetricKind::swap:
+    case MetricKind::dir:
+      break;  // the highest sample is the peak
   }
   return p;
 }

@@ -77,23 +77,24 @@ double round_to(double v, double step) { return std::round(v / step) * step; }
 
 std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
   std::vector<MemSample> out;
-  if (std::string name; dir_metric_info(m, &name)) {
-    if (const WatchedDir* d = find_watched_dir(t, name)) {
+  switch (m.kind) {
+    case MetricKind::dir: {
+      std::string name;
+      const WatchedDir* d = dir_metric_info(m, &name) ? find_watched_dir(t, name) : nullptr;
+      if (!d) return out;
       for (const DirSample& s : t.dir_samples) {
         if (s.dir == d->index) out.push_back({s.t, s.apparent});
       }
+      return out;
     }
-    return out;
-  }
-  switch (m) {
-    case Metric::rss:
+    case MetricKind::rss:
       return t.mem;
-    case Metric::pss:
-    case Metric::uss:
+    case MetricKind::pss:
+    case MetricKind::uss:
       out.reserve(t.pss.size());
       for (const PssSample& s : t.pss) out.push_back({s.t, m == Metric::pss ? s.pss : s.uss});
       return out;
-    case Metric::gpu: {
+    case MetricKind::gpu: {
       // Devices are sampled together (one GPU line each, same time): one value per time, the
       // latest value of every device seen so far summed.
       // The sum is kept as devices change, not summed again per time: with many devices
@@ -109,7 +110,7 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
       }
       return out;
     }
-    case Metric::footprint:
+    case MetricKind::footprint:
       if (t.cgroup.empty()) {
         for (const PssSample& s : t.pss) {
           if (s.pss > 0) out.push_back({s.t, s.pss});
@@ -117,11 +118,11 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
         return out;
       }
       [[fallthrough]];
-    case Metric::cgroup:
+    case MetricKind::cgroup:
       out.reserve(t.cgroup.size());
       for (const CgroupSample& s : t.cgroup) out.push_back({s.t, s.usage});
       return out;
-    case Metric::unreclaimable:
+    case MetricKind::unreclaimable:
       if (t.cgroup.empty()) {
         for (const PssSample& s : t.pss) {
           if (s.unreclaimable) out.push_back({s.t, *s.unreclaimable});
@@ -132,14 +133,14 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
         }
       }
       return out;
-    case Metric::hwm_sum:
+    case MetricKind::hwm_sum:
       return t.hwm;
-    case Metric::kernel_process:
+    case MetricKind::kernel_process:
       return out;
-    case Metric::anon:
-    case Metric::file:
-    case Metric::shmem:
-    case Metric::swap:
+    case MetricKind::anon:
+    case MetricKind::file:
+    case MetricKind::shmem:
+    case MetricKind::swap:
       out.reserve(t.kinds.size());
       for (const MemKindsSample& s : t.kinds) {
         const Bytes b = m == Metric::anon ? s.anon : m == Metric::file ? s.file : m == Metric::shmem ? s.shmem : s.swap;

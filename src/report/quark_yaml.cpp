@@ -52,7 +52,7 @@ void emit_peaks(YAML::Emitter& e, const Trace& t) {
   key(e, "peaks");
   e << YAML::BeginMap;
   for (Metric m : available_metrics(t)) {
-    if (is_dir_metric(m)) continue;  // under watched_dirs, where the path is quoted text
+    if (m.kind == MetricKind::dir) continue;  // under watched_dirs, where the path is quoted text
     const auto p = find_peak(t, m);
     if (!p) continue;
     const MetricInfo& info = metric_info(m);

@@ -75,7 +75,7 @@ TEST(WatchAnalysis, DirMetricsByPathOrLastComponent) {
   const Trace t = trace();
   const auto by_name = parse_metric("dir:cache");
   ASSERT_TRUE(by_name);
-  EXPECT_TRUE(is_dir_metric(*by_name));
+  EXPECT_EQ(by_name->kind, MetricKind::dir);
   EXPECT_EQ(metric_info(*by_name).name, "dir:cache");
   ASSERT_TRUE(has_metric(t, *by_name));
   EXPECT_EQ(find_peak(t, *by_name)->bytes, 51 * kMiB);

@@ -3,6 +3,8 @@
 // the dir:NAME metrics of watched directories (dirs.cpp).
 #pragma once
 
+#include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,8 +14,8 @@
 
 namespace qprof {
 
-// The memory figures a trace can hold.
-enum class Metric {
+// The kinds of memory figure a trace can hold.
+enum class MetricKind : std::uint8_t {
   footprint,       // shared pages once: CGROUP usage where the tree had its own group, else PSS
   unreclaimable,   // of the footprint, anonymous and shared memory (CGROUP anon, PSS's appended field)
   rss,             // MEM lines: the tree's RSS, sampled
@@ -27,7 +29,47 @@ enum class Metric {
   file,            // KINDS lines: the tree's file-backed RSS (RssFile)
   shmem,           // KINDS lines: the tree's shared-memory RSS (RssShmem)
   swap,            // KINDS lines: the tree's swapped-out pages (VmSwap)
+  dir,             // DIR lines: a watched directory's apparent size (dir:NAME, see dir_metric)
 };
+
+// A memory figure: a built-in kind, or a watched directory (kind dir, index its slot in the
+// process's registry of dir:NAME metrics, dirs.cpp). The index is 0 for every other kind.
+// Built-in metrics are named as Metric::rss, …; dir metrics come from dir_metric or parse_metric.
+struct Metric {
+  MetricKind kind = MetricKind::footprint;
+  std::uint32_t index = 0;
+
+  friend constexpr bool operator==(const Metric&, const Metric&) = default;
+  friend constexpr std::strong_ordering operator<=>(const Metric&, const Metric&) = default;
+
+  static const Metric footprint;
+  static const Metric unreclaimable;
+  static const Metric rss;
+  static const Metric pss;
+  static const Metric uss;
+  static const Metric gpu;
+  static const Metric cgroup;
+  static const Metric hwm_sum;
+  static const Metric kernel_process;
+  static const Metric anon;
+  static const Metric file;
+  static const Metric shmem;
+  static const Metric swap;
+};
+
+inline constexpr Metric Metric::footprint{MetricKind::footprint};
+inline constexpr Metric Metric::unreclaimable{MetricKind::unreclaimable};
+inline constexpr Metric Metric::rss{MetricKind::rss};
+inline constexpr Metric Metric::pss{MetricKind::pss};
+inline constexpr Metric Metric::uss{MetricKind::uss};
+inline constexpr Metric Metric::gpu{MetricKind::gpu};
+inline constexpr Metric Metric::cgroup{MetricKind::cgroup};
+inline constexpr Metric Metric::hwm_sum{MetricKind::hwm_sum};
+inline constexpr Metric Metric::kernel_process{MetricKind::kernel_process};
+inline constexpr Metric Metric::anon{MetricKind::anon};
+inline constexpr Metric Metric::file{MetricKind::file};
+inline constexpr Metric Metric::shmem{MetricKind::shmem};
+inline constexpr Metric Metric::swap{MetricKind::swap};
 
 struct MetricInfo {
   Metric metric;
@@ -57,7 +99,7 @@ std::vector<MemSample> metric_series(const Trace& trace, Metric m);
 // recorded or, when no path equals it, its last component (the first directory that matches).
 // Such metrics are made on demand (parse_metric("dir:NAME") registers NAME for the process):
 // they are not in all_metrics(), but available_metrics() lists those of a trace.
+// A dir metric is one of kind MetricKind::dir.
 Metric dir_metric(std::string_view name);
-bool is_dir_metric(Metric m);
 
 }  // namespace qprof
