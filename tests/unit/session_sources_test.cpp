@@ -25,7 +25,7 @@ TEST(SessionMarkerIntake, TheChannelIsExportedAndItsLinesReachTheInbox) {
   Notices notices(said);
   std::atomic<int> wakes{0};
   MarkerIntake intake([&] { ++wakes; });
-  intake.open_channel(notices);
+  intake.open_channel(notices, "");
   ASSERT_NE(intake.channel(), nullptr) << (said.empty() ? "" : said[0]);
   EXPECT_EQ(std::getenv("QPROF_MARK_FD"), std::to_string(intake.channel()->write_fd()));
   EXPECT_EQ(std::getenv("QPROF_MARK_PATH"), intake.channel()->fifo_path());
