@@ -51,7 +51,7 @@ TEST(ReportCli, TablesInEveryFormat) {
       nlohmann::json::parse(qprof({"report", "--format", "json", "--metric", "gpu", fixture("quark.dat")}).out);
   EXPECT_EQ(j["stages"][1]["peak_bytes"], static_cast<Bytes>(2048.5 * (1 << 20)));
   const Result md = qprof({"report", "--format", "md", "--unit", "GiB", fixture("quark.dat")});
-  EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |     0.68 |"),
+  EXPECT_NE(md.out.find("| Calibration           |   4.000 | 20.500 |     16.500 | 46.3% |    0.684 |"),
             std::string::npos)
       << md.out;
 }
