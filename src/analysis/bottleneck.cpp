@@ -9,6 +9,12 @@
 #include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
+using trace::CpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 struct Point {

@@ -8,6 +8,15 @@
 #include "series.hpp"
 
 namespace qprof {
+using trace::CgroupSample;
+using trace::CpuSample;
+using trace::GpuSample;
+using trace::IoSample;
+using trace::Marker;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Snapshot;
+using trace::Trace;
 
 using namespace analysis_detail;
 

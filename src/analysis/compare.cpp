@@ -20,6 +20,7 @@
 #include "series.hpp"
 
 namespace qprof {
+using trace::Trace;
 
 using namespace analysis_detail;
 

@@ -14,6 +14,10 @@
 #include "series.hpp"
 
 namespace qprof {
+using trace::DirSample;
+using trace::Trace;
+using trace::WatchedDir;
+
 namespace {
 
 // dir:NAME metrics are of kind dir, their index a slot of this registry, which keeps their names

@@ -12,6 +12,12 @@
 #include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::IoSample;
+using trace::MemSample;
+using trace::Stage;
+using trace::Trace;
 
 JobClock job_clock(const std::vector<const Trace*>& traces, Align align) {
   JobClock c;

@@ -15,6 +15,13 @@
 #include "series.hpp"
 
 namespace qprof {
+using trace::CgroupSample;
+using trace::DirSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Trace;
+using trace::WatchedDir;
+
 namespace {
 
 const MetricInfo kMetrics[] = {
@@ -98,11 +105,11 @@ bool has_metric(const Trace& t, Metric m) {
     case MetricKind::gpu:
       return !t.gpu.empty();
     case MetricKind::cgroup:
-      return !t.cgroup.empty() || peak_line(t, dat::kPeakCgroup);
+      return !t.cgroup.empty() || peak_line(t, trace::kPeakCgroup);
     case MetricKind::hwm_sum:
-      return !t.hwm.empty() || peak_line(t, dat::kPeakHwmSum);
+      return !t.hwm.empty() || peak_line(t, trace::kPeakHwmSum);
     case MetricKind::kernel_process:
-      return peak_line(t, dat::kPeakKernelProcess).has_value();
+      return peak_line(t, trace::kPeakKernelProcess).has_value();
     case MetricKind::anon:
     case MetricKind::file:
     case MetricKind::shmem:

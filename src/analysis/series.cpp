@@ -16,6 +16,14 @@
 #include "series.hpp"
 
 namespace qprof::analysis_detail {
+using trace::CgroupSample;
+using trace::DirSample;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Stage;
+using trace::Trace;
+using trace::WatchedDir;
 
 std::optional<Bytes> peak_line(const Trace& t, std::string_view name) {
   const auto it = t.peaks.find(std::string(name));

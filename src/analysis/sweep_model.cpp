@@ -11,6 +11,8 @@
 #include "qprof/analysis/timeline.hpp"
 
 namespace qprof {
+using trace::Trace;
+
 namespace {
 
 struct FigureSource {

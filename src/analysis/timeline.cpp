@@ -8,6 +8,8 @@
 #include "series.hpp"
 
 namespace qprof {
+using trace::Stage;
+using trace::Trace;
 
 using namespace analysis_detail;
 

@@ -5,6 +5,10 @@
 #include <cmath>
 
 namespace qprof {
+using trace::MemSample;
+using trace::PssSample;
+using trace::Trace;
+
 namespace {
 
 bool all_finite(const std::vector<double>& v) {

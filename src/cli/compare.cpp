@@ -21,6 +21,10 @@
 #include "sweep_model_output.hpp"
 
 namespace qprof::cli {
+using trace::incomplete_notice;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 struct CompareCli {
@@ -201,7 +205,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   std::vector<CompareEntry> entries;
   auto read = [&](const std::string& path) -> Result<void> {
     try {
-      traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
+      traces.push_back(std::make_unique<Trace>(trace::read_trace(path)));
       if (const std::string cut = incomplete_notice(*traces.back(), "compare"); !cut.empty()) std::cerr << cut << '\n';
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};

@@ -15,6 +15,9 @@
 #include "qprof/trace/completeness.hpp"
 
 namespace qprof::cli {
+using trace::file_completeness;
+using trace::incomplete_notice;
+
 namespace {
 
 struct ExportCli {

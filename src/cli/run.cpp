@@ -23,6 +23,9 @@
 #include "qprof/record/session.hpp"
 
 namespace qprof::cli {
+using trace::Marker;
+using trace::Trace;
+
 namespace {
 
 struct RunCli {

@@ -25,6 +25,8 @@
 #include "sweep_model_output.hpp"
 
 namespace qprof::cli {
+using trace::Trace;
+
 namespace {
 
 struct SweepCli {

@@ -19,6 +19,8 @@
 #include "qprof/report/sweep.hpp"
 
 namespace qprof::cli {
+using trace::Trace;
+
 namespace {
 
 std::optional<double> as_number(const std::string& text) {

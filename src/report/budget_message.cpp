@@ -6,6 +6,7 @@
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
+using trace::Trace;
 
 std::string budget_message(const Trace& trace, const BudgetCheck& c) {
   std::string out = "peak " + std::string(metric_info(c.metric).title) + " " + human_bytes(c.peak.bytes);

@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 namespace qprof::report {
+using trace::JobMeta;
+using trace::Trace;
+
 namespace {
 
 Column column(std::string key, std::string title, Kind kind, bool human = true) {

@@ -8,6 +8,8 @@
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
+using trace::Stage;
+using trace::Trace;
 
 std::string missing_metric(const Trace& trace, Metric m) {
   return trace.source + " has no " + std::string(metric_info(m).name) +

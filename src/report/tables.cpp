@@ -10,6 +10,10 @@
 #include "usage_report.hpp"
 
 namespace qprof::report {
+using trace::basis_name;
+using trace::footprint_of;
+using trace::Trace;
+
 namespace {
 
 constexpr auto column = &Column::of;

@@ -7,6 +7,9 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 std::string r2_words(double r2) {

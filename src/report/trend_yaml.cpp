@@ -6,6 +6,8 @@
 #include "qprof/analysis/trend.hpp"
 
 namespace qprof::report::detail {
+using trace::Trace;
+
 namespace {
 
 // Fixed notation, as the rest of the report writes its numbers: a float for every YAML reader.

@@ -7,6 +7,10 @@
 #include "qprof/trace/footprint.hpp"
 
 namespace qprof::report {
+using trace::footprint_of;
+using trace::TasksSample;
+using trace::Trace;
+
 namespace {
 
 constexpr auto column = &Column::of;

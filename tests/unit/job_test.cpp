@@ -9,6 +9,11 @@
 #include "qprof/record/job.hpp"
 
 namespace qprof {
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1024 * 1024;

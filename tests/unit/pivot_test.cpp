@@ -9,6 +9,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1 << 20;

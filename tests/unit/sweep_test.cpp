@@ -8,6 +8,8 @@
 #include "qprof/report/sweep.hpp"
 
 namespace qprof {
+using trace::Trace;
+
 namespace {
 
 TEST(SweepGrid, ParametersMakeEveryCombinationFirstSlowest) {

@@ -8,6 +8,9 @@
 #include "qprof/analysis/trend.hpp"
 
 namespace qprof {
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;

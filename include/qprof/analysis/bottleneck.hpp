@@ -38,6 +38,6 @@ struct StageBottleneck {
 };
 
 // One entry per stage of the trace, in the trace's stage order.
-std::vector<StageBottleneck> stage_bottlenecks(const Trace& trace);
+std::vector<StageBottleneck> stage_bottlenecks(const trace::Trace& trace);
 
 }  // namespace qprof

@@ -29,7 +29,7 @@ struct TraceListing {
   std::optional<Bytes> peak;  // sampled Σ RSS; none without samples
 };
 
-// Streams the trace once, holding nothing of it. Throws dat::ParseError.
+// Streams the trace once, holding nothing of it. Throws trace::ParseError.
 TraceListing summarize_trace(const std::string& path);
 
 }  // namespace qprof

@@ -18,7 +18,7 @@ namespace qprof {
 // value, their min and max its spread).
 struct CompareEntry {
   std::string label;
-  std::vector<const Trace*> runs;
+  std::vector<const trace::Trace*> runs;
   // The sum of other rows (a job's ranks): neither the lowest nor a ratio, it is no candidate.
   bool summed = false;
 };

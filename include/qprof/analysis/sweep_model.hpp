@@ -22,7 +22,7 @@ struct FitLimits {
 // The runs at one value of the parameter (several with --repeat).
 struct SweepPointRuns {
   double value = 0;
-  std::vector<const Trace*> runs;
+  std::vector<const trace::Trace*> runs;
   std::vector<FitLimits> fits;  // runs[i]'s, where fits.size() == runs.size(); else none
 };
 

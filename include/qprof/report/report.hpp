@@ -142,15 +142,15 @@ std::string render(const Document& doc, Format format, const RenderOptions& opti
 
 // The stages of a trace: name, start, end, duration, share of the run, and the metric's peak
 // inside, at start, at end, and their difference. A stage that never ended is marked.
-Table stage_table(const Trace& trace, Metric metric = Metric::rss);
+Table stage_table(const trace::Trace& trace, Metric metric = Metric::rss);
 // One row per metric the trace has: its peak, when, in which stage, what it is.
-Table peaks_table(const Trace& trace);
+Table peaks_table(const trace::Trace& trace);
 // `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
-Document trace_report(const Trace& trace, Metric metric = Metric::rss);
+Document trace_report(const trace::Trace& trace, Metric metric = Metric::rss);
 // The memory limit the header recorded, the peak's share of it and the headroom (watch_tables.cpp).
-void add_limit_facts(Document& d, const Trace& trace);
+void add_limit_facts(Document& d, const trace::Trace& trace);
 // One row per --watch-dir directory: sizes at start, peak, growth, end, free space; nullopt without.
-std::optional<Table> watched_dirs_table(const Trace& trace);
+std::optional<Table> watched_dirs_table(const trace::Trace& trace);
 
 // The verdict of a budget on one row of a comparison; `text` empty: not checked.
 struct RowBudget {
@@ -203,12 +203,12 @@ struct PeakLine {
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".
-std::string missing_metric(const Trace& trace, Metric m);
+std::string missing_metric(const trace::Trace& trace, Metric m);
 
 // The peak of `metric` in a trace, inside every run of `stage` when it is not empty, with the
 // stages that hold it and, with `children`, each process's peak. When there is none, `error`
 // says why: "run.dat has no pss (it has: rss)", "run.dat has no stage 'X' (stages: 'A', 'B')".
-PeakLine peak_line(const Trace& trace, Metric metric, const std::string& stage = "", bool children = false);
+PeakLine peak_line(const trace::Trace& trace, Metric metric, const std::string& stage = "", bool children = false);
 
 // "1523.4 MiB" (3 decimals with `mprof_style`, as mprof peak prints; whole bytes for B).
 std::string peak_value(Bytes b, Unit unit, bool mprof_style);
@@ -223,6 +223,6 @@ std::string peak_json(const std::vector<PeakLine>& lines, Unit unit, bool single
 
 // "peak RSS 4.52 GiB exceeds the budget of 4.00 GiB by 530.0 MiB (+13.0%), at 12.3 s, in stage
 // 'Calibration'", or "peak RSS 3.10 GiB is within the budget of 4.00 GiB".
-std::string budget_message(const Trace& trace, const BudgetCheck& check);
+std::string budget_message(const trace::Trace& trace, const BudgetCheck& check);
 
 }  // namespace qprof::report
