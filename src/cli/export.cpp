@@ -11,7 +11,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/export/export.hpp"
+#include "qprof/exports/export.hpp"
 #include "qprof/trace/completeness.hpp"
 
 namespace qprof::cli {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
-#include "qprof/export/export.hpp"
+#include "qprof/exports/export.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
