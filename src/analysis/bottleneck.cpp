@@ -8,7 +8,7 @@
 
 #include "qprof/analysis/timeline.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 using trace::CpuSample;
 using trace::GpuUtilSample;
 using trace::IoSample;
@@ -125,4 +125,4 @@ std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

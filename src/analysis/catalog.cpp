@@ -8,7 +8,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 using trace::ExitInfo;
 using trace::MemSample;
 using trace::TraceMeta;
@@ -99,4 +99,4 @@ TraceListing summarize_trace(const std::string& path) {
   return l;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -11,7 +11,7 @@
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/analysis/timeline.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 using trace::GpuDevice;
 using trace::GpuSample;
 using trace::IoSample;
@@ -306,4 +306,4 @@ std::string rank_label(const Trace& trace) {
   return default_label(trace.source);
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

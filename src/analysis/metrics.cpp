@@ -14,7 +14,7 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 using trace::CgroupSample;
 using trace::DirSample;
 using trace::MemSample;
@@ -45,7 +45,7 @@ const MetricInfo kMetrics[] = {
 
 }  // namespace
 
-using namespace analysis_detail;
+using namespace detail;
 
 // ── Metrics ─────────────────────────────────────────────────────────────────────────────────
 
@@ -140,4 +140,4 @@ std::vector<MemSample> metric_series(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,7 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 using trace::BracketInputs;
 using trace::CgroupSample;
 using trace::ChildSeries;
@@ -20,7 +20,7 @@ using trace::PeakBracket;
 using trace::Stage;
 using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
   std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper
@@ -137,4 +137,4 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -15,7 +15,7 @@
 #include "qprof/analysis/dirs.hpp"
 #include "series.hpp"
 
-namespace qprof::analysis_detail {
+namespace qprof::analysis::detail {
 using trace::CgroupSample;
 using trace::DirSample;
 using trace::MemKindsSample;
@@ -159,4 +159,4 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof::analysis_detail
+}  // namespace qprof::analysis::detail

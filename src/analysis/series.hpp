@@ -12,7 +12,7 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/peaks.hpp"
 
-namespace qprof::analysis_detail {
+namespace qprof::analysis::detail {
 
 std::optional<Bytes> peak_line(const trace::Trace& t, std::string_view name);
 // The highest sample; the first one when several are equal.
@@ -33,4 +33,4 @@ std::vector<trace::MemSample> series_as_written(const trace::Trace& t, Metric m)
 // A dir:NAME metric's info and NAME (dirs.cpp); nullptr for any other metric.
 const MetricInfo* dir_metric_info(Metric m, std::string* name = nullptr);
 
-}  // namespace qprof::analysis_detail
+}  // namespace qprof::analysis::detail

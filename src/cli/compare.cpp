@@ -21,6 +21,27 @@
 #include "sweep_model_output.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::available_metrics;
+using analysis::budget_bytes;
+using analysis::check_rows;
+using analysis::clock_skew_note;
+using analysis::compare;
+using analysis::CompareEntry;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Growth;
+using analysis::has_metric;
+using analysis::is_one_job;
+using analysis::job_trace;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::parse_growth;
+using analysis::rank_label;
+using analysis::RowCheck;
+using analysis::stages_at;
+using analysis::where_in_stages;
 using trace::incomplete_notice;
 using trace::Stage;
 using trace::Trace;

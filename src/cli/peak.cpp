@@ -21,6 +21,20 @@
 #include "qprof/report/job.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::budget_bytes;
+using analysis::BudgetCheck;
+using analysis::clock_skew_note;
+using analysis::group_by_host;
+using analysis::has_metric;
+using analysis::has_series_over_time;
+using analysis::HostGroup;
+using analysis::job_peak;
+using analysis::kTimeSlack;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::stages_named;
 using trace::incomplete_notice;
 using trace::Stage;
 using trace::Trace;

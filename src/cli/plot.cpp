@@ -17,6 +17,11 @@
 #include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::clock_skew_note;
+using analysis::job_clock;
+using analysis::job_trace;
+using analysis::rank_label;
 using trace::incomplete_notice;
 using trace::Trace;
 

@@ -13,6 +13,11 @@
 #include "qprof/report/quark_yaml.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::has_metric;
+using analysis::has_series_over_time;
+using analysis::Metric;
+using analysis::metric_info;
 using trace::incomplete_notice;
 using trace::Trace;
 

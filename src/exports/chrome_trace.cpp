@@ -21,6 +21,7 @@
 #include "text_out.hpp"
 
 namespace qprof::exports {
+using analysis::rank_label;
 using trace::CgroupSample;
 using trace::CpuSample;
 using trace::ExitInfo;

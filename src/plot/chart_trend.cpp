@@ -9,6 +9,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
+using analysis::run_trends;
+using analysis::SeriesTrend;
+using analysis::Trend;
 using trace::Trace;
 
 std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {

@@ -20,6 +20,29 @@
 #include "trend_yaml.hpp"
 
 namespace qprof::report {
+using analysis::available_metrics;
+using analysis::Checkpoint;
+using analysis::checkpoints;
+using analysis::dir_growths;
+using analysis::DirGrowth;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::io_totals;
+using analysis::memory_limit;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::MetricInfo;
+using analysis::MetricKind;
+using analysis::Peak;
+using analysis::peak_dir_growth;
+using analysis::peak_meaning;
+using analysis::relative_time;
+using analysis::stage_bottlenecks;
+using analysis::stage_stats;
+using analysis::StageBottleneck;
+using analysis::stages_at;
+using analysis::StageStats;
+using analysis::trace_duration;
 using trace::basis_name;
 using trace::footprint_of;
 using trace::Trace;

@@ -6,6 +6,9 @@
 #include "qprof/analysis/trend.hpp"
 
 namespace qprof::report::detail {
+using analysis::run_trends;
+using analysis::SeriesTrend;
+using analysis::Trend;
 using trace::Trace;
 
 namespace {

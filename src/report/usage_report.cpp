@@ -6,6 +6,8 @@
 #include "qprof/analysis/bottleneck.hpp"
 
 namespace qprof::report::detail {
+using analysis::stage_bottlenecks;
+using analysis::StageBottleneck;
 using trace::is_vsz_peak;
 using trace::MemKindsSample;
 using trace::MemSample;

@@ -17,6 +17,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::bracket_inputs;
+using analysis::largest_cgroup_sample;
+using analysis::peak_bracket;
 using trace::bracket_violations;
 using trace::Marker;
 using trace::PeakBracket;

@@ -12,6 +12,7 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::memory_limit;
 using trace::Trace;
 
 namespace {

@@ -14,6 +14,7 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::dir_growths;
 using trace::Trace;
 
 namespace {

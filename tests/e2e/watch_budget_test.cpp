@@ -17,6 +17,7 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::dir_growths;
 using trace::Trace;
 
 namespace {

@@ -16,6 +16,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::stage_peak;
 using trace::DirSample;
 using trace::Trace;
 

@@ -16,6 +16,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::find_peak;
+using analysis::Metric;
 using trace::Trace;
 
 namespace {

@@ -21,8 +21,9 @@ namespace {
 
 void report_formats(const qprof::trace::Trace& t) {
   using qprof::report::Format;
-  for (qprof::Metric m : qprof::available_metrics(t)) {
-    if (!qprof::metric_info(m).windowed) continue;  // as the command line allows (a stage table needs samples)
+  for (qprof::analysis::Metric m : qprof::analysis::available_metrics(t)) {
+    if (!qprof::analysis::metric_info(m).windowed)
+      continue;  // as the command line allows (a stage table needs samples)
     const qprof::report::Document doc = qprof::report::trace_report(t, m);
     for (Format f : {Format::text, Format::markdown, Format::csv}) {
       for (unsigned char c : qprof::report::render(doc, f)) {

@@ -15,6 +15,28 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::all_metrics;
+using analysis::available_metrics;
+using analysis::check_budget;
+using analysis::check_rows;
+using analysis::checkpoints;
+using analysis::child_peaks;
+using analysis::compare;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::metric_series;
+using analysis::parse_growth;
+using analysis::parse_metric;
+using analysis::peak_column;
+using analysis::spread_of;
+using analysis::stage_peak;
+using analysis::stage_stats;
+using analysis::stages_at;
+using analysis::trace_duration;
+using analysis::where_in_stages;
 using trace::Trace;
 
 namespace {

@@ -21,6 +21,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::cpu_use;
+using analysis::stage_bottlenecks;
+using analysis::StageBottleneck;
 using trace::ExitInfo;
 using trace::Footprint;
 using trace::MemKindsSample;

@@ -15,6 +15,17 @@
 #include "temp_files.hpp"
 
 namespace qprof {
+using analysis::available_metrics;
+using analysis::child_peaks;
+using analysis::find_peak;
+using analysis::kTimeSlack;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::Peak;
+using analysis::relative_time;
+using analysis::stage_peak;
+using analysis::stages_named;
+using analysis::TimeWindow;
 using trace::Stage;
 using trace::Trace;
 

@@ -9,6 +9,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using analysis::compare;
+using analysis::CompareEntry;
+using analysis::Metric;
 using trace::Trace;
 
 namespace {

@@ -11,6 +11,16 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using analysis::check_budget;
+using analysis::compare;
+using analysis::CompareColumn;
+using analysis::CompareEntry;
+using analysis::CompareValue;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::Peak;
+using analysis::Spread;
 using trace::Trace;
 
 namespace {

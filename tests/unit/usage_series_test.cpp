@@ -10,6 +10,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::kGpuIdleBelowPercent;
+using analysis::stage_bottlenecks;
 using trace::GpuUtilSample;
 using trace::MemKindsSample;
 using trace::Stage;

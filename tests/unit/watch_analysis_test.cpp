@@ -15,6 +15,18 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::available_metrics;
+using analysis::budget_bytes;
+using analysis::dir_growths;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::memory_limit;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::MetricKind;
+using analysis::parse_metric;
+using analysis::parse_percent;
+using analysis::peak_dir_growth;
 using trace::DirSample;
 using trace::Trace;
 using trace::WatchedDir;

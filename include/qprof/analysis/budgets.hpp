@@ -12,7 +12,7 @@
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // A growth allowed over a baseline: "10%" (relative) or "200MiB" (absolute).
 struct Growth {
@@ -38,4 +38,4 @@ std::optional<BudgetCheck> check_budget(const trace::Trace& trace, Metric m, Byt
 // "" when the time is unknown.
 std::string where_in_stages(const std::vector<std::string>& stages, bool time_known);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // "qprof_YYYYMMDDhhmmss….dat" or, for a rank, "qprof_HOST.rRANK_YYYYMMDDhhmmss….dat" (qprof
 // run's default names) or "mprofile_YYYYMMDDhhmmss.dat" (mprof's): the only files list and clean
@@ -32,4 +32,4 @@ struct TraceListing {
 // Streams the trace once, holding nothing of it. Throws trace::ParseError.
 TraceListing summarize_trace(const std::string& path);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

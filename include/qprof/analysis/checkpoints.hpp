@@ -9,7 +9,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 struct Checkpoint {
   std::string step;  // "Start", a marker's label, "End"
@@ -37,4 +37,4 @@ std::optional<CpuUse> cpu_use(const trace::Trace& trace, Seconds min_interval = 
 // The cgroup sample with the highest charge (usage), with its memory.stat parts where recorded.
 std::optional<trace::CgroupSample> largest_cgroup_sample(const trace::Trace& trace);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -12,7 +12,7 @@
 #include "qprof/common/failure.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // The trace's watched directory that `name` names: its path as recorded or, when no path equals
 // it, its last component (the first directory that matches).
@@ -51,4 +51,4 @@ Result<Bytes> budget_bytes(std::string_view text, const trace::Trace& t);
 // "90%" → 0.9; nullopt for anything else.
 std::optional<double> parse_percent(std::string_view text);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,7 @@
 
 #include "qprof/analysis/metric.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // How traces recorded apart are laid on one time axis: by their wall-clock times (the default:
 // ranks run at the same time), or each from its own start (hosts whose clocks disagree).
@@ -78,4 +78,4 @@ std::string rank_label(const trace::Trace& trace);
 // "rank 3 (host-a)"; "rank 3" when the host is empty.
 std::string rank_label(std::int64_t rank, const std::string& host);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -12,7 +12,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // The kinds of memory figure a trace can hold.
 enum class MetricKind : std::uint8_t {
@@ -102,4 +102,4 @@ std::vector<trace::MemSample> metric_series(const trace::Trace& trace, Metric m)
 // A dir metric is one of kind MetricKind::dir.
 Metric dir_metric(std::string_view name);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

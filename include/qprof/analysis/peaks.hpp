@@ -14,7 +14,7 @@
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 struct Peak {
   Bytes bytes = 0;
@@ -61,4 +61,4 @@ struct StageStats {
 // instantaneous samples (see MetricInfo::windowed).
 std::vector<StageStats> stage_stats(const trace::Trace& trace, Metric m = Metric::rss);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

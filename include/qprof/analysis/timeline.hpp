@@ -9,7 +9,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // MEM lines carry 4 decimals of time and MARK lines 6, so the sample taken at a marker can read up
 // to 50 µs off the marker's time; windows are widened by this much to keep it inside.
@@ -35,4 +35,4 @@ std::vector<const trace::Stage*> stages_named(const trace::Trace& trace, std::st
 // Distinct stage names in order of first start.
 std::vector<std::string> stage_names(const trace::Trace& trace);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

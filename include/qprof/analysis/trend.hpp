@@ -12,7 +12,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // y = intercept + slope × x, by ordinary least squares.
 struct LineFit {
@@ -89,4 +89,4 @@ struct SeriesTrend {
 };
 std::vector<SeriesTrend> run_trends(const trace::Trace& trace, const TrendRule& rule = {});
 
-}  // namespace qprof
+}  // namespace qprof::analysis
