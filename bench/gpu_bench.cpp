@@ -98,7 +98,7 @@ void BM_SamplerFastPath(benchmark::State& state) {
   o.process_interval_ns = 3600LL * 1'000'000'000;  // one process query, at the first call
   o.cpu_budget = 1e9;                              // no thinning: every call reads the devices
   Sampler s(std::move(b), o);
-  dat::Writer out("/dev/null");
+  trace::Writer out("/dev/null");
   const std::vector<pid_t> tree{100, 101, 102};
   std::int64_t now = monotonic_ns();
   for (auto _ : state) {

@@ -56,7 +56,7 @@ struct SampledTree {
     while (static_cast<int>(tree.members().size()) < n) sampler.sample(qprof::monotonic_ns());
   }
   SleepingTree procs;
-  qprof::dat::Writer out;
+  qprof::trace::Writer out;
   qprof::WallAnchor clock;
   qprof::ProcTree tree;
   qprof::Sampler sampler;
@@ -187,7 +187,7 @@ void BM_DrainProcessEvents(benchmark::State& state) {
 BENCHMARK(BM_DrainProcessEvents);
 
 void BM_WriteMemLine(benchmark::State& state) {
-  qprof::dat::Writer out("/dev/null");
+  qprof::trace::Writer out("/dev/null");
   double t = 1.7e9;
   for (auto _ : state) {
     out.mem(t, 123456789);
@@ -200,11 +200,11 @@ BENCHMARK(BM_WriteMemLine);
 void BM_ParseMemLines(benchmark::State& state) {
   std::string text;
   for (int i = 0; i < 100000; ++i) text += "MEM 1234.567890 1732181234.1235\n";
-  struct Count : qprof::dat::Visitor {
+  struct Count : qprof::trace::Visitor {
     std::size_t n = 0;
-    void mem(const qprof::MemSample&) override { ++n; }
+    void mem(const qprof::trace::MemSample&) override { ++n; }
   } count;
-  for (auto _ : state) qprof::dat::parse_text(text, "bench", count);
+  for (auto _ : state) qprof::trace::parse_text(text, "bench", count);
   state.SetItemsProcessed(state.iterations() * 100000);
 }
 BENCHMARK(BM_ParseMemLines)->Unit(benchmark::kMillisecond);

@@ -8,7 +8,13 @@
 
 #include "qprof/analysis/timeline.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::CpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 struct Point {
@@ -119,4 +125,4 @@ std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -16,9 +16,11 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::Stage;
+using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 // ── Budgets ─────────────────────────────────────────────────────────────────────────────────
 
@@ -72,4 +74,4 @@ std::string where_in_stages(const std::vector<std::string>& stages, bool time_kn
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -8,7 +8,11 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::ExitInfo;
+using trace::MemSample;
+using trace::TraceMeta;
+
 namespace {
 
 bool digits(std::string_view s) {
@@ -41,7 +45,7 @@ std::optional<std::size_t> stamp_offset(std::string_view name) {
 // The YYYYMMDDhhmmss of a default name.
 std::string_view stamp(std::string_view name) { return name.substr(stamp_offset(name).value_or(0), 14); }
 
-class Summarizer : public dat::Visitor {
+class Summarizer : public trace::Visitor {
  public:
   explicit Summarizer(TraceListing& l) : l_(l) {}
   void header(const TraceMeta& m) override { l_.start = m.start; }
@@ -90,9 +94,9 @@ TraceListing summarize_trace(const std::string& path) {
   TraceListing l;
   l.path = path;
   Summarizer s(l);
-  dat::parse_file(path, s);
+  trace::parse_file(path, s);
   s.finish();
   return l;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

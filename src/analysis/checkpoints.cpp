@@ -7,9 +7,18 @@
 #include "qprof/analysis/checkpoints.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::CgroupSample;
+using trace::CpuSample;
+using trace::GpuSample;
+using trace::IoSample;
+using trace::Marker;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Snapshot;
+using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 namespace {
 // How old the GPU figure of the Start (the devices' first lines) or End (their last lines)
@@ -102,4 +111,4 @@ std::optional<CgroupSample> largest_cgroup_sample(const Trace& t) {
   return *it;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

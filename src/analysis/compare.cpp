@@ -19,9 +19,10 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 // ── Comparison ──────────────────────────────────────────────────────────────────────────────
 
@@ -207,4 +208,4 @@ std::vector<RowCheck> check_rows(const Comparison& c, const std::vector<std::opt
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

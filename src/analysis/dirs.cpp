@@ -13,7 +13,11 @@
 #include "qprof/common/units.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::DirSample;
+using trace::Trace;
+using trace::WatchedDir;
+
 namespace {
 
 // dir:NAME metrics are of kind dir, their index a slot of this registry, which keeps their names
@@ -55,7 +59,7 @@ Metric dir_metric(std::string_view name) {
   return m;
 }
 
-namespace analysis_detail {
+namespace detail {
 
 const MetricInfo* dir_metric_info(Metric m, std::string* name) {
   if (m.kind != MetricKind::dir) return nullptr;
@@ -67,7 +71,7 @@ const MetricInfo* dir_metric_info(Metric m, std::string* name) {
   return &r.infos[i];
 }
 
-}  // namespace analysis_detail
+}  // namespace detail
 
 const WatchedDir* find_watched_dir(const Trace& t, std::string_view name) {
   for (const WatchedDir& d : t.dirs) {
@@ -176,4 +180,4 @@ Result<Bytes> budget_bytes(std::string_view text, const Trace& t) {
   return Failure{"--max-peak: '" + std::string(text) + "' is neither a size nor a percentage of the limit"};
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

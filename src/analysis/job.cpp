@@ -11,7 +11,13 @@
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/analysis/timeline.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::IoSample;
+using trace::MemSample;
+using trace::Stage;
+using trace::Trace;
 
 JobClock job_clock(const std::vector<const Trace*>& traces, Align align) {
   JobClock c;
@@ -300,4 +306,4 @@ std::string rank_label(const Trace& trace) {
   return default_label(trace.source);
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

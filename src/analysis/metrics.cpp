@@ -14,7 +14,14 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::CgroupSample;
+using trace::DirSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Trace;
+using trace::WatchedDir;
+
 namespace {
 
 const MetricInfo kMetrics[] = {
@@ -38,7 +45,7 @@ const MetricInfo kMetrics[] = {
 
 }  // namespace
 
-using namespace analysis_detail;
+using namespace detail;
 
 // ── Metrics ─────────────────────────────────────────────────────────────────────────────────
 
@@ -98,11 +105,11 @@ bool has_metric(const Trace& t, Metric m) {
     case MetricKind::gpu:
       return !t.gpu.empty();
     case MetricKind::cgroup:
-      return !t.cgroup.empty() || peak_line(t, dat::kPeakCgroup);
+      return !t.cgroup.empty() || peak_line(t, trace::kPeakCgroup);
     case MetricKind::hwm_sum:
-      return !t.hwm.empty() || peak_line(t, dat::kPeakHwmSum);
+      return !t.hwm.empty() || peak_line(t, trace::kPeakHwmSum);
     case MetricKind::kernel_process:
-      return peak_line(t, dat::kPeakKernelProcess).has_value();
+      return peak_line(t, trace::kPeakKernelProcess).has_value();
     case MetricKind::anon:
     case MetricKind::file:
     case MetricKind::shmem:
@@ -133,4 +140,4 @@ std::vector<MemSample> metric_series(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

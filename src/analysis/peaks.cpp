@@ -10,9 +10,17 @@
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::BracketInputs;
+using trace::CgroupSample;
+using trace::ChildSeries;
+using trace::make_bracket;
+using trace::MemSample;
+using trace::PeakBracket;
+using trace::Stage;
+using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
   std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper
@@ -34,7 +42,7 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
     case MetricKind::cgroup: {
       // The kernel's high-water mark is exact and at least every usage sample. Its time is that
       // of the first sample that saw it (it was reached since the sample before).
-      Bytes kernel = peak_line(t, dat::kPeakCgroup).value_or(0);
+      Bytes kernel = peak_line(t, trace::kPeakCgroup).value_or(0);
       for (const CgroupSample& s : t.cgroup) kernel = std::max(kernel, s.peak);
       if (kernel >= p.bytes && kernel > 0) {
         std::optional<Seconds> when;
@@ -47,15 +55,15 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
       break;
     }
     case MetricKind::hwm_sum: {
-      const auto line = peak_line(t, dat::kPeakHwmSum);
-      const auto partial = peak_line(t, dat::kPeakHwmSumPartial);
+      const auto line = peak_line(t, trace::kPeakHwmSum);
+      const auto partial = peak_line(t, trace::kPeakHwmSumPartial);
       if (const auto end = line ? line : partial; end && *end > p.bytes) p = Peak{*end, std::nullopt, false};
       // A bound obeys the bracket (traces of older versions did not always).
       if (const auto b = peak_bracket(t); b.upper) p.bytes = std::max(p.bytes, *b.upper);
       break;
     }
     case MetricKind::kernel_process:
-      p = Peak{*peak_line(t, dat::kPeakKernelProcess), std::nullopt, true};
+      p = Peak{*peak_line(t, trace::kPeakKernelProcess), std::nullopt, true};
       break;
     case MetricKind::footprint:  // without a cgroup: Σ PSS, sampled
     case MetricKind::unreclaimable:
@@ -75,8 +83,8 @@ std::optional<Peak> find_peak(const Trace& t, Metric m) {
 
 BracketInputs bracket_inputs(const Trace& t) {
   BracketInputs in;
-  in.kernel_process = peak_line(t, dat::kPeakKernelProcess);
-  in.hwm_sum = peak_line(t, dat::kPeakHwmSum);
+  in.kernel_process = peak_line(t, trace::kPeakKernelProcess);
+  in.hwm_sum = peak_line(t, trace::kPeakHwmSum);
   if (const auto s = highest(metric_series(t, Metric::rss))) in.sampled_rss = s->bytes;
   if (const auto s = highest(metric_series(t, Metric::pss))) in.sampled_pss = s->bytes;
   return in;
@@ -129,4 +137,4 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -15,7 +15,15 @@
 #include "qprof/analysis/dirs.hpp"
 #include "series.hpp"
 
-namespace qprof::analysis_detail {
+namespace qprof::analysis::detail {
+using trace::CgroupSample;
+using trace::DirSample;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Stage;
+using trace::Trace;
+using trace::WatchedDir;
 
 std::optional<Bytes> peak_line(const Trace& t, std::string_view name) {
   const auto it = t.peaks.find(std::string(name));
@@ -151,4 +159,4 @@ std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
   return out;
 }
 
-}  // namespace qprof::analysis_detail
+}  // namespace qprof::analysis::detail

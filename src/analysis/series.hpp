@@ -12,25 +12,25 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/peaks.hpp"
 
-namespace qprof::analysis_detail {
+namespace qprof::analysis::detail {
 
-std::optional<Bytes> peak_line(const Trace& t, std::string_view name);
+std::optional<Bytes> peak_line(const trace::Trace& t, std::string_view name);
 // The highest sample; the first one when several are equal.
-std::optional<MemSample> highest(const std::vector<MemSample>& series);
+std::optional<trace::MemSample> highest(const std::vector<trace::MemSample>& series);
 // The samples of a time-ordered series inside a window, found by binary search.
-std::pair<std::vector<MemSample>::const_iterator, std::vector<MemSample>::const_iterator> samples_in(
-    const std::vector<MemSample>& series, const TimeWindow& w);
+std::pair<std::vector<trace::MemSample>::const_iterator, std::vector<trace::MemSample>::const_iterator> samples_in(
+    const std::vector<trace::MemSample>& series, const TimeWindow& w);
 bool in_any(const std::vector<TimeWindow>& windows, Seconds t);
-TimeWindow window_of(const Stage& s);
+TimeWindow window_of(const trace::Stage& s);
 // The latest sample at or before t (with the slack), if any.
-std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t);
+std::optional<Bytes> value_at(const std::vector<trace::MemSample>& series, Seconds t);
 // The highest sample inside any of the stages (a stage can run several times).
-std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m,
-                                   const std::vector<const Stage*>& stages);
+std::optional<Peak> peak_in_stages(const std::vector<trace::MemSample>& series, Metric m,
+                                   const std::vector<const trace::Stage*>& stages);
 double round_to(double v, double step);
 // A metric's series as the trace holds it (GPU: devices summed at each sample time).
-std::vector<MemSample> series_as_written(const Trace& t, Metric m);
+std::vector<trace::MemSample> series_as_written(const trace::Trace& t, Metric m);
 // A dir:NAME metric's info and NAME (dirs.cpp); nullptr for any other metric.
 const MetricInfo* dir_metric_info(Metric m, std::string* name = nullptr);
 
-}  // namespace qprof::analysis_detail
+}  // namespace qprof::analysis::detail

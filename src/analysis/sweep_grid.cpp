@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof {
+namespace qprof::analysis {
 namespace {
 
 bool is_name(std::string_view s) {
@@ -112,4 +112,4 @@ std::optional<std::string> value_in_label(std::string_view label, std::string_vi
   return std::nullopt;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,9 @@
 #include "qprof/analysis/compare.hpp"
 #include "qprof/analysis/timeline.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::Trace;
+
 namespace {
 
 struct FigureSource {
@@ -100,4 +102,4 @@ SweepModel sweep_model(const std::string& parameter, const std::vector<SweepPoin
   return m;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

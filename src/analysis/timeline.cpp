@@ -7,9 +7,11 @@
 #include "qprof/analysis/timeline.hpp"
 #include "series.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::Stage;
+using trace::Trace;
 
-using namespace analysis_detail;
+using namespace detail;
 
 Seconds trace_end(const Trace& t) {
   Seconds end = t.t0();
@@ -51,4 +53,4 @@ std::vector<std::string> stage_names(const Trace& t) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
-namespace qprof {
+namespace qprof::analysis {
+using trace::MemSample;
+using trace::PssSample;
+using trace::Trace;
+
 namespace {
 
 bool all_finite(const std::vector<double>& v) {
@@ -138,4 +142,4 @@ std::vector<SeriesTrend> run_trends(const Trace& trace, const TrendRule& rule) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -15,6 +15,7 @@
 #include "qprof/analysis/catalog.hpp"
 
 namespace qprof::cli {
+using analysis::default_traces;
 namespace {
 
 namespace fs = std::filesystem;

@@ -21,6 +21,31 @@
 #include "sweep_model_output.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::available_metrics;
+using analysis::budget_bytes;
+using analysis::check_rows;
+using analysis::clock_skew_note;
+using analysis::compare;
+using analysis::CompareEntry;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Growth;
+using analysis::has_metric;
+using analysis::is_one_job;
+using analysis::job_trace;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::parse_growth;
+using analysis::rank_label;
+using analysis::RowCheck;
+using analysis::stages_at;
+using analysis::where_in_stages;
+using trace::incomplete_notice;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 struct CompareCli {
@@ -201,7 +226,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   std::vector<CompareEntry> entries;
   auto read = [&](const std::string& path) -> Result<void> {
     try {
-      traces.push_back(std::make_unique<Trace>(dat::read_trace(path)));
+      traces.push_back(std::make_unique<Trace>(trace::read_trace(path)));
       if (const std::string cut = incomplete_notice(*traces.back(), "compare"); !cut.empty()) std::cerr << cut << '\n';
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};

@@ -11,10 +11,13 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
-#include "qprof/export/export.hpp"
+#include "qprof/exports/export.hpp"
 #include "qprof/trace/completeness.hpp"
 
 namespace qprof::cli {
+using trace::file_completeness;
+using trace::incomplete_notice;
+
 namespace {
 
 struct ExportCli {

@@ -16,6 +16,9 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
+using analysis::default_traces;
+using analysis::summarize_trace;
+using analysis::TraceListing;
 namespace {
 
 struct ListCli {

@@ -21,6 +21,24 @@
 #include "qprof/report/job.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::budget_bytes;
+using analysis::BudgetCheck;
+using analysis::clock_skew_note;
+using analysis::group_by_host;
+using analysis::has_metric;
+using analysis::has_series_over_time;
+using analysis::HostGroup;
+using analysis::job_peak;
+using analysis::kTimeSlack;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::stages_named;
+using trace::incomplete_notice;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 struct PeakCli {
@@ -43,16 +61,16 @@ struct PeakCli {
 // read twice: the stage's times first, then the highest samples inside them. --sum and
 // --by-host add the series up on one time axis: those traces are read whole.
 Trace read_for_peak(const std::string& file, const PeakCli& o) {
-  if (o.sum || o.by_host) return dat::read_trace(file);
+  if (o.sum || o.by_host) return trace::read_trace(file);
   struct stat st {};
   const bool regular = ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (!o.stage.empty() && !regular) return dat::read_trace(file);  // read once: bounded at 1 GiB
-  Trace t = dat::read_trace_peaks(file, {}, o.stage);
+  if (!o.stage.empty() && !regular) return trace::read_trace(file);  // read once: bounded at 1 GiB
+  Trace t = trace::read_trace_peaks(file, {}, o.stage);
   if (o.stage.empty()) return t;
   std::vector<std::pair<Seconds, Seconds>> windows;
   for (const Stage* s : stages_named(t, o.stage)) windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
   if (windows.empty()) return t;  // peak_line says which stages there are
-  return dat::read_trace_peaks(file, windows, o.stage);
+  return trace::read_trace_peaks(file, windows, o.stage);
 }
 
 // The child lines: asked for, or (as mprof peak prints them) whenever a trace of files has them

@@ -17,6 +17,14 @@
 #include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::clock_skew_note;
+using analysis::job_clock;
+using analysis::job_trace;
+using analysis::rank_label;
+using trace::incomplete_notice;
+using trace::Trace;
+
 namespace {
 
 struct PlotArgs {
@@ -45,7 +53,7 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   std::vector<Trace> traces;
   traces.reserve(files.size());
   for (const std::string& f : files) {
-    traces.push_back(dat::read_trace(f));
+    traces.push_back(trace::read_trace(f));
     if (const std::string cut = incomplete_notice(traces.back(), "plot"); !cut.empty()) std::cerr << cut << '\n';
   }
   std::vector<const Trace*> ranks;
@@ -57,8 +65,8 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   if (fd < 0) return Failure{"--sum: cannot create a temporary trace in " + std::string(dir && *dir ? dir : "/tmp")};
   tmp.path = tmpl;
   {
-    dat::Writer out(fd, tmpl);
-    dat::write_trace(job, out);
+    trace::Writer out(fd, tmpl);
+    trace::write_trace(job, out);
     if (!out.close()) return Failure{"--sum: " + out.error()};
   }
   // On wall-clock time every line shares the sum's axis, so that a rank that started later is
@@ -153,7 +161,7 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     plot::plot(inputs, o);
   } catch (const plot::PlotError& e) {
     return Failure{terminal_text(e.what())};
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {
     return Failure{terminal_text(e.what())};

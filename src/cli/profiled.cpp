@@ -20,6 +20,11 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
+using analysis::Metric;
+using analysis::metric_names;
+using analysis::parse_growth;
+using analysis::parse_metric;
+using analysis::parse_percent;
 
 namespace {
 

@@ -40,7 +40,7 @@ CLI::Validator unit_check();        // B, KiB, MiB, GiB, KB, MB, GB
 CLI::Validator format_check();      // text, md, csv, json
 
 // What --metric names; the option has been checked, so this cannot fail.
-Metric metric_of(const std::string& name);
+analysis::Metric metric_of(const std::string& name);
 std::optional<Unit> unit_of(const std::string& name);
 // Why reading `file` failed, for "qprof CMD: …": out of memory is "FILE: too large to read into
 // memory" (exit 2, as a bad trace), never std::bad_alloc's own words or an abort.

@@ -13,6 +13,14 @@
 #include "qprof/report/quark_yaml.hpp"
 
 namespace qprof::cli {
+using analysis::Align;
+using analysis::has_metric;
+using analysis::has_series_over_time;
+using analysis::Metric;
+using analysis::metric_info;
+using trace::incomplete_notice;
+using trace::Trace;
+
 namespace {
 
 struct ReportCli {
@@ -60,7 +68,7 @@ Result<int> report_job(const ReportCli& o) {
   traces.reserve(o.traces.size());
   for (const std::string& f : o.traces) {
     try {
-      traces.push_back(dat::read_trace(f));
+      traces.push_back(trace::read_trace(f));
       say_if_incomplete(traces.back());
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, f))};
@@ -81,7 +89,7 @@ Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
   Trace trace;
   try {
-    trace = dat::read_trace(o.traces.front());
+    trace = trace::read_trace(o.traces.front());
     say_if_incomplete(trace);
   } catch (const std::exception& e) {
     return Failure{terminal_text(read_failure(e, o.traces.front()))};

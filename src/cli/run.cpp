@@ -23,6 +23,15 @@
 #include "qprof/record/session.hpp"
 
 namespace qprof::cli {
+using analysis::budget_bytes;
+using analysis::check_budget;
+using analysis::has_metric;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using trace::Marker;
+using trace::Trace;
+
 namespace {
 
 struct RunCli {

@@ -25,6 +25,18 @@
 #include "sweep_model_output.hpp"
 
 namespace qprof::cli {
+using analysis::fill_placeholders;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::Metric;
+using analysis::parse_sweep_parameter;
+using analysis::point_name;
+using analysis::sweep_grid;
+using analysis::SweepParameter;
+using analysis::SweepPoint;
+using analysis::trace_duration;
+using trace::Trace;
+
 namespace {
 
 struct SweepCli {

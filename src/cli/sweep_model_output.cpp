@@ -19,6 +19,16 @@
 #include "qprof/report/sweep.hpp"
 
 namespace qprof::cli {
+using analysis::budget_bytes;
+using analysis::FigureModel;
+using analysis::FitLimits;
+using analysis::memory_limit;
+using analysis::sweep_model;
+using analysis::SweepModel;
+using analysis::SweepPointRuns;
+using analysis::value_in_label;
+using trace::Trace;
+
 namespace {
 
 std::optional<double> as_number(const std::string& text) {

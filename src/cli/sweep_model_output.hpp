@@ -14,7 +14,7 @@ namespace qprof::cli {
 
 struct LabelledTrace {
   std::string label;  // where NAME=VALUE is looked for first; then the trace's file name
-  const Trace* trace = nullptr;
+  const trace::Trace* trace = nullptr;
 };
 
 struct SweepModelRequest {

@@ -8,6 +8,10 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::gpu {
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::GpuUtilSample;
+
 namespace {
 
 // What the tree's figure of a device is, when it cannot be the per-process sum.
@@ -307,7 +311,7 @@ void Sampler::judge_fallbacks() {
   }
 }
 
-void Sampler::write_device(dat::Writer& out, std::size_t i) {
+void Sampler::write_device(trace::Writer& out, std::size_t i) {
   Dev& d = devs_[i];
   if (d.index < 0) {
     d.index = next_index_++;
@@ -315,7 +319,7 @@ void Sampler::write_device(dat::Writer& out, std::size_t i) {
   }
 }
 
-void Sampler::write_util(dat::Writer& out, Seconds t) {
+void Sampler::write_util(trace::Writer& out, Seconds t) {
   util_fresh_ = false;
   for (std::size_t i = 0; i < devs_.size(); ++i) {
     Dev& d = devs_[i];
@@ -327,7 +331,7 @@ void Sampler::write_util(dat::Writer& out, Seconds t) {
   }
 }
 
-void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept {
+void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, trace::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
   try {
     if (first_ns_ < 0) first_ns_ = mono_ns;
@@ -411,7 +415,7 @@ void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tre
 }
 
 void Sampler::sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> pids,
-                                dat::Writer& out) noexcept {
+                                trace::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
   // A query in flight was asked before the checkpoint: let it land, then ask anew and wait;
   // both waits share one budget of kCheckpointWaitNs.

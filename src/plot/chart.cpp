@@ -17,6 +17,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
+using trace::Stage;
+using trace::TorchSample;
+
 namespace chart_detail {
 
 int palette_slot(std::size_t i) { return static_cast<int>(i % kPalette) + 1; }

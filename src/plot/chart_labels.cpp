@@ -13,6 +13,7 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot::chart_detail {
+using trace::Stage;
 
 // Stages, checkpoints and the end of a killed command, in every panel; labels only on top.
 void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {

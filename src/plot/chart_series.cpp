@@ -13,6 +13,7 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot::chart_detail {
+using trace::TorchSample;
 
 // A figure more than this many times the drawn data's top is written, not drawn.
 constexpr double kOffChartFactor = 1.5;
@@ -136,7 +137,7 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
     } else {
       std::string title =
           display_text(in[i].label, 40) + ", " + (rss ? "" : metric_title(o_.metric) + " ") + "peak " + peak_text;
-      if (auto it = t.peaks.find(std::string(dat::kPeakCgroup)); rss && it != t.peaks.end()) {
+      if (auto it = t.peaks.find(std::string(trace::kPeakCgroup)); rss && it != t.peaks.end()) {
         title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
       }
       ChartSeries line{Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)};
@@ -210,9 +211,9 @@ void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, 
     const char* title;
   };
   static const Kind kinds[] = {
-      {dat::kPeakCgroup, Role::peak_cgroup, "cgroup charge peak (includes page cache): "},
-      {dat::kPeakKernelProcess, Role::peak_kernel, "largest process, kernel peak (lower bound): "},
-      {dat::kPeakHwmSum, Role::peak_hwm, "sum of VmHWM (upper bound): "},
+      {trace::kPeakCgroup, Role::peak_cgroup, "cgroup charge peak (includes page cache): "},
+      {trace::kPeakKernelProcess, Role::peak_kernel, "largest process, kernel peak (lower bound): "},
+      {trace::kPeakHwmSum, Role::peak_hwm, "sum of VmHWM (upper bound): "},
   };
   // The axis fits the drawn series: a figure far above them (Σ VmHWM of workers that never
   // coexisted) is written in a note under the chart instead of stretching the axis (a legend

@@ -9,9 +9,13 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
+using analysis::run_trends;
+using analysis::SeriesTrend;
+using analysis::Trend;
+using trace::Trace;
 
 std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
-  const Trace trace = dat::read_trace(path);
+  const Trace trace = trace::read_trace(path);
   // The fit's times count from the trace's own start; the chart's from the reduction's t0.
   const Seconds shift = trace.t0() - t0;
   std::vector<TrendLine> lines;

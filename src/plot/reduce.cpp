@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The streaming reduction of a trace into chart data: one dat::Visitor, one pass, no line kept.
+// The streaming reduction of a trace into chart data: one trace::Visitor, one pass, no line kept.
 #include "qprof/plot/reduce.hpp"
 
 #include <algorithm>
@@ -17,6 +17,28 @@
 #include "qprof/trace/threaded_reader.hpp"
 
 namespace qprof::plot {
+using trace::BracketInputs;
+using trace::CgroupSample;
+using trace::Completeness;
+using trace::CpuSample;
+using trace::DirSample;
+using trace::ExitInfo;
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::make_bracket;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Stage;
+using trace::stage_end_name;
+using trace::stage_start_name;
+using trace::StageTracker;
+using trace::TasksSample;
+using trace::TorchSample;
+using trace::TraceMeta;
+using trace::WatchedDir;
 
 Series::Series(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
     : env_(std::move(grid)), from_(from), to_(to) {}
@@ -83,7 +105,7 @@ TraceData::TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
 
 namespace {
 
-class Reducer : public dat::Visitor {
+class Reducer : public trace::Visitor {
  public:
   Reducer(TraceData& d, const ReduceOptions& o, const WarningSink& warn) : d_(d), opts_(o), warn_(warn) {
     if (o.t0) {
@@ -252,18 +274,18 @@ class Reducer : public dat::Visitor {
     const double t0 = d_.t0;
     // Σ VmHWM is drawn as the upper bound only when the trace calls it one, raised to what must
     // lie below it (trace/bracket.hpp).
-    if (hwm_max_ > 0 && !d_.peaks.count(std::string(dat::kPeakHwmSumPartial))) {
-      d_.peaks.try_emplace(std::string(dat::kPeakHwmSum), hwm_max_);
+    if (hwm_max_ > 0 && !d_.peaks.count(std::string(trace::kPeakHwmSumPartial))) {
+      d_.peaks.try_emplace(std::string(trace::kPeakHwmSum), hwm_max_);
     }
-    if (auto h = d_.peaks.find(std::string(dat::kPeakHwmSum)); h != d_.peaks.end()) {
+    if (auto h = d_.peaks.find(std::string(trace::kPeakHwmSum)); h != d_.peaks.end()) {
       BracketInputs in;
       in.hwm_sum = h->second;
-      if (auto k = d_.peaks.find(std::string(dat::kPeakKernelProcess)); k != d_.peaks.end())
+      if (auto k = d_.peaks.find(std::string(trace::kPeakKernelProcess)); k != d_.peaks.end())
         in.kernel_process = k->second;
       if (mem_peak_ > 0) in.sampled_rss = mem_peak_;
       h->second = make_bracket(in).upper.value_or(h->second);
     }
-    if (cgroup_peak_ > 0) d_.peaks.try_emplace(std::string(dat::kPeakCgroup), cgroup_peak_);
+    if (cgroup_peak_ > 0) d_.peaks.try_emplace(std::string(trace::kPeakCgroup), cgroup_peak_);
     if (d_.exit) d_.exit->t -= t0;
 
     std::vector<Stage> stages;
@@ -305,7 +327,7 @@ class Reducer : public dat::Visitor {
     char why[160];
     std::snprintf(why, sizeof why, "time %.17g is %.3g years %s the start of the trace (%.17g): too far to draw", t,
                   std::fabs(t - d_.t0) / kYear, t > d_.t0 ? "after" : "before", d_.t0);
-    throw dat::BadRecord(why);
+    throw trace::BadRecord(why);
   }
   static constexpr double kYear = 365.25 * 86400;
   static constexpr std::size_t kMaxGpuUtilDevices = 64;  // a hostile trace cannot grow this without end
@@ -447,7 +469,7 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
   parse(r);
   r.finish();
   r.add_root_line();
-  if (d.samples == 0) throw dat::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
+  if (d.samples == 0) throw trace::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
   // One line: a trace without its end record or with its last line cut is incomplete.
   const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
   if (const std::string why = seen.reason(); !why.empty() && warn)
@@ -459,12 +481,12 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
 
 TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn) {
   // The parsing on a thread of its own, the reduction here: a long trace takes two cores.
-  return reduce(path, options, warn, [&](dat::Visitor& v) { dat::parse_file_threaded(path, v); });
+  return reduce(path, options, warn, [&](trace::Visitor& v) { trace::parse_file_threaded(path, v); });
 }
 
 TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
                       const WarningSink& warn) {
-  return reduce(name, options, warn, [&](dat::Visitor& v) { dat::parse_text(text, name, v); });
+  return reduce(name, options, warn, [&](trace::Visitor& v) { trace::parse_text(text, name, v); });
 }
 
 }  // namespace qprof::plot

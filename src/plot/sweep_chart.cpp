@@ -15,6 +15,8 @@
 #include "qprof/plot/script.hpp"
 
 namespace qprof::plot {
+using analysis::FigureModel;
+using analysis::SweepModel;
 namespace {
 
 std::string num(double v) { return gp_number(v); }

@@ -7,6 +7,8 @@
 #include "qprof/common/proc_parse.hpp"
 
 namespace qprof {
+using trace::IoSample;
+
 namespace {
 
 std::string_view read_into(const ProcFile& f, char* buf, std::size_t cap) {

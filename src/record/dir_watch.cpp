@@ -11,6 +11,8 @@
 #include "qprof/record/dir_walk.hpp"
 
 namespace qprof {
+using trace::DirSample;
+
 namespace {
 
 std::chrono::steady_clock::time_point at_ns(std::int64_t mono_ns) {

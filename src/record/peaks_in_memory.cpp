@@ -4,11 +4,13 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using trace::ExitInfo;
+using trace::Trace;
 
 Trace peaks_in_memory(const RunReport& r) {
   Trace t;
   t.source = r.trace_path;
-  t.meta.format_version = dat::kFormatVersion;
+  t.meta.format_version = trace::kFormatVersion;
   t.meta.start = r.start;
   t.cmdline = r.command;
   if (r.sampled_peak) t.mem.push_back(*r.sampled_peak);
@@ -18,11 +20,11 @@ Trace peaks_in_memory(const RunReport& r) {
     if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak, std::nullopt});
   }
   if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0, std::nullopt});
-  if (r.cgroup_peak) t.peaks[std::string(dat::kPeakCgroup)] = *r.cgroup_peak;
-  if (r.kernel_process_peak) t.peaks[std::string(dat::kPeakKernelProcess)] = *r.kernel_process_peak;
+  if (r.cgroup_peak) t.peaks[std::string(trace::kPeakCgroup)] = *r.cgroup_peak;
+  if (r.kernel_process_peak) t.peaks[std::string(trace::kPeakKernelProcess)] = *r.kernel_process_peak;
   // As the trace writes it: a bound only when every process's peak is covered.
   if (r.hwm_sum > 0)
-    t.peaks[std::string(r.hwm_uncovered == 0 ? dat::kPeakHwmSum : dat::kPeakHwmSumPartial)] = r.hwm_sum;
+    t.peaks[std::string(r.hwm_uncovered == 0 ? trace::kPeakHwmSum : trace::kPeakHwmSumPartial)] = r.hwm_sum;
   if (r.limit) {
     t.meta.other["limit"] = std::to_string(*r.limit);
     t.meta.other["limit_source"] = r.limit_source;

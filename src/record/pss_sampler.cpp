@@ -9,6 +9,7 @@
 #include "qprof/common/proc_parse.hpp"
 
 namespace qprof {
+using trace::PssSample;
 
 PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock)
     : proc_root_(std::move(proc_root)),

@@ -4,12 +4,13 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using trace::Trace;
 
 Trace read_back(const RunReport& report) {
   if (!report.trace_readable_back || !report.trace_read_fd) {
-    throw dat::ParseError(report.trace_path, 0, "the trace cannot be read back (not a regular file)");
+    throw trace::ParseError(report.trace_path, 0, "the trace cannot be read back (not a regular file)");
   }
-  return dat::read_trace_fd(*report.trace_read_fd, report.trace_path);
+  return trace::read_trace_fd(*report.trace_read_fd, report.trace_path);
 }
 
 }  // namespace qprof

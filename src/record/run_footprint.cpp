@@ -4,6 +4,7 @@
 #include "qprof/record/session.hpp"
 
 namespace qprof {
+using trace::Footprint;
 
 std::optional<Footprint> footprint_of_run(const RunReport& r) {
   Footprint f;

@@ -8,13 +8,18 @@
 #include "qprof/common/proc_parse.hpp"
 
 namespace qprof {
+using trace::CgroupSample;
+using trace::IoSample;
+using trace::MemSample;
+using trace::PssSample;
+
 namespace {
 // Samples after its first naming at which a member's name is read again: an exec comes within
 // the first of them as a rule (a shell's fork then exec), a slow one (a Python launcher) later.
 constexpr std::uint32_t kNameRecheckAt[] = {1, 10, 100};
 }  // namespace
 
-Sampler::Sampler(ProcTree& tree, dat::Writer& out, const WallAnchor& clock, SamplerConfig config,
+Sampler::Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, SamplerConfig config,
                  const TreeCgroup* cgroup)
     : tree_(tree),
       out_(out),

@@ -12,6 +12,9 @@
 #include "qprof/trace/bracket.hpp"
 
 namespace qprof {
+using trace::Footprint;
+using trace::MemKindsSample;
+
 namespace {
 
 // A summary is read at a glance in a terminal: no line wider than this.

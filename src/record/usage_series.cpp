@@ -4,8 +4,10 @@
 #include <algorithm>
 
 namespace qprof {
+using trace::MemKindsSample;
+using trace::TasksSample;
 
-void UsageSeries::record(const std::vector<Member>& members, Seconds t, dat::Writer& out) {
+void UsageSeries::record(const std::vector<Member>& members, Seconds t, trace::Writer& out) {
   MemKindsSample k{t, 0, 0, 0, 0};
   TasksSample n{t, 0, 0, 0};
   for (const Member& m : members) {

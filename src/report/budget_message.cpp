@@ -6,6 +6,11 @@
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
+using analysis::BudgetCheck;
+using analysis::metric_info;
+using analysis::relative_time;
+using analysis::where_in_stages;
+using trace::Trace;
 
 std::string budget_message(const Trace& trace, const BudgetCheck& c) {
   std::string out = "peak " + std::string(metric_info(c.metric).title) + " " + human_bytes(c.peak.bytes);

@@ -7,6 +7,23 @@
 #include <nlohmann/json.hpp>
 
 namespace qprof::report {
+using analysis::Align;
+using analysis::clock_skew_note;
+using analysis::find_peak;
+using analysis::group_by_host;
+using analysis::HostGroup;
+using analysis::job_peak;
+using analysis::job_stages;
+using analysis::JobPeak;
+using analysis::JobStage;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::Peak;
+using analysis::rank_label;
+using analysis::trace_duration;
+using trace::JobMeta;
+using trace::Trace;
+
 namespace {
 
 Column column(std::string key, std::string title, Kind kind, bool human = true) {

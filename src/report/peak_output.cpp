@@ -8,6 +8,23 @@
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
+using analysis::available_metrics;
+using analysis::child_peaks;
+using analysis::ChildPeak;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::MetricInfo;
+using analysis::relative_time;
+using analysis::stage_names;
+using analysis::stage_peak;
+using analysis::stages_at;
+using analysis::stages_named;
+using analysis::TimeWindow;
+using trace::Stage;
+using trace::Trace;
 
 std::string missing_metric(const Trace& trace, Metric m) {
   return trace.source + " has no " + std::string(metric_info(m).name) +

@@ -9,6 +9,11 @@
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
+using analysis::CompareEntry;
+using analysis::CompareValue;
+using analysis::Comparison;
+using analysis::metric_info;
+using analysis::peak_column;
 namespace {
 
 struct Place {

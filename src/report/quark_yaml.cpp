@@ -20,6 +20,33 @@
 #include "trend_yaml.hpp"
 
 namespace qprof::report {
+using analysis::available_metrics;
+using analysis::Checkpoint;
+using analysis::checkpoints;
+using analysis::dir_growths;
+using analysis::DirGrowth;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::io_totals;
+using analysis::memory_limit;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::MetricInfo;
+using analysis::MetricKind;
+using analysis::Peak;
+using analysis::peak_dir_growth;
+using analysis::peak_meaning;
+using analysis::relative_time;
+using analysis::stage_bottlenecks;
+using analysis::stage_stats;
+using analysis::StageBottleneck;
+using analysis::stages_at;
+using analysis::StageStats;
+using analysis::trace_duration;
+using trace::basis_name;
+using trace::footprint_of;
+using trace::Trace;
+
 namespace {
 
 // Numbers are emitted from text of our own: yaml-cpp prints doubles with 17 digits
@@ -31,7 +58,7 @@ std::string fixed(double v, int decimals) {
   return fixed_text(v, decimals, ".nan");
 }
 
-std::string mb(Bytes b) { return fixed(dat::to_mib(b), 3); }
+std::string mb(Bytes b) { return fixed(trace::to_mib(b), 3); }
 std::string mb(std::optional<Bytes> b) { return mb(b.value_or(0)); }
 std::string mb(const std::optional<Peak>& p) { return mb(p ? p->bytes : 0); }
 std::string secs(Seconds s) { return fixed(s, 6); }
@@ -88,7 +115,7 @@ void emit_stages(YAML::Emitter& e, const Trace& t) {
     put(e, "peak_memory_mb", mb(s.peak));
     put(e, "start_memory_mb", mb(s.at_start));
     put(e, "end_memory_mb", mb(s.at_end));
-    const double delta = dat::to_mib(s.at_end.value_or(0)) - dat::to_mib(s.at_start.value_or(0));
+    const double delta = trace::to_mib(s.at_end.value_or(0)) - trace::to_mib(s.at_start.value_or(0));
     put(e, "delta_memory_mb", fixed(delta, 3));
     put(e, "closed", s.stage.closed);
     e << YAML::EndMap;

@@ -8,6 +8,8 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
+using analysis::FigureModel;
+using analysis::SweepModel;
 namespace {
 
 std::string number(const char* fmt, double v) {

@@ -10,6 +10,30 @@
 #include "usage_report.hpp"
 
 namespace qprof::report {
+using analysis::available_metrics;
+using analysis::CompareColumn;
+using analysis::CompareEntry;
+using analysis::CompareValue;
+using analysis::Comparison;
+using analysis::cpu_use;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::io_totals;
+using analysis::kMaxStageColumns;
+using analysis::largest_cgroup_sample;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::peak_bracket;
+using analysis::peak_meaning;
+using analysis::relative_time;
+using analysis::stage_stats;
+using analysis::stages_at;
+using analysis::StageStats;
+using analysis::trace_duration;
+using trace::basis_name;
+using trace::footprint_of;
+using trace::Trace;
+
 namespace {
 
 constexpr auto column = &Column::of;

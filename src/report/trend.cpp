@@ -7,6 +7,17 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
+using analysis::Metric;
+using analysis::metric_series;
+using analysis::run_trends;
+using analysis::SeriesTrend;
+using analysis::stage_stats;
+using analysis::StageStats;
+using analysis::Trend;
+using analysis::trend_of;
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 std::string r2_words(double r2) {

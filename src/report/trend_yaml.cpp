@@ -6,6 +6,11 @@
 #include "qprof/analysis/trend.hpp"
 
 namespace qprof::report::detail {
+using analysis::run_trends;
+using analysis::SeriesTrend;
+using analysis::Trend;
+using trace::Trace;
+
 namespace {
 
 // Fixed notation, as the rest of the report writes its numbers: a float for every YAML reader.

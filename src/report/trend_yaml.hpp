@@ -10,6 +10,6 @@ namespace qprof::report::detail {
 
 // trend: {rss: {slope_mb_per_min, r2, from_secs, to_secs, samples, significant}, pss: {…}}
 // (mb: MiB, as everywhere in the report); nothing when no series can be fitted.
-void emit_trends(YAML::Emitter& e, const Trace& trace);
+void emit_trends(YAML::Emitter& e, const trace::Trace& trace);
 
 }  // namespace qprof::report::detail

@@ -6,6 +6,15 @@
 #include "qprof/analysis/bottleneck.hpp"
 
 namespace qprof::report::detail {
+using analysis::stage_bottlenecks;
+using analysis::StageBottleneck;
+using trace::is_vsz_peak;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::splits_peak;
+using trace::TasksSample;
+using trace::Trace;
+
 namespace {
 
 Column column(std::string key, std::string title, Kind kind, bool human = true, bool machine = true) {

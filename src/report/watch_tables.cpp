@@ -7,6 +7,15 @@
 #include "qprof/trace/footprint.hpp"
 
 namespace qprof::report {
+using analysis::dir_growths;
+using analysis::DirGrowth;
+using analysis::find_peak;
+using analysis::memory_limit;
+using analysis::Metric;
+using trace::footprint_of;
+using trace::TasksSample;
+using trace::Trace;
+
 namespace {
 
 constexpr auto column = &Column::of;

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof {
+namespace qprof::trace {
 
 PeakBracket make_bracket(const BracketInputs& in) {
   PeakBracket b;
@@ -28,4 +28,4 @@ std::vector<std::string> bracket_violations(const PeakBracket& b, const BracketI
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::trace

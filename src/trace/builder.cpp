@@ -15,7 +15,7 @@
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 Seconds Trace::t0() const {
   // What a streaming reader knows when it needs it (plot reduces as it reads): the header, or
@@ -24,7 +24,6 @@ Seconds Trace::t0() const {
   return mem.empty() ? 0.0 : mem.front().t;
 }
 
-namespace dat {
 namespace {
 
 class TraceBuilder : public Visitor {
@@ -410,5 +409,4 @@ Trace read_trace_text(std::string_view text, const std::string& name, std::vecto
   return tr;
 }
 
-}  // namespace dat
-}  // namespace qprof
+}  // namespace qprof::trace

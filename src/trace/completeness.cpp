@@ -4,10 +4,10 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 namespace {
 
-class CompletenessReader : public dat::Visitor {
+class CompletenessReader : public trace::Visitor {
  public:
   void header(const TraceMeta& m) override { seen.qprof = m.format_version > 0; }
   void exit(const ExitInfo&) override { seen.exit = true; }
@@ -37,7 +37,7 @@ std::string Completeness::where(const std::string& file) const {
 
 Completeness file_completeness(const std::string& path) {
   CompletenessReader r;
-  dat::parse_file(path, r);
+  trace::parse_file(path, r);
   return r.seen;
 }
 
@@ -47,4 +47,4 @@ std::string incomplete_notice(const std::string& command, const std::string& fil
   return "qprof " + command + ": " + terminal_text(seen.where(file)) + ": incomplete trace: " + terminal_text(why);
 }
 
-}  // namespace qprof
+}  // namespace qprof::trace

@@ -7,7 +7,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 namespace {
 
 void append_hex_escape(std::string& out, unsigned char c) {
@@ -114,4 +114,4 @@ std::string func_name(std::string_view label) {
 
 Bytes from_mib(double mib) { return bytes_from_double(mib * 1024.0 * 1024.0); }
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

@@ -5,7 +5,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 std::string_view basis_name(Footprint::Basis b) { return b == Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS"; }
 
@@ -26,7 +26,7 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
       f.t.reset();
     }
   }
-  if (const auto it = t.peaks.find(std::string(dat::kPeakCgroup)); it != t.peaks.end() && it->second > f.peak) {
+  if (const auto it = t.peaks.find(std::string(trace::kPeakCgroup)); it != t.peaks.end() && it->second > f.peak) {
     f.peak = it->second;
     f.t.reset();
   }
@@ -61,4 +61,4 @@ std::optional<Footprint> footprint_of(const Trace& t) {
   return from_pss(t);
 }
 
-}  // namespace qprof
+}  // namespace qprof::trace

@@ -13,7 +13,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace qprof::dat::detail {
+namespace qprof::trace::detail {
 namespace {
 
 // The digits of up to 8 characters read as one 64-bit word (SWAR): how many of them lead the
@@ -343,4 +343,4 @@ std::size_t fast_mem_records(const char* data, std::size_t size, Visitor& v, std
   return pos;
 }
 
-}  // namespace qprof::dat::detail
+}  // namespace qprof::trace::detail

@@ -7,7 +7,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof::dat::detail {
+namespace qprof::trace::detail {
 
 // Digits, optionally a point and up to 9 more (%.6f, %.4f): true and the value in `out`; false
 // for any other form, which from_chars then parses.
@@ -26,4 +26,4 @@ bool fast_mem_line(std::string_view line, const char* limit, Visitor& v);
 constexpr std::size_t kMemRecordWindow = 64;
 std::size_t fast_mem_records(const char* data, std::size_t size, Visitor& v, std::size_t& line);
 
-}  // namespace qprof::dat::detail
+}  // namespace qprof::trace::detail

@@ -15,7 +15,7 @@
 #include "qprof/trace/format.hpp"
 #include "plain_numbers.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 namespace {
 
 // Thrown by field parsers; the line loop adds FILE:LINE.
@@ -494,4 +494,4 @@ void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max
   feeder.finish(std::string_view(buf.data(), have));
 }
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

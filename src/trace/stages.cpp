@@ -5,7 +5,7 @@
 
 #include "qprof/common/text.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 namespace {
 
 std::optional<std::string_view> strip_suffix(std::string_view label, std::string_view suffix) {
@@ -59,4 +59,4 @@ std::vector<Stage> StageTracker::unclosed(Seconds t_end, Bytes mem_end) const {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::trace

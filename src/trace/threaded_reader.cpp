@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace qprof::dat {
+namespace qprof::trace {
 namespace {
 
 constexpr std::size_t kBatchSamples = 16384;  // 256 KiB of samples: a few per L2, few hand-overs
@@ -277,4 +277,4 @@ void parse_file_threaded(const std::string& path, Visitor& visitor) {
   }
 }
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

@@ -8,7 +8,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 namespace {
 
 // Which vector of the Trace a line comes from; within one time, lines go in this order: the
@@ -161,4 +161,4 @@ void write_trace(const Trace& trace, Writer& out) {
   out.flush();
 }
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

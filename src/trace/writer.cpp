@@ -14,7 +14,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 namespace {
 constexpr std::size_t kBufferSize = 1 << 16;
 constexpr std::size_t kNumberRoom = 40;  // the longest number this writer formats, with a separator
@@ -301,4 +301,4 @@ void Writer::exit(const ExitInfo& e) {
   if (!e.status_known) line.key_value("status_known", 0);
 }
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

@@ -16,6 +16,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::ChildSeries;
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -71,7 +75,7 @@ Attached attach_to_target(int mib, int child_mib, int hold_ms, const std::vector
   // The target's parent (this test) reaps it only after qprof is done: qprof sees it as a zombie.
   a.qprof = q.wait(60);
   a.target = target.wait(60);
-  a.trace = dat::read_trace(out);
+  a.trace = trace::read_trace(out);
   return a;
 }
 
@@ -137,7 +141,7 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
   const Result r = q.wait(60);
   target.wait(60);
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 1u) << err;
   EXPECT_EQ(t.markers[0].label, "Attached checkpoint");
   EXPECT_GE(mib(*t.markers[0].at.rss), 120.0);  // the attached process's memory at that moment
@@ -162,7 +166,7 @@ TEST(Attach, QuietWithAChosenFifoPrintsNothingAndTakesMarkers) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "") << "-q prints nothing but errors";
   EXPECT_FALSE(exists(fifo)) << "the FIFO is removed at the end";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 1u);
   EXPECT_EQ(t.markers[0].label, "Eval");
   // A path that exists is refused before anything starts, and left as it was.
@@ -190,7 +194,7 @@ TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
       run(bounded({"attach", "--timeout", "0.5", "-o", dir + "/t.dat", std::to_string(target.pid())}), "", 60);
   EXPECT_EQ(timed.status, 0) << timed.err;
   EXPECT_TRUE(contains(timed.err, "stopped by --timeout")) << timed.err;
-  const Trace t = dat::read_trace(dir + "/t.dat");
+  const Trace t = trace::read_trace(dir + "/t.dat");
   ASSERT_TRUE(t.exit.has_value());
   EXPECT_FALSE(t.exit->status_known);
   EXPECT_TRUE(t.exit->timed_out);

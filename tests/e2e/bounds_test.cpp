@@ -17,6 +17,15 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::bracket_inputs;
+using analysis::largest_cgroup_sample;
+using analysis::peak_bracket;
+using trace::bracket_violations;
+using trace::Marker;
+using trace::PeakBracket;
+using trace::PssSample;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes kMiB = 1 << 20;
@@ -29,7 +38,7 @@ void expect_ordered_bounds(const std::vector<std::string>& cmd, int runs, Bytes 
     args.insert(args.end(), cmd.begin(), cmd.end());
     const Result r = qprof(args);
     ASSERT_EQ(r.status, 0) << r.err;
-    const Trace t = dat::read_trace(out);
+    const Trace t = trace::read_trace(out);
     const PeakBracket b = peak_bracket(t);
     ASSERT_TRUE(b.lower && b.upper) << "run " << i << ": the trace has both bounds\n" << read_file(out);
     // The process touched `grown` MiB itself: the kernel's figure holds it, and the bound above it.
@@ -58,7 +67,7 @@ TEST(Bounds, TheSummaryPrintsTheBracketInOrder) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("lower bound"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("upper bound"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_GE(t.peaks.at("hwm_sum"), t.peaks.at("kernel_process"));
 }
 
@@ -71,7 +80,7 @@ TEST(Bounds, ChildrenReapedByTheirParentAreCovered) {
   const std::string out = temp_dir() + "/reaped_by_parent.dat";
   const Result r = qprof({"run", "-q", "-o", out, "--", workload("alloc_tree"), "50", "3", "50", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.peaks.count("hwm_sum")) << "every process covered: Σ VmHWM is a bound\n" << r.err;
   EXPECT_FALSE(t.peaks.count("hwm_sum_partial"));
   EXPECT_GE(t.peaks.at("hwm_sum"), 200 * kMiB);
@@ -93,7 +102,7 @@ TEST(Bounds, ShortSubprocessesOneAfterAnotherCountOneAtATime) {
                           "for i in range(0, len(b), 4096): b[i] = 1\n"
                           "for i in range(5): subprocess.run(['sleep', '0.3'])\n"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.peaks.count("hwm_sum")) << r.err;
   const Bytes upper = t.peaks.at("hwm_sum");
   EXPECT_GE(upper, 300 * kMiB);
@@ -111,7 +120,7 @@ TEST(Checkpoints, PssCarriesItsAgeAndEndComesLast) {
   const Result r = qprof(
       {"run", "-q", "--metric", "pss", "--pss-interval", "5", "-o", out, "--yaml", yaml, "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_GE(t.markers.size(), 3u);
   const YAML::Node y = YAML::LoadFile(yaml);
   const YAML::Node cps = y["qprof"]["checkpoints"];
@@ -158,7 +167,7 @@ TEST(Bounds, CgroupChargeIsNamedAsSuch) {
   EXPECT_NE(r.err.find("cgroup charge"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("includes page cache"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("exact"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.cgroup.empty());
   ASSERT_TRUE(t.cgroup.back().anon && t.cgroup.back().file) << "memory.stat's parts are recorded";
   // The four processes' 200 MiB are anonymous memory charged to the cgroup.

@@ -12,6 +12,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -235,7 +237,7 @@ TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
   EXPECT_GT(b["peak_rss_bytes"]["ratio"].get<double>(), 1.5);
   EXPECT_EQ(b["budget"], "ok");
   // The median of two runs is their mean (JSON carries whole bytes).
-  const Trace t1 = dat::read_trace(prefix + "-2-1.dat"), t2 = dat::read_trace(prefix + "-2-2.dat");
+  const Trace t1 = trace::read_trace(prefix + "-2-1.dat"), t2 = trace::read_trace(prefix + "-2-2.dat");
   EXPECT_NEAR(sb, (static_cast<double>(max_mem(t1)) + static_cast<double>(max_mem(t2))) / 2.0, 0.5);
 }
 

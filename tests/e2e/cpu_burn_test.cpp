@@ -10,6 +10,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::CpuSample;
+using trace::Trace;
+
 namespace {
 
 TEST(RunAccounting, CpuOfTwoBusyChildrenMatchesTheKernelsCount) {
@@ -18,7 +21,7 @@ TEST(RunAccounting, CpuOfTwoBusyChildrenMatchesTheKernelsCount) {
   ASSERT_EQ(r.status, 0) << r.err;
   double kernel_cpu = 0, wall = 0;
   ASSERT_EQ(std::sscanf(r.out.c_str(), "cpu_seconds %lf wall_seconds %lf", &kernel_cpu, &wall), 2) << r.out;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_GE(t.cpu.size(), 10u);
   // The children are gone by the end; their time is in the tree's total all the same.
   EXPECT_NEAR(t.cpu.back().cpu_seconds, kernel_cpu, 0.05 * kernel_cpu + 0.05);

@@ -16,6 +16,8 @@
 #include <thread>
 
 namespace qprof::test {
+using trace::MemSample;
+using trace::Trace;
 
 std::string qprof_bin() { return QPROF_TEST_BIN; }
 std::string workload(const std::string& name) { return std::string(QPROF_TEST_WORKLOADS) + "/" + name; }

@@ -15,6 +15,15 @@
 #include "qprof/trace/stages.hpp"
 
 namespace qprof::test {
+using trace::ChildSeries;
+using trace::GpuDevice;
+using trace::GpuUtilSample;
+using trace::Marker;
+using trace::stage_start_name;
+using trace::StageTracker;
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -38,7 +47,7 @@ std::size_t checkpoints(const Trace& t) {
 }
 
 TEST(Export, ChromeTraceHoldsEverySampleStageAndCheckpoint) {
-  const Trace t = dat::read_trace(full());
+  const Trace t = trace::read_trace(full());
   const Result r = bounded_qprof({"export", full(), "--format", "perfetto", "--unit", "B"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -90,7 +99,7 @@ TEST(Export, ChromeTraceHoldsEverySampleStageAndCheckpoint) {
 TEST(Export, GpuBusyTimeIsExportedAsBusyPercent) {
   const std::string path = temp_dir() + "/busy.dat";
   {
-    dat::Writer w(path);
+    trace::Writer w(path);
     TraceMeta meta;
     meta.qprof_version = "test";
     meta.start = 1000.0;
@@ -135,13 +144,13 @@ TEST(Export, SeveralTracesAreOneProcessEach) {
     if (e["ph"] == "C" && e["name"] == "RSS") ++rss[e["pid"]];
   }
   EXPECT_EQ(names, (std::map<int, std::string>{{1, "rank0"}, {2, "rank1"}}));
-  EXPECT_EQ(rss[1], dat::read_trace(full()).mem.size());
-  EXPECT_EQ(rss[2], dat::read_trace(mprof).mem.size());
+  EXPECT_EQ(rss[1], trace::read_trace(full()).mem.size());
+  EXPECT_EQ(rss[2], trace::read_trace(mprof).mem.size());
 }
 
 // CSV parsed by Python's csv module: one row per memory sample, units in the header.
 TEST(Export, CsvHasOneRowPerSampleAndOneColumnPerSeries) {
-  const Trace t = dat::read_trace(full());
+  const Trace t = trace::read_trace(full());
   const std::string out = temp_dir() + "/full.csv";
   const Result r = bounded_qprof({"export", full(), "--format", "csv", "--unit", "B", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -173,7 +182,7 @@ TEST(Export, CsvHasOneRowPerSampleAndOneColumnPerSeries) {
 }
 
 TEST(Export, JsonIsTheTableAsArrays) {
-  const Trace t = dat::read_trace(full());
+  const Trace t = trace::read_trace(full());
   const Result csv = bounded_qprof({"export", full(), "--format", "csv"});
   const Result r = bounded_qprof({"export", full(), "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -218,7 +227,7 @@ TEST(Export, HostileLabelsStayData) {
   std::getline(lines, count);
   std::getline(lines, first);
   std::getline(lines, last);
-  EXPECT_EQ(count, std::to_string(2 * dat::read_trace(full()).mem.size() + 1));
+  EXPECT_EQ(count, std::to_string(2 * trace::read_trace(full()).mem.size() + 1));
   // Control characters are shown, not written raw (common/csv_cell.hpp): Python reads "\\n".
   EXPECT_EQ(first, "'a \"b\"\\\\n\\\\x01 {\"ph\":\"X\"}\\\\'") << py.out;
   EXPECT_EQ(last, "'full'");

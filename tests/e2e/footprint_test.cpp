@@ -11,6 +11,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Footprint;
+using trace::footprint_of;
+using trace::Trace;
+
 namespace {
 
 bool can_make_cgroups() { return geteuid() == 0 && std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.procs"); }
@@ -28,7 +32,7 @@ Recorded record(const std::string& name, const std::vector<std::string>& options
   args.insert(args.end(), job.begin(), job.end());
   Recorded r{qprof(args), {}};
   EXPECT_EQ(r.result.status, 0) << r.result.err;
-  r.trace = dat::read_trace(out);
+  r.trace = trace::read_trace(out);
   return r;
 }
 

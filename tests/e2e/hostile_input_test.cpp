@@ -81,11 +81,11 @@ TEST(BoundedReading, APipeOfValidLinesForEverStopsAtOneGibibyte) {
 TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
   const std::string dir = test_dir();
   const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\nMEM 2.0 101.0\n";
-  write(dir + "/long.dat", head + "NOTE " + std::string(dat::kMaxLineBytes, 'n') + "\n");
+  write(dir + "/long.dat", head + "NOTE " + std::string(trace::kMaxLineBytes, 'n') + "\n");
   const Result r = limited_qprof({"report", dir + "/long.dat"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(dir + "/long.dat:4: line longer than 1 MiB"), std::string::npos) << r.err;
-  write(dir + "/fits.dat", head + "NOTE " + std::string(dat::kMaxLineBytes - 5, 'n') + "\n");
+  write(dir + "/fits.dat", head + "NOTE " + std::string(trace::kMaxLineBytes - 5, 'n') + "\n");
   const Result ok = limited_qprof({"report", "--format", "json", dir + "/fits.dat"});
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
@@ -121,9 +121,9 @@ std::string hostile_trace(const std::string& dir) {
   double t = 100.1;
   for (const std::string& label : kHostile) {
     // Each label as a stage (the stage tables, CSV included, show stage names) and checkpoints.
-    dat += "MARK " + std::to_string(t) + " " + dat::escape_text(label + " Start") + "\nMEM 20.0 " +
+    dat += "MARK " + std::to_string(t) + " " + trace::escape_text(label + " Start") + "\nMEM 20.0 " +
            std::to_string(t + 0.01) + "\n";
-    dat += "MARK " + std::to_string(t + 0.05) + " " + dat::escape_text(label + " End") + "\n";
+    dat += "MARK " + std::to_string(t + 0.05) + " " + trace::escape_text(label + " End") + "\n";
     t += 0.1;
   }
   // Raw bytes too, as a writer other than qprof could leave them (no escaping at all).

@@ -16,6 +16,8 @@
 #include "terminal_util.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -118,7 +120,7 @@ TEST(JobControl, CtrlZStopsJobAndQprofThenBgAndFgGoOn) {
   EXPECT_NE(term.output().find("rc=0"), std::string::npos) << term.output();
 
   // The trace: whole, with the stop a gap in the samples and not a run of missed samples.
-  const Trace t = dat::read_trace(dat);
+  const Trace t = trace::read_trace(dat);
   ASSERT_GT(t.mem.size(), 10u);
   double gap = 0;
   for (std::size_t i = 1; i < t.mem.size(); ++i) gap = std::max(gap, t.mem[i].t - t.mem[i - 1].t);

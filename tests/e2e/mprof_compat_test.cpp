@@ -9,6 +9,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 std::string record_with_markers() {
@@ -26,7 +29,7 @@ TEST(MprofCompat, MprofPeakReadsQprofsTrace) {
   const std::size_t tab = r.out.find('\t');
   ASSERT_NE(tab, std::string::npos) << r.out;
   const double mprof_peak = std::strtod(r.out.c_str() + tab + 1, nullptr);
-  EXPECT_NEAR(mprof_peak, mib(max_mem(dat::read_trace(out))), 0.001);
+  EXPECT_NEAR(mprof_peak, mib(max_mem(trace::read_trace(out))), 0.001);
 }
 
 TEST(MprofCompat, MprofPlotDrawsQprofsTraceWithItsStageBrackets) {
@@ -41,7 +44,7 @@ TEST(MprofCompat, MprofPlotDrawsQprofsTraceWithItsStageBrackets) {
 
 TEST(MprofCompat, MprofsOwnReaderSeesTheSamplesStagesAndChildren) {
   const std::string out = record_with_markers();
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const std::string script =
       "import sys, mprof\n"
       "d = mprof.read_mprofile_file(sys.argv[1])\n"
@@ -54,12 +57,12 @@ TEST(MprofCompat, MprofsOwnReaderSeesTheSamplesStagesAndChildren) {
 }
 
 TEST(MprofCompat, QprofReadsMprofsTraces) {
-  const Trace children = dat::read_trace(data_file("mprof/children.dat"));
+  const Trace children = trace::read_trace(data_file("mprof/children.dat"));
   EXPECT_FALSE(children.is_qprof());
   EXPECT_EQ(children.cmdline, "/usr/bin/python3 /tmp/mp_children.py");
   EXPECT_EQ(children.mem.size(), 11u);
   EXPECT_EQ(children.children.size(), 2u);
-  const Trace func = dat::read_trace(data_file("mprof/func.dat"));
+  const Trace func = trace::read_trace(data_file("mprof/func.dat"));
   ASSERT_EQ(func.stages.size(), 2u);
   EXPECT_EQ(func.stages[0].name, "__main__.load");
   EXPECT_EQ(func.stages[0].source, Stage::Source::func);

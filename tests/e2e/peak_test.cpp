@@ -9,6 +9,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -62,7 +64,7 @@ TEST(PeakCommand, KeepsTheTraceWithOutputAndSpeaksJson) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_object()) << r.out;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(j["file"], out);
   EXPECT_EQ(j["bytes"].get<Bytes>(), max_mem(t));
   EXPECT_EQ(j["unit"], "KiB");

@@ -15,6 +15,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::ChildSeries;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -129,7 +132,7 @@ TEST(Plot, ChildrenAreNamedByCommandAndPidOrANoteSaysWhyNot) {
   const std::string dir = test_dir();
   Result r = qprof({"run", "-q", "-M", "-o", dir + "/m.dat", "--", "sh", "-c", "sleep 0.4 & sleep 0.4; wait"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(dir + "/m.dat");
+  const Trace t = trace::read_trace(dir + "/m.dat");
   std::set<std::string> recorded;
   for (const ChildSeries& c : t.children) recorded.insert(std::to_string(c.pid));
   r = qprof({"plot", dir + "/m.dat", "-o", dir + "/m.svg", "--children"});

@@ -11,6 +11,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -40,7 +42,7 @@ std::vector<std::string> slurm_rank(const std::string& host, int rank, int ntask
   return argv;
 }
 
-Bytes peak_of(const std::string& file) { return max_mem(dat::read_trace(file)); }
+Bytes peak_of(const std::string& file) { return max_mem(trace::read_trace(file)); }
 
 double first_number(const std::string& line) {
   const auto tab = line.find('\t');
@@ -61,7 +63,7 @@ TEST(Ranks, SlurmVariablesNameTheTracesAndFillTheHeader) {
   run_two_ranks(dir, "nodeA", "nodeA");
   ASSERT_TRUE(fs::exists(dir + "/job.nodeA.0.dat"));
   ASSERT_TRUE(fs::exists(dir + "/job.nodeA.1.dat"));
-  const Trace t1 = dat::read_trace(dir + "/job.nodeA.1.dat");
+  const Trace t1 = trace::read_trace(dir + "/job.nodeA.1.dat");
   EXPECT_EQ(t1.meta.host, "nodeA");
   EXPECT_EQ(t1.meta.job.rank, 1);
   EXPECT_EQ(t1.meta.job.local_rank, 1);
@@ -224,7 +226,7 @@ TEST(Ranks, FourMpiRanksUnderTheRealMpirun) {
       if (n.ends_with("." + std::to_string(rank) + ".dat")) found = e.path().string();
     }
     ASSERT_FALSE(found.empty()) << "no trace for rank " << rank;
-    const Trace t = dat::read_trace(found);
+    const Trace t = trace::read_trace(found);
     EXPECT_EQ(t.meta.job.rank, rank);
     EXPECT_EQ(t.meta.job.world_size, 4);
     EXPECT_EQ(t.meta.job.launcher, "openmpi");
@@ -263,7 +265,7 @@ TEST(Ranks, TwoTorchrunRanksOfADistributedDataParallelJob) {
   }
   ASSERT_FALSE(files[0].empty());
   ASSERT_FALSE(files[1].empty());
-  const Trace t0 = dat::read_trace(files[0]), t1 = dat::read_trace(files[1]);
+  const Trace t0 = trace::read_trace(files[0]), t1 = trace::read_trace(files[1]);
   EXPECT_EQ(t0.meta.job.launcher, "torchrun");
   EXPECT_EQ(t1.meta.job.world_size, 2);
   EXPECT_EQ(t1.meta.job.local_rank, 1);

@@ -17,6 +17,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -155,7 +157,7 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
   EXPECT_NE(r.err.find("\nqprof: Calibration  ", table), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is within the budget of 4.00 GiB"), std::string::npos) << r.err;
 
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const double base = mib(*t.markers[0].at.rss);
   const Result py =
       python_checks(yaml,
@@ -216,7 +218,7 @@ TEST(RunBudget, PssBudgetSeesThroughCopyOnWrite) {
   pss.insert(pss.end(), job.begin(), job.end());
   const Result r = qprof(pss);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(dat::read_trace(out).pss.empty());
+  EXPECT_FALSE(trace::read_trace(out).pss.empty());
 }
 
 TEST(RunBudget, BadSizesAndBadYamlPathsStopBeforeTheRun) {

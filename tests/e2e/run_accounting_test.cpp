@@ -10,6 +10,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::IoSample;
+using trace::PssSample;
+using trace::Trace;
+
 namespace {
 
 bool can_make_cgroups() { return geteuid() == 0 && std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.procs"); }
@@ -35,7 +39,7 @@ TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
             0);
   ASSERT_EQ(qprof({"run", "-q", "--metric", "all", "-o", full, "--", workload("cow_tree"), "200", "3", "2500"}).status,
             0);
-  const Trace b = dat::read_trace(base), t = dat::read_trace(full);
+  const Trace b = trace::read_trace(base), t = trace::read_trace(full);
   const double rss = mib(max_mem(t)) - mib(max_mem(b));
   const double pss = mib(max_pss(t)) - mib(max_pss(b));
   EXPECT_NEAR(rss, 800.0, 80.0) << "Σ RSS counts the shared 200 MiB once per process";
@@ -52,7 +56,7 @@ TEST(RunAccounting, PssIsReadOnItsOwnSlowerSchedule) {
   const Result r = qprof({"run", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out, "--",
                           workload("spike"), "1", "1", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   // About 400 RSS samples, about 10 PSS passes.
   EXPECT_GT(t.mem.size(), 5 * t.pss.size());
   EXPECT_GE(t.pss.size(), 5u);
@@ -69,7 +73,7 @@ TEST(RunAccounting, ShortSpikeIsCaughtByTheKernelAndCgroupFigures) {
   const Result r =
       qprof({"run", "--cgroup", "--interval", "0.1", "-o", out, "--", workload("spike"), "200", "5", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.peaks.count("kernel_process")) << r.err;
   EXPECT_GE(mib(t.peaks.at("kernel_process")), kSpikeMiB);
   ASSERT_TRUE(t.peaks.count("hwm_sum"));
@@ -94,7 +98,7 @@ TEST_P(RunAccountingWrites, StorageWritesOfAChildThatExitedEarlyStillCount) {
   const Result r = qprof({"run", "-o", out, "--", workload("writer"), "40", file, GetParam()});
   ASSERT_EQ(r.status, 0) << r.err;
   std::filesystem::remove(file);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.io.empty());
   const IoSample& last = t.io.back();
   EXPECT_NEAR(mib(last.write_bytes), 40.0, 2.0);
@@ -113,7 +117,7 @@ TEST(RunAccounting, UpperBoundIsAtLeastTheSampledPeakAndCheckpointsCarryIoAndCpu
   const std::string out = temp_dir() + "/bounds.dat";
   const Result r = qprof({"run", "-o", out, "--", workload("alloc_tree"), "30", "2", "30", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.peaks.count("hwm_sum"));
   EXPECT_GE(t.peaks.at("hwm_sum") + 1, max_mem(t));  // MEM's MiB with six decimals: ±1 byte
   // The kernel's figure is left out when the command never grew past qprof's own size at the

@@ -13,6 +13,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Marker;
+using trace::Trace;
+
 namespace {
 
 // qprof under an address-space bound and a hard timeout, as every test that runs it.
@@ -36,7 +39,7 @@ TEST(RunChannel, MarkersThroughTheInheritedPipeBecomeCheckpoints) {
                                   "mark:Load Start", "sleep:30", "touch:40", "mark:Load End", "sleep:100"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");  // nothing of the channel reaches stderr
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(labels(t), (std::vector<std::string>{"Load Start", "Load End"}));
   EXPECT_NEAR(mib(*t.markers[1].at.rss) - mib(*t.markers[0].at.rss), 40.0, 2.0);
   ASSERT_EQ(t.stages.size(), 1u);
@@ -49,7 +52,7 @@ TEST(RunChannel, MarkersThroughTheFifoWhenTheDescriptorWasNotInherited) {
                                   "mark:Load Start", "sleep:30", "touch:40", "sync:Load End", "sleep:100"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "sync Load End = 0\n");  // acknowledged through the writer's reply FIFO
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(labels(t), (std::vector<std::string>{"Load Start", "Load End"}));
   EXPECT_NEAR(mib(*t.markers[1].at.rss) - mib(*t.markers[0].at.rss), 40.0, 2.0);
 }
@@ -91,7 +94,7 @@ TEST(RunChannel, ADescendantHoldingTheWriteEndNeverHoldsQprof) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_LT(took, 10.0);
-  EXPECT_EQ(labels(dat::read_trace(out)), (std::vector<std::string>{"Done"}));
+  EXPECT_EQ(labels(trace::read_trace(out)), (std::vector<std::string>{"Done"}));
 }
 
 TEST(RunChannel, StderrAndChannelMarkersMergeInTimeOrder) {
@@ -99,7 +102,7 @@ TEST(RunChannel, StderrAndChannelMarkersMergeInTimeOrder) {
   const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("mark_channel"), "err:A", "sleep:60", "mark:B",
                                   "sleep:60", "err:C", "sleep:60", "nofd", "mark:D", "sleep:60", "err:E"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(labels(t), (std::vector<std::string>{"A", "B", "C", "D", "E"}));
   for (std::size_t i = 1; i < t.markers.size(); ++i) EXPECT_GT(t.markers[i].t, t.markers[i - 1].t);
 }
@@ -130,7 +133,7 @@ TEST(RunChannel, AFloodingWriterIsDroppedWithOneNoteNotBuffered) {
   const std::string out = temp_dir() + "/flood.dat";
   const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("mark_channel"), "flood:200000"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_LT(t.markers.size(), 200000u);
   EXPECT_GT(t.markers.size(), 0u);
   std::size_t flood_notes = 0;
@@ -150,7 +153,7 @@ TEST(RunChannel, ALongLineIsCutAsOnStderr) {
   const Result r = bounded_qprof(
       {"run", "-q", "-o", out, "--", "sh", "-c", "printf 'QPROF_MARK: %020000d\\nShort\\n' 0 >&$QPROF_MARK_FD"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 2u);
   EXPECT_EQ(t.markers[0].label, std::string(4096 - std::string("QPROF_MARK: ").size(), '0'));
   EXPECT_EQ(t.markers[1].label, "Short");  // the bare label, without the prefix

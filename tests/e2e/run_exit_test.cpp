@@ -11,6 +11,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -20,7 +22,7 @@ TEST(RunExit, StatusIsTheCommands) {
     const std::string out = temp_dir() + "/exit.dat";
     const Result r = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), std::to_string(code)});
     EXPECT_EQ(r.status, code);
-    const Trace t = dat::read_trace(out);
+    const Trace t = trace::read_trace(out);
     ASSERT_TRUE(t.exit);
     EXPECT_EQ(t.exit->status, code);
   }
@@ -36,7 +38,7 @@ TEST(RunExit, KilledBySignalGives128PlusNAndSaysSo) {
   const Result segv = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-11"});
   EXPECT_EQ(segv.status, 139);
   EXPECT_NE(segv.err.find("SIGSEGV (signal 11)"), std::string::npos) << segv.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->signal, 11);
 }
@@ -111,7 +113,7 @@ TEST_P(RunSignals, AreForwardedAndTheTraceIsFinished) {
   EXPECT_EQ(r.status, 42) << r.err;
   EXPECT_NE(r.err.find("workload got signal " + std::to_string(sig)), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("qprof:   trace"), std::string::npos) << "the summary is printed";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->status, 42);
   EXPECT_NEAR(mib(max_mem(t)), 20.0, 3.0);
@@ -127,7 +129,7 @@ TEST(RunExit, TimeoutTerminatesTheTree) {
   EXPECT_EQ(r.status, 128 + SIGTERM);
   EXPECT_LT(elapsed, 10.0);
   EXPECT_NE(r.err.find("timeout after 500 ms: sent SIGTERM to 3 process(es) of the tree"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_TRUE(t.exit->timed_out);
 }

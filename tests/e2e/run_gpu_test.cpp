@@ -12,6 +12,11 @@
 #include "unit/gpu_test_util.hpp"
 
 namespace qprof::test {
+using trace::GpuSample;
+using trace::GpuUtilSample;
+using trace::Marker;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes kMiB = Bytes{1} << 20;
@@ -37,7 +42,7 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("PID namespace"), std::string::npos) << "a job that lists its own PIDs is not in a container";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.gpu_devices.size(), 1u);
   EXPECT_EQ(t.gpu_devices[0].uuid, "GPU-1f2e3d4c-0000-1111-2222-333344445555");
   EXPECT_EQ(t.gpu_devices[0].name, "NVIDIA H100 80GB HBM3");
@@ -71,7 +76,7 @@ TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
       qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "5", "-o", out, "--yaml", yaml, "--",
                                gpu_fake_job_bin(), script.path(), "512:300", "1536:300", "0:200"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 3u) << r.err;
   const YAML::Node cps = YAML::LoadFile(yaml)["qprof"]["checkpoints"];
   ASSERT_EQ(cps.size(), t.markers.size() + 2);  // Start, the markers, End
@@ -94,7 +99,7 @@ TEST(RunGpu, ACheckpointWhoseQueryTimedOutSaysHowOldItsFigureIs) {
       qprof_with_fake(script, {"run", "-q", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--yaml", yaml, "--",
                                gpu_fake_job_bin(), script.path(), "0:400", "512:500", "1536:500"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 3u) << r.err;
   const YAML::Node cps = YAML::LoadFile(yaml)["qprof"]["checkpoints"];
   Seconds oldest = 0;
@@ -119,7 +124,7 @@ TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
   const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
                                             gpu_fake_job_bin(), script.path(), "1024:1500"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_GE(t.gpu_util.size(), 3u) << r.err;
   for (const GpuUtilSample& u : t.gpu_util) {
     EXPECT_EQ(u.device, t.gpu_devices.at(0).index);
@@ -142,7 +147,7 @@ TEST(RunGpu, NoneMeansNoGpuLinesAndNoQueries) {
   const Result r =
       qprof_with_fake(script, {"run", "--gpu", "none", "-o", out, "--", gpu_fake_job_bin(), script.path(), "512:200"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_TRUE(t.gpu_devices.empty());
   EXPECT_TRUE(t.gpu.empty());
   EXPECT_EQ(r.err.find("GPU peak"), std::string::npos);
@@ -154,7 +159,7 @@ TEST(RunGpu, AnAskedForBackendThatIsMissingIsSaidAndTheRunGoesOn) {
                         "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("nvml"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_TRUE(t.gpu.empty());
   ASSERT_FALSE(t.notes.empty()) << "the failed request is kept in the trace";
 }
@@ -165,7 +170,7 @@ TEST(RunGpu, AutoWithoutAnyGpuIsANormalRun) {
                         "run", "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("GPU"), std::string::npos) << "no GPU is not a problem: nothing said\n" << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.notes.size(), 1u);
   EXPECT_TRUE(t.notes[0].starts_with("GPU: none found (nvml: ")) << t.notes[0];
   const Result v = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(),

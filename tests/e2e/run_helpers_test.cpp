@@ -10,6 +10,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Marker;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 const std::string kPythonDir = std::string(QPROF_TEST_SOURCE) + "/python";
@@ -59,7 +63,7 @@ TEST(Helpers, PythonMarkStageAndDecorator) {
                                       "more = export()\n"
                                       "q.mark('Async', sync=False)\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(labels(t), (std::vector<std::string>{"Begin", "Calibration Start", "Calibration End", "Export Start",
                                                  "Export End", "Async"}));
   EXPECT_NEAR(stage_delta_mib(t, "Calibration"), 30.0, 1.0);
@@ -117,8 +121,8 @@ TEST(Helpers, SynchronousCheckpointHoldsTheMemoryAStderrMarkerMisses) {
       bounded_qprof({"run", "-q", "-o", dir + "/helper.dat", "--", debian_python(), "-c", program, "helper"},
                     "PYTHONPATH=" + kPythonDir);
   ASSERT_EQ(through_helper.status, 0) << through_helper.err;
-  const double wrong = stage_delta_mib(dat::read_trace(dir + "/stderr.dat"), "X");
-  const double right = stage_delta_mib(dat::read_trace(dir + "/helper.dat"), "X");
+  const double wrong = stage_delta_mib(trace::read_trace(dir + "/stderr.dat"), "X");
+  const double right = stage_delta_mib(trace::read_trace(dir + "/helper.dat"), "X");
   EXPECT_NEAR(right, n, 1.0);
   EXPECT_LT(wrong, n / 2.0) << "the stderr marker was sampled before the memory was freed";
 }
@@ -136,7 +140,7 @@ TEST(Helpers, MarkersFromPythonLoggingAfterItsPrefix) {
                                   "time.sleep(0.1)\n"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("INFO:root:QPROF_MARK: Load Start\n"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(labels(t), (std::vector<std::string>{"Load Start", "Load End"}));
   EXPECT_NEAR(stage_delta_mib(t, "Load"), 30.0, 2.0);
 }
@@ -165,7 +169,7 @@ TEST(Helpers, TorchFiguresGoWithEachCheckpointWhenTheProgramImportedTorch) {
                                       "q.mark('After')\n",
                                       kPythonDir + ":" + fake_torch(dir));
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 2u);
   ASSERT_EQ(t.torch.size(), 4u);
   EXPECT_EQ(t.torch[0].t, t.markers[0].t);  // the checkpoint's time
@@ -199,7 +203,7 @@ TEST(Helpers, TorchIsNeverImportedByTheHelper) {
                                       "assert 'torch' not in sys.modules\n",
                                       kPythonDir + ":" + fake_torch(dir));
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(t.markers.size(), 2u);
   EXPECT_TRUE(t.torch.empty());
 }
@@ -212,7 +216,7 @@ TEST(Helpers, ShellCommandMarksAndIsSilentOutsideQprof) {
                                       "sleep 0.3; " + q + " mark --sync --strict Load End; wait"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(labels(t), (std::vector<std::string>{"Load Start", "Load End"}));
 
   const Result outside = run({"env", "-u", "QPROF_MARK_FD", "-u", "QPROF_MARK_PATH", q, "mark", "--sync", "X"});
@@ -246,7 +250,7 @@ TEST(Helpers, ADescriptorNumberTheProgramReusedNeverReceivesAMarker) {
                                           "print(repr(os.read(r, 65536)))\n");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "b''\n");  // only the end of file: the program's own pipe got no byte
-  EXPECT_EQ(labels(dat::read_trace(out)), (std::vector<std::string>{"Python", "Shell"}));
+  EXPECT_EQ(labels(trace::read_trace(out)), (std::vector<std::string>{"Python", "Shell"}));
 }
 
 }  // namespace

@@ -12,6 +12,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::memory_limit;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -32,7 +35,7 @@ TEST(RunLimit, TheHeaderRecordsTheTightestLimitAndTheSummaryTheHeadroom) {
   const std::string out = temp_dir() + "/limit_as.dat";
   const Result r = bounded_qprof({"run", "-o", out, "--", workload("alloc_tree"), "60", "0", "0", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const auto limit = memory_limit(t);
   ASSERT_TRUE(limit) << "no limit= in the header";
   // prlimit's 1 GiB, unless a cgroup or Slurm around the tests is tighter still.
@@ -124,7 +127,7 @@ TEST_F(CgroupLimit, HeadroomIsSaidAndNoWarningBelowNinetyPercent) {
   const std::string out = temp_dir() + "/cg250.dat";
   const Result r = run_in_group(out, "250");
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const auto limit = memory_limit(t);
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->bytes, 300 * kMiB);
@@ -149,7 +152,7 @@ TEST_F(CgroupLimit, CrossingNinetyPercentIsWarnedOnceDuringTheRun) {
   const std::size_t hold_end = r.err.find("QPROF_MARK: Hold End");
   ASSERT_NE(hold_end, std::string::npos) << r.err;
   EXPECT_LT(at, hold_end) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   std::size_t notes = 0;
   for (const std::string& n : t.notes) notes += n.find("crossed 90 %") != std::string::npos ? 1 : 0;
   EXPECT_EQ(notes, 1u);

@@ -14,6 +14,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,7 +33,7 @@ TEST(RunLimits, WithStderrClosedTheJobCannotWriteIntoTheTrace) {
   // The CMDLINE line quotes the job; no line of the trace is the job's.
   EXPECT_FALSE(contains(text, "\nMEM 99999")) << text;
   EXPECT_FALSE(contains(text, "\nMARK 1.0 forged")) << text;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_LT(mib(max_mem(t)), 100.0);
   EXPECT_TRUE(t.markers.empty());
 }
@@ -66,7 +68,7 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
   EXPECT_TRUE(contains(r.err, "out of file descriptors (limit 256)")) << r.err;
   EXPECT_EQ(r.err.find("out of file descriptors (limit"), r.err.rfind("out of file descriptors (limit")) << "said once";
   EXPECT_TRUE(contains(r.err, "qprof:   INCOMPLETE")) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   bool counted = false;
   for (const std::string& n : t.notes) {
     if (n.find("could not be read (out of file descriptors)") == std::string::npos) continue;
@@ -165,7 +167,7 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
     EXPECT_TRUE(contains(r.err, "the OOM killer killed it")) << (with_cgroup ? "--cgroup: " : "") << r.err;
     if (with_cgroup) {
       EXPECT_FALSE(contains(r.err, "cannot create a cgroup")) << r.err;
-      const Trace t = dat::read_trace(out);
+      const Trace t = trace::read_trace(out);
       ASSERT_TRUE(t.meta.other.count("cgroup")) << r.err;
       EXPECT_EQ(t.meta.other.at("cgroup").rfind(limited + "/qprof-", 0), 0u) << "nested: " << t.meta.other.at("cgroup");
       EXPECT_FALSE(fs::exists(t.meta.other.at("cgroup"))) << "removed at the end";

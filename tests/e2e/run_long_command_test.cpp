@@ -11,6 +11,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 // `true` with 45 000 shard paths as its arguments: 1.3 MB, past the reader's 1 MiB line limit.
@@ -32,8 +34,8 @@ TEST(LongCommand, TheTraceStoresItElidedAndTheStatusIsTheJobs) {
     args.insert(args.end(), job.begin(), job.end());
     const Result r = qprof(args, "", 60);
     EXPECT_EQ(r.status, status) << r.err;
-    const Trace t = dat::read_trace(out);  // throws on a line past 1 MiB
-    EXPECT_LE(t.cmdline.size(), dat::kMaxCommandBytes + 100);
+    const Trace t = trace::read_trace(out);  // throws on a line past 1 MiB
+    EXPECT_LE(t.cmdline.size(), trace::kMaxCommandBytes + 100);
     EXPECT_EQ(t.cmdline.rfind(exe + " /data/set/shard_000000001.bin", 0), 0u) << t.cmdline.substr(0, 80);
     EXPECT_NE(t.cmdline.find("bytes elided ...]"), std::string::npos);
     EXPECT_NE(t.cmdline.find("shard_000045000.bin"), std::string::npos) << "the end of the command is kept";
@@ -41,14 +43,14 @@ TEST(LongCommand, TheTraceStoresItElidedAndTheStatusIsTheJobs) {
 }
 
 TEST(LongCommand, ShortCommandsAreStoredWhole) {
-  EXPECT_EQ(dat::bounded_command("true a b"), "true a b");
-  const std::string exact(dat::kMaxCommandBytes, 'x');
-  EXPECT_EQ(dat::bounded_command(exact), exact);
+  EXPECT_EQ(trace::bounded_command("true a b"), "true a b");
+  const std::string exact(trace::kMaxCommandBytes, 'x');
+  EXPECT_EQ(trace::bounded_command(exact), exact);
   // A cut never splits a UTF-8 character: é is two bytes everywhere here.
   std::string accents;
-  while (accents.size() < 3 * dat::kMaxCommandBytes) accents += "\xC3\xA9";
-  const std::string b = dat::bounded_command(accents);
-  EXPECT_LT(b.size(), dat::kMaxCommandBytes);
+  while (accents.size() < 3 * trace::kMaxCommandBytes) accents += "\xC3\xA9";
+  const std::string b = trace::bounded_command(accents);
+  EXPECT_LT(b.size(), trace::kMaxCommandBytes);
   const std::size_t mark = b.find(" [... ");
   ASSERT_NE(mark, std::string::npos);
   EXPECT_EQ(mark % 2, 0u);

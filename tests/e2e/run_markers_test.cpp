@@ -10,6 +10,11 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Marker;
+using trace::MemSample;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 TEST(RunMarkers, CheckpointsCarryTheMemoryOfTheirMoment) {
@@ -17,7 +22,7 @@ TEST(RunMarkers, CheckpointsCarryTheMemoryOfTheirMoment) {
   // Regular samples every 2 s: only the sample taken at each marker can know its memory.
   const Result r = qprof({"run", "-o", out, "--interval", "2", "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   std::vector<std::string> labels;
   for (const Marker& m : t.markers) labels.push_back(m.label);
   EXPECT_EQ(labels,
@@ -41,7 +46,7 @@ TEST(RunMarkers, StagesPairStartAndEndAndBecomeFuncLines) {
   const std::string out = temp_dir() + "/stages.dat";
   const Result r = qprof({"run", "-o", out, "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.stages.size(), 2u);
   EXPECT_EQ(t.stages[0].name, "Load");
   EXPECT_EQ(t.stages[1].name, "Calibration");
@@ -73,7 +78,7 @@ TEST(RunMarkers, CustomPatternWithOneCaptureGroup) {
                           "echo '[stage] Warmup Start' >&2; sleep 0.1; echo 'QPROF_MARK: ignored' >&2; "
                           "echo '[stage] Warmup End' >&2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 2u);
   EXPECT_EQ(t.markers[0].label, "Warmup Start");
   ASSERT_EQ(t.stages.size(), 1u);
@@ -89,7 +94,7 @@ TEST(RunMarkers, MarkersStillInThePipeWhenTheTreeEndsAreAllKeptAtOnce) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.status, 0);
   EXPECT_LT(elapsed, 10.0) << "no marker waits for a sampler that has stopped";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_EQ(t.markers.size(), 600u);
   EXPECT_EQ(t.stages.size(), 300u);
 }
@@ -110,7 +115,7 @@ TEST(RunMarkers, HostileLabelsAreStoredEscapedAndReadBackExactly) {
        "printf 'QPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 Start\\nQPROF_MARK: a\\tb\\\\c \"q\" `x` \\377 End\\n' >&2"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string label = "a\tb\\c \"q\" `x` \xff Start";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 2u);
   EXPECT_EQ(t.markers[0].label, label);
   ASSERT_EQ(t.stages.size(), 1u);
@@ -139,7 +144,7 @@ TEST(RunMarkers, AFloodOfStderrMarkersNeverHoldsTheJobBack) {
     ++copied;
   }
   EXPECT_GE(copied, 1000000u - 2);  // qprof's own notice may land inside a line of the job's
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   std::size_t flood_notes = 0;
   std::optional<std::uint64_t> dropped;
   for (const std::string& n : t.notes) {
@@ -168,7 +173,7 @@ TEST(RunMarkers, APatternThatBacktracksCatastrophicallyGivesUpOnItsLines) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_LT(took, 20.0);
   EXPECT_NE(r.err.find("--marker-regex gave up on 3 lines"), std::string::npos) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 1u);
   EXPECT_EQ(t.markers[0].label, "done");
   EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(),

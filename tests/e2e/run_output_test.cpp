@@ -22,6 +22,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -117,7 +119,7 @@ TEST(RunOutput, TheEndOfARunReadsTheTraceItWroteNotWhatIsAtItsPathNow) {
     EXPECT_TRUE(contains(y, "step: \"Work Start\"")) << y;
     EXPECT_FALSE(contains(y, "step: \"Impostor")) << y;
     EXPECT_FALSE(contains(y, "cpu_memory_mb: 999")) << y;
-    EXPECT_GT(dat::read_trace(away).markers.size(), 1u);
+    EXPECT_GT(trace::read_trace(away).markers.size(), 1u);
     fs::remove(out);
   }
 }
@@ -181,7 +183,7 @@ TEST(RunOutput, DashIsStdoutAndTheCommandsStdoutGoesToStderr) {
   // The CMDLINE line quotes the job; its output is a line of its own, on stderr only.
   EXPECT_FALSE(contains(r.out, "\njob-out\n")) << r.out;
   EXPECT_TRUE(contains(r.err, "job-out\n")) << r.err;
-  const Trace t = dat::read_trace_text(r.out, "stdout");
+  const Trace t = trace::read_trace_text(r.out, "stdout");
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->status, 0);
   EXPECT_FALSE(t.mem.empty());
@@ -202,7 +204,7 @@ TEST(RunOutput, AFifoWithNoReaderIsSaidWhileItWaits) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "is a FIFO with no reader yet: waiting for one before the command starts")) << r.err;
   EXPECT_TRUE(fs::exists(marker));
-  EXPECT_NO_THROW(dat::read_trace_text(copy.out, "fifo"));
+  EXPECT_NO_THROW(trace::read_trace_text(copy.out, "fifo"));
 }
 
 TEST(RunOutput, AFifoIsStreamedAndNeverReadBack) {
@@ -213,7 +215,7 @@ TEST(RunOutput, AFifoIsStreamedAndNeverReadBack) {
   const Result copy = reader.wait(30);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "no stage table: qprof does not read back a trace it streamed")) << r.err;
-  const Trace t = dat::read_trace_text(copy.out, "fifo");
+  const Trace t = trace::read_trace_text(copy.out, "fifo");
   ASSERT_TRUE(t.exit);
   EXPECT_FALSE(t.markers.empty());
   // --yaml needs the trace read back: refused before the command runs.
@@ -240,7 +242,7 @@ TEST(RunOutput, ThreeConcurrentRunsWithoutOWriteThreeTraces) {
     const std::string n = e.path().filename().string();
     EXPECT_TRUE(std::regex_match(n, name)) << n;
     names.insert(n);
-    const Trace t = dat::read_trace(e.path().string());
+    const Trace t = trace::read_trace(e.path().string());
     EXPECT_TRUE(t.exit) << n;
   }
   EXPECT_EQ(names.size(), 3u);
@@ -256,12 +258,12 @@ TEST(RunOutput, AFileAnotherLiveQprofWritesIsRefused) {
   EXPECT_TRUE(contains(second.err, "is being written by another qprof")) << second.err;
   EXPECT_FALSE(fs::exists(marker));
   EXPECT_EQ(first.wait().status, 0);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit) << "the first run's trace is whole";
   // Once that run is over, -o replaces the file as users expect.
   const Result third = run(bounded({"run", "-q", "-o", out, "--", "true"}));
   EXPECT_EQ(third.status, 0) << third.err;
-  EXPECT_EQ(dat::read_trace(out).cmdline, "true");
+  EXPECT_EQ(trace::read_trace(out).cmdline, "true");
 }
 
 TEST(RunOutput, AfterSigkillOfQprofOrOfTheJobTheTraceReads) {
@@ -269,7 +271,7 @@ TEST(RunOutput, AfterSigkillOfQprofOrOfTheJobTheTraceReads) {
   Process p(bounded({"run", "-o", out, "--", workload("spike"), "20", "5000", "0"}));
   wait_for(out, "MEM ");
   std::this_thread::sleep_for(300ms);
-  const Trace before = dat::read_trace(out);
+  const Trace before = trace::read_trace(out);
   ASSERT_GT(before.meta.root_pid, 0);
   // qprof is the job's parent (p is the timeout command above it).
   const std::string stat = read_file("/proc/" + std::to_string(before.meta.root_pid) + "/stat");
@@ -279,13 +281,13 @@ TEST(RunOutput, AfterSigkillOfQprofOrOfTheJobTheTraceReads) {
   p.wait();
   kill(static_cast<pid_t>(before.meta.root_pid), SIGKILL);
   std::vector<std::string> warnings;
-  const Trace t = dat::read_trace(out, &warnings);
+  const Trace t = trace::read_trace(out, &warnings);
   EXPECT_FALSE(t.mem.empty());
 
   const std::string out2 = temp_dir() + "/killed_job.dat";
   const Result r = run(bounded({"run", "-o", out2, "--", "sh", "-c", "kill -9 $$"}));
   EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
-  const Trace t2 = dat::read_trace(out2);
+  const Trace t2 = trace::read_trace(out2);
   ASSERT_TRUE(t2.exit);
   EXPECT_EQ(t2.exit->signal, SIGKILL);
 }

@@ -14,6 +14,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,7 +29,7 @@ TEST(RunStream, StderrPassesThroughByteForByte) {
   ASSERT_EQ(direct.err.size(), 4u * 1024 * 1024);
   EXPECT_EQ(profiled.err.size(), direct.err.size());
   EXPECT_TRUE(profiled.err == direct.err) << "the bytes differ";
-  EXPECT_NO_THROW(dat::read_trace(out));
+  EXPECT_NO_THROW(trace::read_trace(out));
 }
 
 TEST(RunStream, StdinAndStdoutAreInherited) {
@@ -50,11 +52,11 @@ TEST(RunStream, TraceIsReadableWhileTheRunGoesOn) {
     lines = 0;
     for (std::string l; std::getline(in, l);) lines += l.starts_with("MEM ") ? 1 : 0;
   }
-  const Trace partial = dat::read_trace(out);  // no truncated line, samples already there
+  const Trace partial = trace::read_trace(out);  // no truncated line, samples already there
   EXPECT_GE(partial.mem.size(), 20u);
   EXPECT_FALSE(partial.exit);
   EXPECT_EQ(p.wait().status, 0);
-  EXPECT_GT(dat::read_trace(out).mem.size(), partial.mem.size());
+  EXPECT_GT(trace::read_trace(out).mem.size(), partial.mem.size());
 }
 
 TEST(RunStream, KillingQprofLeavesAReadableTraceUpToTheLastFlush) {
@@ -65,7 +67,7 @@ TEST(RunStream, KillingQprofLeavesAReadableTraceUpToTheLastFlush) {
   ASSERT_EQ(kill(p.pid(), SIGKILL), 0);
   p.wait();
   std::vector<std::string> warnings;
-  const Trace t = dat::read_trace(out, &warnings);
+  const Trace t = trace::read_trace(out, &warnings);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
   // Flushed at least every 100 ms: the last sample on disk is recent (loosely, on a busy machine).
   const double killed_unix = std::chrono::duration<double>(killed_at.time_since_epoch()).count();
@@ -77,7 +79,7 @@ TEST(RunStream, FastIntervalHoldsItsSchedule) {
   const std::string out = temp_dir() + "/fast.dat";
   const Result r = qprof({"run", "-o", out, "--interval", "0.001", "--", "sleep", "1"});
   ASSERT_EQ(r.status, 0);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const double span = t.mem.back().t - t.mem.front().t;
   const double mean = span / static_cast<double>(t.mem.size() - 1);
   // A fixed-deadline schedule does not drift: the mean period is the asked one unless the
@@ -93,7 +95,7 @@ TEST(RunStream, MissedSpikeIsReported) {
   // Larger than qprof itself (see run_accounting_test.cpp), so the kernel's figure counts.
   const Result r = qprof({"run", "-o", out, "--interval", "0.1", "--", workload("spike"), "200", "5", "250"});
   ASSERT_EQ(r.status, 0);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.peaks.count("kernel_process")) << r.err;
   EXPECT_GE(mib(t.peaks.at("kernel_process")), 200.0);
   if (mib(max_mem(t)) < 190.0) {  // the sampler missed the top (it almost always does at 100 ms)

@@ -9,6 +9,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::ChildSeries;
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 // The tree peak of alloc_tree with these sizes, and the same tree allocating nothing.
@@ -27,7 +31,7 @@ TreePeaks alloc_tree_peaks(const std::vector<std::string>& extra = {}) {
   b.insert(b.end(), extra.begin(), extra.end());
   b.insert(b.end(), {"--", workload("alloc_tree"), "100", "3", "100", "400"});
   EXPECT_EQ(qprof(b).status, 0);
-  return {dat::read_trace(full), max_mem(dat::read_trace(base))};
+  return {trace::read_trace(full), max_mem(trace::read_trace(base))};
 }
 
 TEST(RunTree, PeakOfParentAndThreeChildrenIsTheirSum) {
@@ -47,7 +51,7 @@ TEST(RunTree, DoubleForkedDaemonStaysInTheTreeAndIsWaitedFor) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_GE(elapsed, 1.5);  // qprof waited for the daemon
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_NEAR(mib(max_mem(t)), 150.0, 150.0 * 0.05 + 2.0);
   ASSERT_EQ(t.stages.size(), 1u);
   EXPECT_EQ(t.stages[0].name, "Daemon");
@@ -61,7 +65,7 @@ TEST(RunTree, NoWaitDaemonsStopsWhenTheCommandExits) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_LT(elapsed, 2.5);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->status, 0);
 }
@@ -69,7 +73,7 @@ TEST(RunTree, NoWaitDaemonsStopsWhenTheCommandExits) {
 TEST(RunTree, MultiprocessWritesEachChildAsMprofDoes) {
   const std::string out = temp_dir() + "/multi.dat";
   ASSERT_EQ(qprof({"run", "-q", "-M", "-o", out, "--", workload("alloc_tree"), "10", "2", "60", "300"}).status, 0);
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.children.size(), 2u);
   for (const ChildSeries& c : t.children) {
     Bytes peak = 0;
@@ -83,7 +87,7 @@ TEST(RunTree, CgroupModeGivesTheExactTreePeakOrSaysWhyNot) {
   const std::string out = temp_dir() + "/cgroup.dat";
   const Result r = qprof({"run", "--cgroup", "-o", out, "--", workload("alloc_tree"), "50", "2", "50", "300"});
   EXPECT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const bool can = geteuid() == 0 && std::filesystem::exists("/sys/fs/cgroup/memory/cgroup.procs");
   if (can) {
     ASSERT_TRUE(t.peaks.count("cgroup")) << r.err;
@@ -111,7 +115,7 @@ TEST(RunTree, CgroupRefusedToAnOrdinaryUserIsSaidOnceAndTheRunGoesOn) {
   const std::string said = "--cgroup: cannot create a cgroup";
   ASSERT_NE(r.err.find(said), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(said, r.err.find(said) + 1), std::string::npos) << "said once";
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   EXPECT_FALSE(t.peaks.count("cgroup"));
   EXPECT_NEAR(mib(max_mem(t)), 40.0, 4.0);  // followed through /proc instead
 }

@@ -11,6 +11,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::MemKindsSample;
+using trace::TasksSample;
+using trace::Trace;
+
 namespace {
 
 const std::string kBound = as_limit("1073741824");
@@ -39,7 +43,7 @@ TEST(RunUsage, MappedFileIsFileBackedNotAnonymous) {
   const Result r =
       bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("map_file"), file, "200", "800"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.kinds.empty());
   const MemKindsSample k = largest_kinds(t);
   // 200 MiB of the file, plus the program's own text and libc's (a few MiB).
@@ -70,7 +74,7 @@ TEST(RunUsage, DevShmIsSharedMemory) {
   const Result r =
       bounded_qprof({"run", "-q", "--stats-interval", "0.05", "-o", out, "--", workload("shm_fill"), "100", "800"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.kinds.empty());
   const MemKindsSample k = largest_kinds(t);
   EXPECT_GE(mib(k.shmem), 99.9);
@@ -86,7 +90,7 @@ TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
   const Result r =
       bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("thread_tree"), "5", "3", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.tasks.empty());
   std::uint64_t threads = 0, processes = 0;
   Bytes vsz = 0;

@@ -14,6 +14,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::dir_growths;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -42,7 +45,7 @@ TEST(RunWatch, FiftyMiBWrittenAndDeletedIsTheGrowthInTraceSummaryYamlAndPeak) {
                           dir + "/blob && sleep 1.3";
   const Result r = bounded_qprof({"run", "--watch-dir", dir, "--yaml", yaml, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.dirs.size(), 1u);
   EXPECT_EQ(t.dirs[0].path, dir);
   const auto g = dir_growths(t);
@@ -93,7 +96,7 @@ TEST(RunWatch, ADirectoryThatAppearsLaterIsWatchedFromThen) {
   const Result r = bounded_qprof({"run", "-q", "--watch-dir", dir, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << "absent is not unreadable: " << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const auto g = dir_growths(t);
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].start, 0u) << "absent at the start: empty, as Quark counts it";
@@ -147,7 +150,7 @@ TEST(RunWatch, AnUnreadableDirectoryIsAWarningOnceAndTheRunSucceeds) {
   }
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(count_of(r.err, "cannot read " + base + "/watched/secret"), 1u) << "said once: " << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   std::size_t notes = 0;
   for (const std::string& n : t.notes) notes += n.find("/watched/secret") != std::string::npos ? 1 : 0;
   EXPECT_EQ(notes, 1u);

@@ -31,7 +31,7 @@ double baseline_mib(int workers) {
   const Result r =
       bounded_qprof({"run", "-q", "-o", out, "--", workload("alloc_tree"), "0", std::to_string(workers), "0", "300"});
   EXPECT_EQ(r.status, 0) << r.err;
-  return mib(max_mem(dat::read_trace(out)));
+  return mib(max_mem(trace::read_trace(out)));
 }
 
 const nlohmann::json* model_row(const nlohmann::json& j, const std::string& figure) {

@@ -12,6 +12,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using trace::Trace;
+
 namespace {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
@@ -92,7 +94,7 @@ TEST(Terminal, LiveLineRedrawsAtMostFourTimesASecond) {
   const std::string job =
       "i=0; while [ $i -lt 15 ]; do echo \"job line $i\" >&2; echo \"out $i\"; i=$((i+1)); sleep 0.1; done";
   const std::string said = at_terminal(qprof_cmd("run -o " + dat + " -- sh -c " + sh_quoted(job)));
-  const Trace t = dat::read_trace(dat);
+  const Trace t = trace::read_trace(dat);
   const double duration = t.mem.back().t - t.mem.front().t;
   const std::size_t draws = count(said,
                                   "\x1b"

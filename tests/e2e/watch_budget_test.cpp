@@ -17,6 +17,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::dir_growths;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -70,7 +73,7 @@ TEST(RunWatch, AHundredThousandFilesStayWithinTheBudget) {
   std::snprintf(sleep_for, sizeof sleep_for, "%.1f", seconds);
   const Result r = bounded_qprof({"run", "--watch-dir", tree, "-o", out, "--", "sleep", sleep_for}, 150);
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const auto g = dir_growths(t);
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].start, 100000u) << "one byte per file";

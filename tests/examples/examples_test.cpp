@@ -16,6 +16,12 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::stage_peak;
+using trace::DirSample;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -56,7 +62,7 @@ TEST(CalibrateExample, EachMethodHoldsWhatItsDocumentationSays) {
     const Result r =
         run_python(out, {example("calibrate.py"), "--method", method, "--model", "32", "--activations", "64"});
     ASSERT_EQ(r.status, 0) << method << ": " << r.err;
-    const Trace t = dat::read_trace(out);
+    const Trace t = trace::read_trace(out);
     const std::vector<std::string> want = {"Pre-process", "Calibration", "Quantization (Static)", "Post-process"};
     ASSERT_EQ(t.stages.size(), want.size()) << method;
     for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(t.stages[i].name, want[i]) << method;
@@ -85,7 +91,7 @@ TEST(CalibrateExample, WorkersShareTheModelSoPssIsBelowTheSumOfRss) {
                                "--batches", "4", "--pause", "0.2"},
                               {"-M", "--metric", "all", "--pss-interval", "0.05"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   std::set<int> pids;
   for (const auto& c : t.children) pids.insert(c.pid);
   EXPECT_EQ(pids.size(), 2u) << "the two workers (-M records the members below the command)";
@@ -105,7 +111,7 @@ TEST(ForkedWorkersExample, TheFootprintCountsTheModelOnceAndSigmaRssOncePerProce
   const std::string out = temp_dir() + "/forked.dat";
   const Result r = run_python(out, {example("forked_workers.py"), "100", "3", "20"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   const auto rss = find_peak(t, Metric::rss);
   const auto footprint = find_peak(t, Metric::footprint);
   ASSERT_TRUE(rss && footprint) << r.err;
@@ -126,7 +132,7 @@ TEST(CalibrateExample, CacheDirGrowthIsWhatTheScriptWrote) {
                   "--batches", std::to_string(batches), "--cache-dir", cache, "--pause", "0.4"},
                  {"--watch-dir", cache, "--watch-interval", "0.2", "--yaml", yaml});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.dirs.size(), 1u);
   Bytes start = 0, peak = 0, last = 0;
   for (const DirSample& s : t.dir_samples) {
@@ -149,7 +155,7 @@ TEST(CExample, SynchronousCheckpointsHoldEachStagesMemory) {
       run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--", QPROF_TEST_EXAMPLE_C, "96"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, std::to_string(96 * 256) + " pages read\n");
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.stages.size(), 3u);
   std::map<std::string, double> at;
   for (const auto& m : t.markers) at[m.label] = m.at.rss ? static_cast<double>(*m.at.rss) / kMiB : -1;
@@ -264,7 +270,7 @@ TEST(ShellExample, StagesOfAShellJob) {
   const Result r =
       run({"prlimit", as_limit("1073741824"), qprof_bin(), "run", "-q", "-o", out, "--", "sh", example("stages.sh")});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.stages.size(), 3u);
   EXPECT_EQ(t.stages[0].name, "Generate");
   EXPECT_EQ(t.stages[1].name, "Shuffle");
@@ -285,7 +291,7 @@ TEST(TorchDataLoaderExample, WorkersAreInTheTreeAndPssIsBelowTheSumOfRss) {
   const std::string out = temp_dir() + "/torch.dat";
   const Result r = run_python(out, {example("torch_dataloader.py"), "--epochs", "2"}, {"-M", "--metric", "all"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Trace t = dat::read_trace(out);
+  const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.stages.size(), 2u);
   EXPECT_EQ(t.stages[0].name, "Epoch 1");
   EXPECT_EQ(t.stages[1].name, "Epoch 2");

@@ -16,6 +16,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::find_peak;
+using analysis::Metric;
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,7 +50,7 @@ struct Checkout {
 std::string file_text(const std::string& path) { return read_file(path); }
 
 double peak_mib(const std::string& trace) {
-  return static_cast<double>(find_peak(dat::read_trace(trace), Metric::rss)->bytes) / (1024.0 * 1024.0);
+  return static_cast<double>(find_peak(trace::read_trace(trace), Metric::rss)->bytes) / (1024.0 * 1024.0);
 }
 
 TEST(Recipes, BudgetGateAsAShellStep) {
@@ -115,7 +119,7 @@ TEST(Recipes, SlurmBatchScriptNamesOneTracePerRank) {
   for (int rank = 0; rank < 4; ++rank) {
     const std::string trace = c.dir + "/mem.4243.node" + std::to_string(rank / 2) + "." + std::to_string(rank) + ".dat";
     ASSERT_TRUE(fs::exists(trace)) << trace << "\n" << r.err;
-    const Trace t = dat::read_trace(trace);
+    const Trace t = trace::read_trace(trace);
     EXPECT_EQ(t.meta.job.rank, rank);
     EXPECT_EQ(t.meta.job.launcher, "slurm");
     sum_of_peaks += peak_mib(trace);

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const qprof::MarkerMatcher by_prefix;
   static const qprof::MarkerMatcher by_regex("^\\s*\\[stage\\]\\s*(.*)$");
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  qprof::StageTracker tracker;
+  qprof::trace::StageTracker tracker;
   double t = 0;
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const qprof::MarkerMatcher* m : {&by_prefix, &by_regex}) {
       if (const auto label = m->match(line)) {
         if (label->size() > qprof::kMarkerScanLimit) __builtin_trap();  // the documented cut
-        (void)qprof::stage_start_name(*label);
-        (void)qprof::stage_end_name(*label);
+        (void)qprof::trace::stage_start_name(*label);
+        (void)qprof::trace::stage_end_name(*label);
         t += 0.01;
         if (const auto stage = tracker.on_marker(*label, t, 1)) {
           if (stage->t_end < stage->t_start) __builtin_trap();

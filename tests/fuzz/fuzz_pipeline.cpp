@@ -19,10 +19,11 @@
 
 namespace {
 
-void report_formats(const qprof::Trace& t) {
+void report_formats(const qprof::trace::Trace& t) {
   using qprof::report::Format;
-  for (qprof::Metric m : qprof::available_metrics(t)) {
-    if (!qprof::metric_info(m).windowed) continue;  // as the command line allows (a stage table needs samples)
+  for (qprof::analysis::Metric m : qprof::analysis::available_metrics(t)) {
+    if (!qprof::analysis::metric_info(m).windowed)
+      continue;  // as the command line allows (a stage table needs samples)
     const qprof::report::Document doc = qprof::report::trace_report(t, m);
     for (Format f : {Format::text, Format::markdown, Format::csv}) {
       for (unsigned char c : qprof::report::render(doc, f)) {
@@ -55,12 +56,12 @@ void chart(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    report_formats(qprof::dat::read_trace_text(text, "fuzz.dat"));
-  } catch (const qprof::dat::ParseError&) {
+    report_formats(qprof::trace::read_trace_text(text, "fuzz.dat"));
+  } catch (const qprof::trace::ParseError&) {
   }
   try {
     chart(text);
-  } catch (const qprof::dat::ParseError&) {
+  } catch (const qprof::trace::ParseError&) {
   } catch (const qprof::plot::PlotError&) {
   }
   return 0;

@@ -25,9 +25,9 @@ namespace {
 constexpr std::size_t kSmallBound = 64;
 
 // What the file reader saw: how many MEM samples and markers, and whether it refused the input.
-struct Counts : qprof::dat::Visitor {
+struct Counts : qprof::trace::Visitor {
   std::size_t mem_lines = 0, markers = 0;
-  void mem(const qprof::MemSample&) override { ++mem_lines; }
+  void mem(const qprof::trace::MemSample&) override { ++mem_lines; }
   void mark(qprof::Seconds, std::string_view) override { ++markers; }
 };
 
@@ -69,18 +69,18 @@ bool has_line_longer_than(std::string_view text, std::size_t bound) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::optional<qprof::Trace> whole;
+  std::optional<qprof::trace::Trace> whole;
   try {
-    whole = qprof::dat::read_trace_text(text, "fuzz.dat");
+    whole = qprof::trace::read_trace_text(text, "fuzz.dat");
     (void)whole->t0();
-  } catch (const qprof::dat::ParseError& e) {
+  } catch (const qprof::trace::ParseError& e) {
     if (std::string_view(e.what()).substr(0, 9) != "fuzz.dat:") __builtin_trap();  // always FILE:…
   }
 
-  std::optional<qprof::Trace> general;
+  std::optional<qprof::trace::Trace> general;
   try {
-    general = qprof::dat::read_trace_text(with_extra_field(text), "fuzz.dat");
-  } catch (const qprof::dat::ParseError&) {
+    general = qprof::trace::read_trace_text(with_extra_field(text), "fuzz.dat");
+  } catch (const qprof::trace::ParseError&) {
   }
   if (whole.has_value() != general.has_value()) __builtin_trap();  // one path took a line the other refused
   if (whole) {
@@ -100,8 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Counts counts;
   bool refused_long = false;
   try {
-    qprof::dat::parse_fd(fd, "fuzz.dat", counts, kSmallBound);
-  } catch (const qprof::dat::ParseError& e) {
+    qprof::trace::parse_fd(fd, "fuzz.dat", counts, kSmallBound);
+  } catch (const qprof::trace::ParseError& e) {
     const std::string_view what(e.what());
     if (what.substr(0, 9) != "fuzz.dat:") __builtin_trap();
     refused_long = what.find("line longer than 64 bytes") != std::string_view::npos;

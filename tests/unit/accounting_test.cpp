@@ -7,6 +7,8 @@
 #include "fake_proc.hpp"
 
 namespace qprof {
+using trace::IoSample;
+
 namespace {
 
 using test::FakeProc;

@@ -15,14 +15,38 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::all_metrics;
+using analysis::available_metrics;
+using analysis::check_budget;
+using analysis::check_rows;
+using analysis::checkpoints;
+using analysis::child_peaks;
+using analysis::compare;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::metric_series;
+using analysis::parse_growth;
+using analysis::parse_metric;
+using analysis::peak_column;
+using analysis::spread_of;
+using analysis::stage_peak;
+using analysis::stage_stats;
+using analysis::stages_at;
+using analysis::trace_duration;
+using analysis::where_in_stages;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1 << 20;
 constexpr Seconds kQuarkStart = 1709395200.0;
 
-Trace fixture(const std::string& name) { return dat::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
+Trace fixture(const std::string& name) { return trace::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
 
-Bytes mib(double m) { return dat::from_mib(m); }
+Bytes mib(double m) { return trace::from_mib(m); }
 
 TEST(Metrics, NamesRoundTripAndUnknownNamesAreRefused) {
   for (Metric m : all_metrics()) EXPECT_EQ(parse_metric(metric_info(m).name), m);
@@ -93,7 +117,7 @@ TEST(Peaks, InsideAStageIncludesBothMarkerSamples) {
 }
 
 TEST(Peaks, ChildrenOfAMultiprocessTrace) {
-  const Trace t = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
+  const Trace t = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
   const auto c = child_peaks(t);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].pid, 5585);
@@ -141,14 +165,14 @@ TEST(Stages, AnUnclosedStageRunsToTheEndOfTheTrace) {
 }
 
 TEST(Stages, AnMprofTracesFuncLinesAreItsStages) {
-  const Trace t = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/func.dat");
+  const Trace t = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/func.dat");
   const auto st = stage_stats(t);
   ASSERT_EQ(st.size(), 2u);
   EXPECT_EQ(st[1].stage.name, "__main__.calibrate");
   // Its decorator wrote the end after the last sample: the run lasts until then.
   EXPECT_NEAR(trace_duration(t), 1795255549.2193 - 1795255548.5936, 1e-6);
   EXPECT_NEAR(st[0].share + st[1].share, (1795255549.2193 - 1795255548.6497) / trace_duration(t), 1e-6);
-  EXPECT_EQ(st[1].peak->bytes, dat::from_mib(141.796875));
+  EXPECT_EQ(st[1].peak->bytes, trace::from_mib(141.796875));
 }
 
 TEST(Stages, OtherMetricsTakeTheLatestSampleAtEachMarker) {

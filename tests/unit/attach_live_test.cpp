@@ -9,6 +9,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using trace::ExitInfo;
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 // A zombie's stat line (Linux 6.x layout, 52 fields), exit_code last.
@@ -30,7 +34,7 @@ TEST(AttachStat, ZombieWaitStatusIsField52) {
 TEST(AttachTrace, UnknownStatusSurvivesTheTraceFormat) {
   const std::string path = testing::TempDir() + "/attach_exit.dat";
   {
-    dat::Writer w(path);
+    trace::Writer w(path);
     TraceMeta meta;
     meta.start = 1000;
     w.header(meta);
@@ -38,7 +42,7 @@ TEST(AttachTrace, UnknownStatusSurvivesTheTraceFormat) {
     w.exit(ExitInfo{1001, 0, 0, true, false});
     ASSERT_TRUE(w.flush());
   }
-  const Trace t = dat::read_trace(path);
+  const Trace t = trace::read_trace(path);
   ASSERT_TRUE(t.exit.has_value());
   EXPECT_FALSE(t.exit->status_known);
   EXPECT_TRUE(t.exit->timed_out);

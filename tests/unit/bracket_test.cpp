@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 namespace qprof {
+using trace::bracket_violations;
+using trace::BracketInputs;
+using trace::make_bracket;
+using trace::PeakBracket;
+
 namespace {
 
 TEST(Bracket, UpperIsRaisedToTheLowerBoundAndEverySampledSum) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace qprof {
+using analysis::is_default_trace_name;
 namespace {
 
 TEST(Catalog, DefaultNamesOfQprofAndMprof) {

@@ -20,7 +20,11 @@
 
 #include "temp_files.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
+using trace::Stage;
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 using test::unit_temp_file;
@@ -372,7 +376,7 @@ TEST(Reader, MemoryFiguresAreTheBytesOfTheNearestDouble) {
   ASSERT_EQ(tr.mem.size(), written.size());
   int off = 0;
   for (std::size_t i = 0; i < written.size(); ++i) {
-    const Bytes expected = dat::from_mib(std::strtod(written[i].c_str(), nullptr));
+    const Bytes expected = trace::from_mib(std::strtod(written[i].c_str(), nullptr));
     if (tr.mem[i].bytes != expected && ++off <= 5)
       ADD_FAILURE() << written[i] << ": " << tr.mem[i].bytes << " != " << expected;
   }
@@ -494,4 +498,4 @@ TEST(Reader, MissingFileIsAnError) {
 }
 
 }  // namespace
-}  // namespace qprof::dat
+}  // namespace qprof::trace

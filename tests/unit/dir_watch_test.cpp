@@ -12,6 +12,8 @@
 #include "qprof/record/dir_watch.hpp"
 
 namespace qprof::test {
+using trace::DirSample;
+
 namespace {
 
 namespace fs = std::filesystem;

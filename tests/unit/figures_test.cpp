@@ -21,6 +21,18 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::cpu_use;
+using analysis::stage_bottlenecks;
+using analysis::StageBottleneck;
+using trace::ExitInfo;
+using trace::Footprint;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Stage;
+using trace::TasksSample;
+using trace::Trace;
+
 namespace {
 
 constexpr Seconds kStart = 1000.0;
@@ -87,7 +99,7 @@ std::vector<Trace> recorded() {
   std::vector<Trace> out;
   for (const char* f : {"report/quark.dat", "report/open_stage.dat", "report/layerwise.dat", "plot/full.dat",
                         "mprof/func.dat", "mprof/children.dat"}) {
-    out.push_back(dat::read_trace(std::string(QPROF_TEST_DATA) + "/" + f));
+    out.push_back(trace::read_trace(std::string(QPROF_TEST_DATA) + "/" + f));
   }
   return out;
 }

@@ -44,7 +44,7 @@ void steady_state(bool helper_thread) {
   o.cpu_budget = 1.0;
   Sampler s(std::move(backend), o);
   test::ScratchDir dir;
-  dat::Writer out(dir.file("t.dat"));
+  trace::Writer out(dir.file("t.dat"));
   const std::vector<pid_t> tree{100, 101, 102};
   for (int i = 0; i < 50; ++i) {  // warm up: devices written, buffers sized
     s.sample(monotonic_ns(), 1.0 + i, tree, out);

@@ -16,6 +16,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::gpu {
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 constexpr Bytes MiB = Bytes{1} << 20;
@@ -106,22 +109,22 @@ class Scripted : public Backend {
 // A trace file the test reads back.
 class TraceFile {
  public:
-  TraceFile() : path_(dir_.file("t.dat")), out_(std::make_unique<dat::Writer>(path_)) {
+  TraceFile() : path_(dir_.file("t.dat")), out_(std::make_unique<trace::Writer>(path_)) {
     TraceMeta m;
-    m.format_version = dat::kFormatVersion;
+    m.format_version = trace::kFormatVersion;
     out_->header(m);
     out_->mem(1.0, 1);
   }
-  dat::Writer& out() { return *out_; }
+  trace::Writer& out() { return *out_; }
   Trace read() {
     out_->flush();
-    return dat::read_trace(path_);
+    return trace::read_trace(path_);
   }
 
  private:
   test::ScratchDir dir_;
   std::string path_;
-  std::unique_ptr<dat::Writer> out_;
+  std::unique_ptr<trace::Writer> out_;
 };
 
 // Queries on the calling thread. A generous budget, so that a test preempted on a loaded machine

@@ -19,6 +19,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::gpu {
+using trace::GpuUtilSample;
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 using test::FakeNvmlScript;
@@ -272,11 +276,11 @@ struct SampledTrace {
   Trace finish() {
     s.stop();
     w.close();
-    return dat::read_trace(path);
+    return trace::read_trace(path);
   }
   ScratchDir dir;
   std::string path;
-  dat::Writer w;
+  trace::Writer w;
   Sampler s;
   int n = 0;
 };

@@ -9,6 +9,20 @@
 #include "qprof/record/job.hpp"
 
 namespace qprof {
+using analysis::Align;
+using analysis::clock_skew_note;
+using analysis::group_by_host;
+using analysis::job_peak;
+using analysis::job_stages;
+using analysis::job_trace;
+using analysis::Metric;
+using analysis::rank_label;
+using analysis::summed_series;
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1024 * 1024;

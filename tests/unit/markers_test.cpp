@@ -7,6 +7,10 @@
 #include <chrono>
 
 namespace qprof {
+using trace::stage_end_name;
+using trace::stage_start_name;
+using trace::StageTracker;
+
 namespace {
 
 TEST(MarkerMatcher, DefaultPrefixWithLeadingSpacesAndTrimming) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// dat::read_trace_peaks against dat::read_trace: the reduced trace must give the same peak of
+// trace::read_trace_peaks against trace::read_trace: the reduced trace must give the same peak of
 // every metric, inside every stage, and of every child, on a trace long enough to be reduced
 // many times (GPU devices that skip samples, several directories, stages that repeat).
 #include <gtest/gtest.h>
@@ -15,6 +15,22 @@
 #include "temp_files.hpp"
 
 namespace qprof {
+using analysis::available_metrics;
+using analysis::child_peaks;
+using analysis::find_peak;
+using analysis::kTimeSlack;
+using analysis::Metric;
+using analysis::metric_info;
+using analysis::Peak;
+using analysis::relative_time;
+using analysis::stage_peak;
+using analysis::stages_at;
+using analysis::stages_named;
+using analysis::TimeWindow;
+using analysis::trace_end;
+using trace::Stage;
+using trace::Trace;
+
 namespace {
 
 std::string generated_trace(unsigned seed, int samples) {
@@ -71,8 +87,8 @@ TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
   for (unsigned seed : {1u, 7u}) {
     const std::string path = test::unit_temp_file("peaks" + std::to_string(seed) + ".dat");
     std::ofstream(path) << generated_trace(seed, 12000);
-    const Trace whole = dat::read_trace(path);
-    const Trace reduced = dat::read_trace_peaks(path);
+    const Trace whole = trace::read_trace(path);
+    const Trace reduced = trace::read_trace_peaks(path);
     EXPECT_LT(reduced.mem.size(), 100u);
     EXPECT_LT(reduced.gpu.size(), 10u);
     ASSERT_EQ(available_metrics(whole), available_metrics(reduced));
@@ -87,7 +103,7 @@ TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
           windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
           spans.push_back({s->t_start, s->t_end});
         }
-        const Trace in_stage = dat::read_trace_peaks(path, windows, stage);
+        const Trace in_stage = trace::read_trace_peaks(path, windows, stage);
         expect_same(stage_peak(whole, m, stage), stage_peak(in_stage, m, stage), name + " in " + stage);
         if (m != Metric::rss) continue;
         const auto a = child_peaks(whole, spans), b = child_peaks(in_stage, spans);
@@ -130,8 +146,8 @@ TEST(PeakReader, ManyStagesKeepOnlyThoseAtAPeak) {
     }
     out << "MARK 1300.000000 Last Start\n";  // never ended: it runs to the end of the trace
   }
-  const Trace whole = dat::read_trace(path);
-  const Trace reduced = dat::read_trace_peaks(path);
+  const Trace whole = trace::read_trace(path);
+  const Trace reduced = trace::read_trace_peaks(path);
   EXPECT_GT(whole.stages.size(), 1000u);
   EXPECT_LT(reduced.stages.size(), 200u);
   EXPECT_LE(reduced.markers.size(), 1u);
@@ -148,8 +164,8 @@ TEST(PeakReader, ManyStagesKeepOnlyThoseAtAPeak) {
   EXPECT_EQ(trace_end(whole), trace_end(reduced));
   // --stage keeps every stage of its name.
   const std::vector<std::pair<Seconds, Seconds>> no_windows;
-  EXPECT_EQ(stages_named(dat::read_trace_peaks(path, no_windows, "Outer700"), "Outer700").size(), 1u);
-  EXPECT_EQ(stages_named(dat::read_trace_peaks(path, no_windows, "Last"), "Last").size(), 1u);
+  EXPECT_EQ(stages_named(trace::read_trace_peaks(path, no_windows, "Outer700"), "Outer700").size(), 1u);
+  EXPECT_EQ(stages_named(trace::read_trace_peaks(path, no_windows, "Last"), "Last").size(), 1u);
   std::filesystem::remove(path);
 }
 

@@ -9,6 +9,11 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using analysis::compare;
+using analysis::CompareEntry;
+using analysis::Metric;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1 << 20;

@@ -15,6 +15,10 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
+using trace::DirSample;
+using trace::TraceMeta;
+using trace::WatchedDir;
+
 namespace {
 
 constexpr Bytes kMiB = Bytes{1} << 20;
@@ -25,7 +29,7 @@ TraceData recorded(Bytes limit, Bytes free_start) {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("qprof-unit-" + std::to_string(getpid()) + "-disk.dat")).string();
   {
-    dat::Writer w(path);
+    trace::Writer w(path);
     TraceMeta meta;
     meta.format_version = 1;
     meta.qprof_version = "0.1.0";

@@ -127,11 +127,11 @@ TEST(PlotReduce, ErrorsCarryFileAndLine) {
   try {
     reduce_file(kData + "/plot/malformed.dat", {});
     FAIL() << "no error";
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     EXPECT_EQ(e.line(), 5u);
     EXPECT_NE(std::string(e.what()).find("malformed.dat:5:"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(reduce_file(kData + "/plot/empty.dat", {}), dat::ParseError);
+  EXPECT_THROW(reduce_file(kData + "/plot/empty.dat", {}), trace::ParseError);
   std::vector<std::string> warnings;
   const TraceData t =
       reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
@@ -159,7 +159,7 @@ TEST(PlotReduce, MillionSamplesKeepTheSpike) {
   const auto pts = d.mem.points();
   EXPECT_LE(pts.size(), 8000u);
   const auto top = std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.v < b.v; });
-  EXPECT_DOUBLE_EQ(top->v, dat::from_mib(9000.0));
+  EXPECT_DOUBLE_EQ(top->v, trace::from_mib(9000.0));
   EXPECT_NEAR(top->t, spike * 0.001, 1e-6);
 }
 

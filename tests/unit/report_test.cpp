@@ -11,11 +11,23 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using analysis::check_budget;
+using analysis::compare;
+using analysis::CompareColumn;
+using analysis::CompareEntry;
+using analysis::CompareValue;
+using analysis::Comparison;
+using analysis::find_peak;
+using analysis::Metric;
+using analysis::Peak;
+using analysis::Spread;
+using trace::Trace;
+
 namespace {
 
 constexpr Bytes MiB = 1 << 20;
 
-Trace fixture(const std::string& name) { return dat::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
+Trace fixture(const std::string& name) { return trace::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
 
 Document stages_of(const Trace& t, Metric m = Metric::rss) {
   Document d;
@@ -400,7 +412,7 @@ TEST(Peak, OfAStageAndWhyThereIsNone) {
   EXPECT_EQ(peak_line(q, Metric::kernel_process, "Calibration").error,
             "kernel_process has no samples over time, so it has no peak inside a stage");
   EXPECT_EQ(peak_line(q, Metric::pss, "Calibration").error, q.source + " has no pss sample inside stage 'Calibration'");
-  const Trace c = dat::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
+  const Trace c = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
   EXPECT_EQ(peak_line(c, Metric::rss, "", true).children.size(), 2u);
 }
 

@@ -17,11 +17,13 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
+using trace::Trace;
+
 namespace {
 
 namespace fs = std::filesystem;
 
-Trace fixture(const std::string& name) { return dat::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
+Trace fixture(const std::string& name) { return trace::read_trace(std::string(QPROF_TEST_DATA) + "/report/" + name); }
 
 std::string temp_dir() {
   static const std::string dir = [] {
@@ -193,7 +195,8 @@ TEST(QuarkYaml, InProgressHasNoEndRecordYet) {
 
 TEST(QuarkYaml, LabelsAreQuotedAndEscaped) {
   const std::string label = "Tricky: \"quoted\" # not a comment, true, 12, caf\xc3\xa9\ttab";
-  const Trace t = dat::read_trace_text("MEM 1.0 1.0\nMARK 1.5 " + dat::escape_text(label) + "\nMEM 2.0 2.0\n", "t.dat");
+  const Trace t =
+      trace::read_trace_text("MEM 1.0 1.0\nMARK 1.5 " + trace::escape_text(label) + "\nMEM 2.0 2.0\n", "t.dat");
   const YAML::Node y = YAML::Load(quark_yaml(t));
   EXPECT_EQ(y["memory_usage"][1]["step"].as<std::string>(), label);
   // An mprof trace (no header): its time starts at its first sample.

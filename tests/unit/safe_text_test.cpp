@@ -11,6 +11,8 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using trace::Trace;
+
 namespace {
 
 const std::string kFffd = "\xEF\xBF\xBD";
@@ -92,10 +94,10 @@ TEST(SafeText, QuarkYamlReadsBackForAnyLabelBytes) {
   labels.push_back(all);
   std::string dat = "QPROF 1 start=100\nMEM 1.0 100.0\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    dat += "MARK " + std::to_string(100.1 + 0.1 * i) + " " + dat::escape_text(labels[i]) + "\n";
+    dat += "MARK " + std::to_string(100.1 + 0.1 * i) + " " + trace::escape_text(labels[i]) + "\n";
   }
   dat += "MEM 2.0 102.0\n";
-  const Trace t = dat::read_trace_text(dat, "hostile.dat");
+  const Trace t = trace::read_trace_text(dat, "hostile.dat");
   const std::string yaml = report::quark_yaml(t, {});
   for (unsigned char c : yaml) EXPECT_NE(c, 0x7F);
   const YAML::Node doc = YAML::Load(yaml);
@@ -108,34 +110,34 @@ TEST(SafeText, QuarkYamlReadsBackForAnyLabelBytes) {
 }
 
 TEST(BoundedReader, ALineLongerThanTheLimitIsAnErrorWithItsLineNumber) {
-  struct Count : dat::Visitor {
+  struct Count : trace::Visitor {
     int notes = 0;
     void note(std::string_view) override { ++notes; }
   } v;
-  const std::string fits = "MEM 1 1\nNOTE " + std::string(dat::kMaxLineBytes - 5, 'a') + "\n";
-  dat::parse_text(fits, "fits.dat", v);
+  const std::string fits = "MEM 1 1\nNOTE " + std::string(trace::kMaxLineBytes - 5, 'a') + "\n";
+  trace::parse_text(fits, "fits.dat", v);
   EXPECT_EQ(v.notes, 1);
-  const std::string over = "MEM 1 1\nNOTE " + std::string(dat::kMaxLineBytes - 4, 'a') + "\nMEM 2 2\n";
+  const std::string over = "MEM 1 1\nNOTE " + std::string(trace::kMaxLineBytes - 4, 'a') + "\nMEM 2 2\n";
   try {
-    dat::parse_text(over, "over.dat", v);
+    trace::parse_text(over, "over.dat", v);
     ADD_FAILURE() << "no error";
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     EXPECT_STREQ(e.what(), "over.dat:2: line longer than 1 MiB");
   }
   try {
-    dat::parse_text(std::string(dat::kMaxLineBytes + 1, 'x'), "tail.dat", v);  // no newline at all
+    trace::parse_text(std::string(trace::kMaxLineBytes + 1, 'x'), "tail.dat", v);  // no newline at all
     ADD_FAILURE() << "no error";
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     EXPECT_STREQ(e.what(), "tail.dat:1: line longer than 1 MiB");
   }
 }
 
 TEST(BoundedReader, DevZeroEndsAtTheFirstMebibyte) {
-  dat::Visitor v;
+  trace::Visitor v;
   try {
-    dat::parse_file("/dev/zero", v);
+    trace::parse_file("/dev/zero", v);
     ADD_FAILURE() << "no error";
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     EXPECT_STREQ(e.what(), "/dev/zero:1: line longer than 1 MiB");
   }
 }

@@ -81,7 +81,7 @@ void expect_allocation_free_steady_state(bool with_events) {
   const std::string path =
       std::filesystem::temp_directory_path() / ("qprof-alloc-" + std::to_string(getpid()) + ".dat");
   {
-    dat::Writer out(path);
+    trace::Writer out(path);
     WallAnchor clock;
     ProcTree scanned("/proc", getpid());
     ProcTree& tree = with_events ? *primed : scanned;

@@ -13,6 +13,8 @@
 #include "temp_files.hpp"
 
 namespace qprof::session_detail {
+using trace::Marker;
+
 namespace {
 
 constexpr pid_t kSelf = 1000;

@@ -14,6 +14,8 @@
 #include "temp_files.hpp"
 
 namespace qprof::session_detail {
+using trace::TasksSample;
+
 namespace {
 
 constexpr pid_t kSelf = 1000;
@@ -24,7 +26,7 @@ struct SampledTree {
   ProcTree tree{proc.root(), kSelf};
   WallAnchor clock;
   std::string path = test::unit_temp_file("end-figures.dat");
-  std::unique_ptr<dat::Writer> out = std::make_unique<dat::Writer>(path);
+  std::unique_ptr<trace::Writer> out = std::make_unique<trace::Writer>(path);
   std::unique_ptr<Sampler> sampler;
   std::vector<std::string> said;
   Notices notices{said};

@@ -58,7 +58,7 @@ TEST(SessionUnreadMembers, SaidOnceAsItStartsCountedAndSaidAgainAtTheEnd) {
   EXPECT_EQ(unread.count(), 3u);
   const std::string path = ::testing::TempDir() + "unread.dat";
   {
-    dat::Writer out(path);
+    trace::Writer out(path);
     unread.finish(3, notices, out);
   }
   testing::internal::GetCapturedStderr();
@@ -71,7 +71,7 @@ TEST(SessionUnreadMembers, NothingAtTheEndWhenEveryMemberWasRead) {
   Notices notices(said);
   UnreadMembers unread;
   const std::string path = ::testing::TempDir() + "all-read.dat";
-  dat::Writer out(path);
+  trace::Writer out(path);
   unread.finish(0, notices, out);
   EXPECT_TRUE(said.empty());
   EXPECT_EQ(unread.count(), 0u);

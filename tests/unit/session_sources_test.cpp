@@ -55,7 +55,7 @@ TEST(SessionWatchedDirs, TheWalksGoToTheTraceAndTheirFiguresToTheReport) {
   dirs.start(clock);
   RunReport report;
   {
-    dat::Writer out(trace);
+    trace::Writer out(trace);
     dirs.write_definitions(out);
     dirs.drain(out, notices);
     dirs.finish(out, notices, report);
@@ -83,7 +83,7 @@ TEST(SessionWatchedDirs, WithoutDirectoriesNothingIsWalkedOrReported) {
   const std::string trace = test::unit_temp_file("unwatched.dat");
   RunReport report;
   {
-    dat::Writer out(trace);
+    trace::Writer out(trace);
     dirs.write_definitions(out);
     dirs.finish(out, notices, report);
   }

@@ -8,6 +8,18 @@
 #include "qprof/report/sweep.hpp"
 
 namespace qprof {
+using analysis::FigureModel;
+using analysis::fill_placeholders;
+using analysis::parse_sweep_parameter;
+using analysis::point_name;
+using analysis::sweep_grid;
+using analysis::sweep_model;
+using analysis::SweepModel;
+using analysis::SweepPoint;
+using analysis::SweepPointRuns;
+using analysis::value_in_label;
+using trace::Trace;
+
 namespace {
 
 TEST(SweepGrid, ParametersMakeEveryCombinationFirstSlowest) {

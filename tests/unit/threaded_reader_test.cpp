@@ -17,7 +17,23 @@
 #include "qprof/trace/format.hpp"
 #include "temp_files.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
+using trace::CgroupSample;
+using trace::CpuSample;
+using trace::DirSample;
+using trace::ExitInfo;
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::TasksSample;
+using trace::TorchSample;
+using trace::TraceMeta;
+using trace::WatchedDir;
+
 namespace {
 
 using test::unit_temp_file;
@@ -281,4 +297,4 @@ TEST(ThreadedReader, ASmallFileIsReadOnTheCallersThreadAlone) {
 }
 
 }  // namespace
-}  // namespace qprof::dat
+}  // namespace qprof::trace

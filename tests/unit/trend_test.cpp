@@ -8,6 +8,16 @@
 #include "qprof/analysis/trend.hpp"
 
 namespace qprof {
+using analysis::fit_line;
+using analysis::fit_power;
+using analysis::LineFit;
+using analysis::PowerFit;
+using analysis::run_trends;
+using analysis::Trend;
+using analysis::trend_of;
+using trace::MemSample;
+using trace::Trace;
+
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;

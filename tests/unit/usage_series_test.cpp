@@ -10,6 +10,15 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using analysis::kGpuIdleBelowPercent;
+using analysis::stage_bottlenecks;
+using trace::GpuUtilSample;
+using trace::MemKindsSample;
+using trace::Stage;
+using trace::TasksSample;
+using trace::Trace;
+using trace::TraceMeta;
+
 namespace {
 
 // Recorded from a 6.1 kernel (trimmed after SigQ).
@@ -43,7 +52,7 @@ TEST(ProcStatus, ZombieHasNoMemoryButIsValid) {
 TEST(UsageLines, RoundTripThroughWriterAndReader) {
   const std::string path = ::testing::TempDir() + "/usage_lines.dat";
   {
-    dat::Writer w(path);
+    trace::Writer w(path);
     TraceMeta meta;
     meta.qprof_version = "test";
     meta.start = 100;
@@ -54,7 +63,7 @@ TEST(UsageLines, RoundTripThroughWriterAndReader) {
     w.gpu_util(GpuUtilSample{100.5, 0, 12.5, 3.0, std::nullopt, std::nullopt, std::nullopt});
     w.gpu_util(GpuUtilSample{100.6, 1, 99.0, 40.0, 33.3, 1.5e9, 2e6});
   }
-  const Trace t = dat::read_trace(path);
+  const Trace t = trace::read_trace(path);
   ASSERT_EQ(t.kinds.size(), 1u);
   EXPECT_EQ(t.kinds[0].anon, 1u);
   EXPECT_EQ(t.kinds[0].file, 2u);
@@ -78,8 +87,8 @@ TEST(UsageLines, BadValuesAreFileLineErrors) {
   const std::string head = "QPROF 1 version=t interval=0.1 host=h root_pid=1 start=1\nMEM 1.0 1.0\n";
   const auto error_of = [&](const std::string& line) -> std::string {
     try {
-      dat::read_trace_text(head + line + "\n", "bad.dat");
-    } catch (const dat::ParseError& e) {
+      trace::read_trace_text(head + line + "\n", "bad.dat");
+    } catch (const trace::ParseError& e) {
       return e.what();
     }
     return "";

@@ -15,6 +15,22 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
+using analysis::available_metrics;
+using analysis::budget_bytes;
+using analysis::dir_growths;
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::memory_limit;
+using analysis::metric_info;
+using analysis::metric_names;
+using analysis::MetricKind;
+using analysis::parse_metric;
+using analysis::parse_percent;
+using analysis::peak_dir_growth;
+using trace::DirSample;
+using trace::Trace;
+using trace::WatchedDir;
+
 namespace {
 
 constexpr Bytes kMiB = Bytes{1} << 20;
@@ -35,7 +51,7 @@ const char* kTrace =
     "DIR 102.000000 0 1048576 1052672 5000000000\n"
     "DIR 102.000000 1 2097152 2101248 5990000000\n";
 
-Trace trace() { return dat::read_trace_text(kTrace, "t.dat"); }
+Trace trace() { return trace::read_trace_text(kTrace, "t.dat"); }
 
 TEST(WatchTrace, DirLinesRoundTripThroughTheWriter) {
   const Trace t = trace();
@@ -45,14 +61,14 @@ TEST(WatchTrace, DirLinesRoundTripThroughTheWriter) {
   EXPECT_EQ(t.dir_samples[2].apparent, 51 * kMiB);
   const std::string path = ::testing::TempDir() + "/watch_roundtrip_" + std::to_string(::getpid()) + ".dat";
   {
-    dat::Writer w(path);
+    trace::Writer w(path);
     w.header(t.meta);
     for (const WatchedDir& d : t.dirs) w.dir_def(d);
     for (const DirSample& s : t.dir_samples) w.dir(s);
     w.mem(100.5, 10 * kMiB);
     w.flush();
   }
-  const Trace back = dat::read_trace(path);
+  const Trace back = trace::read_trace(path);
   std::filesystem::remove(path);
   ASSERT_EQ(back.dirs.size(), 2u);
   EXPECT_EQ(back.dirs[1].path, "/data/tmp dir");
@@ -64,9 +80,9 @@ TEST(WatchTrace, DirLinesRoundTripThroughTheWriter) {
 
 TEST(WatchTrace, ABadDirLineIsFileAndLine) {
   try {
-    dat::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\nDIR 1.0 0 -5 0 0\n", "bad.dat");
+    trace::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\nDIR 1.0 0 -5 0 0\n", "bad.dat");
     FAIL() << "accepted a negative size";
-  } catch (const dat::ParseError& e) {
+  } catch (const trace::ParseError& e) {
     EXPECT_EQ(e.line(), 3u) << e.what();
   }
 }
@@ -98,7 +114,7 @@ TEST(WatchAnalysis, GrowthIsQuarksLargestGrowthOverTheStart) {
   EXPECT_EQ(g[0].last, 1 * kMiB);
   EXPECT_EQ(g[1].growth, 2 * kMiB);  // from an empty (absent) start
   EXPECT_EQ(*peak_dir_growth(t), 50 * kMiB);
-  EXPECT_FALSE(peak_dir_growth(dat::read_trace_text("MEM 1.0 1.0\n", "m.dat")));
+  EXPECT_FALSE(peak_dir_growth(trace::read_trace_text("MEM 1.0 1.0\n", "m.dat")));
 }
 
 TEST(WatchAnalysis, BudgetAsAShareOfTheRecordedLimit) {
@@ -109,7 +125,7 @@ TEST(WatchAnalysis, BudgetAsAShareOfTheRecordedLimit) {
   EXPECT_EQ(limit->source, "cgroup-v1");
   EXPECT_EQ(*budget_bytes("90%", t), 270 * kMiB);
   EXPECT_EQ(*budget_bytes("1GiB", t), 1024 * kMiB);
-  const Trace mprof = dat::read_trace_text("CMDLINE x\nMEM 1.0 1.0\n", "mprof.dat");
+  const Trace mprof = trace::read_trace_text("CMDLINE x\nMEM 1.0 1.0\n", "mprof.dat");
   const auto no_limit = budget_bytes("90%", mprof);
   ASSERT_FALSE(no_limit);
   EXPECT_NE(no_limit.failure().message.find("no memory limit"), std::string::npos) << no_limit.failure().message;
@@ -130,7 +146,7 @@ TEST(WatchReport, YamlHasQuarksKeyAndTheDirectoriesAndTheLimit) {
   for (const auto& m : y["missing"]) EXPECT_NE(m.as<std::string>(), "peak_cache_dir_disk_usage_mb");
   // Without watched directories the key is left out, as Quark leaves it (None) when it watched none.
   EXPECT_FALSE(YAML::Load(report::quark_yaml(
-      dat::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\n", "m.dat")))["peak_cache_dir_disk_usage_mb"]);
+      trace::read_trace_text("QPROF 1 version=x\nMEM 1.0 1.0\n", "m.dat")))["peak_cache_dir_disk_usage_mb"]);
 }
 
 TEST(WatchReport, ReportHasTheLimitFactsAndADirectoryTable) {

@@ -12,7 +12,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // The thresholds of the verdict (README "qprof report").
 inline constexpr double kGpuIdleBelowPercent = 30.0;      // mean busy % below this: "mostly idle"
@@ -38,6 +38,6 @@ struct StageBottleneck {
 };
 
 // One entry per stage of the trace, in the trace's stage order.
-std::vector<StageBottleneck> stage_bottlenecks(const Trace& trace);
+std::vector<StageBottleneck> stage_bottlenecks(const trace::Trace& trace);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -12,7 +12,7 @@
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // A growth allowed over a baseline: "10%" (relative) or "200MiB" (absolute).
 struct Growth {
@@ -33,9 +33,9 @@ struct BudgetCheck {
 };
 
 // nullopt when the trace does not have the metric.
-std::optional<BudgetCheck> check_budget(const Trace& trace, Metric m, Bytes limit);
+std::optional<BudgetCheck> check_budget(const trace::Trace& trace, Metric m, Bytes limit);
 // "in stage 'Calibration'", "in stage 'Layer 3' (inside 'Calibration')", "outside any stage", or
 // "" when the time is unknown.
 std::string where_in_stages(const std::vector<std::string>& stages, bool time_known);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // "qprof_YYYYMMDDhhmmss….dat" or, for a rank, "qprof_HOST.rRANK_YYYYMMDDhhmmss….dat" (qprof
 // run's default names) or "mprofile_YYYYMMDDhhmmss.dat" (mprof's): the only files list and clean
@@ -29,7 +29,7 @@ struct TraceListing {
   std::optional<Bytes> peak;  // sampled Σ RSS; none without samples
 };
 
-// Streams the trace once, holding nothing of it. Throws dat::ParseError.
+// Streams the trace once, holding nothing of it. Throws trace::ParseError.
 TraceListing summarize_trace(const std::string& path);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -12,13 +12,13 @@
 #include "qprof/analysis/metric.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // One row to compare: a trace, or several runs of the same command (their median is the row's
 // value, their min and max its spread).
 struct CompareEntry {
   std::string label;
-  std::vector<const Trace*> runs;
+  std::vector<const trace::Trace*> runs;
   // The sum of other rows (a job's ranks): neither the lowest nor a ratio, it is no candidate.
   bool summed = false;
 };
@@ -79,4 +79,4 @@ std::vector<RowCheck> check_rows(const Comparison& c, std::optional<Bytes> max_p
 std::vector<RowCheck> check_rows(const Comparison& c, const std::vector<std::optional<Bytes>>& max_peaks,
                                  std::optional<Growth> growth, bool first_is_baseline);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

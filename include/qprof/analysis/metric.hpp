@@ -12,7 +12,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // The kinds of memory figure a trace can hold.
 enum class MetricKind : std::uint8_t {
@@ -88,12 +88,12 @@ const std::vector<Metric>& all_metrics();
 // "rss, pss, uss, gpu, cgroup, hwm_sum, kernel_process", or of the given ones.
 std::string metric_names(const std::vector<Metric>& metrics = all_metrics());
 
-bool has_metric(const Trace& trace, Metric m);
-std::vector<Metric> available_metrics(const Trace& trace);
+bool has_metric(const trace::Trace& trace, Metric m);
+std::vector<Metric> available_metrics(const trace::Trace& trace);
 
 // The samples of a metric in time order (empty when the trace has none). gpu: one value per GPU
 // sample time, the latest value of each device summed; cgroup: the usage; hwm_sum: Σ VmHWM so far.
-std::vector<MemSample> metric_series(const Trace& trace, Metric m);
+std::vector<trace::MemSample> metric_series(const trace::Trace& trace, Metric m);
 
 // `dir:NAME`: the apparent size of a watched directory (DIR lines), NAME being its path as
 // recorded or, when no path equals it, its last component (the first directory that matches).
@@ -102,4 +102,4 @@ std::vector<MemSample> metric_series(const Trace& trace, Metric m);
 // A dir metric is one of kind MetricKind::dir.
 Metric dir_metric(std::string_view name);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -14,7 +14,7 @@
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 struct Peak {
   Bytes bytes = 0;
@@ -23,20 +23,20 @@ struct Peak {
 };
 
 // nullopt when the trace does not have the metric. hwm_sum obeys the bracket (peak_bracket).
-std::optional<Peak> find_peak(const Trace& trace, Metric m);
+std::optional<Peak> find_peak(const trace::Trace& trace, Metric m);
 // What the peak of `m` is in this trace, in words: the metric's own description, except that a
 // Σ VmHWM that cannot be bounded (a member reaped out of qprof's sight) is not called a bound.
-std::string peak_meaning(const Trace& trace, Metric m);
+std::string peak_meaning(const trace::Trace& trace, Metric m);
 
 // The bracket of the tree's peak (trace/bracket.hpp) from a trace's PEAK lines and samples:
 // upper is absent when the trace has no Σ VmHWM that is a bound (a trace cut short, or
 // processes it could not cover: PEAK hwm_sum_partial).
-BracketInputs bracket_inputs(const Trace& trace);
-PeakBracket peak_bracket(const Trace& trace);
+trace::BracketInputs bracket_inputs(const trace::Trace& trace);
+trace::PeakBracket peak_bracket(const trace::Trace& trace);
 // The peak inside every run of the stage `name`: the samples between its start and end markers,
 // both marker samples included (for rss, the memory the markers carry counts too). nullopt when
 // no sample falls inside.
-std::optional<Peak> stage_peak(const Trace& trace, Metric m, std::string_view name);
+std::optional<Peak> stage_peak(const trace::Trace& trace, Metric m, std::string_view name);
 
 struct ChildPeak {
   std::int64_t pid = 0;
@@ -44,10 +44,10 @@ struct ChildPeak {
 };
 // RSS peak of each process recorded with -M (CHLD lines), in first-seen order; only samples
 // inside the windows when some are given.
-std::vector<ChildPeak> child_peaks(const Trace& trace, const std::vector<TimeWindow>& windows = {});
+std::vector<ChildPeak> child_peaks(const trace::Trace& trace, const std::vector<TimeWindow>& windows = {});
 
 struct StageStats {
-  Stage stage;
+  trace::Stage stage;
   Seconds start = 0;  // relative to the trace's start
   Seconds end = 0;
   Seconds duration = 0;
@@ -59,6 +59,6 @@ struct StageStats {
 
 // One entry per stage, in order of start. Throws std::invalid_argument for a metric without
 // instantaneous samples (see MetricInfo::windowed).
-std::vector<StageStats> stage_stats(const Trace& trace, Metric m = Metric::rss);
+std::vector<StageStats> stage_stats(const trace::Trace& trace, Metric m = Metric::rss);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace qprof {
+namespace qprof::analysis {
 
 struct SweepParameter {
   std::string name;                 // [A-Za-z_][A-Za-z0-9_]*
@@ -36,4 +36,4 @@ std::string point_name(const SweepPoint& point);
 // of it. nullopt when it carries none.
 std::optional<std::string> value_in_label(std::string_view label, std::string_view name);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -11,7 +11,7 @@
 #include "qprof/analysis/trend.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // qprof fit's limits for one run (qprof sweep --fit writes them beside its trace): the smallest
 // limit it runs in and the smallest at full speed, in bytes.
@@ -22,7 +22,7 @@ struct FitLimits {
 // The runs at one value of the parameter (several with --repeat).
 struct SweepPointRuns {
   double value = 0;
-  std::vector<const Trace*> runs;
+  std::vector<const trace::Trace*> runs;
   std::vector<FitLimits> fits;  // runs[i]'s, where fits.size() == runs.size(); else none
 };
 
@@ -59,4 +59,4 @@ struct SweepModel {
 // half-way says nothing of what the value needs.
 SweepModel sweep_model(const std::string& parameter, const std::vector<SweepPointRuns>& points);
 
-}  // namespace qprof
+}  // namespace qprof::analysis

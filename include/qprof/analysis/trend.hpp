@@ -12,7 +12,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::analysis {
 
 // y = intercept + slope × x, by ordinary least squares.
 struct LineFit {
@@ -77,7 +77,7 @@ struct Trend {
 
 // The trend of a series inside [from, to] (seconds since t0; the whole series by default):
 // nullopt with fewer than two samples left after the trim.
-std::optional<Trend> trend_of(const std::vector<MemSample>& series, Seconds t0, std::optional<Seconds> from = {},
+std::optional<Trend> trend_of(const std::vector<trace::MemSample>& series, Seconds t0, std::optional<Seconds> from = {},
                               std::optional<Seconds> to = {}, const TrendRule& rule = {});
 
 // The series a run's trend is fitted on: Σ RSS (MEM lines) always, the PSS footprint where the
@@ -87,6 +87,6 @@ struct SeriesTrend {
   std::string title;  // "Σ RSS", "footprint (Σ PSS)"
   Trend trend;
 };
-std::vector<SeriesTrend> run_trends(const Trace& trace, const TrendRule& rule = {});
+std::vector<SeriesTrend> run_trends(const trace::Trace& trace, const TrendRule& rule = {});
 
-}  // namespace qprof
+}  // namespace qprof::analysis

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// qprof's one error convention outside the trace reader (which throws dat::ParseError): a step
+// qprof's one error convention outside the trace reader (which throws trace::ParseError): a step
 // that can fail returns Result<T>, its value or the Failure that stops it. The CLI prints a
 // Failure and exits with its status in one place (cli/main.cpp).
 #pragma once

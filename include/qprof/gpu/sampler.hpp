@@ -113,12 +113,12 @@ class Sampler {
   // One GPU sample at `mono_ns` (CLOCK_MONOTONIC) = Unix time `t`, for the tree's current PIDs
   // (any order). Writes GPUDEV lines the first time a device is recorded and GPU lines for every
   // recorded device. Never throws; allocation-free in steady state.
-  void sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
+  void sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, trace::Writer& out) noexcept;
 
   // A sample at a checkpoint (a marker): the per-process figure is asked for now and waited for
   // (at most kCheckpointWaitNs), so that the checkpoint holds the GPU memory of its moment.
   static constexpr std::int64_t kCheckpointWaitNs = 100'000'000;
-  void sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, dat::Writer& out) noexcept;
+  void sample_checkpoint(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, trace::Writer& out) noexcept;
 
   // Warnings to say once (print and write as NOTE): checked cheaply, taken rarely.
   bool has_warnings() const { return has_warnings_.load(std::memory_order_relaxed); }
@@ -150,8 +150,8 @@ class Sampler {
   void post_process_query(std::int64_t now, std::span<const pid_t> tree);
   void judge_fallbacks();
   void warn(std::string text);
-  void write_device(dat::Writer& out, std::size_t i);
-  void write_util(dat::Writer& out, Seconds t);
+  void write_device(trace::Writer& out, std::size_t i);
+  void write_util(trace::Writer& out, Seconds t);
   void publish_util();  // work_util_ into published_util_, under mu_
 
   std::unique_ptr<Backend> backend_;

@@ -74,7 +74,7 @@ class PlotError : public std::runtime_error {
 };
 
 // Renders the chart. Throws PlotError (bad options, no gnuplot, gnuplot failed) and
-// dat::ParseError (FILE:LINE: reason; also an empty trace).
+// trace::ParseError (FILE:LINE: reason; also an empty trace).
 void plot(const std::vector<Input>& inputs, const PlotOptions& options);
 
 // Helpers the command line shares (each nullopt or false on bad input).

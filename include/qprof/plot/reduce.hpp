@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A trace reduced to what a chart draws, in one streaming pass over the file (a dat::Visitor):
+// A trace reduced to what a chart draws, in one streaming pass over the file (a trace::Visitor):
 // every series goes through a min/max envelope of about the chart's pixel width, so a trace of
 // hours at 1 ms costs the same memory as one of seconds. Markers, stages and peaks are kept whole.
 #pragma once
@@ -45,7 +45,7 @@ struct ChildData {
 };
 
 struct GpuDeviceData {
-  GpuDevice info;  // index, uuid, name, total (from GPUDEV; name empty when there was none)
+  trace::GpuDevice info;  // index, uuid, name, total (from GPUDEV; name empty when there was none)
   Series tree;
   Series used;
 };
@@ -58,7 +58,7 @@ struct GpuUtilData {
 
 // A directory watched with --watch-dir (DIRDEF, DIR lines).
 struct DirData {
-  WatchedDir info;
+  trace::WatchedDir info;
   Series apparent;  // Σ st_size of its files
   Series fs_free;   // its file system's free space
 };
@@ -72,7 +72,7 @@ struct PlotMarker {
 struct TraceData {
   std::string path;
   std::string cmdline;
-  TraceMeta meta;
+  trace::TraceMeta meta;
   bool qprof = false;  // a qprof trace (QPROF header); otherwise mprof's
   // Every time below is in seconds from t0, the start: the header's, else the first sample's
   // (Unix seconds).
@@ -94,14 +94,14 @@ struct TraceData {
   // The processes past kMaxSeriesPerKind, as one envelope of all their samples: a series per
   // process cost up to ≈ 170 KB each, and 14 000 of them aborted a plot under 2 GiB.
   Series other_children;
-  std::size_t other_children_count = 0;  // processes in other_children
-  bool root_line = false;                // children[0] is the root's own RSS (MEM minus CHLD)
-  std::vector<GpuDeviceData> gpus;       // in order of appearance, at most kMaxSeriesPerKind
-  std::size_t gpus_left_out = 0;         // devices past that: in gpu_total only
-  Series gpu_total;                      // the tree's GPU memory summed over devices
-  std::vector<TorchSample> torch;        // TORCH lines (one per device and checkpoint), times from the start
-  Series cpu;                            // cumulative CPU seconds
-  Series io_read, io_write;              // cumulative storage bytes
+  std::size_t other_children_count = 0;   // processes in other_children
+  bool root_line = false;                 // children[0] is the root's own RSS (MEM minus CHLD)
+  std::vector<GpuDeviceData> gpus;        // in order of appearance, at most kMaxSeriesPerKind
+  std::size_t gpus_left_out = 0;          // devices past that: in gpu_total only
+  Series gpu_total;                       // the tree's GPU memory summed over devices
+  std::vector<trace::TorchSample> torch;  // TORCH lines (one per device and checkpoint), times from the start
+  Series cpu;                             // cumulative CPU seconds
+  Series io_read, io_write;               // cumulative storage bytes
   // KINDS: each kind, and the kinds stacked (anon, anon + file, anon + file + shmem) so that a
   // stacked chart draws each cumulative curve from its own envelope.
   Series anon, file, shmem, swap;
@@ -111,9 +111,9 @@ struct TraceData {
   std::vector<DirData> dirs;          // by index, in order of appearance, at most kMaxSeriesPerKind
   std::size_t dirs_left_out = 0;
   std::vector<PlotMarker> markers;     // every MARK line, in file order
-  std::vector<Stage> stages;           // by start time (mem_start/mem_end as recorded)
+  std::vector<trace::Stage> stages;    // by start time (mem_start/mem_end as recorded)
   std::map<std::string, Bytes> peaks;  // PEAK lines; cgroup and hwm_sum also derived from samples
-  std::optional<ExitInfo> exit;
+  std::optional<trace::ExitInfo> exit;
   std::size_t markers_dropped = 0;  // beyond kMaxMarkers
 
   TraceData(std::size_t columns, double from, double to);
@@ -145,7 +145,7 @@ inline constexpr double kMaxSpan = 1e9;
 
 using WarningSink = std::function<void(const std::string&)>;
 
-// Throws dat::ParseError ("FILE:LINE: reason"); a truncated last line goes to `warn`. A trace
+// Throws trace::ParseError ("FILE:LINE: reason"); a truncated last line goes to `warn`. A trace
 // without a single MEM line is an error too ("… the trace is empty").
 TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn = {});
 TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,

@@ -21,7 +21,7 @@ struct SweepChartOptions {
 
 // Throws PlotError (no gnuplot, a bad output, gnuplot failed). `solved`: the largest value whose
 // prediction fits `limit` (drawn where both are given).
-void plot_sweep(const SweepModel& model, const FigureModel& figure, std::optional<Bytes> limit,
+void plot_sweep(const analysis::SweepModel& model, const analysis::FigureModel& figure, std::optional<Bytes> limit,
                 std::optional<double> solved, const SweepChartOptions& options);
 
 }  // namespace qprof::plot

@@ -28,7 +28,7 @@ class TreeAccounting {
   explicit TreeAccounting(double ticks_per_second);
 
   struct Totals {
-    IoSample io;  // t unused
+    trace::IoSample io;  // t unused
     double cpu_seconds = 0;
     Bytes hwm_sum = 0;          // an upper bound of the tree's peak RSS while `uncovered` is 0
     std::size_t uncovered = 0;  // processes reaped by a parent that qprof has not reaped (yet)
@@ -48,7 +48,7 @@ class TreeAccounting {
   void after_reap(Member& m, const rusage& usage);
   // qprof reaped a process of the tree that never became a member (it lived and died between
   // two scans): what it used still counts.
-  void reaped_unseen(const IoSample& io, const rusage& usage);
+  void reaped_unseen(const trace::IoSample& io, const rusage& usage);
   // A member that left the tree. If qprof did not reap it, its parent (a member) now holds its
   // I/O and CPU time; its high-water mark is kept here either way.
   void left(const Member& m);

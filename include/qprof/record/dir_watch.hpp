@@ -65,7 +65,7 @@ class DirWatcher {
   const std::int64_t start_ns_;
 
   std::mutex results_mu_;
-  std::array<DirSample, 1024> results_{};  // a ring: the oldest results give way if nobody drains
+  std::array<trace::DirSample, 1024> results_{};  // a ring: the oldest results give way if nobody drains
   std::uint64_t read_ = 0, written_ = 0;
 
   std::mutex warnings_mu_;

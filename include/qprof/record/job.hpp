@@ -19,7 +19,7 @@ namespace qprof {
 
 struct JobIdentity {
   std::string host;  // --host-name, else $QPROF_HOSTNAME, else gethostname()
-  JobMeta job;
+  trace::JobMeta job;
   std::vector<std::string> warnings;  // launcher variables that were set but unreadable
 };
 

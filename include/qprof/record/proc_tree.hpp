@@ -31,15 +31,15 @@ struct Member {
   pid_t ppid = 0;  // its parent when it joined: who reaps it unless it is orphaned
   std::uint64_t start_ticks = 0;
   bool is_root = false;
-  bool gone = false;       // set by a probe whose read failed: dropped by ProcTree::prune()
-  ProcFile statm;          // also the liveness handle: it fails once the process is reaped
-  ProcFile stat;           // CPU time
-  ProcFile io;             // I/O counters
-  ProcFile status;         // VmHWM
-  ProcFile schedstat;      // whether it ran since the last stats pass (when single-threaded)
-  Bytes rss = 0;           // latest readings
-  double cpu_seconds = 0;  // own and waited-for children's user + system time
-  IoSample io_total;       // its counters (t unused)
+  bool gone = false;         // set by a probe whose read failed: dropped by ProcTree::prune()
+  ProcFile statm;            // also the liveness handle: it fails once the process is reaped
+  ProcFile stat;             // CPU time
+  ProcFile io;               // I/O counters
+  ProcFile status;           // VmHWM
+  ProcFile schedstat;        // whether it ran since the last stats pass (when single-threaded)
+  Bytes rss = 0;             // latest readings
+  double cpu_seconds = 0;    // own and waited-for children's user + system time
+  trace::IoSample io_total;  // its counters (t unused)
   Bytes hwm = 0;
   // The page faults counted when VmHWM was last read, and stats passes since: status, the
   // dearest file of the stats path, is read again only if the process faulted (its high-water

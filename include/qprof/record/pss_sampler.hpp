@@ -87,7 +87,7 @@ class PssSampler {
   std::vector<Target> targets_;                           // thread only
 
   std::mutex results_mu_;
-  std::array<PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains
+  std::array<trace::PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains
   std::uint64_t read_ = 0, written_ = 0;
 
   mutable std::mutex stop_mu_;

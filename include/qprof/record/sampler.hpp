@@ -33,11 +33,11 @@ struct SamplerConfig {
 
 class Sampler {
  public:
-  Sampler(ProcTree& tree, dat::Writer& out, const WallAnchor& clock, SamplerConfig config,
+  Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, SamplerConfig config,
           const TreeCgroup* cgroup = nullptr);
 
   // The fast path: returns the tree's RSS, or nullopt (writing nothing) once the tree is empty.
-  std::optional<MemSample> sample(std::int64_t mono_ns);
+  std::optional<trace::MemSample> sample(std::int64_t mono_ns);
   // The slower path; writes PSS, IO, CPU, HWM and CGROUP lines.
   void sample_stats(std::int64_t mono_ns);
   // At a marker: a PSS pass of this moment when one costs less than `budget` (else the marker
@@ -55,13 +55,13 @@ class Sampler {
   void after_reap(pid_t pid, const rusage& usage);
 
   std::uint64_t count() const { return count_; }
-  const MemSample& peak() const { return peak_; }
-  const MemSample& last() const { return last_; }
+  const trace::MemSample& peak() const { return peak_; }
+  const trace::MemSample& last() const { return last_; }
   const TreeAccounting::Totals& totals() const { return accounting_.totals(); }
   // At the end: the departures since the last stats pass counted in Σ VmHWM's bound.
   void close_accounting() { accounting_.close(tree_.members()); }
-  std::optional<PssSample> latest_pss() const { return latest_pss_; }
-  std::optional<PssSample> peak_pss() const { return peak_pss_; }
+  std::optional<trace::PssSample> latest_pss() const { return latest_pss_; }
+  std::optional<trace::PssSample> peak_pss() const { return peak_pss_; }
   Bytes peak_uss() const { return peak_uss_; }
   // The largest unreclaimable part of a PSS pass (Pss_Anon + Pss_Shmem) and of a cgroup sample
   // (its anonymous memory), each at its own moment; absent where the kernel does not split.
@@ -71,7 +71,7 @@ class Sampler {
   // its own, else Σ PSS), and its largest reading so far: for the live line.
   std::optional<Bytes> footprint_now() const { return footprint_now_; }
   Bytes footprint_peak() const { return footprint_peak_; }
-  std::optional<CgroupSample> largest_cgroup() const { return largest_cgroup_; }  // the highest usage sample
+  std::optional<trace::CgroupSample> largest_cgroup() const { return largest_cgroup_; }  // the highest usage sample
   const PssSampler* pss_sampler() const { return pss_.get(); }
   const UsageSeries& usage() const { return usage_; }  // memory by kind, tasks (KINDS, TASKS)
 
@@ -81,7 +81,7 @@ class Sampler {
   void name_member(Member& m);
 
   ProcTree& tree_;
-  dat::Writer& out_;
+  trace::Writer& out_;
   const WallAnchor& clock_;
   SamplerConfig config_;
   const TreeCgroup* cgroup_;
@@ -89,17 +89,17 @@ class Sampler {
   std::unique_ptr<PssSampler> pss_;
   std::uint64_t pss_generation_ = ~std::uint64_t{0};
   std::uint64_t count_ = 0;
-  MemSample peak_;
-  MemSample last_;
-  std::optional<PssSample> latest_pss_, peak_pss_;
+  trace::MemSample peak_;
+  trace::MemSample last_;
+  std::optional<trace::PssSample> latest_pss_, peak_pss_;
   Bytes peak_uss_ = 0;
-  std::optional<CgroupSample> largest_cgroup_;
+  std::optional<trace::CgroupSample> largest_cgroup_;
   std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_anon_;
   Bytes rise_floor_ = 0;  // the Σ RSS that asks the PSS thread for its next early pass
   std::optional<Bytes> footprint_now_;
   Bytes footprint_peak_ = 0;
   UsageSeries usage_;
-  IoSample unseen_io_;  // the final counters of a process reaped before it became a member
+  trace::IoSample unseen_io_;  // the final counters of a process reaped before it became a member
 };
 
 }  // namespace qprof

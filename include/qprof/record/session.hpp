@@ -32,12 +32,12 @@ struct RunReport {
   Seconds stopped_seconds = 0;  // no samples are taken while stopped
   Seconds asked_interval = 0;
   Seconds mean_interval = 0;                      // achieved, over regular samples
-  std::optional<MemSample> sampled_peak;          // the tree's RSS
+  std::optional<trace::MemSample> sampled_peak;   // the tree's RSS
   std::optional<Bytes> kernel_process_peak;       // largest single process (RUSAGE_CHILDREN)
   std::optional<Bytes> cgroup_peak;               // the peak of the cgroup's charge (includes page cache)
   std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
   std::optional<std::uint64_t> oom_kills;         // oom_kill of the tree's cgroup, where the kernel tells
-  std::optional<PssSample> pss_peak;              // unless --no-pss
+  std::optional<trace::PssSample> pss_peak;       // unless --no-pss
   std::optional<Bytes> uss_peak;
   std::optional<Bytes> pss_unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
   std::optional<Bytes> cgroup_anon_peak;        // the cgroup's anonymous memory, the largest sample
@@ -45,26 +45,26 @@ struct RunReport {
   std::uint64_t pss_passes = 0;                 // PSS readings of the tree
   std::uint64_t pss_rise_passes = 0;            // of those, taken early at a new high of Σ RSS
   // The answer: the tree's memory with shared pages counted once (footprint_of_run).
-  std::optional<Footprint> footprint;
-  Bytes hwm_sum = 0;                            // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
-  std::size_t hwm_uncovered = 0;                // processes whose own peak Σ VmHWM could not cover
-  std::size_t hwm_capped = 0;                   // processes counted with an ancestor's wait4 peak (loose)
-  bool hwm_useful = false;                      // a bound, and within kUsefulBoundRatio of the peak
-  std::optional<MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
+  std::optional<trace::Footprint> footprint;
+  Bytes hwm_sum = 0;                                   // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
+  std::size_t hwm_uncovered = 0;                       // processes whose own peak Σ VmHWM could not cover
+  std::size_t hwm_capped = 0;                          // processes counted with an ancestor's wait4 peak (loose)
+  bool hwm_useful = false;                             // a bound, and within kUsefulBoundRatio of the peak
+  std::optional<trace::MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
   Bytes peak_swap = 0;
-  std::optional<TasksSample> most_tasks;  // the TASKS sample with the most threads
+  std::optional<trace::TasksSample> most_tasks;  // the TASKS sample with the most threads
   Bytes peak_vsz = 0;
   double cpu_seconds = 0;  // user + system of the whole tree
   // Of one core, over a stats interval; none when the run was too short to measure one.
   std::optional<double> cpu_peak_percent;
-  Seconds stats_interval = 0;            // as asked: the schedule of KINDS, TASKS, CPU, IO
-  std::uint64_t usage_readings = 0;      // KINDS/TASKS readings of the tree
-  IoSample io;                           // totals of the whole tree
-  double profiler_cpu_seconds = 0;       // what qprof itself used, all its threads
-  std::string gpu_backend;               // empty: no GPU figures
-  std::optional<MemSample> gpu_peak;     // the tree's GPU memory, Σ devices
-  bool gpu_is_device_total = false;      // some of it is a device's total, not per-process
-  std::vector<std::string> gpu_devices;  // one line each: name, the tree's peak, device peak, capacity
+  Seconds stats_interval = 0;                // as asked: the schedule of KINDS, TASKS, CPU, IO
+  std::uint64_t usage_readings = 0;          // KINDS/TASKS readings of the tree
+  trace::IoSample io;                        // totals of the whole tree
+  double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
+  std::string gpu_backend;                   // empty: no GPU figures
+  std::optional<trace::MemSample> gpu_peak;  // the tree's GPU memory, Σ devices
+  bool gpu_is_device_total = false;          // some of it is a device's total, not per-process
+  std::vector<std::string> gpu_devices;      // one line each: name, the tree's peak, device peak, capacity
   int exit_status = 0;
   int signal = 0;
   bool timed_out = false;
@@ -93,22 +93,22 @@ struct RunReport {
   double dir_first_walk_cpu = 0;      // of dir_cpu_seconds: the baseline walk before the command
   std::uint64_t dir_entries = 0;      // entries of the last walk, all directories
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
-  std::vector<Stage> stages;          // as recorded: closed ones, then those never ended
+  std::vector<trace::Stage> stages;   // as recorded: closed ones, then those never ended
 };
 
 // The footprint from the run's own figures: its cgroup's charge where the tree had a group of
 // its own, else its Σ PSS.
-std::optional<Footprint> footprint_of_run(const RunReport& report);
+std::optional<trace::Footprint> footprint_of_run(const RunReport& report);
 
 // What qprof knows of a finished run without reading its trace: a Trace of its peaks (each
 // metric's peak as its one sample, the kernel's figures as PEAK lines) and its stages. Budgets
 // are checked on it when the trace is incomplete or a stream that cannot be read back.
-Trace peaks_in_memory(const RunReport& report);
+trace::Trace peaks_in_memory(const RunReport& report);
 
 // The trace a finished run wrote, read through the descriptor opened with it (never by path: a
 // file moved there meanwhile is not it). Requires report.trace_readable_back; throws
-// dat::ParseError as dat::read_trace does.
-Trace read_back(const RunReport& report);
+// trace::ParseError as trace::read_trace does.
+trace::Trace read_back(const RunReport& report);
 
 // Ways to follow a run while it goes on.
 struct RunHooks {
@@ -116,7 +116,7 @@ struct RunHooks {
   // values of its immediate sample. Keep it short (hand slow work to another thread): the
   // sampler waits for it.
   // Not called once the trace is incomplete.
-  std::function<void(const Marker&)> on_checkpoint;
+  std::function<void(const trace::Marker&)> on_checkpoint;
   // Called once the trace file is open, before the command starts, with its name.
   std::function<void(const std::string&)> on_trace_opened;
   // Called once, at the first failed write of the trace (on the sampler thread).

@@ -16,18 +16,18 @@ class UsageSeries {
  public:
   // Sums the members read at this stats pass and writes one KINDS and one TASKS line.
   // Allocation-free. Members without a valid status (gone before the read) are left out.
-  void record(const std::vector<Member>& members, Seconds t, dat::Writer& out);
+  void record(const std::vector<Member>& members, Seconds t, trace::Writer& out);
 
   // The KINDS sample whose anon + file + shmem was highest: the split at the peak.
-  std::optional<MemKindsSample> largest() const { return largest_; }
-  std::optional<TasksSample> most_tasks() const { return most_tasks_; }  // the most threads
+  std::optional<trace::MemKindsSample> largest() const { return largest_; }
+  std::optional<trace::TasksSample> most_tasks() const { return most_tasks_; }  // the most threads
   Bytes peak_vsz() const { return peak_vsz_; }
   Bytes peak_swap() const { return peak_swap_; }
   std::uint64_t readings() const { return readings_; }  // passes that read a live member
 
  private:
-  std::optional<MemKindsSample> largest_;
-  std::optional<TasksSample> most_tasks_;
+  std::optional<trace::MemKindsSample> largest_;
+  std::optional<trace::TasksSample> most_tasks_;
   Bytes peak_vsz_ = 0;
   Bytes peak_swap_ = 0;
   std::uint64_t readings_ = 0;

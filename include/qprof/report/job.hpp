@@ -15,14 +15,15 @@ namespace qprof::report {
 // alignment, clock skew), then tables: "ranks" (a row per trace: its peak, its value at the job's
 // peak, the highest peak flagged), "hosts" (the peak of each host's sum) and "stages" (across
 // ranks: earliest start to latest end, the slowest rank). CSV: the ranks table.
-Document job_report(const std::vector<const Trace*>& traces, Metric metric, Align align);
+Document job_report(const std::vector<const trace::Trace*>& traces, analysis::Metric metric, analysis::Align align);
 
 // `qprof peak --sum`: "job (N traces)<TAB>PEAK"; with `by_host` one line per host instead,
 // "HOST (N traces)<TAB>PEAK". Peaks in `unit`, 3 decimals as mprof peak prints.
-std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
-                           Unit unit);
+std::string job_peak_lines(const std::vector<const trace::Trace*>& traces, analysis::Metric metric,
+                           analysis::Align align, bool by_host, Unit unit);
 // The same as JSON: {"traces": N, "bytes", "value", "unit", "time_s", "ranks": [...]} or, by host,
 // an array of such objects with "host".
-std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host, Unit unit);
+std::string job_peak_json(const std::vector<const trace::Trace*>& traces, analysis::Metric metric,
+                          analysis::Align align, bool by_host, Unit unit);
 
 }  // namespace qprof::report

@@ -29,7 +29,7 @@ struct QuarkYamlOptions {
   bool in_progress = false;
 };
 
-std::string quark_yaml(const Trace& trace, const QuarkYamlOptions& options = {});
+std::string quark_yaml(const trace::Trace& trace, const QuarkYamlOptions& options = {});
 
 // --yaml-stream: keeps the YAML of a run current while it goes on. checkpoint() is called on the
 // sampler thread after each checkpoint is flushed to the trace; it only wakes a thread of this

@@ -144,15 +144,15 @@ std::string render(const Document& doc, Format format, const RenderOptions& opti
 
 // The stages of a trace: name, start, end, duration, share of the run, and the metric's peak
 // inside, at start, at end, and their difference. A stage that never ended is marked.
-Table stage_table(const Trace& trace, Metric metric = Metric::rss);
+Table stage_table(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
 // One row per metric the trace has: its peak, when, in which stage, what it is.
-Table peaks_table(const Trace& trace);
+Table peaks_table(const trace::Trace& trace);
 // `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
-Document trace_report(const Trace& trace, Metric metric = Metric::rss);
+Document trace_report(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
 // The memory limit the header recorded, the peak's share of it and the headroom (watch_tables.cpp).
-void add_limit_facts(Document& d, const Trace& trace);
+void add_limit_facts(Document& d, const trace::Trace& trace);
 // One row per --watch-dir directory: sizes at start, peak, growth, end, free space; nullopt without.
-std::optional<Table> watched_dirs_table(const Trace& trace);
+std::optional<Table> watched_dirs_table(const trace::Trace& trace);
 
 // The verdict of a budget on one row of a comparison; `text` empty: not checked.
 struct RowBudget {
@@ -163,7 +163,7 @@ struct RowBudget {
 // `qprof compare`: one row per entry, the lowest value of each column marked, ratios to the first
 // row (text/Markdown show those of duration and of `c.metric`'s peak). `budgets` (one per row)
 // adds a budget column when one of them was checked.
-Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,
+Document comparison_document(const std::vector<analysis::CompareEntry>& entries, const analysis::Comparison& c,
                              const std::vector<RowBudget>& budgets = {});
 
 // `qprof compare --pivot ROWS,COLUMNS`: one row per ROW, one column per COLUMN, each cell the
@@ -174,7 +174,8 @@ struct PivotAxes {
   std::string rows;     // "model"
   std::string columns;  // "method"
 };
-Document pivot_document(const std::vector<CompareEntry>& entries, const Comparison& c, const PivotAxes& axes);
+Document pivot_document(const std::vector<analysis::CompareEntry>& entries, const analysis::Comparison& c,
+                        const PivotAxes& axes);
 
 // ── Small pieces the exporters share ────────────────────────────────────────────────────────
 
@@ -194,23 +195,24 @@ std::size_t display_width(std::string_view s);
 
 struct PeakLine {
   std::string file;
-  Metric metric = Metric::rss;
-  std::optional<Peak> peak;  // nullopt: the file has no such peak (an error line)
+  analysis::Metric metric = analysis::Metric::rss;
+  std::optional<analysis::Peak> peak;  // nullopt: the file has no such peak (an error line)
   std::optional<Seconds> relative_t;
-  std::string stage_scope;             // --stage NAME, empty for the whole run
-  std::vector<std::string> where;      // stages holding the peak
-  std::vector<ChildPeak> children;     // --children
-  std::string error;                   // why there is no peak
-  std::uint64_t unread_processes = 0;  // the trace's UNREAD: the figure misses that many processes
+  std::string stage_scope;                    // --stage NAME, empty for the whole run
+  std::vector<std::string> where;             // stages holding the peak
+  std::vector<analysis::ChildPeak> children;  // --children
+  std::string error;                          // why there is no peak
+  std::uint64_t unread_processes = 0;         // the trace's UNREAD: the figure misses that many processes
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".
-std::string missing_metric(const Trace& trace, Metric m);
+std::string missing_metric(const trace::Trace& trace, analysis::Metric m);
 
 // The peak of `metric` in a trace, inside every run of `stage` when it is not empty, with the
 // stages that hold it and, with `children`, each process's peak. When there is none, `error`
 // says why: "run.dat has no pss (it has: rss)", "run.dat has no stage 'X' (stages: 'A', 'B')".
-PeakLine peak_line(const Trace& trace, Metric metric, const std::string& stage = "", bool children = false);
+PeakLine peak_line(const trace::Trace& trace, analysis::Metric metric, const std::string& stage = "",
+                   bool children = false);
 
 // "1523.4 MiB" (3 decimals with `mprof_style`, as mprof peak prints; whole bytes for B).
 std::string peak_value(Bytes b, Unit unit, bool mprof_style);
@@ -225,6 +227,6 @@ std::string peak_json(const std::vector<PeakLine>& lines, Unit unit, bool single
 
 // "peak RSS 4.52 GiB exceeds the budget of 4.00 GiB by 530.0 MiB (+13.0%), at 12.3 s, in stage
 // 'Calibration'", or "peak RSS 3.10 GiB is within the budget of 4.00 GiB".
-std::string budget_message(const Trace& trace, const BudgetCheck& check);
+std::string budget_message(const trace::Trace& trace, const analysis::BudgetCheck& check);
 
 }  // namespace qprof::report

@@ -21,16 +21,16 @@ struct SweepModelOptions {
 // The figure a limit is solved on and --plot draws: qprof fit's full-speed limit where the runs
 // were fitted (sweep --fit: what the job needs to run unslowed under a limit), else the footprint,
 // else Σ RSS's peak; null where none of them has two values.
-const FigureModel* limit_figure(const SweepModel& m);
+const analysis::FigureModel* limit_figure(const analysis::SweepModel& m);
 
 // "50.0 MiB + 30.0 MiB × workers", "2.00 MiB × workers^2.00", "1.20 s + 0.300 s × workers"
-std::string formula_words(const FigureModel& f, const std::string& parameter);
+std::string formula_words(const analysis::FigureModel& f, const std::string& parameter);
 // "workers ≤ 15 fit 500.0 MiB (footprint (Σ PSS peak) 50.0 MiB + 30.0 MiB × workers, R² 0.998)";
 // nullopt without a fitted size figure or a limit. Also when the model does not rise with the
 // parameter, it says so instead of a bound.
-std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOptions& o);
+std::optional<std::string> solved_words(const analysis::SweepModel& m, const SweepModelOptions& o);
 
 // Tables "sweep_points" and "sweep_model" (and the sentence as a note and a fact) added to `doc`.
-void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions& o);
+void add_sweep_model(Document& doc, const analysis::SweepModel& m, const SweepModelOptions& o);
 
 }  // namespace qprof::report

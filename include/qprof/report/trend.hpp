@@ -15,15 +15,15 @@ namespace qprof::report {
 // "12.4 MiB/min" or "20.0 MiB/s" (per second from 1 MiB/s up), with a sign when `signed_rate`.
 std::string rate_words(double bytes_per_second, bool signed_rate = false);
 // "grows 12.4 MiB/min (R² 0.97) from 40 s to 610 s"
-std::string growth_words(const Trend& trend);
+std::string growth_words(const analysis::Trend& trend);
 // The summary's line: "Σ RSS grows …; footprint (Σ PSS) grows …" over the series that grow
 // significantly; nullopt when none does.
-std::optional<std::string> growth_summary(const Trace& trace);
+std::optional<std::string> growth_summary(const trace::Trace& trace);
 // `qprof report`'s facts: per series (rss, pss), its slope, R², window and verdict (machine
 // formats), and the growth in words where it is significant (every format).
-void add_trend_facts(Document& doc, const Trace& trace);
+void add_trend_facts(Document& doc, const trace::Trace& trace);
 // The stage table's slope of `metric` inside each stage: a human column ("+20.0 MiB/s (R² 1.00)")
 // and machine ones (slope_bytes_per_s, slope_r2, slope_significant). Rows in stage_stats' order.
-void add_stage_trends(Table& stages, const Trace& trace, Metric metric);
+void add_stage_trends(Table& stages, const trace::Trace& trace, analysis::Metric metric);
 
 }  // namespace qprof::report

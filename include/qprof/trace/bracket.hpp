@@ -14,7 +14,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 struct PeakBracket {
   std::optional<Bytes> lower;  // the largest single process, by the kernel
@@ -44,4 +44,4 @@ inline bool bound_is_useful(Bytes upper, Bytes peak) {
 // Where a bracket breaks the rule (empty: it holds). For tests and checks of old traces.
 std::vector<std::string> bracket_violations(const PeakBracket& b, const BracketInputs& in);
 
-}  // namespace qprof
+}  // namespace qprof::trace

@@ -9,7 +9,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 // Why a qprof trace without its EXIT record is incomplete.
 inline constexpr const char* kNoEndRecord = "no end record (EXIT): qprof was killed, or the run still goes on";
@@ -27,7 +27,7 @@ struct Completeness {
 
 std::string incomplete_reason(const Trace& trace);
 
-// Reads the trace at `path` through (throws dat::ParseError where it is bad): what a streaming
+// Reads the trace at `path` through (throws trace::ParseError where it is bad): what a streaming
 // command checks before it writes its first byte.
 Completeness file_completeness(const std::string& path);
 
@@ -39,4 +39,4 @@ inline std::string incomplete_notice(const Trace& trace, const std::string& comm
                            Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
 }
 
-}  // namespace qprof
+}  // namespace qprof::trace

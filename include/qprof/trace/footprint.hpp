@@ -8,7 +8,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 struct Footprint {
   // cgroup: the peak of the charge of the tree's own memory cgroup (the kernel's high-water mark,
@@ -30,4 +30,4 @@ std::string_view basis_name(Footprint::Basis b);  // "cgroup charge", "Σ PSS"
 // own), else PSS lines; nullopt where it has neither (an mprof trace, a run with --no-pss).
 std::optional<Footprint> footprint_of(const Trace& t);
 
-}  // namespace qprof
+}  // namespace qprof::trace

@@ -56,7 +56,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 
 inline constexpr int kFormatVersion = 1;
 
@@ -252,4 +252,4 @@ class Writer {
 // file every reader takes.
 void write_trace(const Trace& trace, Writer& out);
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

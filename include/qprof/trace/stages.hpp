@@ -10,7 +10,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 // "Calibration Start" → "Calibration"; nullopt unless the label ends in " Start" / " End".
 std::optional<std::string_view> stage_start_name(std::string_view label);
@@ -34,4 +34,4 @@ class StageTracker {
   std::vector<Open> open_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::trace

@@ -8,7 +8,7 @@
 
 #include "qprof/trace/format.hpp"
 
-namespace qprof::dat {
+namespace qprof::trace {
 
 // parse_file, with the reading and parsing on a second thread. `visitor` is called only on the
 // calling thread, with the same calls in the same order as parse_file makes; a ParseError
@@ -19,4 +19,4 @@ namespace qprof::dat {
 // thread must be sure to stop), a machine of one core, or no thread to be had: parse_file.
 void parse_file_threaded(const std::string& path, Visitor& visitor);
 
-}  // namespace qprof::dat
+}  // namespace qprof::trace

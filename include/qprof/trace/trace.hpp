@@ -12,7 +12,7 @@
 #include "qprof/common/types.hpp"
 #include "qprof/trace/usage_samples.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 struct MemSample {
   Seconds t = 0;
@@ -200,4 +200,4 @@ struct Trace {
   Seconds t0() const;
 };
 
-}  // namespace qprof
+}  // namespace qprof::trace

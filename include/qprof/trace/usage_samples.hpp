@@ -8,7 +8,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::trace {
 
 // The tree's RSS by kind (Σ over members of /proc/PID/status RssAnon, RssFile, RssShmem) and
 // its swapped-out pages (VmSwap). anon + file + shmem is the tree's RSS at that moment.
@@ -49,4 +49,4 @@ struct GpuUtilSample {
   std::optional<double> pcie_tx_bytes_per_s;  // out of the device
 };
 
-}  // namespace qprof
+}  // namespace qprof::trace

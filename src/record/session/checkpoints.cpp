@@ -6,6 +6,9 @@
 #include "qprof/record/mark_channel.hpp"
 
 namespace qprof::session_detail {
+using trace::Marker;
+using trace::MemSample;
+using trace::Stage;
 
 void Checkpoints::take(MarkerInbox& inbox, Notices& notices) {
   inbox.take([&](PendingMarker& item) { checkpoint(item, notices); });
@@ -13,7 +16,7 @@ void Checkpoints::take(MarkerInbox& inbox, Notices& notices) {
 
 void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   Sampler& sampler = parts_.sampler;
-  dat::Writer& out = parts_.trace.writer();
+  trace::Writer& out = parts_.trace.writer();
   const std::int64_t now = monotonic_ns();
   const auto s = sampler.sample(now);
   const Seconds t = parts_.clock.unix_at(now);

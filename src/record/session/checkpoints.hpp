@@ -51,9 +51,9 @@ class Checkpoints {
   Parts parts_;
   const RunHooks& hooks_;
   StatsPass stats_pass_;
-  StageTracker tracker_;
-  std::vector<Stage> stages_;  // closed, as the markers closed them
-  std::uint64_t samples_ = 0;  // checkpoints that sampled the tree (it was not empty)
+  trace::StageTracker tracker_;
+  std::vector<trace::Stage> stages_;  // closed, as the markers closed them
+  std::uint64_t samples_ = 0;         // checkpoints that sampled the tree (it was not empty)
 };
 
 }  // namespace qprof::session_detail

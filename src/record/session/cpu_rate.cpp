@@ -4,6 +4,7 @@
 #include <algorithm>
 
 namespace qprof::session_detail {
+using trace::CpuSample;
 
 double CpuRate::measure(const CpuSample& from, const CpuSample& to) {
   const double percent = std::max(0.0, 100.0 * (to.cpu_seconds - from.cpu_seconds) / (to.t - from.t));

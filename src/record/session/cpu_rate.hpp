@@ -26,12 +26,12 @@ class CpuRate {
   std::optional<double> peak() const { return peak_; }
 
  private:
-  double measure(const CpuSample& from, const CpuSample& to);
+  double measure(const trace::CpuSample& from, const trace::CpuSample& to);
 
   Seconds stats_interval_;
-  std::optional<CpuSample> last_;     // the end of the last measured interval (or the first reading)
-  std::optional<CpuSample> before_;   // the start of the last measured interval
-  std::optional<CpuSample> pending_;  // a later reading, too close to last_ to measure
+  std::optional<trace::CpuSample> last_;     // the end of the last measured interval (or the first reading)
+  std::optional<trace::CpuSample> before_;   // the start of the last measured interval
+  std::optional<trace::CpuSample> pending_;  // a later reading, too close to last_ to measure
   std::optional<double> latest_;
   std::optional<double> peak_;
 };

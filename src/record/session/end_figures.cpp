@@ -12,12 +12,19 @@
 #include "qprof/trace/bracket.hpp"
 
 namespace qprof::session_detail {
+using trace::bound_is_useful;
+using trace::BracketInputs;
+using trace::ExitInfo;
+using trace::is_vsz_peak;
+using trace::make_bracket;
+using trace::splits_peak;
+
 namespace {
 
-void record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, dat::Writer& out, RunReport& report) {
+void record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, trace::Writer& out, RunReport& report) {
   if (auto peak = cgroup.peak()) {
     report.cgroup_peak = *peak;
-    out.peak(dat::kPeakCgroup, *peak);
+    out.peak(trace::kPeakCgroup, *peak);
   }
   if (const auto largest = sampler.largest_cgroup()) {
     report.cgroup_anon = largest->anon;
@@ -28,7 +35,7 @@ void record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, dat::Writer
 
 // Σ VmHWM is written as a bound only when every process's peak is covered; the bracket raises
 // it to every figure that must lie below it.
-void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler, dat::Writer& out, Notices& notices,
+void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler, trace::Writer& out, Notices& notices,
                     RunReport& report) {
   report.hwm_uncovered = totals.uncovered;
   report.hwm_capped = totals.capped;
@@ -45,11 +52,11 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
              std::to_string(report.hwm_sum) + " bytes");
   }
   if (totals.uncovered == 0 && report.unread_members == 0) {
-    out.peak(dat::kPeakHwmSum, report.hwm_sum);
+    out.peak(trace::kPeakHwmSum, report.hwm_sum);
   } else if (totals.uncovered == 0) {
-    out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);  // the unread members' peaks are missing
+    out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);  // the unread members' peaks are missing
   } else {
-    out.peak(dat::kPeakHwmSumPartial, report.hwm_sum);
+    out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);
     notices.warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
                  (totals.uncovered == 1 ? " process was" : " processes were") +
                  " reaped by a parent that qprof never reaped, and may have grown after its last reading");
@@ -83,7 +90,7 @@ void warn_missed_spike(Seconds asked_interval, Notices& notices, const RunReport
 
 }  // namespace
 
-void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notices, RunReport& report) {
+void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report) {
   Sampler& sampler = in.sampler;
   if (in.cgroup && in.cgroup->has_memory()) record_cgroup(*in.cgroup, sampler, out, report);
   sampler.close_accounting();
@@ -119,7 +126,7 @@ void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notic
   }
 }
 
-void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, dat::Writer& out,
+void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
                  RunReport& report) {
   KillSource source = KillSource::unknown;
   if (exit.killed())

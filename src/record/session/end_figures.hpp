@@ -23,11 +23,11 @@ struct TreeSources {
 };
 
 // After report.kernel_process_peak and report.unread_members are known.
-void record_tree_figures(const TreeSources& in, dat::Writer& out, Notices& notices, RunReport& report);
+void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report);
 
 // The EXIT line at `t_end` and the report's exit status; the command's end said when it is not
 // a plain exit. `command_name` names it in that message.
-void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, dat::Writer& out,
+void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
                  RunReport& report);
 
 }  // namespace qprof::session_detail

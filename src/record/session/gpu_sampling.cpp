@@ -10,6 +10,7 @@
 #include "qprof/gpu/backend.hpp"
 
 namespace qprof::session_detail {
+using trace::MemSample;
 
 void GpuSampling::open(const RunOptions& o, Notices& notices) {
   const gpu::Choice choice = gpu::parse_choice(o.gpu).value_or(gpu::Choice::automatic);
@@ -33,13 +34,13 @@ void GpuSampling::open(const RunOptions& o, Notices& notices) {
   sampler_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
 }
 
-void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices) {
+void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
   if (!sampler_) return;
   sampler_->sample(now, t, tree.pids(), out);
   say_warnings(notices);
 }
 
-void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices) {
+void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
   if (!sampler_) return;
   sampler_->sample_checkpoint(now, t, tree.pids(), out);
   say_warnings(notices);

@@ -30,8 +30,8 @@ class GpuSampling {
   void open(const RunOptions& options, Notices& notices);
   bool active() const { return sampler_ != nullptr; }
   std::span<const pid_t> helpers() const { return helpers_; }
-  void sample(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices);
-  void sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, dat::Writer& out, Notices& notices);
+  void sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
+  void sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   std::optional<Bytes> tree_total() const;  // the latest sample's, Σ devices
   // Stops the sampler; its peak, backend and devices go to `report`.
   void finish(RunReport& report);

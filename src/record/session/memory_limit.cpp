@@ -6,6 +6,7 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::session_detail {
+using trace::TraceMeta;
 
 void MemoryLimitWatch::find(const std::string& proc_root, TraceMeta& meta) {
   LimitProbe probe;

@@ -19,7 +19,7 @@ class MemoryLimitWatch {
 
   explicit MemoryLimitWatch(std::optional<MemoryLimit> limit = std::nullopt) : limit_(std::move(limit)) {}
   // Looks for it under `proc_root`; a header's limit and limit_source when found.
-  void find(const std::string& proc_root, TraceMeta& meta);
+  void find(const std::string& proc_root, trace::TraceMeta& meta);
   // A regular sample's RSS of the tree.
   // On the basis the limit counts: a cgroup, Slurm or the machine's memory count a page shared by
   // forked workers once, so the footprint (as of the latest stats pass) where there is one.

@@ -20,7 +20,7 @@ void Notices::warn(const std::string& text) {
   if (trace_) trace_->note(text);
 }
 
-void Notices::write_to(dat::Writer& trace) {
+void Notices::write_to(trace::Writer& trace) {
   for (const std::string& w : warnings_) trace.note(w);
   for (const std::string& n : quiet_notes_) trace.note(n);
   trace_ = &trace;

@@ -25,7 +25,7 @@ class Notices {
   void note_quietly(std::string text) { quiet_notes_.push_back(std::move(text)); }
   // Once the header is written: every warning so far, then the quiet notes, as NOTE lines; later
   // warnings go to `trace` as they come. `trace` must outlive the run.
-  void write_to(dat::Writer& trace);
+  void write_to(trace::Writer& trace);
   // From now on warnings are said through `live` (nullptr: straight on stderr again).
   void show_through(LiveLine* live) { live_ = live; }
 
@@ -33,7 +33,7 @@ class Notices {
   std::vector<std::string>& warnings_;
   bool quiet_;
   std::vector<std::string> quiet_notes_;
-  dat::Writer* trace_ = nullptr;
+  trace::Writer* trace_ = nullptr;
   LiveLine* live_ = nullptr;
 };
 

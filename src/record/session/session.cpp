@@ -33,6 +33,8 @@
 #include "watched_dirs.hpp"
 
 namespace qprof {
+using trace::TraceMeta;
+
 namespace session_detail {
 namespace {
 
@@ -222,7 +224,7 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
 }
 
 void Session::write_header(TraceMeta& meta) {
-  meta.format_version = dat::kFormatVersion;
+  meta.format_version = trace::kFormatVersion;
   meta.qprof_version = std::string(kVersion);
   meta.host = o_.identity.host.empty() ? host_name() : o_.identity.host;
   meta.job = o_.identity.job;
@@ -232,7 +234,7 @@ void Session::write_header(TraceMeta& meta) {
   meta.start = report_.start;
   if (cgroup_) meta.other["cgroup"] = cgroup_->path();
   if (o_.attach) meta.other["attached"] = "1";  // not qprof's child: no stderr, no wait status
-  dat::Writer& out = trace_->writer();
+  trace::Writer& out = trace_->writer();
   out.header(meta);
   out.cmdline(report_.command);
   dirs_.write_definitions(out);
@@ -320,7 +322,7 @@ void Session::take_markers() {
 }
 
 void Session::finish_trace() {
-  dat::Writer& out = trace_->writer();
+  trace::Writer& out = trace_->writer();
   dirs_.finish(out, notices_, report_);
   const Seconds t_end = clock_->unix_at(monotonic_ns());
   report_.duration = t_end - report_.start;
@@ -341,7 +343,7 @@ void Session::finish_trace() {
   // GPU backends' helpers.
   if (exit_->kernel_peak() > 0) {
     report_.kernel_process_peak = exit_->kernel_peak();
-    out.peak(dat::kPeakKernelProcess, exit_->kernel_peak());
+    out.peak(trace::kPeakKernelProcess, exit_->kernel_peak());
   }
   gpu_.finish(report_);
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);

@@ -8,7 +8,7 @@
 namespace qprof::session_detail {
 
 TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed)
-    : writer_(std::make_unique<dat::Writer>(output.fd, output.path)),
+    : writer_(std::make_unique<trace::Writer>(output.fd, output.path)),
       path_(output.path),
       readable_back_(output.readable_back),
       on_failed_(std::move(on_failed)) {}

@@ -23,7 +23,7 @@ class TraceSink {
   TraceSink(const TraceSink&) = delete;
   TraceSink& operator=(const TraceSink&) = delete;
 
-  dat::Writer& writer() { return *writer_; }
+  trace::Writer& writer() { return *writer_; }
   bool intact() const { return error_.empty(); }
   const std::string& error() const { return error_; }  // why the trace is incomplete
 
@@ -44,7 +44,7 @@ class TraceSink {
  private:
   void failed(const char* consequence);
 
-  std::unique_ptr<dat::Writer> writer_;
+  std::unique_ptr<trace::Writer> writer_;
   std::string path_;
   bool readable_back_;
   std::function<void()> on_failed_;

@@ -19,7 +19,7 @@ void UnreadMembers::update(std::size_t unread, Notices& notices) {
   count_ = unread;
 }
 
-void UnreadMembers::finish(std::size_t unread, Notices& notices, dat::Writer& out) {
+void UnreadMembers::finish(std::size_t unread, Notices& notices, trace::Writer& out) {
   update(unread, notices);
   if (count_ == 0) return;
   notices.warn(std::to_string(count_) +

@@ -16,7 +16,7 @@ class UnreadMembers {
   // The tree's count of unread members now.
   void update(std::size_t unread, Notices& notices);
   // At the end, with the final count.
-  void finish(std::size_t unread, Notices& notices, dat::Writer& out);
+  void finish(std::size_t unread, Notices& notices, trace::Writer& out);
   std::uint64_t count() const { return count_; }
 
  private:

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 namespace qprof::session_detail {
+using trace::DirSample;
+using trace::WatchedDir;
 
 WatchedDirs::WatchedDirs(std::vector<std::string> paths, Seconds interval)
     : paths_(std::move(paths)), interval_(interval) {
@@ -15,11 +17,11 @@ void WatchedDirs::start(const WallAnchor& clock) {
   watcher_ = std::make_unique<DirWatcher>(paths_, interval_, clock);
 }
 
-void WatchedDirs::write_definitions(dat::Writer& out) const {
+void WatchedDirs::write_definitions(trace::Writer& out) const {
   for (std::size_t i = 0; i < paths_.size(); ++i) out.dir_def(WatchedDir{static_cast<int>(i), paths_[i]});
 }
 
-void WatchedDirs::drain(dat::Writer& out, Notices& notices) {
+void WatchedDirs::drain(trace::Writer& out, Notices& notices) {
   if (!watcher_) return;
   watcher_->drain([&](const DirSample& s) {
     out.dir(s);
@@ -35,7 +37,7 @@ void WatchedDirs::drain(dat::Writer& out, Notices& notices) {
   }
 }
 
-void WatchedDirs::finish(dat::Writer& out, Notices& notices, RunReport& report) {
+void WatchedDirs::finish(trace::Writer& out, Notices& notices, RunReport& report) {
   if (!watcher_) return;
   watcher_->stop();
   drain(out, notices);

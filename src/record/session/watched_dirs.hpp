@@ -24,11 +24,11 @@ class WatchedDirs {
   // The first walk starts (nothing without directories).
   void start(const WallAnchor& clock);
   // The DIRDEF lines, after the header.
-  void write_definitions(dat::Writer& out) const;
+  void write_definitions(trace::Writer& out) const;
   // The walks finished since the last call: DIR lines and the directories' figures.
-  void drain(dat::Writer& out, Notices& notices);
+  void drain(trace::Writer& out, Notices& notices);
   // Stops the walks, drains the last, and hands every figure to `report`.
-  void finish(dat::Writer& out, Notices& notices, RunReport& report);
+  void finish(trace::Writer& out, Notices& notices, RunReport& report);
 
  private:
   std::vector<std::string> paths_;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof export's dispatch, and the CSV and JSON tables (table.hpp streams their rows).
-#include "qprof/export/export.hpp"
+#include "qprof/exports/export.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -84,13 +84,13 @@ std::optional<Format> parse_format(std::string_view name) {
 void check_inputs(const std::vector<Input>& inputs) {
   for (const Input& in : inputs) {
     struct stat st {};
-    if (::stat(in.path.c_str(), &st) != 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) throw dat::ParseError(in.path, 0, std::strerror(EISDIR));
+    if (::stat(in.path.c_str(), &st) != 0) throw trace::ParseError(in.path, 0, std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw trace::ParseError(in.path, 0, std::strerror(EISDIR));
     // A regular file is opened to see that it can be read; a FIFO is not (that would wait for its
     // writer, or take its data), nor is a pipe given as /dev/fd/N.
     if (!S_ISREG(st.st_mode)) continue;
     const int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw dat::ParseError(in.path, 0, std::strerror(errno));
+    if (fd < 0) throw trace::ParseError(in.path, 0, std::strerror(errno));
     ::close(fd);
   }
 }

@@ -9,6 +9,18 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof::exports {
+using trace::CgroupSample;
+using trace::CpuSample;
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::TasksSample;
+using trace::TraceMeta;
+
 namespace {
 
 // Rates over intervals much shorter than the schedule (the extra sample at the exit, at a marker)
@@ -22,7 +34,7 @@ std::string suffix(Unit u) {
   return s;
 }
 
-class Scanner : public dat::Visitor {
+class Scanner : public trace::Visitor {
  public:
   explicit Scanner(ColumnSet& c) : c_(c) {}
   void pss(const PssSample&) override { c_.pss = true; }
@@ -77,7 +89,7 @@ class Rate {
   std::optional<double> rate_;
 };
 
-class RowStreamer : public dat::Visitor {
+class RowStreamer : public trace::Visitor {
  public:
   RowStreamer(const ColumnSet& c, Unit unit, const std::function<void(const Row&)>& emit)
       : c_(c), unit_(unit), emit_(emit), gpu_(c.gpu.size()) {
@@ -193,7 +205,7 @@ class RowStreamer : public dat::Visitor {
 
 void ColumnSet::scan(const std::string& path) {
   Scanner s(*this);
-  dat::parse_file(path, s);
+  trace::parse_file(path, s);
   std::size_t i = 0;
   for (auto& [index, pos] : gpu) pos = i++;
   i = 0;
@@ -232,7 +244,7 @@ std::vector<Column> ColumnSet::columns(Unit unit) const {
 void stream_rows(const std::string& path, const ColumnSet& columns, Unit unit,
                  const std::function<void(const Row&)>& emit) {
   RowStreamer r(columns, unit, emit);
-  dat::parse_file(path, r);
+  trace::parse_file(path, r);
   r.flush();
 }
 

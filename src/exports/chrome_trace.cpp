@@ -21,6 +21,23 @@
 #include "text_out.hpp"
 
 namespace qprof::exports {
+using analysis::rank_label;
+using trace::CgroupSample;
+using trace::CpuSample;
+using trace::ExitInfo;
+using trace::GpuDevice;
+using trace::GpuSample;
+using trace::GpuUtilSample;
+using trace::IoSample;
+using trace::MemKindsSample;
+using trace::MemSample;
+using trace::PssSample;
+using trace::Stage;
+using trace::stage_start_name;
+using trace::StageTracker;
+using trace::TasksSample;
+using trace::TraceMeta;
+
 namespace {
 
 constexpr int kMarkerThread = 1;
@@ -35,7 +52,7 @@ struct TraceFacts {
   std::optional<std::int64_t> rank;  // from the header of a multi-rank job's trace
 };
 
-class EventWriter : public dat::Visitor {
+class EventWriter : public trace::Visitor {
  public:
   EventWriter(std::ostream& out, bool& first, int pid, Unit unit, TraceFacts& facts)
       : out_(out), first_(first), pid_(pid), unit_(unit), unit_name_(unit_name(unit)), facts_(facts) {}
@@ -194,7 +211,7 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
         << ",\"tid\":" << kMarkerThread << ",\"args\":{\"name\":\"markers\"}}";
     first = false;
     EventWriter w(out, first, pid, unit, f);
-    dat::parse_file(inputs[i].path, w);
+    trace::parse_file(inputs[i].path, w);
     w.finish();
     // Named and ordered once the header is read (metadata events may come anywhere): a rank's
     // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the

@@ -5,7 +5,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "qprof/export/export.hpp"
+#include "qprof/exports/export.hpp"
 
 namespace qprof::exports {
 

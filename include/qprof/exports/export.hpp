@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// qprof export: traces into the formats other tools read. Each trace is streamed (dat::Visitor),
+// qprof export: traces into the formats other tools read. Each trace is streamed (trace::Visitor),
 // never held whole: memory grows with the number of series (children, GPU devices), not samples.
 //
 //   chrome    Chrome trace-event JSON, what Perfetto UI and chrome://tracing load: one process
@@ -42,12 +42,12 @@ struct Options {
   std::function<void(const std::string&)> warn;
 };
 
-// Throws dat::ParseError ("FILE: reason") unless every input is there to be read: called before
+// Throws trace::ParseError ("FILE: reason") unless every input is there to be read: called before
 // the output is opened, so that a missing second trace fails before the first byte goes out.
 // (A trace bad in its middle is found by write_export: see Options::in_place.)
 void check_inputs(const std::vector<Input>& inputs);
 
-// Writes every input into `out`. Throws dat::ParseError ("FILE:LINE: reason") on a bad trace;
+// Writes every input into `out`. Throws trace::ParseError ("FILE:LINE: reason") on a bad trace;
 // what was written by then is incomplete.
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
 

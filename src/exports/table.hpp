@@ -23,7 +23,7 @@ struct Column {
 // Which series the traces have, gathered over every trace.
 class ColumnSet {
  public:
-  // Streams `path` once and adds the series it has. Throws dat::ParseError.
+  // Streams `path` once and adds the series it has. Throws trace::ParseError.
   void scan(const std::string& path);
   std::vector<Column> columns(Unit unit) const;
 
