@@ -63,8 +63,8 @@ class ProbeGroup {
   std::string memory_stat() const;
 
  private:
-  explicit ProbeGroup(std::unique_ptr<TreeCgroup> group) : group_(std::move(group)) {}
-  std::unique_ptr<TreeCgroup> group_;
+  explicit ProbeGroup(std::unique_ptr<record::TreeCgroup> group) : group_(std::move(group)) {}
+  std::unique_ptr<record::TreeCgroup> group_;
 };
 
 }  // namespace qprof::fit
