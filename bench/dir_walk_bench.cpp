@@ -47,13 +47,13 @@ int main(int argc, char** argv) {
     }
     ::close(::open((root / "done").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
   }
-  qprof::walk_dir(root.string());  // warm the dentry and inode caches, as a watched tree is
+  qprof::record::walk_dir(root.string());  // warm the dentry and inode caches, as a watched tree is
   std::vector<double> cpu, wall;
-  qprof::DirSize last;
+  qprof::record::DirSize last;
   for (int k = 0; k < 5; ++k) {
     const double c0 = thread_cpu_s();
     const auto w0 = std::chrono::steady_clock::now();
-    last = qprof::walk_dir(root.string());
+    last = qprof::record::walk_dir(root.string());
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
     cpu.push_back(thread_cpu_s() - c0);
   }

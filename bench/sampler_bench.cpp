@@ -58,8 +58,8 @@ struct SampledTree {
   SleepingTree procs;
   qprof::trace::Writer out;
   qprof::WallAnchor clock;
-  qprof::ProcTree tree;
-  qprof::Sampler sampler;
+  qprof::record::ProcTree tree;
+  qprof::record::Sampler sampler;
 };
 
 void BM_SampleTree(benchmark::State& state) {
@@ -96,11 +96,11 @@ void BM_SmapsRollup(benchmark::State& state) {
 BENCHMARK(BM_SmapsRollup)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 void BM_ReadRssKeptDescriptor(benchmark::State& state) {
-  qprof::ProcTree tree("/proc", getpid());
+  qprof::record::ProcTree tree("/proc", getpid());
   tree.add_root(getpid());
-  qprof::Member& self = tree.members().front();
+  qprof::record::Member& self = tree.members().front();
   for (auto _ : state) {
-    qprof::read_rss(self, 4096);
+    qprof::record::read_rss(self, 4096);
     benchmark::DoNotOptimize(self.rss);
   }
 }
@@ -110,7 +110,7 @@ BENCHMARK(BM_ReadRssKeptDescriptor);
 // on the machine, where the process-event connector is refused). The subscription prime()
 // also makes is opened once, before the loop: it stands for the rest (BM_SubscribeProcEvents).
 void BM_ListProc(benchmark::State& state) {
-  qprof::ProcTree tree("/proc", getpid());
+  qprof::record::ProcTree tree("/proc", getpid());
   tree.prime();
   for (auto _ : state) tree.prime();
 }
@@ -120,7 +120,7 @@ BENCHMARK(BM_ListProc)->Unit(benchmark::kMicrosecond);
 // the unsubscription and close at the end.
 void BM_SubscribeProcEvents(benchmark::State& state) {
   for (auto _ : state) {
-    qprof::ProcEvents events;
+    qprof::record::ProcEvents events;
     benchmark::DoNotOptimize(events.open());
   }
 }
@@ -134,7 +134,7 @@ void BM_ReadChildrenFiles(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   SampledTree t(n);
   std::vector<qprof::ProcFile> files;
-  for (const qprof::Member& m : t.tree.members()) {
+  for (const qprof::record::Member& m : t.tree.members()) {
     files.emplace_back("/proc/" + std::to_string(m.pid) + "/task/" + std::to_string(m.pid) + "/children");
   }
   char buf[4096];
@@ -175,13 +175,13 @@ void BM_ReadCgroupProcs(benchmark::State& state) {
 BENCHMARK(BM_ReadCgroupProcs)->Unit(benchmark::kMicrosecond);
 
 void BM_DrainProcessEvents(benchmark::State& state) {
-  qprof::ProcEvents events;
+  qprof::record::ProcEvents events;
   if (!events.open()) {
     state.SkipWithError("no process events here (needs CAP_NET_ADMIN in the initial namespaces)");
     return;
   }
   std::size_t forks = 0;
-  for (auto _ : state) events.drain([&](const qprof::ProcEvents::Fork&) { ++forks; });
+  for (auto _ : state) events.drain([&](const qprof::record::ProcEvents::Fork&) { ++forks; });
   state.counters["forks_seen"] = static_cast<double>(forks);
 }
 BENCHMARK(BM_DrainProcessEvents);

@@ -3,6 +3,8 @@
 #include "recording.hpp"
 
 namespace qprof::cli {
+using record::CgroupMode;
+using record::RunOptions;
 
 const char* const kAttachFooter =
     "Usage: qprof attach [OPTIONS] PID   (or qprof run --attach PID [OPTIONS])\n"

@@ -25,6 +25,11 @@ using analysis::metric_names;
 using analysis::parse_growth;
 using analysis::parse_metric;
 using analysis::parse_percent;
+using record::CgroupMode;
+using record::detect_job;
+using record::expand_output;
+using record::MarkerMatcher;
+using record::RunOptions;
 
 namespace {
 

@@ -16,16 +16,16 @@
 namespace qprof::cli {
 
 // How to sample and follow the tree: the options `run`, `peak -- CMD` and `compare --run` share.
-void add_sampling_options(CLI::App& app, RunOptions& o);
+void add_sampling_options(CLI::App& app, record::RunOptions& o);
 // Reads the launcher's ranks (torchrun, mpirun, srun) into o.identity and expands -o's
 // placeholders (%h %r %l %w %p %t %j %%); fails when one cannot be filled. Its warnings are
 // printed as "qprof WHO: warning: …".
-Result<void> resolve_job(RunOptions& o, std::string_view who);
+Result<void> resolve_job(record::RunOptions& o, std::string_view who);
 // What the run records for --metric: pss, uss and all start the PSS thread; the others (rss,
 // gpu, cgroup, …) are recorded anyway or by their own option.
-void record_metric(RunOptions& o, const std::string& metric);
+void record_metric(record::RunOptions& o, const std::string& metric);
 // Checks what CLI11 cannot (the marker regex).
-Result<void> check_sampling_options(const RunOptions& o);
+Result<void> check_sampling_options(const record::RunOptions& o);
 
 // CLI11 checks that make a bad value a usage error (status 2) before anything runs.
 // A duration (10ms, 0.5s, 1m, 0.5) within [min, max] (min excluded unless min_allowed); a

@@ -17,6 +17,6 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach);
 extern const char* const kAttachFooter;
 
 // Checks the options that make no sense attached (a command, --cgroup) and records the PID.
-Result<void> attach_to(RunOptions& o, pid_t pid);
+Result<void> attach_to(record::RunOptions& o, pid_t pid);
 
 }  // namespace qprof::cli

@@ -29,6 +29,12 @@ using analysis::has_metric;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::metric_names;
+using record::peaks_in_memory;
+using record::read_back;
+using record::run_profiled;
+using record::RunHooks;
+using record::RunOptions;
+using record::RunReport;
 using trace::Marker;
 using trace::Trace;
 

@@ -35,6 +35,10 @@ using analysis::sweep_grid;
 using analysis::SweepParameter;
 using analysis::SweepPoint;
 using analysis::trace_duration;
+using record::read_back;
+using record::run_profiled;
+using record::RunOptions;
+using record::RunReport;
 using trace::Trace;
 
 namespace {

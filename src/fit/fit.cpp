@@ -17,6 +17,11 @@
 #include "qprof/record/launcher.hpp"
 
 namespace qprof::fit {
+using record::describe_wait_status;
+using record::display_command;
+using record::ExitDescription;
+using record::KillSource;
+using record::signal_name;
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -15,6 +15,8 @@
 #include "qprof/common/proc_file.hpp"
 
 namespace qprof::fit {
+using record::cgroup_procs_pids;
+using record::TreeCgroup;
 namespace {
 
 enum class Write { done, missing, refused };

@@ -12,6 +12,9 @@
 #include <variant>
 
 namespace qprof::fit {
+using record::launch;
+using record::LaunchFailure;
+using record::LaunchRequest;
 namespace {
 
 using Clock = std::chrono::steady_clock;

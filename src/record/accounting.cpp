@@ -6,7 +6,7 @@
 
 #include "qprof/common/proc_parse.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::IoSample;
 
 namespace {
@@ -195,4 +195,4 @@ void TreeAccounting::add_cap(pid_t pid, Bytes maxrss) {
   totals_.uncovered = pending_count_;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -13,7 +13,7 @@
 #include "qprof/common/proc_file.hpp"
 #include "qprof/common/proc_parse.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 int pidfd_open(pid_t pid) {
@@ -178,4 +178,4 @@ std::optional<int> AttachedProcess::wait_status() const {
   return zombie_wait_status(std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -20,7 +20,7 @@
 #include "qprof/common/proc_parse.hpp"
 #include "qprof/common/text.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 struct Mount {
@@ -263,4 +263,4 @@ std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo, c
   return std::nullopt;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

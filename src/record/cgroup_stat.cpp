@@ -7,7 +7,7 @@
 #include "qprof/common/proc_file.hpp"
 #include "qprof/record/cgroup.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 // The value of `key` in a "key value" per line file.
@@ -44,4 +44,4 @@ std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1) {
 
 std::optional<std::uint64_t> TreeCgroup::oom_kills() const { return oom_kills_in(dir_, v1_); }
 
-}  // namespace qprof
+}  // namespace qprof::record

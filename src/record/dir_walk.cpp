@@ -9,7 +9,7 @@
 #include <cstring>
 #include <unordered_set>
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 Bytes free_space(const std::string& path) {
@@ -87,4 +87,4 @@ DirSize walk_dir(const std::string& path) {
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -10,7 +10,7 @@
 
 #include "qprof/record/dir_walk.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::DirSample;
 
 namespace {
@@ -139,4 +139,4 @@ void DirWatcher::walk_all() {
   }
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

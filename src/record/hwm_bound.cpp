@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof {
+namespace qprof::record {
 
 HwmBound::Range HwmBound::add(Window from, Bytes bound, bool pending) {
   // Never read: it may have joined in the window before and left unseen there.
@@ -70,4 +70,4 @@ Bytes HwmBound::close(Bytes alive_sum) {
   return best_;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 struct Source {
@@ -171,4 +171,4 @@ Result<std::string> expand_output(std::string_view pattern, const JobIdentity& i
   return out;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -21,7 +21,7 @@
 
 namespace bp = boost::process;
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 // The steps of the child's set-up that can fail, as child_process::Failure::step says them.
@@ -218,4 +218,4 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
   return d;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

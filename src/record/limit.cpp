@@ -13,7 +13,7 @@
 #include "qprof/common/text.hpp"
 #include "qprof/record/cgroup.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 namespace fs = std::filesystem;
@@ -144,4 +144,4 @@ std::optional<MemoryLimit> find_memory_limit(const LimitProbe& p) {
   return best;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

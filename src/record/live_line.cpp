@@ -11,7 +11,7 @@
 
 #include "qprof/common/units.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 constexpr std::int64_t kMinDrawGapNs = 250 * 1000000;  // at most 4 draws a second
@@ -144,4 +144,4 @@ void LiveLine::resume() {
 void LiveLine::before_output() { mu_.lock(); }
 void LiveLine::after_output() { mu_.unlock(); }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -16,7 +16,7 @@
 #include "qprof/common/text.hpp"
 #include "qprof/record/markers.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 // Torch figures held for one source's next marker: a writer that sends only figures cannot
@@ -222,4 +222,4 @@ void MarkChannel::on_line(Source& s) {
   if (!post_(std::move(*marker))) ++dropped_;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -8,7 +8,7 @@
 
 #include "qprof/common/text.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 // PCRE2 rather than std::regex: std::regex backtracks without any bound (26 s of CPU for
 // '^(?:a|a)*X(.*)$' on a 31-character line) and recurses once per character; PCRE2 counts its
@@ -83,4 +83,4 @@ std::optional<std::string> MarkerMatcher::match(std::string_view line) const {
   return std::string(trim_blanks(line.substr(at + kDefaultMarkerPrefix.size())));
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

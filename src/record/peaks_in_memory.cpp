@@ -3,7 +3,7 @@
 #include "qprof/record/session.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::ExitInfo;
 using trace::Trace;
 
@@ -35,4 +35,4 @@ Trace peaks_in_memory(const RunReport& r) {
   return t;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

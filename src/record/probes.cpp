@@ -5,7 +5,7 @@
 
 #include "qprof/common/proc_parse.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 void read_rss(Member& m, Bytes page_size) {
   char buf[128];
@@ -20,4 +20,4 @@ void read_rss(Member& m, Bytes page_size) {
   m.hwm = std::max(m.hwm, m.rss);  // Σ HWM must stay above every sampled sum
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

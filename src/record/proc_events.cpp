@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstring>
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 constexpr std::size_t kHeader = NLMSG_HDRLEN + sizeof(cn_msg);
@@ -171,4 +171,4 @@ bool ProcEvents::parse(int i, Fork& f) const {
   return true;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

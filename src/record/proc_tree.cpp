@@ -18,7 +18,7 @@
 #include "qprof/common/proc_parse.hpp"
 #include "qprof/common/text.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 // The kernel's getdents64 record; glibc's readdir would allocate its DIR buffer per opendir.
@@ -406,4 +406,4 @@ std::span<const pid_t> ProcTree::pids() {
   return pids_;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -8,7 +8,7 @@
 
 #include "qprof/common/proc_parse.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::PssSample;
 
 PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock)
@@ -145,4 +145,4 @@ void PssSampler::pass() {
   if (written_ - read_ > results_.size()) read_ = written_ - results_.size();
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

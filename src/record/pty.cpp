@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 // The handler's view: async-signal-safe ioctls only.
@@ -85,4 +85,4 @@ int StderrPty::take_slave() {
   return fd;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

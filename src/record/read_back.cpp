@@ -3,7 +3,7 @@
 #include "qprof/record/session.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::Trace;
 
 Trace read_back(const RunReport& report) {
@@ -13,4 +13,4 @@ Trace read_back(const RunReport& report) {
   return trace::read_trace_fd(*report.trace_read_fd, report.trace_path);
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

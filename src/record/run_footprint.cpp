@@ -3,7 +3,7 @@
 
 #include "qprof/record/session.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::Footprint;
 
 std::optional<Footprint> footprint_of_run(const RunReport& r) {
@@ -24,4 +24,4 @@ std::optional<Footprint> footprint_of_run(const RunReport& r) {
   return f;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

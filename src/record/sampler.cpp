@@ -7,7 +7,7 @@
 #include "qprof/record/probes.hpp"
 #include "qprof/common/proc_parse.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::CgroupSample;
 using trace::IoSample;
 using trace::MemSample;
@@ -175,4 +175,4 @@ void Sampler::after_reap(pid_t pid, const rusage& usage) {
     accounting_.reaped_unseen(unseen_io_, usage);
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

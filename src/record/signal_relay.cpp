@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -149,4 +149,4 @@ void SignalRelay::stop_process() {
 
 void SignalRelay::wake(pthread_t thread) { pthread_kill(thread, wake_signal()); }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace qprof {
+namespace qprof::record {
 
 StderrTee::StderrTee(int from, int to, MarkerMatcher matcher, OnMarker on_marker)
     : from_(from),
@@ -122,4 +122,4 @@ void StderrTee::offer(const std::string& label) {
   }
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -11,7 +11,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/trace/bracket.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::Footprint;
 using trace::MemKindsSample;
 
@@ -322,4 +322,4 @@ std::string format_summary(const RunReport& r) {
   return out.str();
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

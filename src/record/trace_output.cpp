@@ -15,7 +15,7 @@
 
 #include "qprof/common/safe_text.hpp"
 
-namespace qprof {
+namespace qprof::record {
 namespace {
 
 std::string why(const std::string& what, int err) { return what + ": " + std::strerror(err); }
@@ -137,4 +137,4 @@ std::string default_trace_name(const JobIdentity& identity) {
   return "qprof_" + rank + stamp + tail;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof {
+namespace qprof::record {
 using trace::MemKindsSample;
 using trace::TasksSample;
 
@@ -31,4 +31,4 @@ void UsageSeries::record(const std::vector<Member>& members, Seconds t, trace::W
   peak_swap_ = std::max(peak_swap_, k.swap);
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -9,8 +9,8 @@
 #include "qprof/trace/stages.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const qprof::MarkerMatcher by_prefix;
-  static const qprof::MarkerMatcher by_regex("^\\s*\\[stage\\]\\s*(.*)$");
+  static const qprof::record::MarkerMatcher by_prefix;
+  static const qprof::record::MarkerMatcher by_regex("^\\s*\\[stage\\]\\s*(.*)$");
   std::string_view text(reinterpret_cast<const char*>(data), size);
   qprof::trace::StageTracker tracker;
   double t = 0;
@@ -18,9 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    for (const qprof::MarkerMatcher* m : {&by_prefix, &by_regex}) {
+    for (const qprof::record::MarkerMatcher* m : {&by_prefix, &by_regex}) {
       if (const auto label = m->match(line)) {
-        if (label->size() > qprof::kMarkerScanLimit) __builtin_trap();  // the documented cut
+        if (label->size() > qprof::record::kMarkerScanLimit) __builtin_trap();  // the documented cut
         (void)qprof::trace::stage_start_name(*label);
         (void)qprof::trace::stage_end_name(*label);
         t += 0.01;

@@ -22,8 +22,8 @@ namespace {
 void report_formats(const qprof::trace::Trace& t) {
   using qprof::report::Format;
   for (qprof::analysis::Metric m : qprof::analysis::available_metrics(t)) {
-    if (!qprof::analysis::metric_info(m).windowed)
-      continue;  // as the command line allows (a stage table needs samples)
+    // As the command line allows (a stage table needs samples).
+    if (!qprof::analysis::metric_info(m).windowed) continue;
     const qprof::report::Document doc = qprof::report::trace_report(t, m);
     for (Format f : {Format::text, Format::markdown, Format::csv}) {
       for (unsigned char c : qprof::report::render(doc, f)) {

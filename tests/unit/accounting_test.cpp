@@ -7,6 +7,9 @@
 #include "fake_proc.hpp"
 
 namespace qprof {
+using record::Member;
+using record::ProcTree;
+using record::TreeAccounting;
 using trace::IoSample;
 
 namespace {

@@ -9,6 +9,9 @@
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
+using record::format_live_status;
+using record::LiveStatus;
+using record::zombie_wait_status;
 using trace::ExitInfo;
 using trace::Trace;
 using trace::TraceMeta;

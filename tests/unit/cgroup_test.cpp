@@ -15,6 +15,13 @@
 #include "bounded_child.hpp"
 
 namespace qprof {
+using record::cgroup_procs_pids;
+using record::MemoryCgroupDir;
+using record::move_self_to_leaf;
+using record::oom_kills_in;
+using record::own_memory_cgroup;
+using record::split_proc_cgroup_line;
+using record::TreeCgroup;
 namespace {
 
 namespace fs = std::filesystem;

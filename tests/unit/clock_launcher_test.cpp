@@ -16,6 +16,13 @@
 #include "temp_files.hpp"
 
 namespace qprof {
+using record::describe_wait_status;
+using record::display_command;
+using record::ExitDescription;
+using record::KillSource;
+using record::launch;
+using record::LaunchFailure;
+using record::LaunchRequest;
 namespace {
 
 TEST(NextDeadline, StaysOnTheGridAndCountsMisses) {

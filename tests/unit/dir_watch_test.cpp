@@ -12,6 +12,9 @@
 #include "qprof/record/dir_watch.hpp"
 
 namespace qprof::test {
+using record::DirSize;
+using record::DirWatcher;
+using record::walk_dir;
 using trace::DirSample;
 
 namespace {

@@ -24,6 +24,8 @@ namespace qprof {
 using analysis::cpu_use;
 using analysis::stage_bottlenecks;
 using analysis::StageBottleneck;
+using record::format_summary;
+using record::RunReport;
 using trace::ExitInfo;
 using trace::Footprint;
 using trace::MemKindsSample;

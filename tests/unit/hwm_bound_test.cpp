@@ -10,6 +10,10 @@
 #include "qprof/record/accounting.hpp"
 
 namespace qprof {
+using record::HwmBound;
+using record::Member;
+using record::ProcTree;
+using record::TreeAccounting;
 namespace {
 
 constexpr Bytes kMiB = Bytes{1} << 20;

@@ -11,6 +11,8 @@
 #include "qprof/record/limit.hpp"
 
 namespace qprof::test {
+using record::find_memory_limit;
+using record::LimitProbe;
 namespace {
 
 namespace fs = std::filesystem;

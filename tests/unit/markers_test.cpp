@@ -7,6 +7,8 @@
 #include <chrono>
 
 namespace qprof {
+using record::kMarkerScanLimit;
+using record::MarkerMatcher;
 using trace::stage_end_name;
 using trace::stage_start_name;
 using trace::StageTracker;

@@ -22,6 +22,10 @@
 #include "qprof/record/proc_events.hpp"
 
 namespace qprof {
+using record::Member;
+using record::ProcEvents;
+using record::ProcTree;
+using record::read_rss;
 namespace {
 
 using test::FakeProc;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace qprof {
+using record::PssSampler;
 namespace {
 
 using std::chrono::milliseconds;

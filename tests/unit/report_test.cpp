@@ -19,7 +19,6 @@ using analysis::CompareValue;
 using analysis::Comparison;
 using analysis::find_peak;
 using analysis::Metric;
-using analysis::Peak;
 using analysis::Spread;
 using trace::Trace;
 

@@ -30,6 +30,9 @@ TEST(CountAllocations, SeesAnAllocation) {
 }
 
 namespace qprof {
+using record::ProcTree;
+using record::Sampler;
+using record::SamplerConfig;
 namespace {
 
 // Outside the tree (double-forked, so not our child), processes keep being born and dying:

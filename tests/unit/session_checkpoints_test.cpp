@@ -12,7 +12,7 @@
 #include "session/checkpoints.hpp"
 #include "temp_files.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::Marker;
 
 namespace {
@@ -105,4 +105,4 @@ TEST(SessionCheckpoints, OnceTheTreeIsGoneAMarkerIsWrittenWithoutASample) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

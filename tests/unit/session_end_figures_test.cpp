@@ -13,7 +13,7 @@
 #include "qprof/record/summary.hpp"
 #include "temp_files.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::TasksSample;
 
 namespace {
@@ -103,4 +103,4 @@ TEST(SessionSummary, MissedDeadlinesAreSaidWithTheirCause) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -5,7 +5,7 @@
 
 #include "session/live_view.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 TEST(SessionLiveView, AFrameSaysTheElapsedTimeMemoryCpuAndStage) {
@@ -44,4 +44,4 @@ TEST(SessionLiveView, WithALineTheLatestMarkerIsTheStage) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

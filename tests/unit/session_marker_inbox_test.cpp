@@ -8,7 +8,7 @@
 
 #include "session/marker_inbox.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 std::vector<std::string> take_labels(MarkerInbox& inbox) {
@@ -79,4 +79,4 @@ TEST(SessionMarkerInbox, AfterTheLoopAPostNeitherWakesNorWaits) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -9,7 +9,7 @@
 #include "session/memory_limit.hpp"
 #include "session/unread_members.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 TEST(SessionMemoryLimitWatch, SaysOnceWhenTheTreeCrosses90PercentOfTheLimit) {
@@ -78,4 +78,4 @@ TEST(SessionUnreadMembers, NothingAtTheEndWhenEveryMemberWasRead) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

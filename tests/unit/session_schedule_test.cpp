@@ -6,7 +6,7 @@
 #include "session/cpu_rate.hpp"
 #include "session/schedule.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 constexpr std::int64_t kMs = 1000000;
@@ -122,4 +122,4 @@ TEST(SessionCpuRate, TheMeanOfTheRunIsNeverAboveThePeak) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

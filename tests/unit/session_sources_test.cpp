@@ -17,7 +17,7 @@
 #include "session/watched_dirs.hpp"
 #include "temp_files.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 TEST(SessionMarkerIntake, TheChannelIsExportedAndItsLinesReachTheInbox) {
@@ -113,4 +113,4 @@ TEST(SessionGpuSampling, WithGpuNoneNothingIsSampledOrReported) {
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

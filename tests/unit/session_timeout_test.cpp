@@ -6,7 +6,7 @@
 #include "session/exit_tracker.hpp"
 #include "session/timeout.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 constexpr std::int64_t kS = 1000000000;
@@ -77,4 +77,4 @@ TEST(SessionExitTracker, ALaunchedCommandsStatusIsKnownAnAttachedOnesOnlyOnceSee
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -13,7 +13,7 @@
 #include "session/trace_sink.hpp"
 #include "temp_files.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 constexpr std::int64_t kMs = 1000000;
@@ -96,4 +96,4 @@ TEST(SessionNotices, WarningsBeforeTheHeaderWaitForItThenQuietNotesThenAsTheyCom
 }
 
 }  // namespace
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

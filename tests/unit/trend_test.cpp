@@ -10,10 +10,7 @@
 namespace qprof {
 using analysis::fit_line;
 using analysis::fit_power;
-using analysis::LineFit;
-using analysis::PowerFit;
 using analysis::run_trends;
-using analysis::Trend;
 using analysis::trend_of;
 using trace::MemSample;
 using trace::Trace;

@@ -67,8 +67,8 @@ class ProbeGroup {
   double evict();
 
  private:
-  explicit ProbeGroup(std::unique_ptr<TreeCgroup> group) : group_(std::move(group)) {}
-  std::unique_ptr<TreeCgroup> group_;
+  explicit ProbeGroup(std::unique_ptr<record::TreeCgroup> group) : group_(std::move(group)) {}
+  std::unique_ptr<record::TreeCgroup> group_;
   bool evicted_ = false;
 };
 

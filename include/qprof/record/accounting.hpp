@@ -21,7 +21,7 @@
 #include "qprof/record/hwm_bound.hpp"
 #include "qprof/record/proc_tree.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class TreeAccounting {
  public:
@@ -88,4 +88,4 @@ class TreeAccounting {
   std::deque<pid_t> cap_order_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

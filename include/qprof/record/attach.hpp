@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-namespace qprof {
+namespace qprof::record {
 
 class AttachedProcess {
  public:
@@ -47,4 +47,4 @@ class AttachedProcess {
 // The wait status in a zombie's /proc/PID/stat (field 52, exit_code), if `stat` is a zombie's.
 std::optional<int> zombie_wait_status(std::string_view stat);
 
-}  // namespace qprof
+}  // namespace qprof::record

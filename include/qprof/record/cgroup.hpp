@@ -16,7 +16,7 @@
 #include "qprof/common/proc_file.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class TreeCgroup {
  public:
@@ -96,4 +96,4 @@ struct MemoryCgroupDir {
 std::optional<MemoryCgroupDir> own_memory_cgroup(const std::string& mountinfo = "/proc/self/mountinfo",
                                                  const std::string& proc_cgroup = "/proc/self/cgroup");
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -8,7 +8,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct DirSize {
   bool exists = false;        // false: counted as empty, fs_free of the nearest existing parent
@@ -28,4 +28,4 @@ struct DirSize {
 // count once (keyed by device and inode). Never throws; an unreadable part is a problem.
 DirSize walk_dir(const std::string& path);
 
-}  // namespace qprof
+}  // namespace qprof::record

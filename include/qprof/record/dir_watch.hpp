@@ -17,7 +17,7 @@
 #include "qprof/common/clock.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class DirWatcher {
  public:
@@ -85,4 +85,4 @@ class DirWatcher {
   std::thread thread_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

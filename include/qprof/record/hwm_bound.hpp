@@ -17,7 +17,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class HwmBound {
  public:
@@ -58,4 +58,4 @@ class HwmBound {
   Bytes best_ = 0;                       // the largest window sum so far
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

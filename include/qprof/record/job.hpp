@@ -15,7 +15,7 @@
 #include "qprof/common/failure.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct JobIdentity {
   std::string host;  // --host-name, else $QPROF_HOSTNAME, else gethostname()
@@ -41,4 +41,4 @@ JobIdentity detect_job(const std::string& host_override = {});
 // unknown, or an unknown one, is a failure.
 Result<std::string> expand_output(std::string_view pattern, const JobIdentity& id, pid_t pid, Seconds start);
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-namespace qprof {
+namespace qprof::record {
 
 struct LaunchRequest {
   std::vector<std::string> argv;
@@ -71,4 +71,4 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
 // "SIGKILL", "SIGTERM", … (or "signal N").
 std::string signal_name(int sig);
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -9,7 +9,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct MemoryLimit {
   Bytes bytes = 0;
@@ -32,4 +32,4 @@ struct LimitProbe {
 // SLURM_CPUS_PER_TASK), RLIMIT_AS, and the machine's MemTotal. nullopt only when none can be read.
 std::optional<MemoryLimit> find_memory_limit(const LimitProbe& probe = {});
 
-}  // namespace qprof
+}  // namespace qprof::record

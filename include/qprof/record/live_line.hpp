@@ -15,7 +15,7 @@
 #include "qprof/record/stderr_tee.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct LiveStatus {
   Seconds elapsed = 0;
@@ -76,4 +76,4 @@ class LiveLine : public TeeOutputGuard {
   std::string buf_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

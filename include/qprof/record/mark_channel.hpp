@@ -18,7 +18,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 inline constexpr std::string_view kMarkFdVariable = "QPROF_MARK_FD";
 inline constexpr std::string_view kMarkPathVariable = "QPROF_MARK_PATH";
@@ -111,4 +111,4 @@ class MarkChannel {
   std::thread thread_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace qprof {
+namespace qprof::record {
 
 inline constexpr std::string_view kDefaultMarkerPrefix = "QPROF_MARK:";
 // Only this much of a line is examined: a marker label longer than this is cut.
@@ -41,4 +41,4 @@ class MarkerMatcher {
   std::shared_ptr<Compiled> regex_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

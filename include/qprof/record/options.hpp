@@ -10,7 +10,7 @@
 
 #include "qprof/record/job.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 // Whether the tree gets a memory cgroup of its own: then its charge is the footprint's exact
 // figure, shared pages counted once, as a cgroup limit counts them.
@@ -50,4 +50,4 @@ struct RunOptions {
   JobIdentity identity;  // host and launcher ranks, for the header and the default name
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -4,10 +4,10 @@
 
 #include "qprof/record/proc_tree.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 // Reads statm into m.rss. A failed read means the process was reaped: m.gone is set.
 // A zombie reads as 0 bytes.
 void read_rss(Member& m, Bytes page_size);
 
-}  // namespace qprof
+}  // namespace qprof::record

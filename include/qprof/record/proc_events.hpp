@@ -15,7 +15,7 @@
 #include <array>
 #include <cstdint>
 
-namespace qprof {
+namespace qprof::record {
 
 class ProcEvents {
  public:
@@ -69,4 +69,4 @@ class ProcEvents {
   std::array<mmsghdr, kBatch> headers_{};
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -24,7 +24,7 @@
 #include "qprof/common/proc_status.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct Member {
   pid_t pid = 0;
@@ -175,4 +175,4 @@ class ProcTree {
   std::int64_t cgroup_read_ns_ = 0;    // monotonic time of that read
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

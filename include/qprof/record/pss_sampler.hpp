@@ -20,7 +20,7 @@
 #include "qprof/common/proc_file.hpp"
 #include "qprof/record/proc_tree.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class PssSampler {
  public:
@@ -101,4 +101,4 @@ class PssSampler {
   std::thread thread_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace qprof {
+namespace qprof::record {
 
 class StderrPty {
  public:
@@ -30,4 +30,4 @@ class StderrPty {
   int resize_fd_;  // a copy of the master kept for SIGWINCH: the window size follows the terminal's
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

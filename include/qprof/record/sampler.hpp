@@ -21,7 +21,7 @@
 #include "qprof/record/pss_sampler.hpp"
 #include "qprof/record/usage_series.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct SamplerConfig {
   Bytes page_size = 4096;
@@ -102,4 +102,4 @@ class Sampler {
   trace::IoSample unseen_io_;  // the final counters of a process reaped before it became a member
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -13,7 +13,7 @@
 #include "qprof/trace/footprint.hpp"
 #include "qprof/trace/trace.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 // What a finished run tells its summary (and, later, its reports).
 struct RunReport {
@@ -128,4 +128,4 @@ struct RunHooks {
 // report->trace_error, and the caller decides what status says so.
 int run_profiled(const RunOptions& options, RunReport* report = nullptr, const RunHooks& hooks = {});
 
-}  // namespace qprof
+}  // namespace qprof::record

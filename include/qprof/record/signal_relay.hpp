@@ -8,7 +8,7 @@
 
 #include <vector>
 
-namespace qprof {
+namespace qprof::record {
 
 class SignalRelay {
  public:
@@ -44,4 +44,4 @@ class SignalRelay {
   std::vector<int> installed_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

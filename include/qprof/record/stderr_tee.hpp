@@ -12,7 +12,7 @@
 
 #include "qprof/record/markers.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 // Told just before and after each write of the job's bytes (the live line keeps its own writes
 // out of them). Called on the tee's thread.
@@ -77,4 +77,4 @@ class StderrTee {
   std::thread thread_;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

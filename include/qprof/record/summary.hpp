@@ -6,8 +6,8 @@
 
 #include "qprof/record/session.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 std::string format_summary(const RunReport& report);
 
-}  // namespace qprof
+}  // namespace qprof::record

@@ -10,7 +10,7 @@
 
 #include "qprof/record/job.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 struct TraceOutput {
   int fd = -1;                 // the caller owns it (it holds the lock of a regular file)
@@ -37,4 +37,4 @@ TraceOutput open_trace_output(const std::string& requested, const JobIdentity& i
 // that decides it.
 std::string default_trace_name(const JobIdentity& identity = {});
 
-}  // namespace qprof
+}  // namespace qprof::record

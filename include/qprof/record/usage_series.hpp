@@ -10,7 +10,7 @@
 #include "qprof/record/proc_tree.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof {
+namespace qprof::record {
 
 class UsageSeries {
  public:
@@ -33,4 +33,4 @@ class UsageSeries {
   std::uint64_t readings_ = 0;
 };
 
-}  // namespace qprof
+}  // namespace qprof::record

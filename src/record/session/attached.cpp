@@ -5,7 +5,7 @@
 
 #include "qprof/common/safe_text.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 std::unique_ptr<AttachedProcess> open_attached(pid_t pid, const std::string& proc_root) {
   auto opened = AttachedProcess::open(pid, proc_root);
@@ -31,4 +31,4 @@ void say_attached(pid_t pid, bool quiet, const MarkChannel* channel) {
   }
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

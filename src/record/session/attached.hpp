@@ -14,7 +14,7 @@
 #include "qprof/record/attach.hpp"
 #include "qprof/record/mark_channel.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 // The process to follow, checked before anything is written; null when it cannot be followed
 // (said on stderr).
@@ -24,4 +24,4 @@ std::unique_ptr<AttachedProcess> open_attached(pid_t pid, const std::string& pro
 // which the process can still send markers (the summary does not name it).
 void say_attached(pid_t pid, bool quiet, const MarkChannel* channel);
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -5,7 +5,7 @@
 
 #include "qprof/record/mark_channel.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::Marker;
 using trace::MemSample;
 using trace::Stage;
@@ -63,4 +63,4 @@ void Checkpoints::finish(Notices& notices, RunReport& report) {
   }
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

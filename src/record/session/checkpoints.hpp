@@ -18,7 +18,7 @@
 #include "qprof/trace/stages.hpp"
 #include "trace_sink.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class Checkpoints {
  public:
@@ -56,4 +56,4 @@ class Checkpoints {
   std::uint64_t samples_ = 0;         // checkpoints that sampled the tree (it was not empty)
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

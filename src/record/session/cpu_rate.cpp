@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::CpuSample;
 
 double CpuRate::measure(const CpuSample& from, const CpuSample& to) {
@@ -37,4 +37,4 @@ void CpuRate::finish() {
   pending_.reset();
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -10,7 +10,7 @@
 
 #include "qprof/trace/trace.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class CpuRate {
  public:
@@ -36,4 +36,4 @@ class CpuRate {
   std::optional<double> peak_;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

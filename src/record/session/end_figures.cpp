@@ -11,7 +11,7 @@
 #include "qprof/record/launcher.hpp"
 #include "qprof/trace/bracket.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::bound_is_useful;
 using trace::BracketInputs;
 using trace::ExitInfo;
@@ -143,4 +143,4 @@ void record_exit(const ExitTracker& exit, const std::string& command_name, Secon
   if (!described.message.empty()) std::cerr << described.message << '\n';
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -13,7 +13,7 @@
 #include "qprof/record/sampler.hpp"
 #include "qprof/record/session.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 struct TreeSources {
   Sampler& sampler;
@@ -30,4 +30,4 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
 void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
                  RunReport& report);
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

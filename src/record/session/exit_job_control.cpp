@@ -9,7 +9,7 @@
 #include "exit_tracker.hpp"
 #include "qprof/common/clock.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 bool ExitTracker::job_control(SignalRelay& signals, LiveView& live, TraceSink& trace) {
   SignalRelay::Received r;
@@ -45,4 +45,4 @@ bool ExitTracker::job_control(SignalRelay& signals, LiveView& live, TraceSink& t
   return true;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -13,7 +13,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/record/launcher.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 // Long enough for every route of one kill to have arrived (they come within a millisecond), too
@@ -142,4 +142,4 @@ bool ExitTracker::finished(bool tree_empty) const {
 
 bool ExitTracker::wait_status_known() const { return !command_.attached || (exited_ && attached_status_known_); }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -19,7 +19,7 @@
 #include "timeout.hpp"
 #include "trace_sink.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class ExitTracker {
  public:
@@ -70,4 +70,4 @@ class ExitTracker {
   std::int64_t last_relayed_ns_[65] = {};
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -9,7 +9,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/gpu/backend.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::MemSample;
 
 void GpuSampling::open(const RunOptions& o, Notices& notices) {
@@ -73,4 +73,4 @@ void GpuSampling::finish(RunReport& report) {
   }
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

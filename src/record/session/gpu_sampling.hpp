@@ -18,7 +18,7 @@
 #include "qprof/record/proc_tree.hpp"
 #include "qprof/record/session.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class GpuSampling {
  public:
@@ -43,4 +43,4 @@ class GpuSampling {
   std::vector<pid_t> helpers_;  // qprof's children that are not the tree's
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

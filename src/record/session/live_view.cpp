@@ -3,7 +3,7 @@
 
 #include <unistd.h>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 LiveView LiveView::open(bool quiet, bool live_option, std::int64_t start_ns) {
   if (!LiveLine::wanted(STDERR_FILENO, quiet, live_option)) return LiveView(nullptr, start_ns);
@@ -27,4 +27,4 @@ void LiveView::show(std::int64_t now, Bytes rss, Bytes peak_rss, std::optional<B
   if (line_) line_->update(status(now, rss, peak_rss, gpu), now);
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -11,7 +11,7 @@
 
 #include "qprof/record/live_line.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class LiveView {
  public:
@@ -53,4 +53,4 @@ class LiveView {
   Bytes peak_footprint_ = 0;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

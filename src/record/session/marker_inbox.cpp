@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "marker_inbox.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 bool MarkerInbox::post(PendingMarker marker) {
   {
@@ -27,4 +27,4 @@ void MarkerInbox::take(const std::function<void(PendingMarker&)>& checkpoint) {
   }
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

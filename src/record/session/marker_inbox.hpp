@@ -13,7 +13,7 @@
 
 #include "qprof/record/mark_channel.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class MarkerInbox {
  public:
@@ -52,4 +52,4 @@ class MarkerInbox {
   std::atomic<bool> loop_ended_{false};
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 MarkerIntake::MarkerIntake(MarkerInbox::Wake wake) : inbox_(wake), wake_(std::move(wake)) {}
 
@@ -90,4 +90,4 @@ void MarkerIntake::say_dropped_total(Notices& notices) {
   }
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

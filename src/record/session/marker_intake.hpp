@@ -14,7 +14,7 @@
 #include "qprof/record/markers.hpp"
 #include "qprof/record/stderr_tee.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class MarkerIntake {
  public:
@@ -56,4 +56,4 @@ class MarkerIntake {
   std::optional<StderrTee> tee_;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -5,7 +5,7 @@
 
 #include "qprof/common/units.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::TraceMeta;
 
 void MemoryLimitWatch::find(const std::string& proc_root, TraceMeta& meta) {
@@ -36,4 +36,4 @@ void MemoryLimitWatch::report(RunReport& report) const {
   report.limit_warned = warned_;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

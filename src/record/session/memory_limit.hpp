@@ -11,7 +11,7 @@
 #include "qprof/record/limit.hpp"
 #include "qprof/record/session.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class MemoryLimitWatch {
  public:
@@ -31,4 +31,4 @@ class MemoryLimitWatch {
   bool warned_ = false;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

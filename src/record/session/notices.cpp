@@ -5,7 +5,7 @@
 
 #include "qprof/common/charset.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 void Notices::warn(const std::string& text) {
   // Said in the locale's charset (Σ as "sum" where it is not UTF-8); -q says nothing: the
@@ -26,4 +26,4 @@ void Notices::write_to(trace::Writer& trace) {
   trace_ = &trace;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

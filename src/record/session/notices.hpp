@@ -10,7 +10,7 @@
 #include "qprof/record/live_line.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class Notices {
  public:
@@ -37,4 +37,4 @@ class Notices {
   LiveLine* live_ = nullptr;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

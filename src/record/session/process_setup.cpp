@@ -8,7 +8,7 @@
 #include <cstring>
 #include <iostream>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 rlimit raise_files_limit() {
   rlimit as_started{RLIM_INFINITY, RLIM_INFINITY};
@@ -64,4 +64,4 @@ std::optional<JobStderr> open_job_stderr(Notices& notices) {
   return job;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -12,7 +12,7 @@
 #include "qprof/common/types.hpp"
 #include "qprof/record/pty.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 // Every member keeps a few /proc files open: qprof allows itself as many descriptors as the hard
 // limit. Returns the limit qprof was started with, which the command gets back.
@@ -37,4 +37,4 @@ struct JobStderr {
 // nullopt: no pipe could be made (said on stderr).
 std::optional<JobStderr> open_job_stderr(Notices& notices);
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -6,7 +6,7 @@
 
 #include "qprof/common/clock.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 constexpr std::int64_t kNs = 1000000000;
@@ -39,4 +39,4 @@ Seconds SampleSpan::mean_interval(Seconds stopped) const {
   return std::max(0.0, last_ - first_ - stopped) / static_cast<double>(count_ - 1);
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -8,7 +8,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class Schedule {
  public:
@@ -47,4 +47,4 @@ class SampleSpan {
   Seconds last_ = 0;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

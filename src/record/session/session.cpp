@@ -32,10 +32,10 @@
 #include "unread_members.hpp"
 #include "watched_dirs.hpp"
 
-namespace qprof {
+namespace qprof::record {
 using trace::TraceMeta;
 
-namespace session_detail {
+namespace session {
 namespace {
 
 class Session {
@@ -355,15 +355,15 @@ void Session::finish_trace() {
 }
 
 }  // namespace
-}  // namespace session_detail
+}  // namespace session
 
 int run_profiled(const RunOptions& options, RunReport* report, const RunHooks& hooks) {
   RunReport local;
-  session_detail::Session session(options, report ? *report : local, hooks);
+  session::Session session(options, report ? *report : local, hooks);
   const int status = session.run();
   const RunReport& r = report ? *report : local;
   if (!options.quiet && r.launched) std::cerr << format_summary(r);
   return status;
 }
 
-}  // namespace qprof
+}  // namespace qprof::record

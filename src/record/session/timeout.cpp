@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "timeout.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 namespace {
 
 constexpr double kNs = 1e9;
@@ -40,4 +40,4 @@ std::optional<std::int64_t> Timeout::next_deadline() const {
   return std::nullopt;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

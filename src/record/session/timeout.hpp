@@ -9,7 +9,7 @@
 
 #include "qprof/common/types.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class Timeout {
  public:
@@ -37,4 +37,4 @@ class Timeout {
   bool killed_ = false;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed)
     : writer_(std::make_unique<trace::Writer>(output.fd, output.path)),
@@ -43,4 +43,4 @@ void TraceSink::discard() {
   if (readable_back_) ::unlink(path_.c_str());
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -12,7 +12,7 @@
 #include "qprof/record/trace_output.hpp"
 #include "qprof/trace/format.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class TraceSink {
  public:
@@ -52,4 +52,4 @@ class TraceSink {
   std::int64_t last_flush_ns_ = 0;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 void UnreadMembers::update(std::size_t unread, Notices& notices) {
   if (unread == count_) return;
@@ -28,4 +28,4 @@ void UnreadMembers::finish(std::size_t unread, Notices& notices, trace::Writer& 
   out.unread(count_);
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

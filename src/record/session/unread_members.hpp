@@ -9,7 +9,7 @@
 
 #include "notices.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class UnreadMembers {
  public:
@@ -23,4 +23,4 @@ class UnreadMembers {
   std::uint64_t count_ = 0;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 using trace::DirSample;
 using trace::WatchedDir;
 
@@ -52,4 +52,4 @@ void WatchedDirs::finish(trace::Writer& out, Notices& notices, RunReport& report
   report.dir_entries = s.last_entries;
 }
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session

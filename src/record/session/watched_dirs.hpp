@@ -13,7 +13,7 @@
 #include "qprof/record/dir_watch.hpp"
 #include "qprof/record/session.hpp"
 
-namespace qprof::session_detail {
+namespace qprof::record::session {
 
 class WatchedDirs {
  public:
@@ -37,4 +37,4 @@ class WatchedDirs {
   std::unique_ptr<DirWatcher> watcher_;
 };
 
-}  // namespace qprof::session_detail
+}  // namespace qprof::record::session
