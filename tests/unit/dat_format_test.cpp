@@ -21,10 +21,6 @@
 #include "temp_files.hpp"
 
 namespace qprof::trace {
-using trace::Stage;
-using trace::Trace;
-using trace::TraceMeta;
-
 namespace {
 
 using test::unit_temp_file;

@@ -11,22 +11,6 @@
 #include "temp_files.hpp"
 
 namespace qprof::trace {
-using trace::CgroupSample;
-using trace::CpuSample;
-using trace::DirSample;
-using trace::ExitInfo;
-using trace::GpuDevice;
-using trace::GpuSample;
-using trace::GpuUtilSample;
-using trace::IoSample;
-using trace::MemKindsSample;
-using trace::PssSample;
-using trace::TasksSample;
-using trace::TorchSample;
-using trace::Trace;
-using trace::TraceMeta;
-using trace::WatchedDir;
-
 namespace {
 
 using test::unit_temp_file;
