@@ -105,7 +105,13 @@ def main():
           f"PSS read {cell(reads, str) if reads else '?'} times a run.\n")
     shutil.rmtree(WORK, ignore_errors=True)
     with open(os.environ.get("PSS_COST_SUMMARY", os.devnull), "w") as f:
-        f.write(f"{statistics.median(added):.6f} {statistics.median(slow):.6f}\n")
+        # Then what bounds the measure: the job alone from round to round, the rounds' ratios, and
+        # the ratio of the medians.
+        alone = times["alone"]
+        spread = (max(alone) - min(alone)) / statistics.median(alone)
+        medians = statistics.median(times["pss"]) / statistics.median(times["no-pss"]) - 1
+        f.write(f"{statistics.median(added):.6f} {statistics.median(slow):.6f} {spread:.6f} {min(slow):.6f} "
+                f"{max(slow):.6f} {medians:.6f}\n")
     return 0
 
 
