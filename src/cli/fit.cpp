@@ -154,7 +154,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     std::cerr << line;
     // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
     if (r.eviction_cpu_s > 0) {
-      std::snprintf(line, sizeof line, "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %%)\n",
+      std::snprintf(line, sizeof line,
+                    "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)\n",
                     r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
       std::cerr << line;
     }

@@ -9,9 +9,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <thread>
 
+#include "qprof/common/clock.hpp"
 #include "qprof/common/proc_file.hpp"
 
 namespace qprof::fit {
@@ -108,22 +108,12 @@ std::unique_ptr<ProbeGroup> ProbeGroup::create(std::string& why_not) {
   return std::unique_ptr<ProbeGroup>(new ProbeGroup(std::move(group)));
 }
 
-namespace {
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-}  // namespace
-
 double ProbeGroup::evict() {
   kill_all();
-  const double before = thread_cpu_seconds();
+  const std::int64_t before = thread_cpu_ns();
   evict_page_cache(path(), is_v1(), charge().value_or(0));
   evicted_ = true;
-  return thread_cpu_seconds() - before;
+  return static_cast<double>(thread_cpu_ns() - before) * 1e-9;
 }
 
 ProbeGroup::~ProbeGroup() {

@@ -308,8 +308,10 @@ void PeakReducer::prune_stages() {
   };
   std::erase_if(tr_.stages,
                 [&](const Stage& s) { return s.name != stage_ && s.t_end + kSlack < latest && !holds_a_record(s); });
-  // Stages that must stay (--stage's) do not make every later marker prune again.
-  stages_compact_at_ = std::max(kCompactAt, 2 * tr_.stages.size());
+  // The next pass comes after at least as many new stages as it has records and stages to look
+  // at, so that its cost is spread over them (a trace of thousands of children keeps many
+  // records) and stages that must stay (--stage's) do not make every later marker prune again.
+  stages_compact_at_ = tr_.stages.size() + std::max({kCompactAt, tr_.stages.size(), kept.size()});
 }
 
 void PeakReducer::gpu(const GpuSample& s) {
