@@ -66,6 +66,7 @@ class TraceBuilder : public Visitor {
   }
   void hwm(const MemSample& s) override { tr_.hwm.push_back(s); }
   void cgroup(const CgroupSample& s) override { tr_.cgroup.push_back(s); }
+  void cgroup_window(const MemSample& s) override { tr_.cgroup_windows.push_back(s); }
   void gpu_device(const GpuDevice& d) override { tr_.gpu_devices.push_back(d); }
   void gpu(const GpuSample& s) override {
     tr_.gpu.push_back(s);
@@ -295,7 +296,8 @@ void PeakReducer::prune_stages() {
   auto add = [&kept](const auto& records) {
     for (const auto& r : records) kept.push_back(r.t);
   };
-  add(tr_.mem), add(tr_.hwm), add(tr_.pss), add(tr_.cgroup), add(tr_.kinds), add(tr_.gpu), add(tr_.markers);
+  add(tr_.mem), add(tr_.hwm), add(tr_.pss), add(tr_.cgroup), add(tr_.cgroup_windows), add(tr_.kinds), add(tr_.gpu),
+      add(tr_.markers);
   for (const ChildSeries& c : tr_.children) add(c.samples);
   for (const auto& [index, samples] : dirs_) add(samples);
   std::sort(kept.begin(), kept.end());

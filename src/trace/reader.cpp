@@ -302,6 +302,11 @@ void parse_line(std::string_view line, Visitor& v) {
       s.file = f.count("file bytes");
     }
     v.cgroup(s);
+  } else if (kind == "CGPEAK") {
+    MemSample s;
+    s.t = f.number("time");
+    s.bytes = f.count("peak bytes");
+    v.cgroup_window(s);
   } else if (kind == "GPUDEV") {
     GpuDevice d;
     d.index = static_cast<int>(f.integer("device index"));

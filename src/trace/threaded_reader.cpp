@@ -138,6 +138,9 @@ class Recorder final : public Visitor {
   void cgroup(const CgroupSample& s) override {
     later(0, [s](Visitor& v) { v.cgroup(s); });
   }
+  void cgroup_window(const MemSample& s) override {
+    later(0, [s](Visitor& v) { v.cgroup_window(s); });
+  }
   void gpu_device(const GpuDevice& d) override {
     later(d.uuid.size() + d.name.size(), [d](Visitor& v) { v.gpu_device(d); });
   }

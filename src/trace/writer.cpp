@@ -226,6 +226,8 @@ void Writer::cgroup(const CgroupSample& s) {
   if (s.anon && s.file) line.uinteger(*s.anon).uinteger(*s.file);
 }
 
+void Writer::cgroup_window(Seconds t, Bytes peak) { Line(*this, "CGPEAK", 2).fixed(t, 6).uinteger(peak); }
+
 void Writer::gpu_device(const GpuDevice& d) {
   const std::string uuid = escape_text(d.uuid.empty() ? "-" : d.uuid, true);
   const std::string name = escape_text(d.name);

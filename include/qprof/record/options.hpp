@@ -35,10 +35,10 @@ struct RunOptions {
   bool verbose = false;        // also say what is normal (why no GPU was found)
   std::string metric = "rss";  // the budgets' metric: rss, pss, uss or all
   bool record_pss = true;      // PSS/USS passes (--no-pss: off)
-  // Seconds between scheduled PSS passes (stretched if a pass is slow). Passes also come at new
-  // highs of Σ RSS, so the schedule only has to follow a flat or falling footprint: 1 s keeps the
-  // steady cost of a tree of 33 sleeping processes near 0.3 % of a core (bench/overhead.py).
-  double pss_interval = 1.0;
+  // Seconds between scheduled PSS passes, stretched where a pass is slow (PssSampler's 1 % of a
+  // core). Passes also come at new highs of Σ RSS; the schedule follows a flat or falling
+  // footprint densely enough for stages of a fraction of a second.
+  double pss_interval = 0.1;
   double stats_interval = 0.1;  // seconds between CPU, I/O and VmHWM readings
   std::string gpu = "auto";     // auto, nvml, amd, smi or none
   double gpu_interval = 0.1;    // seconds between per-process GPU queries (stretched if slow)

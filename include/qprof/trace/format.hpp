@@ -21,7 +21,10 @@
 //   IO       <t> <read_bytes> <write_bytes> <rchar> <wchar>  cumulative, reaped members included
 //   CPU      <t> <cpu seconds>                               cumulative user+system of the tree
 //   HWM      <t> <bytes>                                     Σ VmHWM of the tree so far
-//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup)
+//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup), every
+//                                                            sample; its parts with the stats
+//   CGPEAK   <t> <bytes>                                     at a checkpoint: the kernel's peak of the charge
+//                                                            since the previous CGPEAK or the start, then reset
 //   GPUDEV   <index> <uuid> <total bytes> <name…>            once per GPU device
 //   GPU      <t> <index> <tree bytes> <device used bytes>    per device, per GPU sample
 //   TORCH    <t> <device> <allocated bytes> <reserved bytes> torch's CUDA figures, sent with a checkpoint
@@ -117,6 +120,7 @@ class Visitor {
   virtual void cpu(const CpuSample&) {}
   virtual void hwm(const MemSample&) {}
   virtual void cgroup(const CgroupSample&) {}
+  virtual void cgroup_window(const MemSample&) {}
   virtual void gpu_device(const GpuDevice&) {}
   virtual void gpu(const GpuSample&) {}
   virtual void torch(const TorchSample&) {}
@@ -210,6 +214,7 @@ class Writer {
   void cpu(const CpuSample& s);
   void hwm(Seconds t, Bytes bytes);
   void cgroup(const CgroupSample& s);
+  void cgroup_window(Seconds t, Bytes peak);
   void gpu_device(const GpuDevice& d);
   void gpu(const GpuSample& s);
   void torch(const TorchSample& s);

@@ -178,6 +178,9 @@ struct Trace {
   std::vector<CpuSample> cpu;
   std::vector<MemSample> hwm;  // Σ VmHWM of the tree so far: an upper bound of the peak
   std::vector<CgroupSample> cgroup;
+  // CGPEAK lines: the kernel's exact peak of the charge between two checkpoints, each at the
+  // checkpoint that closed its window (the first window opens at the start of the run).
+  std::vector<MemSample> cgroup_windows;
   std::vector<GpuDevice> gpu_devices;
   std::vector<GpuSample> gpu;
   std::vector<TorchSample> torch;
