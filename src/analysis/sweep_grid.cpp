@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "qprof/common/trace_label.hpp"
+
 namespace qprof::analysis {
 namespace {
 
@@ -100,7 +102,7 @@ std::string point_name(const SweepPoint& point) {
 }
 
 std::optional<std::string> value_in_label(std::string_view label, std::string_view name) {
-  if (label.size() >= 4 && label.substr(label.size() - 4) == ".dat") label.remove_suffix(4);
+  label = without_dat_suffix(label);
   const std::string key = std::string(name) + "=";
   for (std::size_t at = label.find(key); at != std::string_view::npos; at = label.find(key, at + 1)) {
     if (at > 0 && !is_separator(label[at - 1])) continue;  // "num_workers=" is not "workers="

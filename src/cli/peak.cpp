@@ -15,6 +15,7 @@
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
@@ -199,13 +200,11 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/qprof-peak-XXXXXX.dat";
-    const int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) return Failure{"cannot create a temporary trace in " + std::string(tmp && *tmp ? tmp : "/tmp")};
-    ::close(fd);
-    trace_file = {tmpl, true};
-    o.run.output = tmpl;
+    Result<TemporaryTrace> created = create_temporary_trace("qprof-peak");
+    if (!created) return created.failure();
+    ::close(created->fd);
+    trace_file = {created->path, true};
+    o.run.output = created->path;
   }
   RunReport report;
   int status;

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
@@ -59,13 +60,11 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
   const Trace job = job_trace(ranks, align);
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qprof-job-XXXXXX.dat";
-  const int fd = ::mkstemps(tmpl.data(), 4);
-  if (fd < 0) return Failure{"--sum: cannot create a temporary trace in " + std::string(dir && *dir ? dir : "/tmp")};
-  tmp.path = tmpl;
+  Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
+  if (!created) return Failure{"--sum: " + created.failure().message};
+  tmp.path = created->path;
   {
-    trace::Writer out(fd, tmpl);
+    trace::Writer out(created->fd, created->path);
     trace::write_trace(job, out);
     if (!out.close()) return Failure{"--sum: " + out.error()};
   }
