@@ -94,26 +94,22 @@ plot::FitChart chart_of(const fit::FitReport& r) {
   return c;
 }
 
-int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
+// The request as fit will run it, or the usage error that stops it before the first run.
+Result<void> check_request(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
     const std::string near = option_suggestion(self, before_dashdash.front());
-    std::cerr << "qprof fit: unknown option " << terminal_text(before_dashdash.front())
-              << (near.empty() ? "" : "; did you mean " + near + "?")
-              << " (see qprof fit --help; a command starting with '-' goes after --)\n";
-    return kUsageError;
+    return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
+                   (near.empty() ? "" : "; did you mean " + near + "?") +
+                   " (see qprof fit --help; a command starting with '-' goes after --)"};
   }
-  if (command.empty()) {
-    std::cerr << "qprof fit: no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]\n";
-    return kUsageError;
-  }
+  if (command.empty()) return Failure{"no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]"};
   o.fit.command = std::move(command);
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
-      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
-                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
-      return kUsageError;
+      return Failure{"--resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got " + terminal_text(o.resolution) +
+                     "; SIZE is " + size_forms()};
     }
     o.fit.resolution = *r;
   }
@@ -123,14 +119,17 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     try {
       check_output(path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
-      return kUsageError;
+      return Failure{std::string(option) + ": " + terminal_text(e.what())};
     }
   }
   if (!o.plot.empty() && (!plot::format_for(o.plot) || *plot::format_for(o.plot) == plot::Format::text)) {
-    std::cerr << "qprof fit: --plot: the chart's file must end in .png, .svg or .pdf\n";
-    return kUsageError;
+    return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
   }
+  return {};
+}
+
+Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
+  if (Result<void> checked = check_request(o, std::move(command), self); !checked) return checked.failure();
   rerun_fit_in_user_scope_if_needed();  // returns where qprof may create its groups, or cannot be helped
   const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
   const auto progress = [&](const fit::Progress& p) {

@@ -12,9 +12,11 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
@@ -86,14 +88,14 @@ report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false
   return report::peak_line(t, metric_of(o.metric), o.stage, o.children || mprof_default);
 }
 
-// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
+// The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
+// of the current directory, as mprof peak does.
 std::optional<std::string> newest_trace() {
   std::optional<std::filesystem::directory_entry> best;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
     const std::string name = e.path().filename().string();
-    const bool ours = (name.starts_with("qprof_") || name.starts_with("mprofile_")) && name.ends_with(".dat");
-    if (!ours || !e.is_regular_file(ec)) continue;
+    if (!analysis::is_default_trace_name(name) || !e.is_regular_file(ec)) continue;
     if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
   }
   if (!best) return std::nullopt;
@@ -199,13 +201,11 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/qprof-peak-XXXXXX.dat";
-    const int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) return Failure{"cannot create a temporary trace in " + std::string(tmp && *tmp ? tmp : "/tmp")};
-    ::close(fd);
-    trace_file = {tmpl, true};
-    o.run.output = tmpl;
+    Result<TemporaryTrace> created = create_temporary_trace("qprof-peak");
+    if (!created) return created.failure();
+    ::close(created->fd);
+    trace_file = {created->path, true};
+    o.run.output = created->path;
   }
   RunReport report;
   int status;

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
@@ -59,13 +60,11 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
   const Trace job = job_trace(ranks, align);
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qprof-job-XXXXXX.dat";
-  const int fd = ::mkstemps(tmpl.data(), 4);
-  if (fd < 0) return Failure{"--sum: cannot create a temporary trace in " + std::string(dir && *dir ? dir : "/tmp")};
-  tmp.path = tmpl;
+  Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
+  if (!created) return Failure{"--sum: " + created.failure().message};
+  tmp.path = created->path;
   {
-    trace::Writer out(fd, tmpl);
+    trace::Writer out(created->fd, created->path);
     trace::write_trace(job, out);
     if (!out.close()) return Failure{"--sum: " + out.error()};
   }
@@ -86,13 +85,10 @@ Failure usage(const std::string& what) {
                  "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)"};
 }
 
-Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
-  std::vector<std::string> files = a.files;
-  if (invocation.had_dashdash)
-    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (files.empty()) return usage("no trace given");
+// The options CLI11 cannot check alone, into a.opts: the output and its format, --size,
+// --window, --unit, --panels, the labels for `traces` traces.
+Result<void> check_options(PlotArgs& a, std::size_t traces) {
   plot::PlotOptions& o = a.opts;
-
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   if (a.output) {
     o.output = *a.output;
@@ -139,12 +135,22 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     }
     o.panels = *p;
   }
-  if (a.labels.size() > files.size()) {
-    return usage(std::to_string(a.labels.size()) + " labels (--label) for " + std::to_string(files.size()) +
-                 (files.size() == 1 ? " trace" : " traces"));
+  if (a.labels.size() > traces) {
+    return usage(std::to_string(a.labels.size()) + " labels (--label) for " + std::to_string(traces) +
+                 (traces == 1 ? " trace" : " traces"));
   }
   o.markers = !a.no_markers;
   if (a.render_timeout) o.render_timeout = *a.render_timeout;  // checked by seconds_check
+  return {};
+}
+
+Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
+  std::vector<std::string> files = a.files;
+  if (invocation.had_dashdash)
+    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (files.empty()) return usage("no trace given");
+  if (Result<void> checked = check_options(a, files.size()); !checked) return checked.failure();
+  const plot::PlotOptions& o = a.opts;
 
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;

@@ -109,32 +109,21 @@ std::string point_words(const SweepPoint& p) {
 }
 
 // The usage checks that need more than CLI11: parameters, placeholders, --env.
-bool parse_request(const SweepCli& o, const std::vector<std::string>& command,
-                   std::vector<SweepParameter>& parameters) {
-  if (command.empty()) {
-    std::cerr << "qprof sweep: no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ...\n";
-    return false;
-  }
+Result<std::vector<SweepParameter>> parse_request(const SweepCli& o, const std::vector<std::string>& command) {
+  if (command.empty()) return Failure{"no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ..."};
+  std::vector<SweepParameter> parameters;
   for (const std::string& text : o.parameters) {
-    std::string why;
-    auto p = parse_sweep_parameter(text, why);
-    if (!p) {
-      std::cerr << "qprof sweep: -p: " << terminal_text(why) << '\n';
-      return false;
-    }
+    Result<SweepParameter> p = parse_sweep_parameter(text);
+    if (!p) return Failure{"-p: " + terminal_text(p.failure().message)};
     for (const SweepParameter& q : parameters) {
-      if (q.name == p->name) {
-        std::cerr << "qprof sweep: -p " << p->name << " is given twice\n";
-        return false;
-      }
+      if (q.name == p->name) return Failure{"-p " + p->name + " is given twice"};
     }
     parameters.push_back(std::move(*p));
   }
   for (const std::string& e : o.env) {
     const auto eq = e.find('=');
     if (eq == 0 || eq == std::string::npos || e.substr(0, eq).find_first_of("{}") != std::string::npos) {
-      std::cerr << "qprof sweep: --env " << terminal_text(e) << ": not NAME=VALUE\n";
-      return false;
+      return Failure{"--env " + terminal_text(e) + ": not NAME=VALUE"};
     }
   }
   // A parameter whose placeholder appears nowhere is a typo: every run would be the same.
@@ -143,12 +132,9 @@ bool parse_request(const SweepCli& o, const std::vector<std::string>& command,
     bool used = false;
     for (const std::string& a : command) used = used || a.find(placeholder) != std::string::npos;
     for (const std::string& e : o.env) used = used || e.find(placeholder) != std::string::npos;
-    if (!used) {
-      std::cerr << "qprof sweep: -p " << p.name << ": " << placeholder << " appears nowhere in the command or --env\n";
-      return false;
-    }
+    if (!used) return Failure{"-p " + p.name + ": " + placeholder + " appears nowhere in the command or --env"};
   }
-  return true;
+  return parameters;
 }
 
 // The runs' table: one row per run, a column per parameter, its status and figures.
@@ -331,22 +317,17 @@ int print_sweep(const SweepCli& o, const std::vector<SweepParameter>& parameters
 }
 
 Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
-  std::vector<SweepParameter> parameters;
-  if (!parse_request(o, command, parameters)) return kUsageError;
+  Result<std::vector<SweepParameter>> request = parse_request(o, command);
+  if (!request) return request.failure();
+  const std::vector<SweepParameter>& parameters = *request;
   if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
   std::error_code ec;
   std::filesystem::create_directories(o.output_dir, ec);
-  if (ec) {
-    std::cerr << "qprof sweep: --output-dir " << terminal_text(o.output_dir) << ": " << ec.message() << '\n';
-    return kUsageError;
-  }
+  if (ec) return Failure{"--output-dir " + terminal_text(o.output_dir) + ": " + ec.message()};
   if (o.fit) {
     // Said before the first run, not after it: fit needs memory cgroups of its own.
     std::string why_not;
-    if (!fit::ProbeGroup::create(why_not)) {
-      std::cerr << "qprof sweep: --fit: " << terminal_text(fit::no_cgroup_message(why_not)) << '\n';
-      return kUsageError;
-    }
+    if (!fit::ProbeGroup::create(why_not)) return Failure{"--fit: " + terminal_text(fit::no_cgroup_message(why_not))};
   }
   const std::vector<SweepPoint> points = sweep_grid(parameters);
   const std::size_t total = points.size() * static_cast<std::size_t>(o.repeat);

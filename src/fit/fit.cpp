@@ -63,10 +63,6 @@ double own_cpu_seconds() {
 }
 
 // The launcher's words start "qprof: "; fit prints its messages after "qprof fit: ".
-std::string without_prefix(const std::string& message) {
-  return message.starts_with("qprof: ") ? message.substr(7) : message;
-}
-
 bool machine_has_swap() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -122,8 +118,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   account(first);
   if (first.launch_failure) {
     r.end = FitEnd::cannot_start;
-    r.status = first.launch_failure->exit_status;
-    r.message = without_prefix(first.launch_failure->message);
+    r.status = first.launch_failure->status;
+    r.message = first.launch_failure->message;
     return;
   }
   if (first.stopped_by_signal) {
@@ -195,8 +191,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     }
     if (run.launch_failure) {
       r.end = FitEnd::cannot_start;
-      r.status = run.launch_failure->exit_status;
-      r.message = without_prefix(run.launch_failure->message);
+      r.status = run.launch_failure->status;
+      r.message = run.launch_failure->message;
       break;
     }
     const Probe p =

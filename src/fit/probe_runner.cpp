@@ -13,7 +13,6 @@
 
 namespace qprof::fit {
 using record::launch;
-using record::LaunchFailure;
 using record::LaunchRequest;
 namespace {
 
@@ -54,11 +53,11 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   signals.drain();
   const Clock::time_point t0 = Clock::now();
   const auto launched = launch(request);
-  if (const auto* failure = std::get_if<LaunchFailure>(&launched)) {
-    run.launch_failure = *failure;
+  if (!launched) {
+    run.launch_failure = launched.failure();
     return run;
   }
-  const pid_t pid = std::get<pid_t>(launched);
+  const pid_t pid = *launched;
   Sampler sampler{group, run};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();

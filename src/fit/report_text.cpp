@@ -4,6 +4,7 @@
 #include <vector>
 #include <sstream>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/report.hpp"
@@ -18,11 +19,8 @@ std::string mib(Bytes b) {
   return buf;
 }
 
-std::string fixed(double v, const char* format) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+// The argument order of this file's calls; the formatting is common's.
+std::string fixed(double v, const char* format) { return printf_number(format, v); }
 
 std::string row(const Probe& p, double baseline_s) {
   char buf[256];

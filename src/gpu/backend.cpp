@@ -39,19 +39,24 @@ Selection open_backend(Choice choice, const OpenOptions& options) {
   auto attempt = [&](Choice c) {
     std::string why;
     try {
+      Result<std::unique_ptr<Backend>> opened = Failure{""};
       switch (c) {
         case Choice::nvml:
-          s.backend = open_nvml(options, why);
+          opened = open_nvml(options);
           break;
         case Choice::amd:
-          s.backend = open_amd(options, why);
+          opened = open_amd(options);
           break;
         case Choice::smi:
-          s.backend = open_smi(options, why);
+          opened = open_smi(options);
           break;
         default:
           break;
       }
+      if (opened)
+        s.backend = std::move(*opened);
+      else
+        why = opened.failure().message;
     } catch (const std::exception& e) {
       s.backend.reset();
       why = e.what();

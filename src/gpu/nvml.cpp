@@ -106,7 +106,7 @@ class NvmlBackend final : public Backend {
     ::dlclose(lib_);
   }
 
-  bool discover(std::string& why);
+  Result<void> discover();
 
   std::string_view name() const override { return "nvml"; }
   std::string description() const override;
@@ -173,15 +173,12 @@ void NvmlBackend::add_device(nvmlDevice_t h, int vendor_index, const std::string
   handles_.push_back(h);
 }
 
-bool NvmlBackend::discover(std::string& why) {
+Result<void> NvmlBackend::discover() {
   char version[96] = {};
   if (api_.driver_version && api_.driver_version(version, sizeof version) == kSuccess) driver_ = version;
   unsigned int count = 0;
   const nvmlReturn_t rc = api_.count(&count);
-  if (rc != kSuccess) {
-    why = "nvmlDeviceGetCount: " + error(rc);
-    return false;
-  }
+  if (rc != kSuccess) return Failure{"nvmlDeviceGetCount: " + error(rc)};
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
     if (const nvmlReturn_t r = api_.handle_by_index(i, &h); r != kSuccess) {
@@ -203,14 +200,13 @@ bool NvmlBackend::discover(std::string& why) {
     if (devices_.size() == before) add_device(h, static_cast<int>(i), "");
   }
   if (devices_.empty()) {
-    why = count == 0 ? "NVML sees no GPU" : "NVML cannot open any of its " + std::to_string(count) + " GPUs";
-    return false;
+    return Failure{count == 0 ? "NVML sees no GPU" : "NVML cannot open any of its " + std::to_string(count) + " GPUs"};
   }
   util_.open(lib_, std::vector<void*>(handles_.begin(), handles_.end()));
   buf_.resize(capacity_ * 32);
   parsed_.reserve(capacity_);
   entries_.reserve(capacity_ * 2);
-  return true;
+  return {};
 }
 
 std::string NvmlBackend::description() const {
@@ -386,7 +382,7 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
 
 }  // namespace
 
-std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o) {
   std::string library = o.nvml_library;
   if (library.empty()) {
     const char* env = std::getenv("QPROF_NVML_LIBRARY");
@@ -396,8 +392,7 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
   void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* e = ::dlerror();
-    why = "cannot load " + library + (e ? std::string(": ") + e : std::string());
-    return nullptr;
+    return Failure{"cannot load " + library + (e ? std::string(": ") + e : std::string())};
   }
   Api a;
   a.init = sym<InitFn>(lib, "nvmlInit_v2");
@@ -435,24 +430,22 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
                         : (!a.compute[1] && !a.compute[2] && !a.compute[3]) ? "nvmlDeviceGetComputeRunningProcesses"
                                                                             : nullptr;
   if (missing) {
-    why = library + " has no " + missing + ": not NVML?";
     ::dlclose(lib);
-    return nullptr;
+    return Failure{library + " has no " + missing + ": not NVML?"};
   }
   if (const nvmlReturn_t rc = a.init(); rc != kSuccess) {
     const char* s = a.error_string ? a.error_string(rc) : nullptr;
-    why = std::string(a.init_name) + " failed: " + (s ? s : "error") + " (" + std::to_string(rc) + ")";
+    Failure failed{std::string(a.init_name) + " failed: " + (s ? s : "error") + " (" + std::to_string(rc) + ")"};
     ::dlclose(lib);
-    return nullptr;
+    return failed;
   }
   auto backend = std::make_unique<NvmlBackend>(lib, a, library);  // owns lib and the init from here
   try {
-    if (!backend->discover(why)) return nullptr;
+    if (Result<void> found = backend->discover(); !found) return found.failure();
   } catch (const std::exception& e) {
-    why = std::string("NVML: ") + e.what();
-    return nullptr;
+    return Failure{std::string("NVML: ") + e.what()};
   }
-  return backend;
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace qprof::gpu

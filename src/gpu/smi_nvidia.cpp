@@ -28,18 +28,18 @@ class NvidiaSmi final : public PollingBackend {
     apps_child_.stop();
   }
 
-  bool start(std::string& why) {
+  Result<void> start() {
     const std::string lms = std::to_string(interval_ms_);
-    if (!gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false,
-                     why) ||
-        !apps_child_.start(
-            {program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
-            false, why)) {
-      return false;
-    }
+    Result<void> started =
+        gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false);
+    if (!started) return started;
+    started = apps_child_.start(
+        {program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
+        false);
+    if (!started) return started;
     last_block_ns_ = monotonic_ns();
     start_thread();
-    return true;
+    return {};
   }
 
   std::string_view name() const override { return "nvidia-smi"; }
@@ -155,20 +155,14 @@ class NvidiaSmi final : public PollingBackend {
 
 }  // namespace
 
-std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_nvidia_smi(const OpenOptions& o) {
   const std::string program = find_program("nvidia-smi", o.path);
-  if (program.empty()) {
-    why = "no nvidia-smi on PATH";
-    return nullptr;
-  }
-  std::string out;
-  if (!detail::run_capture(
-          {program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"}, out,
-          20000, why)) {
-    return nullptr;
-  }
+  if (program.empty()) return Failure{"no nvidia-smi on PATH"};
+  const Result<std::string> out = detail::run_capture(
+      {program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"}, 20000);
+  if (!out) return out.failure();
   std::vector<Device> devices;
-  std::string_view text = out;
+  std::string_view text = *out;
   while (!text.empty()) {
     const auto nl = text.find('\n');
     smi::GpuRow row;
@@ -182,13 +176,10 @@ std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why)
     }
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
   }
-  if (devices.empty()) {
-    why = "nvidia-smi lists no GPU";
-    return nullptr;
-  }
+  if (devices.empty()) return Failure{"nvidia-smi lists no GPU"};
   auto b = std::make_unique<NvidiaSmi>(program, std::move(devices), o.smi_interval_ms);
-  if (!b->start(why)) return nullptr;
-  return b;
+  if (Result<void> started = b->start(); !started) return started.failure();
+  return std::unique_ptr<Backend>(std::move(b));
 }
 
 }  // namespace qprof::gpu::smi_detail

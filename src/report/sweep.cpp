@@ -3,20 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
 using analysis::FigureModel;
 using analysis::SweepModel;
 namespace {
-
-std::string number(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 // A figure's value in words: a size or a duration; a negative intercept keeps its sign.
 std::string value_words(const FigureModel& f, double v) {
@@ -26,7 +20,7 @@ std::string value_words(const FigureModel& f, double v) {
 }
 
 std::string value_text(const SweepModel& m, double v) {
-  return m.integer_values && v == std::floor(v) ? number("%.0f", v) : number("%g", v);
+  return m.integer_values && v == std::floor(v) ? printf_number("%.0f", v) : printf_number("%g", v);
 }
 
 Column machine_only(const char* key, Kind kind) {
@@ -52,7 +46,8 @@ const FigureModel* limit_figure(const SweepModel& m) {
 
 std::string formula_words(const FigureModel& f, const std::string& parameter) {
   if (f.power_chosen && f.power) {
-    return value_words(f, f.power->coefficient) + " \u00d7 " + parameter + "^" + number("%.2f", f.power->exponent);
+    return value_words(f, f.power->coefficient) + " \u00d7 " + parameter + "^" +
+           printf_number("%.2f", f.power->exponent);
   }
   if (!f.line) return "";
   const double slope = f.line->slope;
@@ -65,7 +60,7 @@ std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOpt
   if (!f || !o.limit) return std::nullopt;
   const std::string limit = human_bytes(*o.limit);
   const std::string model =
-      "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + number("%.3f", f->r2()) + ")";
+      "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + printf_number("%.3f", f->r2()) + ")";
   const auto x = f->solve(static_cast<double>(*o.limit));
   if (!x) return "no largest " + m.parameter + " for " + limit + ": the model does not rise with it " + model;
   if (*x < 0 || (m.integer_values && *x < 1 && f->x.front() >= 1)) {
@@ -154,7 +149,7 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     if (f.fitted()) {
       row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
       row[3] = Cell::string(formula_words(f, m.parameter));
-      row[4] = Cell::string(number("%.3f", f.r2()));
+      row[4] = Cell::string(printf_number("%.3f", f.r2()));
     } else {
       row[2] = Cell::string("not fitted (one value)");
     }

@@ -24,7 +24,7 @@ struct ProbeWatch {
 };
 
 struct ProbeRun {
-  std::optional<record::LaunchFailure> launch_failure;  // the command could not start (126, 127)
+  std::optional<Failure> launch_failure;  // the command could not start (126, 127)
   int wait_status = 0;
   rusage usage{};      // the command and the descendants it waited for
   double seconds = 0;  // from the launch to the command's end

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof::gpu {
@@ -130,10 +131,11 @@ struct OpenOptions {
   std::int64_t smi_interval_ms = 100;
 };
 
-// Each backend's opener: nullptr and `why` when it does not work here (no library, no device…).
-std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why);
-std::unique_ptr<Backend> open_amd(const OpenOptions& o, std::string& why);
-std::unique_ptr<Backend> open_smi(const OpenOptions& o, std::string& why);
+// Each backend's opener: the backend, or the Failure that says why it does not work here (no
+// library, no device…). A failed allocation may still throw: open_backend catches it.
+Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o);
+Result<std::unique_ptr<Backend>> open_amd(const OpenOptions& o);
+Result<std::unique_ptr<Backend>> open_smi(const OpenOptions& o);
 
 struct Selection {
   std::unique_ptr<Backend> backend;  // nullptr: no GPU figures (a normal case)

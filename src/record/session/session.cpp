@@ -211,13 +211,13 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     const auto launched = launch(request);
     intake_.let_command_inherit_channel(false);
     ::close(job_stderr.write);
-    if (const auto* failure = std::get_if<LaunchFailure>(&launched)) {
+    if (!launched) {
       ::close(job_stderr.read);
       trace_->discard();
-      std::cerr << failure->message << '\n';
-      return failure->exit_status;
+      std::cerr << "qprof: " << launched.failure().message << '\n';
+      return launched.failure().status;
     }
-    command.pid = std::get<pid_t>(launched);
+    command.pid = *launched;
   }
   exit_.emplace(command, o_.wait_daemons, Timeout(o_.timeout, o_.kill_grace, start_ns_, command.attached));
   return std::nullopt;
