@@ -37,18 +37,20 @@ if(NOT yaml-cpp_FOUND)
   qprof_missing("yaml-cpp" libyaml-cpp-dev)
 endif()
 
-# yaml-cpp and PCRE2 are linked from their static archives too (Debian's are built as PIC), for
-# qprof's own memory: a shared library costs every run its pages that loading touches, whether it
-# is used or not (`qprof run` uses yaml-cpp never, PCRE2 only with --marker-regex): 312 kB and
-# 88 kB of VmHWM on Debian 12 (bench/RESULTS.md). Linked from the archive, only the code that runs
-# is paged in. Where a distribution ships no archive, the shared library is used.
-function(qprof_prefer_archive target property archive_name)
-  find_library(QPROF_ARCHIVE_${archive_name} NAMES ${archive_name})
-  if(QPROF_ARCHIVE_${archive_name})
-    set_property(TARGET ${target} PROPERTY ${property} "${QPROF_ARCHIVE_${archive_name}}")
-  endif()
-endfunction()
-qprof_prefer_archive(yaml-cpp IMPORTED_LOCATION_NONE libyaml-cpp.a)
+# yaml-cpp is linked from its static archive too (Debian's is built as PIC), for qprof's own
+# memory: as a shared library it cost every run the 312 kB of its pages that loading touches
+# (/proc/PID/smaps), though `qprof run` never uses it; linked from the archive, only the code that
+# runs is paged in. Where a distribution ships no archive, the shared library is used. (PCRE2's
+# archive gained nothing: its 145 kB of tables widen qprof's read-only data about as much as the
+# shared library's 88 kB.)
+find_library(QPROF_YAML_CPP_ARCHIVE NAMES libyaml-cpp.a)
+if(QPROF_YAML_CPP_ARCHIVE)
+  get_target_property(yaml_configs yaml-cpp IMPORTED_CONFIGURATIONS)
+  foreach(config IN LISTS yaml_configs)
+    set_property(TARGET yaml-cpp PROPERTY IMPORTED_LOCATION_${config} "${QPROF_YAML_CPP_ARCHIVE}")
+  endforeach()
+  set_property(TARGET yaml-cpp PROPERTY IMPORTED_LOCATION "${QPROF_YAML_CPP_ARCHIVE}")
+endif()
 
 # PCRE2 runs --marker-regex with a match limit (std::regex has no bound on its backtracking).
 find_package(PkgConfig QUIET)
@@ -58,7 +60,6 @@ endif()
 if(NOT PCRE2_FOUND)
   qprof_missing("PCRE2 (--marker-regex)" libpcre2-dev)
 endif()
-qprof_prefer_archive(PkgConfig::PCRE2 INTERFACE_LINK_LIBRARIES libpcre2-8.a)
 
 find_package(nlohmann_json 3 CONFIG QUIET)
 if(NOT nlohmann_json_FOUND)
