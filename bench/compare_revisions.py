@@ -18,7 +18,7 @@ here). The floor's is its CLOCK_PROCESS_CPUTIME_ID per round. Own memory: VmHWM 
 the window, and of a run at 1 ms (--hwm-case).
 
     bench/compare_revisions.py BEFORE AFTER [--case 33] [--case 512] [--rounds 5] [--window 4]
-        [--interval 0.01] [--variant 'LABEL=OPTIONS'] [--charge] [--json FILE]
+        [--interval 0.01] [--variant 'LABEL=OPTIONS'] [--extra LABEL=PATH] [--charge] [--json FILE]
     bench/compare_revisions.py BEFORE AFTER --micro [--filter BM_SampleTree]   (qprof_bench)
 
 Prints Markdown: medians with min–max, the after/before and floor ratios, and the load average
@@ -231,6 +231,9 @@ def measure(a, binaries, floor, charge, tmp):
     for spec in a.variant:
         name, _, options = spec.partition("=")
         entries.append((f"{a.after_label} {name}", binaries[a.after], shlex.split(options)))
+    for spec in a.extra:
+        label, _, path = spec.partition("=")
+        entries.append((label, os.path.abspath(path), []))
     entries.append(("floor", None, None))
     if charge:
         entries.append(("floor + charge read", None, charge))
@@ -322,6 +325,8 @@ def main():
     ap.add_argument("--window", type=float, default=4)
     ap.add_argument("--variant", action="append", default=[],
                     help="'LABEL=OPTIONS': the AFTER side again with these options of qprof run")
+    ap.add_argument("--extra", action="append", default=[],
+                    help="'LABEL=PATH': one more built qprof in the rounds, at its default options")
     ap.add_argument("--charge", action="store_true",
                     help="also the floor with a pread of its memory cgroup's charge each round (root)")
     ap.add_argument("--hwm-case", default="33:0.001:6", help="PROCS:INTERVAL:SECONDS of the VmHWM run ('' for none)")
