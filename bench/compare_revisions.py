@@ -252,9 +252,9 @@ def measure(a, binaries, floor, charge, tmp):
                 print(f"round {r + 1}, {procs} processes, {label}: {got[(label, procs)][-1]}", file=sys.stderr)
         if a.hwm_case:
             procs, interval, seconds = a.hwm_case
-            for label in (a.before_label, a.after_label):
-                side = a.before if label == a.before_label else a.after
-                hwm.setdefault(label, []).append(run_hwm(binaries[side], procs, interval, seconds, tmp))
+            plain = [(label, binary) for label, binary, extra in entries if binary and not extra]
+            for label, binary in plain:
+                hwm.setdefault(label, []).append(run_hwm(binary, procs, interval, seconds, tmp))
     return entries, got, loads, hwm
 
 
