@@ -113,7 +113,9 @@ TEST(FitGpuUnit, AProbesOutcomeNeedsCudasWordsToBeAnOom) {
   EXPECT_EQ(gpu_outcome_of(exit1, false, ""), Outcome::failed);
   EXPECT_EQ(gpu_outcome_of(SIGKILL, true, ""), Outcome::too_slow);
   EXPECT_EQ(gpu_outcome_of(ok, false, "CUDA out of memory"), Outcome::completed) << "a job that recovered completed";
-  EXPECT_EQ(level_of(Probe{.outcome = Outcome::cuda_oom}, 1.0), Level::does_not_run);
+  Probe oom;
+  oom.outcome = Outcome::cuda_oom;
+  EXPECT_EQ(level_of(oom, 1.0), Level::does_not_run);
 }
 
 FitReport fabricated() {
@@ -133,12 +135,16 @@ FitReport fabricated() {
   b.charge_peak = 3000 * kMiB;
   b.unreclaimable_peak = 516 * kMiB;
   r.baseline = b;
-  Probe oom{.limit = 1000 * kMiB,
-            .outcome = Outcome::cuda_oom,
-            .seconds = 1,
-            .exit_status = 1,
-            .detail = "exit status 1: torch.OutOfMemoryError: CUDA out of memory\x1b[2J"};
-  Probe ok{.limit = 1600 * kMiB, .outcome = Outcome::completed, .seconds = 2, .detail = "exit status 0"};
+  Probe oom;
+  oom.limit = 1000 * kMiB;
+  oom.outcome = Outcome::cuda_oom;
+  oom.seconds = 1;
+  oom.exit_status = 1;
+  oom.detail = "exit status 1: torch.OutOfMemoryError: CUDA out of memory\x1b[2J";
+  Probe ok;
+  ok.limit = 1600 * kMiB;
+  ok.seconds = 2;
+  ok.detail = "exit status 0";
   ok.gpu_peak = 3100 * kMiB;
   r.probes = {oom, ok};
   r.findings.runs = Finding{1600 * kMiB, 1, 1000 * kMiB};

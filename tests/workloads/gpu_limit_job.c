@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-/* gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [SLOW_BELOW_MIB SLOW_MS [FAIL_BELOW_MIB]]
+/* gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_FROM_MIB]]
  * A "CUDA job" whose device-memory need is known by construction, for qprof fit --gpu with the
  * fake libnvidia-ml.so.1 and the fake nvidia-cuda-mps-control. PROCS processes each hold a
- * context of CTX_MIB MiB, then CTX_MIB + NEED_MIB, on the fake's last GPU (a "compute PID BYTES"
- * line of the fake's script SCRIPT, rewritten under a lock: the processes share it), as an MPS
- * client would, and each reads its limit from CUDA_MPS_PINNED_DEVICE_MEM_LIMIT ("0=NM" or
+ * context of CTX_MIB MiB alone for 300 ms, then CTX_MIB + NEED_MIB + a cache of up to CACHE_MIB
+ * (what the limit leaves of it: a caching allocator's habit), on the fake's last GPU (a
+ * "compute PID BYTES" line of the fake's script SCRIPT, rewritten under a lock: the processes
+ * share it), for HOLD_MS. Each reads its limit from CUDA_MPS_PINNED_DEVICE_MEM_LIMIT ("0=NM" or
  * "0=NG"; none: unlimited):
- *   limit < FAIL_BELOW_MIB           fails without an out-of-memory message (exit 3)
  *   limit < CTX_MIB + NEED_MIB       fails as PyTorch does: "torch.OutOfMemoryError: CUDA out of
- *                                    memory" on stderr, exit 1
- *   limit < SLOW_BELOW_MIB           completes after SLOW_MS (an allocator freeing and retrying)
- *   otherwise                        completes after HOLD_MS
+ *                                    memory" on stderr, exit 1; from FAIL_FROM_MIB up it fails
+ *                                    without an out-of-memory message instead (exit 3)
+ *   a cache smaller than CACHE_MIB   completes after SLOW_MS instead of HOLD_MS (the allocator
+ *                                    freeing and retrying)
+ * So the smallest limit it runs in is CTX_MIB + NEED_MIB, the unlimited peak CTX + NEED + CACHE.
  * With QPROF_MARK_FD it sends torch's figures with a checkpoint at its peak: allocated NEED_MIB,
  * reserved NEED_MIB + 2 MiB. With GPU_LIMIT_JOB_PIDS=DIR each process writes DIR/PID holding the
- * limit it saw (the tests check that none outlives its probe). */
+ * limit it saw (-1: none; the tests check that none outlives its probe). */
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -61,7 +63,7 @@ static void send_torch(unsigned long long allocated, unsigned long long reserved
   if (write(atoi(fd_text), text, (size_t)n) < 0) exit(98);
 }
 
-static int client(long ctx, long need, long hold_ms, long slow_below, long slow_ms, long fail_below) {
+static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, long fail_from) {
   const long limit = limit_mib();
   const char* pids = getenv("GPU_LIMIT_JOB_PIDS");
   if (pids) {
@@ -73,7 +75,7 @@ static int client(long ctx, long need, long hold_ms, long slow_below, long slow_
       fclose(f);
     }
   }
-  if (limit >= 0 && limit < fail_below) {
+  if (limit >= 0 && fail_from > 0 && limit >= fail_from && limit < ctx + need) {
     fprintf(stderr, "gpu_limit_job: cannot read the dataset (limit %ld MiB)\n", limit);
     return 3;
   }
@@ -87,27 +89,28 @@ static int client(long ctx, long need, long hold_ms, long slow_below, long slow_
     hold(0);
     return 1;
   }
-  hold((unsigned long long)(ctx + need) * MIB);
+  const long room = limit < 0 || limit - ctx - need >= cache ? cache : limit - ctx - need;
+  hold((unsigned long long)(ctx + need + room) * MIB);
   send_torch((unsigned long long)need * MIB, (unsigned long long)(need + 2) * MIB);
-  sleep_ms(limit >= 0 && limit < slow_below ? slow_ms : hold_ms);
+  sleep_ms(room < cache ? slow_ms : hold_ms);
   hold(0);
   return 0;
 }
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [SLOW_BELOW SLOW_MS [FAIL_BELOW]]\n");
+    fprintf(stderr, "usage: gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_FROM]]\n");
     return 2;
   }
   script = argv[1];
   const long ctx = atol(argv[2]), need = atol(argv[3]), hold_ms = atol(argv[4]), procs = atol(argv[5]);
-  const long slow_below = argc > 7 ? atol(argv[6]) : 0, slow_ms = argc > 7 ? atol(argv[7]) : 0;
-  const long fail_below = argc > 8 ? atol(argv[8]) : 0;
+  const long cache = argc > 7 ? atol(argv[6]) : 0, slow_ms = argc > 7 ? atol(argv[7]) : 0;
+  const long fail_from = argc > 8 ? atol(argv[8]) : 0;
   int worst = 0;
   for (long i = 1; i < procs; ++i) {
-    if (fork() == 0) _exit(client(ctx, need, hold_ms, slow_below, slow_ms, fail_below));
+    if (fork() == 0) _exit(client(ctx, need, hold_ms, cache, slow_ms, fail_from));
   }
-  worst = client(ctx, need, hold_ms, slow_below, slow_ms, fail_below);
+  worst = client(ctx, need, hold_ms, cache, slow_ms, fail_from);
   int status = 0;
   while (wait(&status) > 0) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
