@@ -25,7 +25,9 @@ struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
   std::string json, csv, plot;
-  std::string gpu;  // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory
+  // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
+  // 2.1's integer flags count their uses rather than take the value.
+  std::string gpu;
   bool quiet = false;
 };
 
@@ -110,13 +112,7 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     return kUsageError;
   }
   o.fit.command = std::move(command);
-  if (!o.gpu.empty()) {
-    if (o.gpu.size() > 3 || o.gpu.find_first_not_of("0123456789") != std::string::npos) {
-      std::cerr << "qprof fit: --gpu: expected a GPU index (--gpu=1), got " << terminal_text(o.gpu) << '\n';
-      return kUsageError;
-    }
-    o.fit.gpu = std::stoi(o.gpu);
-  }
+  if (!o.gpu.empty()) o.fit.gpu = std::stoi(o.gpu);  // digits: checked by CLI::Range
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
@@ -223,8 +219,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
   fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
   fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");
   fit->add_flag(
-      "--gpu{0}", opts->gpu,
-      "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory");
+         "--gpu{0}", opts->gpu,
+         "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory")
+      ->check(CLI::Range(0, 1023));
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};

@@ -48,8 +48,9 @@ std::string modes_refusal(const gpu::DeviceModes& modes, int index) {
 Result<GpuTarget> check_gpu_target(int index, const gpu::OpenOptions& open,
                                    const std::vector<std::string>& other_pipe_dirs) {
   gpu::Selection s = gpu::open_backend(gpu::Choice::automatic, open);
+  const std::string found = s.message.starts_with("GPU: ") ? s.message.substr(5) : s.message;
   if (!s.backend || !s.backend->cuda_devices())
-    return Failure{"no NVIDIA GPU found (" + s.message + "): qprof fit --gpu limits CUDA device memory"};
+    return Failure{"no NVIDIA GPU found, and qprof fit --gpu limits CUDA device memory; " + found};
   const auto& devices = s.backend->devices();
   std::size_t at = devices.size();
   for (std::size_t i = 0; i < devices.size(); ++i) {

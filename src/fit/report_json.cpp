@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-json probe_json(const Probe& p, double baseline_s) {
+json probe_json(const Probe& p, double baseline_s, bool gpu) {
   json j;
   j["limit_bytes"] = p.limit ? json(p.limit) : json(nullptr);
   j["outcome"] = outcome_key(p.outcome);
@@ -19,7 +19,7 @@ json probe_json(const Probe& p, double baseline_s) {
   j["read_bytes"] = p.read_bytes ? json(*p.read_bytes) : json(nullptr);
   j["exit_status"] = p.exit_status;
   j["detail"] = valid_utf8(p.detail);
-  if (p.gpu_peak || p.torch_reserved) {  // fit --gpu
+  if (gpu) {
     const auto bytes = [](const std::optional<Bytes>& b) { return b ? json(*b) : json(nullptr); };
     j["gpu_peak_bytes"] = bytes(p.gpu_peak);
     j["torch_allocated_peak_bytes"] = bytes(p.torch_allocated);
@@ -76,7 +76,7 @@ std::string json_report(const FitReport& r) {
   j["reference_seconds"] = r.reference_s;
   const double baseline_s = r.baseline ? r.baseline->run.seconds : 0;
   if (r.baseline) {
-    json b = probe_json(r.baseline->run, baseline_s);
+    json b = probe_json(r.baseline->run, baseline_s, r.gpu.has_value());
     b["charge_peak_bytes"] = r.baseline->charge_peak;
     b["unreclaimable_peak_bytes"] = r.baseline->unreclaimable_peak;
     j["baseline"] = b;
@@ -84,7 +84,7 @@ std::string json_report(const FitReport& r) {
     j["baseline"] = nullptr;
   }
   j["probes"] = json::array();
-  for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s));
+  for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s, r.gpu.has_value()));
   json findings = json::object();
   for (const NamedFinding& n : named_findings(r)) {
     if (!*n.finding) {
