@@ -152,7 +152,8 @@ std::string text_report(const FitReport& r) {
     const std::string title = key == "smallest_within_slowdown" ? "smallest " + slowdown
                               : key == "full_speed"             ? speed
                                                                 : n.title;
-    out << "qprof fit: " << title << (r.gpu ? " (per process)" : "") << ": " << mib((*n.finding)->limit) << " ("
+    // fit --gpu's limit is each process's (MPS bounds clients one by one).
+    out << "qprof fit: " << (r.gpu ? "per process, " : "") << title << ": " << mib((*n.finding)->limit) << " ("
         << evidence(r, **n.finding) << ")\n";
   }
   if (r.gpu) out << gpu_request(r);

@@ -159,7 +159,7 @@ TEST(FitGpuUnit, TheReportsCarryTheDeviceAndTorchFigures) {
   EXPECT_TRUE(contains(text, "device peak  torch alloc torch reserv")) << text;
   EXPECT_TRUE(contains(text, "CUDA OOM")) << text;
   EXPECT_FALSE(contains(text, "\x1b[2J")) << "the job's stderr never drives the terminal";
-  EXPECT_TRUE(contains(text, "smallest limit it runs in (per process): 1600.0 MiB")) << text;
+  EXPECT_TRUE(contains(text, "per process, smallest limit it runs in: 1600.0 MiB")) << text;
   EXPECT_TRUE(contains(text, "the tree held 3100.0 MiB on the device")) << text;
   EXPECT_TRUE(contains(text, "device memory to ask for: 3100.0 MiB on GPU 0")) << text;
   EXPECT_TRUE(contains(text, "note: dmem: no")) << text;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_FROM_MIB]]
+/* gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_BELOW_MIB]]
  * A "CUDA job" whose device-memory need is known by construction, for qprof fit --gpu with the
  * fake libnvidia-ml.so.1 and the fake nvidia-cuda-mps-control. PROCS processes each hold a
  * context of CTX_MIB MiB alone for 300 ms, then CTX_MIB + NEED_MIB + a cache of up to CACHE_MIB
@@ -7,9 +7,9 @@
  * "compute PID BYTES" line of the fake's script SCRIPT, rewritten under a lock: the processes
  * share it), for HOLD_MS. Each reads its limit from CUDA_MPS_PINNED_DEVICE_MEM_LIMIT ("0=NM" or
  * "0=NG"; none: unlimited):
+ *   limit < FAIL_BELOW_MIB           fails without an out-of-memory message (exit 3)
  *   limit < CTX_MIB + NEED_MIB       fails as PyTorch does: "torch.OutOfMemoryError: CUDA out of
- *                                    memory" on stderr, exit 1; from FAIL_FROM_MIB up it fails
- *                                    without an out-of-memory message instead (exit 3)
+ *                                    memory" on stderr, exit 1
  *   a cache smaller than CACHE_MIB   completes after SLOW_MS instead of HOLD_MS (the allocator
  *                                    freeing and retrying)
  * So the smallest limit it runs in is CTX_MIB + NEED_MIB, the unlimited peak CTX + NEED + CACHE.
@@ -63,7 +63,7 @@ static void send_torch(unsigned long long allocated, unsigned long long reserved
   if (write(atoi(fd_text), text, (size_t)n) < 0) exit(98);
 }
 
-static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, long fail_from) {
+static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, long fail_below) {
   const long limit = limit_mib();
   const char* pids = getenv("GPU_LIMIT_JOB_PIDS");
   if (pids) {
@@ -75,7 +75,7 @@ static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, l
       fclose(f);
     }
   }
-  if (limit >= 0 && fail_from > 0 && limit >= fail_from && limit < ctx + need) {
+  if (limit >= 0 && limit < fail_below) {
     fprintf(stderr, "gpu_limit_job: cannot read the dataset (limit %ld MiB)\n", limit);
     return 3;
   }
@@ -99,18 +99,18 @@ static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, l
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_FROM]]\n");
+    fprintf(stderr, "usage: gpu_limit_job SCRIPT CTX_MIB NEED_MIB HOLD_MS PROCS [CACHE_MIB SLOW_MS [FAIL_BELOW]]\n");
     return 2;
   }
   script = argv[1];
   const long ctx = atol(argv[2]), need = atol(argv[3]), hold_ms = atol(argv[4]), procs = atol(argv[5]);
   const long cache = argc > 7 ? atol(argv[6]) : 0, slow_ms = argc > 7 ? atol(argv[7]) : 0;
-  const long fail_from = argc > 8 ? atol(argv[8]) : 0;
+  const long fail_below = argc > 8 ? atol(argv[8]) : 0;
   int worst = 0;
   for (long i = 1; i < procs; ++i) {
-    if (fork() == 0) _exit(client(ctx, need, hold_ms, cache, slow_ms, fail_from));
+    if (fork() == 0) _exit(client(ctx, need, hold_ms, cache, slow_ms, fail_below));
   }
-  worst = client(ctx, need, hold_ms, cache, slow_ms, fail_from);
+  worst = client(ctx, need, hold_ms, cache, slow_ms, fail_below);
   int status = 0;
   while (wait(&status) > 0) {
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
