@@ -221,7 +221,8 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
   fit->add_flag(
          "--gpu{0}", opts->gpu,
          "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory")
-      ->check(CLI::Range(0, 1023));
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("");
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};
