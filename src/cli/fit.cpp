@@ -25,6 +25,9 @@ struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
   std::string json, csv, plot;
+  // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
+  // 2.1's integer flags count their uses rather than take the value.
+  std::string gpu;
   bool quiet = false;
 };
 
@@ -81,10 +84,11 @@ plot::FitChart chart_of(const fit::FitReport& r) {
     const K::Kind kind = p.outcome == fit::Outcome::completed    ? K::completed
                          : p.outcome == fit::Outcome::too_slow   ? K::too_slow
                          : p.outcome == fit::Outcome::oom_killed ? K::oom_killed
+                         : p.outcome == fit::Outcome::cuda_oom   ? K::oom_killed
                                                                  : K::failed;
     c.points.push_back({in_mib(p.limit), p.seconds, kind});
   }
-  if (r.baseline)
+  if (r.baseline)  // fit --gpu: charge_peak is the tree's peak on the device
     c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
   char slowdown[32];
   std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
@@ -105,6 +109,7 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
   }
   if (command.empty()) return Failure{"no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]"};
   o.fit.command = std::move(command);
+  if (!o.gpu.empty()) o.fit.gpu = std::stoi(o.gpu);  // digits: checked by CLI::Range
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
@@ -137,8 +142,9 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
     if (p.run == 1) {
       std::snprintf(line, sizeof line, "qprof fit: run 1: no limit (the baseline), %.1f s elapsed\n", p.elapsed_s);
     } else {
-      std::snprintf(line, sizeof line, "qprof fit: run %d of about %d: limit %.1f MiB, %.1f s elapsed\n", p.run,
-                    p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0), p.elapsed_s);
+      std::snprintf(line, sizeof line, "qprof fit: run %d of about %d: limit %.1f MiB%s, %.1f s elapsed\n", p.run,
+                    p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0),
+                    o.fit.gpu ? " of device memory per process" : "", p.elapsed_s);
     }
     std::cerr << line << std::flush;
   };
@@ -160,7 +166,8 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
     }
   }
   int status = r.status;
-  const bool has_result = r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start;
+  const bool has_result =
+      r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start && r.end != fit::FitEnd::gpu_refused;
   if (has_result) {
     if (!o.json.empty() && !write_result(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
     if (!o.csv.empty() && !write_result(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
@@ -191,6 +198,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
       "smallest limit CMD runs in (not OOM-killed), the smallest it completes in within the slowdown,\n"
       "and the smallest at full speed (within 10 % of the fastest run). Needs the right to create memory\n"
       "cgroups: root, a delegated cgroup v2 subtree, or a Slurm job's cgroup (else exit 2).\n"
+      "With --gpu[=INDEX] the device memory of NVIDIA GPU INDEX (default 0) is searched instead, per\n"
+      "process, through a CUDA MPS daemon of qprof's own (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT); host memory\n"
+      "is not limited then (see docs/fit.md, \"GPU memory\").\n"
       "Exit status: 0; CMD's own when it fails in the unlimited run; 126/127 when it cannot start;\n"
       "128+N when signal N (Ctrl-C) stopped the search, after what was found so far; 2 for usage errors.");
   fit->prefix_command();  // everything from CMD on belongs to CMD, options included
@@ -207,6 +217,11 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
   fit->add_option("--json", opts->json, "Also write the result as JSON to FILE (- for stdout)");
   fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
   fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");
+  fit->add_flag(
+         "--gpu{0}", opts->gpu,
+         "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory")
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("");
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};

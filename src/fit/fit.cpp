@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "qprof/common/units.hpp"
+#include "qprof/fit/gpu_fit.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/probe_runner.hpp"
 #include "qprof/fit/stop_signals.hpp"
@@ -48,6 +49,7 @@ Probe probe_of(const ProbeRun& run, Bytes limit, Outcome outcome, const std::str
       p.detail = run.oom_kills ? "the OOM killer killed " + std::to_string(*run.oom_kills) + " process(es) of the group"
                                : "killed by SIGKILL (this kernel does not count OOM kills)";
       break;
+    case Outcome::cuda_oom:  // fit --gpu's own (gpu_probe.cpp)
     case Outcome::failed:
       p.detail = WIFSIGNALED(run.wait_status) ? "killed by " + signal_name(WTERMSIG(run.wait_status))
                                               : "exit status " + std::to_string(d.exit_status) + ", no OOM kill";
@@ -209,7 +211,11 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
 FitReport run_fit(const FitOptions& o, const std::function<void(const Progress&)>& progress) {
   FitReport r;
   const double cpu_at_start = own_cpu_seconds();
-  search_limits(o, progress, r);
+  if (o.gpu) {
+    search_gpu_limits(o, progress, r);
+  } else {
+    search_limits(o, progress, r);
+  }
   // Everything qprof did meanwhile: starting and waiting for the runs, sampling, writing limits,
   // evicting each group's cache (force_empty reclaims in the writer's time, counted apart in
   // eviction_cpu_s), removing groups.

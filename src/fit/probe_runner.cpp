@@ -50,6 +50,7 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   request.argv = argv;
   request.cgroup_procs = group.procs_path();
   request.default_signals = StopSignals::handled();
+  request.stderr_fd = watch.stderr_fd;
   signals.drain();
   const Clock::time_point t0 = Clock::now();
   const auto launched = launch(request);

@@ -10,7 +10,9 @@
 namespace qprof::fit {
 namespace {
 
-constexpr int kSignals[] = {SIGCHLD, SIGINT, SIGTERM};
+// SIGHUP and SIGQUIT too: a closed terminal or Ctrl-\\ must not leave fit --gpu's MPS daemon behind.
+constexpr int kSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int kCount = sizeof kSignals / sizeof kSignals[0];
 // A handler has only these: one search runs in a process at a time.
 int g_pipe[2] = {-1, -1};
 volatile sig_atomic_t g_stop = 0;
@@ -33,11 +35,11 @@ StopSignals::StopSignals() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &sa, &old_[i]);
 }
 
 StopSignals::~StopSignals() {
-  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  for (int i = 0; i < kCount; ++i) sigaction(kSignals[i], &old_[i], nullptr);
   ::close(g_pipe[0]);
   ::close(g_pipe[1]);
   g_pipe[0] = g_pipe[1] = -1;

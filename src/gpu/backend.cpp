@@ -33,6 +33,20 @@ std::string_view choice_name(Choice c) {
   return "?";
 }
 
+const char* compute_mode_name(ComputeMode m) {
+  switch (m) {
+    case ComputeMode::default_mode:
+      return "Default";
+    case ComputeMode::exclusive_thread:
+      return "Exclusive_Thread";
+    case ComputeMode::prohibited:
+      return "Prohibited";
+    case ComputeMode::exclusive_process:
+      return "Exclusive_Process";
+  }
+  return "?";
+}
+
 Selection open_backend(Choice choice, const OpenOptions& options) {
   Selection s;
   std::string reasons;

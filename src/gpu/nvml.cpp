@@ -59,6 +59,7 @@ using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
 using MigModeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
 using MaxMigFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using MigHandleFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+using ComputeModeFn = nvmlReturn_t (*)(nvmlDevice_t, int*);
 
 struct Api {
   InitFn init = nullptr;
@@ -77,6 +78,7 @@ struct Api {
   MigModeFn mig_mode = nullptr;
   MaxMigFn max_mig = nullptr;
   MigHandleFn mig_handle = nullptr;
+  ComputeModeFn compute_mode = nullptr;
 };
 
 template <class F>
@@ -120,6 +122,7 @@ class NvmlBackend final : public Backend {
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
   void take_warnings(std::vector<std::string>& out) override { warnings_.take(out); }
+  DeviceModes modes(std::size_t device) const override;
 
   std::string error(nvmlReturn_t rc) const {
     const char* s = api_.error_string ? api_.error_string(rc) : nullptr;
@@ -207,6 +210,24 @@ Result<void> NvmlBackend::discover() {
   parsed_.reserve(capacity_);
   entries_.reserve(capacity_ * 2);
   return {};
+}
+
+DeviceModes NvmlBackend::modes(std::size_t device) const {
+  DeviceModes m;
+  if (device >= handles_.size()) return m;
+  int mode = 0;
+  // nvmlComputeMode_t: 0 default, 1 exclusive thread (gone since CUDA 8), 2 prohibited, 3 exclusive process.
+  if (api_.compute_mode && api_.compute_mode(handles_[device], &mode) == kSuccess && mode >= 0 && mode <= 3)
+    m.compute = static_cast<ComputeMode>(mode);
+  unsigned int current = 0, pending = 0;
+  if (!devices_[device].parent_uuid.empty()) {
+    m.mig = true;  // a MIG device: its GPU has MIG on
+  } else if (api_.mig_mode && api_.mig_mode(handles_[device], &current, &pending) == kSuccess) {
+    m.mig = current == 1;
+  } else if (api_.mig_mode) {
+    m.mig = false;  // NOT_SUPPORTED: a GPU without MIG
+  }
+  return m;
 }
 
 std::string NvmlBackend::description() const {
@@ -421,6 +442,7 @@ Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o) {
   a.mig_mode = sym<MigModeFn>(lib, "nvmlDeviceGetMigMode");
   a.max_mig = sym<MaxMigFn>(lib, "nvmlDeviceGetMaxMigDeviceCount");
   a.mig_handle = sym<MigHandleFn>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+  a.compute_mode = sym<ComputeModeFn>(lib, "nvmlDeviceGetComputeMode");
 
   const char* missing = !a.init                                             ? "nvmlInit"
                         : !a.count                                          ? "nvmlDeviceGetCount"

@@ -50,6 +50,7 @@ class NvidiaSmi final : public PollingBackend {
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
+  DeviceModes modes(std::size_t device) const override;
 
   bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,6 +153,45 @@ class NvidiaSmi final : public PollingBackend {
   std::int64_t last_line_ns_ = 0;
   std::int64_t last_block_ns_ = 0;
 };
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// One row of --query-gpu=uuid,compute_mode,mig.mode.current --format=csv,noheader.
+DeviceModes modes_of_row(std::string_view row) {
+  DeviceModes m;
+  const auto c1 = row.find(',');
+  const auto c2 = c1 == std::string_view::npos ? c1 : row.find(',', c1 + 1);
+  if (c2 == std::string_view::npos) return m;
+  const std::string_view compute = trimmed(row.substr(c1 + 1, c2 - c1 - 1)), mig = trimmed(row.substr(c2 + 1));
+  for (ComputeMode c : {ComputeMode::default_mode, ComputeMode::exclusive_thread, ComputeMode::prohibited,
+                        ComputeMode::exclusive_process}) {
+    if (compute == compute_mode_name(c)) m.compute = c;
+  }
+  if (mig == "Enabled") m.mig = true;
+  if (mig == "Disabled" || mig == "[N/A]") m.mig = false;  // [N/A]: a GPU without MIG
+  return m;
+}
+
+DeviceModes NvidiaSmi::modes(std::size_t device) const {
+  std::string out, why;
+  if (device >= devices_.size() ||
+      !detail::run_capture({program_, "--query-gpu=uuid,compute_mode,mig.mode.current", "--format=csv,noheader"}, out,
+                           20000, why)) {
+    return {};
+  }
+  std::string_view text = out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view row = text.substr(0, nl);
+    if (trimmed(row.substr(0, row.find(','))) == devices_[device].uuid) return modes_of_row(row);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  }
+  return {};
+}
 
 }  // namespace
 

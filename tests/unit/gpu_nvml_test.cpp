@@ -56,6 +56,19 @@ std::vector<DeviceProcesses> processes_of(Backend& b, std::vector<pid_t> pids) {
   return out;
 }
 
+// fit --gpu reads the compute and MIG modes: the driver's answers, per device.
+TEST(GpuNvml, ModesAreTheDriversPerDevice) {
+  FakeNvmlScript script(std::string(kTwoGpus) + "compute_mode 3\nmig_mode 1\n");
+  auto b = open("full");
+  ASSERT_TRUE(b);
+  const DeviceModes first = b->modes(0), second = b->modes(1);
+  EXPECT_EQ(first.compute, ComputeMode::default_mode);
+  EXPECT_EQ(first.mig, false);
+  EXPECT_EQ(second.compute, ComputeMode::exclusive_process);
+  EXPECT_EQ(second.mig, true) << "MIG on, no MIG device made yet";
+  EXPECT_EQ(b->modes(2).compute, std::nullopt) << "no such device";
+}
+
 TEST(GpuNvml, FindsDevicesByUuidWithNamesTotalsAndUse) {
   FakeNvmlScript script(kTwoGpus);
   auto b = open("full");

@@ -196,6 +196,25 @@ TEST(GpuNvidiaSmi, TwoLongRunningChildrenStartedOnceAndStoppedCleanly) {
   }
 }
 
+// fit --gpu reads the compute and MIG modes: one nvidia-smi query, the row of the device's UUID.
+TEST(GpuNvidiaSmi, ModesAreReadByUuid) {
+  FakeSmiDir fake;
+  fake.put("gpus", "0, GPU-aaaa, 81559, 1024, NVIDIA H100 80GB HBM3\n1, GPU-bbbb, 24564, 0, NVIDIA RTX A5000\n");
+  fake.put("modes", "GPU-bbbb, Prohibited, [N/A]\nGPU-aaaa, Default, Enabled\n");
+  OpenOptions o;
+  o.path = test::fake_scripts_dir();
+  std::string why;
+  auto b = open_smi(o, why);
+  ASSERT_TRUE(b) << why;
+  EXPECT_EQ(b->modes(0).compute, ComputeMode::default_mode);
+  EXPECT_EQ(b->modes(0).mig, true);
+  EXPECT_EQ(b->modes(1).compute, ComputeMode::prohibited);
+  EXPECT_EQ(b->modes(1).mig, false) << "[N/A]: a GPU without MIG";
+  fake.put("modes", "GPU-aaaa, Exclusive_Process, Disabled\n");
+  EXPECT_EQ(b->modes(0).compute, ComputeMode::exclusive_process);
+  EXPECT_EQ(b->modes(1).compute, std::nullopt) << "a device the answer does not list";
+}
+
 // A pipe qprof holds without O_CLOEXEC (as the stderr tee's could be) must reach its EOF.
 TEST(GpuNvidiaSmi, ItsChildrenHoldNoneOfQprofsDescriptors) {
   FakeSmiDir fake;

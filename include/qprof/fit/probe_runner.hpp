@@ -21,6 +21,7 @@ namespace qprof::fit {
 struct ProbeWatch {
   std::optional<double> deadline_s;  // from the start; the tree is killed there
   double sample_every_s = 0;         // > 0: memory.stat and the charge are sampled this often
+  int stderr_fd = -1;                // >= 0: the command's stderr (fit --gpu reads it for CUDA's OOM message)
 };
 
 struct ProbeRun {

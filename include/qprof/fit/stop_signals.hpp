@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The signals qprof fit waits on, turned into readable bytes: SIGCHLD (a probe ended), SIGINT and
-// SIGTERM (the user stops the search). One poll(2) then waits for a probe's end, its deadline
+// SIGTERM, SIGHUP, SIGQUIT (the user stops the search). One poll(2) then waits for a probe's end, its deadline
 // and the user at once. Installed for the object's lifetime; the previous handlers come back.
 #pragma once
 
@@ -19,12 +19,12 @@ class StopSignals {
 
   int fd() const;           // readable when a signal came
   void drain() const;       // reads what is there, so that the next poll waits again
-  int stop_signal() const;  // SIGINT or SIGTERM once the user asked to stop, else 0
+  int stop_signal() const;  // SIGINT, SIGTERM, SIGHUP or SIGQUIT once the user asked to stop, else 0
   // The signals the command must get back at their defaults (LaunchRequest::default_signals).
   static std::vector<int> handled();
 
  private:
-  struct sigaction old_[3]{};
+  struct sigaction old_[5]{};
 };
 
 }  // namespace qprof::fit
