@@ -60,6 +60,15 @@ std::string evidence(const FitReport& r, const Finding& f) {
 
 }  // namespace
 
+FitRequests fit_requests(const FitReport& r) {
+  FitRequests out;
+  if (r.findings.full_speed) {
+    out.full_speed = memory_request(r.findings.full_speed->limit, "full-speed limit", r.request_margin);
+  }
+  if (r.findings.runs) out.smallest = memory_request(r.findings.runs->limit, "smallest limit", r.request_margin);
+  return out;
+}
+
 std::vector<NamedFinding> named_findings(const FitReport& r) {
   return {{"smallest_running", "smallest limit it runs in", &r.findings.runs},
           {"smallest_within_slowdown", "smallest within the slowdown", &r.findings.within_slowdown},
@@ -93,6 +102,14 @@ std::string text_report(const FitReport& r) {
                                                                 : n.title;
     out << "qprof fit: " << title << ": " << mib((*n.finding)->limit) << " (" << evidence(r, **n.finding) << ")\n";
   }
+  const FitRequests requests = fit_requests(r);
+  const auto request = [&out](const char* which, const std::optional<MemoryRequest>& q) {
+    if (!q) return;
+    out << "qprof fit: request " << which << ": " << slurm_request(*q) << ", " << kubernetes_request(*q) << ", "
+        << docker_request(*q) << ", " << systemd_request(*q) << " (" << request_rule(*q) << ")\n";
+  };
+  request("for full speed", requests.full_speed);
+  request("at the smallest limit", requests.smallest);
   for (const std::string& note : r.notes) out << "qprof fit: note: " << terminal_text(note) << '\n';
   return out.str();
 }
