@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/trace/oom.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
@@ -354,6 +355,16 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     }
   }
   if (!highest_note.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(highest_note);
+  // A run whose process the OOM killer took has figures cut short: said under the table.
+  for (const CompareEntry& e : entries) {
+    for (const Trace* t : e.runs) {
+      for (const trace::OomKill& k : t->oom_kills) {
+        if (!doc.tables.empty()) {
+          doc.tables.front().notes.push_back("OOM kill in " + e.label + ": " + trace::describe_oom_kill(k, t->t0()));
+        }
+      }
+    }
+  }
   std::cout << report::render(doc, format_of(o.format), render_options(o));
   std::cout.flush();
   // The job row has no file of its own to draw: the chart shows the ranks.

@@ -24,6 +24,7 @@ namespace {
 struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
+  std::string margin;  // --margin PCT: the requests'
   std::string json, csv, plot;
   // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
   // 2.1's integer flags count their uses rather than take the value.
@@ -118,6 +119,16 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
     }
     o.fit.resolution = *r;
   }
+  double margin = kDefaultMargin;
+  if (!o.margin.empty()) {
+    const auto m = parse_margin(o.margin);
+    if (!m) {
+      std::cerr << "qprof fit: --margin: expected a percentage (15%, 0 to 1000), got " << terminal_text(o.margin)
+                << '\n';
+      return kUsageError;
+    }
+    margin = *m;
+  }
   // A file that cannot be written fails before the first run, not after the last.
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
@@ -148,8 +159,8 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
     }
     std::cerr << line << std::flush;
   };
-  const fit::FitReport r =
-      fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  r.request_margin = margin;
   if (r.baseline && !o.quiet) std::cerr << fit::text_report(r);
   if (!r.message.empty()) std::cerr << "qprof fit: " << terminal_text(r.message) << '\n';
   if (!o.quiet && r.baseline && r.probes_s > 0) {
@@ -214,6 +225,10 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
                   "default 8MiB,2%");
   fit->add_option("--runs-max", opts->fit.runs_max, "Runs in all, the baseline included (default 16)")
       ->check(CLI::Range(2, 1000));
+  fit->add_option("--margin", opts->margin,
+                  "The requests printed for the full-speed and smallest limits: the limit plus PCT (default 15%, the "
+                  "margin of Kubernetes' Vertical Pod Autoscaler)")
+      ->type_name("PCT");
   fit->add_option("--json", opts->json, "Also write the result as JSON to FILE (- for stdout)");
   fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
   fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");

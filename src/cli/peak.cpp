@@ -114,7 +114,13 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   }
   std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
   std::cout.flush();
-  // stdout keeps mprof's form; that a figure misses processes is said beside it.
+  // stdout keeps mprof's form; an OOM kill, and that a figure misses processes, are said beside it.
+  for (const auto& l : lines) {
+    for (const std::string& k : l.oom_kills) {
+      std::cerr << "qprof peak: OOM kill" << (run_mode ? "" : " in " + terminal_text(l.file)) << ": "
+                << terminal_text(k) << '\n';
+    }
+  }
   for (std::size_t i = 0; i < lines.size() && !run_mode; ++i) {
     if (lines[i].peak && traces[i]->unread_processes > 0) {
       std::cerr << "qprof peak: warning: " << terminal_text(lines[i].file) << " is INCOMPLETE: its figures miss "

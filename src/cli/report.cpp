@@ -11,6 +11,7 @@
 #include "qprof/trace/completeness.hpp"
 #include "qprof/report/job.hpp"
 #include "qprof/report/quark_yaml.hpp"
+#include "qprof/report/request.hpp"
 
 namespace qprof::cli {
 using analysis::Align;
@@ -32,7 +33,25 @@ struct ReportCli {
   bool sum = false;
   std::string align = "wall";
   std::string table;
+  bool request = false;  // --request: the request to paste alone
+  std::string margin;    // --margin PCT
 };
+
+// --margin, or the default (VPA's 15 %).
+Result<double> margin_of(const ReportCli& o) {
+  if (o.margin.empty()) return kDefaultMargin;
+  const auto margin = parse_margin(o.margin);
+  if (!margin) return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
+  return *margin;
+}
+
+// --request: the four forms for the trace's footprint, or why there are none.
+Result<int> print_request(const Trace& trace, double margin) {
+  const auto request = report::trace_request(trace, margin);
+  if (!request) return Failure{"--request: the trace has no footprint (an mprof trace?): nothing to size from"};
+  std::cout << request_block(*request);
+  return 0;
+}
 
 // --table: the table CSV writes; a usage error naming the document's tables when it has no such one.
 Result<void> choose_table(report::Document& doc, const ReportCli& o) {
@@ -122,7 +141,11 @@ Result<int> report_trace(const ReportCli& o) {
       return 0;
     }
   }
+  const auto margin = margin_of(o);
+  if (!margin) return margin.failure();
+  if (o.request) return print_request(trace, *margin);
   report::Document doc = report::trace_report(trace, metric);
+  report::add_oom_and_request_facts(doc, trace, *margin);
   return print(doc, o);
 }
 
@@ -167,6 +190,12 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       "--table", opts->table,
       "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "
       "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
+  report->add_flag("--request", opts->request,
+                   "Print only the memory request to paste (Slurm --mem=, Kubernetes resources, Docker --memory=, "
+                   "systemd MemoryMax=): the footprint's peak plus --margin, grown after an OOM kill as Kubernetes' "
+                   "VPA grows it");
+  report->add_option("--margin", opts->margin, "The request's margin over the footprint's peak (default 15%, VPA's)")
+      ->type_name("PCT");
   report->add_option("--yaml", opts->yaml,
                      "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
 

@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
+#include "qprof/common/request.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
 #include "commands.hpp"
 #include "help_examples.hpp"
 #include "profiled.hpp"
@@ -45,6 +47,8 @@ struct RunCli {
   std::string yaml;  // --yaml FILE
   bool yaml_stream = false;
   std::string max_peak;
+  std::string mem;     // --mem SIZE
+  std::string margin;  // --margin PCT
   std::string metric = "rss";
   std::optional<pid_t> attach_pid;  // qprof attach PID, qprof run --attach PID
   bool no_live = false;
@@ -157,6 +161,20 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   return result;
 }
 
+// --mem SIZE: a size, in a cgroup of the tree's own (so not with --cgroup off).
+Result<void> memory_limit_option(const std::string& mem, RunOptions& run) {
+  if (mem.empty()) return {};
+  const auto bytes = parse_size(mem);
+  if (!bytes || *bytes < (Bytes{1} << 20)) {
+    return Failure{"--mem: '" + terminal_text(mem) + "' is not a size of at least 1 MiB: " + size_forms()};
+  }
+  if (run.cgroup == record::CgroupMode::off) {
+    return Failure{"--mem runs the tree in a cgroup of its own: it does not go with --cgroup off"};
+  }
+  run.memory_limit = *bytes;
+  return {};
+}
+
 }  // namespace
 
 // A PID as pgrep prints it: CLI11's own refusal is "Could not convert: PID = abc".
@@ -172,7 +190,7 @@ CLI::Validator pid_check() {
 }
 
 // run's options that only a command qprof started has (attach leaves them out).
-constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex"};
+constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--mem"};
 
 Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) {
   auto opts = std::make_shared<RunCli>();
@@ -192,6 +210,10 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
         "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
     run->prefix_command();  // everything from CMD on belongs to CMD, options included
     run->allow_extras();
+    run->add_option("--mem", opts->mem,
+                    "Run the tree in a memory cgroup of its own limited to SIZE (4GiB, 600M) with no swap, as Slurm's "
+                    "--mem or a container's limit would (root, or a delegated cgroup v2 subtree; else exit 2)")
+        ->type_name("SIZE");
     run->add_option("--attach", opts->attach_pid,
                     "Follow the running process PID instead of a command (as qprof attach PID)")
         ->check(pid_check());
@@ -216,6 +238,10 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                   "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB, bytes) or PCT of the "
                   "memory limit in force (90%) and CMD succeeded")
       ->check(budget_check());
+  run->add_option("--margin", opts->margin,
+                  "The summary's memory request: the footprint's peak plus PCT (default 15%, the margin of "
+                  "Kubernetes' Vertical Pod Autoscaler)")
+      ->type_name("PCT");
   run->add_option("--metric", opts->metric,
                   "rss (default, as mprof); pss, uss, all: also record the tree's PSS and USS. The metric of the "
                   "stage table and of --max-peak (all: rss), any of " +
@@ -266,6 +292,13 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                              " --help; a command starting with '-' goes after --)"};
             }
             if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+            if (auto mem = memory_limit_option(o.mem, o.run); !mem) return mem.failure();
+            if (!o.margin.empty()) {
+              const auto margin = parse_margin(o.margin);
+              if (!margin)
+                return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
+              o.run.margin = *margin;
+            }
             record_metric(o.run, o.metric);
             if (auto resolved = resolve_job(o.run, self->get_name()); !resolved) return resolved.failure();
             if (!o.yaml.empty() && is_stream_output(o.run.output)) {
@@ -292,6 +325,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             }
             RunReport report;
             const int status = run_profiled(o.run, &report, hooks);
+            if (!report.refusal.empty()) return Failure{report.refusal};
             if (stream) {
               stream->finish();
               for (const std::string& e : stream->errors()) std::cerr << "qprof: --yaml-stream: " << e << '\n';

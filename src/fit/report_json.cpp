@@ -98,6 +98,22 @@ std::string json_report(const FitReport& r) {
   }
   j["findings"] = findings;
   j["gpu"] = r.gpu ? gpu_json(*r.gpu) : json(nullptr);
+  // The requests to paste, with their margin (fit_requests).
+  const FitRequests requests = fit_requests(r);
+  const auto request = [](const std::optional<MemoryRequest>& q) -> json {
+    if (!q) return nullptr;
+    return {{"bytes", q->bytes},
+            {"slurm", slurm_request(*q)},
+            {"kubernetes", kubernetes_request(*q)},
+            {"docker", docker_request(*q)},
+            {"systemd", systemd_request(*q)},
+            {"rule", valid_utf8(request_rule(*q))}};
+  };
+  // A GPU fit's limits are device memory: no host request is made of them.
+  if (!r.gpu)
+    j["request"] = {{"margin", r.request_margin},
+                    {"full_speed", request(requests.full_speed)},
+                    {"smallest_running", request(requests.smallest)}};
   j["notes"] = json::array();
   for (const std::string& n : r.notes) j["notes"].push_back(valid_utf8(n));
   j["qprof_cpu_seconds"] = r.qprof_cpu_s;

@@ -120,6 +120,15 @@ std::string gpu_request(const FitReport& r) {
 
 }  // namespace
 
+FitRequests fit_requests(const FitReport& r) {
+  FitRequests out;
+  if (r.findings.full_speed) {
+    out.full_speed = memory_request(r.findings.full_speed->limit, "full-speed limit", r.request_margin);
+  }
+  if (r.findings.runs) out.smallest = memory_request(r.findings.runs->limit, "smallest limit", r.request_margin);
+  return out;
+}
+
 std::vector<NamedFinding> named_findings(const FitReport& r) {
   return {{"smallest_running", "smallest limit it runs in", &r.findings.runs},
           {"smallest_within_slowdown", "smallest within the slowdown", &r.findings.within_slowdown},
@@ -154,7 +163,18 @@ std::string text_report(const FitReport& r) {
     out << "qprof fit: " << (r.gpu ? "per process, " : "") << title << ": " << mib((*n.finding)->limit) << " ("
         << evidence(r, **n.finding) << ")\n";
   }
-  if (r.gpu) out << gpu_request(r);
+  if (r.gpu) {
+    out << gpu_request(r);
+  } else {
+    const FitRequests requests = fit_requests(r);
+    const auto request = [&out](const char* which, const std::optional<MemoryRequest>& q) {
+      if (!q) return;
+      out << "qprof fit: request " << which << ": " << slurm_request(*q) << ", " << kubernetes_request(*q) << ", "
+          << docker_request(*q) << ", " << systemd_request(*q) << " (" << request_rule(*q) << ")\n";
+    };
+    request("for full speed", requests.full_speed);
+    request("at the smallest limit", requests.smallest);
+  }
   for (const std::string& note : r.notes) out << "qprof fit: note: " << terminal_text(note) << '\n';
   if (r.gpu) out << "qprof fit: note: " << terminal_text(r.gpu->dmem) << '\n';
   return out.str();

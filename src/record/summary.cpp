@@ -8,8 +8,10 @@
 
 #include "qprof/common/charset.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/request.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/trace/bracket.hpp"
+#include "qprof/trace/oom.hpp"
 
 namespace qprof::record {
 using trace::Footprint;
@@ -200,6 +202,18 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
   line(out, "CPU", text);
 }
 
+// The request to paste, one line: Slurm's form (qprof report --request gives the others).
+void request_line(std::ostringstream& out, const RunReport& r) {
+  if (!r.footprint) return;
+  std::optional<Bytes> killed_at;
+  for (const trace::OomKill& k : r.oom_events) {
+    if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;
+  }
+  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit;
+  const MemoryRequest req = memory_request(r.footprint->peak, "footprint", r.margin, killed_at);
+  line(out, "request", slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)");
+}
+
 void limit_line(std::ostringstream& out, const RunReport& r) {
   if (!r.limit) return;
   // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
@@ -278,6 +292,10 @@ std::string command_line(const std::string& command) {
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
   out << locale_text(command_line(r.command)) << '\n';
+  // An OOM kill first: it explains every figure below (a worker gone, a footprint at the limit).
+  for (const trace::OomKill& k : r.oom_events) {
+    line(out, "OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
+  }
   // A figure that misses processes is never shown as if it were the tree's.
   const std::string incomplete =
       r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
@@ -322,6 +340,7 @@ std::string format_summary(const RunReport& r) {
   }
   cpu_line(out, r);
   limit_line(out, r);
+  request_line(out, r);
   dir_lines(out, r);
   line(out, "disk I/O",
        "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +

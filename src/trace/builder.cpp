@@ -94,6 +94,7 @@ class TraceBuilder : public Visitor {
   void dir(const DirSample& s) override { tr_.dir_samples.push_back(s); }
   void note(std::string_view text) override { tr_.notes.emplace_back(text); }
   void unread(std::uint64_t processes) override { tr_.unread_processes = processes; }
+  void oom_kill(const OomKill& k) override { tr_.oom_kills.push_back(k); }
   void exit(const ExitInfo& e) override { tr_.exit = e; }
   void warning(const std::string& w) override {
     tr_.last_line_cut = line();  // the reader's one warning: a cut last line
@@ -159,6 +160,9 @@ class PeakReducer : public TraceBuilder {
   }
   void note(std::string_view text) override {
     if (tr_.notes.size() < kMaxNotes) TraceBuilder::note(text);
+  }
+  void oom_kill(const OomKill& k) override {
+    if (tr_.oom_kills.size() < kMaxNotes) TraceBuilder::oom_kill(k);
   }
 
   void mem(const MemSample& s) override {

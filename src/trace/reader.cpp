@@ -13,6 +13,7 @@
 #include <string>
 
 #include "qprof/trace/format.hpp"
+#include "oom_record.hpp"
 #include "plain_numbers.hpp"
 
 namespace qprof::trace {
@@ -369,6 +370,8 @@ void parse_line(std::string_view line, Visitor& v) {
     v.unread(f.count("processes"));
   } else if (kind == "NOTE") {
     v.note(unescape_text(f.text()));
+  } else if (kind == "OOM") {
+    v.oom_kill(parse_oom_record(f.text()));
   } else if (kind == "EXIT") {
     parse_exit(f, v);
   } else if (!is_kind_word(kind)) {

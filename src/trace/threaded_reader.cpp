@@ -174,6 +174,9 @@ class Recorder final : public Visitor {
   void unread(std::uint64_t p) override {
     later(0, [p](Visitor& v) { v.unread(p); });
   }
+  void oom_kill(const OomKill& k) override {
+    later(k.name.size() + k.scope.size() + k.stage.size(), [k](Visitor& v) { v.oom_kill(k); });
+  }
   void exit(const ExitInfo& e) override {
     later(0, [e](Visitor& v) { v.exit(e); });
   }

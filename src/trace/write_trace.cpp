@@ -162,6 +162,7 @@ void write_trace(const Trace& trace, Writer& out) {
   for (const Line& l : lines) write_line(trace, l, out);
   for (const auto& [name, bytes] : trace.peaks) out.peak(name, bytes);
   for (const std::string& n : trace.notes) out.note(n);
+  for (const OomKill& k : trace.oom_kills) out.oom_kill(k);
   if (trace.exit) out.exit(*trace.exit);
   out.flush();
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "qprof/trace/format.hpp"
+#include "oom_record.hpp"
 
 namespace qprof::trace {
 namespace {
@@ -292,6 +293,11 @@ void Writer::note(std::string_view text) {
 }
 
 void Writer::unread(std::uint64_t processes) { Line(*this, "UNREAD", 1).uinteger(processes); }
+
+void Writer::oom_kill(const OomKill& k) {
+  const std::string fields = oom_record_fields(k);
+  Line(*this, "OOM", 1, fields.size() + 1).fixed(k.t, 6).text(fields);
+}
 
 void Writer::exit(const ExitInfo& e) {
   Line line(*this, "EXIT", 5, 48);

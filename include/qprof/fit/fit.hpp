@@ -5,6 +5,7 @@
 // slowdown, and runs at full speed.
 #pragma once
 
+#include "qprof/common/request.hpp"
 #include <functional>
 #include <optional>
 #include <string>
@@ -76,8 +77,17 @@ struct FitReport {
   int status = 0;       // qprof's exit status
   std::string message;  // why it stopped early, in one sentence
   std::vector<std::string> notes;
-  std::optional<GpuFit> gpu;  // fit --gpu only
+  std::optional<GpuFit> gpu;               // fit --gpu only
+  double request_margin = kDefaultMargin;  // --margin: the requests' margin over the limits found
 };
+
+// The request to paste for fit's full-speed limit and for the smallest limit it runs in (each
+// nullopt where the search did not find it).
+struct FitRequests {
+  std::optional<MemoryRequest> full_speed;
+  std::optional<MemoryRequest> smallest;
+};
+FitRequests fit_requests(const FitReport& r);
 
 FitReport run_fit(const FitOptions& options, const std::function<void(const Progress&)>& progress = {});
 

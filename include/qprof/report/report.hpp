@@ -203,6 +203,7 @@ struct PeakLine {
   std::vector<analysis::ChildPeak> children;  // --children
   std::string error;                          // why there is no peak
   std::uint64_t unread_processes = 0;         // the trace's UNREAD: the figure misses that many processes
+  std::vector<std::string> oom_kills;         // the trace's OOM kills, in words (trace/oom.hpp)
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".

@@ -37,6 +37,8 @@
 //   DIR      <t> <index> <apparent> <allocated> <fs_free>    its size at one walk, bytes
 //   NOTE     <text…>                                         a warning qprof gave while recording
 //   UNREAD   <processes>                                     members qprof could not read (out of descriptors)
+//   OOM      <t> key=value…                                  a member killed by the OOM killer: pid, name, role,
+//                                                            source, scope, limit, held, tree, stage (oom_record.cpp)
 //   EXIT     <t> key=value…                                  status, signal, timed_out, status_known (0 only: attach)
 //
 // Times are Unix seconds (qprof's own kinds: 6 decimals). Text fields (label, name, note, the
@@ -132,6 +134,7 @@ class Visitor {
   virtual void dir(const DirSample&) {}
   virtual void note(std::string_view) {}
   virtual void unread(std::uint64_t /*processes*/) {}
+  virtual void oom_kill(const OomKill&) {}
   virtual void exit(const ExitInfo&) {}
   // A problem that does not stop the reading, "FILE:LINE: reason" (a truncated last line).
   virtual void warning(const std::string&) {}
@@ -226,6 +229,7 @@ class Writer {
   void dir(const DirSample& s);
   void note(std::string_view text);
   void unread(std::uint64_t processes);
+  void oom_kill(const OomKill& k);
   void exit(const ExitInfo& e);
 
   // Writes the buffered lines. Returns false once a write failed (disk full…); error() says why.

@@ -50,6 +50,7 @@ void ExitTracker::reap(Sampler& sampler, std::span<const pid_t> outsiders) {
     // it says nothing about the command.
     const Bytes peak = static_cast<Bytes>(usage.ru_maxrss) * 1024;
     if (pid != command_.pid || peak > command_.qprof_rss_at_launch) kernel_peak_ = std::max(kernel_peak_, peak);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !timeout_.killed()) sigkilled_.push_back({pid, peak});
     if (pid == command_.pid) {
       wait_status_ = status;
       exited_ = true;

@@ -20,9 +20,13 @@
 #include "marker_intake.hpp"
 #include "memory_limit.hpp"
 #include "notices.hpp"
+#include "oom_watch.hpp"
 #include "process_setup.hpp"
 #include "qprof/common/version.hpp"
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/record/cgroup.hpp"
+#include "qprof/record/cgroup_limit.hpp"
 #include "qprof/record/launcher.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/record/summary.hpp"
@@ -38,6 +42,13 @@ using trace::TraceMeta;
 namespace session {
 namespace {
 
+// A swap device or file is on: /proc/swaps lists one below its heading.
+bool machine_has_swap() {
+  std::string swaps;
+  return read_small_file("/proc/swaps", swaps) && swaps.find('\n') != std::string::npos &&
+         swaps.find('\n') + 1 < swaps.size();
+}
+
 class Session {
  public:
   Session(const RunOptions& o, RunReport& r, const RunHooks& hooks)
@@ -52,7 +63,9 @@ class Session {
 
  private:
   bool open_trace();  // a bad -o fails before the command runs
-  void open_cgroup();
+  // False where --mem cannot be had (report_.refusal says why).
+  bool open_cgroup();
+  bool impose_memory_limit(const std::string& why_not);
   // The clock's start, the tree (primed with qprof's children), the first walk of --watch-dir.
   void start_clock_and_tree();
   // Launches the command (or takes the attached process); its exit status when it cannot start.
@@ -64,6 +77,7 @@ class Session {
   void regular_sample(std::int64_t now);
   void stats_pass(std::int64_t now);
   void take_markers();
+  void poll_oom(std::int64_t now);
   void finish_trace();
 
   const RunOptions& o_;
@@ -73,6 +87,8 @@ class Session {
   GpuSampling gpu_;
   MemoryLimitWatch limit_;
   UnreadMembers unread_;
+  OomWatch oom_;
+  std::optional<Bytes> last_tree_figure_;  // the last sample's footprint, else Σ RSS: what an OOM kill found
   CpuRate cpu_;
   SampleSpan samples_;
   std::unique_ptr<AttachedProcess> attached_;  // qprof attach: the process followed
@@ -102,13 +118,17 @@ int Session::run() {
   }
   report_.command = display_command(attached_ ? attached_->argv() : o_.command);
   report_.asked_interval = o_.interval;
+  report_.margin = o_.margin;
   MarkerMatcher matcher = o_.marker_regex ? MarkerMatcher(*o_.marker_regex) : MarkerMatcher();
   if (!open_trace()) return 2;
   // Orphans of the tree (double-forked daemons) reparent to qprof instead of init.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   job_files_limit_ = raise_files_limit();
   SignalRelay signals;
-  open_cgroup();
+  if (!open_cgroup()) {
+    trace_->discard();
+    return 2;
+  }
   intake_.open_channel(notices_, o_.mark_fifo);
   std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_);
   if (!job_stderr) return 2;
@@ -154,10 +174,11 @@ bool Session::open_trace() {
   return true;
 }
 
-void Session::open_cgroup() {
-  if (o_.cgroup == CgroupMode::off || o_.attach) return;
+bool Session::open_cgroup() {
+  if (o_.cgroup == CgroupMode::off || o_.attach) return true;
   std::string why_not;
   cgroup_ = TreeCgroup::create(why_not);
+  if (o_.memory_limit) return impose_memory_limit(why_not);
   if (!cgroup_ && o_.cgroup == CgroupMode::on) {
     notices_.warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
   } else if (!cgroup_) {
@@ -170,6 +191,30 @@ void Session::open_cgroup() {
     notices_.warn("--cgroup: the cgroup at " + cgroup_->path() +
                   " has no memory controller: membership only, no cgroup charge");
   }
+  return true;
+}
+
+bool Session::impose_memory_limit(const std::string& why_not) {
+  const std::string asked = "--mem " + human_bytes(*o_.memory_limit);
+  if (!cgroup_ || !cgroup_->has_memory()) {
+    report_.refusal = asked + ": qprof cannot make a memory cgroup for the tree (" +
+                      (cgroup_ ? cgroup_->path() + " has no memory controller" : why_not) +
+                      "); run it as root, or in a delegated cgroup v2 subtree (systemd-run --user --scope -p "
+                      "Delegate=yes qprof run --mem …)";
+    return false;
+  }
+  const LimitWrite w = write_memory_limit(cgroup_->path(), cgroup_->is_v1(), *o_.memory_limit);
+  if (!w.ok) {
+    report_.refusal = asked + ": the limit could not be set (" + w.error + ")";
+    return false;
+  }
+  if (!w.swap_limited && machine_has_swap()) {
+    notices_.warn(asked + ": the kernel has no swap control for " + cgroup_->path() +
+                  " (swap accounting is off): the tree may swap beyond the limit");
+  }
+  limit_ = MemoryLimitWatch(MemoryLimit{*o_.memory_limit, cgroup_->is_v1() ? "cgroup-v1" : "cgroup",
+                                        "--mem: the tree's own cgroup " + cgroup_->path()});
+  return true;
 }
 
 void Session::start_clock_and_tree() {
@@ -178,6 +223,7 @@ void Session::start_clock_and_tree() {
   tree_ = std::make_unique<ProcTree>(o_.proc_root, o_.attach ? *o_.attach : ::getpid());
   if (!cgroup_ && !o_.attach) tree_->prime();
   if (!cgroup_) own_cgroup_ = own_memory_cgroup();
+  if (!o_.attach) oom_.open(cgroup_.get(), own_cgroup_, notices_);
   clock_ = std::make_unique<WallAnchor>();
   start_ns_ = clock_->mono0();
   report_.start = clock_->unix_at(start_ns_);
@@ -298,12 +344,14 @@ void Session::loop(SignalRelay& signals) {
 }
 
 void Session::regular_sample(std::int64_t now) {
+  poll_oom(now);  // before the sample: a victim not yet pruned is still named, with its last reading
   const auto s = sampler_->sample(now);
   unread_.update(tree_->unread(), notices_);
   if (!s) return;
   limit_.check(s->bytes, notices_, sampler_->footprint_now());
   gpu_.sample(now, s->t, *tree_, trace_->writer(), notices_);
   samples_.taken(s->t);
+  last_tree_figure_ = sampler_->footprint_now().value_or(s->bytes);
   live_->set_footprint(sampler_->footprint_now(), sampler_->footprint_peak());
   live_->show(now, s->bytes, sampler_->peak().bytes, gpu_.tree_total());
 }
@@ -314,6 +362,13 @@ void Session::stats_pass(std::int64_t now) {
   if (const auto percent = cpu_.add(clock_->unix_at(now), sampler_->totals().cpu_seconds)) {
     live_->set_cpu_percent(*percent);
   }
+}
+
+void Session::poll_oom(std::int64_t now) {
+  for (const ExitTracker::Killed& k : exit_->take_sigkilled()) oom_.killed_member(k.pid, k.maxrss);
+  const OomWatch::Now at{*tree_,        exit_->pid(), *clock_, now, last_tree_figure_, checkpoints_->open_stage(),
+                         limit_.bytes()};
+  oom_.poll(at, trace_->writer(), notices_);
 }
 
 void Session::take_markers() {
@@ -346,6 +401,11 @@ void Session::finish_trace() {
     out.peak(trace::kPeakKernelProcess, exit_->kernel_peak());
   }
   gpu_.finish(report_);
+  if (!attached_) {
+    // The last kills: a victim's log line may come after its tree was gone.
+    poll_oom(monotonic_ns());
+    report_.oom_events = oom_.kills();
+  }
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
   const std::string name = attached_ ? "process " + std::to_string(exit_->pid()) : o_.command.front();
   record_exit(*exit_, name, t_end, out, report_);
