@@ -167,6 +167,7 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   bp::child child(
       bp::exe = gnuplot, env, bp::ignore_error, *report,
       bp::extend::on_exec_setup = [&](auto&) {  // async-signal-safe calls only
+        child_process::restore_sigpipe();
         if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
             ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
           report->fail(kSetUp, errno);
