@@ -3,6 +3,7 @@
 // file reads the options, shows progress and writes the result where it was asked for).
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -118,9 +119,14 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     o.fit.resolution = *r;
   }
   // A file that cannot be written fails before the first run, not after the last.
+  const std::vector<std::string> outputs{o.json, o.csv, o.plot};
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
     try {
+      std::vector<std::string> others = outputs;  // two results into one file: the second eats the first
+      others.erase(std::find(others.begin(), others.end(), path));
+      std::erase_if(others, [](const std::string& other) { return other.empty() || other == "-"; });
+      refuse_output_over(path, others);
       check_output(path);
     } catch (const std::exception& e) {
       std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';

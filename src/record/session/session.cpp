@@ -121,6 +121,7 @@ int Session::run() {
   start_clock_and_tree();
   TraceMeta meta;
   if (const auto failed = start_command(meta, signals, *job_stderr)) return *failed;
+  trace_->begin();
   report_.launched = true;
   write_header(meta);
   start_sampling(job_stderr->read, std::move(matcher));
