@@ -88,6 +88,15 @@ TEST(OutputsSafety, ACommandThatCannotStartLeavesTheOldTraceAsItWas) {
   EXPECT_EQ(read_file(old), before);
 }
 
+// Another process empties the trace while the run writes it: the hole where its start was reads
+// as NUL bytes, and the run says so (status 4) instead of exiting 0.
+TEST(OutputsSafety, ATraceCutByAnotherProcessIsSaid) {
+  const std::string trace = fresh_dir("cut") + "/t.dat";
+  const Result r = qprof({"run", "-o", trace, "--", "sh", "-c", "sleep 0.4; : > " + quoted(trace) + "; sleep 0.4"});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "cut by another process while qprof wrote it")) << r.err;
+}
+
 TEST(OutputsSafety, AReplacementKeepsTheOwnerAndRefusesToBreakHardLinks) {
   const std::string dir = fresh_dir("owner");
   const std::string in = copy_of("report/minmax.dat", dir, "in.dat");

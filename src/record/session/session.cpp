@@ -358,7 +358,15 @@ void Session::finish_trace() {
   record_exit(*exit_, name, t_end, out, report_);
   trace_->close();
   report_.trace_error = trace_->error();
-  if (!trace_->intact()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
+  // Another process that truncated the file meanwhile leaves a hole where the start was: the
+  // trace then starts with NUL bytes, which no writer of qprof's puts there.
+  char first = 1;
+  if (report_.trace_error.empty() && report_.trace_read_fd && ::pread(*report_.trace_read_fd, &first, 1, 0) == 1 &&
+      first == '\0') {
+    report_.trace_error =
+        report_.trace_path + ": cut by another process while qprof wrote it (it starts with NUL bytes)";
+  }
+  if (!report_.trace_error.empty()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
 }
 
 }  // namespace
