@@ -156,6 +156,12 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   // warning comes back, no worse than before).
   bp::environment env = boost::this_process::environment();
   env["LC_ALL"] = "C.UTF-8";
+  // gnuplot runs ~/.gnuplot (and $XDG_CONFIG_HOME/gnuplot/gnuplotrc) before the script: a user's
+  // settings, or anyone's code planted there, would change or take over qprof's chart. A HOME
+  // with nothing in it gives every chart the same start. Fonts are found through the system's
+  // fontconfig cache, which needs no HOME.
+  env["HOME"] = "/nonexistent";
+  env.erase("XDG_CONFIG_HOME");
   std::optional<child_process::ExecReport> report;
   try {
     report.emplace();
