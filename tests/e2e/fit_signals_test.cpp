@@ -87,5 +87,14 @@ TEST(FitSignals, TimeStoppedIsNoPartOfAProbesDuration) {
   EXPECT_LT(baseline, 2.0) << "the 2.7 s stopped were counted: " << r.err;
 }
 
+// The unlimited run has no limit of qprof's: a SIGKILL there names the OOM killer of a limit
+// around qprof as the likely sender, not SIGKILL alone.
+TEST(FitSignals, ABaselineKilledBySigkillNamesTheEnclosingOomKiller) {
+  const Result r = run(bounded({"fit", "--", workload("exit_with"), "-9"}), "", 60);
+  if (no_cgroups(r)) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  EXPECT_TRUE(contains(r.err, "most likely the OOM killer of a limit around qprof")) << r.err;
+}
+
 }  // namespace
 }  // namespace qprof::test
