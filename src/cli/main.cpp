@@ -12,6 +12,7 @@
 #include <iostream>
 #include <iterator>
 #include <new>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,6 +52,46 @@ int exit_status(const qprof::Result<int>& result, std::string_view subcommand = 
   return result.failure().status;
 }
 
+// std::cout as it was (stdio's buffer: line-buffered at a terminal), with the errno of its first
+// failed write kept: by the time main checks stdout, later calls have overwritten errno, and the
+// reason ("No space left on device") is what the user needs.
+class ErrnoKeepingBuf : public std::streambuf {
+ public:
+  explicit ErrnoKeepingBuf(std::streambuf* to) : to_(to) {}
+  int error() const { return error_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize written = to_->sputn(s, n);
+    if (written < n) keep();
+    return written;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const int_type put = to_->sputc(traits_type::to_char_type(c));
+    if (traits_type::eq_int_type(put, traits_type::eof())) keep();
+    return put;
+  }
+  int sync() override {
+    const int synced = to_->pubsync();
+    if (synced != 0) keep();
+    return synced;
+  }
+
+ private:
+  void keep() {
+    if (error_ == 0) error_ = errno != 0 ? errno : EIO;
+  }
+  std::streambuf* to_;
+  int error_ = 0;
+};
+
+// Never destroyed: std::cout is flushed at exit, after every static of this file is gone.
+ErrnoKeepingBuf& stdout_buf() {
+  static ErrnoKeepingBuf* const buf = new ErrnoKeepingBuf(std::cout.rdbuf());
+  return *buf;
+}
+
 // A subcommand's exit status once what it wrote to stdout is known to have arrived. Checked here,
 // once for every subcommand (report, peak, list, compare, plot -o -, fit --json -, sweep...): a
 // write error is exit 2 with its reason (a full disk), never exit 0 with an empty file. A reader
@@ -61,7 +102,7 @@ int with_stdout_checked(int status, std::string_view subcommand) {
   std::cout.flush();
   const bool failed = std::cout.bad() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return status;
-  int error = errno;
+  int error = stdout_buf().error() != 0 ? stdout_buf().error() : errno;
   pollfd out{STDOUT_FILENO, 0, 0};
   if (::poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) error = EPIPE;  // a pipe without reader
   if (error == EPIPE) return 128 + SIGPIPE;
@@ -75,6 +116,7 @@ int with_stdout_checked(int status, std::string_view subcommand) {
 int main(int argc, char** argv) {
   open_standard_descriptors();
   qprof::child_process::ignore_sigpipe_in_qprof();
+  std::cout.rdbuf(&stdout_buf());
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
   app.name("qprof");
   app.formatter(qprof::cli::help_formatter());  // before the subcommands, which inherit it

@@ -52,7 +52,7 @@ TEST(OutputsSafety, AFullStdoutIsExit2WithTheReason) {
   const std::string b = copy_of("report/quark.dat", dir, "b.dat");
   const std::vector<std::string> commands = {"report " + a,    "peak " + a,
                                              "list " + dir,    "compare " + a + " " + b,
-                                             "plot -o - " + a, "sweep -d " + dir + "/sweep -p n=1 -- true"};
+                                             "plot -o - " + a, "sweep -d " + dir + "/sweep -p n=1 -- true {n}"};
   for (const std::string& c : commands) {
     const Result r = run({"sh", "-c", quoted(qprof_bin()) + " " + c + " >/dev/full"}, "", 60);
     EXPECT_EQ(r.status, 2) << c << ": " << r.err;
@@ -130,7 +130,7 @@ TEST(OutputsSafety, GeneratedNamesNeverFollowAPlantedLink) {
   std::ofstream(target) << "precious\n";
   fs::create_directories(dir + "/sd");
   fs::create_symlink(target, dir + "/sd/n=1.dat");
-  Result r = qprof({"sweep", "-d", dir + "/sd", "-p", "n=1", "--", "true"}, "", 60);
+  Result r = qprof({"sweep", "-d", dir + "/sd", "-p", "n=1", "--", "true", "{n}"}, "", 60);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(target), "precious\n");
   EXPECT_TRUE(contains(read_file(dir + "/sd/n=1~2.dat"), "MEM")) << r.err;
