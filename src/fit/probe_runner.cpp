@@ -69,6 +69,7 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
     return run;
   }
   const pid_t pid = std::get<pid_t>(launched);
+  StopSignals::set_probe(pid);
   Sampler sampler{group, run};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();
@@ -100,6 +101,7 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
     group.kill_all();
     reap(pid, run, true);
   }
+  StopSignals::set_probe(0);
   // A Ctrl-C typed at the terminal reaches the command too, which may end of it first: its end
   // then says nothing of the limit.
   if (run.stopped_by_signal == 0) run.stopped_by_signal = signals.stop_signal();

@@ -21,6 +21,7 @@ static_assert(sizeof kSignals / sizeof kSignals[0] == StopSignals::kHandled);
 int g_pipe[2] = {-1, -1};
 volatile sig_atomic_t g_stop = 0;
 std::atomic<std::int64_t> g_stopped_ns{0};
+std::atomic<pid_t> g_probe{0};  // the probe running now: stopped and continued with qprof
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the handler adds to it");
 
 std::int64_t monotonic_now_ns() {
@@ -29,10 +30,13 @@ std::int64_t monotonic_now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Ctrl-Z: qprof stops as it would without the handler (the probe, in the same foreground group,
-// stops with it), and the time until SIGCONT is counted apart: a probe's duration is the time it
-// could run, so that a pause is never taken for slowness.
+// Ctrl-Z: qprof stops as it would without the handler, and the probe with it (a key at the
+// terminal reached it already; a `kill -TSTP` of qprof alone is passed on, as `qprof run` does).
+// The time until SIGCONT is counted apart: a probe's duration is the time it could run, so that
+// a pause is never taken for slowness.
 void stop_and_count(int sig) {
+  const pid_t probe = g_probe.load();
+  if (probe > 0) ::kill(probe, SIGTSTP);
   struct sigaction dfl {
   }, ours{};
   dfl.sa_handler = SIG_DFL;
@@ -45,6 +49,7 @@ void stop_and_count(int sig) {
   ::raise(sig);  // pending while this handler blocks it; delivered (a stop) at the unblock
   ::sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
   g_stopped_ns.fetch_add(monotonic_now_ns() - stopped_at);
+  if (probe > 0) ::kill(probe, SIGCONT);
   ::sigprocmask(SIG_BLOCK, &tstp, nullptr);  // as the handler was entered: restored at its return
   ::sigaction(sig, &ours, nullptr);
 }
@@ -100,6 +105,8 @@ void StopSignals::drain() const {
 }
 
 int StopSignals::stop_signal() const { return g_stop; }
+
+void StopSignals::set_probe(pid_t pid) { g_probe.store(pid); }
 
 double StopSignals::stopped_seconds() const { return static_cast<double>(g_stopped_ns.load()) / 1e9; }
 

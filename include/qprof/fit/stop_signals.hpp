@@ -6,6 +6,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/types.h>
 
 #include <vector>
 
@@ -24,6 +25,8 @@ class StopSignals {
   // Seconds qprof spent stopped (Ctrl-Z until fg or bg) since the process began: a probe's
   // duration leaves out what this grew by while it ran.
   double stopped_seconds() const;
+  // The probe running now (0: none), stopped and continued with qprof.
+  static void set_probe(pid_t pid);
   // The signals the command must get back at their defaults (LaunchRequest::default_signals).
   static std::vector<int> handled();
   static constexpr int kHandled = 6;
