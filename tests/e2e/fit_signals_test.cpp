@@ -34,7 +34,7 @@ std::string group_of(pid_t qprof) {
 
 bool no_cgroups(const Result& r) { return r.status == 2 && contains(r.err, "may not create one here"); }
 
-// The unlimited run of `sleep 5` is under way once its group holds a process.
+// The unlimited run is under way once its group holds a process.
 bool wait_for_probe(pid_t qprof) {
   for (int i = 0; i < 2000; ++i) {
     std::ifstream procs(group_of(qprof) + "/cgroup.procs");
@@ -66,13 +66,16 @@ TEST(FitSignals, HupAndQuitEndTheSearchAsIntDoes) {
 
 TEST(FitSignals, TimeStoppedIsNoPartOfAProbesDuration) {
   const std::string json = temp_dir() + "/stopped.json";
-  Process p(bounded({"fit", "--runs-max", "2", "--json", json, "--", "sleep", "1"}));
+  // Ten short sleeps in a row: a stopped shell starts no next one, so the job's progress halts
+  // with it (a single `sleep 1` would go on sleeping while stopped, as nanosleep does).
+  Process p(bounded({"fit", "--runs-max", "2", "--json", json, "--", "sh", "-c",
+                     "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.1; done"}));
   if (!wait_for_probe(p.pid())) {
     const Result r = p.wait(60);
     if (no_cgroups(r)) GTEST_SKIP() << r.err;
     FAIL() << "no probe started: " << r.err;
   }
-  ::kill(p.pid(), SIGTSTP);  // qprof alone: the probe's sleep goes on and ends meanwhile
+  ::kill(p.pid(), SIGTSTP);  // qprof alone: it passes the stop on to the probe
   std::this_thread::sleep_for(200ms);
   const std::string state = read_file("/proc/" + std::to_string(p.pid()) + "/stat");
   const bool stopped = state.find(") T ") != std::string::npos;

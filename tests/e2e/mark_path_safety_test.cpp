@@ -66,7 +66,7 @@ TEST(MarkPathSafety, ALinkToTheCallersOwnFifoIsRefused) {
   const std::string dir = fresh_dir("link");
   const std::string fifo = dir + "/marks";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(reader, 0);
   fs::create_symlink(fifo, dir + "/link");
   const Result r = mark_through(dir + "/link");
@@ -83,7 +83,7 @@ TEST(MarkPathSafety, ADirectoryOthersMayChangeIsRefused) {
   const std::string dir = fresh_dir("open-dir", fs::perms::all);  // 0777, not sticky
   const std::string fifo = dir + "/marks";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(reader, 0);
   const Result r = mark_through(fifo);
   EXPECT_EQ(r.status, 2) << r.err;
@@ -99,7 +99,7 @@ TEST(MarkPathSafety, AnotherUsersFifoIsRefused) {
   const std::string fifo = dir + "/marks";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
   ASSERT_EQ(::chmod(fifo.c_str(), 0666), 0);
-  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  const int reader = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(reader, 0);
   const Result r = mark_through(fifo, {"runuser", "-u", "nobody", "--"});
   EXPECT_EQ(r.status, 2) << r.err;
@@ -119,7 +119,7 @@ TEST(MarkPathSafety, ASyncReplyGoesOnlyToAHelpersOwnReplyFifo) {
   const std::string paths[3] = {secret, shaped, helpers};
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(::mkfifo(paths[i].c_str(), 0600), 0);
-    readers[i] = ::open(paths[i].c_str(), O_RDWR | O_NONBLOCK);
+    readers[i] = ::open(paths[i].c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
     ASSERT_GE(readers[i], 0);
   }
   const std::string out = dir + "/sync.dat";
