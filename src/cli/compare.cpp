@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof compare A.dat B.dat …            one row per trace, side by side
 // qprof compare --run 'CMD A' --run 'CMD B' [--repeat N]   run each under qprof first
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -9,6 +11,7 @@
 #include <memory>
 
 #include "qprof/trace/oom.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
@@ -253,7 +256,11 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       RunOptions run = o.run;
       record_metric(run, o.metric);
       run.command = {"/bin/sh", "-c", o.commands[k]};
-      run.output = trace_name(o, k, r);
+      try {
+        run.output = create_fresh(trace_name(o, k, r));  // never through a file or link already there
+      } catch (const OutputError& e) {
+        return Failure{terminal_text(e.what())};
+      }
       run.quiet = true;
       std::cerr << "qprof compare: run " << k + 1 << "/" << o.commands.size();
       if (o.repeat > 1) std::cerr << ", repeat " << r + 1 << "/" << o.repeat;
@@ -264,7 +271,10 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
         const StdoutToStderr keep_stdout_for_the_table;
         status = run_profiled(run, &report);
       }
-      if (!report.launched) return status;
+      if (!report.launched) {
+        ::unlink(run.output.c_str());  // the empty file made for it
+        return status;
+      }
       if (status != 0) {
         std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status
                   << "; its trace is kept\n";
@@ -283,7 +293,8 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       } catch (const std::exception& e) {
         return Failure{terminal_text(e.what()), status != 0 ? status : kUsageError};
       }
-      if (report.signal == SIGINT || report.signal == SIGTERM || status == 128 + SIGINT || status == 128 + SIGTERM) {
+      const auto stop = [](int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; };
+      if (stop(report.signal) || stop(status - 128)) {
         return Failure{"interrupted; no more runs", status};
       }
     }

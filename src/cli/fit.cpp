@@ -3,6 +3,7 @@
 // file reads the options, shows progress and writes the result where it was asked for).
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -130,9 +131,14 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
     margin = *m;
   }
   // A file that cannot be written fails before the first run, not after the last.
+  const std::vector<std::string> outputs{o.json, o.csv, o.plot};
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
     try {
+      std::vector<std::string> others = outputs;  // two results into one file: the second eats the first
+      others.erase(std::find(others.begin(), others.end(), path));
+      std::erase_if(others, [](const std::string& other) { return other.empty() || other == "-"; });
+      refuse_output_over(path, others);
       check_output(path);
     } catch (const std::exception& e) {
       return Failure{std::string(option) + ": " + terminal_text(e.what())};

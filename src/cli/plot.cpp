@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <system_error>
 
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
@@ -40,11 +44,13 @@ struct PlotArgs {
   plot::PlotOptions opts;
 };
 
-// --sum: the job's total as a trace of its own in $TMPDIR, removed when the chart is drawn.
+// --sum: the job's total as a trace of its own in $TMPDIR, unlinked as soon as it is made and
+// read through /proc/self/fd: no signal (SIGKILL included) can leave it behind.
 struct JobTraceFile {
   std::string path;
+  int fd = -1;
   ~JobTraceFile() {
-    if (!path.empty()) ::unlink(path.c_str());
+    if (fd >= 0) ::close(fd);
   }
 };
 
@@ -62,7 +68,14 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   const Trace job = job_trace(ranks, align);
   Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
   if (!created) return Failure{"--sum: " + created.failure().message};
-  tmp.path = created->path;
+  // Unlinked at once and read back through a descriptor: a Ctrl-C leaves no file behind.
+  ::unlink(created->path.c_str());
+  tmp.fd = ::fcntl(created->fd, F_DUPFD_CLOEXEC, 3);
+  if (tmp.fd < 0) {
+    ::close(created->fd);
+    return Failure{"--sum: cannot keep a temporary trace open: " + std::string(std::strerror(errno))};
+  }
+  tmp.path = "/proc/self/fd/" + std::to_string(tmp.fd);
   {
     trace::Writer out(created->fd, created->path);
     trace::write_trace(job, out);
@@ -155,6 +168,7 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;
   try {
+    refuse_output_over(o.output, files);
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
       if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
@@ -170,6 +184,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   } catch (const trace::ParseError& e) {
     return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {
+    return Failure{terminal_text(e.what())};
+  } catch (const OutputError& e) {
     return Failure{terminal_text(e.what())};
   }
   return 0;

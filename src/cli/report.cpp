@@ -106,6 +106,13 @@ Result<int> report_job(const ReportCli& o) {
 // One trace: its report, or its YAML (--yaml -) on stdout.
 Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
+  if (!o.yaml.empty()) {
+    try {
+      refuse_output_over(o.yaml, o.traces);
+    } catch (const std::exception& e) {
+      return Failure{"--yaml: " + terminal_text(e.what())};
+    }
+  }
   Trace trace;
   try {
     trace = trace::read_trace(o.traces.front());

@@ -308,6 +308,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
               try {
+                if (!o.run.output.empty()) refuse_output_over(o.yaml, {o.run.output});
                 check_output(o.yaml);
               } catch (const std::exception& e) {
                 return Failure{"--yaml: " + terminal_text(e.what())};

@@ -2,6 +2,8 @@
 // qprof sweep -p NAME=V1,V2,... [-p ...] [--env NAME=TEMPLATE] [--repeat N] -- CMD {NAME} ...
 // Runs the command once per point of the grid (and per repeat) under qprof, one trace per run
 // named by its values, then prints the runs and, over one parameter, the model of each figure.
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <csignal>
@@ -233,6 +235,10 @@ int fit_point(const SweepCli& o, const std::vector<std::string>& command, SweepR
 }
 
 // What one run left for the rest of the sweep: whether to go on, the status to end with.
+// The signals that end a sweep as they end qprof run: the terminal's keys, a job manager's, a
+// closed terminal. Passed on to the run's command, they also stop the runs to come.
+bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; }
+
 struct RunEnd {
   bool stop = false;
   int failure = 0;           // the run's (or its fit's) non-zero status
@@ -245,6 +251,12 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
   record_metric(options, o.metric);
   options.command.clear();
   for (const std::string& a : command) options.command.push_back(fill_placeholders(a, run.point));
+  try {
+    run.path = create_fresh(run.path);  // never through a file or link already at the name
+  } catch (const OutputError& e) {
+    std::cerr << "qprof sweep: " << terminal_text(e.what()) << '\n';
+    return {true, kUsageError, true};
+  }
   options.output = run.path;
   options.quiet = true;
   options.live = false;
@@ -255,6 +267,7 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
     run.status = run_profiled(options, &report);
   }
   if (!report.launched) {
+    ::unlink(run.path.c_str());  // the empty file made for it
     std::cerr << "qprof sweep: the command could not be started; no more runs\n";
     return {true, run.status != 0 ? run.status : kUsageError, true};
   }
@@ -278,11 +291,10 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
   std::cerr << terminal_text(line) << '\n';
   RunEnd end;
   end.failure = run.status;
-  const bool interrupted =
-      report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT || run.status == 128 + SIGTERM;
+  const bool interrupted = is_stop_signal(report.signal) || is_stop_signal(run.status - 128);
   if (o.fit && run.status == 0 && !interrupted && run.trace) {
     end.failure = fit_point(o, options.command, run, prefix);
-    end.stop = end.failure == 128 + SIGINT || end.failure == 128 + SIGTERM;
+    end.stop = is_stop_signal(end.failure - 128);
   }
   if (interrupted || end.stop) std::cerr << "qprof sweep: interrupted; no more runs\n";
   if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";

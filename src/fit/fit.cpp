@@ -132,9 +132,15 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   if (d.exit_status != 0) {
     r.end = FitEnd::job_failed;
     r.status = d.exit_status;
+    // The unlimited run has no limit of qprof's: a SIGKILL there is an enclosing limit's OOM
+    // killer (the machine's, a container's, a Slurm job's) far more often than anyone else.
+    const std::string oom_hint =
+        d.signal == SIGKILL ? "; with no limit of qprof's on this run, that is most likely the OOM killer of a limit "
+                              "around qprof (the machine's memory, a container's or a Slurm job's)"
+                            : "";
     r.message = "the command failed in the unlimited run (" +
                 (d.signal ? "killed by " + signal_name(d.signal) : "exit status " + std::to_string(d.exit_status)) +
-                "), so there is no limit to fit; qprof fit exits with its status";
+                oom_hint + "), so there is no limit to fit; qprof fit exits with its status";
     return;
   }
   Baseline baseline;

@@ -32,7 +32,7 @@ void prepare_child(const LaunchRequest& req) {
   child_process::default_signals(req.default_signals);
   if (req.stderr_fd >= 0 && req.stderr_fd != STDERR_FILENO) dup2(req.stderr_fd, STDERR_FILENO);
   if (req.files_limit) setrlimit(RLIMIT_NOFILE, &*req.files_limit);
-  if (req.own_process_group) setpgid(0, 0);
+  if (req.own_process_group && setpgid(0, req.process_group) != 0) setpgid(0, 0);
 }
 
 // Writes "0" (this process) to a cgroup.procs file; errno when it fails. Async-signal-safe.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "qprof/trace/format.hpp"
 #include "oom_record.hpp"
@@ -389,6 +390,7 @@ class LineFeeder {
   // Parses every complete line in `data`; returns how many bytes it consumed.
   std::size_t feed(std::string_view data) {
     std::size_t pos = 0;
+    if (line_no_ == 0 && !started_) pos = start_of(data);
     while (true) {
       // Most records are MEM lines: parsed whole where the window fits, with no newline search.
       if (max_line_ >= detail::kMemRecordWindow) {
@@ -419,6 +421,25 @@ class LineFeeder {
   }
 
  private:
+  // The first bytes of the file: a UTF-8 byte-order mark (an editor's) is skipped; a compressed
+  // file is named as such rather than quoted as binary.
+  std::size_t start_of(std::string_view data) {
+    started_ = true;
+    if (data.starts_with("\xEF\xBB\xBF")) return 3;
+    static constexpr std::pair<std::string_view, std::string_view> kCompressed[] = {
+        {"\x1F\x8B", "gzip (gunzip it first)"},
+        {"\x28\xB5\x2F\xFD", "zstd (unzstd it first)"},
+        {"\xFD"
+         "7zXZ",
+         "xz (unxz it first)"},
+        {"BZh", "bzip2 (bunzip2 it first)"}};
+    for (const auto& [magic, what] : kCompressed) {
+      if (data.starts_with(magic))
+        throw ParseError(name_, 1, "a compressed file, " + std::string(what) + ", not a trace");
+    }
+    return 0;
+  }
+
   [[noreturn]] void too_long() const {
     throw ParseError(name_, line_no_ + 1,
                      "line longer than " +
@@ -446,6 +467,7 @@ class LineFeeder {
   Visitor& v_;
   std::size_t max_line_;
   std::size_t line_no_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "e2e_util.hpp"
 
@@ -144,6 +145,33 @@ TEST(Clean, KeepIsAWholeNumberWithinItsRange) {
     EXPECT_EQ(r.status, 0) << good << ": " << r.err;
   }
   EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat")) << "--dry-run removes nothing";
+}
+
+// A live run's trace holds its lock: clean keeps it and says so, and removes it once the run ended.
+TEST(Clean, KeepsTheTraceOfALiveRun) {
+  const std::string dir = temp_dir() + "/live";
+  fs::create_directories(dir);
+  Process run_in_dir({"sh", "-c", "cd '" + dir + "' && exec '" + qprof_bin() + "' run -q -- sleep 4"});
+  std::string trace;
+  for (int i = 0; i < 200 && trace.empty(); ++i) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename().string().rfind("qprof_", 0) == 0 && fs::file_size(e.path()) > 0) trace = e.path();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(trace.empty()) << "the run wrote no default-named trace";
+  Result r = qprof({"clean", "--dir", dir});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "kept " + trace + ": a qprof run is still writing it\n");
+  EXPECT_TRUE(fs::exists(trace));
+  r = qprof({"clean", "--dir", dir, "--dry-run"});
+  EXPECT_EQ(r.out, "kept " + trace + ": a qprof run is still writing it\n");
+  const Result ran = run_in_dir.wait(60);
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_TRUE(fs::exists(trace)) << "the run's trace is whole at its end";
+  r = qprof({"clean", "--dir", dir});
+  EXPECT_EQ(r.out, "removed " + trace + "\n");
+  EXPECT_FALSE(fs::exists(trace));
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct LaunchRequest {
   // A process group of its own (setpgid): then a signal sent to qprof's group does not reach the
   // command directly, and qprof's forwarding is the one delivery.
   bool own_process_group = false;
+  // That group's ID when it is led by another process (record/group_leader.hpp), so that the
+  // command is no group leader; 0: the command leads it.
+  pid_t process_group = 0;
   // Work of qprof's own, done in the parent while the child execs: the parent waits for that
   // exec (a few hundred microseconds) to report 127 or 126, and this needs the time anyway. If
   // it throws, launch() kills and reaps the child, then throws that exception on.

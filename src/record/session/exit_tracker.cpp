@@ -97,7 +97,7 @@ void ExitTracker::relay_signals(SignalRelay& signals, const ProcTree& tree, Noti
     } else if (!exited_ && command_.own_process_group) {
       // The command's group is its own: nothing sent to qprof's group reached it, so this is its
       // one delivery, to its whole group as a key at a terminal would have sent it.
-      ::kill(-pid, r.sig);
+      ::kill(-command_.process_group, r.sig);
     } else if (!exited_) {
       // A key pressed at the terminal reached the whole foreground process group, the command
       // included: sending it again would deliver it twice.

@@ -29,6 +29,7 @@ class ExitTracker {
     pid_t pid = -1;
     bool attached = false;           // not qprof's child: never signalled
     bool own_process_group = false;  // launched in a group of its own (no controlling terminal)
+    pid_t process_group = -1;        // that group's ID
     Bytes qprof_rss_at_launch = 0;   // the command's pre-exec copy of qprof: not its own peak
   };
   ExitTracker(const Command& command, bool wait_daemons, Timeout timeout);

@@ -27,6 +27,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/record/cgroup.hpp"
 #include "qprof/record/cgroup_limit.hpp"
+#include "qprof/record/group_leader.hpp"
 #include "qprof/record/launcher.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/record/summary.hpp"
@@ -102,6 +103,7 @@ class Session {
   Bytes qprof_rss_at_launch_ = 0;
   WatchedDirs dirs_;  // gone before the clock, which its walks read until they stop
   std::unique_ptr<ProcTree> tree_;
+  std::optional<GroupLeader> group_leader_;  // without a terminal: the command's group, not led by it
   std::optional<ExitTracker> exit_;
   std::optional<LiveView> live_;
   MarkerIntake intake_;  // gone before the live line, through which the tee writes
@@ -134,9 +136,12 @@ int Session::run() {
   if (!job_stderr) return 2;
   // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
   gpu_.open(o_, notices_);
+  // Before the tree is primed too: the placeholder leading the command's group is an outsider.
+  if (!attached_ && !has_controlling_terminal()) group_leader_.emplace();
   start_clock_and_tree();
   TraceMeta meta;
   if (const auto failed = start_command(meta, signals, *job_stderr)) return *failed;
+  trace_->begin();
   report_.launched = true;
   write_header(meta);
   start_sampling(job_stderr->read, std::move(matcher));
@@ -246,7 +251,8 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     if (cgroup_) request.cgroup_procs = cgroup_->procs_path();
     request.default_signals = signals.changed_from_default();
     request.files_limit = job_files_limit_;
-    request.own_process_group = command.own_process_group = !has_controlling_terminal();
+    request.own_process_group = command.own_process_group = group_leader_.has_value();
+    request.process_group = group_leader_ && group_leader_->pid() > 0 ? group_leader_->pid() : 0;
     // The limit's /sys and /proc reads (a quarter of a millisecond) are made while the command
     // execs, instead of delaying the first sample after it.
     request.while_exec = [&] { limit_.find(o_.proc_root, meta); };
@@ -264,6 +270,7 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
       return launched.failure().status;
     }
     command.pid = *launched;
+    command.process_group = request.process_group > 0 ? request.process_group : command.pid;
   }
   exit_.emplace(command, o_.wait_daemons, Timeout(o_.timeout, o_.kill_grace, start_ns_, command.attached));
   return std::nullopt;
@@ -411,7 +418,15 @@ void Session::finish_trace() {
   record_exit(*exit_, name, t_end, out, report_);
   trace_->close();
   report_.trace_error = trace_->error();
-  if (!trace_->intact()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
+  // Another process that truncated the file meanwhile leaves a hole where the start was: the
+  // trace then starts with NUL bytes, which no writer of qprof's puts there.
+  char first = 1;
+  if (report_.trace_error.empty() && report_.trace_read_fd && ::pread(*report_.trace_read_fd, &first, 1, 0) == 1 &&
+      first == '\0') {
+    report_.trace_error =
+        report_.trace_path + ": cut by another process while qprof wrote it (it starts with NUL bytes)";
+  }
+  if (!report_.trace_error.empty()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
 }
 
 }  // namespace
