@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -201,10 +202,20 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
   return v;
 }
 
-std::string trace_name(const CompareCli& o, std::size_t command, int repeat) {
-  std::string name = o.prefix + "-" + std::to_string(command + 1);
-  if (o.repeat > 1) name += "-" + std::to_string(repeat + 1);
-  return name + ".dat";
+// The trace of a --run: prefix-K.dat (prefix-K-R.dat with --repeat), or where a file has that
+// name, the first of prefix-K.run2.dat, prefix-K.run3.dat… that none has: an earlier comparison's
+// traces are never overwritten. `taken` gets the name passed over, to be said.
+std::string trace_name(const CompareCli& o, std::size_t command, int repeat, std::string& taken) {
+  std::string stem = o.prefix + "-" + std::to_string(command + 1);
+  if (o.repeat > 1) stem += "-" + std::to_string(repeat + 1);
+  std::string name = stem + ".dat";
+  std::error_code ec;
+  taken.clear();
+  for (int n = 2; std::filesystem::exists(name, ec) || ec; ++n) {
+    if (taken.empty()) taken = name;
+    name = stem + ".run" + std::to_string(n) + ".dat";
+  }
+  return name;
 }
 
 Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
@@ -252,11 +263,14 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       RunOptions run = o.run;
       record_metric(run, o.metric);
       run.command = {"/bin/sh", "-c", o.commands[k]};
-      run.output = trace_name(o, k, r);
+      std::string taken;
+      run.output = trace_name(o, k, r, taken);
       run.quiet = true;
       std::cerr << "qprof compare: run " << k + 1 << "/" << o.commands.size();
       if (o.repeat > 1) std::cerr << ", repeat " << r + 1 << "/" << o.repeat;
-      std::cerr << ": " << o.commands[k] << " -> " << run.output << '\n';
+      std::cerr << ": " << o.commands[k] << " -> " << run.output;
+      if (!taken.empty()) std::cerr << " (" << taken << " exists and is kept)";
+      std::cerr << '\n';
       RunReport report;
       int status;
       {
@@ -410,12 +424,12 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("--baseline", opts->baseline,
                   "Reference trace: the first row, that ratios and --max-growth measure from");
   cmp->add_option("--max-growth", opts->max_growth,
-                  "Budget: a peak at most this much above the first row's (10%, 200MiB)")
+                  "Budget: a peak at most this much above the first row's (10%, 200MiB; a bare number is MiB)")
       ->check(growth_check());
-  cmp->add_option(
-         "--max-peak", opts->max_peak,
-         "Budget: a peak at most SIZE (4GiB, 512MB, bytes), or PCT (90%) of the memory limit each row's traces "
-         "recorded")
+  cmp->add_option("--max-peak", opts->max_peak,
+                  "Budget: a peak at most SIZE (4GiB, 512MB; a bare number is MiB), or PCT (90%) of the memory limit "
+                  "each row's traces "
+                  "recorded")
       ->check(budget_check());
   cmp->add_option("--plot", opts->plot,
                   "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
@@ -444,8 +458,10 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
                   "on one time axis")
       ->check(CLI::IsMember({"wall", "start"}));
-  cmp->add_option("-o,--output-prefix", opts->prefix,
-                  "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
+  cmp->add_option(
+      "-o,--output-prefix", opts->prefix,
+      "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …; where one exists, the next free "
+      "qprof_compare-1.run2.dat, …: never overwritten)");
   add_sampling_options(*cmp, opts->run);
 
   return {cmp, [opts, &invocation] { return compare_action(*opts, invocation); }};
