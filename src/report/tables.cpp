@@ -219,6 +219,8 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
   runs.human = repeated;
   t.columns.push_back(runs);
   int stage = 0, other = 0;
+  const bool asked_stages =
+      std::any_of(c.columns.begin(), c.columns.end(), [](const CompareColumn& cc) { return !cc.stage.empty(); });
   for (const CompareColumn& cc : c.columns) {
     Column col = column(cc.key, cc.title, cc.kind == CompareColumn::Kind::seconds ? Kind::seconds : Kind::bytes);
     col.key_detail = cc.stage;
@@ -229,7 +231,11 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     // ratio is on, Σ RSS as mprof counts it, the duration, the rest; a narrowed text table
     // keeps them in that order, and --stages' stages before the other peaks.
     const bool peak = cc.metric && cc.stage.empty();
-    if (peak && *cc.metric == Metric::footprint)
+    if (asked_stages && !cc.stage.empty()) {
+      // --stages asked for them: right after the footprint, and the last to be left out.
+      col.order = 10 + ++stage;
+      col.narrow = 1 + stage;
+    } else if (peak && *cc.metric == Metric::footprint)
       col.order = col.narrow = 1;
     else if (peak && *cc.metric == c.metric)
       col.order = col.narrow = 2;
