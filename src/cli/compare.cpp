@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof compare A.dat B.dat …            one row per trace, side by side
 // qprof compare --run 'CMD A' --run 'CMD B' [--repeat N]   run each under qprof first
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <csignal>
@@ -10,6 +12,7 @@
 #include <memory>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -77,14 +80,12 @@ struct CompareCli {
   bool wide = false;               // --wide: every column in text, however wide
 };
 
-// Text fits a terminal: the columns that matter most, the rest named under the table. The
-// machine formats and Markdown (a page, not a terminal) keep every column.
-constexpr std::size_t kTextWidth = 100;
-
+// Text fits the terminal (80 columns into a pipe): the columns that matter most, the rest named
+// under the table. The machine formats and Markdown (a page, not a terminal) keep every column.
 report::RenderOptions render_options(const CompareCli& o) {
   report::RenderOptions r{unit_of(o.unit)};
   if (!o.wide) {
-    r.text_width = kTextWidth;
+    r.text_width = output_columns(STDOUT_FILENO);
     // --sweep's CSV is its model alone: the runs' table is whole in JSON and Markdown.
     r.wider = o.sweep.empty() ? "--wide shows them, as do --format csv, json and md"
                               : "--wide shows them, as do --format json and md";
@@ -389,7 +390,8 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
       "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
       "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). Columns: the footprint, Σ RSS peak,\n"
-      "duration, then the rest; a text table fits 100 columns and names the columns it left out\n"
+      "duration, then the rest; a text table fits the terminal (80 columns into a pipe) and names the columns it left "
+      "out\n"
       "(--wide, csv, json and md keep them all). The lowest value of each column is marked where the\n"
       "values differ as printed; ratios are to the first row; a job's total row gets neither. The\n"
       "commands' stdout goes to stderr.\n"
@@ -452,7 +454,7 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "limit in force (default: the limit the first trace recorded)")
       ->check(budget_check());
   cmp->add_flag("--wide", opts->wide,
-                "Text: every column, however wide (by default a table fits 100 columns and names what it left out)");
+                "Text: every column, however wide (by default a table fits the terminal and names what it left out)");
   cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
   cmp->add_option("--align", opts->align,
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "

@@ -150,7 +150,7 @@ class HelpFormatter : public CLI::Formatter {
   }
   std::string make_usage(const CLI::App* app, std::string name) const override {
     const auto [usage, rest] = split_usage(app->get_footer());
-    return usage.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : usage;
+    return fit_lines(usage.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : usage, help_width());
   }
   std::string make_footer(const CLI::App* app) const override {
     const std::string rest = split_usage(app->get_footer()).second;

@@ -214,7 +214,8 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
                 "dashed, with its slope and R² (as mprof plot -s; see qprof-run(1), TREND)");
   cmd->add_option(
       "--panels", a->panels,
-      "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
+      "Stacked panels, top to bottom, a comma list of memory, gpu, cpu, io, memory-kinds, tasks, vsz, gpu-util, "
+      "disk (default: "
       "memory, and gpu when recorded; disk: the --watch-dir directories)");
   cmd->add_option("--style", a->opts.style,
                   "A gnuplot file loaded after qprof's style (plot/qprof.gp), to change the look");

@@ -249,14 +249,13 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
       item(std::move(spec), std::move(d));
       continue;
     }
+    // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
+    // dashes: each series its own linetype there, or two would share one mark.
     std::string spec = std::string("using 1:2 with ") +
                        (s.steps   ? "steps "
                         : s.marks ? "linespoints "
                                   : "lines ") +
-                       series_style(s);
-    // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
-    // dashes: each series its own linetype there, or two would share one mark.
-    if (text_chart) spec += " lt " + std::to_string(++text_marks);
+                       (text_chart ? "lt " + std::to_string(++text_marks) : series_style(s));
     if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
     item(std::move(spec), std::move(d));

@@ -73,7 +73,7 @@ TEST(LiveLine, TextFitsTheWidthAndIsPrintable) {
   // alone may be cut.
   EXPECT_EQ(format_live_status(f, 80), "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB)");
   EXPECT_EQ(format_live_status(s, 80),
-            "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calibrat");
+            "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calib");
   EXPECT_EQ(format_live_status(s, 40), "qprof 12.3 s");
   EXPECT_EQ(format_live_status(s, 8), "qprof 1");
   for (int cols : {8, 20, 40, 60, 80, 100}) {

@@ -11,6 +11,7 @@
 
 namespace qprof {
 using analysis::kGpuIdleBelowPercent;
+using analysis::kGpuUsedPercent;
 using analysis::stage_bottlenecks;
 using trace::GpuUtilSample;
 using trace::MemKindsSample;
