@@ -65,6 +65,7 @@ RateStats rates(const std::vector<Point>& cumulative, Seconds t0, Seconds t1) {
 void judge(StageBottleneck& b) {
   if (!b.gpu_mean_percent || b.t_end - b.t_start < kMinVerdictSeconds) return;
   if (*b.gpu_mean_percent >= kGpuIdleBelowPercent) return;
+  if (!b.gpu_peak_percent || *b.gpu_peak_percent < kGpuUsedPercent) return;  // no GPU work to starve
   const bool reading = b.read_mean_bytes_per_s && *b.read_mean_bytes_per_s >= kInputReadBytesPerSecond;
   const bool computing = b.cpu_mean_percent && *b.cpu_mean_percent >= kCpuBusyPercent;
   if (!reading && !computing) return;

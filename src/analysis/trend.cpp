@@ -98,8 +98,7 @@ std::optional<Trend> trend_of(const std::vector<MemSample>& series, Seconds t0, 
   if (series.empty()) return std::nullopt;
   const Seconds first = from.value_or(series.front().t - t0);
   const Seconds last = to.value_or(series.back().t - t0);
-  const Seconds cut = (last - first) * rule.trim;
-  const Seconds lo = first + cut, hi = last - cut;
+  const Seconds lo = first + (last - first) * rule.startup, hi = last - (last - first) * rule.trim;
   std::vector<double> x, y;
   for (const MemSample& s : series) {
     const Seconds t = s.t - t0;
@@ -115,19 +114,20 @@ std::optional<Trend> trend_of(const std::vector<MemSample>& series, Seconds t0, 
   tr.from = x.front();
   tr.to = x.back();
   tr.samples = x.size();
-  // The later half, by time: has the growth kept on?
+  // The two halves, by time: has the growth kept on, as fast?
   const Seconds middle = (tr.from + tr.to) / 2;
-  std::vector<double> lx, ly;
+  std::vector<double> ex, ey, lx, ly;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (x[i] < middle) continue;
-    lx.push_back(x[i]);
-    ly.push_back(y[i]);
+    (x[i] < middle ? ex : lx).push_back(x[i]);
+    (x[i] < middle ? ey : ly).push_back(y[i]);
   }
+  if (const auto early = fit_line(ex, ey)) tr.early_slope = early->slope;
   if (const auto late = fit_line(lx, ly)) tr.late_slope = late->slope;
   const double growth = tr.growth();
   const double level = std::max(0.0, tr.fit.at(tr.from));
   tr.significant = tr.samples >= rule.min_samples && tr.to - tr.from >= rule.min_span && tr.fit.slope > 0 &&
                    tr.fit.r2 >= rule.min_r2 && tr.late_slope >= rule.min_late_share * tr.fit.slope &&
+                   tr.late_slope >= rule.min_steady_share * tr.early_slope &&
                    growth >= static_cast<double>(rule.min_growth) && growth >= rule.min_growth_share * level;
   return tr;
 }
@@ -139,7 +139,9 @@ std::vector<SeriesTrend> run_trends(const Trace& trace, const TrendRule& rule) {
   std::vector<MemSample> pss;
   pss.reserve(trace.pss.size());
   for (const PssSample& p : trace.pss) pss.push_back({p.t, p.pss});
-  if (auto footprint = trend_of(pss, t0, {}, {}, rule)) out.push_back({"pss", "footprint (\u03a3 PSS)", *footprint});
+  // Σ PSS is the footprint only where no cgroup charged the tree: with one, the charge is.
+  const std::string title = trace.cgroup.empty() ? "footprint (\u03a3 PSS)" : "\u03a3 PSS";
+  if (auto footprint = trend_of(pss, t0, {}, {}, rule)) out.push_back({"pss", title, *footprint});
   return out;
 }
 

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "qprof/trace/oom.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "commands.hpp"
 #include "profiled.hpp"
@@ -80,14 +82,12 @@ struct CompareCli {
   bool wide = false;               // --wide: every column in text, however wide
 };
 
-// Text fits a terminal: the columns that matter most, the rest named under the table. The
-// machine formats and Markdown (a page, not a terminal) keep every column.
-constexpr std::size_t kTextWidth = 100;
-
+// Text fits the terminal (80 columns into a pipe): the columns that matter most, the rest named
+// under the table. The machine formats and Markdown (a page, not a terminal) keep every column.
 report::RenderOptions render_options(const CompareCli& o) {
   report::RenderOptions r{unit_of(o.unit)};
   if (!o.wide) {
-    r.text_width = kTextWidth;
+    r.text_width = output_columns(STDOUT_FILENO);
     // --sweep's CSV is its model alone: the runs' table is whole in JSON and Markdown.
     r.wider = o.sweep.empty() ? "--wide shows them, as do --format csv, json and md"
                               : "--wide shows them, as do --format json and md";
@@ -205,10 +205,20 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
   return v;
 }
 
-std::string trace_name(const CompareCli& o, std::size_t command, int repeat) {
-  std::string name = o.prefix + "-" + std::to_string(command + 1);
-  if (o.repeat > 1) name += "-" + std::to_string(repeat + 1);
-  return name + ".dat";
+// The trace of a --run: prefix-K.dat (prefix-K-R.dat with --repeat), or where a file has that
+// name, the first of prefix-K.run2.dat, prefix-K.run3.dat… that none has: an earlier comparison's
+// traces are never overwritten. `taken` gets the name passed over, to be said.
+std::string trace_name(const CompareCli& o, std::size_t command, int repeat, std::string& taken) {
+  std::string stem = o.prefix + "-" + std::to_string(command + 1);
+  if (o.repeat > 1) stem += "-" + std::to_string(repeat + 1);
+  std::string name = stem + ".dat";
+  std::error_code ec;
+  taken.clear();
+  for (int n = 2; std::filesystem::exists(name, ec) || ec; ++n) {
+    if (taken.empty()) taken = name;
+    name = stem + ".run" + std::to_string(n) + ".dat";
+  }
+  return name;
 }
 
 Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
@@ -256,15 +266,18 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       RunOptions run = o.run;
       record_metric(run, o.metric);
       run.command = {"/bin/sh", "-c", o.commands[k]};
+      std::string taken;
       try {
-        run.output = create_fresh(trace_name(o, k, r));  // never through a file or link already there
+        run.output = create_fresh(trace_name(o, k, r, taken));  // never through a file or link already there
       } catch (const OutputError& e) {
         return Failure{terminal_text(e.what())};
       }
       run.quiet = true;
       std::cerr << "qprof compare: run " << k + 1 << "/" << o.commands.size();
       if (o.repeat > 1) std::cerr << ", repeat " << r + 1 << "/" << o.repeat;
-      std::cerr << ": " << o.commands[k] << " -> " << run.output << '\n';
+      std::cerr << ": " << o.commands[k] << " -> " << run.output;
+      if (!taken.empty()) std::cerr << " (" << taken << " exists and is kept)";
+      std::cerr << '\n';
       RunReport report;
       int status;
       {
@@ -397,7 +410,8 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
       "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
       "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). Columns: the footprint, Σ RSS peak,\n"
-      "duration, then the rest; a text table fits 100 columns and names the columns it left out\n"
+      "duration, then the rest; a text table fits the terminal (80 columns into a pipe) and names the columns it left "
+      "out\n"
       "(--wide, csv, json and md keep them all). The lowest value of each column is marked where the\n"
       "values differ as printed; ratios are to the first row; a job's total row gets neither. The\n"
       "commands' stdout goes to stderr.\n"
@@ -432,12 +446,12 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("--baseline", opts->baseline,
                   "Reference trace: the first row, that ratios and --max-growth measure from");
   cmp->add_option("--max-growth", opts->max_growth,
-                  "Budget: a peak at most this much above the first row's (10%, 200MiB)")
+                  "Budget: a peak at most this much above the first row's (10%, 200MiB; a bare number is MiB)")
       ->check(growth_check());
-  cmp->add_option(
-         "--max-peak", opts->max_peak,
-         "Budget: a peak at most SIZE (4GiB, 512MB, bytes), or PCT (90%) of the memory limit each row's traces "
-         "recorded")
+  cmp->add_option("--max-peak", opts->max_peak,
+                  "Budget: a peak at most SIZE (4GiB, 512MB; a bare number is MiB), or PCT (90%) of the memory limit "
+                  "each row's traces "
+                  "recorded")
       ->check(budget_check());
   cmp->add_option("--plot", opts->plot,
                   "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
@@ -460,14 +474,16 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
                   "limit in force (default: the limit the first trace recorded)")
       ->check(budget_check());
   cmp->add_flag("--wide", opts->wide,
-                "Text: every column, however wide (by default a table fits 100 columns and names what it left out)");
+                "Text: every column, however wide (by default a table fits the terminal and names what it left out)");
   cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
   cmp->add_option("--align", opts->align,
                   "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
                   "on one time axis")
       ->check(CLI::IsMember({"wall", "start"}));
-  cmp->add_option("-o,--output-prefix", opts->prefix,
-                  "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …)");
+  cmp->add_option(
+      "-o,--output-prefix", opts->prefix,
+      "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …; where one exists, the next free "
+      "qprof_compare-1.run2.dat, …: never overwritten)");
   add_sampling_options(*cmp, opts->run);
 
   return {cmp, [opts, &invocation] { return compare_action(*opts, invocation); }};

@@ -10,8 +10,10 @@
 #include "commands.hpp"
 #include "fit_scope.hpp"
 #include "help_examples.hpp"
+#include "profiled.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/report.hpp"
@@ -167,19 +169,21 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
   };
   fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
   r.request_margin = margin;
-  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r);
-  if (!r.message.empty()) std::cerr << "qprof fit: " << terminal_text(r.message) << '\n';
+  // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
+  const std::size_t width = output_columns(STDERR_FILENO);
+  if (r.baseline && !o.quiet) std::cerr << fit_lines(fit::text_report(r), width);
+  if (!r.message.empty()) std::cerr << fit_lines("qprof fit: " + terminal_text(r.message), width);
   if (!o.quiet && r.baseline && r.probes_s > 0) {
     char line[160];
     std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)\n",
                   r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
-    std::cerr << line;
+    std::cerr << fit_lines(line, width);
     // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
     if (r.eviction_cpu_s > 0) {
       std::snprintf(line, sizeof line,
                     "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)\n",
                     r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
-      std::cerr << line;
+      std::cerr << fit_lines(line, width);
     }
   }
   int status = r.status;
@@ -225,9 +229,10 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
   fit->add_option(
          "--max-slowdown", opts->fit.max_slowdown,
          "Stop a run that takes longer than this many times the baseline, as too slow (default 4; at least 0.1 s)")
-      ->check(CLI::Range(1.0, 1e6));
+      ->transform(factor_check(1.0, 1e6));
   fit->add_option("--resolution", opts->resolution,
-                  "How close each limit is found: SIZE (16MiB), PCT of the limit (5%) or both (16MiB,5%: the larger); "
+                  "How close each limit is found: SIZE (16MiB; a bare number is MiB), PCT of the limit (5%) or both "
+                  "(16MiB,5%: the larger); "
                   "default 8MiB,2%");
   fit->add_option("--runs-max", opts->fit.runs_max, "Runs in all, the baseline included (default 16)")
       ->check(CLI::Range(2, 1000));

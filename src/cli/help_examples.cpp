@@ -14,10 +14,10 @@ const std::map<std::string, std::string>& examples() {
   static const std::map<std::string, std::string> table = {
       {"run",
        "  qprof run -o train.dat -- python3 train.py --epochs 3\n"
-       "  qprof run train.py          # a .py runs with the python3 on PATH, as with mprof\n"
+       "  qprof run train.py          # a .py runs with python3 from PATH, as in mprof\n"
        "  qprof run --metric all --max-peak 4GiB --yaml profile.yaml -- ./bench"},
       {"attach",
-       "  qprof attach 4242 -o train.dat          # until process 4242 exits, or Ctrl-C\n"
+       "  qprof attach 4242 -o train.dat     # until process 4242 exits, or Ctrl-C\n"
        "  qprof attach --timeout 600 --metric all 4242\n"
        "  qprof attach --timeout 10m -o train.dat $(pgrep -f train.py)"},
       {"peak", "  qprof peak train.dat\n  qprof peak -- ./bench      # prints the peak alone"},
@@ -36,8 +36,8 @@ const std::map<std::string, std::string>& examples() {
        "  qprof mark --sync Load End        # in a script that qprof run started\n"
        "  qprof run -- sh -c 'qprof mark Load Start; ./load; qprof mark --sync Load End'"},
       {"sweep",
-       "  qprof sweep -p workers=1,2,4,8 --limit 16G -- python3 calibrate.py --workers {workers}\n"
-       "  qprof sweep -p samples=64,128,256 --env NSAMPLES={samples} --repeat 3 -d runs/ -- ./calibrate.sh"},
+       "  qprof sweep -p workers=1,2,4,8 --limit 16G -- python3 train.py -w {workers}\n"
+       "  qprof sweep -p n=64,128,256 --env NSAMPLES={n} --repeat 3 -- ./calibrate.sh"},
   };
   return table;
 }

@@ -4,10 +4,15 @@
 // This formatter writes what each command takes, in the words its descriptions use.
 #include "help_format.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
 #include <string_view>
+
+#include "qprof/common/text_wrap.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -84,15 +89,72 @@ std::pair<std::string, std::string> split_usage(const std::string& footer) {
   return {usage, rest};
 }
 
+// The width help is wrapped to: the terminal's, 80 into a pipe, and never wider than 100
+// columns (longer lines read badly).
+std::size_t help_width() { return std::min<std::size_t>(output_columns(STDOUT_FILENO), 100); }
+
+// `text`'s paragraphs (split at '\n') wrapped to `width`, every line indented by `indent`.
+std::string wrap_paragraphs(const std::string& text, std::size_t width, std::size_t indent) {
+  std::istringstream in(text);
+  std::string paragraph, out;
+  while (std::getline(in, paragraph)) out += paragraph.empty() ? "\n" : wrap_text(paragraph, width, indent, indent);
+  return out;
+}
+
+// "  NAME   description…": the description in the column from `column` on, wrapped to `width`;
+// under the name when the name reaches the column.
+std::string help_entry(const std::string& name, const std::string& description, std::size_t column, std::size_t width) {
+  std::string head = "  " + name;
+  if (description.empty()) return head + "\n";
+  std::string body = wrap_paragraphs(description, width, column);
+  if (text_columns(head) >= column) return head + "\n" + body;
+  return head + body.substr(text_columns(head));  // the name takes the first line's indent
+}
+
+// A footer's prose re-flowed to `width`: lines that start at the margin join into paragraphs
+// (a blank line or a heading such as "Examples:" ends one); indented lines (examples, lists)
+// stay as they are, and wrap under their own indent where they are too long.
+std::string wrap_footer(const std::string& footer, std::size_t width) {
+  std::istringstream in(footer);
+  std::string line, paragraph, out;
+  const auto flush = [&] {
+    if (!paragraph.empty()) out += wrap_text(paragraph, width);
+    paragraph.clear();
+  };
+  while (std::getline(in, line)) {
+    const bool indented = !line.empty() && line.front() == ' ';
+    if (line.empty() || indented || line.back() == ':') {
+      flush();
+      const std::size_t indent = std::min(line.find_first_not_of(' '), width / 2);
+      out += text_columns(line) <= width ? line + "\n" : wrap_text(line, width, indent, indent + 2);
+    } else {
+      paragraph += (paragraph.empty() ? "" : " ") + line;
+    }
+  }
+  flush();
+  return out;
+}
+
 class HelpFormatter : public CLI::Formatter {
  public:
+  std::string make_description(const CLI::App* app) const override {
+    const std::string description = CLI::Formatter::make_description(app);
+    return description.empty() ? description : wrap_paragraphs(description, help_width(), 0);
+  }
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+    return help_entry(make_option_name(opt, is_positional) + make_option_opts(opt), make_option_desc(opt),
+                      get_column_width(), help_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    return help_entry(sub->get_display_name(true), sub->get_description(), get_column_width(), help_width());
+  }
   std::string make_usage(const CLI::App* app, std::string name) const override {
     const auto [usage, rest] = split_usage(app->get_footer());
-    return usage.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : usage;
+    return fit_lines(usage.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : usage, help_width());
   }
   std::string make_footer(const CLI::App* app) const override {
     const std::string rest = split_usage(app->get_footer()).second;
-    return rest.empty() ? std::string() : rest + "\n";
+    return rest.empty() ? std::string() : wrap_footer(rest, help_width());
   }
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, is_positional);

@@ -23,6 +23,7 @@
 #include "commands.hpp"
 #include "completion.hpp"
 #include "help_examples.hpp"
+#include "habits.hpp"
 #include "help_format.hpp"
 #include "man_page.hpp"
 #include "qprof/common/version.hpp"
@@ -126,12 +127,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   qprof::cli::Invocation invocation;
   std::vector<std::string> args(argv + 1, argv + argc);
+  qprof::cli::rewrite_habits(args);
   if (auto dd = std::find(args.begin(), args.end(), "--"); dd != args.end()) {
     invocation.had_dashdash = true;
     invocation.after_dashdash.assign(dd + 1, args.end());
     args.erase(dd, args.end());
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes its vector in reverse order
+  const std::vector<std::string> typed = args;  // before "--", in the order typed
+  std::reverse(args.begin(), args.end());       // CLI11 takes its vector in reverse order
 
   // One line for a bad option, and where to look: not the whole help screen. A mistyped option
   // gets the nearest one, as a mistyped subcommand does.
@@ -193,6 +196,10 @@ int main(int argc, char** argv) {
 
   if (!args.empty()) {
     if (auto unknown = qprof::cli::unknown_subcommand(app, args.back())) return exit_status(std::move(*unknown));
+  }
+  if (named != std::end(kSubcommands)) {
+    if (auto split = qprof::cli::split_size(*app.get_subcommand(std::string(named->first)), typed))
+      return exit_status(std::move(*split), named->first);
   }
   try {
     app.parse(args);

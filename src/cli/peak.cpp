@@ -88,20 +88,6 @@ report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false
   return report::peak_line(t, metric_of(o.metric), o.stage, o.children || mprof_default);
 }
 
-// The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
-// of the current directory, as mprof peak does.
-std::optional<std::string> newest_trace() {
-  std::optional<std::filesystem::directory_entry> best;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    const std::string name = e.path().filename().string();
-    if (!analysis::is_default_trace_name(name) || !e.is_regular_file(ec)) continue;
-    if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
-  }
-  if (!best) return std::nullopt;
-  return best->path().filename().string();
-}
-
 // Prints the lines and checks the budget; the status of this part (0, 2 for an error, 3).
 int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<const Trace*>& traces, const PeakCli& o,
                 bool run_mode) {
@@ -278,9 +264,9 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                  "Also the peak of each process recorded with -M (CHLD lines); the default for traces that have them, "
                  "as mprof peak prints them (text; with --json, and with -- CMD, only when asked)");
   peak->add_flag("--no-children", opts->no_children, "Leave out the child lines of traces recorded with -M");
-  peak->add_option(
-          "--max-peak", opts->max_peak,
-          "Memory budget: exit with status 3 when a peak exceeds SIZE, or PCT of the trace's memory limit (90%)")
+  peak->add_option("--max-peak", opts->max_peak,
+                   "Memory budget: exit with status 3 when a peak exceeds SIZE (4GiB; a bare number is MiB), or PCT of "
+                   "the trace's memory limit (90%)")
       ->check(budget_check());
   peak->add_flag("--sum", opts->sum,
                  "The traces are one job's ranks: the peak of their sum on one time axis (one line)");

@@ -102,14 +102,8 @@ Failure usage(const std::string& what) {
 // --window, --unit, --panels, the labels for `traces` traces.
 Result<void> check_options(PlotArgs& a, std::size_t traces) {
   plot::PlotOptions& o = a.opts;
-  const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  if (a.output) {
-    o.output = *a.output;
-  } else if (tty) {
-    o.output = "-";
-  } else {
-    return usage("stdout is not a terminal: give -o FILE.png, .svg or .pdf, or -o - for a text chart");
-  }
+  // Without -o, a text chart on stdout, a terminal or a pipe (80 columns wide there).
+  o.output = a.output.value_or("-");
   if (!plot::format_for(o.output)) {
     return usage("cannot tell the format of '" + o.output +
                  "' (-o): use a .png, .svg or .pdf file, or - for a text chart");
@@ -131,9 +125,9 @@ Result<void> check_options(PlotArgs& a, std::size_t traces) {
     o.to = w->second;
   }
   if (a.unit) {
-    const auto u = parse_unit(*a.unit);
+    const auto u = parse_display_unit(*a.unit);
     if (!u || (*u != Unit::MiB && *u != Unit::GiB && *u != Unit::MB && *u != Unit::GB)) {
-      return usage("--unit " + *a.unit + ": one of MiB, GiB, MB, GB");
+      return usage("--unit " + *a.unit + ": one of MiB, GiB, MB, GB (M and G: MiB and GiB)");
     }
     o.unit = u;
   }
@@ -161,7 +155,12 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   std::vector<std::string> files = a.files;
   if (invocation.had_dashdash)
     files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (files.empty()) return usage("no trace given");
+  if (files.empty()) {
+    // As mprof plot and qprof peak: the newest trace here.
+    const auto newest = newest_trace();
+    if (!newest) return usage("no trace given, and no qprof_*.dat or mprofile_*.dat here");
+    files.push_back(*newest);
+  }
   if (Result<void> checked = check_options(a, files.size()); !checked) return checked.failure();
   const plot::PlotOptions& o = a.opts;
 
@@ -200,16 +199,16 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
   cmd->footer(
       "Usage: qprof plot FILE [FILE...] [-o OUT] [OPTIONS]\n"
       "Several files are overlaid, each from its own start (or one panel each with --facet).\n"
-      "Without -o, a text chart when stdout is a terminal. Exit status 2 on bad options or input, or when gnuplot\n"
+      "Without FILE, the newest qprof_*.dat or mprofile_*.dat here. Without -o, a text chart on stdout\n"
+      "(80 columns wide when stdout is not a terminal). Exit status 2 on bad options or input, or when gnuplot\n"
       "is missing, fails or runs past --render-timeout (it is killed; it also dies with qprof). A time more than\n"
       "about 31.7 years (1e9 s) from a trace's start is an error (FILE:LINE), as is a line longer than 1 MiB.");
   cmd->add_option("files", a->files, "Traces: .dat files written by qprof run or mprof run");
-  cmd->add_option(
-      "-o,--output", a->output,
-      "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default on a terminal)");
+  cmd->add_option("-o,--output", a->output,
+                  "Chart file, by extension: .png, .svg or .pdf; - draws a text chart on stdout (the default)");
   cmd->add_option("--size", a->size, "WIDTHxHEIGHT in pixels (characters for a text chart); default 1280 wide");
   cmd->add_option("--title", a->opts.title, "Chart title (default: the command line of a single trace)");
-  cmd->add_option("--unit", a->unit, "Memory unit: MiB, GiB, MB or GB (default: MiB, GiB from 10 GiB)");
+  cmd->add_option("--unit", a->unit, "Memory unit: MiB, GiB, MB or GB, or M, G (default: MiB, GiB from 10 GiB)");
   cmd->add_option("--window", a->window,
                   "T0,T1: only this part of the run, in seconds from the start (\"T0,\" or \",T1\" leave a side open)");
   cmd->add_flag("--no-markers", a->no_markers, "No checkpoints, stages or exit annotations");
@@ -233,12 +232,13 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
                   "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
       ->check(CLI::IsMember({"wall", "start"}));
   cmd->add_flag("--facet", a->opts.facet, "One panel per trace, sharing the axes, instead of overlaying them");
-  cmd->add_flag("--trend", a->opts.trend,
+  cmd->add_flag("-s,--trend", a->opts.trend,
                 "Also draw the fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run, "
                 "dashed, with its slope and R² (as mprof plot -s; see qprof-run(1), TREND)");
   cmd->add_option(
       "--panels", a->panels,
-      "Stacked panels, top to bottom, from memory,gpu,cpu,io,memory-kinds,tasks,vsz,gpu-util,disk (default: "
+      "Stacked panels, top to bottom, a comma list of memory, gpu, cpu, io, memory-kinds, tasks, vsz, gpu-util, "
+      "disk (default: "
       "memory, and gpu when recorded; disk: the --watch-dir directories)");
   cmd->add_option("--style", a->opts.style,
                   "A gnuplot file loaded after qprof's style (plot/qprof.gp), to change the look");

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <stdexcept>
@@ -163,6 +164,27 @@ CLI::Validator size_check() {
       [](std::string& s) -> std::string { return parse_size(s) ? "" : "'" + s + "' is not " + size_forms(); }, "SIZE");
 }
 
+CLI::Validator factor_check(double min, double max) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        std::string_view text = s;
+        for (std::string_view times : {"x", "X", "×"}) {
+          if (text.ends_with(times)) text.remove_suffix(times.size());
+        }
+        double v = 0;
+        const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (!text.empty() && r.ec == std::errc() && r.ptr == text.data() + text.size() && std::isfinite(v) &&
+            v >= min && v <= max) {
+          s = std::string(text);
+          return "";
+        }
+        char range[64];
+        std::snprintf(range, sizeof range, "%g and %g", min, max);
+        return "'" + s + "' is not a factor between " + range + " (4 or 4x)";
+      },
+      "FACTOR");
+}
+
 CLI::Validator budget_check() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -200,7 +222,8 @@ CLI::Validator run_metric_check() {
 CLI::Validator unit_check() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        return parse_unit(s) ? "" : "unknown unit '" + s + "' (units: B KiB MiB GiB KB MB GB)";
+        return parse_display_unit(s) ? ""
+                                     : "unknown unit '" + s + "' (units: B KiB MiB GiB KB MB GB, or K M G: binary)";
       },
       "UNIT");
 }
@@ -217,7 +240,7 @@ Metric metric_of(const std::string& name) { return parse_metric(name).value_or(M
 
 std::optional<Unit> unit_of(const std::string& name) {
   if (name.empty()) return std::nullopt;
-  return parse_unit(name);
+  return parse_display_unit(name);
 }
 
 report::Format format_of(const std::string& name) { return report::parse_format(name).value_or(report::Format::text); }
@@ -235,6 +258,20 @@ StdoutToStderr::~StdoutToStderr() {
   std::fflush(stdout);
   ::dup2(saved_, STDOUT_FILENO);
   ::close(saved_);
+}
+
+// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
+std::optional<std::string> newest_trace() {
+  std::optional<std::filesystem::directory_entry> best;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
+    const std::string name = e.path().filename().string();
+    const bool ours = (name.starts_with("qprof_") || name.starts_with("mprofile_")) && name.ends_with(".dat");
+    if (!ours || !e.is_regular_file(ec)) continue;
+    if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
+  }
+  if (!best) return std::nullopt;
+  return best->path().filename().string();
 }
 
 std::string read_failure(const std::exception& e, const std::string& file) {

@@ -27,11 +27,17 @@ void record_metric(record::RunOptions& o, const std::string& metric);
 // Checks what CLI11 cannot (the marker regex).
 Result<void> check_sampling_options(const record::RunOptions& o);
 
+// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak and plot take
+// it when no file is named.
+std::optional<std::string> newest_trace();
+
 // CLI11 checks that make a bad value a usage error (status 2) before anything runs.
 // A duration (10ms, 0.5s, 1m, 0.5) within [min, max] (min excluded unless min_allowed); a
 // transform: the option receives plain seconds.
 CLI::Validator seconds_check(double min, double max, bool min_allowed = true);
-CLI::Validator size_check();        // parse_size: 4GiB, 512MB, 1048576
+CLI::Validator size_check();  // parse_size: 4GiB, 512MB, 512 (MiB)
+// A factor within [min, max], "4" or "4x" (as a slowdown is said); the option receives the number.
+CLI::Validator factor_check(double min, double max);
 CLI::Validator growth_check();      // 10%, 200MiB
 CLI::Validator budget_check();      // a size, or 90% (of the memory limit the trace recorded)
 CLI::Validator metric_check();      // rss, pss, …

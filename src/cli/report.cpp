@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof report TRACE: the run's facts, its peaks and its stage table; --yaml for Quark's layout.
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/completeness.hpp"
@@ -64,7 +67,12 @@ Result<void> choose_table(report::Document& doc, const ReportCli& o) {
 // The document of --table as --format asks.
 Result<int> print(report::Document& doc, const ReportCli& o) {
   if (auto chosen = choose_table(doc, o); !chosen) return chosen.failure();
-  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  report::RenderOptions options{unit_of(o.unit)};
+  // Text fits the terminal (80 columns into a pipe): long facts and notes wrap, wide tables
+  // leave columns out and name them.
+  options.text_width = output_columns(STDOUT_FILENO);
+  options.wider = "--format csv, json and md show them";
+  std::cout << report::render(doc, format_of(o.format), options);
   return 0;
 }
 

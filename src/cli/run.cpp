@@ -189,6 +189,11 @@ CLI::Validator pid_check() {
       "PID");
 }
 
+// mprof run --backend psutil_pss (or psutil_uss): what qprof records without being asked.
+constexpr const char* kNoBackend =
+    "--backend: qprof has none to choose: it reads RSS and PSS (the footprint, as psutil_pss) of every "
+    "process anyway; the summary gives both, and --metric pss makes PSS the metric of --max-peak";
+
 // run's options that only a command qprof started has (attach leaves them out).
 constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--mem"};
 
@@ -235,7 +240,8 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                 "Rewrite the --yaml file at every checkpoint while the command runs")
       ->needs(yaml);
   run->add_option("--max-peak", opts->max_peak,
-                  "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB, bytes) or PCT of the "
+                  "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB; a bare number is MiB) or "
+                  "PCT of the "
                   "memory limit in force (90%) and CMD succeeded")
       ->check(budget_check());
   run->add_option("--margin", opts->margin,
@@ -286,6 +292,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             // prefix_command() stops at the first word it does not know, an unknown option too.
             const std::vector<std::string> before_dashdash = self->remaining();
             if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
+              if (before_dashdash.front().starts_with("--backend")) return Failure{kNoBackend};
               const std::string near = option_suggestion(*self, before_dashdash.front());
               return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
                              (near.empty() ? "" : "; did you mean " + near + "?") + " (see qprof " + self->get_name() +

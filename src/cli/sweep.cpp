@@ -410,7 +410,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   sweep
       ->add_option("--fit-max-slowdown", opts->fit_options.max_slowdown,
                    "With --fit: a probe longer than this many times the point's baseline is too slow (default 4)")
-      ->check(CLI::Range(1.0, 1e6));
+      ->transform(factor_check(1.0, 1e6));
   sweep
       ->add_option("--fit-runs-max", opts->fit_options.runs_max,
                    "With --fit: runs of fit at each point, its baseline included (default 16)")

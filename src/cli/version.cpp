@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/gpu/backend.hpp"
 
@@ -54,6 +55,9 @@ std::string version_text() {
   std::string out =
       "qprof " + std::string(kVersion) + "\nbuild: " + QPROF_BUILD_TYPE + "\nGPU backends (loaded at run time):";
   for (gpu::Choice c : {gpu::Choice::nvml, gpu::Choice::amd, gpu::Choice::smi}) out += "\n  " + backend_line(c);
+  // The terminal's width (80 into a pipe): a loader's message is long. CLI11 adds the last '\n'.
+  out = fit_lines(out, output_columns(STDOUT_FILENO));
+  out.pop_back();
   return out;
 }
 

@@ -41,6 +41,24 @@ std::optional<Unit> parse_unit(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Unit> parse_display_unit(std::string_view name) {
+  if (const auto u = parse_unit(name)) return u;
+  if (name.size() != 1) return std::nullopt;
+  switch (name[0]) {
+    case 'K':
+    case 'k':
+      return Unit::KiB;
+    case 'M':
+    case 'm':
+      return Unit::MiB;
+    case 'G':
+    case 'g':
+      return Unit::GiB;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::string_view unit_name(Unit u) { return info(u).name; }
 double unit_bytes(Unit u) { return info(u).bytes; }
 
@@ -102,15 +120,10 @@ std::optional<Bytes> parse_size(std::string_view text) {
   const auto parsed = number_and_unit(text);
   if (!parsed) return std::nullopt;
   const auto [value, suffix] = *parsed;
-  double scale = 1.0;
-  if (!suffix.empty()) {
-    const auto unit = size_scale(suffix);
-    if (!unit) return std::nullopt;
-    scale = *unit;
-  } else if (value != std::floor(value)) {
-    return std::nullopt;  // plain bytes are whole
-  }
-  const double bytes = value * scale;
+  // A bare number is MiB, mprof's unit (and Slurm's --mem's): "--max-peak 50" is never 50 bytes.
+  const auto scale = suffix.empty() ? std::optional<double>(1024.0 * 1024.0) : size_scale(suffix);
+  if (!scale) return std::nullopt;
+  const double bytes = value * *scale;
   if (bytes >= 18446744073709551615.0) return std::nullopt;
   return static_cast<Bytes>(std::llround(bytes));
 }
@@ -119,9 +132,14 @@ std::optional<Seconds> parse_duration(std::string_view text) {
   const auto parsed = number_and_unit(text);
   if (!parsed) return std::nullopt;
   const auto [value, suffix] = *parsed;
+  // Fractions of a second divide, so that 100us is the double 0.0001 (100 * 1e-6 lies below it,
+  // and an interval of at least 100us refused it).
+  static constexpr std::pair<std::string_view, double> kFractions[] = {{"ms", 1e3}, {"us", 1e6}, {"µs", 1e6}};
+  for (const auto& [name, per_second] : kFractions) {
+    if (suffix == name) return value / per_second;
+  }
   static constexpr std::pair<std::string_view, double> kScales[] = {
-      {"", 1},   {"s", 1},    {"sec", 1},  {"ms", 1e-3}, {"us", 1e-6},     {"µs", 1e-6},
-      {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400},
+      {"", 1}, {"s", 1}, {"sec", 1}, {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400},
   };
   for (const auto& [name, scale] : kScales) {
     if (suffix == name) return value * scale;
@@ -130,8 +148,8 @@ std::optional<Seconds> parse_duration(std::string_view text) {
 }
 
 std::string size_forms() {
-  return "a size: 4G or 4GiB (4 x 2^30 bytes), 4096M, 512MiB, 2GB (2 x 10^9 bytes) or bytes (1048576); "
-         "units K M G T (binary, either case), KiB MiB GiB TiB, KB MB GB TB";
+  return "a size: 4G or 4GiB (4 x 2^30 bytes), 4096M, 512MiB, 2GB (2 x 10^9 bytes), or a bare number of MiB "
+         "(512, as mprof); units K M G T (binary, either case), KiB MiB GiB TiB, KB MB GB TB, B";
 }
 
 std::string duration_forms() {

@@ -90,7 +90,8 @@ class Builder {
   void hline(Draft& d, Role role, int color, double y, std::string title);
   void memory_panel(Draft& d, const std::vector<TraceInput>& in);
   void children(Draft& d, const TraceInput& in, bool single, double unit);
-  void exact_peaks(Draft& d, const TraceData& t, int color, double unit, bool titled);
+  // The kernel's exact peaks as lines; one far above the drawn series as a note naming `panel`.
+  void exact_peaks(Draft& d, const TraceData& t, int color, double unit, const std::string& panel);
   void gpu_panel(Draft& d, const std::vector<TraceInput>& in);
   void torch_series(Draft& d, const TraceData& t, double unit);
   void cpu_panel(Draft& d, const std::vector<TraceInput>& in);

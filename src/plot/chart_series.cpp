@@ -129,7 +129,8 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
       add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + peak_text,
                      scaled(t.mem.points(), unit)});
-      exact_peaks(d, t, 0, unit, true);
+      // A note under a facet chart names its panel: sixteen lines tied to none read as one run's.
+      exact_peaks(d, t, 0, unit, o_.facet ? display_text(in[i].label, 24) + ": " : "");
       limit_line(d, t, unit);
       trend_lines(d, in[i], 0, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
@@ -204,7 +205,7 @@ void Builder::children(Draft& d, const TraceInput& in, bool single, double unit)
   }
 }
 
-void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, bool titled) {
+void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, const std::string& panel) {
   struct Kind {
     std::string_view name;
     Role role;
@@ -224,10 +225,12 @@ void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, 
     if (it == t.peaks.end()) continue;
     const double b = static_cast<double>(it->second);
     if (drawn > 0 && b / unit > kOffChartFactor * drawn) {
-      if (titled) note(std::string(k.title) + bytes_text(b, units_.chosen) + " (off the chart)");
+      // An upper bound that far above what was drawn bounds nothing (workers that never
+      // coexisted): left out, as the run's summary leaves it out.
+      if (k.role != Role::peak_hwm) note(panel + k.title + bytes_text(b, units_.chosen) + " (off the chart)");
       continue;
     }
-    hline(d, k.role, color, b / unit, titled ? k.title + bytes_text(b, units_.chosen) : std::string());
+    hline(d, k.role, color, b / unit, k.title + bytes_text(b, units_.chosen));
   }
 }
 

@@ -14,6 +14,10 @@ using analysis::SeriesTrend;
 using analysis::Trend;
 using trace::Trace;
 
+namespace {
+constexpr double kMinDrawnR2 = 0.5;
+}  // namespace
+
 std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
   const Trace trace = trace::read_trace(path);
   // The fit's times count from the trace's own start; the chart's from the reduction's t0.
@@ -21,6 +25,8 @@ std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
   std::vector<TrendLine> lines;
   for (const SeriesTrend& s : run_trends(trace)) {
     const Trend& t = s.trend;
+    // A line that explains little of the series (a flat run's R² near 0) says nothing: not drawn.
+    if (!(t.fit.r2 >= kMinDrawnR2)) continue;
     lines.push_back(
         {s.title, {t.from + shift, t.fit.at(t.from)}, {t.to + shift, t.fit.at(t.to)}, t.bytes_per_second(), t.fit.r2});
   }

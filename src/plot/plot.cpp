@@ -215,7 +215,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   int width = o.width, height = o.height;
   if (*format == Format::text && (width <= 0 || height <= 0)) {
     const auto term = terminal_size();
-    width = width > 0 ? width : term ? std::max(term->first, 40) : 100;
+    width = width > 0 ? width : term ? std::max(term->first, 40) : 80;  // 80: a pipe's width
     height = height > 0 ? height : term ? std::max(term->second - 1, 12) : 32;
   }
   if (width <= 0) width = 1280;

@@ -226,6 +226,7 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     chunk.plot.push_back({std::move(spec), static_cast<int>(chunk.data.size())});
     chunk.data.push_back(std::move(data));
   };
+  int text_marks = 0;
   for (const ChartSeries& s : p.series) {
     if (s.data.empty()) continue;
     std::vector<std::pair<double, double>> d;
@@ -248,11 +249,13 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
       item(std::move(spec), std::move(d));
       continue;
     }
+    // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
+    // dashes: each series its own linetype there, or two would share one mark.
     std::string spec = std::string("using 1:2 with ") +
                        (s.steps   ? "steps "
                         : s.marks ? "linespoints "
                                   : "lines ") +
-                       series_style(s);
+                       (text_chart ? "lt " + std::to_string(++text_marks) : series_style(s));
     if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
     item(std::move(spec), std::move(d));

@@ -68,9 +68,12 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
       spread.emplace_back(f.x[i], f.high[i] / scale);
     }
   }
-  // The fitted curve from 0 (or the smallest value, for a power law) past the largest value run
-  // and the solved one.
-  const double x_end = std::max(f.x.back(), solved.value_or(0)) * 1.15;
+  // The axis spans the values run; the solved value joins it only where it lies near them (up to
+  // half the largest value past it), else the legend gives it: an axis to 460 workers for three
+  // points at 1, 2 and 4 shows only the extrapolation.
+  const bool solved_near = solved && *solved <= f.x.back() * 1.5;
+  // The fitted curve from 0 (or the smallest value, for a power law) past the largest value run.
+  const double x_end = std::max(f.x.back(), solved_near ? *solved : 0.0) * 1.15;
   const double x_start = f.power_chosen ? f.x.front() / 2 : 0.0;
   std::vector<std::pair<double, double>> curve;
   for (int k = 0; k <= 100; ++k) {
@@ -92,9 +95,11 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   if (limit && f.bytes) {
     const double y = static_cast<double>(*limit) / scale;
     chunk.data.push_back({{0, y}, {x_end, y}});
+    const std::string off_chart =
+        solved && !solved_near ? " (" + model.parameter + " \u2264 " + num(*solved) + ", off the chart)" : "";
     chunk.plot.push_back(
-        item(static_cast<int>(chunk.data.size() - 1), "with lines ls 26", "limit " + human_bytes(*limit)));
-    if (solved) {
+        item(static_cast<int>(chunk.data.size() - 1), "with lines ls 26", "limit " + human_bytes(*limit) + off_chart));
+    if (solved_near) {
       chunk.data.push_back({{*solved, 0}, {*solved, y}});
       chunk.plot.push_back(item(static_cast<int>(chunk.data.size() - 1), "with lines ls 27",
                                 model.parameter + " \u2264 " + num(*solved)));

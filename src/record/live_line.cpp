@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "qprof/common/units.hpp"
 
@@ -27,29 +29,44 @@ bool window(int fd, int& rows, int& cols) {
 }  // namespace
 
 std::string format_live_status(const LiveStatus& s, int columns) {
+  // The line's parts, most telling first; those that do not fit are left out whole, so that the
+  // line is never cut inside a number ("RSS sum 1.01 GiB (peak 1.0").
+  std::vector<std::string> parts;
   char head[64];
   std::snprintf(head, sizeof head, "qprof %.1f s", s.elapsed);
-  std::string text = head;
+  parts.emplace_back(head);
   // The footprint first (shared pages once), as the summary gives it; then Σ RSS as mprof counts it.
   if (s.footprint)
-    text += " | footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")";
-  text += std::string(s.footprint ? " | RSS sum " : " | RSS ") + human_bytes(s.rss) + " (peak " +
-          human_bytes(s.peak_rss) + ")";
-  if (s.gpu) text += " | GPU " + human_bytes(*s.gpu);
+    parts.push_back("footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")");
+  parts.push_back(std::string(s.footprint ? "RSS sum " : "RSS ") + human_bytes(s.rss) + " (peak " +
+                  human_bytes(s.peak_rss) + ")");
+  if (s.gpu) parts.push_back("GPU " + human_bytes(*s.gpu));
   if (s.cpu_percent) {
     char cpu[32];
-    std::snprintf(cpu, sizeof cpu, " | CPU %.0f %%", *s.cpu_percent);
-    text += cpu;
+    std::snprintf(cpu, sizeof cpu, "CPU %.0f %%", *s.cpu_percent);
+    parts.emplace_back(cpu);
   }
-  if (!s.stage.empty()) {
-    text += " | ";
-    // A label is the job's text: printable ASCII only, so that it never drives the terminal
-    // and its width is its length.
-    for (unsigned char c : s.stage.substr(0, 200)) text += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
-  }
-  // Truncated one short of the width: a character in the last column would wrap on some terminals.
+  std::string stage;
+  // A label is the job's text: printable ASCII only, so that it never drives the terminal
+  // and its width is its length.
+  for (unsigned char c : s.stage.substr(0, 200)) stage += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
+  // One short of the width: a character in the last column would wrap on some terminals.
   const std::size_t room = columns > 1 ? static_cast<std::size_t>(columns - 1) : 0;
-  if (text.size() > room) text.resize(room);
+  std::string text;
+  std::size_t shown = 0;
+  for (const std::string& part : parts) {
+    const std::string next = text.empty() ? part : text + " | " + part;
+    if (next.size() > room) break;
+    text = next;
+    ++shown;
+  }
+  // The stage's name is the one part that may be cut (it is text, not a figure): after all the
+  // figures, where a few of its letters fit.
+  if (!stage.empty() && shown == parts.size() && text.size() + 3 + 4 <= room) {
+    text += " | " + stage;
+    if (text.size() > room) text.resize(room);
+  }
+  if (text.empty()) text = std::string(parts.front()).substr(0, room);
   return text;
 }
 

@@ -193,7 +193,9 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
   for (std::size_t i : shown) {
     const Column& c = table.columns[i];
     g.columns.push_back({terminal_text(human_title(c, unit)), c.kind != Kind::text, c.has_lowest, i, c.narrow});
-    if (c.show_ratio) g.columns.push_back({"ratio", true, false, i, c.narrow});
+    // Each ratio named for its figure: two columns both called "ratio" read as one.
+    if (c.show_ratio)
+      g.columns.push_back({c.kind == Kind::seconds ? "time ratio" : "peak ratio", true, false, i, c.narrow});
   }
   // A mark is read at the precision printed: where the candidates all print alike, "0.0" beside
   // "0.0*" would mark a difference no one can see, so none is marked; where they differ, every

@@ -33,6 +33,14 @@ Column machine_only(const char* key, Kind kind) {
 // share-kind column keeps 6 decimals without a unit suffix.
 constexpr Kind kRaw = Kind::share;
 
+// Two points: every model passes through both (R² 1 whatever the truth), so the fit says nothing
+// of the shape, and a figure predicted elsewhere is a guess.
+bool too_few_points(const FigureModel& f) { return f.x.size() < 3; }
+
+std::string r2_text(const FigureModel& f) {
+  return too_few_points(f) ? std::to_string(f.x.size()) + " points only" : number("%.3f", f.r2());
+}
+
 }  // namespace
 
 const FigureModel* limit_figure(const SweepModel& m) {
@@ -59,8 +67,8 @@ std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOpt
   const FigureModel* f = limit_figure(m);
   if (!f || !o.limit) return std::nullopt;
   const std::string limit = human_bytes(*o.limit);
-  const std::string model =
-      "(" + f->title + " " + formula_words(*f, m.parameter) + ", R\u00b2 " + printf_number("%.3f", f->r2()) + ")";
+  const std::string model = "(" + f->title + " " + formula_words(*f, m.parameter) + ", " +
+                            (too_few_points(*f) ? r2_text(*f) : "R\u00b2 " + r2_text(*f)) + ")";
   const auto x = f->solve(static_cast<double>(*o.limit));
   if (!x) return "no largest " + m.parameter + " for " + limit + ": the model does not rise with it " + model;
   if (*x < 0 || (m.integer_values && *x < 1 && f->x.front() >= 1)) {
@@ -149,7 +157,7 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     if (f.fitted()) {
       row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
       row[3] = Cell::string(formula_words(f, m.parameter));
-      row[4] = Cell::string(printf_number("%.3f", f.r2()));
+      row[4] = Cell::string(r2_text(f));
     } else {
       row[2] = Cell::string("not fitted (one value)");
     }
@@ -176,6 +184,13 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     model.rows.push_back(std::move(row));
   }
   model.notes.push_back("power law where it explains more than a line (R\u00b2 higher by over 0.01), else linear");
+  const bool two_points = std::any_of(m.figures.begin(), m.figures.end(),
+                                      [](const FigureModel& f) { return f.fitted() && too_few_points(f); });
+  if (two_points) {
+    model.notes.push_back(
+        "fitted on 2 points: any line passes through both, so R\u00b2 says nothing and a prediction "
+        "is a guess; sweep 3 values or more");
+  }
   const bool spread =
       std::any_of(m.figures.begin(), m.figures.end(), [](const FigureModel& f) { return f.spread() > 0; });
   if (o.at && spread)

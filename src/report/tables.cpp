@@ -219,6 +219,8 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
   runs.human = repeated;
   t.columns.push_back(runs);
   int stage = 0, other = 0;
+  const bool asked_stages =
+      std::any_of(c.columns.begin(), c.columns.end(), [](const CompareColumn& cc) { return !cc.stage.empty(); });
   for (const CompareColumn& cc : c.columns) {
     Column col = column(cc.key, cc.title, cc.kind == CompareColumn::Kind::seconds ? Kind::seconds : Kind::bytes);
     col.key_detail = cc.stage;
@@ -226,8 +228,9 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     col.has_spread = repeated;
     col.show_ratio = cc.key == "duration" || (cc.metric == c.metric && cc.stage.empty());
     // Human formats: the answer first (the footprint, shared pages once), then the figure the
-    // ratio is on, Σ RSS as mprof counts it, the duration, the rest; a narrowed text table
-    // keeps them in that order, and --stages' stages before the other peaks.
+    // ratio is on, Σ RSS as mprof counts it, the duration, --stages' stages, the rest. A
+    // narrowed text table keeps the footprint and the compared figure, then what was asked for
+    // (the stages), then the others in that order.
     const bool peak = cc.metric && cc.stage.empty();
     if (peak && *cc.metric == Metric::footprint)
       col.order = col.narrow = 1;
@@ -238,12 +241,13 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     else if (cc.key == "duration")
       col.order = col.narrow = 4;
     else if (!cc.stage.empty()) {
-      col.order = 5000 + ++stage;
-      col.narrow = 10 + stage;
+      col.order = 10 + ++stage;
+      col.narrow = 2 + stage;
     } else {
       col.order = 100 + ++other;
       col.narrow = 1000 + other;
     }
+    if (asked_stages && cc.stage.empty() && col.narrow >= 3 && col.narrow <= 4) col.narrow += 100;
     t.columns.push_back(std::move(col));
   }
   if (budgeted) {
@@ -279,7 +283,7 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     }
     t.rows.push_back(std::move(row));
   }
-  if (!entries.empty()) t.notes.push_back("ratio: to the first row (" + entries.front().label + ")");
+  if (!entries.empty()) t.notes.push_back("ratios: to the first row (" + entries.front().label + ")");
   if (repeated) t.notes.push_back("repeated runs: the median, then (min\u2013max)");
   if (c.stages_left_out > 0) {
     t.notes.push_back(std::to_string(c.stages_left_out) + " more stage names without a column: the first " +

@@ -55,6 +55,30 @@ std::string wrap(const std::string& text, std::size_t width) {
   return out;
 }
 
+// A fact's line ("label   value") wrapped: the first line as far as it fits, then the value's
+// words on lines indented by `indent`.
+std::string wrap_fact(const std::string& line, std::size_t value_at, std::size_t indent, std::size_t width) {
+  std::string out, current = line.substr(0, value_at);
+  std::string_view rest = std::string_view(line).substr(value_at);
+  bool has_word = false;
+  while (!rest.empty()) {
+    const std::size_t end = rest.find(' ');
+    const std::string word(rest.substr(0, end));
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    if (word.empty()) continue;
+    if (has_word && display_width(current) + 1 + display_width(word) > width) {
+      trim_right(current);
+      out += current + "\n";
+      current.assign(indent, ' ');
+      has_word = false;
+    }
+    current += (has_word ? " " : "") + word;
+    has_word = true;
+  }
+  trim_right(current);
+  return out + current + "\n";
+}
+
 // `s` cut to `width` display columns, its end replaced by "..." (ASCII: any terminal shows it).
 std::string cut(const std::string& s, std::size_t width) {
   if (display_width(s) <= width) return s;
@@ -99,6 +123,14 @@ class TextExporter : public Exporter {
         if (!f.column.human) continue;
         std::string line = pad(f.column.title, width, false) + "  " + human_fact(f, options);
         trim_right(line);
+        // Too wide: the value goes on below its label, wrapped in its own column (or in two
+        // columns of indent where the labels take half the width).
+        if (options.text_width > 0 && display_width(line) > options.text_width) {
+          const std::size_t indent = width + 2 < options.text_width / 2 ? width + 2 : 2;
+          line = pad(f.column.title, width, false) + "  " + human_fact(f, options);
+          out += wrap_fact(line, width + 2, indent, options.text_width);
+          continue;
+        }
         out += line + "\n";
       }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/report/trend.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +42,26 @@ std::string rate_words(double bytes_per_second, bool signed_rate) {
   std::string sign;
   if (signed_rate && size.find_first_not_of("0. B") != std::string::npos) sign = bytes_per_second < 0 ? "-" : "+";
   return sign + size + (per_second ? "/s" : "/min");
+}
+
+RateUnit rate_unit(double largest_bytes_per_second) {
+  const double magnitude = std::fabs(largest_bytes_per_second);
+  RateUnit u;
+  u.per_second = magnitude >= 1024.0 * 1024.0;
+  u.size = auto_unit(bytes_from_double(u.per_second ? magnitude : magnitude * 60), Unit::KiB);
+  return u;
+}
+
+std::string rate_in(double bytes_per_second, RateUnit u, bool signed_rate) {
+  const double shown = (u.per_second ? bytes_per_second : bytes_per_second * 60) / unit_bytes(u.size);
+  char buf[64];
+  const double magnitude = std::fabs(shown);
+  std::snprintf(buf, sizeof buf, magnitude < 10 ? "%.2f" : "%.1f", magnitude);
+  std::string sign;
+  if (signed_rate && std::string_view(buf).find_first_not_of("0.") != std::string_view::npos) {
+    sign = shown < 0 ? "-" : "+";
+  }
+  return sign + buf + " " + std::string(unit_name(u.size)) + (u.per_second ? "/s" : "/min");
 }
 
 std::string growth_words(const Trend& trend) {
@@ -84,14 +105,22 @@ void add_stage_trends(Table& stages, const Trace& trace, Metric metric) {
   stages.columns.push_back(machine_only("slope_significant", "growth significant", Kind::flag));
   const std::vector<MemSample> series = metric_series(trace, metric);
   const std::vector<StageStats> stats = stage_stats(trace, metric);
+  std::vector<std::optional<Trend>> trends(stages.rows.size());
+  double largest = 0;
+  for (std::size_t i = 0; i < stages.rows.size() && i < stats.size(); ++i) {
+    trends[i] = trend_of(series, trace.t0(), stats[i].start, stats[i].end);
+    if (trends[i]) largest = std::max(largest, std::fabs(trends[i]->bytes_per_second()));
+  }
+  // One unit down the column, from its largest rate: rows compare at a glance.
+  const RateUnit unit = rate_unit(largest);
   for (std::size_t i = 0; i < stages.rows.size(); ++i) {
-    std::optional<Trend> t;
-    if (i < stats.size()) t = trend_of(series, trace.t0(), stats[i].start, stats[i].end);
+    const std::optional<Trend>& t = trends[i];
     if (!t) {
       stages.rows[i].insert(stages.rows[i].end(), 4, Cell{});
       continue;
     }
-    stages.rows[i].push_back(Cell::string(rate_words(t->bytes_per_second(), true) + " (" + r2_words(t->fit.r2) + ")"));
+    stages.rows[i].push_back(
+        Cell::string(rate_in(t->bytes_per_second(), unit, true) + " (" + r2_words(t->fit.r2) + ")"));
     stages.rows[i].push_back(Cell::number(t->bytes_per_second()));
     stages.rows[i].push_back(Cell::number(t->fit.r2));
     stages.rows[i].push_back(Cell::number(t->significant ? 1 : 0));

@@ -41,7 +41,7 @@ TEST(RunTrend, AGrowingJobIsSaidWithItsSlope) {
   EXPECT_NEAR(j["trend_rss_slope_bytes_per_s"].get<double>(), kRate, 0.05 * kRate);
   EXPECT_TRUE(j["trend_rss_significant"].get<bool>());
   EXPECT_GE(j["trend_rss_r2"].get<double>(), 0.95);
-  // The steady part: the first and last 5 % of the time left out.
+  // The steady part: the first quarter (start-up) and the last 5 % of the time left out.
   EXPECT_GT(j["trend_rss_from_s"].get<double>(), 0.2);
   EXPECT_NE(j["trend_rss"].get<std::string>().find("grows"), std::string::npos);
   const Result text = qprof({"report", trace});
@@ -89,7 +89,7 @@ TEST(RunTrend, EachStageHasItsOwnSlope) {
   const auto& leak = j["stages"][1];
   EXPECT_EQ(load["stage"], "Load");
   EXPECT_EQ(leak["stage"], "Leak");
-  // Load touches its 60 MiB at once, then holds it: flat once its first 5 % is left out.
+  // Load touches its 60 MiB at once, then holds it: flat once its start-up is left out.
   EXPECT_NEAR(load["slope_bytes_per_s"].get<double>(), 0, 1 * kMiB);
   EXPECT_FALSE(load["slope_significant"].get<bool>());
   EXPECT_NEAR(leak["slope_bytes_per_s"].get<double>(), kRate, 0.05 * kRate);

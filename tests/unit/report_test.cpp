@@ -195,14 +195,20 @@ struct Calibrations {
 TEST(Compare, TextMarksTheLowestAndShowsRatios) {
   const Calibrations c;
   const auto entries = c.entries();
-  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text),
-            "label       peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
-            "minmax            2580.0    1.00      10.000*   1.00           2400.0*          300.0*            20.0*\n"
-            "percentile        2724.0    1.06      12.000    1.20           2500.0           300.0*            22.0\n"
-            "layerwise         2468.0*   0.96      15.000    1.50                -           900.0             20.0*\n"
-            "minmse            2580.0    1.00      20.000    2.00                -               -                -\n"
-            "* lowest of its column\n"
-            "ratio: to the first row (minmax)\n");
+  EXPECT_EQ(
+      render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text),
+      "label       peak RSS MiB   peak ratio  duration s   time ratio  peak kernel MiB   disk read MiB   disk write "
+      "MiB\n"
+      "minmax            2580.0         1.00      10.000*        1.00           2400.0*          300.0*            "
+      "20.0*\n"
+      "percentile        2724.0         1.06      12.000         1.20           2500.0           300.0*            "
+      "22.0\n"
+      "layerwise         2468.0*        0.96      15.000         1.50                -           900.0             "
+      "20.0*\n"
+      "minmse            2580.0         1.00      20.000         2.00                -               -            "
+      "    -\n"
+      "* lowest of its column\n"
+      "ratios: to the first row (minmax)\n");
 }
 
 TEST(Compare, StagesAndBudgetsInMarkdown) {
@@ -210,23 +216,28 @@ TEST(Compare, StagesAndBudgetsInMarkdown) {
   const auto entries = c.entries();
   const std::vector<RowBudget> budgets{
       {false, "ok"}, {true, "over --max-peak by 124.0 MiB (+4.8%)"}, {false, "ok"}, {false, "ok"}};
-  EXPECT_EQ(
-      render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
-      "| label      | peak RSS MiB | ratio | duration s | ratio | peak kernel MiB | disk read MiB | disk write MiB | "
-      "peak in Calibration MiB | peak in Quantization MiB | budget                               |\n"
-      "| :--------- | -----------: | ----: | ---------: | ----: | --------------: | ------------: | -------------: | "
-      "----------------------: | -----------------------: | :----------------------------------- |\n"
-      "| minmax     |       2580.0 |  1.00 | **10.000** |  1.00 |      **2400.0** |     **300.0** |       **20.0** |   "
-      "               2580.0 |                   2000.0 | ok                                   |\n"
-      "| percentile |       2724.0 |  1.06 |     12.000 |  1.20 |          2500.0 |     **300.0** |           22.0 |   "
-      "               2724.0 |                   2100.0 | over --max-peak by 124.0 MiB (+4.8%) |\n"
-      "| layerwise  |   **2468.0** |  0.96 |     15.000 |  1.50 |               - |         900.0 |       **20.0** |   "
-      "           **2200.0** |                   2468.0 | ok                                   |\n"
-      "| minmse     |       2580.0 |  1.00 |     20.000 |  2.00 |               - |             - |              - |   "
-      "               2580.0 |               **1900.0** | ok                                   |\n"
-      "\n"
-      "Bold: the lowest of its column.\n"
-      "ratio: to the first row (minmax)\n");
+  EXPECT_EQ(render(comparison_document(entries, compare(entries, Metric::rss, true), budgets), Format::markdown),
+            "| label      | peak RSS MiB | peak ratio | duration s | time ratio | peak in Calibration MiB | peak "
+            "in Quantization MiB | peak kernel MiB | disk read MiB | disk write MiB | budget                           "
+            "    |\n"
+            "| :--------- | -----------: | ---------: | ---------: | ---------: | ----------------------: | -----"
+            "------------------: | --------------: | ------------: | -------------: | "
+            ":----------------------------------- |\n"
+            "| minmax     |       2580.0 |       1.00 | **10.000** |       1.00 |                  2580.0 |      "
+            "             2000.0 |      **2400.0** |     **300.0** |       **20.0** | ok                               "
+            "    |\n"
+            "| percentile |       2724.0 |       1.06 |     12.000 |       1.20 |                  2724.0 |      "
+            "             2100.0 |          2500.0 |     **300.0** |           22.0 | over --max-peak by 124.0 MiB "
+            "(+4.8%) |\n"
+            "| layerwise  |   **2468.0** |       0.96 |     15.000 |       1.50 |              **2200.0** |      "
+            "             2468.0 |               - |         900.0 |       **20.0** | ok                               "
+            "    |\n"
+            "| minmse     |       2580.0 |       1.00 |     20.000 |       2.00 |                  2580.0 |      "
+            "         **1900.0** |               - |             - |              - | ok                               "
+            "    |\n"
+            "\n"
+            "Bold: the lowest of its column.\n"
+            "ratios: to the first row (minmax)\n");
 }
 
 TEST(Compare, CsvHasAFieldForEveryDecoration) {
@@ -269,8 +280,9 @@ TEST(Compare, JsonParsesBackWithSpreadOfRepeatedRuns) {
   EXPECT_NEAR(second["duration_s"]["ratio"].get<double>(), 20.0 / 12.0, 1e-6);
   // Text shows the spread after the median.
   const std::string text = render(comparison_document(entries, compare(entries, Metric::rss, false)), Format::text);
-  EXPECT_NE(text.find("three runs     3  2580.0 (2468.0\u20132724.0)    1.00  12.000 (10.000\u201315.000)*   1.00"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("three runs     3  2580.0 (2468.0\u20132724.0)         1.00  12.000 (10.000\u201315.000)*        1.00"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("repeated runs: the median, then (min\u2013max)"), std::string::npos);
 }
@@ -310,8 +322,8 @@ TEST(Compare, ASummedRowHasNoRatioNorMark) {
   }
   // Its duration (20 s) is the longest, its RSS (2580) ties rank 0: the marks are the ranks'.
   const std::string text = render(comparison_document(entries, cmp), Format::text);
-  EXPECT_NE(text.find("job (2 ranks)        2580.0       -      20.000       -"), std::string::npos) << text;
-  EXPECT_NE(text.find("rank 1               2468.0*   0.96"), std::string::npos) << text;
+  EXPECT_NE(text.find("job (2 ranks)        2580.0            -      20.000            -"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 1               2468.0*        0.96"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(render(comparison_document(entries, cmp), Format::json));
   EXPECT_TRUE(j["comparison"][2]["peak_rss_bytes"]["ratio"].is_null());
   EXPECT_EQ(j["comparison"][2]["peak_rss_bytes"]["lowest"], false);
@@ -330,7 +342,9 @@ TEST(Compare, TextFitsTheWidthAndNamesWhatItLeftOut) {
   const std::string text = render(doc, Format::text, narrow);
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(display_width(line), 100u) << line << "\n" << text;
-  EXPECT_TRUE(text.starts_with("label       peak footprint MiB   peak RSS MiB   ratio  duration s   ratio")) << text;
+  // --stages asked for the stage columns: kept before the duration.
+  EXPECT_TRUE(text.starts_with("label       peak footprint MiB   peak RSS MiB   peak ratio  peak in Pre-process MiB"))
+      << text;
   EXPECT_NE(text.find("left out to fit 100 columns: "), std::string::npos) << text;
   EXPECT_NE(text.find("--wide shows them"), std::string::npos) << text;
   const std::string wide = render(doc, Format::text);

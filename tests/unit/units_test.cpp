@@ -16,11 +16,29 @@ TEST(Units, ParseSize) {
   EXPECT_EQ(parse_size("512MB"), 512000000ull);
   EXPECT_EQ(parse_size("64KiB"), 65536ull);
   EXPECT_EQ(parse_size("2KB"), 2000ull);
-  EXPECT_EQ(parse_size("1048576"), 1048576ull);
+  EXPECT_EQ(parse_size("1048576B"), 1048576ull);
   EXPECT_EQ(parse_size("0"), 0ull);
-  for (const char* bad : {"", "GiB", "-1GiB", "4 gigs", "4gib", "1.5", "1e400", "nan", "4GiB extra", "99999999999GB"}) {
+  for (const char* bad : {"", "GiB", "-1GiB", "4 gigs", "4gib", "1e400", "nan", "4GiB extra", "99999999999GB"}) {
     EXPECT_EQ(parse_size(bad), std::nullopt) << bad;
   }
+}
+
+// mprof's unit: a bare number is MiB, whole or not ("--max-peak 50" is 50 MiB, never 50 bytes).
+TEST(Units, ParseSizeBareNumberIsMiB) {
+  EXPECT_EQ(parse_size("50"), 50ull << 20);
+  EXPECT_EQ(parse_size("1.5"), 3ull << 19);
+  EXPECT_EQ(parse_size(" 512 "), 512ull << 20);
+  EXPECT_EQ(parse_size("17592186044416"), std::nullopt) << "2^44 MiB overflows 64 bits";
+}
+
+// The display units' one-letter forms, read as the sizes' are: binary.
+TEST(Units, ParseDisplayUnit) {
+  EXPECT_EQ(parse_display_unit("G"), Unit::GiB);
+  EXPECT_EQ(parse_display_unit("m"), Unit::MiB);
+  EXPECT_EQ(parse_display_unit("K"), Unit::KiB);
+  EXPECT_EQ(parse_display_unit("GB"), Unit::GB);
+  EXPECT_EQ(parse_display_unit("MiB"), Unit::MiB);
+  for (const char* bad : {"", "T", "GG", "gib", "X"}) EXPECT_EQ(parse_display_unit(bad), std::nullopt) << bad;
 }
 
 // ulimit's, docker's and systemd's habits: K, M, G, T alone are binary, in either case.
@@ -38,6 +56,9 @@ TEST(Units, ParseSizeOneLetterUnits) {
 
 TEST(Units, ParseDuration) {
   EXPECT_DOUBLE_EQ(*parse_duration("10ms"), 0.01);
+  // Exactly the double a user compares with: -i's floor of 0.0001 s accepts 100us as it does 0.1ms.
+  EXPECT_EQ(*parse_duration("100us"), 0.0001);
+  EXPECT_EQ(*parse_duration("0.1ms"), 0.0001);
   EXPECT_DOUBLE_EQ(*parse_duration("0.5s"), 0.5);
   EXPECT_DOUBLE_EQ(*parse_duration("0.5"), 0.5);
   EXPECT_DOUBLE_EQ(*parse_duration("1m"), 60);

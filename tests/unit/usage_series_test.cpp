@@ -11,6 +11,7 @@
 
 namespace qprof {
 using analysis::kGpuIdleBelowPercent;
+using analysis::kGpuUsedPercent;
 using analysis::stage_bottlenecks;
 using trace::GpuUtilSample;
 using trace::MemKindsSample;
@@ -140,6 +141,15 @@ TEST(Bottleneck, ThresholdsDecide) {
   const auto cpu = stage_bottlenecks(stage_trace(12, 0, 1.8));
   EXPECT_TRUE(cpu[0].input_bound);
   EXPECT_EQ(cpu[0].verdict, "GPU busy 12 % while the CPU runs at 180 % of one core: likely input-bound");
+  // A stage that never used the GPU (data built on the CPU, workers asleep holding GPU memory)
+  // starves nothing: numbers, no verdict.
+  for (double idle : {0.0, kGpuUsedPercent - 1}) {
+    const auto unused = stage_bottlenecks(stage_trace(idle, 410e6, 0.95));
+    EXPECT_FALSE(unused[0].input_bound) << idle;
+    EXPECT_TRUE(unused[0].verdict.empty()) << unused[0].verdict;
+    EXPECT_TRUE(unused[0].gpu_mean_percent.has_value());
+  }
+  EXPECT_TRUE(stage_bottlenecks(stage_trace(kGpuUsedPercent, 410e6, 0.95))[0].input_bound);
   Trace no_gpu = stage_trace(12, 410e6, 0.5);
   no_gpu.gpu_util.clear();
   const auto n = stage_bottlenecks(no_gpu);

@@ -15,7 +15,10 @@
 namespace qprof::analysis {
 
 // The thresholds of the verdict (README "qprof report").
-inline constexpr double kGpuIdleBelowPercent = 30.0;      // mean busy % below this: "mostly idle"
+inline constexpr double kGpuIdleBelowPercent = 30.0;  // mean busy % below this: "mostly idle"
+// A stage used the GPU when it was this busy at least once: one that builds data on the CPU, or
+// whose workers sleep holding GPU memory, never waits on input for a GPU, and gets no verdict.
+inline constexpr double kGpuUsedPercent = 5.0;
 inline constexpr double kInputReadBytesPerSecond = 50e6;  // storage reads of at least 50 MB/s
 inline constexpr double kCpuBusyPercent = 80.0;           // mean CPU of at least 80 % of one core
 inline constexpr Seconds kMinVerdictSeconds = 1.0;        // shorter stages get numbers, no verdict

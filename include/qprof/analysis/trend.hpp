@@ -45,8 +45,11 @@ std::optional<PowerFit> fit_power(const std::vector<double>& x, const std::vecto
 
 // When a trend is said to be growth (the summary's and report's "grows … MiB/min"). Each threshold
 // rules out a shape that is not a leak:
-//  - the first and last `trim` of the time are dropped (start-up and tear-down, as the ATLAS
+//  - the first `startup` of the time is dropped (imports, a CUDA context, a model's load: growth
+//    that a leak check must not take for a leak), and the last `trim` (tear-down, as the ATLAS
 //    pilot's leak check on prmon's output does);
+//  - the growth is steady: the later half of the window grows at least `min_steady_share` as fast
+//    as the earlier half (a start-up that slows down is not);
 //  - R² ≥ min_r2: a single step reaches at most R² 0.75 (a step in the middle of the window), a
 //    spike far less, so neither is taken for growth;
 //  - the slope over the later half of the window is at least `min_late_share` of the whole's: growth
@@ -55,7 +58,9 @@ std::optional<PowerFit> fit_power(const std::vector<double>& x, const std::vecto
 //  - the fitted growth over the window is ≥ min_growth bytes and ≥ min_growth_share of the fitted
 //    level at its start: noise on a large process is no leak.
 struct TrendRule {
+  double startup = 0.25;
   double trim = 0.05;
+  double min_steady_share = 0.5;
   double min_r2 = 0.8;
   double min_late_share = 0.5;
   Seconds min_span = 3.0;
@@ -69,7 +74,8 @@ struct Trend {
   Seconds from = 0;  // the window fitted, seconds since the trace's start
   Seconds to = 0;
   std::size_t samples = 0;
-  double late_slope = 0;  // over the later half of the window (bytes/s)
+  double early_slope = 0;  // over the earlier half of the window (bytes/s)
+  double late_slope = 0;   // over the later half of the window (bytes/s)
   bool significant = false;
   double bytes_per_second() const { return fit.slope; }
   double growth() const { return fit.slope * (to - from); }  // fitted, over the window

@@ -15,6 +15,9 @@ namespace qprof {
 enum class Unit { B, KiB, MiB, GiB, KB, MB, GB };
 
 std::optional<Unit> parse_unit(std::string_view name);  // case-sensitive: "MiB", "GB", …
+// A unit a user names for output (--unit): parse_unit's names, and K, M, G in either case,
+// binary as in sizes ("4G" is 4 GiB). nullopt for anything else.
+std::optional<Unit> parse_display_unit(std::string_view name);
 std::string_view unit_name(Unit u);
 double unit_bytes(Unit u);  // bytes in one unit
 inline double in_unit(Bytes b, Unit u) { return static_cast<double>(b) / unit_bytes(u); }
@@ -26,8 +29,8 @@ Bytes bytes_from_double(double v);
 // With `smallest` KiB (rates, say), values below 1 MiB read in KiB.
 Unit auto_unit(Bytes largest, Unit smallest = Unit::MiB);
 
-// "4GiB", "4 GiB", "4G", "4096M", "512MB", "1.5GiB", "1048576" (bytes). K, M, G, T alone are
-// binary (as ulimit, docker and systemd read them). nullopt for anything else, negative or
+// "4GiB", "4 GiB", "4G", "4096M", "512MB", "1.5GiB", "512" (MiB, mprof's unit), "4096B". K, M, G,
+// T alone are binary (as ulimit, docker and systemd read them). nullopt for anything else, negative or
 // overflowing values included. Every option taking a size parses it here.
 std::optional<Bytes> parse_size(std::string_view text);
 // "10ms", "0.5s", "0.5" (seconds), "1m" and "1min" (a minute), "2h", "7d", "2w", "250us". nullopt

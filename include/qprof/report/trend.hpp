@@ -8,12 +8,22 @@
 #include <string>
 
 #include "qprof/analysis/trend.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/report/report.hpp"
 
 namespace qprof::report {
 
 // "12.4 MiB/min" or "20.0 MiB/s" (per second from 1 MiB/s up), with a sign when `signed_rate`.
 std::string rate_words(double bytes_per_second, bool signed_rate = false);
+// One unit for a column of rates, chosen from its largest: per second from 1 MiB/s up, else
+// per minute; KiB, MiB or GiB by its size.
+struct RateUnit {
+  bool per_second = false;
+  Unit size = Unit::MiB;
+};
+RateUnit rate_unit(double largest_bytes_per_second);
+// "+20.0 MiB/s", "0.50 MiB/min" in `unit`, with a sign (but for zero) when `signed_rate`.
+std::string rate_in(double bytes_per_second, RateUnit unit, bool signed_rate);
 // "grows 12.4 MiB/min (R² 0.97) from 40 s to 610 s"
 std::string growth_words(const analysis::Trend& trend);
 // The summary's line: "Σ RSS grows …; footprint (Σ PSS) grows …" over the series that grow

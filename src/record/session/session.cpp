@@ -193,8 +193,15 @@ bool Session::open_cgroup() {
     if (o_.verbose) std::cerr << "qprof: " << note << '\n';
     notices_.note_quietly(note);
   } else if (!cgroup_->has_memory()) {
-    notices_.warn("--cgroup: the cgroup at " + cgroup_->path() +
-                  " has no memory controller: membership only, no cgroup charge");
+    const std::string note =
+        "the cgroup at " + cgroup_->path() + " has no memory controller: membership only, no cgroup charge";
+    // Asked for (--cgroup on), it is a warning; by default (auto) the footprint is Σ PSS, the
+    // normal case without a delegated memory controller, said only with -v.
+    if (o_.cgroup == CgroupMode::on || o_.verbose) {
+      notices_.warn("--cgroup: " + note);
+    } else {
+      notices_.note_quietly(note);
+    }
   }
   return true;
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The documents give each sampling interval as `--OPTION` (VALUE): VALUE must be the default the
+// binary's --help gives, so that docs and binary never drift apart (they did: "PSS every 100 ms"
+// in three documents, 1 s in the binary).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+
+#include "doc_files.hpp"
+#include "e2e_util.hpp"
+#include "qprof/common/units.hpp"
+
+namespace qprof::test {
+namespace {
+
+// "(default 0.01)" or "(default 1;" after `option` in run --help: the default in seconds.
+std::optional<double> help_default(const std::string& help, const std::string& option) {
+  const std::size_t at = help.find("  " + option + " ");
+  if (at == std::string::npos) return std::nullopt;
+  std::smatch m;
+  const std::string rest = help.substr(at, 400);
+  if (!std::regex_search(rest, m, std::regex(R"(\(default ([0-9.]+))"))) return std::nullopt;
+  return std::stod(m[1]);
+}
+
+TEST(DocsAgreeWithBinary, EverySamplingIntervalTheDocsGiveIsTheDefault) {
+  const Result help = qprof({"run", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  std::size_t checked = 0;
+  for (const std::string option : {"--pss-interval", "--stats-interval", "--gpu-interval", "--watch-interval"}) {
+    const auto seconds = help_default(help.out, option);
+    ASSERT_TRUE(seconds) << option << " has no default in --help";
+    const std::regex given("`" + option + "` \\(([^)]*)\\)");
+    for (const auto& doc : documents()) {
+      std::size_t n = 0;
+      for (const std::string& line : lines_of(doc)) {
+        ++n;
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), given); it != std::sregex_iterator(); ++it) {
+          const auto doc_seconds = parse_duration((*it)[1].str());
+          ASSERT_TRUE(doc_seconds) << doc << ":" << n << ": " << (*it)[0];
+          EXPECT_NEAR(*doc_seconds, *seconds, 1e-9) << doc << ":" << n << ": " << line;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 4u) << "the documents give the intervals";
+}
+
+// The PSS reading interval in words: never the old 100 ms.
+TEST(DocsAgreeWithBinary, NoDocumentSaysPssIsReadEvery100Ms) {
+  for (const auto& doc : documents()) {
+    if (doc.filename() == "CHANGELOG.md") continue;  // history may
+    for (const std::string& line : lines_of(doc)) {
+      const bool pss = line.find("PSS") != std::string::npos;
+      EXPECT_FALSE(pss && std::regex_search(line, std::regex(R"(PSS[^.]*every 100 ms)"))) << doc << ": " << line;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qprof::test
