@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/safe_text.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 
 #include <fcntl.h>
@@ -260,14 +261,14 @@ StdoutToStderr::~StdoutToStderr() {
   ::close(saved_);
 }
 
-// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
+// The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
+// of the current directory, as mprof peak does.
 std::optional<std::string> newest_trace() {
   std::optional<std::filesystem::directory_entry> best;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
     const std::string name = e.path().filename().string();
-    const bool ours = (name.starts_with("qprof_") || name.starts_with("mprofile_")) && name.ends_with(".dat");
-    if (!ours || !e.is_regular_file(ec)) continue;
+    if (!analysis::is_default_trace_name(name) || !e.is_regular_file(ec)) continue;
     if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
   }
   if (!best) return std::nullopt;
