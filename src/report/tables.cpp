@@ -144,6 +144,9 @@ Document trace_report(const Trace& trace, Metric metric) {
   };
   fact("trace", "trace", Kind::text, Cell::string(trace.source));
   fact("command", "command", Kind::text, Cell::string(trace.cmdline));
+  // Machine formats name the stage table's metric; human ones in its title.
+  d.facts.push_back(
+      {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(metric).name))});
   // The answer first: the footprint (shared pages once), then Σ RSS as mprof counts it.
   if (const auto f = footprint_of(trace)) {
     fact("footprint", "footprint", Kind::bytes, Cell::bytes(f->peak));
@@ -199,6 +202,11 @@ Document trace_report(const Trace& trace, Metric metric) {
   detail::add_bottlenecks(trace, d.tables[1], d);
   if (auto dirs = watched_dirs_table(trace)) d.tables.push_back(std::move(*dirs));
   return d;
+}
+
+void say_metric_fallback(Document& d, const std::string& fallback) {
+  if (fallback.empty()) return;
+  d.facts.push_back({column("metric_fallback", "metric", Kind::text), Cell::string(fallback)});
 }
 
 Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,

@@ -149,6 +149,9 @@ Table stage_table(const trace::Trace& trace, analysis::Metric metric = analysis:
 Table peaks_table(const trace::Trace& trace);
 // `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
 Document trace_report(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
+// Where the default metric fell back to Σ RSS (analysis::MetricChoice::fallback, non-empty): a
+// fact that says why, in every format, once.
+void say_metric_fallback(Document& d, const std::string& fallback);
 // The memory limit the header recorded, the peak's share of it and the headroom (watch_tables.cpp).
 void add_limit_facts(Document& d, const trace::Trace& trace);
 // One row per --watch-dir directory: sizes at start, peak, growth, end, free space; nullopt without.
@@ -203,6 +206,7 @@ struct PeakLine {
   std::vector<analysis::ChildPeak> children;  // --children
   std::string error;                          // why there is no peak
   std::uint64_t unread_processes = 0;         // the trace's UNREAD: the figure misses that many processes
+  std::string metric_fallback;                // why the default is Σ RSS here (analysis::MetricChoice)
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".
