@@ -126,8 +126,7 @@ Result<int> report_trace(const ReportCli& o) {
       return 0;
     }
   }
-  report::Document doc = report::trace_report(trace, metric);
-  report::say_metric_fallback(doc, chosen.fallback);
+  report::Document doc = report::trace_report(trace, asked_metric(o.metric));  // says a fallback itself
   return print(doc, o);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/default_metric.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/report/trend.hpp"
 #include "qprof/trace/footprint.hpp"
@@ -137,7 +138,9 @@ Table peaks_table(const Trace& trace) {
   return t;
 }
 
-Document trace_report(const Trace& trace, Metric metric) {
+Document trace_report(const Trace& trace, std::optional<Metric> asked) {
+  const analysis::MetricChoice chosen = analysis::choose_metric(asked, trace);
+  const Metric metric = chosen.metric;
   Document d;
   auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
     d.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
@@ -147,6 +150,7 @@ Document trace_report(const Trace& trace, Metric metric) {
   // Machine formats name the stage table's metric; human ones in its title.
   d.facts.push_back(
       {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(metric).name))});
+  say_metric_fallback(d, chosen.fallback);
   // The answer first: the footprint (shared pages once), then Σ RSS as mprof counts it.
   if (const auto f = footprint_of(trace)) {
     fact("footprint", "footprint", Kind::bytes, Cell::bytes(f->peak));

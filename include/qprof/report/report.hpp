@@ -144,11 +144,13 @@ std::string render(const Document& doc, Format format, const RenderOptions& opti
 
 // The stages of a trace: name, start, end, duration, share of the run, and the metric's peak
 // inside, at start, at end, and their difference. A stage that never ended is marked.
-Table stage_table(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
+Table stage_table(const trace::Trace& trace, analysis::Metric metric);
 // One row per metric the trace has: its peak, when, in which stage, what it is.
 Table peaks_table(const trace::Trace& trace);
-// `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
-Document trace_report(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
+// `qprof report`: facts of the run, its peaks and its stages (CSV: the stages). The stage table's
+// metric: `metric`, else the default (analysis::choose_metric: the footprint where recorded,
+// else Σ RSS, and then a fact says why).
+Document trace_report(const trace::Trace& trace, std::optional<analysis::Metric> metric = std::nullopt);
 // Where the default metric fell back to Σ RSS (analysis::MetricChoice::fallback, non-empty): a
 // fact that says why, in every format, once.
 void say_metric_fallback(Document& d, const std::string& fallback);
