@@ -52,6 +52,9 @@ Table stage_table(const Trace& trace, Metric metric) {
   Table t;
   t.name = "stages";
   t.title = "Stages (" + std::string(metric_info(metric).what) + ")";
+  // The footprint says its basis: "Stages (footprint, shared pages once: Σ PSS)".
+  if (const auto f = footprint_of(trace); f && metric == Metric::footprint)
+    t.title = "Stages (footprint, shared pages once: " + std::string(basis_name(f->basis)) + ")";
   t.columns = {
       column("stage", "stage", Kind::text),
       column("start", "start", Kind::seconds),

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -95,12 +97,10 @@ const Workers& workers(As as) {
 }
 
 // Within 3 % of the truth by construction: the kernel's PSS splits the shared pages exactly.
-void expect_mib(double got, double want, const std::string& what) {
-  EXPECT_NEAR(got, want, want * 0.03) << what;
-}
+void expect_mib(double got, double want, const std::string& what) { EXPECT_NEAR(got, want, want * 0.03) << what; }
 
 double stage_peak(const json& report, const std::string& stage) {
-  for (const json& row : report["tables"]["stages"]["rows"]) {
+  for (const json& row : report["stages"]) {
     if (row["stage"] == stage) return static_cast<double>(row["peak_bytes"].get<std::uint64_t>()) / (1024.0 * 1024.0);
   }
   ADD_FAILURE() << "no stage " << stage << " in " << report.dump();
@@ -118,20 +118,33 @@ TEST_P(DefaultMetric, TheStageTablesOfRunAndReportAreTheFootprint) {
   const Workers& w = workers(GetParam());
   // run's summary: the stage table's title says the footprint, and no fallback is said.
   const std::string summary = unwrapped(w.full.result.err);
-  EXPECT_NE(summary.find("Stages (the tree's memory, shared pages once"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("Stages (footprint, shared pages once: Σ PSS)"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("no footprint"), std::string::npos) << summary;
 
   const Result j = qprof_as(GetParam(), {"report", "--format", "json", w.full.path});
   ASSERT_EQ(j.status, 0) << j.err;
   const json report = json::parse(j.out);
-  EXPECT_EQ(report["facts"]["metric"], "footprint") << j.out;
+  EXPECT_EQ(report["metric"], "footprint") << j.out;
   expect_mib(stage_peak(report, "Workers"), w.truth(), j.out);
 
   const Result csv = qprof_as(GetParam(), {"report", "--format", "csv", "--unit", "MiB", w.full.path});
   ASSERT_EQ(csv.status, 0) << csv.err;
+  // CSV: the stages, each peak in MiB in the column after share.
+  const std::size_t header_end = csv.out.find('\n');
+  const std::string header = csv.out.substr(0, header_end);
   const std::size_t row = csv.out.find("\nWorkers,");
   ASSERT_NE(row, std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find("peak_mib"), std::string::npos) << csv.out;
+  std::vector<std::string> keys, cells;
+  std::istringstream hs(header), rs(csv.out.substr(row + 1, csv.out.find('\n', row + 1) - row - 1));
+  for (std::string f; std::getline(hs, f, ',');) keys.push_back(f);
+  for (std::string f; std::getline(rs, f, ',');) cells.push_back(f);
+  const auto peak = std::find(keys.begin(), keys.end(), "peak_mib");
+  ASSERT_NE(peak, keys.end()) << header;
+  ASSERT_LT(static_cast<std::size_t>(peak - keys.begin()), cells.size()) << csv.out;
+  expect_mib(std::stod(cells[peak - keys.begin()]), w.truth(), csv.out);
+
+  const Result md = qprof_as(GetParam(), {"report", "--format", "md", w.full.path});
+  EXPECT_NE(md.out.find("**Stages (footprint, shared pages once: \u03a3 PSS)**"), std::string::npos) << md.out;
 
   const Result rss = qprof_as(GetParam(), {"report", "--format", "json", "--metric", "rss", w.full.path});
   ASSERT_EQ(rss.status, 0) << rss.err;
@@ -146,7 +159,8 @@ TEST_P(DefaultMetric, MaxPeakHoldsTheFootprintAndNamesItsBasis) {
   EXPECT_NE(said.find("peak footprint (\u03a3 PSS) "), std::string::npos) << said;
   EXPECT_NE(said.find("is within the budget of 250.0 MiB"), std::string::npos) << said;
 
-  const Recorded over = record(GetParam(), "budget_rss", workers_job("80", "20"), {"--max-peak", "250M", "--metric", "rss"});
+  const Recorded over =
+      record(GetParam(), "budget_rss", workers_job("80", "20"), {"--max-peak", "250M", "--metric", "rss"});
   EXPECT_EQ(over.result.status, 3) << over.result.err;
   EXPECT_NE(unwrapped(over.result.err).find("memory budget exceeded: peak RSS "), std::string::npos) << over.result.err;
 
@@ -188,10 +202,11 @@ TEST_P(DefaultMetric, CompareRatiosStagesAndGrowthAreOnTheFootprint) {
                                          "10%", w.full.path, w.full.path});
   ASSERT_EQ(r.status, 0) << r.err;
   const json c = json::parse(r.out);
-  EXPECT_EQ(c["facts"]["metric"], "footprint") << r.out;
-  const json& row = c["tables"]["comparison"]["rows"][0];
-  expect_mib(row["peak_footprint_mib"].get<double>(), w.truth(), r.out);
-  expect_mib(row["peak_in_mib"]["Workers"].get<double>(), w.truth(), r.out);
+  EXPECT_EQ(c["metric"], "footprint") << r.out;
+  const json& row = c["comparison"][0];
+  expect_mib(row["peak_footprint_mib"]["value"].get<double>(), w.truth(), r.out);
+  // --stages: the footprint inside each stage.
+  expect_mib(row["stage_peak_mib:Workers"]["value"].get<double>(), w.truth(), r.out);
 
   // Against the base, the footprint grows by 400 MiB and Σ RSS by 1200: both over 10 %.
   const Result grown = qprof_as(GetParam(), {"compare", "--max-growth", "500M", w.base.path, w.full.path});
