@@ -390,7 +390,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "Several -p make a grid (every combination, the first -p varying slowest). Each run's trace is\n"
       "DIR/NAME=VALUE[,NAME2=VALUE2][,repeat=R].dat; a progress line per run goes to stderr, the\n"
       "command's stdout too. At the end, on stdout: a row per run (its values, exit status, duration,\n"
-      "Σ RSS peak, footprint where PSS was recorded, trace), and over one parameter the model of each\n"
+      "footprint, Σ RSS peak, trace), and over one parameter the model of each\n"
       "figure (qprof compare --sweep: linear or power law, R², --at, --limit). A run that fails is\n"
       "recorded and the sweep goes on (--stop-on-failure: it stops there); failed runs are left out\n"
       "of the model. --fit also runs qprof fit at each point that succeeded (it needs the right to\n"
