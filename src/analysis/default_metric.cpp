@@ -26,6 +26,8 @@ MetricChoice choose_metric(std::optional<Metric> asked, const std::vector<const 
   std::string who = "this trace";
   if (traces.size() > 1 && without == 1 && !first_without->source.empty()) {
     who = first_without->source;
+  } else if (traces.size() > 1 && without == traces.size()) {
+    who = "these traces";
   } else if (traces.size() > 1) {
     who = std::to_string(without) + " of the " + std::to_string(traces.size()) + " traces";
   }
