@@ -219,8 +219,10 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       ->delimiter(',');
   cmd->add_option(
       "--metric", a->opts.metric,
-      "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
-      "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
+      "The memory series drawn for each trace: footprint (default where every trace recorded it: the "
+      "cgroup's charge where the tree had one, else Σ PSS; filled, its peak annotated, Σ RSS a thin line), rss "
+      "(the default otherwise: Σ RSS as mprof counts it and draws it), unreclaimable (its anonymous and shared "
+      "memory), "
       "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the tree's memory "
       "kinds), or dir:NAME (the size of a --watch-dir directory)");
   cmd->add_flag("--children", a->opts.children,

@@ -22,8 +22,10 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
+using analysis::choose_metric;
 using analysis::Metric;
 using analysis::metric_names;
+using analysis::MetricChoice;
 using analysis::parse_growth;
 using analysis::parse_metric;
 using analysis::parse_percent;
@@ -237,7 +239,20 @@ CLI::Validator format_check() {
       "FORMAT");
 }
 
-Metric metric_of(const std::string& name) { return parse_metric(name).value_or(Metric::rss); }
+std::optional<Metric> asked_metric(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  return parse_metric(name);
+}
+
+MetricChoice metric_for(const std::string& name, const std::vector<const trace::Trace*>& traces) {
+  return choose_metric(asked_metric(name), traces);
+}
+
+MetricChoice metric_for(const std::string& name, const trace::Trace& trace) {
+  return choose_metric(asked_metric(name), trace);
+}
+
+std::string metric_label(const std::string& name) { return name.empty() ? "the footprint" : "--metric " + name; }
 
 std::optional<Unit> unit_of(const std::string& name) {
   if (name.empty()) return std::nullopt;

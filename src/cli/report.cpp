@@ -22,6 +22,7 @@ using analysis::has_metric;
 using analysis::has_series_over_time;
 using analysis::Metric;
 using analysis::metric_info;
+using analysis::MetricChoice;
 using trace::incomplete_notice;
 using trace::Trace;
 
@@ -31,7 +32,7 @@ struct ReportCli {
   std::vector<std::string> traces;
   std::string format = "text";
   std::string unit;
-  std::string metric = "rss";
+  std::string metric;  // empty: the footprint where recorded, else Σ RSS
   std::string yaml;
   bool sum = false;
   std::string align = "wall";
@@ -87,8 +88,8 @@ Result<int> report_job(const ReportCli& o) {
     return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
                    " describes one run; it does not combine with --sum"};
   }
-  const Metric metric = metric_of(o.metric);
-  if (!has_series_over_time(metric)) {
+  const std::optional<Metric> asked = asked_metric(o.metric);
+  if (asked && !has_series_over_time(*asked)) {
     return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
   }
   std::vector<Trace> traces;
@@ -100,14 +101,16 @@ Result<int> report_job(const ReportCli& o) {
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, f))};
     }
-    if (!has_metric(traces.back(), metric)) {
-      return Failure{"--metric: " + report::missing_metric(traces.back(), metric)};
+    if (asked && !has_metric(traces.back(), *asked)) {
+      return Failure{"--metric: " + report::missing_metric(traces.back(), *asked)};
     }
   }
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
+  const MetricChoice chosen = metric_for(o.metric, job);
   const Align align = o.align == "start" ? Align::start : Align::wall;
-  report::Document doc = report::job_report(job, metric, align);
+  report::Document doc = report::job_report(job, chosen.metric, align);
+  report::say_metric_fallback(doc, chosen.fallback);
   return print(doc, o);
 }
 
@@ -128,7 +131,8 @@ Result<int> report_trace(const ReportCli& o) {
   } catch (const std::exception& e) {
     return Failure{terminal_text(read_failure(e, o.traces.front()))};
   }
-  const Metric metric = metric_of(o.metric);
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  const Metric metric = chosen.metric;
   if (!has_metric(trace, metric)) return Failure{"--metric: " + report::missing_metric(trace, metric)};
   if (!metric_info(metric).windowed) {
     return Failure{"--metric " + o.metric +
@@ -159,7 +163,7 @@ Result<int> report_trace(const ReportCli& o) {
   const auto margin = margin_of(o);
   if (!margin) return margin.failure();
   if (o.request) return print_request(trace, *margin);
-  report::Document doc = report::trace_report(trace, metric);
+  report::Document doc = report::trace_report(trace, asked_metric(o.metric));  // says a fallback itself
   report::add_oom_and_request_facts(doc, trace, *margin);
   return print(doc, o);
 }
@@ -200,7 +204,11 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       ->add_option("--unit", opts->unit,
                    "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
-  report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());
+  report
+      ->add_option("--metric", opts->metric,
+                   "Metric of the stage table (default: the footprint, shared pages once, where recorded, else "
+                   "Σ RSS; rss: Σ RSS as mprof counts it)")
+      ->check(metric_check());
   report->add_option(
       "--table", opts->table,
       "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "

@@ -31,6 +31,7 @@ using analysis::has_metric;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::metric_names;
+using analysis::MetricChoice;
 using record::peaks_in_memory;
 using record::read_back;
 using record::run_profiled;
@@ -47,9 +48,9 @@ struct RunCli {
   std::string yaml;  // --yaml FILE
   bool yaml_stream = false;
   std::string max_peak;
-  std::string mem;     // --mem SIZE
-  std::string margin;  // --margin PCT
-  std::string metric = "rss";
+  std::string mem;                  // --mem SIZE
+  std::string margin;               // --margin PCT
+  std::string metric;               // empty: the footprint where recorded, else Σ RSS (analysis::choose_metric)
   std::optional<pid_t> attach_pid;  // qprof attach PID, qprof run --attach PID
   bool no_live = false;
 };
@@ -73,16 +74,18 @@ bool is_stream_output(const std::string& output) {
 // The budget, on what qprof held in memory when the trace cannot be read back (or on the trace
 // read back, which then holds the same samples). Returns the status it adds (0 or 3), or 2.
 int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail) {
-  const Metric metric = metric_of(o.metric);
-  if (!has_metric(trace, metric)) return fail("--max-peak: " + report::missing_metric(trace, metric));
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  if (!has_metric(trace, chosen.metric)) return fail("--max-peak: " + report::missing_metric(trace, chosen.metric));
   const auto budget = budget_bytes(o.max_peak, trace);
   if (!budget) return fail(budget.failure().message);
-  const auto check = check_budget(trace, metric, *budget);
+  const auto check = check_budget(trace, chosen.metric, *budget);
+  // Said where the default fell back to Σ RSS: the budget then holds mprof's figure.
+  const std::string basis = chosen.fallback.empty() ? "" : " (" + chosen.fallback + ")";
   if (check->exceeded()) {
-    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';
+    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << basis << '\n';
     return kBudgetExceeded;
   }
-  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << '\n';
+  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << basis << '\n';
   return 0;
 }
 
@@ -125,8 +128,8 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
     return fail(std::string("cannot read the trace back: ") + terminal_text(e.what()));
   }
-  const Metric metric = metric_of(o.metric);
-  const bool has = has_metric(trace, metric);
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  const bool has = has_metric(trace, chosen.metric);
 
   // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
   if (!o.run.quiet) {
@@ -135,10 +138,11 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   }
 
   if (!o.run.quiet && !trace.stages.empty()) {
-    const Metric table_metric = has && metric_info(metric).windowed ? metric : Metric::rss;
+    const Metric table_metric = has && metric_info(chosen.metric).windowed ? chosen.metric : Metric::rss;
     report::Document doc;
     doc.tables.push_back(report::stage_table(trace, table_metric));
     report::add_stage_trends(doc.tables.back(), trace, table_metric);
+    if (!chosen.fallback.empty()) doc.tables.back().notes.push_back(chosen.fallback);
     // The summary's 80 columns: the stage name, duration, share, peak and delta stay.
     report::RenderOptions narrow;
     narrow.named_width = 80;
@@ -249,8 +253,9 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                   "Kubernetes' Vertical Pod Autoscaler)")
       ->type_name("PCT");
   run->add_option("--metric", opts->metric,
-                  "rss (default, as mprof); pss, uss, all: also record the tree's PSS and USS. The metric of the "
-                  "stage table and of --max-peak (all: rss), any of " +
+                  "The metric of the stage table and of --max-peak (default: the footprint, shared pages once, where "
+                  "recorded, else Σ RSS; rss: Σ RSS as mprof counts it; pss, uss, all: also record PSS and USS even "
+                  "with --no-pss), any of " +
                       metric_names())
       ->check(run_metric_check());
   if (attach) {  // the shared sampling options speak of a command qprof started

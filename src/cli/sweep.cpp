@@ -52,7 +52,7 @@ struct SweepCli {
   int repeat = 1;
   std::string output_dir = "qprof_sweep";
   bool stop_on_failure = false;
-  std::string metric = "rss";
+  std::string metric;  // empty: the footprint (PSS is read by default)
   std::string format = "text";
   std::string unit;
   std::optional<double> at;
@@ -162,6 +162,9 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   const bool any_footprint = std::any_of(
       runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
   t.columns[parameters.size() + 3].human = any_footprint;
+  if (!any_footprint && std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace != nullptr; })) {
+    t.notes.push_back(analysis::choose_metric(std::nullopt, false, "these traces").fallback);
+  }
   for (const SweepRun& r : runs) {
     std::vector<Cell> row;
     for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
@@ -318,7 +321,7 @@ int print_sweep(const SweepCli& o, const std::vector<SweepParameter>& parameters
     for (const SweepRun& r : runs) {
       if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
     }
-    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
+    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
     if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0) status = kUsageError;
   } else {
     doc.tables.front().notes.push_back(
@@ -380,7 +383,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "Several -p make a grid (every combination, the first -p varying slowest). Each run's trace is\n"
       "DIR/NAME=VALUE[,NAME2=VALUE2][,repeat=R].dat; a progress line per run goes to stderr, the\n"
       "command's stdout too. At the end, on stdout: a row per run (its values, exit status, duration,\n"
-      "Σ RSS peak, footprint where PSS was recorded, trace), and over one parameter the model of each\n"
+      "footprint, Σ RSS peak, trace), and over one parameter the model of each\n"
       "figure (qprof compare --sweep: linear or power law, R², --at, --limit). A run that fails is\n"
       "recorded and the sweep goes on (--stop-on-failure: it stops there); failed runs are left out\n"
       "of the model. --fit also runs qprof fit at each point that succeeded (it needs the right to\n"
@@ -402,7 +405,11 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   sweep->add_option("-d,--output-dir", opts->output_dir,
                     "Directory of the traces (default qprof_sweep, created if missing)");
   sweep->add_flag("--stop-on-failure", opts->stop_on_failure, "Stop at the first run that fails");
-  sweep->add_option("--metric", opts->metric, "rss (default); pss, uss, all: also record PSS, the footprint")
+  sweep
+      ->add_option("--metric", opts->metric,
+                   "The figure --limit is solved on and --plot draws: the footprint (default: shared pages once; PSS "
+                   "is read by default) where recorded, else Σ RSS; rss: Σ RSS's peak, as mprof counts it; pss, "
+                   "uss, all: also read PSS with --no-pss")
       ->check(run_metric_check());
   sweep->add_flag("--fit", opts->fit,
                   "Also find, at each point, the smallest memory limit the command runs in and the one at full speed "

@@ -43,8 +43,10 @@ std::string r2_text(const FigureModel& f) {
 
 }  // namespace
 
-const FigureModel* limit_figure(const SweepModel& m) {
-  for (const char* key : {"fit_full_speed", "footprint", "peak_rss"}) {
+const FigureModel* limit_figure(const SweepModel& m, bool rss) {
+  const std::initializer_list<const char*> footprint_first{"fit_full_speed", "footprint", "peak_rss"};
+  const std::initializer_list<const char*> rss_first{"peak_rss", "fit_full_speed", "footprint"};
+  for (const char* key : rss ? rss_first : footprint_first) {
     for (const FigureModel& f : m.figures) {
       if (f.key == key && f.fitted()) return &f;
     }
@@ -64,7 +66,7 @@ std::string formula_words(const FigureModel& f, const std::string& parameter) {
 }
 
 std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOptions& o) {
-  const FigureModel* f = limit_figure(m);
+  const FigureModel* f = limit_figure(m, o.rss);
   if (!f || !o.limit) return std::nullopt;
   const std::string limit = human_bytes(*o.limit);
   const std::string model = "(" + f->title + " " + formula_words(*f, m.parameter) + ", " +
@@ -198,7 +200,7 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
   if (const auto solved = solved_words(m, o)) {
     model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
     doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
-    if (const FigureModel* f = limit_figure(m)) {
+    if (const FigureModel* f = limit_figure(m, o.rss)) {
       if (const auto x = f->solve(static_cast<double>(*o.limit))) {
         Column c = machine_only("solved_value", kRaw);
         doc.facts.push_back({c, Cell::number(m.integer_values ? std::floor(*x + 1e-9) : *x)});

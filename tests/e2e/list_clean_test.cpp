@@ -36,7 +36,7 @@ std::string fixture_dir() {
 
 TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   auto l = lines(r.out);
   ASSERT_EQ(l.size(), 4u) << r.out;  // the header first
@@ -53,7 +53,7 @@ TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
 TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("plot/malformed.dat"), dir + "/qprof_20260103120000.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.out).size(), 4u);  // the header and three traces
   EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
@@ -64,7 +64,7 @@ TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
 TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260105120000.123_4242.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -83,7 +83,7 @@ TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
 // Traces named with -o are listed when given as files, as they were given.
 TEST(List, TakesFilesAsWellAsADirectory) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", dir + "/keep-me.dat", dir});
+  const Result r = qprof({"list", "--metric", "rss", dir + "/keep-me.dat", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -97,7 +97,7 @@ TEST(List, NothingFoundSaysWhichNamesItLooksFor) {
   const std::string dir = temp_dir() + "/user_named";
   fs::create_directories(dir);
   fs::copy_file(data_file("report/minmax.dat"), dir + "/baseline.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("no traces in " + dir), std::string::npos) << r.err;
