@@ -102,7 +102,7 @@ struct Search {
     r.probes_s += p.run.seconds;
     if (p.run.launch_failure) {
       r.end = FitEnd::cannot_start;
-      r.status = p.run.launch_failure->exit_status;
+      r.status = p.run.launch_failure->status;
       r.message = p.run.launch_failure->message;
       return std::nullopt;
     }
