@@ -95,6 +95,29 @@ plot::FitChart chart_of(const fit::FitReport& r) {
   return c;
 }
 
+// --resolution and --margin, said when they do not parse.
+bool parse_values(FitCli& o, double& margin) {
+  if (!o.resolution.empty()) {
+    const auto r = parse_resolution(o.resolution);
+    if (!r) {
+      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
+                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
+      return false;
+    }
+    o.fit.resolution = *r;
+  }
+  if (!o.margin.empty()) {
+    const auto m = parse_margin(o.margin);
+    if (!m) {
+      std::cerr << "qprof fit: --margin: expected a percentage (15%, 0 to 1000), got " << terminal_text(o.margin)
+                << '\n';
+      return false;
+    }
+    margin = *m;
+  }
+  return true;
+}
+
 int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
@@ -109,25 +132,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     return kUsageError;
   }
   o.fit.command = std::move(command);
-  if (!o.resolution.empty()) {
-    const auto r = parse_resolution(o.resolution);
-    if (!r) {
-      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
-                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
-      return kUsageError;
-    }
-    o.fit.resolution = *r;
-  }
   double margin = kDefaultMargin;
-  if (!o.margin.empty()) {
-    const auto m = parse_margin(o.margin);
-    if (!m) {
-      std::cerr << "qprof fit: --margin: expected a percentage (15%, 0 to 1000), got " << terminal_text(o.margin)
-                << '\n';
-      return kUsageError;
-    }
-    margin = *m;
-  }
+  if (!parse_values(o, margin)) return kUsageError;
   // A file that cannot be written fails before the first run, not after the last.
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
