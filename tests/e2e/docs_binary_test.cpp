@@ -48,15 +48,26 @@ TEST(DocsAgreeWithBinary, EverySamplingIntervalTheDocsGiveIsTheDefault) {
   EXPECT_GE(checked, 4u) << "the documents give the intervals";
 }
 
-// The PSS reading interval in words: never the old 100 ms.
-TEST(DocsAgreeWithBinary, NoDocumentSaysPssIsReadEvery100Ms) {
+// The PSS reading interval in words ("PSS ... every 100 ms") is --help's default too.
+TEST(DocsAgreeWithBinary, ThePssIntervalInWordsIsTheDefault) {
+  const Result help = qprof({"run", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  const auto seconds = help_default(help.out, "--pss-interval");
+  ASSERT_TRUE(seconds);
+  const std::regex said(R"(PSS[^.]*every (\d+(\.\d+)? ?(ms|s))\b)");
+  std::size_t checked = 0;
   for (const auto& doc : documents()) {
     if (doc.filename() == "CHANGELOG.md") continue;  // history may
     for (const std::string& line : lines_of(doc)) {
-      const bool pss = line.find("PSS") != std::string::npos;
-      EXPECT_FALSE(pss && std::regex_search(line, std::regex(R"(PSS[^.]*every 100 ms)"))) << doc << ": " << line;
+      std::smatch m;
+      if (!std::regex_search(line, m, said)) continue;
+      const auto doc_seconds = parse_duration(m[1].str());
+      ASSERT_TRUE(doc_seconds) << doc << ": " << line;
+      EXPECT_NEAR(*doc_seconds, *seconds, 1e-9) << doc << ": " << line;
+      ++checked;
     }
   }
+  EXPECT_GE(checked, 1u) << "the documents say how often PSS is read";
 }
 
 }  // namespace
