@@ -8,6 +8,10 @@
 
 namespace qprof::record {
 
+// Every figure of the run (-v).
 std::string format_summary(const RunReport& report);
+// The default: the footprint, the GPU peak, how the command ended, Σ RSS as mprof counts it,
+// one line of what to act on, and the trace; at most about 8 lines.
+std::string format_short_summary(const RunReport& report);
 
 }  // namespace qprof::record
