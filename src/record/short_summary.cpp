@@ -78,7 +78,10 @@ std::string format_short_summary(const RunReport& r) {
   }
   if (r.gpu_peak && r.gpu_peak->bytes > 0) line(out, "GPU peak", human_bytes(r.gpu_peak->bytes));
   line(out, "duration", ended(r));
-  if (r.sampled_peak) line(out, "Σ RSS", human_bytes(r.sampled_peak->bytes) + " peak, as mprof counts it");
+  if (r.sampled_peak) {
+    line(out, "Σ RSS",
+         human_bytes(r.sampled_peak->bytes) + " peak, as mprof counts it: a page shared by N processes counts N times");
+  }
   if (const auto w = warnings(r); !w.empty()) {
     std::string text;
     for (const std::string& s : w) text += (text.empty() ? "" : "; ") + s;
