@@ -36,8 +36,8 @@ std::unique_ptr<Backend> nvml() {
   }
   OpenOptions o;
   if (!std::getenv("QPROF_BENCH_REAL_NVML")) o.nvml_library = QPROF_BENCH_FAKE_NVML;
-  std::string why;
-  return open_nvml(o, why);
+  auto opened = open_nvml(o);
+  return opened ? std::move(*opened) : nullptr;
 }
 
 void BM_NvmlDeviceUsed(benchmark::State& state) {
@@ -81,9 +81,9 @@ void BM_AmdFixtureProcessUsage(benchmark::State& state) {
   OpenOptions o;
   o.proc_root = QPROF_BENCH_DRM_FIXTURE "/proc";
   o.sys_root = QPROF_BENCH_DRM_FIXTURE "/sys";
-  std::string why;
-  auto b = open_amd(o, why);
-  if (!b) return state.SkipWithError(why.c_str());
+  auto opened = open_amd(o);
+  if (!opened) return state.SkipWithError(opened.failure().message.c_str());
+  auto b = std::move(*opened);
   std::vector<DeviceProcesses> out(b->devices().size());
   const std::vector<pid_t> tree{100, 101, 102, 103};
   for (auto _ : state) benchmark::DoNotOptimize(b->process_usage(tree, out));

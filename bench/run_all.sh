@@ -10,7 +10,8 @@
 #
 # Environment: ROUNDS (3), RSS_SECONDS (60: the RSS run at 1 ms; the goal is stated for 600),
 # PLOT_SAMPLES (10000000), RESULTS (bench/RESULTS.md; - for none), BUSY_RATE (500: short processes a
-# second that the busy machine's loop is asked to create outside the tree).
+# second that the busy machine's loop is asked to create outside the tree), COMPARE_WITH (2424b79: the
+# revision whose sampler bench/compare_revisions.py runs beside this one, built first; empty: skipped).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -112,6 +113,27 @@ for r in rows:
     print(f"| {r['procs']}{', busy machine' if r['busy'] else ''} | {r['interval'] * 1000:g} ms | {r['cpu_per_round'] * 1e6:.1f} µs | {r['core'] * 100:.2f} % | {r['rounds_ratio']:.3f} |")
 print()
 EOF
+
+# The sampler against an earlier revision (COMPARE_WITH: by default 2424b79, before the round of
+# issues 30-36; empty: skipped), built in a temporary worktree, with the floor in the same rounds.
+compare_with=${COMPARE_WITH-2424b79}
+if [ -n "$compare_with" ]; then
+  echo "the sampler against $compare_with and the floor, interleaved (a build, then about 8 minutes)" >&2
+  say "### The sampler against $compare_with and the floor"
+  say ""
+  say "\`bench/compare_revisions.py $compare_with this=... --charge\`: both revisions, this one also with"
+  say "\`--cgroup off\` and with \`--no-pss --cgroup off\` (the settings $compare_with had by default),"
+  say "and \`bench/statm_floor.c\` alone and with a pread of its memory cgroup's charge, in the same rounds."
+  say ""
+  if $py bench/compare_revisions.py "$compare_with" "this=$qprof" --rounds "$rounds" --charge \
+      --variant "--cgroup off=--cgroup off" --variant "--no-pss --cgroup off=--no-pss --cgroup off" \
+      > "$work/compare.md" 2> "$work/compare.err"; then
+    cat "$work/compare.md" >> "$out"
+  else
+    say "Not measured: $(tail -n 1 "$work/compare.err")."
+    say ""
+  fi
+fi
 
 echo "start-up and qprof's own memory" >&2
 $py - "$qprof" "$rss_seconds" "$work" >> "$out" <<'EOF'

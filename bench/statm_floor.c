@@ -3,7 +3,10 @@
  * absolute schedule and pread /proc/PID/statm of N sleeping processes through descriptors kept
  * open, as qprof's sampler does, and nothing else (no stats pass, no trace, no bookkeeping).
  *
- *   statm_floor N INTERVAL SECONDS     (N = 0: the wake-ups alone)
+ *   statm_floor N INTERVAL SECONDS [CHARGE_FILE]     (N = 0: the wake-ups alone)
+ *
+ * With CHARGE_FILE (a cgroup's memory.current or memory.usage_in_bytes), each round also preads
+ * it through a descriptor kept open: what reading the tree cgroup's charge at every sample adds.
  *
  * Prints "N INTERVAL CPU_PER_ROUND_S SHARE_OF_A_CORE ROUNDS_PER_ASKED": CPU time of this process
  * (CLOCK_PROCESS_CPUTIME_ID) over the loop, per round; the rounds done over those the schedule
@@ -25,13 +28,18 @@ static double seconds_of(clockid_t clock) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: statm_floor N INTERVAL SECONDS\n");
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: statm_floor N INTERVAL SECONDS [CHARGE_FILE]\n");
     return 2;
   }
   const int n = atoi(argv[1]);
   const double interval = atof(argv[2]), duration = atof(argv[3]);
   if (n < 0 || n > 4096 || !(interval > 0) || !(duration > 0)) return 2;
+  const int charge_fd = argc == 5 ? open(argv[4], O_RDONLY | O_CLOEXEC) : -1;
+  if (argc == 5 && charge_fd < 0) {
+    perror(argv[4]);
+    return 2;
+  }
   pid_t* pids = calloc((size_t)n + 1, sizeof *pids);
   int* fds = calloc((size_t)n + 1, sizeof *fds);
   for (int i = 0; i < n; ++i) {
@@ -56,6 +64,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       if (pread(fds[i], buf, sizeof buf, 0) > 0) sink += (unsigned char)buf[0];
     }
+    if (charge_fd >= 0 && pread(charge_fd, buf, sizeof buf, 0) > 0) sink += (unsigned char)buf[0];
     ++rounds;
     /* The next deadline as qprof's loop takes it (common/clock.cpp, next_deadline): deadlines
      * already past are skipped, not caught up in a burst, so that rounds / asked compares. */

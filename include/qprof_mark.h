@@ -34,10 +34,57 @@
 #define QPROF_MARK_OK 0        /* delivered (qprof_mark_sync: and acknowledged) */
 #define QPROF_MARK_ABSENT 1    /* not under qprof: nothing was done */
 #define QPROF_MARK_FAILED (-1) /* the write failed, or no acknowledgement in time */
+/* QPROF_MARK_PATH names something other than the caller's own FIFO in a directory only its owner
+ * may change (a file, a link, another user's FIFO): nothing was written. */
+#define QPROF_MARK_REFUSED 2
 #define QPROF_MARK_SYNC_TIMEOUT_MS 100
 #define QPROF_MARK_LINE_MAX 4096 /* PIPE_BUF: a line this long is written in one piece */
 
-/* The descriptor to write markers to (*close_after: opened here, to be closed), or -1. */
+/* QPROF_MARK_PATH opened for writing when it is a FIFO of the caller's (effective) uid in a
+ * directory owned by the caller or root that no one else may change (or a sticky one, as /tmp):
+ * the variable outlives qprof in a daemon, and whoever could plant a file, a link or a FIFO of
+ * their own at that path must never receive a marker. Returns the descriptor, -1 when the path
+ * does not exist or no qprof reads it (QPROF_MARK_ABSENT), -2 when it is refused. */
+static inline int qprof_mark_open_fifo_(const char* path) {
+  char dir[PATH_MAX];
+  const char* slash = strrchr(path, '/');
+  const char* name = slash + 1;
+  size_t dir_len = slash == path ? 1 : (size_t)(slash - path);
+  struct stat dir_st, st, opened;
+  const uid_t me = geteuid();
+  int dir_fd, fd;
+  if (*name == '\0' || dir_len >= sizeof dir) return -2;
+  memcpy(dir, path, dir_len);
+  dir[dir_len] = '\0';
+  dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return errno == ENOENT ? -1 : -2;
+  if (fstat(dir_fd, &dir_st) != 0 || (dir_st.st_uid != me && dir_st.st_uid != 0) ||
+      ((dir_st.st_mode & (S_IWGRP | S_IWOTH)) && !(dir_st.st_mode & S_ISVTX))) {
+    close(dir_fd);
+    return -2;
+  }
+  if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    close(dir_fd);
+    return errno == ENOENT ? -1 : -2;
+  }
+  if (!S_ISFIFO(st.st_mode) || st.st_uid != me) {
+    close(dir_fd);
+    return -2;
+  }
+  /* O_NONBLOCK: no qprof reading (ENXIO) or a full FIFO (EAGAIN) never blocks the program. */
+  fd = openat(dir_fd, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  close(dir_fd);
+  if (fd < 0) return -1;
+  if (fstat(fd, &opened) != 0 || !S_ISFIFO(opened.st_mode) || opened.st_uid != me || opened.st_dev != st.st_dev ||
+      opened.st_ino != st.st_ino) {
+    close(fd);
+    return -2;
+  }
+  return fd;
+}
+
+/* The descriptor to write markers to (*close_after: opened here, to be closed), -1 (none) or -2
+ * (QPROF_MARK_PATH refused). */
 static inline int qprof_mark_open_(int* close_after) {
   const char* fd_text = getenv("QPROF_MARK_FD");
   const char* fd_id = getenv("QPROF_MARK_FD_ID");
@@ -57,12 +104,9 @@ static inline int qprof_mark_open_(int* close_after) {
     }
   }
   if (path && *path == '/') {
-    /* O_NONBLOCK: no qprof reading (ENXIO) or a full FIFO (EAGAIN) never blocks the program. */
-    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd >= 0) {
-      *close_after = 1;
-      return fd;
-    }
+    int fd = qprof_mark_open_fifo_(path);
+    if (fd >= 0) *close_after = 1;
+    return fd;
   }
   return -1;
 }
@@ -115,7 +159,7 @@ static inline int qprof_mark(const char* label) {
   char line[QPROF_MARK_LINE_MAX];
   int close_after = 0, result;
   int fd = qprof_mark_open_(&close_after);
-  if (fd < 0) return QPROF_MARK_ABSENT;
+  if (fd < 0) return fd == -2 ? QPROF_MARK_REFUSED : QPROF_MARK_ABSENT;
   result = qprof_mark_write_(fd, line, qprof_mark_line_(line, sizeof line, "QPROF_MARK: ", label));
   if (close_after) close(fd);
   return result;
@@ -126,15 +170,20 @@ static inline int qprof_mark(const char* label) {
 static inline int qprof_mark_sync(const char* label) {
   char dir[PATH_MAX], reply[PATH_MAX + 8], head[PATH_MAX + 32], line[QPROF_MARK_LINE_MAX], ok[8];
   const char* tmp = getenv("TMPDIR");
-  int close_after = 0, result = QPROF_MARK_FAILED, reply_fd;
+  int close_after = 0, result = QPROF_MARK_FAILED, reply_fd, made;
   struct timespec start, now;
   int fd = qprof_mark_open_(&close_after);
-  if (fd < 0) return QPROF_MARK_ABSENT;
+  if (fd < 0) return fd == -2 ? QPROF_MARK_REFUSED : QPROF_MARK_ABSENT;
   /* The reply FIFO is the writer's own (so that many writers never take each other's answer),
    * in a fresh 0700 directory; its path is one word of the request. */
   if (!tmp || tmp[0] != '/' || strpbrk(tmp, " \t\n") || strlen(tmp) > PATH_MAX - 64) tmp = "/tmp";
   snprintf(dir, sizeof dir, "%s/qprof-ack.XXXXXX", tmp);
-  if (!mkdtemp(dir)) {
+  made = mkdtemp(dir) != NULL;
+  if (!made && strcmp(tmp, "/tmp") != 0) { /* an unusable TMPDIR: /tmp, as Python's tempfile does */
+    snprintf(dir, sizeof dir, "/tmp/qprof-ack.XXXXXX");
+    made = mkdtemp(dir) != NULL;
+  }
+  if (!made) {
     result = qprof_mark(label); /* cannot wait: a plain marker */
     if (close_after) close(fd);
     return result == QPROF_MARK_OK ? QPROF_MARK_FAILED : result;

@@ -24,6 +24,7 @@ if (qprof_format eq 'pdf') {
 set style line 10 lc rgb '#8ab4f8' lw 2
 set style line 23 lc rgb '#ff8a80' pt 7 ps 1.3
 set style line 24 lc rgb '#80868b' lw 1 dt 2
+set style line 28 lc rgb '#bdbdbd' lw 1
 qprof_band_color0 = '#262b36'
 qprof_band_color1 = '#2b2836'
 qprof_fill_alpha = 0.18

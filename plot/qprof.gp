@@ -68,6 +68,7 @@ set style line 24 lc rgb '#8c8c8c' lw 1 dt 2
 set style line 25 lc rgb '#c0392b' lw 1.5
 set style line 26 lc rgb '#000000' lw 1.2 dt (10, 4)
 set style line 27 lc rgb '#d62728' lw 1.5 dt 3
+set style line 28 lc rgb '#4d4d4d' lw 1
 
 qprof_line_width = 2          # traces of an overlay, GPU memory of the tree
 qprof_thin_width = 1.2        # processes, device use, coloured checkpoints and exact peaks

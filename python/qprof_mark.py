@@ -50,12 +50,41 @@ def _channel():
             pass
     path = os.environ.get("QPROF_MARK_PATH", "")
     if path.startswith("/"):
-        try:
-            # Non-blocking: no qprof reading (ENXIO) or a full FIFO never blocks the program.
-            return os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY), True
-        except OSError:
-            pass
+        return _open_fifo(path), True
     return None, False
+
+
+def _open_fifo(path):
+    """QPROF_MARK_PATH opened for writing when it is a FIFO of this process's effective uid in a
+    directory owned by it or root that no one else may change (or a sticky one, as /tmp), else
+    None: the variable outlives qprof in a daemon, and whoever could plant a file, a link or a
+    FIFO of their own at that path must never receive a marker."""
+    directory, name = os.path.split(path)
+    me = os.geteuid()
+    try:
+        dir_fd = os.open(directory or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        dst = os.fstat(dir_fd)
+        if dst.st_uid not in (me, 0):
+            return None
+        if dst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not dst.st_mode & stat.S_ISVTX:
+            return None
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISFIFO(st.st_mode) or st.st_uid != me:
+            return None
+        # Non-blocking: no qprof reading (ENXIO) or a full FIFO never blocks the program.
+        fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=dir_fd)
+    except OSError:
+        return None
+    finally:
+        os.close(dir_fd)
+    opened = os.fstat(fd)
+    if not stat.S_ISFIFO(opened.st_mode) or (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        return None
+    return fd
 
 
 def _is_qprof_pipe(st, fd_id):

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "qprof/analysis/timeline.hpp"
+#include "qprof/common/number_text.hpp"
 
 namespace qprof::analysis {
 using trace::CpuSample;
@@ -62,12 +62,6 @@ RateStats rates(const std::vector<Point>& cumulative, Seconds t0, Seconds t1) {
   return r;
 }
 
-std::string number(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 void judge(StageBottleneck& b) {
   if (!b.gpu_mean_percent || b.t_end - b.t_start < kMinVerdictSeconds) return;
   if (*b.gpu_mean_percent >= kGpuIdleBelowPercent) return;
@@ -75,10 +69,10 @@ void judge(StageBottleneck& b) {
   const bool reading = b.read_mean_bytes_per_s && *b.read_mean_bytes_per_s >= kInputReadBytesPerSecond;
   const bool computing = b.cpu_mean_percent && *b.cpu_mean_percent >= kCpuBusyPercent;
   if (!reading && !computing) return;
-  std::string why = "GPU busy " + number("%.0f", *b.gpu_mean_percent) + " % while ";
-  if (reading) why += "reading " + number("%.0f", *b.read_mean_bytes_per_s / 1e6) + " MB/s";
+  std::string why = "GPU busy " + printf_number("%.0f", *b.gpu_mean_percent) + " % while ";
+  if (reading) why += "reading " + printf_number("%.0f", *b.read_mean_bytes_per_s / 1e6) + " MB/s";
   if (reading && computing) why += " and ";
-  if (computing) why += "the CPU runs at " + number("%.0f", *b.cpu_mean_percent) + " % of one core";
+  if (computing) why += "the CPU runs at " + printf_number("%.0f", *b.cpu_mean_percent) + " % of one core";
   b.input_bound = true;
   b.verdict = why + ": likely input-bound";
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "qprof/trace/footprint.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::analysis {
@@ -55,14 +56,29 @@ class Summarizer : public trace::Visitor {
     l_.peak = std::max(l_.peak.value_or(0), s.bytes);
     end_ = std::max(end_, s.t);
   }
+  // The footprint as footprint_of finds it, from the few records it looks at: the highest
+  // charge and high-water mark, the kernel's PEAK cgroup line, the highest Σ PSS.
+  void cgroup(const trace::CgroupSample& s) override {
+    if (kept_.cgroup.empty()) kept_.cgroup.resize(2, s);
+    if (s.usage > kept_.cgroup[0].usage) kept_.cgroup[0] = s;
+    if (s.peak > kept_.cgroup[1].peak) kept_.cgroup[1] = s;
+  }
+  void peak(std::string_view name, Bytes b) override {
+    if (name == trace::kPeakCgroup) kept_.peaks[std::string(name)] = b;
+  }
+  void pss(const trace::PssSample& s) override {
+    if (kept_.pss.empty() || s.pss > kept_.pss.front().pss) kept_.pss.assign(1, s);
+  }
   void exit(const ExitInfo& e) override { end_ = std::max(end_, e.t); }
   void finish() {
     if (l_.start && end_ > *l_.start) l_.duration = end_ - *l_.start;
+    if (const auto f = trace::footprint_of(kept_)) l_.footprint = f->peak;
   }
 
  private:
   TraceListing& l_;
   Seconds end_ = 0;
+  trace::Trace kept_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/dirs.hpp"
+#include "qprof/common/path_name.hpp"
 #include "qprof/common/units.hpp"
 #include "series.hpp"
 
@@ -35,12 +36,6 @@ struct DirRegistry {
 DirRegistry& registry() {
   static DirRegistry r;
   return r;
-}
-
-std::string_view last_component(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  const std::size_t slash = path.find_last_of('/');
-  return slash == std::string_view::npos || path.size() == 1 ? path : path.substr(slash + 1);
 }
 
 }  // namespace

@@ -92,8 +92,63 @@ BracketInputs bracket_inputs(const Trace& t) {
 
 PeakBracket peak_bracket(const Trace& t) { return make_bracket(bracket_inputs(t)); }
 
+namespace {
+
+// The cgroup charge's exact peak over a stage, from the kernel's counter read and reset at every
+// checkpoint (CGPEAK lines): the stage is the union of the windows that close inside it, when a
+// window closed at its start marker and another at its end marker. nullopt where the trace has no
+// windows, the metric is not the charge, or the stage runs past the last window (its tail is
+// sampled only).
+std::optional<Bytes> window_peak(const Trace& t, Metric m, const Stage& s) {
+  const bool charge = m == Metric::cgroup || (m == Metric::footprint && !t.cgroup.empty());
+  if (!charge || t.cgroup_windows.empty() || !s.closed) return std::nullopt;
+  constexpr Seconds kSameMoment = 1e-3;  // a window and its marker are written at the same time
+  const auto& w = t.cgroup_windows;
+  const bool opens_at_start =
+      std::any_of(w.begin(), w.end(), [&](const MemSample& x) { return std::abs(x.t - s.t_start) <= kSameMoment; });
+  const bool closes_at_end =
+      std::any_of(w.begin(), w.end(), [&](const MemSample& x) { return std::abs(x.t - s.t_end) <= kSameMoment; });
+  if (!opens_at_start || !closes_at_end) return std::nullopt;
+  Bytes peak = 0;
+  for (const MemSample& x : w) {
+    if (x.t > s.t_start + kSameMoment && x.t <= s.t_end + kSameMoment) peak = std::max(peak, x.bytes);
+  }
+  return peak;
+}
+
+// The metric at a stage's marker. PSS is read by a pass that the marker asks for, which ends
+// after the marker's moment: its line comes before the MARK line (the marker's checkpoint holds
+// it) but is timed after it, so a lookup by time would take the reading before, from before the
+// marker. Every other series has a reading timed at the marker itself.
+std::optional<Bytes> at_marker(const Trace& t, Metric m, const std::vector<MemSample>& series, Seconds when) {
+  const bool pss_based = m == Metric::pss || m == Metric::uss || (m == Metric::footprint && t.cgroup.empty());
+  if (pss_based) {
+    for (const trace::Marker& k : t.markers) {
+      if (std::abs(k.t - when) > kTimeSlack) continue;
+      if (const auto v = m == Metric::uss ? k.at.uss : k.at.pss) return v;
+    }
+  }
+  return value_at(series, when);
+}
+
+// The sampled peak, raised to the kernel's where a window gives it (exact then, with no moment).
+std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<Bytes> exact) {
+  if (!exact) return sampled;
+  if (!sampled || *exact >= sampled->bytes) return Peak{*exact, std::nullopt, true};
+  return sampled;
+}
+
+}  // namespace
+
 std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) {
-  return peak_in_stages(metric_series(t, m), m, stages_named(t, name));
+  const std::vector<const Stage*> runs = stages_named(t, name);
+  std::optional<Peak> best = peak_in_stages(metric_series(t, m), m, runs);
+  for (const Stage* s : runs) {
+    const auto exact = window_peak(t, m, *s);
+    if (!exact) continue;
+    if (!best || *exact >= best->bytes) best = Peak{*exact, std::nullopt, true};
+  }
+  return best;
 }
 
 std::vector<ChildPeak> child_peaks(const Trace& t, const std::vector<TimeWindow>& windows) {
@@ -128,10 +183,10 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
       st.at_start = s.mem_start;
       st.at_end = s.mem_end;
     } else {
-      st.at_start = value_at(series, s.t_start);
-      st.at_end = value_at(series, s.t_end);
+      st.at_start = at_marker(t, m, series, s.t_start);
+      st.at_end = at_marker(t, m, series, s.t_end);
     }
-    st.peak = peak_in_stages(series, m, {&s});
+    st.peak = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s));
     out.push_back(std::move(st));
   }
   return out;

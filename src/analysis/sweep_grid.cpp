@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "qprof/common/trace_label.hpp"
+
 namespace qprof::analysis {
 namespace {
 
@@ -20,26 +22,19 @@ bool is_separator(char c) { return c == ',' || c == '/' || c == ' '; }
 
 }  // namespace
 
-std::optional<SweepParameter> parse_sweep_parameter(std::string_view text, std::string& error) {
+Result<SweepParameter> parse_sweep_parameter(std::string_view text) {
   const auto eq = text.find('=');
-  if (eq == std::string_view::npos) {
-    error = "'" + std::string(text) + "' is not NAME=VALUE,VALUE,...";
-    return std::nullopt;
-  }
+  if (eq == std::string_view::npos) return Failure{"'" + std::string(text) + "' is not NAME=VALUE,VALUE,..."};
   SweepParameter p;
   p.name = std::string(text.substr(0, eq));
   if (!is_name(p.name)) {
-    error = "'" + p.name + "' is not a parameter name (letters, digits and _, not starting with a digit)";
-    return std::nullopt;
+    return Failure{"'" + p.name + "' is not a parameter name (letters, digits and _, not starting with a digit)"};
   }
   std::string_view rest = text.substr(eq + 1);
   while (true) {
     const auto comma = rest.find(',');
     const std::string_view value = rest.substr(0, comma);
-    if (value.empty()) {
-      error = "-p " + std::string(text) + ": an empty value";
-      return std::nullopt;
-    }
+    if (value.empty()) return Failure{"-p " + std::string(text) + ": an empty value"};
     p.values.emplace_back(value);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -100,7 +95,7 @@ std::string point_name(const SweepPoint& point) {
 }
 
 std::optional<std::string> value_in_label(std::string_view label, std::string_view name) {
-  if (label.size() >= 4 && label.substr(label.size() - 4) == ".dat") label.remove_suffix(4);
+  label = without_dat_suffix(label);
   const std::string key = std::string(name) + "=";
   for (std::size_t at = label.find(key); at != std::string_view::npos; at = label.find(key, at + 1)) {
     if (at > 0 && !is_separator(label[at - 1])) continue;  // "num_workers=" is not "workers="

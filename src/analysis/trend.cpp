@@ -106,6 +106,7 @@ std::optional<Trend> trend_of(const std::vector<MemSample>& series, Seconds t0, 
     x.push_back(t);
     y.push_back(static_cast<double>(s.bytes));
   }
+  if (x.size() < kMinTrendReadings) return std::nullopt;
   const auto fit = fit_line(x, y);
   if (!fit) return std::nullopt;
   Trend tr;

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]: removes default-named traces
 // (as mprof clean), never any other file.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +23,18 @@ using analysis::default_traces;
 namespace {
 
 namespace fs = std::filesystem;
+
+// Whether a live `qprof run` writes `path`: it holds an flock on its trace for the whole run.
+// The lock taken here (when free) is held by the returned descriptor until the file is removed,
+// so that no run can take the file in between. -1: locked by a run; -2: it could not be opened
+// (a run's own checks then say why).
+int lock_unless_live(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -2;
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
 
 struct CleanCli {
   std::string dir = ".";
@@ -48,12 +64,20 @@ Result<int> clean_action(const CleanCli& o) {
       const auto written = fs::last_write_time(p, ec);
       if (ec || std::chrono::duration<double>(now - written).count() < *age) continue;
     }
+    const int lock = lock_unless_live(p);
+    if (lock == -1) {
+      std::cout << "kept " << terminal_text(p) << ": a qprof run is still writing it\n";
+      continue;
+    }
     if (o.dry_run) {
+      if (lock >= 0) ::close(lock);
       std::cout << "would remove " << p << '\n';
       continue;
     }
     std::error_code ec;
-    if (!fs::remove(p, ec) && ec) {
+    const bool removed = fs::remove(p, ec) || !ec;
+    if (lock >= 0) ::close(lock);
+    if (!removed) {
       std::cerr << "qprof clean: " << p << ": " << ec.message() << '\n';
       status = 1;
       continue;
@@ -72,6 +96,7 @@ Command add_clean(CLI::App& app, const Invocation&) {
       "Usage: qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]\n"
       "Only files named as qprof run and mprof run name them by default are removed (see qprof list);\n"
       "without --older-than or --keep, all of them. Age is from the file's last write.\n"
+      "A trace that a qprof run is still writing (it holds its lock) is kept and said so.\n"
       "Exit status 1 when a file could not be removed, 2 for usage errors.");
   cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
   cmd->add_option("--older-than", opts->older_than,

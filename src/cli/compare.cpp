@@ -11,6 +11,8 @@
 #include <iostream>
 #include <memory>
 
+#include "qprof/trace/oom.hpp"
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/common/trace_label.hpp"
@@ -65,7 +67,7 @@ struct CompareCli {
   bool stages = false;
   std::string format = "text";
   std::string unit;
-  std::string metric = "rss";
+  std::string metric;  // empty: the footprint where every trace recorded it, else Σ RSS
   std::string baseline;
   std::string max_growth;
   std::string max_peak;
@@ -105,6 +107,7 @@ Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries)
   options.output = o.plot;
   options.facet = o.plot_facet;
   options.unit = unit_of(o.unit);
+  options.metric = o.metric;  // empty: the chart's own default, the same rule as the table's
   try {
     plot::plot(inputs, options);
   } catch (const std::exception& e) {
@@ -265,7 +268,11 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       record_metric(run, o.metric);
       run.command = {"/bin/sh", "-c", o.commands[k]};
       std::string taken;
-      run.output = trace_name(o, k, r, taken);
+      try {
+        run.output = create_fresh(trace_name(o, k, r, taken));  // never through a file or link already there
+      } catch (const OutputError& e) {
+        return Failure{terminal_text(e.what())};
+      }
       run.quiet = true;
       std::cerr << "qprof compare: run " << k + 1 << "/" << o.commands.size();
       if (o.repeat > 1) std::cerr << ", repeat " << r + 1 << "/" << o.repeat;
@@ -278,7 +285,10 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
         const StdoutToStderr keep_stdout_for_the_table;
         status = run_profiled(run, &report);
       }
-      if (!report.launched) return status;
+      if (!report.launched) {
+        ::unlink(run.output.c_str());  // the empty file made for it
+        return status;
+      }
       if (status != 0) {
         std::cerr << "qprof compare: '" << o.commands[k] << "' exited with status " << status
                   << "; its trace is kept\n";
@@ -297,7 +307,8 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       } catch (const std::exception& e) {
         return Failure{terminal_text(e.what()), status != 0 ? status : kUsageError};
       }
-      if (report.signal == SIGINT || report.signal == SIGTERM || status == 128 + SIGINT || status == 128 + SIGTERM) {
+      const auto stop = [](int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; };
+      if (stop(report.signal) || stop(status - 128)) {
         return Failure{"interrupted; no more runs", status};
       }
     }
@@ -310,7 +321,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       for (const Trace* t : entries[i].runs) traces.push_back({label, t});
     }
     report::Document doc;
-    const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot}, "qprof compare");
+    const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot, o.metric == "rss"}, "qprof compare");
     if (s != 0 && doc.tables.empty()) return failed ? failed : s;
     std::cout << report::render(doc, format_of(o.format), render_options(o));
     return failed ? failed : s;
@@ -326,7 +337,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
       for (CompareEntry& e : entries) e.label = rank_label(*e.runs.front());
       job = std::make_unique<Trace>(job_trace(ranks, align));
       entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {job.get()}, true});
-      const Metric m = metric_of(o.metric);
+      const Metric m = metric_for(o.metric, ranks).metric;
       std::optional<std::pair<std::size_t, Bytes>> top;
       for (std::size_t i = 0; i < ranks.size(); ++i) {
         const auto p = find_peak(*ranks[i], m);
@@ -339,19 +350,26 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   }
   for (std::size_t i = 0; i < o.labels.size(); ++i) entries[i].label = o.labels[i];
 
-  const Metric metric = metric_of(o.metric);
+  // The default metric is the footprint where every row's traces recorded it, else Σ RSS, said once.
+  std::vector<const Trace*> all_runs;
+  for (const CompareEntry& e : entries) {
+    if (!e.summed) all_runs.insert(all_runs.end(), e.runs.begin(), e.runs.end());
+  }
+  const analysis::MetricChoice chosen = metric_for(o.metric, all_runs);
+  const Metric metric = chosen.metric;
+  const std::string named = o.metric.empty() ? std::string(metric_info(metric).name) : o.metric;
   const bool any = std::any_of(entries.begin(), entries.end(), [&](const CompareEntry& e) {
     return std::any_of(e.runs.begin(), e.runs.end(), [&](const Trace* t) { return has_metric(*t, metric); });
   });
   // A failed command's status wins over qprof's own 2.
   const int failure_status = failed ? failed : kUsageError;
   if (!any) {
-    return Failure{"--metric: no trace has " + o.metric +
+    return Failure{"--metric: no trace has " + named +
                        " (the first has: " + metric_names(available_metrics(*entries.front().runs.front())) + ")",
                    failure_status};
   }
   if (o.stages && !metric_info(metric).windowed) {
-    return Failure{"--stages: " + o.metric + " has no samples over time, so no peak inside a stage", failure_status};
+    return Failure{"--stages: " + named + " has no samples over time, so no peak inside a stage", failure_status};
   }
 
   const Comparison c = compare(entries, metric, o.stages);
@@ -369,6 +387,17 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     }
   }
   if (!highest_note.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(highest_note);
+  // A run whose process the OOM killer took has figures cut short: said under the table.
+  for (const CompareEntry& e : entries) {
+    for (const Trace* t : e.runs) {
+      for (const trace::OomKill& k : t->oom_kills) {
+        if (!doc.tables.empty()) {
+          doc.tables.front().notes.push_back("OOM kill in " + e.label + ": " + trace::describe_oom_kill(k, t->t0()));
+        }
+      }
+    }
+  }
+  if (!chosen.fallback.empty() && !doc.tables.empty()) doc.tables.front().notes.push_back(chosen.fallback);
   std::cout << report::render(doc, format_of(o.format), render_options(o));
   std::cout.flush();
   // The job row has no file of its own to draw: the chart shows the ranks.
@@ -421,7 +450,10 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
   cmp->add_option("--unit", opts->unit,
                   "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
-  cmp->add_option("--metric", opts->metric, "Metric of --stages, of the ratio column and of budgets (default rss)")
+  cmp->add_option("--metric", opts->metric,
+                  "Metric of --stages, of the ratio column, of the marks, of --plot and of budgets (default: the "
+                  "footprint, shared pages once, where every trace recorded it, else Σ RSS; rss: Σ RSS as mprof "
+                  "counts it)")
       ->check(metric_check());
   cmp->add_option("--baseline", opts->baseline,
                   "Reference trace: the first row, that ratios and --max-growth measure from");

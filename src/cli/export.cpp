@@ -47,6 +47,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   // Every input is checked before the output is opened, and a replaced file is replaced only
   // once the export is whole (common/output_file.hpp): a failed export leaves what was there.
   try {
+    refuse_output_over(o.output, files);
     exports::check_inputs(inputs);
     // Every regular file is read through before the first byte (a bad one fails with nothing
     // written), and one cut short is said; a FIFO is read once, by the export itself.

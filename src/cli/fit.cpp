@@ -3,6 +3,7 @@
 // file reads the options, shows progress and writes the result where it was asked for).
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -26,7 +27,11 @@ namespace {
 struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
+  std::string margin;  // --margin PCT: the requests'
   std::string json, csv, plot;
+  // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
+  // 2.1's integer flags count their uses rather than take the value.
+  std::string gpu;
   bool quiet = false;
 };
 
@@ -83,10 +88,11 @@ plot::FitChart chart_of(const fit::FitReport& r) {
     const K::Kind kind = p.outcome == fit::Outcome::completed    ? K::completed
                          : p.outcome == fit::Outcome::too_slow   ? K::too_slow
                          : p.outcome == fit::Outcome::oom_killed ? K::oom_killed
+                         : p.outcome == fit::Outcome::cuda_oom   ? K::oom_killed
                                                                  : K::failed;
     c.points.push_back({in_mib(p.limit), p.seconds, kind});
   }
-  if (r.baseline)
+  if (r.baseline)  // fit --gpu: charge_peak is the tree's peak on the device
     c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
   char slowdown[32];
   std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
@@ -96,43 +102,58 @@ plot::FitChart chart_of(const fit::FitReport& r) {
   return c;
 }
 
-int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
+// The request as fit will run it, or the usage error that stops it before the first run.
+Result<void> check_request(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
     const std::string near = option_suggestion(self, before_dashdash.front());
-    std::cerr << "qprof fit: unknown option " << terminal_text(before_dashdash.front())
-              << (near.empty() ? "" : "; did you mean " + near + "?")
-              << " (see qprof fit --help; a command starting with '-' goes after --)\n";
-    return kUsageError;
+    return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
+                   (near.empty() ? "" : "; did you mean " + near + "?") +
+                   " (see qprof fit --help; a command starting with '-' goes after --)"};
   }
-  if (command.empty()) {
-    std::cerr << "qprof fit: no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]\n";
-    return kUsageError;
-  }
+  if (command.empty()) return Failure{"no command given\nUsage: qprof fit [OPTIONS] [--] CMD [ARGS...]"};
   o.fit.command = std::move(command);
+  if (!o.gpu.empty()) o.fit.gpu = std::stoi(o.gpu);  // digits: checked by CLI::Range
   if (!o.resolution.empty()) {
     const auto r = parse_resolution(o.resolution);
     if (!r) {
-      std::cerr << "qprof fit: --resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got "
-                << terminal_text(o.resolution) << "; SIZE is " << size_forms() << '\n';
-      return kUsageError;
+      return Failure{"--resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got " + terminal_text(o.resolution) +
+                     "; SIZE is " + size_forms()};
     }
     o.fit.resolution = *r;
   }
+  double margin = kDefaultMargin;
+  if (!o.margin.empty()) {
+    const auto m = parse_margin(o.margin);
+    if (!m) {
+      std::cerr << "qprof fit: --margin: expected a percentage (15%, 0 to 1000), got " << terminal_text(o.margin)
+                << '\n';
+      return kUsageError;
+    }
+    margin = *m;
+  }
   // A file that cannot be written fails before the first run, not after the last.
+  const std::vector<std::string> outputs{o.json, o.csv, o.plot};
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
     try {
+      std::vector<std::string> others = outputs;  // two results into one file: the second eats the first
+      others.erase(std::find(others.begin(), others.end(), path));
+      std::erase_if(others, [](const std::string& other) { return other.empty() || other == "-"; });
+      refuse_output_over(path, others);
       check_output(path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
-      return kUsageError;
+      return Failure{std::string(option) + ": " + terminal_text(e.what())};
     }
   }
   if (!o.plot.empty() && (!plot::format_for(o.plot) || *plot::format_for(o.plot) == plot::Format::text)) {
-    std::cerr << "qprof fit: --plot: the chart's file must end in .png, .svg or .pdf\n";
-    return kUsageError;
+    return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
   }
+  return {};
+}
+
+Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
+  if (Result<void> checked = check_request(o, std::move(command), self); !checked) return checked.failure();
   rerun_fit_in_user_scope_if_needed();  // returns where qprof may create its groups, or cannot be helped
   const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
   const auto progress = [&](const fit::Progress& p) {
@@ -140,13 +161,14 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     if (p.run == 1) {
       std::snprintf(line, sizeof line, "qprof fit: run 1: no limit (the baseline), %.1f s elapsed\n", p.elapsed_s);
     } else {
-      std::snprintf(line, sizeof line, "qprof fit: run %d of about %d: limit %.1f MiB, %.1f s elapsed\n", p.run,
-                    p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0), p.elapsed_s);
+      std::snprintf(line, sizeof line, "qprof fit: run %d of about %d: limit %.1f MiB%s, %.1f s elapsed\n", p.run,
+                    p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0),
+                    o.fit.gpu ? " of device memory per process" : "", p.elapsed_s);
     }
     std::cerr << line << std::flush;
   };
-  const fit::FitReport r =
-      fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  r.request_margin = margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
   const std::size_t width = output_columns(STDERR_FILENO);
   if (r.baseline && !o.quiet) std::cerr << fit_lines(fit::text_report(r), width);
@@ -165,7 +187,8 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
     }
   }
   int status = r.status;
-  const bool has_result = r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start;
+  const bool has_result =
+      r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start && r.end != fit::FitEnd::gpu_refused;
   if (has_result) {
     if (!o.json.empty() && !write_result(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
     if (!o.csv.empty() && !write_result(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
@@ -196,6 +219,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
       "smallest limit CMD runs in (not OOM-killed), the smallest it completes in within the slowdown,\n"
       "and the smallest at full speed (within 10 % of the fastest run). Needs the right to create memory\n"
       "cgroups: root, a delegated cgroup v2 subtree, or a Slurm job's cgroup (else exit 2).\n"
+      "With --gpu[=INDEX] the device memory of NVIDIA GPU INDEX (default 0) is searched instead, per\n"
+      "process, through a CUDA MPS daemon of qprof's own (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT); host memory\n"
+      "is not limited then (see docs/fit.md, \"GPU memory\").\n"
       "Exit status: 0; CMD's own when it fails in the unlimited run; 126/127 when it cannot start;\n"
       "128+N when signal N (Ctrl-C) stopped the search, after what was found so far; 2 for usage errors.");
   fit->prefix_command();  // everything from CMD on belongs to CMD, options included
@@ -210,9 +236,18 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
                   "default 8MiB,2%");
   fit->add_option("--runs-max", opts->fit.runs_max, "Runs in all, the baseline included (default 16)")
       ->check(CLI::Range(2, 1000));
+  fit->add_option("--margin", opts->margin,
+                  "The requests printed for the full-speed and smallest limits: the limit plus PCT (default 15%, the "
+                  "margin of Kubernetes' Vertical Pod Autoscaler)")
+      ->type_name("PCT");
   fit->add_option("--json", opts->json, "Also write the result as JSON to FILE (- for stdout)");
   fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
   fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");
+  fit->add_flag(
+         "--gpu{0}", opts->gpu,
+         "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory")
+      ->check(CLI::Range(0, 1023).description(""))
+      ->type_name("");
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};

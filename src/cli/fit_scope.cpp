@@ -14,6 +14,7 @@
 #include <iterator>
 
 #include "qprof/common/find_program.hpp"
+#include "qprof/common/sigpipe.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/systemd_scope.hpp"
@@ -57,6 +58,7 @@ void rerun_fit_in_user_scope_if_needed() {
   for (const std::string& w : *argv) words.push_back(const_cast<char*>(w.c_str()));
   words.push_back(nullptr);
   ::setenv(fit::kInScopeVariable, "1", 1);
+  child_process::restore_sigpipe();       // the qprof started again ignores it as this one did, no more
   ::execv(runner.c_str(), words.data());  // replaces qprof: its PID, terminal and exit status pass on
   const int error = errno;
   ::unsetenv(fit::kInScopeVariable);

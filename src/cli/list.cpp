@@ -13,6 +13,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/catalog.hpp"
+#include "qprof/analysis/default_metric.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
@@ -23,6 +24,7 @@ namespace {
 
 struct ListCli {
   std::string dir = ".";
+  std::string metric;              // empty: the footprint where recorded, else Σ RSS (marked); rss: Σ RSS
   std::vector<std::string> paths;  // files (listed as given) and directories (their default names)
 };
 
@@ -76,12 +78,25 @@ Result<std::vector<std::string>> traces_to_list(const ListCli& o) {
   return traces;
 }
 
+// PEAK: the footprint where the trace recorded it (the rule of analysis::choose_metric), else Σ
+// RSS marked "*" and said under the table (`fallback`); --metric rss: Σ RSS, as mprof lists it.
+std::string peak_cell(const TraceListing& l, const ListCli& o, std::string& fallback) {
+  const auto chosen = analysis::choose_metric(o.metric == "rss" ? std::optional(analysis::Metric::rss) : std::nullopt,
+                                              l.footprint.has_value());
+  if (chosen.metric == analysis::Metric::footprint) return human_bytes(*l.footprint);
+  if (!l.peak) return "-";
+  if (chosen.fallback.empty()) return human_bytes(*l.peak);
+  fallback = chosen.fallback;
+  return human_bytes(*l.peak) + "*";
+}
+
 Result<int> list_action(const ListCli& o) {
   if (!o.paths.empty() && o.dir != ".") return Failure{"give --dir DIR or paths (files, directories), not both"};
   const auto paths = traces_to_list(o);
   if (!paths) return paths.failure();
   int status = 0;
   std::vector<Row> rows;
+  std::string fallback;  // why a row's PEAK is Σ RSS
   for (const std::string& path : *paths) {
     TraceListing l;
     try {
@@ -94,11 +109,17 @@ Result<int> list_action(const ListCli& o) {
     // A directory's traces by their file name (as mprof list); files as they were given.
     const std::string name = o.paths.empty() ? std::filesystem::path(path).filename().string() : path;
     rows.push_back({std::to_string(rows.size()), printable(name), local_time(l.start), human_seconds(l.duration),
-                    l.peak ? human_bytes(*l.peak) : "-", printable(l.command)});
+                    peak_cell(l, o, fallback), printable(l.command)});
   }
   if (rows.empty()) return status;
+  // A footprint beside a marked Σ RSS: its digits in the same column.
+  if (!fallback.empty()) {
+    for (Row& r : rows) {
+      if (!r.peak.ends_with("*")) r.peak += " ";
+    }
+  }
   // Columns as wide as their widest cell: qprof_ names are longer than mprofile_ ones.
-  Row width{"#", "NAME", "START", "DURATION", "PEAK RSS", "COMMAND"};
+  Row width{"#", "NAME", "START", "DURATION", o.metric == "rss" ? "PEAK RSS" : "PEAK", "COMMAND"};
   std::size_t w[5] = {width.index.size(), width.name.size(), width.start.size(), width.duration.size(),
                       width.peak.size()};
   const auto cells = [](const std::string& s) {  // display width: "µs" is one column, two bytes
@@ -121,6 +142,7 @@ Result<int> list_action(const ListCli& o) {
   };
   print(width);
   for (const Row& r : rows) print(r);
+  if (!fallback.empty()) std::cout << "*: " << fallback << '\n';
   return status;
 }
 
@@ -128,16 +150,20 @@ Result<int> list_action(const ListCli& o) {
 
 Command add_list(CLI::App& app, const Invocation&) {
   auto opts = std::make_shared<ListCli>();
-  CLI::App* cmd = app.add_subcommand("list", "List the traces of a directory: name, date, duration, peak RSS, command");
+  CLI::App* cmd = app.add_subcommand("list", "List the traces of a directory: name, date, duration, peak, command");
   cmd->footer(
       "Usage: qprof list [OPTIONS] [FILE|DIR...]\n"
       "In a directory (default: the current one), lists files named as qprof run and mprof run name them\n"
       "by default (qprof_YYYYMMDDhhmmss.mmm_PID.dat, with host and rank under a launcher;\n"
       "mprofile_YYYYMMDDhhmmss.dat), oldest first, with an index (0: the oldest) as mprof list does.\n"
       "Traces named otherwise (-o) are listed when given as files. A directory with none is said on stderr.\n"
+      "PEAK: the footprint (shared pages once) where the trace recorded it, else Σ RSS marked *.\n"
       "Exit status 2 when a trace cannot be read (the others are still listed).");
   cmd->add_option("paths", opts->paths, "Trace files (any name) and directories (their default-named traces)");
   cmd->add_option("--dir", opts->dir, "Directory to look in (default: the current directory)");
+  cmd->add_option("--metric", opts->metric,
+                  "PEAK's figure: footprint (default: where recorded, else Σ RSS) or rss (Σ RSS, as mprof lists it)")
+      ->check(CLI::IsMember({"footprint", "rss"}));
   return {cmd, [opts] { return list_action(*opts); }};
 }
 

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <new>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/sigpipe.hpp"
 #include "commands.hpp"
 #include "completion.hpp"
 #include "help_examples.hpp"
@@ -45,10 +53,71 @@ int exit_status(const qprof::Result<int>& result, std::string_view subcommand = 
   return result.failure().status;
 }
 
+// std::cout as it was (stdio's buffer: line-buffered at a terminal), with the errno of its first
+// failed write kept: by the time main checks stdout, later calls have overwritten errno, and the
+// reason ("No space left on device") is what the user needs.
+class ErrnoKeepingBuf : public std::streambuf {
+ public:
+  explicit ErrnoKeepingBuf(std::streambuf* to) : to_(to) {}
+  int error() const { return error_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const std::streamsize written = to_->sputn(s, n);
+    if (written < n) keep();
+    return written;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const int_type put = to_->sputc(traits_type::to_char_type(c));
+    if (traits_type::eq_int_type(put, traits_type::eof())) keep();
+    return put;
+  }
+  int sync() override {
+    const int synced = to_->pubsync();
+    if (synced != 0) keep();
+    return synced;
+  }
+
+ private:
+  void keep() {
+    if (error_ == 0) error_ = errno != 0 ? errno : EIO;
+  }
+  std::streambuf* to_;
+  int error_ = 0;
+};
+
+// Never destroyed: std::cout is flushed at exit, after every static of this file is gone.
+ErrnoKeepingBuf& stdout_buf() {
+  static ErrnoKeepingBuf* const buf = new ErrnoKeepingBuf(std::cout.rdbuf());
+  return *buf;
+}
+
+// A subcommand's exit status once what it wrote to stdout is known to have arrived. Checked here,
+// once for every subcommand (report, peak, list, compare, plot -o -, fit --json -, sweep...): a
+// write error is exit 2 with its reason (a full disk), never exit 0 with an empty file. A reader
+// that is gone (`| head`) ends qprof quietly with the status SIGPIPE would have given it: qprof
+// ignores SIGPIPE so that its own results survive, and a shell's pipeline sees the usual 141.
+int with_stdout_checked(int status, std::string_view subcommand) {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = std::cout.bad() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return status;
+  int error = stdout_buf().error() != 0 ? stdout_buf().error() : errno;
+  pollfd out{STDOUT_FILENO, 0, 0};
+  if (::poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) error = EPIPE;  // a pipe without reader
+  if (error == EPIPE) return 128 + SIGPIPE;
+  std::cerr << "qprof " << subcommand
+            << ": cannot write to stdout: " << (error != 0 ? std::strerror(error) : "a write failed") << '\n';
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   open_standard_descriptors();
+  qprof::child_process::ignore_sigpipe_in_qprof();
+  std::cout.rdbuf(&stdout_buf());
   CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
   app.name("qprof");
   app.formatter(qprof::cli::help_formatter());  // before the subcommands, which inherit it
@@ -141,7 +210,7 @@ int main(int argc, char** argv) {
   for (const auto& c : commands) {
     if (!c.app->parsed()) continue;
     try {
-      return exit_status(c.action(), c.app->get_name());
+      return with_stdout_checked(exit_status(c.action(), c.app->get_name()), c.app->get_name());
     } catch (const std::bad_alloc&) {
       // Out of memory anywhere in a command (a chart, a table, an analysis) is exit 2 naming
       // what it read, as a bad input is, never an abort. Its inputs: the positional arguments.

@@ -23,6 +23,13 @@ Result<int> mark_action(const MarkCli& o, const Invocation& invocation) {
   for (const std::string& w : words) label += (label.empty() ? "" : " ") + w;
   if (label.empty()) return Failure{"no label given\nUsage: qprof mark [--sync] [--strict] LABEL..."};
   const int result = o.sync ? qprof_mark_sync(label.c_str()) : qprof_mark(label.c_str());
+  // Said even without --strict: a variable that points at anything else than the caller's own
+  // FIFO is a planted or stale path, not the quiet "outside qprof" case.
+  if (result == QPROF_MARK_REFUSED)
+    return Failure{
+        "QPROF_MARK_PATH is not your own FIFO in a directory only its owner may change; nothing was "
+        "written to it",
+        2};
   if (result == QPROF_MARK_OK || !o.strict) return 0;  // outside qprof: a no-op, silently
   // 1, not 2: --strict's "no qprof took it" is an answer, not a usage error (as grep's 1).
   return Failure{result == QPROF_MARK_ABSENT ? "not under qprof run (no QPROF_MARK_FD or QPROF_MARK_PATH to write to)"

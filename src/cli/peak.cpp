@@ -12,9 +12,11 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
@@ -34,6 +36,7 @@ using analysis::kTimeSlack;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::metric_names;
+using analysis::MetricChoice;
 using analysis::stages_named;
 using record::peaks_in_memory;
 using record::read_back;
@@ -51,7 +54,7 @@ struct PeakCli {
   std::vector<std::string> files;
   std::string unit = "MiB";
   bool json = false;
-  std::string metric = "rss";
+  std::string metric;  // empty: Σ RSS for mprof's one-liner, else the footprint where recorded (peak_metric)
   std::string stage;
   bool children = false;     // --children: asked for
   bool no_children = false;  // --no-children: mprof's child lines left out
@@ -78,12 +81,34 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
   return trace::read_trace_peaks(file, windows, o.stage);
 }
 
+// `qprof peak FILE` alone is mprof's one-liner and prints Σ RSS as mprof does (so do --children's
+// per-process lines). Where the figure is held against a limit (--max-peak; --sum and --by-host,
+// what Slurm's --mem holds) and for -- CMD, the default is the footprint where recorded.
+MetricChoice peak_metric(const PeakCli& o, const std::vector<const Trace*>& traces, bool run_mode) {
+  const bool mprof_one_liner = !run_mode && o.max_peak.empty() && !o.sum && !o.by_host;
+  if (o.metric.empty() && (mprof_one_liner || o.children)) return {Metric::rss, {}};
+  return metric_for(o.metric, traces);
+}
+
 // The child lines: asked for, or (as mprof peak prints them) whenever a trace of files has them
 // and the peak is RSS, the children's metric. Never with -- CMD, whose stdout is the peak alone.
 report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false) {
+  const MetricChoice chosen = peak_metric(o, {&t}, run_mode);
   const bool mprof_default =
-      !run_mode && !o.no_children && !o.json && !t.children.empty() && metric_of(o.metric) == Metric::rss;
-  return report::peak_line(t, metric_of(o.metric), o.stage, o.children || mprof_default);
+      !run_mode && !o.no_children && !o.json && !t.children.empty() && chosen.metric == Metric::rss;
+  report::PeakLine line = report::peak_line(t, chosen.metric, o.stage, o.children || mprof_default);
+  line.metric_fallback = chosen.fallback;
+  return line;
+}
+
+// stdout keeps its form (the bare figure with -- CMD): where the default fell back to Σ RSS, that
+// is said on stderr, once per trace.
+void say_fallbacks(const std::vector<report::PeakLine>& lines, bool run_mode) {
+  for (const report::PeakLine& l : lines) {
+    if (!l.peak || l.metric_fallback.empty()) continue;
+    std::cerr << "qprof peak: " << (run_mode || l.file.empty() ? "" : terminal_text(l.file) + ": ") << l.metric_fallback
+              << '\n';
+  }
 }
 
 // Prints the lines and checks the budget; the status of this part (0, 2 for an error, 3).
@@ -98,7 +123,14 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   }
   std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
   std::cout.flush();
-  // stdout keeps mprof's form; that a figure misses processes is said beside it.
+  say_fallbacks(lines, run_mode);
+  // stdout keeps mprof's form; an OOM kill, and that a figure misses processes, are said beside it.
+  for (const auto& l : lines) {
+    for (const std::string& k : l.oom_kills) {
+      std::cerr << "qprof peak: OOM kill" << (run_mode ? "" : " in " + terminal_text(l.file)) << ": "
+                << terminal_text(k) << '\n';
+    }
+  }
   for (std::size_t i = 0; i < lines.size() && !run_mode; ++i) {
     if (lines[i].peak && traces[i]->unread_processes > 0) {
       std::cerr << "qprof peak: warning: " << terminal_text(lines[i].file) << " is INCOMPLETE: its figures miss "
@@ -117,8 +149,9 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
       const BudgetCheck check{lines[i].metric, *limit, *lines[i].peak, lines[i].where};
       if (!check.exceeded()) continue;
       over = true;
+      const std::string& fallback = lines[i].metric_fallback;
       std::cerr << "qprof peak: memory budget exceeded" << (run_mode ? "" : " in " + lines[i].file) << ": "
-                << report::budget_message(*traces[i], check) << '\n';
+                << report::budget_message(*traces[i], check) << (fallback.empty() ? "" : " (" + fallback + ")") << '\n';
     }
   }
   return error ? kUsageError : over ? kBudgetExceeded : 0;
@@ -126,7 +159,8 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
 
 // --sum / --by-host: the traces as one job. Every trace must be readable and have the metric.
 Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCli& o) {
-  const Metric metric = metric_of(o.metric);
+  const MetricChoice chosen = peak_metric(o, traces, false);
+  const Metric metric = chosen.metric;
   if (!has_series_over_time(metric)) {
     return Failure{"--sum needs a metric sampled over time; " + o.metric +
                    " is a figure known only at the end of each run"};
@@ -134,6 +168,7 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
   for (const Trace* t : traces) {
     if (!has_metric(*t, metric)) return Failure{report::missing_metric(*t, metric)};
   }
+  if (!chosen.fallback.empty()) std::cerr << "qprof peak: " << terminal_text(chosen.fallback) << '\n';
   const Align align = o.align == "start" ? Align::start : Align::wall;
   const Unit unit = *unit_of(o.unit);
   std::cout << (o.json ? report::job_peak_json(traces, metric, align, o.by_host, unit)
@@ -185,13 +220,11 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     return Failure{"-o - would mix the trace with the peak on stdout; use qprof run -o - instead"};
   TraceFile trace_file{o.run.output, false};
   if (trace_file.path.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/qprof-peak-XXXXXX.dat";
-    const int fd = ::mkstemps(tmpl.data(), 4);
-    if (fd < 0) return Failure{"cannot create a temporary trace in " + std::string(tmp && *tmp ? tmp : "/tmp")};
-    ::close(fd);
-    trace_file = {tmpl, true};
-    o.run.output = tmpl;
+    Result<TemporaryTrace> created = create_temporary_trace("qprof-peak");
+    if (!created) return created.failure();
+    ::close(created->fd);
+    trace_file = {created->path, true};
+    o.run.output = created->path;
   }
   RunReport report;
   int status;
@@ -251,7 +284,11 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
   peak->add_option("--unit", opts->unit, "Unit of the peak: B, KiB, MiB (default), GiB, KB, MB, GB")
       ->check(unit_check());
   peak->add_flag("--json", opts->json, "JSON instead of text (an object with -- CMD, an array for files)");
-  peak->add_option("--metric", opts->metric, "Which peak: " + metric_names() + " (default rss)")->check(metric_check());
+  peak->add_option("--metric", opts->metric,
+                   "Which peak: " + metric_names() +
+                       " (default: Σ RSS for FILE... alone, as mprof peak prints it; with --max-peak, --sum, "
+                       "--by-host and -- CMD the footprint, shared pages once, where recorded, else Σ RSS)")
+      ->check(metric_check());
   peak->add_option("--stage,--func", opts->stage,
                    "The peak inside this stage only (every run of it); --func: mprof's name");
   peak->add_flag("--children", opts->children,
@@ -273,7 +310,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
   return {peak, [opts, &invocation]() -> Result<int> {
             PeakCli& o = *opts;
             if (o.children && o.no_children) return Failure{"--children and --no-children: choose one"};
-            if (o.children && metric_of(o.metric) != Metric::rss) {
+            if (o.children && asked_metric(o.metric).value_or(Metric::rss) != Metric::rss) {
               return Failure{"--children gives each process's RSS; it does not combine with --metric " + o.metric};
             }
             if ((o.sum || o.by_host) && (o.children || !o.stage.empty())) {
@@ -306,7 +343,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
               } catch (const std::exception& e) {
                 report::PeakLine l;
                 l.file = f;
-                l.metric = metric_of(o.metric);
+                l.metric = asked_metric(o.metric).value_or(Metric::rss);
                 l.error = read_failure(e, f);
                 lines.push_back(std::move(l));
                 read.push_back(nullptr);

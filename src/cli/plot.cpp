@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <system_error>
 
+#include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/trace/format.hpp"
@@ -39,11 +44,13 @@ struct PlotArgs {
   plot::PlotOptions opts;
 };
 
-// --sum: the job's total as a trace of its own in $TMPDIR, removed when the chart is drawn.
+// --sum: the job's total as a trace of its own in $TMPDIR, unlinked as soon as it is made and
+// read through /proc/self/fd: no signal (SIGKILL included) can leave it behind.
 struct JobTraceFile {
   std::string path;
+  int fd = -1;
   ~JobTraceFile() {
-    if (!path.empty()) ::unlink(path.c_str());
+    if (fd >= 0) ::close(fd);
   }
 };
 
@@ -59,13 +66,18 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
   const Trace job = job_trace(ranks, align);
-  const char* dir = std::getenv("TMPDIR");
-  std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/qprof-job-XXXXXX.dat";
-  const int fd = ::mkstemps(tmpl.data(), 4);
-  if (fd < 0) return Failure{"--sum: cannot create a temporary trace in " + std::string(dir && *dir ? dir : "/tmp")};
-  tmp.path = tmpl;
+  Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
+  if (!created) return Failure{"--sum: " + created.failure().message};
+  // Unlinked at once and read back through a descriptor: a Ctrl-C leaves no file behind.
+  ::unlink(created->path.c_str());
+  tmp.fd = ::fcntl(created->fd, F_DUPFD_CLOEXEC, 3);
+  if (tmp.fd < 0) {
+    ::close(created->fd);
+    return Failure{"--sum: cannot keep a temporary trace open: " + std::string(std::strerror(errno))};
+  }
+  tmp.path = "/proc/self/fd/" + std::to_string(tmp.fd);
   {
-    trace::Writer out(fd, tmpl);
+    trace::Writer out(created->fd, created->path);
     trace::write_trace(job, out);
     if (!out.close()) return Failure{"--sum: " + out.error()};
   }
@@ -86,16 +98,9 @@ Failure usage(const std::string& what) {
                  "\nUsage: qprof plot FILE [FILE...] [-o OUT.png|.svg|.pdf|-] [OPTIONS] (see qprof plot --help)"};
 }
 
-Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
-  std::vector<std::string> files = a.files;
-  if (invocation.had_dashdash)
-    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
-  if (files.empty()) {
-    // As mprof plot and qprof peak: the newest trace here.
-    const auto newest = newest_trace();
-    if (!newest) return usage("no trace given, and no qprof_*.dat or mprofile_*.dat here");
-    files.push_back(*newest);
-  }
+// The options CLI11 cannot check alone, into a.opts: the output and its format, --size,
+// --window, --unit, --panels, the labels for `traces` traces.
+Result<void> check_options(PlotArgs& a, std::size_t traces) {
   plot::PlotOptions& o = a.opts;
   // Without -o, a text chart on stdout, a terminal or a pipe (80 columns wide there).
   o.output = a.output.value_or("-");
@@ -137,16 +142,32 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     }
     o.panels = *p;
   }
-  if (a.labels.size() > files.size()) {
-    return usage(std::to_string(a.labels.size()) + " labels (--label) for " + std::to_string(files.size()) +
-                 (files.size() == 1 ? " trace" : " traces"));
+  if (a.labels.size() > traces) {
+    return usage(std::to_string(a.labels.size()) + " labels (--label) for " + std::to_string(traces) +
+                 (traces == 1 ? " trace" : " traces"));
   }
   o.markers = !a.no_markers;
   if (a.render_timeout) o.render_timeout = *a.render_timeout;  // checked by seconds_check
+  return {};
+}
+
+Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
+  std::vector<std::string> files = a.files;
+  if (invocation.had_dashdash)
+    files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
+  if (files.empty()) {
+    // As mprof plot and qprof peak: the newest trace here.
+    const auto newest = newest_trace();
+    if (!newest) return usage("no trace given, and no qprof_*.dat or mprofile_*.dat here");
+    files.push_back(*newest);
+  }
+  if (Result<void> checked = check_options(a, files.size()); !checked) return checked.failure();
+  const plot::PlotOptions& o = a.opts;
 
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;
   try {
+    refuse_output_over(o.output, files);
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
       if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
@@ -162,6 +183,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   } catch (const trace::ParseError& e) {
     return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {
+    return Failure{terminal_text(e.what())};
+  } catch (const OutputError& e) {
     return Failure{terminal_text(e.what())};
   }
   return 0;
@@ -196,8 +219,10 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       ->delimiter(',');
   cmd->add_option(
       "--metric", a->opts.metric,
-      "The memory series drawn for each trace: rss (default, Σ RSS as mprof counts it), footprint (the "
-      "cgroup's charge where the tree had one, else Σ PSS), unreclaimable (its anonymous and shared memory), "
+      "The memory series drawn for each trace: footprint (default where every trace recorded it: the "
+      "cgroup's charge where the tree had one, else Σ PSS; filled, its peak annotated, Σ RSS a thin line), rss "
+      "(the default otherwise: Σ RSS as mprof counts it and draws it), unreclaimable (its anonymous and shared "
+      "memory), "
       "pss, uss, gpu, cgroup (the charge, page cache included), anon, file, shmem, swap (the tree's memory "
       "kinds), or dir:NAME (the size of a --watch-dir directory)");
   cmd->add_flag("--children", a->opts.children,

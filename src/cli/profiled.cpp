@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/safe_text.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 
 #include <fcntl.h>
@@ -21,8 +22,10 @@
 #include "qprof/common/units.hpp"
 
 namespace qprof::cli {
+using analysis::choose_metric;
 using analysis::Metric;
 using analysis::metric_names;
+using analysis::MetricChoice;
 using analysis::parse_growth;
 using analysis::parse_metric;
 using analysis::parse_percent;
@@ -98,8 +101,8 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
         return "";
       });
   app.add_option("--pss-interval", o.pss_interval,
-                 "Seconds between scheduled PSS/USS passes (default 1; a slow pass stretches it so that passes take at "
-                 "most 5 % of the time)")
+                 "Seconds between scheduled PSS/USS passes (default 0.1; a slow pass, on a tree of hundreds of "
+                 "processes, stretches it so that scheduled passes take at most 1 % of a core)")
       ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,
                  "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")
@@ -236,7 +239,20 @@ CLI::Validator format_check() {
       "FORMAT");
 }
 
-Metric metric_of(const std::string& name) { return parse_metric(name).value_or(Metric::rss); }
+std::optional<Metric> asked_metric(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  return parse_metric(name);
+}
+
+MetricChoice metric_for(const std::string& name, const std::vector<const trace::Trace*>& traces) {
+  return choose_metric(asked_metric(name), traces);
+}
+
+MetricChoice metric_for(const std::string& name, const trace::Trace& trace) {
+  return choose_metric(asked_metric(name), trace);
+}
+
+std::string metric_label(const std::string& name) { return name.empty() ? "the footprint" : "--metric " + name; }
 
 std::optional<Unit> unit_of(const std::string& name) {
   if (name.empty()) return std::nullopt;
@@ -260,14 +276,14 @@ StdoutToStderr::~StdoutToStderr() {
   ::close(saved_);
 }
 
-// The newest qprof_*.dat or mprofile_*.dat of the current directory, as mprof peak does.
+// The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
+// of the current directory, as mprof peak does.
 std::optional<std::string> newest_trace() {
   std::optional<std::filesystem::directory_entry> best;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
     const std::string name = e.path().filename().string();
-    const bool ours = (name.starts_with("qprof_") || name.starts_with("mprofile_")) && name.ends_with(".dat");
-    if (!ours || !e.is_regular_file(ec)) continue;
+    if (!analysis::is_default_trace_name(name) || !e.is_regular_file(ec)) continue;
     if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
   }
   if (!best) return std::nullopt;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "qprof/analysis/default_metric.hpp"
 #include "qprof/analysis/metric.hpp"
 #include "qprof/common/failure.hpp"
 #include "qprof/report/report.hpp"
@@ -45,8 +46,14 @@ CLI::Validator run_metric_check();  // the same, or all
 CLI::Validator unit_check();        // B, KiB, MiB, GiB, KB, MB, GB
 CLI::Validator format_check();      // text, md, csv, json
 
-// What --metric names; the option has been checked, so this cannot fail.
-analysis::Metric metric_of(const std::string& name);
+// What --metric names (the option has been checked): nullopt where it was left out ("").
+std::optional<analysis::Metric> asked_metric(const std::string& name);
+// The metric of --metric, or where it was left out the traces' default (analysis::choose_metric:
+// the footprint where recorded, else Σ RSS with the reason to say).
+analysis::MetricChoice metric_for(const std::string& name, const std::vector<const trace::Trace*>& traces);
+analysis::MetricChoice metric_for(const std::string& name, const trace::Trace& trace);
+// How messages name the metric asked for: "--metric pss", or "the footprint" (the default).
+std::string metric_label(const std::string& name);
 std::optional<Unit> unit_of(const std::string& name);
 // Why reading `file` failed, for "qprof CMD: …": out of memory is "FILE: too large to read into
 // memory" (exit 2, as a bad trace), never std::bad_alloc's own words or an abort.

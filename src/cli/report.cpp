@@ -14,6 +14,7 @@
 #include "qprof/trace/completeness.hpp"
 #include "qprof/report/job.hpp"
 #include "qprof/report/quark_yaml.hpp"
+#include "qprof/report/request.hpp"
 
 namespace qprof::cli {
 using analysis::Align;
@@ -21,6 +22,7 @@ using analysis::has_metric;
 using analysis::has_series_over_time;
 using analysis::Metric;
 using analysis::metric_info;
+using analysis::MetricChoice;
 using trace::incomplete_notice;
 using trace::Trace;
 
@@ -30,12 +32,30 @@ struct ReportCli {
   std::vector<std::string> traces;
   std::string format = "text";
   std::string unit;
-  std::string metric = "rss";
+  std::string metric;  // empty: the footprint where recorded, else Σ RSS
   std::string yaml;
   bool sum = false;
   std::string align = "wall";
   std::string table;
+  bool request = false;  // --request: the request to paste alone
+  std::string margin;    // --margin PCT
 };
+
+// --margin, or the default (VPA's 15 %).
+Result<double> margin_of(const ReportCli& o) {
+  if (o.margin.empty()) return kDefaultMargin;
+  const auto margin = parse_margin(o.margin);
+  if (!margin) return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
+  return *margin;
+}
+
+// --request: the four forms for the trace's footprint, or why there are none.
+Result<int> print_request(const Trace& trace, double margin) {
+  const auto request = report::trace_request(trace, margin);
+  if (!request) return Failure{"--request: the trace has no footprint (an mprof trace?): nothing to size from"};
+  std::cout << request_block(*request);
+  return 0;
+}
 
 // --table: the table CSV writes; a usage error naming the document's tables when it has no such one.
 Result<void> choose_table(report::Document& doc, const ReportCli& o) {
@@ -68,8 +88,8 @@ Result<int> report_job(const ReportCli& o) {
     return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
                    " describes one run; it does not combine with --sum"};
   }
-  const Metric metric = metric_of(o.metric);
-  if (!has_series_over_time(metric)) {
+  const std::optional<Metric> asked = asked_metric(o.metric);
+  if (asked && !has_series_over_time(*asked)) {
     return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
   }
   std::vector<Trace> traces;
@@ -81,20 +101,29 @@ Result<int> report_job(const ReportCli& o) {
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, f))};
     }
-    if (!has_metric(traces.back(), metric)) {
-      return Failure{"--metric: " + report::missing_metric(traces.back(), metric)};
+    if (asked && !has_metric(traces.back(), *asked)) {
+      return Failure{"--metric: " + report::missing_metric(traces.back(), *asked)};
     }
   }
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
+  const MetricChoice chosen = metric_for(o.metric, job);
   const Align align = o.align == "start" ? Align::start : Align::wall;
-  report::Document doc = report::job_report(job, metric, align);
+  report::Document doc = report::job_report(job, chosen.metric, align);
+  report::say_metric_fallback(doc, chosen.fallback);
   return print(doc, o);
 }
 
 // One trace: its report, or its YAML (--yaml -) on stdout.
 Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
+  if (!o.yaml.empty()) {
+    try {
+      refuse_output_over(o.yaml, o.traces);
+    } catch (const std::exception& e) {
+      return Failure{"--yaml: " + terminal_text(e.what())};
+    }
+  }
   Trace trace;
   try {
     trace = trace::read_trace(o.traces.front());
@@ -102,7 +131,8 @@ Result<int> report_trace(const ReportCli& o) {
   } catch (const std::exception& e) {
     return Failure{terminal_text(read_failure(e, o.traces.front()))};
   }
-  const Metric metric = metric_of(o.metric);
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  const Metric metric = chosen.metric;
   if (!has_metric(trace, metric)) return Failure{"--metric: " + report::missing_metric(trace, metric)};
   if (!metric_info(metric).windowed) {
     return Failure{"--metric " + o.metric +
@@ -130,7 +160,11 @@ Result<int> report_trace(const ReportCli& o) {
       return 0;
     }
   }
-  report::Document doc = report::trace_report(trace, metric);
+  const auto margin = margin_of(o);
+  if (!margin) return margin.failure();
+  if (o.request) return print_request(trace, *margin);
+  report::Document doc = report::trace_report(trace, asked_metric(o.metric));  // says a fallback itself
+  report::add_oom_and_request_facts(doc, trace, *margin);
   return print(doc, o);
 }
 
@@ -170,11 +204,21 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       ->add_option("--unit", opts->unit,
                    "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
-  report->add_option("--metric", opts->metric, "Metric of the stage table (default rss)")->check(metric_check());
+  report
+      ->add_option("--metric", opts->metric,
+                   "Metric of the stage table (default: the footprint, shared pages once, where recorded, else "
+                   "Σ RSS; rss: Σ RSS as mprof counts it)")
+      ->check(metric_check());
   report->add_option(
       "--table", opts->table,
       "With --format csv: the table to write: stages (default), facts (the run's CPU, I/O, cgroup, "
       "limit, … as one row), peaks, or another table of the report (watched_dirs; ranks, hosts with --sum)");
+  report->add_flag("--request", opts->request,
+                   "Print only the memory request to paste (Slurm --mem=, Kubernetes resources, Docker --memory=, "
+                   "systemd MemoryMax=): the footprint's peak plus --margin, grown after an OOM kill as Kubernetes' "
+                   "VPA grows it");
+  report->add_option("--margin", opts->margin, "The request's margin over the footprint's peak (default 15%, VPA's)")
+      ->type_name("PCT");
   report->add_option("--yaml", opts->yaml,
                      "Write the YAML report in the layout of Quark's quark_profile.yaml ('-': stdout)");
 

@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
+#include "qprof/common/request.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
 #include "commands.hpp"
 #include "help_examples.hpp"
 #include "profiled.hpp"
@@ -29,6 +31,7 @@ using analysis::has_metric;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::metric_names;
+using analysis::MetricChoice;
 using record::peaks_in_memory;
 using record::read_back;
 using record::run_profiled;
@@ -45,7 +48,9 @@ struct RunCli {
   std::string yaml;  // --yaml FILE
   bool yaml_stream = false;
   std::string max_peak;
-  std::string metric = "rss";
+  std::string mem;                  // --mem SIZE
+  std::string margin;               // --margin PCT
+  std::string metric;               // empty: the footprint where recorded, else Σ RSS (analysis::choose_metric)
   std::optional<pid_t> attach_pid;  // qprof attach PID, qprof run --attach PID
   bool no_live = false;
 };
@@ -69,16 +74,18 @@ bool is_stream_output(const std::string& output) {
 // The budget, on what qprof held in memory when the trace cannot be read back (or on the trace
 // read back, which then holds the same samples). Returns the status it adds (0 or 3), or 2.
 int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail) {
-  const Metric metric = metric_of(o.metric);
-  if (!has_metric(trace, metric)) return fail("--max-peak: " + report::missing_metric(trace, metric));
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  if (!has_metric(trace, chosen.metric)) return fail("--max-peak: " + report::missing_metric(trace, chosen.metric));
   const auto budget = budget_bytes(o.max_peak, trace);
   if (!budget) return fail(budget.failure().message);
-  const auto check = check_budget(trace, metric, *budget);
+  const auto check = check_budget(trace, chosen.metric, *budget);
+  // Said where the default fell back to Σ RSS: the budget then holds mprof's figure.
+  const std::string basis = chosen.fallback.empty() ? "" : " (" + chosen.fallback + ")";
   if (check->exceeded()) {
-    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << '\n';
+    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << basis << '\n';
     return kBudgetExceeded;
   }
-  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << '\n';
+  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << basis << '\n';
   return 0;
 }
 
@@ -121,8 +128,8 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
     return fail(std::string("cannot read the trace back: ") + terminal_text(e.what()));
   }
-  const Metric metric = metric_of(o.metric);
-  const bool has = has_metric(trace, metric);
+  const MetricChoice chosen = metric_for(o.metric, trace);
+  const bool has = has_metric(trace, chosen.metric);
 
   // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
   if (!o.run.quiet) {
@@ -131,10 +138,11 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   }
 
   if (!o.run.quiet && !trace.stages.empty()) {
-    const Metric table_metric = has && metric_info(metric).windowed ? metric : Metric::rss;
+    const Metric table_metric = has && metric_info(chosen.metric).windowed ? chosen.metric : Metric::rss;
     report::Document doc;
     doc.tables.push_back(report::stage_table(trace, table_metric));
     report::add_stage_trends(doc.tables.back(), trace, table_metric);
+    if (!chosen.fallback.empty()) doc.tables.back().notes.push_back(chosen.fallback);
     // The summary's 80 columns: the stage name, duration, share, peak and delta stay.
     report::RenderOptions narrow;
     narrow.named_width = 80;
@@ -157,6 +165,20 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   return result;
 }
 
+// --mem SIZE: a size, in a cgroup of the tree's own (so not with --cgroup off).
+Result<void> memory_limit_option(const std::string& mem, RunOptions& run) {
+  if (mem.empty()) return {};
+  const auto bytes = parse_size(mem);
+  if (!bytes || *bytes < (Bytes{1} << 20)) {
+    return Failure{"--mem: '" + terminal_text(mem) + "' is not a size of at least 1 MiB: " + size_forms()};
+  }
+  if (run.cgroup == record::CgroupMode::off) {
+    return Failure{"--mem runs the tree in a cgroup of its own: it does not go with --cgroup off"};
+  }
+  run.memory_limit = *bytes;
+  return {};
+}
+
 }  // namespace
 
 // A PID as pgrep prints it: CLI11's own refusal is "Could not convert: PID = abc".
@@ -177,7 +199,7 @@ constexpr const char* kNoBackend =
     "process anyway; the summary gives both, and --metric pss makes PSS the metric of --max-peak";
 
 // run's options that only a command qprof started has (attach leaves them out).
-constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex"};
+constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--mem"};
 
 Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) {
   auto opts = std::make_shared<RunCli>();
@@ -197,6 +219,10 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
         "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
     run->prefix_command();  // everything from CMD on belongs to CMD, options included
     run->allow_extras();
+    run->add_option("--mem", opts->mem,
+                    "Run the tree in a memory cgroup of its own limited to SIZE (4GiB, 600M) with no swap, as Slurm's "
+                    "--mem or a container's limit would (root, or a delegated cgroup v2 subtree; else exit 2)")
+        ->type_name("SIZE");
     run->add_option("--attach", opts->attach_pid,
                     "Follow the running process PID instead of a command (as qprof attach PID)")
         ->check(pid_check());
@@ -222,9 +248,14 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                   "PCT of the "
                   "memory limit in force (90%) and CMD succeeded")
       ->check(budget_check());
+  run->add_option("--margin", opts->margin,
+                  "The summary's memory request: the footprint's peak plus PCT (default 15%, the margin of "
+                  "Kubernetes' Vertical Pod Autoscaler)")
+      ->type_name("PCT");
   run->add_option("--metric", opts->metric,
-                  "rss (default, as mprof); pss, uss, all: also record the tree's PSS and USS. The metric of the "
-                  "stage table and of --max-peak (all: rss), any of " +
+                  "The metric of the stage table and of --max-peak (default: the footprint, shared pages once, where "
+                  "recorded, else Σ RSS; rss: Σ RSS as mprof counts it; pss, uss, all: also record PSS and USS even "
+                  "with --no-pss), any of " +
                       metric_names())
       ->check(run_metric_check());
   if (attach) {  // the shared sampling options speak of a command qprof started
@@ -273,6 +304,13 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                              " --help; a command starting with '-' goes after --)"};
             }
             if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+            if (auto mem = memory_limit_option(o.mem, o.run); !mem) return mem.failure();
+            if (!o.margin.empty()) {
+              const auto margin = parse_margin(o.margin);
+              if (!margin)
+                return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
+              o.run.margin = *margin;
+            }
             record_metric(o.run, o.metric);
             if (auto resolved = resolve_job(o.run, self->get_name()); !resolved) return resolved.failure();
             if (!o.yaml.empty() && is_stream_output(o.run.output)) {
@@ -282,6 +320,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
               try {
+                if (!o.run.output.empty()) refuse_output_over(o.yaml, {o.run.output});
                 check_output(o.yaml);
               } catch (const std::exception& e) {
                 return Failure{"--yaml: " + terminal_text(e.what())};
@@ -299,6 +338,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             }
             RunReport report;
             const int status = run_profiled(o.run, &report, hooks);
+            if (!report.refusal.empty()) return Failure{report.refusal};
             if (stream) {
               stream->finish();
               for (const std::string& e : stream->errors()) std::cerr << "qprof: --yaml-stream: " << e << '\n';

@@ -2,6 +2,8 @@
 // qprof sweep -p NAME=V1,V2,... [-p ...] [--env NAME=TEMPLATE] [--repeat N] -- CMD {NAME} ...
 // Runs the command once per point of the grid (and per repeat) under qprof, one trace per run
 // named by its values, then prints the runs and, over one parameter, the model of each figure.
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <csignal>
@@ -50,7 +52,7 @@ struct SweepCli {
   int repeat = 1;
   std::string output_dir = "qprof_sweep";
   bool stop_on_failure = false;
-  std::string metric = "rss";
+  std::string metric;  // empty: the footprint (PSS is read by default)
   std::string format = "text";
   std::string unit;
   std::optional<double> at;
@@ -109,32 +111,21 @@ std::string point_words(const SweepPoint& p) {
 }
 
 // The usage checks that need more than CLI11: parameters, placeholders, --env.
-bool parse_request(const SweepCli& o, const std::vector<std::string>& command,
-                   std::vector<SweepParameter>& parameters) {
-  if (command.empty()) {
-    std::cerr << "qprof sweep: no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ...\n";
-    return false;
-  }
+Result<std::vector<SweepParameter>> parse_request(const SweepCli& o, const std::vector<std::string>& command) {
+  if (command.empty()) return Failure{"no command: qprof sweep -p NAME=V1,V2 -- CMD {NAME} ..."};
+  std::vector<SweepParameter> parameters;
   for (const std::string& text : o.parameters) {
-    std::string why;
-    auto p = parse_sweep_parameter(text, why);
-    if (!p) {
-      std::cerr << "qprof sweep: -p: " << terminal_text(why) << '\n';
-      return false;
-    }
+    Result<SweepParameter> p = parse_sweep_parameter(text);
+    if (!p) return Failure{"-p: " + terminal_text(p.failure().message)};
     for (const SweepParameter& q : parameters) {
-      if (q.name == p->name) {
-        std::cerr << "qprof sweep: -p " << p->name << " is given twice\n";
-        return false;
-      }
+      if (q.name == p->name) return Failure{"-p " + p->name + " is given twice"};
     }
     parameters.push_back(std::move(*p));
   }
   for (const std::string& e : o.env) {
     const auto eq = e.find('=');
     if (eq == 0 || eq == std::string::npos || e.substr(0, eq).find_first_of("{}") != std::string::npos) {
-      std::cerr << "qprof sweep: --env " << terminal_text(e) << ": not NAME=VALUE\n";
-      return false;
+      return Failure{"--env " + terminal_text(e) + ": not NAME=VALUE"};
     }
   }
   // A parameter whose placeholder appears nowhere is a typo: every run would be the same.
@@ -143,12 +134,9 @@ bool parse_request(const SweepCli& o, const std::vector<std::string>& command,
     bool used = false;
     for (const std::string& a : command) used = used || a.find(placeholder) != std::string::npos;
     for (const std::string& e : o.env) used = used || e.find(placeholder) != std::string::npos;
-    if (!used) {
-      std::cerr << "qprof sweep: -p " << p.name << ": " << placeholder << " appears nowhere in the command or --env\n";
-      return false;
-    }
+    if (!used) return Failure{"-p " + p.name + ": " + placeholder + " appears nowhere in the command or --env"};
   }
-  return true;
+  return parameters;
 }
 
 // The runs' table: one row per run, a column per parameter, its status and figures.
@@ -174,6 +162,9 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   const bool any_footprint = std::any_of(
       runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
   t.columns[parameters.size() + 3].human = any_footprint;
+  if (!any_footprint && std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace != nullptr; })) {
+    t.notes.push_back(analysis::choose_metric(std::nullopt, false, "these traces").fallback);
+  }
   for (const SweepRun& r : runs) {
     std::vector<Cell> row;
     for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
@@ -247,6 +238,10 @@ int fit_point(const SweepCli& o, const std::vector<std::string>& command, SweepR
 }
 
 // What one run left for the rest of the sweep: whether to go on, the status to end with.
+// The signals that end a sweep as they end qprof run: the terminal's keys, a job manager's, a
+// closed terminal. Passed on to the run's command, they also stop the runs to come.
+bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; }
+
 struct RunEnd {
   bool stop = false;
   int failure = 0;           // the run's (or its fit's) non-zero status
@@ -259,6 +254,12 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
   record_metric(options, o.metric);
   options.command.clear();
   for (const std::string& a : command) options.command.push_back(fill_placeholders(a, run.point));
+  try {
+    run.path = create_fresh(run.path);  // never through a file or link already at the name
+  } catch (const OutputError& e) {
+    std::cerr << "qprof sweep: " << terminal_text(e.what()) << '\n';
+    return {true, kUsageError, true};
+  }
   options.output = run.path;
   options.quiet = true;
   options.live = false;
@@ -269,6 +270,7 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
     run.status = run_profiled(options, &report);
   }
   if (!report.launched) {
+    ::unlink(run.path.c_str());  // the empty file made for it
     std::cerr << "qprof sweep: the command could not be started; no more runs\n";
     return {true, run.status != 0 ? run.status : kUsageError, true};
   }
@@ -292,11 +294,10 @@ RunEnd run_point(const SweepCli& o, const std::vector<std::string>& command, Swe
   std::cerr << terminal_text(line) << '\n';
   RunEnd end;
   end.failure = run.status;
-  const bool interrupted =
-      report.signal == SIGINT || report.signal == SIGTERM || run.status == 128 + SIGINT || run.status == 128 + SIGTERM;
+  const bool interrupted = is_stop_signal(report.signal) || is_stop_signal(run.status - 128);
   if (o.fit && run.status == 0 && !interrupted && run.trace) {
     end.failure = fit_point(o, options.command, run, prefix);
-    end.stop = end.failure == 128 + SIGINT || end.failure == 128 + SIGTERM;
+    end.stop = is_stop_signal(end.failure - 128);
   }
   if (interrupted || end.stop) std::cerr << "qprof sweep: interrupted; no more runs\n";
   if (run.status != 0 && o.stop_on_failure) std::cerr << "qprof sweep: --stop-on-failure: no more runs\n";
@@ -320,7 +321,7 @@ int print_sweep(const SweepCli& o, const std::vector<SweepParameter>& parameters
     for (const SweepRun& r : runs) {
       if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
     }
-    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot};
+    SweepModelRequest request{parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
     if (!traces.empty() && add_sweep_model(doc, traces, request, "qprof sweep") != 0) status = kUsageError;
   } else {
     doc.tables.front().notes.push_back(
@@ -331,22 +332,17 @@ int print_sweep(const SweepCli& o, const std::vector<SweepParameter>& parameters
 }
 
 Result<int> sweep_action(const SweepCli& o, const std::vector<std::string>& command) {
-  std::vector<SweepParameter> parameters;
-  if (!parse_request(o, command, parameters)) return kUsageError;
+  Result<std::vector<SweepParameter>> request = parse_request(o, command);
+  if (!request) return request.failure();
+  const std::vector<SweepParameter>& parameters = *request;
   if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
   std::error_code ec;
   std::filesystem::create_directories(o.output_dir, ec);
-  if (ec) {
-    std::cerr << "qprof sweep: --output-dir " << terminal_text(o.output_dir) << ": " << ec.message() << '\n';
-    return kUsageError;
-  }
+  if (ec) return Failure{"--output-dir " + terminal_text(o.output_dir) + ": " + ec.message()};
   if (o.fit) {
     // Said before the first run, not after it: fit needs memory cgroups of its own.
     std::string why_not;
-    if (!fit::ProbeGroup::create(why_not)) {
-      std::cerr << "qprof sweep: --fit: " << terminal_text(fit::no_cgroup_message(why_not)) << '\n';
-      return kUsageError;
-    }
+    if (!fit::ProbeGroup::create(why_not)) return Failure{"--fit: " + terminal_text(fit::no_cgroup_message(why_not))};
   }
   const std::vector<SweepPoint> points = sweep_grid(parameters);
   const std::size_t total = points.size() * static_cast<std::size_t>(o.repeat);
@@ -387,7 +383,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "Several -p make a grid (every combination, the first -p varying slowest). Each run's trace is\n"
       "DIR/NAME=VALUE[,NAME2=VALUE2][,repeat=R].dat; a progress line per run goes to stderr, the\n"
       "command's stdout too. At the end, on stdout: a row per run (its values, exit status, duration,\n"
-      "Σ RSS peak, footprint where PSS was recorded, trace), and over one parameter the model of each\n"
+      "footprint, Σ RSS peak, trace), and over one parameter the model of each\n"
       "figure (qprof compare --sweep: linear or power law, R², --at, --limit). A run that fails is\n"
       "recorded and the sweep goes on (--stop-on-failure: it stops there); failed runs are left out\n"
       "of the model. --fit also runs qprof fit at each point that succeeded (it needs the right to\n"
@@ -409,7 +405,11 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
   sweep->add_option("-d,--output-dir", opts->output_dir,
                     "Directory of the traces (default qprof_sweep, created if missing)");
   sweep->add_flag("--stop-on-failure", opts->stop_on_failure, "Stop at the first run that fails");
-  sweep->add_option("--metric", opts->metric, "rss (default); pss, uss, all: also record PSS, the footprint")
+  sweep
+      ->add_option("--metric", opts->metric,
+                   "The figure --limit is solved on and --plot draws: the footprint (default: shared pages once; PSS "
+                   "is read by default) where recorded, else Σ RSS; rss: Σ RSS's peak, as mprof counts it; pss, "
+                   "uss, all: also read PSS with --no-pss")
       ->check(run_metric_check());
   sweep->add_flag("--fit", opts->fit,
                   "Also find, at each point, the smallest memory limit the command runs in and the one at full speed "

@@ -92,6 +92,7 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   }
   report::SweepModelOptions options;
   options.at = request.at;
+  options.rss = request.rss;
   if (!request.limit.empty()) {
     const auto limit = budget_bytes(request.limit, *points.front().runs.front());
     if (!limit) {
@@ -109,7 +110,7 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   doc.csv_table = doc.tables.size() - 1;  // CSV: the model (JSON holds every table)
   if (request.plot.empty()) return 0;
   // The chart of the figure the limit is solved on.
-  const FigureModel* figure = report::limit_figure(model);
+  const FigureModel* figure = report::limit_figure(model, options.rss);
   if (!figure) {
     std::cerr << who << ": --plot: no memory figure with two values or more to draw\n";
     return kUsageError;

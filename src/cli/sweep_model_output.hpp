@@ -22,6 +22,7 @@ struct SweepModelRequest {
   std::optional<double> at;
   std::string limit;  // a size, or empty: the limit in force the first trace recorded
   std::string plot;   // the chart of the solved figure (footprint, else Σ RSS peak) into this file
+  bool rss = false;   // --metric rss: solve and draw Σ RSS's peak, mprof's figure
 };
 
 // Adds the points and the model to `doc` (its CSV table: the model). Traces of a failed run

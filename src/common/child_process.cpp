@@ -73,11 +73,29 @@ std::optional<Failure> ExecReport::wait() {
   return std::nullopt;
 }
 
+namespace {
+// Whether SIGPIPE was at its default when qprof started (a caller that ignores it, nohup's or a
+// Python's children's, keeps it ignored for the command, as without qprof).
+volatile sig_atomic_t g_sigpipe_was_default = 1;
+}  // namespace
+
+void ignore_sigpipe_in_qprof() noexcept {
+  struct sigaction old {};
+  sigaction(SIGPIPE, nullptr, &old);
+  g_sigpipe_was_default = old.sa_handler == SIG_DFL;
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void restore_sigpipe() noexcept {
+  if (g_sigpipe_was_default) signal(SIGPIPE, SIG_DFL);
+}
+
 void default_signals(std::span<const int> signals) noexcept {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : signals) signal(sig, SIG_DFL);
+  restore_sigpipe();
 }
 
 bool close_from(int first, int keep) noexcept {

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <system_error>
 
 namespace qprof {
@@ -44,6 +45,22 @@ std::string fixed_text(double v, int decimals, std::string_view not_finite) {
   if (s.back() == '.') s += '0';
   if (s == "-0.0") s = "0.0";
   return s;
+}
+
+std::string yaml_float(double v, int decimals) {
+  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
+  return fixed_text(v, decimals, ".nan");
+}
+
+std::string printf_number(const char* format, double v) {
+  char small[64];
+  const int n = std::snprintf(small, sizeof small, format, v);
+  if (n < 0) return {};
+  if (static_cast<std::size_t>(n) < sizeof small) return std::string(small, static_cast<std::size_t>(n));
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');  // %f of 1e300: 301 digits
+  std::snprintf(out.data(), out.size(), format, v);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
 }
 
 }  // namespace qprof

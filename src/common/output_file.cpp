@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "output_target.hpp"
 #include "unlink_on_signal.hpp"
@@ -49,7 +50,76 @@ std::string temporary_name(const std::string& target) {
 // folder, which the named fallback then reports by its own error).
 bool no_tmpfile(int error) { return error == EOPNOTSUPP || error == EISDIR || error == EINVAL || error == ENOENT; }
 
+// The file `path` names for writing (links and descriptor names followed), or its path when
+// there is none yet.
+struct FileIdentity {
+  bool exists = false;
+  bool device = false;  // a terminal or /dev/null: many programs' output at once, never a file's content
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string path;
+};
+
+// `as_output`: by OutputFile's rules ("-" is stdout); else as a reader opens it (a file named "-").
+FileIdentity identity_of(const std::string& path, bool as_output) {
+  FileIdentity id;
+  struct stat st {};
+  std::string where = path;
+  bool found = false;
+  if (as_output) {
+    OutputTarget t;
+    try {
+      t = detail::resolve_output(path);
+    } catch (const OutputError&) {
+      return id;  // a path that cannot be looked at is said by the writer itself
+    }
+    found = t.kind == OutputTarget::Kind::descriptor ? ::fstat(t.fd, &st) == 0
+                                                     : t.exists && ::stat(t.path.c_str(), &st) == 0;
+    if (!t.path.empty()) where = t.path;
+  } else {
+    found = ::stat(path.c_str(), &st) == 0;
+  }
+  if (found) {
+    id.exists = true;
+    id.device = S_ISCHR(st.st_mode);
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    return id;
+  }
+  std::error_code ec;
+  id.path = std::filesystem::weakly_canonical(where, ec).string();
+  return id;
+}
+
 }  // namespace
+
+std::string create_fresh(const std::string& wanted) {
+  const std::size_t slash = wanted.rfind('/');
+  const std::size_t dot = wanted.rfind('.');
+  const std::size_t ext =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash + 1) ? dot : wanted.size();
+  for (int k = 1; k <= 1000; ++k) {
+    const std::string name = k == 1 ? wanted : wanted.substr(0, ext) + "~" + std::to_string(k) + wanted.substr(ext);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      return name;
+    }
+    if (errno != EEXIST) throw OutputError("cannot create " + name + ": " + std::strerror(errno));
+  }
+  throw OutputError("cannot create " + wanted + ": it and its next 999 free names are taken");
+}
+
+void refuse_output_over(const std::string& path, const std::vector<std::string>& inputs) {
+  const FileIdentity out = identity_of(path, true);
+  for (const std::string& in : inputs) {
+    const FileIdentity other = identity_of(in, false);
+    const bool same = out.exists ? other.exists && other.dev == out.dev && other.ino == out.ino
+                                 : !other.exists && !out.path.empty() && other.path == out.path;
+    if (same && !out.device)
+      throw OutputError(path + " is also " + in + ": an output never replaces what qprof reads or writes");
+  }
+}
 
 OutputFile::OutputFile(std::string path, Temporary temporary) : path_(std::move(path)) {
   const OutputTarget t = detail::resolve_output(path_);
@@ -69,16 +139,33 @@ OutputFile::OutputFile(std::string path, Temporary temporary) : path_(std::move(
     case OutputTarget::Kind::replace:
       target_ = t.path;
       replace_ = true;
+      // A new inode under the name would leave the other names with the old content.
+      if (t.exists && t.links > 1) {
+        throw OutputError("cannot write " + path_ + ": it has " + std::to_string(t.links) +
+                          " hard links, which a replacement would break; remove it or write elsewhere");
+      }
       try {
         open_replacement(temporary);
-        // The replacement keeps the replaced file's permissions: a private report stays private.
-        if (t.exists && ::fchmod(fd_, t.mode) != 0) fail("cannot write " + path_, errno);
+        keep_owner_and_mode(t);
       } catch (...) {
         discard();  // no destructor runs after a constructor throws
         throw;
       }
       return;
   }
+}
+
+// The replacement keeps the replaced file's owner, group and permissions: a private report stays
+// private, and root's `--yaml` over a user's file leaves it the user's. An owner that cannot be
+// kept (another user's file in a directory this user may write) is refused, not taken over.
+void OutputFile::keep_owner_and_mode(const detail::OutputTarget& t) {
+  if (!t.exists) return;
+  if ((t.uid != ::geteuid() || t.gid != ::getegid()) && ::fchown(fd_, t.uid, t.gid) != 0) {
+    if (t.uid != ::geteuid())
+      fail("cannot write " + path_ + ": it belongs to another user, whom a replacement would not keep", errno);
+    // The group alone: one this user is not in stays the user's default, as a new file's would.
+  }
+  if (::fchmod(fd_, t.mode) != 0) fail("cannot write " + path_, errno);
 }
 
 void OutputFile::open_replacement(Temporary temporary) {

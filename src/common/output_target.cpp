@@ -73,6 +73,9 @@ OutputTarget resolve_output(const std::string& path) {
     t.path = at;
     t.exists = true;
     t.mode = st.st_mode & 07777;
+    t.uid = st.st_uid;
+    t.gid = st.st_gid;
+    t.links = st.st_nlink;
     if (S_ISREG(st.st_mode))
       t.kind = OutputTarget::Kind::replace;
     else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))

@@ -18,8 +18,10 @@ struct OutputTarget {
   std::string path;  // the file itself, links followed (replace, in_place)
   int fd = -1;       // descriptor
   bool exists = false;
-  unsigned mode = 0;  // permission bits of the file replaced
-  std::string what;   // refused: "a directory", …
+  unsigned mode = 0;          // permission bits of the file replaced
+  unsigned uid = 0, gid = 0;  // its owner and group
+  unsigned long links = 1;    // its hard links
+  std::string what;           // refused: "a directory", …
 };
 
 // Follows `path` (up to 40 links, as the kernel does). Throws OutputError when a link cannot be

@@ -11,6 +11,12 @@ namespace qprof {
 
 ProcFile::ProcFile(const std::string& path) { fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }
 
+ProcFile ProcFile::adopt(int fd) {
+  ProcFile f;
+  f.fd_ = fd;
+  return f;
+}
+
 ProcFile::~ProcFile() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -35,6 +41,14 @@ ssize_t ProcFile::read(char* buf, std::size_t cap) const {
     n = ::pread(fd_, buf, cap, 0);
   } while (n < 0 && errno == EINTR);
   return n;
+}
+
+ProcDir::ProcDir(const std::string& path)
+    : dir_(ProcFile::adopt(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))) {}
+
+ProcFile ProcDir::open(const char* name) const {
+  if (!dir_.is_open()) return {};
+  return ProcFile::adopt(::openat(dir_.fd(), name, O_RDONLY | O_CLOEXEC));
 }
 
 bool read_small_file(const std::string& path, std::string& out, std::size_t limit) {

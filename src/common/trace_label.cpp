@@ -3,10 +3,14 @@
 
 namespace qprof {
 
-std::string default_label(std::string_view path) {
+std::string_view without_dat_suffix(std::string_view name) {
   constexpr std::string_view kSuffix = ".dat";
-  std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1 == 0: no folder
   if (name.size() > kSuffix.size() && name.ends_with(kSuffix)) name.remove_suffix(kSuffix.size());
+  return name;
+}
+
+std::string default_label(std::string_view path) {
+  const std::string_view name = without_dat_suffix(path.substr(path.rfind('/') + 1));  // npos + 1 == 0: no folder
   return name.empty() || name == "." || name == ".." ? std::string(path) : std::string(name);
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "qprof/common/units.hpp"
+#include "qprof/fit/gpu_fit.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/probe_runner.hpp"
 #include "qprof/fit/stop_signals.hpp"
@@ -48,6 +49,7 @@ Probe probe_of(const ProbeRun& run, Bytes limit, Outcome outcome, const std::str
       p.detail = run.oom_kills ? "the OOM killer killed " + std::to_string(*run.oom_kills) + " process(es) of the group"
                                : "killed by SIGKILL (this kernel does not count OOM kills)";
       break;
+    case Outcome::cuda_oom:  // fit --gpu's own (gpu_probe.cpp)
     case Outcome::failed:
       p.detail = WIFSIGNALED(run.wait_status) ? "killed by " + signal_name(WTERMSIG(run.wait_status))
                                               : "exit status " + std::to_string(d.exit_status) + ", no OOM kill";
@@ -63,10 +65,6 @@ double own_cpu_seconds() {
 }
 
 // The launcher's words start "qprof: "; fit prints its messages after "qprof fit: ".
-std::string without_prefix(const std::string& message) {
-  return message.starts_with("qprof: ") ? message.substr(7) : message;
-}
-
 bool machine_has_swap() {
   std::ifstream in("/proc/meminfo");
   std::string key;
@@ -122,8 +120,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   account(first);
   if (first.launch_failure) {
     r.end = FitEnd::cannot_start;
-    r.status = first.launch_failure->exit_status;
-    r.message = without_prefix(first.launch_failure->message);
+    r.status = first.launch_failure->status;
+    r.message = first.launch_failure->message;
     return;
   }
   if (first.stopped_by_signal) {
@@ -134,9 +132,15 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
   if (d.exit_status != 0) {
     r.end = FitEnd::job_failed;
     r.status = d.exit_status;
+    // The unlimited run has no limit of qprof's: a SIGKILL there is an enclosing limit's OOM
+    // killer (the machine's, a container's, a Slurm job's) far more often than anyone else.
+    const std::string oom_hint =
+        d.signal == SIGKILL ? "; with no limit of qprof's on this run, that is most likely the OOM killer of a limit "
+                              "around qprof (the machine's memory, a container's or a Slurm job's)"
+                            : "";
     r.message = "the command failed in the unlimited run (" +
                 (d.signal ? "killed by " + signal_name(d.signal) : "exit status " + std::to_string(d.exit_status)) +
-                "), so there is no limit to fit; qprof fit exits with its status";
+                oom_hint + "), so there is no limit to fit; qprof fit exits with its status";
     return;
   }
   Baseline baseline;
@@ -195,8 +199,8 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
     }
     if (run.launch_failure) {
       r.end = FitEnd::cannot_start;
-      r.status = run.launch_failure->exit_status;
-      r.message = without_prefix(run.launch_failure->message);
+      r.status = run.launch_failure->status;
+      r.message = run.launch_failure->message;
       break;
     }
     const Probe p =
@@ -213,7 +217,11 @@ void search_limits(const FitOptions& o, const std::function<void(const Progress&
 FitReport run_fit(const FitOptions& o, const std::function<void(const Progress&)>& progress) {
   FitReport r;
   const double cpu_at_start = own_cpu_seconds();
-  search_limits(o, progress, r);
+  if (o.gpu) {
+    search_gpu_limits(o, progress, r);
+  } else {
+    search_limits(o, progress, r);
+  }
   // Everything qprof did meanwhile: starting and waiting for the runs, sampling, writing limits,
   // evicting each group's cache (force_empty reclaims in the writer's time, counted apart in
   // eviction_cpu_s), removing groups.

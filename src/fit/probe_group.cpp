@@ -19,21 +19,8 @@ using record::cgroup_procs_pids;
 using record::TreeCgroup;
 namespace {
 
-enum class Write { done, missing, refused };
-
-// One write(2) of `text` to an existing file: cgroup files take a value per write, and a file
-// the kernel does not have must not be created as a plain file.
-Write write_existing(const std::string& path, std::string_view text, std::string* why = nullptr) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) {
-    if (why) *why = path + ": " + std::strerror(errno);
-    return errno == ENOENT ? Write::missing : Write::refused;
-  }
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (!ok && why) *why = path + ": " + std::strerror(errno);
-  ::close(fd);
-  return ok ? Write::done : Write::refused;
-}
+using record::CgroupWrite;
+using record::write_cgroup_file;
 
 std::string read_text(const std::string& path) {
   std::string text;
@@ -43,32 +30,16 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-LimitWrite write_memory_limit(const std::string& dir, bool v1, Bytes limit) {
-  LimitWrite w;
-  const std::string value = std::to_string(limit);
-  if (write_existing(dir + (v1 ? "/memory.limit_in_bytes" : "/memory.max"), value, &w.error) != Write::done) return w;
-  std::string swap_error;
-  const Write swap = v1 ? write_existing(dir + "/memory.memsw.limit_in_bytes", value, &swap_error)
-                        : write_existing(dir + "/memory.swap.max", "0", &swap_error);
-  if (swap == Write::refused) {
-    w.error = swap_error;
-    return w;
-  }
-  w.ok = true;
-  w.swap_limited = swap == Write::done;
-  return w;
-}
-
 bool evict_page_cache(const std::string& dir, bool v1, Bytes charge) {
-  if (v1) return write_existing(dir + "/memory.force_empty", "0") == Write::done;
+  if (v1) return write_cgroup_file(dir + "/memory.force_empty", "0") == CgroupWrite::done;
   if (charge == 0) return true;
   // memory.reclaim fails with EAGAIN when it could not take back all it was asked; what it took
   // is gone all the same, and an empty group has nothing more to give.
-  return write_existing(dir + "/memory.reclaim", std::to_string(charge)) == Write::done;
+  return write_cgroup_file(dir + "/memory.reclaim", std::to_string(charge)) == CgroupWrite::done;
 }
 
 bool kill_members(const std::string& dir) {
-  write_existing(dir + "/cgroup.kill", "1");  // v2 from Linux 5.14: the whole group at once
+  write_cgroup_file(dir + "/cgroup.kill", "1");  // v2 from Linux 5.14: the whole group at once
   for (int round = 0; round < 200; ++round) {
     const auto pids = cgroup_procs_pids(read_text(dir + "/cgroup.procs"));
     if (pids.empty()) return true;

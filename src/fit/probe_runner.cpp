@@ -13,13 +13,22 @@
 
 namespace qprof::fit {
 using record::launch;
-using record::LaunchFailure;
 using record::LaunchRequest;
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// Seconds since t0 that the probe could run: the time qprof and the probe were stopped (Ctrl-Z)
+// is left out, as `qprof run` leaves it out of its figures.
+struct RunningClock {
+  const StopSignals& signals;
+  Clock::time_point t0 = Clock::now();
+  double stopped0 = signals.stopped_seconds();
+  double seconds() const {
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::max(0.0, wall - (signals.stopped_seconds() - stopped0));
+  }
+};
 
 // Reaps `pid` if it ended; true then.
 bool reap(pid_t pid, ProbeRun& run, bool block) {
@@ -51,21 +60,23 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   request.argv = argv;
   request.cgroup_procs = group.procs_path();
   request.default_signals = StopSignals::handled();
+  request.stderr_fd = watch.stderr_fd;
   signals.drain();
-  const Clock::time_point t0 = Clock::now();
+  const RunningClock clock{signals};
   const auto launched = launch(request);
-  if (const auto* failure = std::get_if<LaunchFailure>(&launched)) {
-    run.launch_failure = *failure;
+  if (!launched) {
+    run.launch_failure = launched.failure();
     return run;
   }
-  const pid_t pid = std::get<pid_t>(launched);
+  const pid_t pid = *launched;
+  StopSignals::set_probe(pid);
   Sampler sampler{group, run};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();
   double next_sample = watch.sample_every_s;
   bool ended = reap(pid, run, false);
   while (!ended) {
-    const double now = since(t0);
+    const double now = clock.seconds();
     if (signals.stop_signal() != 0) {
       run.stopped_by_signal = signals.stop_signal();
       break;
@@ -90,10 +101,11 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
     group.kill_all();
     reap(pid, run, true);
   }
+  StopSignals::set_probe(0);
   // A Ctrl-C typed at the terminal reaches the command too, which may end of it first: its end
   // then says nothing of the limit.
   if (run.stopped_by_signal == 0) run.stopped_by_signal = signals.stop_signal();
-  run.seconds = since(t0);
+  run.seconds = clock.seconds();
   // What the command left behind (daemons, workers it did not wait for) goes with the probe.
   group.kill_all();
   run.oom_kills = group.oom_kills();

@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-json probe_json(const Probe& p, double baseline_s) {
+json probe_json(const Probe& p, double baseline_s, bool gpu) {
   json j;
   j["limit_bytes"] = p.limit ? json(p.limit) : json(nullptr);
   j["outcome"] = outcome_key(p.outcome);
@@ -19,7 +19,20 @@ json probe_json(const Probe& p, double baseline_s) {
   j["read_bytes"] = p.read_bytes ? json(*p.read_bytes) : json(nullptr);
   j["exit_status"] = p.exit_status;
   j["detail"] = valid_utf8(p.detail);
+  if (gpu) {
+    const auto bytes = [](const std::optional<Bytes>& b) { return b ? json(*b) : json(nullptr); };
+    j["gpu_peak_bytes"] = bytes(p.gpu_peak);
+    j["torch_allocated_peak_bytes"] = bytes(p.torch_allocated);
+    j["torch_reserved_peak_bytes"] = bytes(p.torch_reserved);
+  }
   return j;
+}
+
+json gpu_json(const GpuFit& g) {
+  return {{"index", g.index},       {"uuid", valid_utf8(g.uuid)},     {"name", valid_utf8(g.name)},
+          {"total_bytes", g.total}, {"sampler", g.backend},           {"floor_bytes", g.floor},
+          {"method", "mps"},        {"bounds", valid_utf8(g.method)}, {"dmem", valid_utf8(g.dmem)},
+          {"limit_per", "process"}};
 }
 
 const char* end_key(FitEnd e) {
@@ -38,6 +51,10 @@ const char* end_key(FitEnd e) {
       return "no_cgroup";
     case FitEnd::probe_error:
       return "probe_error";
+    case FitEnd::gpu_refused:
+      return "gpu_refused";
+    case FitEnd::no_gpu_memory:
+      return "no_gpu_memory";
   }
   return "searched";
 }
@@ -59,7 +76,7 @@ std::string json_report(const FitReport& r) {
   j["reference_seconds"] = r.reference_s;
   const double baseline_s = r.baseline ? r.baseline->run.seconds : 0;
   if (r.baseline) {
-    json b = probe_json(r.baseline->run, baseline_s);
+    json b = probe_json(r.baseline->run, baseline_s, r.gpu.has_value());
     b["charge_peak_bytes"] = r.baseline->charge_peak;
     b["unreclaimable_peak_bytes"] = r.baseline->unreclaimable_peak;
     j["baseline"] = b;
@@ -67,7 +84,7 @@ std::string json_report(const FitReport& r) {
     j["baseline"] = nullptr;
   }
   j["probes"] = json::array();
-  for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s));
+  for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s, r.gpu.has_value()));
   json findings = json::object();
   for (const NamedFinding& n : named_findings(r)) {
     if (!*n.finding) {
@@ -80,6 +97,23 @@ std::string json_report(const FitReport& r) {
                        {"short_of_bytes", f.short_of}};
   }
   j["findings"] = findings;
+  j["gpu"] = r.gpu ? gpu_json(*r.gpu) : json(nullptr);
+  // The requests to paste, with their margin (fit_requests).
+  const FitRequests requests = fit_requests(r);
+  const auto request = [](const std::optional<MemoryRequest>& q) -> json {
+    if (!q) return nullptr;
+    return {{"bytes", q->bytes},
+            {"slurm", slurm_request(*q)},
+            {"kubernetes", kubernetes_request(*q)},
+            {"docker", docker_request(*q)},
+            {"systemd", systemd_request(*q)},
+            {"rule", valid_utf8(request_rule(*q))}};
+  };
+  // A GPU fit's limits are device memory: no host request is made of them.
+  if (!r.gpu)
+    j["request"] = {{"margin", r.request_margin},
+                    {"full_speed", request(requests.full_speed)},
+                    {"smallest_running", request(requests.smallest)}};
   j["notes"] = json::array();
   for (const std::string& n : r.notes) j["notes"].push_back(valid_utf8(n));
   j["qprof_cpu_seconds"] = r.qprof_cpu_s;

@@ -26,6 +26,8 @@ const char* outcome_name(Outcome o) {
       return "too slow";
     case Outcome::failed:
       return "failed";
+    case Outcome::cuda_oom:
+      return "CUDA OOM";
   }
   return "failed";
 }
@@ -40,6 +42,8 @@ const char* outcome_key(Outcome o) {
       return "too_slow";
     case Outcome::failed:
       return "failed";
+    case Outcome::cuda_oom:
+      return "cuda_oom";
   }
   return "failed";
 }
@@ -53,6 +57,7 @@ Level level_of(const Probe& p, double baseline_seconds, double full_speed_margin
   switch (p.outcome) {
     case Outcome::oom_killed:
     case Outcome::failed:
+    case Outcome::cuda_oom:
       return Level::does_not_run;
     case Outcome::too_slow:
       return Level::runs;

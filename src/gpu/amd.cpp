@@ -297,13 +297,10 @@ class AmdBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> open_amd(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_amd(const OpenOptions& o) {
   std::vector<drm::SysDevice> sys = drm::sys_devices(o.sys_root);
-  if (sys.empty()) {
-    why = "no amdgpu (or Intel discrete) device in " + o.sys_root + "/class/drm";
-    return nullptr;
-  }
-  return std::make_unique<AmdBackend>(o, std::move(sys), drm::kfd_nodes(o.sys_root));
+  if (sys.empty()) return Failure{"no amdgpu (or Intel discrete) device in " + o.sys_root + "/class/drm"};
+  return std::unique_ptr<Backend>(std::make_unique<AmdBackend>(o, std::move(sys), drm::kfd_nodes(o.sys_root)));
 }
 
 }  // namespace qprof::gpu

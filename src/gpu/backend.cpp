@@ -33,25 +33,44 @@ std::string_view choice_name(Choice c) {
   return "?";
 }
 
+const char* compute_mode_name(ComputeMode m) {
+  switch (m) {
+    case ComputeMode::default_mode:
+      return "Default";
+    case ComputeMode::exclusive_thread:
+      return "Exclusive_Thread";
+    case ComputeMode::prohibited:
+      return "Prohibited";
+    case ComputeMode::exclusive_process:
+      return "Exclusive_Process";
+  }
+  return "?";
+}
+
 Selection open_backend(Choice choice, const OpenOptions& options) {
   Selection s;
   std::string reasons;
   auto attempt = [&](Choice c) {
     std::string why;
     try {
+      Result<std::unique_ptr<Backend>> opened = Failure{""};
       switch (c) {
         case Choice::nvml:
-          s.backend = open_nvml(options, why);
+          opened = open_nvml(options);
           break;
         case Choice::amd:
-          s.backend = open_amd(options, why);
+          opened = open_amd(options);
           break;
         case Choice::smi:
-          s.backend = open_smi(options, why);
+          opened = open_smi(options);
           break;
         default:
           break;
       }
+      if (opened)
+        s.backend = std::move(*opened);
+      else
+        why = opened.failure().message;
     } catch (const std::exception& e) {
       s.backend.reset();
       why = e.what();

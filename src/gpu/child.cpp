@@ -59,7 +59,7 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::string& why) {
+Result<void> Child::start(const std::vector<std::string>& argv, bool with_stdin) {
   stop();
   // Every descriptor is made close-on-exec here, before fork: another of qprof's threads may
   // start a program meanwhile, which must not inherit them.
@@ -72,18 +72,17 @@ bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::st
     }
   };
   if (null_in < 0 || null_out < 0 || ::pipe2(out, O_CLOEXEC) != 0 || (with_stdin && ::pipe2(in, O_CLOEXEC) != 0)) {
-    why = std::string(null_in < 0 || null_out < 0 ? "/dev/null: " : "pipe: ") + std::strerror(errno);
+    Failure why{std::string(null_in < 0 || null_out < 0 ? "/dev/null: " : "pipe: ") + std::strerror(errno)};
     close_all();
-    return false;
+    return why;
   }
   const int stdin_fd = with_stdin ? in[0] : null_in;
   std::optional<child_process::ExecReport> report;
   try {
     report.emplace();
   } catch (const std::system_error& e) {
-    why = e.what();
     close_all();
-    return false;
+    return Failure{e.what()};
   }
   constexpr int kSetUp = child_process::kExec + 1;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
@@ -107,13 +106,12 @@ bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::st
     in[0] = -1;
   }
   if (failure) {
-    why = argv[0] + ": " + std::strerror(failure->error);
     if (child.valid()) {
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
     }
     close_all();
-    return false;
+    return Failure{argv[0] + ": " + std::strerror(failure->error)};
   }
   ::close(null_in);
   ::close(null_out);
@@ -124,7 +122,7 @@ bool Child::start(const std::vector<std::string>& argv, bool with_stdin, std::st
   ::fcntl(out_, F_SETFL, ::fcntl(out_, F_GETFL) | O_NONBLOCK);
   eof_ = false;
   buf_.clear();
-  return true;
+  return {};
 }
 
 bool Child::write(std::string_view s) {
@@ -195,23 +193,21 @@ void Child::stop() {
   pid_ = -1;
 }
 
-bool run_capture(const std::vector<std::string>& argv, std::string& out, int timeout_ms, std::string& why) {
+Result<std::string> run_capture(const std::vector<std::string>& argv, int timeout_ms) {
   Child c;
-  if (!c.start(argv, false, why)) return false;
-  out.clear();
+  if (Result<void> started = c.start(argv, false); !started) return started.failure();
+  std::string out;
   const std::int64_t deadline = monotonic_ns() + std::int64_t{timeout_ms} * 1'000'000;
   while (c.read_lines([&](std::string_view line) {
     out.append(line);
     out.push_back('\n');
   })) {
     if (out.size() > kMaxHelperOutput) {
-      why = argv[0] + " printed more than 16 MiB";
-      return false;  // ~Child kills it
+      return Failure{argv[0] + " printed more than 16 MiB"};  // ~Child kills it
     }
     const std::int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000;
     if (left_ms <= 0) {
-      why = argv[0] + " took longer than " + std::to_string(timeout_ms / 1000) + " s";
-      return false;  // ~Child kills it
+      return Failure{argv[0] + " took longer than " + std::to_string(timeout_ms / 1000) + " s"};  // ~Child kills it
     }
     pollfd p{c.out_fd(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(left_ms));
@@ -228,11 +224,10 @@ bool run_capture(const std::vector<std::string>& argv, std::string& out, int tim
     r = ::waitpid(pid, &status, 0);
   } while (r < 0 && errno == EINTR);
   if (r == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) && out.empty()) {
-    why = argv[0] + " failed" +
-          (WIFEXITED(status) ? " with status " + std::to_string(WEXITSTATUS(status)) : std::string());
-    return false;
+    return Failure{argv[0] + " failed" +
+                   (WIFEXITED(status) ? " with status " + std::to_string(WEXITSTATUS(status)) : std::string())};
   }
-  return true;
+  return out;
 }
 
 }  // namespace qprof::gpu::detail

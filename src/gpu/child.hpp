@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::gpu::detail {
 
 class Child {
@@ -22,8 +24,8 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
-  // argv[0] is a path. False and `why` when it cannot start.
-  bool start(const std::vector<std::string>& argv, bool with_stdin, std::string& why);
+  // argv[0] is a path. The Failure says why it cannot start.
+  Result<void> start(const std::vector<std::string>& argv, bool with_stdin);
   // Closes the pipes, SIGTERM, up to 1 s for it to exit, then SIGKILL; reaps it if still ours.
   void stop();
 
@@ -61,7 +63,7 @@ class Child {
 inline constexpr std::size_t kMaxHelperOutput = std::size_t{16} << 20;
 
 // Runs argv to its end (at most timeout_ms, then it is killed) and returns its stdout (at most
-// kMaxHelperOutput: false and `why` beyond).
-bool run_capture(const std::vector<std::string>& argv, std::string& out, int timeout_ms, std::string& why);
+// kMaxHelperOutput: a Failure beyond, as when it cannot start, or fails with no output).
+Result<std::string> run_capture(const std::vector<std::string>& argv, int timeout_ms);
 
 }  // namespace qprof::gpu::detail

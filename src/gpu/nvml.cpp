@@ -59,6 +59,7 @@ using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
 using MigModeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
 using MaxMigFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using MigHandleFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*);
+using ComputeModeFn = nvmlReturn_t (*)(nvmlDevice_t, int*);
 
 struct Api {
   InitFn init = nullptr;
@@ -77,6 +78,7 @@ struct Api {
   MigModeFn mig_mode = nullptr;
   MaxMigFn max_mig = nullptr;
   MigHandleFn mig_handle = nullptr;
+  ComputeModeFn compute_mode = nullptr;
 };
 
 template <class F>
@@ -106,7 +108,7 @@ class NvmlBackend final : public Backend {
     ::dlclose(lib_);
   }
 
-  bool discover(std::string& why);
+  Result<void> discover();
 
   std::string_view name() const override { return "nvml"; }
   std::string description() const override;
@@ -120,6 +122,7 @@ class NvmlBackend final : public Backend {
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
   void take_warnings(std::vector<std::string>& out) override { warnings_.take(out); }
+  DeviceModes modes(std::size_t device) const override;
 
   std::string error(nvmlReturn_t rc) const {
     const char* s = api_.error_string ? api_.error_string(rc) : nullptr;
@@ -173,15 +176,12 @@ void NvmlBackend::add_device(nvmlDevice_t h, int vendor_index, const std::string
   handles_.push_back(h);
 }
 
-bool NvmlBackend::discover(std::string& why) {
+Result<void> NvmlBackend::discover() {
   char version[96] = {};
   if (api_.driver_version && api_.driver_version(version, sizeof version) == kSuccess) driver_ = version;
   unsigned int count = 0;
   const nvmlReturn_t rc = api_.count(&count);
-  if (rc != kSuccess) {
-    why = "nvmlDeviceGetCount: " + error(rc);
-    return false;
-  }
+  if (rc != kSuccess) return Failure{"nvmlDeviceGetCount: " + error(rc)};
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
     if (const nvmlReturn_t r = api_.handle_by_index(i, &h); r != kSuccess) {
@@ -203,14 +203,31 @@ bool NvmlBackend::discover(std::string& why) {
     if (devices_.size() == before) add_device(h, static_cast<int>(i), "");
   }
   if (devices_.empty()) {
-    why = count == 0 ? "NVML sees no GPU" : "NVML cannot open any of its " + std::to_string(count) + " GPUs";
-    return false;
+    return Failure{count == 0 ? "NVML sees no GPU" : "NVML cannot open any of its " + std::to_string(count) + " GPUs"};
   }
   util_.open(lib_, std::vector<void*>(handles_.begin(), handles_.end()));
   buf_.resize(capacity_ * 32);
   parsed_.reserve(capacity_);
   entries_.reserve(capacity_ * 2);
-  return true;
+  return {};
+}
+
+DeviceModes NvmlBackend::modes(std::size_t device) const {
+  DeviceModes m;
+  if (device >= handles_.size()) return m;
+  int mode = 0;
+  // nvmlComputeMode_t: 0 default, 1 exclusive thread (gone since CUDA 8), 2 prohibited, 3 exclusive process.
+  if (api_.compute_mode && api_.compute_mode(handles_[device], &mode) == kSuccess && mode >= 0 && mode <= 3)
+    m.compute = static_cast<ComputeMode>(mode);
+  unsigned int current = 0, pending = 0;
+  if (!devices_[device].parent_uuid.empty()) {
+    m.mig = true;  // a MIG device: its GPU has MIG on
+  } else if (api_.mig_mode && api_.mig_mode(handles_[device], &current, &pending) == kSuccess) {
+    m.mig = current == 1;
+  } else if (api_.mig_mode) {
+    m.mig = false;  // NOT_SUPPORTED: a GPU without MIG
+  }
+  return m;
 }
 
 std::string NvmlBackend::description() const {
@@ -386,7 +403,7 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
 
 }  // namespace
 
-std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o) {
   std::string library = o.nvml_library;
   if (library.empty()) {
     const char* env = std::getenv("QPROF_NVML_LIBRARY");
@@ -396,8 +413,7 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
   void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* e = ::dlerror();
-    why = "cannot load " + library + (e ? std::string(": ") + e : std::string());
-    return nullptr;
+    return Failure{"cannot load " + library + (e ? std::string(": ") + e : std::string())};
   }
   Api a;
   a.init = sym<InitFn>(lib, "nvmlInit_v2");
@@ -426,6 +442,7 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
   a.mig_mode = sym<MigModeFn>(lib, "nvmlDeviceGetMigMode");
   a.max_mig = sym<MaxMigFn>(lib, "nvmlDeviceGetMaxMigDeviceCount");
   a.mig_handle = sym<MigHandleFn>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+  a.compute_mode = sym<ComputeModeFn>(lib, "nvmlDeviceGetComputeMode");
 
   const char* missing = !a.init                                             ? "nvmlInit"
                         : !a.count                                          ? "nvmlDeviceGetCount"
@@ -435,24 +452,22 @@ std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why) {
                         : (!a.compute[1] && !a.compute[2] && !a.compute[3]) ? "nvmlDeviceGetComputeRunningProcesses"
                                                                             : nullptr;
   if (missing) {
-    why = library + " has no " + missing + ": not NVML?";
     ::dlclose(lib);
-    return nullptr;
+    return Failure{library + " has no " + missing + ": not NVML?"};
   }
   if (const nvmlReturn_t rc = a.init(); rc != kSuccess) {
     const char* s = a.error_string ? a.error_string(rc) : nullptr;
-    why = std::string(a.init_name) + " failed: " + (s ? s : "error") + " (" + std::to_string(rc) + ")";
+    Failure failed{std::string(a.init_name) + " failed: " + (s ? s : "error") + " (" + std::to_string(rc) + ")"};
     ::dlclose(lib);
-    return nullptr;
+    return failed;
   }
   auto backend = std::make_unique<NvmlBackend>(lib, a, library);  // owns lib and the init from here
   try {
-    if (!backend->discover(why)) return nullptr;
+    if (Result<void> found = backend->discover(); !found) return found.failure();
   } catch (const std::exception& e) {
-    why = std::string("NVML: ") + e.what();
-    return nullptr;
+    return Failure{std::string("NVML: ") + e.what()};
   }
-  return backend;
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace qprof::gpu

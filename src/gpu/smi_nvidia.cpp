@@ -28,18 +28,18 @@ class NvidiaSmi final : public PollingBackend {
     apps_child_.stop();
   }
 
-  bool start(std::string& why) {
+  Result<void> start() {
     const std::string lms = std::to_string(interval_ms_);
-    if (!gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false,
-                     why) ||
-        !apps_child_.start(
-            {program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
-            false, why)) {
-      return false;
-    }
+    Result<void> started =
+        gpus_.start({program_, "--query-gpu=uuid,memory.used", "--format=csv,noheader,nounits", "-lms", lms}, false);
+    if (!started) return started;
+    started = apps_child_.start(
+        {program_, "--query-compute-apps=pid,gpu_uuid,used_memory", "--format=csv,noheader,nounits", "-lms", lms},
+        false);
+    if (!started) return started;
     last_block_ns_ = monotonic_ns();
     start_thread();
-    return true;
+    return {};
   }
 
   std::string_view name() const override { return "nvidia-smi"; }
@@ -50,6 +50,7 @@ class NvidiaSmi final : public PollingBackend {
   const std::vector<Device>& devices() const override { return devices_; }
   bool lists_every_process() const override { return true; }
   bool cuda_devices() const override { return true; }
+  DeviceModes modes(std::size_t device) const override;
 
   bool process_usage(std::span<const pid_t> pids, std::span<DeviceProcesses> out) noexcept override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -153,22 +154,53 @@ class NvidiaSmi final : public PollingBackend {
   std::int64_t last_block_ns_ = 0;
 };
 
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// One row of --query-gpu=uuid,compute_mode,mig.mode.current --format=csv,noheader.
+DeviceModes modes_of_row(std::string_view row) {
+  DeviceModes m;
+  const auto c1 = row.find(',');
+  const auto c2 = c1 == std::string_view::npos ? c1 : row.find(',', c1 + 1);
+  if (c2 == std::string_view::npos) return m;
+  const std::string_view compute = trimmed(row.substr(c1 + 1, c2 - c1 - 1)), mig = trimmed(row.substr(c2 + 1));
+  for (ComputeMode c : {ComputeMode::default_mode, ComputeMode::exclusive_thread, ComputeMode::prohibited,
+                        ComputeMode::exclusive_process}) {
+    if (compute == compute_mode_name(c)) m.compute = c;
+  }
+  if (mig == "Enabled") m.mig = true;
+  if (mig == "Disabled" || mig == "[N/A]") m.mig = false;  // [N/A]: a GPU without MIG
+  return m;
+}
+
+DeviceModes NvidiaSmi::modes(std::size_t device) const {
+  if (device >= devices_.size()) return {};
+  const Result<std::string> out =
+      detail::run_capture({program_, "--query-gpu=uuid,compute_mode,mig.mode.current", "--format=csv,noheader"}, 20000);
+  if (!out) return {};
+  std::string_view text = *out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view row = text.substr(0, nl);
+    if (trimmed(row.substr(0, row.find(','))) == devices_[device].uuid) return modes_of_row(row);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  }
+  return {};
+}
+
 }  // namespace
 
-std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_nvidia_smi(const OpenOptions& o) {
   const std::string program = find_program("nvidia-smi", o.path);
-  if (program.empty()) {
-    why = "no nvidia-smi on PATH";
-    return nullptr;
-  }
-  std::string out;
-  if (!detail::run_capture(
-          {program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"}, out,
-          20000, why)) {
-    return nullptr;
-  }
+  if (program.empty()) return Failure{"no nvidia-smi on PATH"};
+  const Result<std::string> out = detail::run_capture(
+      {program, "--query-gpu=index,uuid,memory.total,memory.used,name", "--format=csv,noheader,nounits"}, 20000);
+  if (!out) return out.failure();
   std::vector<Device> devices;
-  std::string_view text = out;
+  std::string_view text = *out;
   while (!text.empty()) {
     const auto nl = text.find('\n');
     smi::GpuRow row;
@@ -182,13 +214,10 @@ std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why)
     }
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
   }
-  if (devices.empty()) {
-    why = "nvidia-smi lists no GPU";
-    return nullptr;
-  }
+  if (devices.empty()) return Failure{"nvidia-smi lists no GPU"};
   auto b = std::make_unique<NvidiaSmi>(program, std::move(devices), o.smi_interval_ms);
-  if (!b->start(why)) return nullptr;
-  return b;
+  if (Result<void> started = b->start(); !started) return started.failure();
+  return std::unique_ptr<Backend>(std::move(b));
 }
 
 }  // namespace qprof::gpu::smi_detail

@@ -88,7 +88,7 @@ class PollingBackend : public Backend {
   std::thread thread_;
 };
 
-std::unique_ptr<Backend> open_nvidia_smi(const OpenOptions& o, std::string& why);
-std::unique_ptr<Backend> open_rocm_smi(const OpenOptions& o, std::string& why);
+Result<std::unique_ptr<Backend>> open_nvidia_smi(const OpenOptions& o);
+Result<std::unique_ptr<Backend>> open_rocm_smi(const OpenOptions& o);
 
 }  // namespace qprof::gpu::smi_detail

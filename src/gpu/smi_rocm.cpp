@@ -34,10 +34,10 @@ class RocmSmi final : public PollingBackend {
     shell_.stop();
   }
 
-  bool start(std::string& why) {
-    if (!shell_.start({"/bin/sh", "-c", kRocmLoop, program_}, true, why)) return false;
+  Result<void> start() {
+    if (Result<void> started = shell_.start({"/bin/sh", "-c", kRocmLoop, program_}, true); !started) return started;
     start_thread();
-    return true;
+    return {};
   }
 
   std::string_view name() const override { return "rocm-smi"; }
@@ -137,22 +137,14 @@ class RocmSmi final : public PollingBackend {
 
 }  // namespace
 
-std::unique_ptr<Backend> open_rocm_smi(const OpenOptions& o, std::string& why) {
+Result<std::unique_ptr<Backend>> open_rocm_smi(const OpenOptions& o) {
   const std::string program = find_program("rocm-smi", o.path);
-  if (program.empty()) {
-    why = "no rocm-smi on PATH";
-    return nullptr;
-  }
-  std::string out;
-  if (!detail::run_capture({program, "--showmeminfo", "vram", "--showbus", "--showproductname", "--json"}, out, 30000,
-                           why)) {
-    return nullptr;
-  }
-  const auto cards = smi::parse_rocm_meminfo(out);
-  if (!cards || cards->empty()) {
-    why = "rocm-smi lists no GPU";
-    return nullptr;
-  }
+  if (program.empty()) return Failure{"no rocm-smi on PATH"};
+  const Result<std::string> out =
+      detail::run_capture({program, "--showmeminfo", "vram", "--showbus", "--showproductname", "--json"}, 30000);
+  if (!out) return out.failure();
+  const auto cards = smi::parse_rocm_meminfo(*out);
+  if (!cards || cards->empty()) return Failure{"rocm-smi lists no GPU"};
   std::vector<Device> devices;
   std::vector<std::string> keys;
   for (const smi::RocmCard& c : *cards) {
@@ -164,20 +156,20 @@ std::unique_ptr<Backend> open_rocm_smi(const OpenOptions& o, std::string& why) {
     keys.push_back(c.key);
   }
   auto b = std::make_unique<RocmSmi>(program, std::move(devices), std::move(keys), o.smi_interval_ms);
-  if (!b->start(why)) return nullptr;
-  return b;
+  if (Result<void> started = b->start(); !started) return started.failure();
+  return std::unique_ptr<Backend>(std::move(b));
 }
 
 }  // namespace qprof::gpu::smi_detail
 
 namespace qprof::gpu {
 
-std::unique_ptr<Backend> open_smi(const OpenOptions& o, std::string& why) {
-  std::string nvidia_why, rocm_why;
-  if (auto b = smi_detail::open_nvidia_smi(o, nvidia_why)) return b;
-  if (auto b = smi_detail::open_rocm_smi(o, rocm_why)) return b;
-  why = nvidia_why + ", " + rocm_why;
-  return nullptr;
+Result<std::unique_ptr<Backend>> open_smi(const OpenOptions& o) {
+  Result<std::unique_ptr<Backend>> nvidia = smi_detail::open_nvidia_smi(o);
+  if (nvidia) return nvidia;
+  Result<std::unique_ptr<Backend>> rocm = smi_detail::open_rocm_smi(o);
+  if (rocm) return rocm;
+  return Failure{nvidia.failure().message + ", " + rocm.failure().message};
 }
 
 }  // namespace qprof::gpu

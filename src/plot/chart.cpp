@@ -140,6 +140,8 @@ Chart Builder::build() {
   chart_.em = em_;
   chart_.font_size = format_ == Format::png ? em_ * 0.75 : format_ == Format::pdf ? em_ * 0.75 : em_;
 
+  // Said once, whatever the panels: the memory is Σ RSS because a trace has no footprint.
+  if (!o_.metric_fallback.empty()) note(o_.metric_fallback);
   select_traces();
   x_range();
   choose_units();

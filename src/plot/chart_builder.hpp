@@ -89,6 +89,7 @@ class Builder {
   ChartSeries readings(ChartSeries s, const TraceData& t) const;
   void hline(Draft& d, Role role, int color, double y, std::string title);
   void memory_panel(Draft& d, const std::vector<TraceInput>& in);
+  void one_trace_memory(Draft& d, const TraceInput& in, const Series& main, double unit);
   void children(Draft& d, const TraceInput& in, bool single, double unit);
   // The kernel's exact peaks as lines; one far above the drawn series as a note naming `panel`.
   void exact_peaks(Draft& d, const TraceData& t, int color, double unit, const std::string& panel);

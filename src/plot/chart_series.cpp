@@ -105,33 +105,14 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
     const std::string peak_text = bytes_text(peak.v, units_.chosen) + " at " + human_seconds(peak.t);
 
     if (o_.children) children(d, in[i], single, unit);
-    if (single && !rss) {
-      add_series(d, readings({Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
-                              scaled(main.points(), unit)},
-                             t));
-      trend_lines(d, in[i], 0, unit);
+    if (single && (rss || o_.metric == "footprint")) {
+      one_trace_memory(d, in[i], main, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
     } else if (single) {
-      if (!t.cgroup.empty()) {
-        add_series(
-            d,
-            readings({Role::cgroup, 0, false, false, "footprint: cgroup charge", scaled(t.cgroup.points(), unit)}, t));
-      }
-      if (!t.pss.empty()) {
-        // Where the tree had no cgroup of its own, Σ PSS is the footprint.
-        add_series(d, readings({Role::pss, 0, false, false,
-                                t.cgroup.empty() ? "footprint: PSS of the tree" : "PSS of the tree",
-                                scaled(t.pss.points(), unit)},
-                               t));
-        add_series(d, readings({Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)}, t));
-      }
-      // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
-      add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + peak_text,
-                     scaled(t.mem.points(), unit)});
-      // A note under a facet chart names its panel: sixteen lines tied to none read as one run's.
-      exact_peaks(d, t, 0, unit, o_.facet ? display_text(in[i].label, 24) + ": " : "");
-      limit_line(d, t, unit);
+      add_series(d, readings({Role::tree, 0, false, false, metric_title(o_.metric) + ", peak " + peak_text,
+                              scaled(main.points(), unit)},
+                             t));
       trend_lines(d, in[i], 0, unit);
       d.peak = ChartPoint{peak.t, peak.v / unit, 0};
       d.peak_text = "peak " + peak_text;
@@ -147,6 +128,49 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
       if (!in[i].faint) d.panel.points.push_back(ChartPoint{peak.t, peak.v / unit, color});
     }
   }
+}
+
+// One trace in detail. Filled, with the peak annotated: `main`, the footprint (shared pages once:
+// the tree's cgroup charge, else Σ PSS) or, with --metric rss or where the trace has none, Σ RSS;
+// the other memory figures as lines, Σ RSS beside a footprint as a thin one named as mprof's.
+void Builder::one_trace_memory(Draft& d, const TraceInput& in, const Series& main, double unit) {
+  const TraceData& t = *in.data;
+  const bool footprint = &main != &t.mem;
+  const std::string main_peak = bytes_text(main.envelope().max().v, units_.chosen);
+  if (footprint) {
+    add_series(d, readings({Role::tree, 0, false, false,
+                            std::string(&main == &t.cgroup ? "footprint (cgroup charge)" : "footprint (Σ PSS)") +
+                                ", peak " + main_peak,
+                            scaled(main.points(), unit)},
+                           t));
+  } else if (!t.cgroup.empty()) {
+    add_series(
+        d, readings({Role::cgroup, 0, false, false, "footprint: cgroup charge", scaled(t.cgroup.points(), unit)}, t));
+  }
+  if (!t.pss.empty()) {
+    // Where the tree had no cgroup of its own, Σ PSS is the footprint: drawn once.
+    if (&main != &t.pss) {
+      add_series(
+          d, readings({Role::pss, 0, false, false, t.cgroup.empty() ? "footprint: PSS of the tree" : "PSS of the tree",
+                       scaled(t.pss.points(), unit)},
+                      t));
+    }
+    add_series(d, readings({Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)}, t));
+  }
+  const std::string rss_peak = bytes_text(t.mem.envelope().max().v, units_.chosen);
+  if (footprint) {
+    // mprof's figure, a page shared by N processes counted N times: a line, not the answer.
+    add_series(
+        d, {Role::rss_sum, 0, false, false, "Σ RSS (mprof's figure), peak " + rss_peak, scaled(t.mem.points(), unit)});
+  } else {
+    // mprof's MEM is the tree only with -C ("include children"): say no more than it knows.
+    add_series(d, {Role::tree, 0, false, false, (t.qprof ? "tree " : "") + metric_name(t) + ", peak " + rss_peak,
+                   scaled(t.mem.points(), unit)});
+  }
+  // A note under a facet chart names its panel: sixteen lines tied to none read as one run's.
+  exact_peaks(d, t, 0, unit, o_.facet ? display_text(in.label, 24) + ": " : "");
+  limit_line(d, t, unit);
+  trend_lines(d, in, 0, unit);
 }
 
 void Builder::children(Draft& d, const TraceInput& in, bool single, double unit) {

@@ -156,6 +156,12 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   // warning comes back, no worse than before).
   bp::environment env = boost::this_process::environment();
   env["LC_ALL"] = "C.UTF-8";
+  // gnuplot runs ~/.gnuplot (and $XDG_CONFIG_HOME/gnuplot/gnuplotrc) before the script: a user's
+  // settings, or anyone's code planted there, would change or take over qprof's chart. A HOME
+  // with nothing in it gives every chart the same start. Fonts are found through the system's
+  // fontconfig cache, which needs no HOME.
+  env["HOME"] = "/nonexistent";
+  env.erase("XDG_CONFIG_HOME");
   std::optional<child_process::ExecReport> report;
   try {
     report.emplace();
@@ -167,6 +173,7 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   bp::child child(
       bp::exe = gnuplot, env, bp::ignore_error, *report,
       bp::extend::on_exec_setup = [&](auto&) {  // async-signal-safe calls only
+        child_process::restore_sigpipe();
         if (::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || (out >= 0 && ::dup2(out, 3) < 0) ||
             ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
           report->fail(kSetUp, errno);

@@ -2,16 +2,11 @@
 // Which series of a reduced trace `--metric NAME` draws.
 #include <string_view>
 
+#include "qprof/common/path_name.hpp"
 #include "qprof/plot/reduce.hpp"
 
 namespace qprof::plot {
 namespace {
-
-std::string_view last_component(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  const std::size_t slash = path.find_last_of('/');
-  return slash == std::string_view::npos || path.size() == 1 ? path : path.substr(slash + 1);
-}
 
 // As analysis's find_watched_dir: the path itself, else the last component.
 const Series* dir_series_of(const TraceData& t, std::string_view name) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof plot end to end: options → streamed reduction of each trace → chart → gnuplot.
 #include "qprof/plot/plot.hpp"
+#include "qprof/analysis/default_metric.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -187,6 +188,19 @@ static void check_metric(const std::vector<TraceData>& data, const std::string& 
   }
 }
 
+// --metric left out: the rule every command follows (analysis::choose_metric), on the series
+// the traces hold.
+static void resolve_metric(const std::vector<TraceData>& data, PlotOptions& o) {
+  if (!o.metric.empty()) return;
+  const std::size_t without = static_cast<std::size_t>(
+      std::count_if(data.begin(), data.end(), [](const TraceData& t) { return !metric_series_of(t, "footprint"); }));
+  const std::string who =
+      data.size() == 1 ? "this trace" : std::to_string(without) + " of the " + std::to_string(data.size()) + " traces";
+  const analysis::MetricChoice chosen = analysis::choose_metric(std::nullopt, without == 0, who);
+  o.metric = std::string(analysis::metric_info(chosen.metric).name);
+  o.metric_fallback = chosen.fallback;
+}
+
 void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   PlotOptions o = options;
   if (!o.warn) o.warn = [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; };
@@ -232,6 +246,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     one.t0 = in.t0;
     data.push_back(reduce_file(in.path, one, o.warn));
   }
+  resolve_metric(data, o);
   check_metric(data, o.metric);
   std::vector<TraceInput> traces;
   for (std::size_t i = 0; i < inputs.size(); ++i) {

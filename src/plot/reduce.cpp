@@ -30,6 +30,7 @@ using trace::IoSample;
 using trace::make_bracket;
 using trace::MemKindsSample;
 using trace::MemSample;
+using trace::OomKill;
 using trace::PssSample;
 using trace::Stage;
 using trace::stage_end_name;
@@ -258,6 +259,11 @@ class Reducer : public trace::Visitor {
     if (!w) return;
     w->apparent.add(t, static_cast<double>(s.apparent));
     w->fs_free.add(t, static_cast<double>(s.fs_free));
+  }
+  void oom_kill(const OomKill& k) override {  // a mark at the kill, named for its process
+    if (have_t0_) check_span(k.t);
+    const std::string who = k.pid > 0 ? std::to_string(k.pid) + " (" + k.name + ")" : k.name;
+    if (d_.markers.size() < kMaxMarkers) d_.markers.push_back(PlotMarker{k.t, "OOM kill " + who, false});
   }
   void exit(const ExitInfo& e) override {
     if (have_t0_) check_span(e.t);

@@ -60,6 +60,8 @@ const char* role_style(Role r) {
       return "ls 26";
     case Role::trend:
       return "ls 27";
+    case Role::rss_sum:
+      return "ls 28";
     case Role::dir_size:
     case Role::dir_free:
       return "ls 10";

@@ -136,6 +136,11 @@ std::variant<std::unique_ptr<AttachedProcess>, std::string> AttachedProcess::ope
     close_all();
     return "attach: " + name + " has exited already (a zombie its parent has not reaped)";
   }
+  // kthreadd (PID 2) and its children have no user memory: the trace would say 0 B throughout.
+  if (pid == 2 || st->ppid == 2) {
+    close_all();
+    return "attach: " + name + " is a kernel thread: it has no memory of its own to follow";
+  }
   // Memory, CPU and I/O figures need the right to inspect the process (ptrace's read mode): a
   // process of another user (or of a more privileged one) reads as permission denied.
   for (const char* file : {"io", "smaps_rollup"}) {

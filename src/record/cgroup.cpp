@@ -147,7 +147,27 @@ std::vector<pid_t> cgroup_procs_pids(std::string_view text) {
 TreeCgroup::TreeCgroup(std::string dir, std::string parent, bool v1)
     : dir_(std::move(dir)), parent_(std::move(parent)), v1_(v1) {
   usage_ = ProcFile(dir_ + (v1 ? "/memory.usage_in_bytes" : "/memory.current"));
-  peak_ = ProcFile(dir_ + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak"));
+  const std::string peak_path = dir_ + (v1 ? "/memory.max_usage_in_bytes" : "/memory.peak");
+  peak_ = ProcFile::adopt(::open(peak_path.c_str(), O_RDWR | O_CLOEXEC));
+  resettable_ = peak_.is_open();
+  if (!peak_.is_open()) peak_ = ProcFile(peak_path);
+}
+
+std::optional<Bytes> TreeCgroup::close_window() {
+  if (!resettable_) return std::nullopt;
+  const auto window = read_number(peak_);
+  if (!window) return std::nullopt;
+  // v1 takes "0" (the counter restarts at the current charge); v2 any non-empty string.
+  ssize_t n;
+  do {
+    n = ::pwrite(peak_.fd(), "0\n", 2, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n != 2) {
+    resettable_ = false;  // a kernel before 6.12 (v2): the counter keeps the run's peak
+    return std::nullopt;
+  }
+  closed_peak_ = std::max(closed_peak_, *window);
+  return window;
 }
 
 bool move_self_to_leaf(const std::string& group) {
@@ -240,7 +260,11 @@ std::optional<Bytes> TreeCgroup::read_number(const ProcFile& f) const {
 }
 
 std::optional<Bytes> TreeCgroup::usage() const { return read_number(usage_); }
-std::optional<Bytes> TreeCgroup::peak() const { return read_number(peak_); }
+std::optional<Bytes> TreeCgroup::peak() const {
+  const auto now = read_number(peak_);
+  if (!now) return closed_peak_ > 0 ? std::optional<Bytes>(closed_peak_) : std::nullopt;
+  return std::max(*now, closed_peak_);
+}
 
 std::optional<ProcCgroupLine> split_proc_cgroup_line(std::string_view line) {
   if (std::count(line.begin(), line.end(), ':') < 2) return std::nullopt;

@@ -32,7 +32,7 @@ void prepare_child(const LaunchRequest& req) {
   child_process::default_signals(req.default_signals);
   if (req.stderr_fd >= 0 && req.stderr_fd != STDERR_FILENO) dup2(req.stderr_fd, STDERR_FILENO);
   if (req.files_limit) setrlimit(RLIMIT_NOFILE, &*req.files_limit);
-  if (req.own_process_group) setpgid(0, 0);
+  if (req.own_process_group && setpgid(0, req.process_group) != 0) setpgid(0, 0);
 }
 
 // Writes "0" (this process) to a cgroup.procs file; errno when it fails. Async-signal-safe.
@@ -97,13 +97,13 @@ std::vector<std::string> python_script_argv(const std::vector<std::string>& argv
   return out;
 }
 
-std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
-  if (request.argv.empty()) return LaunchFailure{2, "qprof: no command given"};
+Result<pid_t> launch(const LaunchRequest& request) {
+  if (request.argv.empty()) return Failure{"no command given", 2};
   std::string note;
   LaunchRequest req = request;
   req.argv = python_script_argv(request.argv, note);
   if (req.argv.empty()) {
-    return LaunchFailure{127, "qprof: " + request.argv.front() + ": a Python script, and no python3 or python on PATH"};
+    return Failure{request.argv.front() + ": a Python script, and no python3 or python on PATH", 127};
   }
   if (!note.empty() && req.on_note) req.on_note(note);
   const std::string& name = req.argv.front();
@@ -111,7 +111,7 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
   // shell passes it.
   const std::string exe = name.find('/') != std::string::npos ? name : find_program(name);
   // The name is the user's (or a script's) text: shown terminal-safe, never as raw escapes.
-  if (exe.empty()) return LaunchFailure{127, "qprof: " + terminal_text(name) + ": command not found"};
+  if (exe.empty()) return Failure{terminal_text(name) + ": command not found", 127};
   // Everything the child needs is made before fork: after it, only async-signal-safe calls
   // (qprof may have other threads, whose locks the child would inherit held).
   std::vector<char*> argv;
@@ -122,7 +122,7 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
   try {
     report.emplace();
   } catch (const std::system_error& e) {
-    return LaunchFailure{126, "qprof: " + std::string(e.what())};
+    return Failure{e.what(), 126};
   }
   bp::child child(
       bp::exe = exe, bp::ignore_error, *report,
@@ -158,8 +158,8 @@ std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request) {
   }
   if (meanwhile_error) std::rethrow_exception(meanwhile_error);
   const std::string step = failure->step == kJoiningCgroup ? "cannot join the cgroup " + req.cgroup_procs + ": " : "";
-  return LaunchFailure{failure->error == ENOENT ? 127 : 126,
-                       "qprof: " + terminal_text(name) + ": " + step + std::strerror(failure->error)};
+  return Failure{terminal_text(name) + ": " + step + std::strerror(failure->error),
+                 failure->error == ENOENT ? 127 : 126};
 }
 
 std::string display_command(const std::vector<std::string>& argv) {

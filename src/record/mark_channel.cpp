@@ -68,13 +68,38 @@ ChannelLine parse_channel_line(std::string_view line) {
   return marker;
 }
 
+namespace {
+
+// The name qprof's helpers give their reply FIFO: `<TMPDIR>/qprof-ack.XXXXXX/ack`.
+bool is_reply_fifo_name(const std::string& reply_path) {
+  const std::size_t slash = reply_path.rfind('/');
+  if (slash == std::string::npos || reply_path.compare(slash, std::string::npos, "/ack") != 0) return false;
+  const std::size_t dir_slash = reply_path.rfind('/', slash - 1);
+  return dir_slash != std::string::npos && reply_path.compare(dir_slash + 1, 10, "qprof-ack.") == 0;
+}
+
+}  // namespace
+
 void send_ack(const std::string& reply_path) {
-  struct stat st {};
-  // Only a FIFO: a path that names a regular file or a device is never opened for writing.
-  if (::lstat(reply_path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
-  const int fd = ::open(reply_path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return;  // ENXIO: the writer stopped waiting
-  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+  // A pipe carries no sender's credentials, and qprof may be root while the writer is not: the
+  // reply goes only where qprof's own helpers wait for it, `.../qprof-ack.XXXXXX/ack`, a FIFO with
+  // one link in a directory of the FIFO's owner that no one else may enter or change. Any other
+  // path (another user's FIFO, a root-only FIFO named by a less privileged descendant) gets nothing.
+  if (!is_reply_fifo_name(reply_path)) return;
+  const std::string dir = reply_path.substr(0, reply_path.rfind('/'));
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return;
+  struct stat dir_st {
+  }, st{}, opened{};
+  int fd = -1;
+  if (::fstat(dir_fd, &dir_st) == 0 && (dir_st.st_mode & 077) == 0 &&
+      ::fstatat(dir_fd, "ack", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode) && st.st_uid == dir_st.st_uid &&
+      st.st_nlink == 1) {
+    fd = ::openat(dir_fd, "ack", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);  // ENXIO: gave up
+  }
+  ::close(dir_fd);
+  if (fd < 0) return;
+  if (::fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino) {
     // A reader that closed in between makes this EPIPE: SIGPIPE is ignored while qprof runs.
     [[maybe_unused]] const ssize_t w = ::write(fd, "ok\n", 3);
   }
@@ -102,35 +127,50 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not, const std
   // The writers' end blocks as any pipe does (a shell's echo must not see EAGAIN); qprof reads
   // it at once, so a writer waits only when qprof itself is stopped.
   ::fcntl(c->pipe_write_, F_SETFL, ::fcntl(c->pipe_write_, F_GETFL) & ~O_NONBLOCK);
+  std::string fifo_why_not;
+  if (!c->open_fifo(fifo_at, fifo_why_not)) {
+    // A FIFO asked for by name is a promise to its writers: refused whole. The private one is a
+    // fallback for processes that did not inherit the pipe: the pipe goes on without it.
+    if (!fifo_at.empty()) {
+      why_not = fifo_why_not;
+      return nullptr;
+    }
+    c->fifo_problem_ = fifo_why_not;
+  }
+  c->sources_[0].fd = c->pipe_read_;
+  c->stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  for (Source& s : c->sources_) s.line.reserve(kMarkerScanLimit);
+  return c;
+}
+
+bool MarkChannel::open_fifo(const std::string& fifo_at, std::string& why_not) {
   std::string fifo = fifo_at;
   if (fifo.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string dir = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/qprof-mark.XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr) {  // mode 0700: the FIFO is the user's own
       why_not = "cannot create a directory for the marker FIFO (" + dir + "): " + std::strerror(errno);
-      return nullptr;
+      return false;
     }
-    c->dir_ = dir;
+    dir_ = dir;
     fifo = dir + "/marks";
   }
   // mkfifo never replaces a file: an existing path fails with EEXIST and is left as it was.
   if (::mkfifo(fifo.c_str(), 0600) != 0) {
     why_not = "mkfifo " + fifo + ": " + std::strerror(errno);
-    return nullptr;
+    return false;
   }
-  c->fifo_path_ = fifo;
+  fifo_path_ = fifo;
   // Read and write: qprof holds a writer itself, so the FIFO never reports an end of file (which
   // poll would report again and again once the last outside writer closed it).
-  const int fifo_fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-  if (fifo_fd < 0) {
+  sources_[1].fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (sources_[1].fd < 0) {
     why_not = "open " + fifo + ": " + std::strerror(errno);
-    return nullptr;
+    ::unlink(fifo.c_str());
+    fifo_path_.clear();
+    return false;
   }
-  c->sources_[0].fd = c->pipe_read_;
-  c->sources_[1].fd = fifo_fd;
-  c->stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
-  for (Source& s : c->sources_) s.line.reserve(kMarkerScanLimit);
-  return c;
+  return true;
 }
 
 MarkChannel::~MarkChannel() {

@@ -67,11 +67,15 @@ ProcTree::ProcTree(std::string proc_root, pid_t self)
   fresh_.reserve(512);
 }
 
+bool ProcTree::events_allowed() const {
+  const char* env = std::getenv("QPROF_PROC_EVENTS");
+  return proc_root_ == "/proc" && !(env && std::string_view(env) == "0");
+}
+
 void ProcTree::prime(bool use_events) {
   // Subscribed before the listing: a process created in between is in both, and the listing
   // wins (it is an outsider: the command does not exist yet).
-  const char* env = std::getenv("QPROF_PROC_EVENTS");
-  if (use_events && proc_root_ == "/proc" && !(env && std::string_view(env) == "0")) events_.open();
+  if (use_events && events_allowed()) events_.open();
   if (!list_pids()) return;
   known_.clear();
   for (pid_t pid : listing_) known_.push_back({pid, false});
@@ -127,6 +131,9 @@ std::string ProcTree::pid_path(pid_t pid, const char* file) const {
 void ProcTree::use_cgroup(std::string cgroup_procs_path) {
   cgroup_procs_ = std::move(cgroup_procs_path);
   cgroup_buf_.resize(kCgroupReadWindow);
+  // The process events, where qprof may have them, tell a member's fork from anyone else's; a
+  // fork before the subscription is in the first read of cgroup.procs, which comes after it.
+  if (events_allowed()) events_.open();
 }
 
 std::size_t ProcTree::refresh() {
@@ -352,15 +359,12 @@ void ProcTree::classify(std::vector<Fresh>& fresh) {
 }
 
 std::size_t ProcTree::refresh_from_cgroup() {
-  // Reading cgroup.procs costs the kernel a sort of the group's PIDs (cgroup v1): at 512
-  // processes, a tenth of a core at 10 ms (bench/RESULTS.md). A process joins the group by
-  // forking from a member, which moves the newest PID of /proc/loadavg: while it stands, the
-  // group is read again only once a second, for a process moved into it from outside. The
-  // newest PID is read first, so that a fork after it is seen next time.
+  // Reading cgroup.procs costs the kernel a sort of the group's PIDs (cgroup v1): 0.23 ms at
+  // 512 processes, a fifth of a sample's cost (bench/RESULTS.md). A process joins the group by
+  // forking from a member: the group is read again when a member forked, else only once a
+  // second, for a process moved into it from outside.
   const std::int64_t now = monotonic_ns();
-  const std::int64_t last = newest_pid().value_or(-1);
-  if (last >= 0 && last == cgroup_last_pid_ && now - cgroup_read_ns_ < kCgroupRecheckNs) return 0;
-  cgroup_last_pid_ = last;
+  if (!member_forked() && now - cgroup_read_ns_ < kCgroupRecheckNs) return 0;
   cgroup_read_ns_ = now;
   // Opened anew each time: cgroup v1 serves a kept descriptor a cached PID list for as long as
   // it is read more often than once a second, so a kept one would never see a new process.
@@ -398,6 +402,21 @@ std::size_t ProcTree::refresh_from_cgroup() {
   }
   ::close(fd);
   return joined;
+}
+
+bool ProcTree::member_forked() {
+  if (events_.is_open()) {
+    // Other people's forks, which a busy machine makes at every sample, are not the group's.
+    bool forked = false;
+    const bool complete = events_.drain([&](const ProcEvents::Fork& f) { forked = forked || is_member(f.parent); });
+    return forked || !complete;
+  }
+  // Without the events: a member's fork moves the newest PID of /proc/loadavg, and so does
+  // anyone's. It is read before the group, so that a fork after it is seen next time.
+  const std::int64_t last = newest_pid().value_or(-1);
+  const bool moved = last < 0 || last != cgroup_last_pid_;
+  cgroup_last_pid_ = last;
+  return moved;
 }
 
 std::span<const pid_t> ProcTree::pids() {

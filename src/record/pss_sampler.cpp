@@ -54,10 +54,16 @@ void PssSampler::loop() {
       if (stop_) break;
       if (wanted_ <= done_) ++rise_passes_;
     }
+    const bool scheduled = wanted_ <= done_ && !rise_asked_;
+    if (scheduled && Clock::now() - last_pass_ < kStillPassSpacing && still_since_last_pass()) {
+      next = Clock::now() + std::chrono::nanoseconds(interval_ns_.load());
+      continue;
+    }
     rise_asked_ = false;
     const std::uint64_t serving = wanted_;
     lock.unlock();
     const auto began = Clock::now();
+    last_pass_ = began;
     const std::int64_t begin = monotonic_ns(), cpu_begin = thread_cpu_ns();
     pass();
     last_cost_ns_.store(monotonic_ns() - begin);  // what a marker would wait for
@@ -81,6 +87,12 @@ void PssSampler::loop() {
     if (next < now) next = now;  // fell behind: skip, do not catch up
     lock.lock();
   }
+}
+
+bool PssSampler::still_since_last_pass() {
+  std::lock_guard<std::mutex> lock(members_mu_);
+  return members_version_ == version_at_pass_ && rss_notes_.load(std::memory_order_relaxed) > notes_at_pass_ &&
+         rss_now_.load(std::memory_order_relaxed) == rss_at_pass_;
 }
 
 std::chrono::nanoseconds PssSampler::rise_spacing(std::chrono::nanoseconds since_first_pass) {
@@ -107,8 +119,11 @@ bool PssSampler::pass_now(Seconds budget) {
 }
 
 void PssSampler::pass() {
+  notes_at_pass_ = rss_notes_.load(std::memory_order_relaxed);
+  rss_at_pass_ = rss_now_.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(members_mu_);
+    version_at_pass_ = members_version_;
     if (members_version_ != seen_version_) {
       seen_version_ = members_version_;
       std::vector<Target> next;
@@ -118,7 +133,7 @@ void PssSampler::pass() {
         if (kept != targets_.end())
           next.push_back(std::move(*kept));
         else
-          next.push_back({pid, start, ProcFile(proc_root_ + "/" + std::to_string(pid) + "/smaps_rollup")});
+          next.push_back({pid, start, ProcDir(proc_root_ + "/" + std::to_string(pid))});
       }
       targets_.swap(next);
     }
@@ -129,7 +144,7 @@ void PssSampler::pass() {
   char buf[4096];
   std::size_t read = 0;
   for (const Target& t : targets_) {
-    const ssize_t n = t.rollup.read(buf, sizeof buf);
+    const ssize_t n = t.dir.open("smaps_rollup").read(buf, sizeof buf);
     if (n <= 0) continue;  // gone, or a zombie
     if (const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)))) {
       sum.pss += r->pss;

@@ -33,20 +33,18 @@ void on_winch(int) {
 
 }  // namespace
 
-std::unique_ptr<StderrPty> StderrPty::open_like(int terminal, std::string& why_not) {
+Result<std::unique_ptr<StderrPty>> StderrPty::open_like(int terminal) {
   termios modes{};
   winsize ws{};
   if (::tcgetattr(terminal, &modes) != 0 || ::ioctl(terminal, TIOCGWINSZ, &ws) != 0) {
-    why_not = std::string("stderr is not a terminal: ") + std::strerror(errno);
-    return nullptr;
+    return Failure{std::string("stderr is not a terminal: ") + std::strerror(errno)};
   }
   // The job's bytes reach the real terminal, which applies its own output processing (\n to
   // \r\n): doing it twice would change them.
   modes.c_oflag &= ~static_cast<tcflag_t>(OPOST);
   int master = -1, slave = -1;
   if (::openpty(&master, &slave, nullptr, &modes, &ws) != 0) {
-    why_not = std::string("openpty: ") + std::strerror(errno);
-    return nullptr;
+    return Failure{std::string("openpty: ") + std::strerror(errno)};
   }
   ::fcntl(master, F_SETFD, FD_CLOEXEC);
   ::fcntl(slave, F_SETFD, FD_CLOEXEC);

@@ -19,8 +19,7 @@ namespace {
 constexpr std::uint32_t kNameRecheckAt[] = {1, 10, 100};
 }  // namespace
 
-Sampler::Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, SamplerConfig config,
-                 const TreeCgroup* cgroup)
+Sampler::Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, SamplerConfig config, TreeCgroup* cgroup)
     : tree_(tree),
       out_(out),
       clock_(clock),
@@ -46,6 +45,7 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
 
   const MemSample s{clock_.unix_at(mono_ns), total};
   out_.mem(s.t, s.bytes);
+  if (pss_) pss_->note_rss(total);
   if (config_.multiprocess) {
     for (Member& m : tree_.members()) {
       if (!m.named)
@@ -58,6 +58,7 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
       if (!m.is_root) out_.child(m.pid, s.t, m.rss);
     }
   }
+  sample_charge(s.t);
   ++count_;
   if (count_ == 1 || s.bytes > peak_.bytes) {
     // Σ PSS can only peak where Σ RSS rises: a new high, by at least 1 MiB or 1 % over the last
@@ -71,6 +72,25 @@ std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {
   }
   last_ = s;
   return s;
+}
+
+void Sampler::sample_charge(Seconds t) {
+  if (!cgroup_ || !cgroup_->has_memory()) return;
+  const auto usage = cgroup_->usage();
+  const auto peak = cgroup_->peak();
+  if (!usage || !peak) return;
+  out_.cgroup({t, *usage, *peak, std::nullopt, std::nullopt});
+  footprint_reading(*usage);
+}
+
+void Sampler::footprint_reading(Bytes bytes) {
+  footprint_now_ = bytes;
+  footprint_peak_ = std::max(footprint_peak_, bytes);
+}
+
+void Sampler::close_cgroup_window(Seconds t) {
+  if (!cgroup_ || !cgroup_->has_memory()) return;
+  if (const auto window = cgroup_->close_window()) out_.cgroup_window(t, *window);
 }
 
 void Sampler::sync_pss_members() {
@@ -95,7 +115,7 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
       if (!peak_pss_ || p.pss > peak_pss_->pss) peak_pss_ = p;
       peak_uss_ = std::max(peak_uss_, p.uss);
       if (p.unreclaimable) peak_pss_unreclaimable_ = std::max(peak_pss_unreclaimable_.value_or(0), *p.unreclaimable);
-      if (!cgroup_ || !cgroup_->has_memory()) footprint_now_ = p.pss;
+      if (!cgroup_ || !cgroup_->has_memory()) footprint_reading(p.pss);
     });
   }
   const TreeAccounting::Totals& totals = accounting_.read(tree_.members());
@@ -114,10 +134,9 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
       out_.cgroup(sample);
       if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = sample;
       if (parts.anon) peak_cgroup_anon_ = std::max(peak_cgroup_anon_.value_or(0), *parts.anon);
-      footprint_now_ = *usage;
+      footprint_reading(*usage);
     }
   }
-  if (footprint_now_) footprint_peak_ = std::max(footprint_peak_, *footprint_now_);
 }
 
 void Sampler::prune() {

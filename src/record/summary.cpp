@@ -8,8 +8,10 @@
 
 #include "qprof/common/charset.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/request.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/trace/bracket.hpp"
+#include "qprof/trace/oom.hpp"
 
 namespace qprof::record {
 using trace::Footprint;
@@ -94,6 +96,27 @@ std::string count_of(std::uint64_t n, const char* one, const char* many) {
 // "once", "twice", "5 times".
 std::string times(std::uint64_t n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
 
+// The summary checks its answer against the kernel's own figure: the tree held at least its
+// largest process (ru_maxrss). A footprint well below it was read too rarely to see the peak, or
+// counts pages the process shared with processes outside the tree (a library, page cache charged
+// to another cgroup) as theirs. The margin covers those shared pages of an ordinary process.
+void footprint_check(std::ostringstream& out, const RunReport& r) {
+  const Footprint& f = *r.footprint;
+  if (!r.kernel_process_peak) return;
+  const Bytes largest = *r.kernel_process_peak;
+  constexpr Bytes kSharedAllowance = Bytes{16} << 20;
+  if (f.peak + kSharedAllowance >= largest || f.peak >= largest - largest / 10) return;
+  const std::string why =
+      f.basis == Footprint::Basis::pss
+          ? "Σ PSS was read " + times(r.pss_passes) + " and may have missed the peak between two readings (a " +
+                "shorter --pss-interval reads it more often), or the process shared its pages with processes "
+                "outside the tree"
+          : "pages it touched before it joined the tree's cgroup, or page cache charged to another cgroup, are "
+            "not in the charge";
+  line(out, "CHECK",
+       "the footprint is below the largest process's own peak (" + human_bytes(largest) + ", ru_maxrss): " + why);
+}
+
 // The answer first: the footprint, shared pages once, and what of it could be dropped.
 void footprint_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
   if (!r.footprint) return;
@@ -111,6 +134,7 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
     }
     line(out, "", parts);
   }
+  footprint_check(out, r);
 }
 
 std::string exit_words(const RunReport& r) {
@@ -176,6 +200,18 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
     text += cpu;
   }
   line(out, "CPU", text);
+}
+
+// The request to paste, one line: Slurm's form (qprof report --request gives the others).
+void request_line(std::ostringstream& out, const RunReport& r) {
+  if (!r.footprint) return;
+  std::optional<Bytes> killed_at;
+  for (const trace::OomKill& k : r.oom_events) {
+    if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;
+  }
+  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit;
+  const MemoryRequest req = memory_request(r.footprint->peak, "footprint", r.margin, killed_at);
+  line(out, "request", slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)");
 }
 
 void limit_line(std::ostringstream& out, const RunReport& r) {
@@ -256,6 +292,10 @@ std::string command_line(const std::string& command) {
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
   out << locale_text(command_line(r.command)) << '\n';
+  // An OOM kill first: it explains every figure below (a worker gone, a footprint at the limit).
+  for (const trace::OomKill& k : r.oom_events) {
+    line(out, "OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
+  }
   // A figure that misses processes is never shown as if it were the tree's.
   const std::string incomplete =
       r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
@@ -300,6 +340,7 @@ std::string format_summary(const RunReport& r) {
   }
   cpu_line(out, r);
   limit_line(out, r);
+  request_line(out, r);
   dir_lines(out, r);
   line(out, "disk I/O",
        "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +

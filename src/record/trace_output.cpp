@@ -27,11 +27,12 @@ std::string device_refusal(const std::string& path) {
   return path + " is a device, not a file: a trace needs a file, a pipe, or - (stdout)";
 }
 
-// A regular file: locked (a second qprof on it is refused before its command starts), then
-// emptied. Truncating only once the lock is held keeps another run's trace intact. A file that
-// is empty already is not truncated: on ext4 a truncation to zero makes the last close start
-// the file's writeback at once (auto_da_alloc), a cost at every exit for nothing to protect.
-TraceOutput take_regular(int fd, const std::string& path) {
+// A regular file: locked (a second qprof on it is refused before its command starts), and
+// emptied by the session once the command has started (to_empty). Truncating only once the lock
+// is held keeps another run's trace intact. A file that is empty already is not truncated: on
+// ext4 a truncation to zero makes the last close start the file's writeback at once
+// (auto_da_alloc), a cost at every exit for nothing to protect.
+TraceOutput take_regular(int fd, const std::string& path, bool created) {
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd);
@@ -41,15 +42,11 @@ TraceOutput take_regular(int fd, const std::string& path) {
     throw TraceOutputError(why("cannot lock " + path, err));
   }
   struct stat st {};
-  if ((::fstat(fd, &st) != 0 || st.st_size != 0) && ::ftruncate(fd, 0) != 0) {
-    const int err = errno;
-    ::close(fd);
-    throw TraceOutputError(why("cannot empty " + path, err));
-  }
+  const bool to_empty = ::fstat(fd, &st) != 0 || st.st_size != 0;
   // Through /proc: the descriptor's own file, whatever its path names by then (the write end
   // has no read access, and the path may be renamed or replaced at any time).
   const int read_fd = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  return {fd, path, read_fd >= 0, read_fd};
+  return {fd, path, read_fd >= 0, read_fd, created, to_empty};
 }
 
 TraceOutput open_named(const std::string& path) {
@@ -71,7 +68,12 @@ TraceOutput open_named(const std::string& path) {
                    terminal_text(path).c_str());
     }
   }
-  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+  bool created = false;
+  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+    created = fd >= 0;
+  }
   if (fd < 0) throw TraceOutputError(why("cannot create " + path, errno));
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
@@ -83,7 +85,7 @@ TraceOutput open_named(const std::string& path) {
     ::close(fd);
     throw TraceOutputError(device_refusal(path));
   }
-  return take_regular(fd, path);
+  return take_regular(fd, path, created);
 }
 
 TraceOutput open_default(const JobIdentity& identity) {
@@ -92,7 +94,7 @@ TraceOutput open_default(const JobIdentity& identity) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string path = default_trace_name(identity);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
-    if (fd >= 0) return take_regular(fd, path);
+    if (fd >= 0) return take_regular(fd, path, true);
     if (errno != EEXIST) throw TraceOutputError(why("cannot create " + path, errno));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -4,6 +4,7 @@
 
 #include "qprof/common/safe_text.hpp"
 #include "qprof/report/report.hpp"
+#include "qprof/trace/footprint.hpp"
 
 namespace qprof::report {
 using analysis::BudgetCheck;
@@ -12,8 +13,20 @@ using analysis::relative_time;
 using analysis::where_in_stages;
 using trace::Trace;
 
+namespace {
+
+// The figure the budget held, with its basis: "footprint (Σ PSS)", "RSS".
+std::string held_figure(const Trace& trace, analysis::Metric m) {
+  std::string title(metric_info(m).title);
+  if (m != analysis::Metric::footprint) return title;
+  const auto f = trace::footprint_of(trace);
+  return f ? title + " (" + std::string(trace::basis_name(f->basis)) + ")" : title;
+}
+
+}  // namespace
+
 std::string budget_message(const Trace& trace, const BudgetCheck& c) {
-  std::string out = "peak " + std::string(metric_info(c.metric).title) + " " + human_bytes(c.peak.bytes);
+  std::string out = "peak " + held_figure(trace, c.metric) + " " + human_bytes(c.peak.bytes);
   if (!c.exceeded()) return out + " is within the budget of " + human_bytes(c.limit);
   out += " exceeds the budget of " + human_bytes(c.limit) + " by " + human_bytes(c.over());
   if (c.limit > 0) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "exporters.hpp"
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
 
@@ -97,12 +98,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 }  // namespace
 
 Unit table_unit(const Table& table, const RenderOptions& options) {
@@ -157,11 +152,11 @@ std::string human_value(const Column& c, double value, Unit unit) {
       return s;
     }
     case Kind::seconds:
-      return format("%.3f", value);
+      return printf_number("%.3f", value);
     case Kind::share:
-      return format("%.1f%%", value * 100.0);
+      return printf_number("%.1f%%", value * 100.0);
     case Kind::count:
-      return format("%.0f", value);
+      return printf_number("%.0f", value);
     case Kind::flag:
       return value != 0 ? "yes" : "no";
     case Kind::text:
@@ -244,7 +239,7 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
       h.lowest = lowest_text[i] && cell.value && !cell.summed && human_value(c, *cell.value, unit) == *lowest_text[i];
       g.any_lowest = g.any_lowest || h.lowest;
       out.push_back(std::move(h));
-      if (c.show_ratio) out.push_back({cell.ratio ? format("%.2f", *cell.ratio) : "-", false});
+      if (c.show_ratio) out.push_back({cell.ratio ? printf_number("%.2f", *cell.ratio) : "-", false});
     }
     g.rows.push_back(std::move(out));
   }

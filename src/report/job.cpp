@@ -160,6 +160,8 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
   };
   const auto hosts = group_by_host(traces);
   fact("traces", "traces", Kind::count, Cell::number(static_cast<double>(traces.size())));
+  d.facts.push_back(
+      {column("metric", "metric", Kind::text, false), Cell::string(std::string(metric_info(metric).name))});
   fact("host_count", "hosts", Kind::count, Cell::number(static_cast<double>(hosts.size())));
   const JobMeta* first = traces.empty() ? nullptr : &traces.front()->meta.job;
   if (first && !first->job_id.empty()) fact("job_id", "job id", Kind::text, Cell::string(first->job_id));

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "qprof/trace/oom.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/report/report.hpp"
 
@@ -37,6 +38,7 @@ PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool
   l.metric = metric;
   l.stage_scope = stage;
   l.unread_processes = t.unread_processes;
+  for (const trace::OomKill& k : t.oom_kills) l.oom_kills.push_back(trace::describe_oom_kill(k, t.t0()));
   const MetricInfo& info = metric_info(l.metric);
   if (!has_metric(t, l.metric)) {
     l.error = missing_metric(t, l.metric);
@@ -115,6 +117,10 @@ std::string peak_json(const std::vector<PeakLine>& lines, Unit unit, bool single
     o["kernel_high_water_mark"] = l.peak->exact;
     o["complete"] = l.unread_processes == 0;
     if (l.unread_processes > 0) o["unread_processes"] = l.unread_processes;
+    if (!l.oom_kills.empty()) {
+      o["oom_kills"] = ordered_json::array();
+      for (const std::string& k : l.oom_kills) o["oom_kills"].push_back(valid_utf8(k));
+    }
     o["time"] = l.peak->t ? ordered_json(*l.peak->t) : ordered_json(nullptr);
     o["relative_time_s"] = l.relative_t ? ordered_json(std::round(*l.relative_t * 1e6) / 1e6) : ordered_json(nullptr);
     o["stage"] = l.where.empty() ? ordered_json(nullptr) : ordered_json(l.where.front());

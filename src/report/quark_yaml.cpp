@@ -49,14 +49,9 @@ using trace::Trace;
 
 namespace {
 
-// Numbers are emitted from text of our own: yaml-cpp prints doubles with 17 digits
-// (1523.4000000000001) and 0.0 as "0", which YAML reads back as an integer. Fixed notation with
-// the zeros trimmed keeps them floats for every reader (Python's yaml reads "1e-07" as a string).
-// Any magnitude: 1e300 s is 301 digits, never a cut buffer. NaN and the infinities are YAML's own.
-std::string fixed(double v, int decimals) {
-  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
-  return fixed_text(v, decimals, ".nan");
-}
+// Numbers are emitted from text of our own (common/number_text.hpp): fixed notation with the zeros
+// trimmed keeps them floats for every reader (Python's yaml reads "1e-07" as a string).
+std::string fixed(double v, int decimals) { return yaml_float(v, decimals); }
 
 std::string mb(Bytes b) { return fixed(trace::to_mib(b), 3); }
 std::string mb(std::optional<Bytes> b) { return mb(b.value_or(0)); }

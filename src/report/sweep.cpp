@@ -3,20 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
 using analysis::FigureModel;
 using analysis::SweepModel;
 namespace {
-
-std::string number(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 // A figure's value in words: a size or a duration; a negative intercept keeps its sign.
 std::string value_words(const FigureModel& f, double v) {
@@ -26,7 +20,7 @@ std::string value_words(const FigureModel& f, double v) {
 }
 
 std::string value_text(const SweepModel& m, double v) {
-  return m.integer_values && v == std::floor(v) ? number("%.0f", v) : number("%g", v);
+  return m.integer_values && v == std::floor(v) ? printf_number("%.0f", v) : printf_number("%g", v);
 }
 
 Column machine_only(const char* key, Kind kind) {
@@ -44,13 +38,15 @@ constexpr Kind kRaw = Kind::share;
 bool too_few_points(const FigureModel& f) { return f.x.size() < 3; }
 
 std::string r2_text(const FigureModel& f) {
-  return too_few_points(f) ? std::to_string(f.x.size()) + " points only" : number("%.3f", f.r2());
+  return too_few_points(f) ? std::to_string(f.x.size()) + " points only" : printf_number("%.3f", f.r2());
 }
 
 }  // namespace
 
-const FigureModel* limit_figure(const SweepModel& m) {
-  for (const char* key : {"fit_full_speed", "footprint", "peak_rss"}) {
+const FigureModel* limit_figure(const SweepModel& m, bool rss) {
+  const std::initializer_list<const char*> footprint_first{"fit_full_speed", "footprint", "peak_rss"};
+  const std::initializer_list<const char*> rss_first{"peak_rss", "fit_full_speed", "footprint"};
+  for (const char* key : rss ? rss_first : footprint_first) {
     for (const FigureModel& f : m.figures) {
       if (f.key == key && f.fitted()) return &f;
     }
@@ -60,7 +56,8 @@ const FigureModel* limit_figure(const SweepModel& m) {
 
 std::string formula_words(const FigureModel& f, const std::string& parameter) {
   if (f.power_chosen && f.power) {
-    return value_words(f, f.power->coefficient) + " \u00d7 " + parameter + "^" + number("%.2f", f.power->exponent);
+    return value_words(f, f.power->coefficient) + " \u00d7 " + parameter + "^" +
+           printf_number("%.2f", f.power->exponent);
   }
   if (!f.line) return "";
   const double slope = f.line->slope;
@@ -69,7 +66,7 @@ std::string formula_words(const FigureModel& f, const std::string& parameter) {
 }
 
 std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOptions& o) {
-  const FigureModel* f = limit_figure(m);
+  const FigureModel* f = limit_figure(m, o.rss);
   if (!f || !o.limit) return std::nullopt;
   const std::string limit = human_bytes(*o.limit);
   const std::string model = "(" + f->title + " " + formula_words(*f, m.parameter) + ", " +
@@ -203,7 +200,7 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
   if (const auto solved = solved_words(m, o)) {
     model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
     doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
-    if (const FigureModel* f = limit_figure(m)) {
+    if (const FigureModel* f = limit_figure(m, o.rss)) {
       if (const auto x = f->solve(static_cast<double>(*o.limit))) {
         Column c = machine_only("solved_value", kRaw);
         doc.facts.push_back({c, Cell::number(m.integer_values ? std::floor(*x + 1e-9) : *x)});

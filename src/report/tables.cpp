@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/default_metric.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/report/trend.hpp"
 #include "qprof/trace/footprint.hpp"
@@ -51,6 +52,9 @@ Table stage_table(const Trace& trace, Metric metric) {
   Table t;
   t.name = "stages";
   t.title = "Stages (" + std::string(metric_info(metric).what) + ")";
+  // The footprint says its basis: "Stages (footprint, shared pages once: Σ PSS)".
+  if (const auto f = footprint_of(trace); f && metric == Metric::footprint)
+    t.title = "Stages (footprint, shared pages once: " + std::string(basis_name(f->basis)) + ")";
   t.columns = {
       column("stage", "stage", Kind::text),
       column("start", "start", Kind::seconds),
@@ -137,13 +141,19 @@ Table peaks_table(const Trace& trace) {
   return t;
 }
 
-Document trace_report(const Trace& trace, Metric metric) {
+Document trace_report(const Trace& trace, std::optional<Metric> asked) {
+  const analysis::MetricChoice chosen = analysis::choose_metric(asked, trace);
+  const Metric metric = chosen.metric;
   Document d;
   auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
     d.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
   };
   fact("trace", "trace", Kind::text, Cell::string(trace.source));
   fact("command", "command", Kind::text, Cell::string(trace.cmdline));
+  // Machine formats name the stage table's metric; human ones in its title.
+  d.facts.push_back(
+      {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(metric).name))});
+  say_metric_fallback(d, chosen.fallback);
   // The answer first: the footprint (shared pages once), then Σ RSS as mprof counts it.
   if (const auto f = footprint_of(trace)) {
     fact("footprint", "footprint", Kind::bytes, Cell::bytes(f->peak));
@@ -199,6 +209,11 @@ Document trace_report(const Trace& trace, Metric metric) {
   detail::add_bottlenecks(trace, d.tables[1], d);
   if (auto dirs = watched_dirs_table(trace)) d.tables.push_back(std::move(*dirs));
   return d;
+}
+
+void say_metric_fallback(Document& d, const std::string& fallback) {
+  if (fallback.empty()) return;
+  d.facts.push_back({column("metric_fallback", "metric", Kind::text), Cell::string(fallback)});
 }
 
 Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,

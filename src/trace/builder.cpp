@@ -66,6 +66,7 @@ class TraceBuilder : public Visitor {
   }
   void hwm(const MemSample& s) override { tr_.hwm.push_back(s); }
   void cgroup(const CgroupSample& s) override { tr_.cgroup.push_back(s); }
+  void cgroup_window(const MemSample& s) override { tr_.cgroup_windows.push_back(s); }
   void gpu_device(const GpuDevice& d) override { tr_.gpu_devices.push_back(d); }
   void gpu(const GpuSample& s) override {
     tr_.gpu.push_back(s);
@@ -93,6 +94,7 @@ class TraceBuilder : public Visitor {
   void dir(const DirSample& s) override { tr_.dir_samples.push_back(s); }
   void note(std::string_view text) override { tr_.notes.emplace_back(text); }
   void unread(std::uint64_t processes) override { tr_.unread_processes = processes; }
+  void oom_kill(const OomKill& k) override { tr_.oom_kills.push_back(k); }
   void exit(const ExitInfo& e) override { tr_.exit = e; }
   void warning(const std::string& w) override {
     tr_.last_line_cut = line();  // the reader's one warning: a cut last line
@@ -158,6 +160,9 @@ class PeakReducer : public TraceBuilder {
   }
   void note(std::string_view text) override {
     if (tr_.notes.size() < kMaxNotes) TraceBuilder::note(text);
+  }
+  void oom_kill(const OomKill& k) override {
+    if (tr_.oom_kills.size() < kMaxNotes) TraceBuilder::oom_kill(k);
   }
 
   void mem(const MemSample& s) override {
@@ -295,7 +300,8 @@ void PeakReducer::prune_stages() {
   auto add = [&kept](const auto& records) {
     for (const auto& r : records) kept.push_back(r.t);
   };
-  add(tr_.mem), add(tr_.hwm), add(tr_.pss), add(tr_.cgroup), add(tr_.kinds), add(tr_.gpu), add(tr_.markers);
+  add(tr_.mem), add(tr_.hwm), add(tr_.pss), add(tr_.cgroup), add(tr_.cgroup_windows), add(tr_.kinds), add(tr_.gpu),
+      add(tr_.markers);
   for (const ChildSeries& c : tr_.children) add(c.samples);
   for (const auto& [index, samples] : dirs_) add(samples);
   std::sort(kept.begin(), kept.end());

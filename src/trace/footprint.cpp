@@ -30,9 +30,20 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
     f.peak = it->second;
     f.t.reset();
   }
-  f.reclaimable = largest->file;
+  // The charge is read at every sample, its parts (memory.stat) with the stats: the page cache
+  // of the largest reading that has them.
+  const CgroupSample* with_parts = nullptr;
   for (const CgroupSample& s : t.cgroup) {
     if (s.anon) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *s.anon);
+    if (s.file && (with_parts == nullptr || s.usage > with_parts->usage)) with_parts = &s;
+  }
+  if (with_parts != nullptr) f.reclaimable = with_parts->file;
+  // A window's peak (CGPEAK, read at a checkpoint) is the kernel's too.
+  for (const MemSample& w : t.cgroup_windows) {
+    if (w.bytes > f.peak) {
+      f.peak = w.bytes;
+      f.t.reset();
+    }
   }
   return f;
 }

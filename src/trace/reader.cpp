@@ -11,8 +11,10 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "qprof/trace/format.hpp"
+#include "oom_record.hpp"
 #include "plain_numbers.hpp"
 
 namespace qprof::trace {
@@ -302,6 +304,11 @@ void parse_line(std::string_view line, Visitor& v) {
       s.file = f.count("file bytes");
     }
     v.cgroup(s);
+  } else if (kind == "CGPEAK") {
+    MemSample s;
+    s.t = f.number("time");
+    s.bytes = f.count("peak bytes");
+    v.cgroup_window(s);
   } else if (kind == "GPUDEV") {
     GpuDevice d;
     d.index = static_cast<int>(f.integer("device index"));
@@ -364,6 +371,8 @@ void parse_line(std::string_view line, Visitor& v) {
     v.unread(f.count("processes"));
   } else if (kind == "NOTE") {
     v.note(unescape_text(f.text()));
+  } else if (kind == "OOM") {
+    v.oom_kill(parse_oom_record(f.text()));
   } else if (kind == "EXIT") {
     parse_exit(f, v);
   } else if (!is_kind_word(kind)) {
@@ -381,6 +390,7 @@ class LineFeeder {
   // Parses every complete line in `data`; returns how many bytes it consumed.
   std::size_t feed(std::string_view data) {
     std::size_t pos = 0;
+    if (line_no_ == 0 && !started_) pos = start_of(data);
     while (true) {
       // Most records are MEM lines: parsed whole where the window fits, with no newline search.
       if (max_line_ >= detail::kMemRecordWindow) {
@@ -411,6 +421,25 @@ class LineFeeder {
   }
 
  private:
+  // The first bytes of the file: a UTF-8 byte-order mark (an editor's) is skipped; a compressed
+  // file is named as such rather than quoted as binary.
+  std::size_t start_of(std::string_view data) {
+    started_ = true;
+    if (data.starts_with("\xEF\xBB\xBF")) return 3;
+    static constexpr std::pair<std::string_view, std::string_view> kCompressed[] = {
+        {"\x1F\x8B", "gzip (gunzip it first)"},
+        {"\x28\xB5\x2F\xFD", "zstd (unzstd it first)"},
+        {"\xFD"
+         "7zXZ",
+         "xz (unxz it first)"},
+        {"BZh", "bzip2 (bunzip2 it first)"}};
+    for (const auto& [magic, what] : kCompressed) {
+      if (data.starts_with(magic))
+        throw ParseError(name_, 1, "a compressed file, " + std::string(what) + ", not a trace");
+    }
+    return 0;
+  }
+
   [[noreturn]] void too_long() const {
     throw ParseError(name_, line_no_ + 1,
                      "line longer than " +
@@ -438,6 +467,7 @@ class LineFeeder {
   Visitor& v_;
   std::size_t max_line_;
   std::size_t line_no_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace

@@ -138,6 +138,9 @@ class Recorder final : public Visitor {
   void cgroup(const CgroupSample& s) override {
     later(0, [s](Visitor& v) { v.cgroup(s); });
   }
+  void cgroup_window(const MemSample& s) override {
+    later(0, [s](Visitor& v) { v.cgroup_window(s); });
+  }
   void gpu_device(const GpuDevice& d) override {
     later(d.uuid.size() + d.name.size(), [d](Visitor& v) { v.gpu_device(d); });
   }
@@ -170,6 +173,9 @@ class Recorder final : public Visitor {
   }
   void unread(std::uint64_t p) override {
     later(0, [p](Visitor& v) { v.unread(p); });
+  }
+  void oom_kill(const OomKill& k) override {
+    later(k.name.size() + k.scope.size() + k.stage.size(), [k](Visitor& v) { v.oom_kill(k); });
   }
   void exit(const ExitInfo& e) override {
     later(0, [e](Visitor& v) { v.exit(e); });

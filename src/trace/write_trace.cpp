@@ -25,6 +25,7 @@ enum class Kind : std::uint8_t {
   cpu,
   hwm,
   cgroup,
+  cgroup_window,
   kinds,
   tasks,
   gpu_util,
@@ -88,6 +89,9 @@ void write_line(const Trace& tr, const Line& l, Writer& out) {
     case Kind::cgroup:
       out.cgroup(tr.cgroup[l.index]);
       break;
+    case Kind::cgroup_window:
+      out.cgroup_window(tr.cgroup_windows[l.index].t, tr.cgroup_windows[l.index].bytes);
+      break;
     case Kind::kinds:
       out.kinds(tr.kinds[l.index]);
       break;
@@ -138,6 +142,7 @@ void write_trace(const Trace& trace, Writer& out) {
   add_all(lines, trace.cpu, Kind::cpu);
   add_all(lines, trace.hwm, Kind::hwm);
   add_all(lines, trace.cgroup, Kind::cgroup);
+  add_all(lines, trace.cgroup_windows, Kind::cgroup_window);
   add_all(lines, trace.kinds, Kind::kinds);
   add_all(lines, trace.tasks, Kind::tasks);
   add_all(lines, trace.gpu_util, Kind::gpu_util);
@@ -157,6 +162,7 @@ void write_trace(const Trace& trace, Writer& out) {
   for (const Line& l : lines) write_line(trace, l, out);
   for (const auto& [name, bytes] : trace.peaks) out.peak(name, bytes);
   for (const std::string& n : trace.notes) out.note(n);
+  for (const OomKill& k : trace.oom_kills) out.oom_kill(k);
   if (trace.exit) out.exit(*trace.exit);
   out.flush();
 }

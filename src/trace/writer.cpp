@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "qprof/trace/format.hpp"
+#include "oom_record.hpp"
 
 namespace qprof::trace {
 namespace {
@@ -226,6 +227,8 @@ void Writer::cgroup(const CgroupSample& s) {
   if (s.anon && s.file) line.uinteger(*s.anon).uinteger(*s.file);
 }
 
+void Writer::cgroup_window(Seconds t, Bytes peak) { Line(*this, "CGPEAK", 2).fixed(t, 6).uinteger(peak); }
+
 void Writer::gpu_device(const GpuDevice& d) {
   const std::string uuid = escape_text(d.uuid.empty() ? "-" : d.uuid, true);
   const std::string name = escape_text(d.name);
@@ -290,6 +293,11 @@ void Writer::note(std::string_view text) {
 }
 
 void Writer::unread(std::uint64_t processes) { Line(*this, "UNREAD", 1).uinteger(processes); }
+
+void Writer::oom_kill(const OomKill& k) {
+  const std::string fields = oom_record_fields(k);
+  Line(*this, "OOM", 1, fields.size() + 1).fixed(k.t, 6).text(fields);
+}
 
 void Writer::exit(const ExitInfo& e) {
   Line line(*this, "EXIT", 5, 48);

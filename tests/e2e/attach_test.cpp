@@ -234,6 +234,12 @@ TEST(Attach, RefusedPids) {
   EXPECT_TRUE(contains(r.err, "is an ancestor of qprof")) << r.err;
   r = run(bounded({"attach", "0"}));
   EXPECT_EQ(r.status, 2);
+  // A kernel thread (kthreadd, where this PID namespace shows it): no memory of its own to follow.
+  if (read_file("/proc/2/comm") == "kthreadd\n") {
+    r = run(bounded({"attach", "2"}));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(contains(r.err, "is a kernel thread")) << r.err;
+  }
   r = run(bounded({"attach", "--cgroup", "1"}));
   EXPECT_EQ(r.status, 2);
   r = run(bounded({"run", "--attach", "1", "--", "true"}));

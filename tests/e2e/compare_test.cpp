@@ -31,6 +31,7 @@ TEST(CompareFiles, LabelsAndFormats) {
             "layerwise          2468.0*        0.96      15.000         1.50\n"
             "* lowest of its column\n"
             "ratios: to the first row (minmax (v1))\n"
+            "no footprint in these traces (recorded with --no-pss, or by mprof): the figures are \u03a3 RSS\n"
             "left out to fit 80 columns: peak kernel, disk read, disk write;\n"
             "  --wide shows them, as do --format csv, json and md\n");
   const Result wide = qprof({"compare", "--wide", fixture("minmax.dat"), fixture("layerwise.dat"), "--label",
@@ -44,7 +45,8 @@ TEST(CompareFiles, LabelsAndFormats) {
             "layerwise          2468.0*        0.96      15.000         1.50                -           900.0       "
             "      20.0\n"
             "* lowest of its column\n"
-            "ratios: to the first row (minmax (v1))\n");
+            "ratios: to the first row (minmax (v1))\n"
+            "no footprint in these traces (recorded with --no-pss, or by mprof): the figures are \u03a3 RSS\n");
   const Result csv =
       qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
   ASSERT_EQ(csv.status, 0);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "e2e_util.hpp"
 
@@ -35,7 +36,7 @@ std::string fixture_dir() {
 
 TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   auto l = lines(r.out);
   ASSERT_EQ(l.size(), 4u) << r.out;  // the header first
@@ -52,7 +53,7 @@ TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
 TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("plot/malformed.dat"), dir + "/qprof_20260103120000.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.out).size(), 4u);  // the header and three traces
   EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
@@ -63,7 +64,7 @@ TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
 TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260105120000.123_4242.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -82,7 +83,7 @@ TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
 // Traces named with -o are listed when given as files, as they were given.
 TEST(List, TakesFilesAsWellAsADirectory) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", dir + "/keep-me.dat", dir});
+  const Result r = qprof({"list", "--metric", "rss", dir + "/keep-me.dat", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -96,7 +97,7 @@ TEST(List, NothingFoundSaysWhichNamesItLooksFor) {
   const std::string dir = temp_dir() + "/user_named";
   fs::create_directories(dir);
   fs::copy_file(data_file("report/minmax.dat"), dir + "/baseline.dat");
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("no traces in " + dir), std::string::npos) << r.err;
@@ -144,6 +145,33 @@ TEST(Clean, KeepIsAWholeNumberWithinItsRange) {
     EXPECT_EQ(r.status, 0) << good << ": " << r.err;
   }
   EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat")) << "--dry-run removes nothing";
+}
+
+// A live run's trace holds its lock: clean keeps it and says so, and removes it once the run ended.
+TEST(Clean, KeepsTheTraceOfALiveRun) {
+  const std::string dir = temp_dir() + "/live";
+  fs::create_directories(dir);
+  Process run_in_dir({"sh", "-c", "cd '" + dir + "' && exec '" + qprof_bin() + "' run -q -- sleep 4"});
+  std::string trace;
+  for (int i = 0; i < 200 && trace.empty(); ++i) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename().string().rfind("qprof_", 0) == 0 && fs::file_size(e.path()) > 0) trace = e.path();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(trace.empty()) << "the run wrote no default-named trace";
+  Result r = qprof({"clean", "--dir", dir});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "kept " + trace + ": a qprof run is still writing it\n");
+  EXPECT_TRUE(fs::exists(trace));
+  r = qprof({"clean", "--dir", dir, "--dry-run"});
+  EXPECT_EQ(r.out, "kept " + trace + ": a qprof run is still writing it\n");
+  const Result ran = run_in_dir.wait(60);
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_TRUE(fs::exists(trace)) << "the run's trace is whole at its end";
+  r = qprof({"clean", "--dir", dir});
+  EXPECT_EQ(r.out, "removed " + trace + "\n");
+  EXPECT_FALSE(fs::exists(trace));
 }
 
 }  // namespace

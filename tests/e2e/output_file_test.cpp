@@ -76,12 +76,21 @@ TEST(OutputFile, ARegularFileIsReplacedWholeNotRewritten) {
   const std::string dir = fresh_dir("regular");
   const std::string out = dir + "/out.csv";
   write_text(out, "old");
-  fs::create_hard_link(out, dir + "/old");  // rewriting in place would change this one too
+  // A reader that opened the old file keeps reading the old bytes: a new inode took the name.
+  std::ifstream reader(out);
   const Result r = bounded_qprof({"export", trace(), "--format", "csv", "-o", out});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(out), bounded_qprof({"export", trace(), "--format", "csv"}).out);
-  EXPECT_EQ(read_file(dir + "/old"), "old");
-  EXPECT_EQ(names(dir), (std::set<std::string>{"out.csv", "old"}));
+  std::string old;
+  EXPECT_TRUE(static_cast<bool>(std::getline(reader, old)));
+  EXPECT_EQ(old, "old");
+  EXPECT_EQ(names(dir), (std::set<std::string>{"out.csv"}));
+  // A file with other names: a new inode would leave them with the old bytes, so it is refused.
+  fs::create_hard_link(out, dir + "/second");
+  const Result linked = bounded_qprof({"export", trace(), "--format", "json", "-o", out});
+  EXPECT_EQ(linked.status, 2) << linked.err;
+  EXPECT_NE(linked.err.find("hard links"), std::string::npos) << linked.err;
+  EXPECT_EQ(read_file(dir + "/second"), read_file(out));
 }
 
 TEST(OutputFile, ALinkIsFollowedAndStaysALink) {

@@ -60,7 +60,8 @@ TEST(PeakCommand, CommandsStdoutGoesToStderrAndItsStatusIsKept) {
 
 TEST(PeakCommand, KeepsTheTraceWithOutputAndSpeaksJson) {
   const std::string out = temp_dir() + "/peak_kept.dat";
-  const Result r = qprof({"peak", "--json", "--unit", "KiB", "-o", out, "--", workload("markers")});
+  // --metric rss: the figure of the MEM lines, compared with them (-- CMD's default is the footprint).
+  const Result r = qprof({"peak", "--json", "--unit", "KiB", "--metric", "rss", "-o", out, "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_object()) << r.out;
@@ -83,9 +84,13 @@ TEST(PeakCommand, BudgetOverUnderAndTheCommandsFailureWins) {
   const Result over = with({"--max-peak", "50MiB"});
   EXPECT_EQ(over.status, 3) << over.err;
   EXPECT_TRUE(over.out.ends_with(" MiB\n"));
-  EXPECT_NE(over.err.find("memory budget exceeded: peak RSS "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("memory budget exceeded: peak footprint ("), std::string::npos) << over.err;
   EXPECT_NE(over.err.find("exceeds the budget of 50.0 MiB by "), std::string::npos) << over.err;
-  EXPECT_NE(over.err.find("in stage 'Calibration'"), std::string::npos) << over.err;
+  // Σ RSS is sampled every 10 ms: its peak's moment names the stage.
+  const Result over_rss = with({"--max-peak", "50MiB", "--metric", "rss"});
+  EXPECT_EQ(over_rss.status, 3) << over_rss.err;
+  EXPECT_NE(over_rss.err.find("memory budget exceeded: peak RSS "), std::string::npos) << over_rss.err;
+  EXPECT_NE(over_rss.err.find("in stage 'Calibration'"), std::string::npos) << over_rss.err;
   EXPECT_EQ(with({"--max-peak", "1GiB"}).status, 0);
   EXPECT_EQ(with({"--max-peak", "1073741824"}).status, 0);
   EXPECT_EQ(qprof({"peak", "--max-peak", "1KiB", "--", workload("exit_with"), "5"}).status, 5);

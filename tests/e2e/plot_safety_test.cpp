@@ -190,5 +190,37 @@ TEST(PlotSafety, SigtermWhileGnuplotDrawsLeavesNothingBehind) {
   EXPECT_EQ(leftovers(dir, {"ok.dat", "gnuplot-hangs", "gnuplot.pid"}), std::vector<std::string>{});
 }
 
+// --sum's temporary trace of the job is gone from $TMPDIR as soon as it is made: a SIGINT while
+// gnuplot draws leaves nothing there.
+TEST(PlotSafety, SigintDuringASumLeavesNoTemporaryTrace) {
+  const std::string dir = test_dir();
+  fs::create_directories(dir + "/tmp");
+  write(dir + "/a.dat", "QPROF 1 start=100\nMEM 100.0 1.0\nMEM 101.0 2.0\n");
+  write(dir + "/b.dat", "QPROF 1 start=100\nMEM 100.0 3.0\nMEM 101.0 4.0\n");
+  std::vector<std::string> argv{"env", "TMPDIR=" + dir + "/tmp"};
+  for (const std::string& a : limited({"plot", "--sum", dir + "/a.dat", dir + "/b.dat", "-o", dir + "/sum.png",
+                                       "--gnuplot", hanging_gnuplot(dir)}))
+    argv.push_back(a);
+  Process p(argv);
+  ASSERT_GT(read_pid(dir + "/gnuplot.pid"), 0);
+  ::kill(p.pid(), SIGINT);
+  EXPECT_EQ(p.wait(30).status, 128 + SIGINT);
+  EXPECT_EQ(leftovers(dir + "/tmp", {}), std::vector<std::string>{});
+}
+
+// gnuplot never runs the user's ~/.gnuplot before qprof's script: every chart starts the same,
+// and nothing planted there runs.
+TEST(PlotSafety, TheUsersGnuplotStartupFileIsNotRun) {
+  const std::string dir = test_dir();
+  fs::create_directories(dir + "/home");
+  write(dir + "/home/.gnuplot", "system \"touch " + dir + "/ran\"\n");
+  write(dir + "/ok.dat", "MEM 1.0 1.0\nMEM 2.0 2.0\n");
+  std::vector<std::string> argv{"env", "HOME=" + dir + "/home"};
+  for (const std::string& a : limited({"plot", dir + "/ok.dat", "-o", dir + "/ok.svg"})) argv.push_back(a);
+  const Result r = run(argv, "", 60);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/ran")) << "~/.gnuplot was run";
+}
+
 }  // namespace
 }  // namespace qprof::test

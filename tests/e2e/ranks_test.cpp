@@ -76,21 +76,23 @@ TEST(Ranks, SlurmVariablesNameTheTracesAndFillTheHeader) {
   EXPECT_GE(p0, 50.0);
   EXPECT_NEAR(p1 - p0, 50.0, 2.0);
   // Both held their memory together for 1.5 s: the job's peak is the sum of the ranks' peaks.
-  const Result sum = qprof({"peak", "--sum", dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"});
+  const Result sum = qprof({"peak", "--sum", "--metric", "rss", dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"});
   ASSERT_EQ(sum.status, 0) << sum.err;
   EXPECT_EQ(sum.out.rfind("job (2 traces)\t", 0), 0u) << sum.out;
   EXPECT_NEAR(first_number(sum.out), p0 + p1, 1.0);
   EXPECT_LE(first_number(sum.out), p0 + p1 + 0.001);
 
   // A budget on the job: under the sum fails (3), above passes.
-  EXPECT_EQ(qprof({"peak", "--sum", "--max-peak", std::to_string(static_cast<int>(p0 + p1 - 20)) + "MiB",
-                   dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
-                .status,
-            3);
-  EXPECT_EQ(qprof({"peak", "--sum", "--max-peak", std::to_string(static_cast<int>(p0 + p1 + 20)) + "MiB",
-                   dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
-                .status,
-            0);
+  EXPECT_EQ(
+      qprof({"peak", "--sum", "--metric", "rss", "--max-peak", std::to_string(static_cast<int>(p0 + p1 - 20)) + "MiB",
+             dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
+          .status,
+      3);
+  EXPECT_EQ(
+      qprof({"peak", "--sum", "--metric", "rss", "--max-peak", std::to_string(static_cast<int>(p0 + p1 + 20)) + "MiB",
+             dir + "/job.nodeA.0.dat", dir + "/job.nodeA.1.dat"})
+          .status,
+      0);
 }
 
 TEST(Ranks, ByHostGivesEachHostsPeakAndTheReportSumsTheJob) {
@@ -98,7 +100,7 @@ TEST(Ranks, ByHostGivesEachHostsPeakAndTheReportSumsTheJob) {
   run_two_ranks(dir, "nodeA", "nodeB");
   const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeB.1.dat";
   const double p0 = mib(peak_of(a)), p1 = mib(peak_of(b));
-  const Result by_host = qprof({"peak", "--by-host", a, b});
+  const Result by_host = qprof({"peak", "--by-host", "--metric", "rss", a, b});
   ASSERT_EQ(by_host.status, 0) << by_host.err;
   const auto nl = by_host.out.find('\n');
   ASSERT_NE(nl, std::string::npos);
@@ -108,7 +110,7 @@ TEST(Ranks, ByHostGivesEachHostsPeakAndTheReportSumsTheJob) {
   EXPECT_NEAR(first_number(first), p0, 0.001);
   EXPECT_NEAR(first_number(second), p1, 0.001);
 
-  const Result json = qprof({"report", "--sum", "--format", "json", a, b});
+  const Result json = qprof({"report", "--sum", "--metric", "rss", "--format", "json", a, b});
   ASSERT_EQ(json.status, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["host_count"], 2);
@@ -146,7 +148,7 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeA.1.dat";
   const double sum = mib(peak_of(a)) + mib(peak_of(b));
   const std::string script = dir + "/job.gp";
-  const Result r = qprof({"plot", "--sum", a, b, "-o", dir + "/job.svg", "--script", script});
+  const Result r = qprof({"plot", "--sum", "--metric", "rss", a, b, "-o", dir + "/job.svg", "--script", script});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_GT(fs::file_size(dir + "/job.svg"), 1000u);
   const std::string gp = read_file(script);
@@ -238,7 +240,7 @@ TEST(Ranks, FourMpiRanksUnderTheRealMpirun) {
     sum_of_peaks += p;
     files.push_back(found);
   }
-  std::vector<std::string> args{"peak", "--sum"};
+  std::vector<std::string> args{"peak", "--sum", "--metric", "rss"};
   args.insert(args.end(), files.begin(), files.end());
   const Result sum = qprof(args);
   ASSERT_EQ(sum.status, 0) << sum.err;
@@ -274,11 +276,11 @@ TEST(Ranks, TwoTorchrunRanksOfADistributedDataParallelJob) {
   const double p0 = mib(max_mem(t0)), p1 = mib(max_mem(t1));
   // Rank 1 holds 100 MiB beyond the same model, rank 0 50 MiB.
   EXPECT_NEAR(p1 - p0, 50.0, 10.0);
-  const Result sum = qprof({"peak", "--sum", files[0], files[1]});
+  const Result sum = qprof({"peak", "--sum", "--metric", "rss", files[0], files[1]});
   ASSERT_EQ(sum.status, 0) << sum.err;
   EXPECT_GE(first_number(sum.out), 0.95 * (p0 + p1));
   EXPECT_LE(first_number(sum.out), p0 + p1 + 0.001);
-  const Result report = qprof({"report", "--sum", "--format", "json", files[0], files[1]});
+  const Result report = qprof({"report", "--sum", "--metric", "rss", "--format", "json", files[0], files[1]});
   ASSERT_EQ(report.status, 0) << report.err;
   const auto doc = nlohmann::json::parse(report.out);
   ASSERT_EQ(doc["stages"].size(), 1u);

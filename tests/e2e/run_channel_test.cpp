@@ -129,6 +129,20 @@ TEST(RunChannel, SynchronousMarkOutsideQprofIsANoOpAndAnUnansweredOneTimesOut) {
   EXPECT_EQ(::rmdir(dir.c_str()), -1);  // the writer's reply directories are gone: only the FIFO is left
 }
 
+// An unusable TMPDIR takes the FIFO away, not the pipe: said once, and the pipe's markers and a
+// synchronous checkpoint (its reply FIFO falls back to /tmp) still arrive.
+TEST(RunChannel, AnUnusableTmpdirCostsTheFifoOnlyAndSaysSo) {
+  const std::string out = temp_dir() + "/no_tmpdir.dat";
+  const Result r =
+      run({"env", "TMPDIR=/nonexistent-qprof-tmp", "timeout", "-s", "KILL", "60", qprof_bin(), "run", "-o", out, "--",
+           "sh", "-c", "test -z \"$QPROF_MARK_PATH\" && echo A >&$QPROF_MARK_FD && " + qprof_bin() + " mark --sync B"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("no marker FIFO (cannot create a directory for the marker FIFO (/nonexistent-qprof-tmp/"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(labels(trace::read_trace(out)), (std::vector<std::string>{"A", "B"}));
+}
+
 TEST(RunChannel, AFloodingWriterIsDroppedWithOneNoteNotBuffered) {
   const std::string out = temp_dir() + "/flood.dat";
   const Result r = bounded_qprof({"run", "-q", "-o", out, "--", workload("mark_channel"), "flood:200000"});

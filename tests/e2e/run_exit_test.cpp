@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "e2e_util.hpp"
@@ -120,6 +121,25 @@ TEST_P(RunSignals, AreForwardedAndTheTraceIsFinished) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forwarded, RunSignals, ::testing::Values(SIGTERM, SIGINT, SIGHUP));
+
+// Without a terminal the command gets a process group of its own, but does not lead it: setsid
+// (which forks and exits 0 when its caller leads a group) runs the command itself, and the status
+// is the command's. The group still gets what qprof is sent, and --timeout still says the truth.
+TEST(RunExit, SetsidKeepsTheCommandsStatus) {
+  const std::string out = temp_dir() + "/setsid.dat";
+  EXPECT_EQ(qprof({"run", "-q", "-o", out, "--", "setsid", "false"}).status, 1);
+  EXPECT_EQ(qprof({"run", "-q", "-o", out, "--", "setsid", "sh", "-c", "exit 7"}).status, 7);
+  const Result timed = qprof({"run", "-o", out, "--timeout", "0.3", "--", "setsid", "sleep", "30"});
+  EXPECT_EQ(timed.status, 128 + SIGTERM) << timed.err;
+  EXPECT_EQ(timed.err.find("exit status 0"), std::string::npos) << timed.err;
+  // Not a group leader, yet in a group of its own (not qprof's).
+  const Result ids = qprof({"run", "-q", "-o", out, "--", "sh", "-c", "ps -o pid=,pgid= -p $$"});
+  std::istringstream in(ids.out);
+  long pid = 0, pgid = 0;
+  ASSERT_TRUE(static_cast<bool>(in >> pid >> pgid)) << ids.out << ids.err;
+  EXPECT_NE(pid, pgid);
+  EXPECT_NE(pgid, static_cast<long>(::getpgrp()));
+}
 
 TEST(RunExit, TimeoutTerminatesTheTree) {
   const std::string out = temp_dir() + "/timeout.dat";

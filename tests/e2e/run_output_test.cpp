@@ -83,7 +83,7 @@ TEST(RunOutput, TheCommandsFailureWinsAndBudgetsUseTheSamplesInMemory) {
   // The spike workload holds 60 MiB for 1.5 s after the trace broke: the budget sees it.
   const Result over = with({"--max-peak", "30MiB", "--", workload("spike"), "60", "1500", "1500"});
   EXPECT_EQ(over.status, 3) << over.err;
-  EXPECT_TRUE(contains(over.err, "memory budget exceeded: peak RSS")) << over.err;
+  EXPECT_TRUE(contains(over.err, "memory budget exceeded: peak footprint")) << over.err;
   const Result within = with({"--max-peak", "1GiB", "--", workload("spike"), "60", "1500", "1500"});
   EXPECT_EQ(within.status, 4) << within.err;
   EXPECT_TRUE(contains(within.err, "is within the budget of 1.00 GiB")) << within.err;

@@ -13,6 +13,9 @@
  *   delay_us N                      every process-list call sleeps N µs first
  *   device UUID TOTAL USED NAME…    a GPU (index = order of the device lines)
  *   mig UUID TOTAL USED NAME…       a MIG device of the last GPU (which then has MIG mode on)
+ *   compute_mode N                  nvmlDeviceGetComputeMode of the last GPU (0 default, 2 prohibited,
+ *                                   3 exclusive process; without it: 0)
+ *   mig_mode 1                      the last GPU has MIG mode on (without MIG devices yet)
  *   memory_error RC                 memory queries of the last GPU or MIG device return RC
  *   process_error RC                process lists of the last GPU or MIG device return RC
  *   graphics_error RC               its graphics process list alone returns RC
@@ -70,6 +73,7 @@ struct dev {
   char name[TEXT];
   unsigned long long total, used;
   int memory_error, process_error, graphics_error, process_util_error;
+  int compute_mode, mig_mode;
   int ncompute, ngraphics;
   struct proc compute[MAX_PROCS], graphics[MAX_PROCS];
   int has_util;
@@ -218,6 +222,10 @@ static void load_script(void) {
       }
     } else if (cur && strcmp(kind, "pcie") == 0) {
       if (sscanf(rest, "%u %u", &cur->pcie_rx, &cur->pcie_tx) == 2) cur->has_pcie = 1;
+    } else if (cur && strcmp(kind, "compute_mode") == 0) {
+      cur->compute_mode = atoi(rest);
+    } else if (cur && strcmp(kind, "mig_mode") == 0) {
+      cur->mig_mode = atoi(rest);
     } else if (cur && strcmp(kind, "memory_error") == 0) {
       cur->memory_error = atoi(rest);
     } else if (cur && strcmp(kind, "process_error") == 0) {
@@ -413,7 +421,15 @@ EXPORT int nvmlDeviceGetMigMode(void* handle, unsigned* current, unsigned* pendi
   struct dev* d = device_of(handle);
   if (!d || !current || !pending) return leave(ERR_INVALID_ARGUMENT);
   if (d->is_mig) return leave(ERR_NOT_SUPPORTED);
-  *current = *pending = d->nmig > 0 ? 1 : 0;
+  *current = *pending = d->nmig > 0 || d->mig_mode ? 1 : 0;
+  return leave(OK);
+}
+
+EXPORT int nvmlDeviceGetComputeMode(void* handle, int* mode) {
+  enter("nvmlDeviceGetComputeMode");
+  struct dev* d = device_of(handle);
+  if (!d || !mode) return leave(ERR_INVALID_ARGUMENT);
+  *mode = d->compute_mode;
   return leave(OK);
 }
 

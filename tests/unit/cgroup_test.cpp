@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,48 @@ TEST(TreeCgroup, CgroupV1MemoryGivesUsageAndPeak) {
     dir = cg->path();
   }
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// A stage's exact peak: the kernel's counter read and reset at each checkpoint. A child in the
+// group touches 64 MiB and frees it before the first window closes; the second window, in which
+// it held nothing, must not carry that peak, while the run's peak keeps it.
+TEST(TreeCgroup, AWindowClosedAtACheckpointHoldsOnlyItsOwnPeak) {
+  if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
+    GTEST_SKIP() << "needs root and a cgroup v1 memory hierarchy";
+  }
+  std::string why;
+  auto cg = TreeCgroup::create(why);
+  ASSERT_TRUE(cg) << why;
+  int done[2], go_on[2];
+  ASSERT_EQ(pipe(done), 0);
+  ASSERT_EQ(pipe(go_on), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(go_on[1]);
+    std::ofstream(cg->procs_path()) << getpid() << "\n";
+    constexpr std::size_t kSize = std::size_t{64} << 20;
+    char* p = static_cast<char*>(mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    for (std::size_t i = 0; i < kSize; i += 4096) p[i] = 1;
+    munmap(p, kSize);
+    char c = 'x';
+    if (write(done[1], &c, 1) != 1) _exit(3);
+    if (read(go_on[0], &c, 1) < 0) _exit(4);  // held in the group, 64 MiB freed, until told
+    _exit(0);
+  }
+  close(go_on[0]);
+  char c;
+  ASSERT_EQ(read(done[0], &c, 1), 1);
+  const auto first = cg->close_window();
+  ASSERT_TRUE(first) << "cgroup v1 lets root reset memory.max_usage_in_bytes";
+  EXPECT_GE(*first, std::size_t{64} << 20);
+  const auto second = cg->close_window();
+  ASSERT_TRUE(second);
+  EXPECT_LT(*second, std::size_t{16} << 20) << "the 64 MiB was freed before this window opened";
+  EXPECT_GE(*cg->peak(), std::size_t{64} << 20) << "the run's peak keeps every window's";
+  close(go_on[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 // The cgroup v1 memory path of this process, "" if none.

@@ -21,7 +21,6 @@ using record::display_command;
 using record::ExitDescription;
 using record::KillSource;
 using record::launch;
-using record::LaunchFailure;
 using record::LaunchRequest;
 namespace {
 
@@ -107,9 +106,9 @@ TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
   ok.argv = {"sh", "-c", "exit 7"};
   ok.while_exec = [&] { ++runs, ran_in = ::getpid(); };
   const auto started = launch(ok);
-  ASSERT_TRUE(std::holds_alternative<pid_t>(started));
+  ASSERT_TRUE(started.ok());
   int status = 0;
-  ASSERT_EQ(::waitpid(std::get<pid_t>(started), &status, 0), std::get<pid_t>(started));
+  ASSERT_EQ(::waitpid(*started, &status, 0), *started);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7);
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(ran_in, self);
@@ -124,22 +123,37 @@ TEST(Launch, WorkWhileTheChildExecsRunsOnceAndChangesNothingElse) {
   denied.argv = {plain};
   denied.while_exec = [&] { ++runs; };
   const auto refused = launch(denied);
-  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(refused));
-  EXPECT_EQ(std::get<LaunchFailure>(refused).exit_status, 126);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.failure().status, 126);
   EXPECT_EQ(runs, 2);
 
   LaunchRequest throwing;
   throwing.argv = {plain};
   throwing.while_exec = [] { throw std::runtime_error("while exec"); };
-  EXPECT_THROW(launch(throwing), std::runtime_error);
+  EXPECT_THROW((void)launch(throwing), std::runtime_error);
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the failed child was reaped before the exception";
   EXPECT_EQ(errno, ECHILD);
   // The same after an exec that worked: the command is killed and reaped, not left unwatched.
   throwing.argv = {"sleep", "30"};
-  EXPECT_THROW(launch(throwing), std::runtime_error);
+  EXPECT_THROW((void)launch(throwing), std::runtime_error);
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the running child was killed and reaped";
   EXPECT_EQ(errno, ECHILD);
   std::filesystem::remove(plain);
+}
+
+// What cannot start is a Failure with a shell's status; the message names the command, and the
+// caller puts "qprof: " before it.
+TEST(Launch, ACommandThatCannotStartIsAFailure) {
+  LaunchRequest missing;
+  missing.argv = {"no-such-command-qprof"};
+  const Result<pid_t> not_found = launch(missing);
+  ASSERT_FALSE(not_found.ok());
+  EXPECT_EQ(not_found.failure().status, 127);
+  EXPECT_EQ(not_found.failure().message, "no-such-command-qprof: command not found");
+  const Result<pid_t> nothing = launch(LaunchRequest{});
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_EQ(nothing.failure().status, 2);
+  EXPECT_EQ(nothing.failure().message, "no command given");
 }
 
 // A cgroup the child cannot join is named, with the shell's status for its error (127 for a
@@ -151,18 +165,17 @@ TEST(Launch, ACgroupThatCannotBeJoinedIsNamed) {
   gone.argv = {"sh", "-c", "touch " + marker};
   gone.cgroup_procs = "/nonexistent-qprof-cgroup/cgroup.procs";
   const auto not_joined = launch(gone);
-  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(not_joined));
-  EXPECT_EQ(std::get<LaunchFailure>(not_joined).exit_status, 127);
-  EXPECT_EQ(std::get<LaunchFailure>(not_joined).message,
-            "qprof: sh: cannot join the cgroup /nonexistent-qprof-cgroup/cgroup.procs: No such file or directory");
+  ASSERT_FALSE(not_joined.ok());
+  EXPECT_EQ(not_joined.failure().status, 127);
+  EXPECT_EQ(not_joined.failure().message,
+            "sh: cannot join the cgroup /nonexistent-qprof-cgroup/cgroup.procs: No such file or directory");
 
   LaunchRequest folder = gone;  // a path that cannot be written
   folder.cgroup_procs = std::filesystem::temp_directory_path().string();
   const auto refused = launch(folder);
-  ASSERT_TRUE(std::holds_alternative<LaunchFailure>(refused));
-  EXPECT_EQ(std::get<LaunchFailure>(refused).exit_status, 126);
-  EXPECT_EQ(std::get<LaunchFailure>(refused).message,
-            "qprof: sh: cannot join the cgroup " + folder.cgroup_procs + ": Is a directory");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.failure().status, 126);
+  EXPECT_EQ(refused.failure().message, "sh: cannot join the cgroup " + folder.cgroup_procs + ": Is a directory");
   EXPECT_FALSE(std::filesystem::exists(marker));
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the children that failed were reaped";
 }

@@ -1,16 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 // The helpers every output stage shares (common/): the default label of a trace, numbers at any
-// magnitude, and CSV cells. Each was written twice before and the copies had drifted.
+// magnitude, CSV cells, a path's last component and a temporary trace. Each was written twice or
+// more before and the copies had drifted.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "qprof/common/csv_cell.hpp"
 #include "qprof/common/number_text.hpp"
+#include "qprof/common/path_name.hpp"
+#include "qprof/common/temporary_trace.hpp"
 #include "qprof/common/trace_label.hpp"
+#include "qprof/fit/report.hpp"
+#include "temp_files.hpp"
 
 namespace qprof {
 namespace {
@@ -25,6 +35,23 @@ TEST(TraceLabel, StripsADatSuffixOnly) {
   EXPECT_EQ(default_label("x,\"y\".dat"), "x,\"y\"");
   EXPECT_EQ(default_label(".dat"), ".dat");
   EXPECT_EQ(default_label("dir/"), "dir/");
+}
+
+TEST(TraceLabel, DatSuffixRuleIsOneForLabelsAndSweepValues) {
+  EXPECT_EQ(without_dat_suffix("batch=4.dat"), "batch=4");
+  EXPECT_EQ(without_dat_suffix("batch=4"), "batch=4");
+  EXPECT_EQ(without_dat_suffix("b.c.dat"), "b.c");
+  EXPECT_EQ(without_dat_suffix(".dat"), ".dat");
+  EXPECT_EQ(without_dat_suffix("x.DAT"), "x.DAT");
+}
+
+TEST(PathName, LastComponentIgnoresTrailingSlashes) {
+  EXPECT_EQ(last_component("/scratch/run/cache"), "cache");
+  EXPECT_EQ(last_component("/scratch/run/cache//"), "cache");
+  EXPECT_EQ(last_component("cache"), "cache");
+  EXPECT_EQ(last_component("/"), "/");
+  EXPECT_EQ(last_component("//"), "/");
+  EXPECT_EQ(last_component(""), "");
 }
 
 double read_back(const std::string& s) {
@@ -76,6 +103,72 @@ TEST(FixedText, AnyMagnitudeWholeAndTrimmed) {
   EXPECT_EQ(fixed_text(1e300, 6, "").size(), 301u + 2u);
 }
 
+TEST(YamlFloat, FixedTextWithYamlsWordsForNoDigits) {
+  EXPECT_EQ(yaml_float(1523.4000000000001, 3), "1523.4");
+  EXPECT_EQ(yaml_float(0, 4), "0.0");
+  // trend's copy wrote "inf.0" and "nan.0", which no YAML reader takes for a number.
+  EXPECT_EQ(yaml_float(std::numeric_limits<double>::infinity(), 3), ".inf");
+  EXPECT_EQ(yaml_float(-std::numeric_limits<double>::infinity(), 3), "-.inf");
+  EXPECT_EQ(yaml_float(std::nan(""), 4), ".nan");
+  EXPECT_EQ(yaml_float(1e300, 3).size(), 301u + 2u);
+}
+
+TEST(PrintfNumber, TheCallersFormatWholeAtAnyMagnitude) {
+  EXPECT_EQ(printf_number("%.2f s", 1.5), "1.50 s");
+  EXPECT_EQ(printf_number("%g", 0.25), "0.25");
+  EXPECT_EQ(printf_number("%.1f%%", 12.345), "12.3%");
+  // Four copies wrote into 32 or 64 bytes: 1e300 in fixed notation was cut at the buffer's end.
+  const std::string big = printf_number("%.1f", 1e300);
+  EXPECT_EQ(big.size(), 301u + 2u);
+  EXPECT_EQ(read_back(big), 1e300);
+}
+
+// TMPDIR set for one scope, then as it was.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string& dir) {
+    if (const char* was = std::getenv("TMPDIR")) was_ = was;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    if (was_)
+      ::setenv("TMPDIR", was_->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+  }
+
+ private:
+  std::optional<std::string> was_;
+};
+
+TEST(TemporaryTrace, ANewPrivateFileInTmpdir) {
+  const std::string dir = test::unit_temp_file("tmpdir");
+  std::filesystem::create_directory(dir);
+  const Result<TemporaryTrace> t = [&] {
+    const ScopedTmpdir in(dir);
+    return create_temporary_trace("qprof-test");
+  }();
+  ASSERT_TRUE(t.ok());
+  EXPECT_GE(t->fd, 0);
+  EXPECT_TRUE(t->path.starts_with(dir + "/qprof-test-")) << t->path;
+  EXPECT_TRUE(t->path.ends_with(".dat")) << t->path;
+  struct stat st {};
+  ASSERT_EQ(::fstat(t->fd, &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_size, 0);
+  ::close(t->fd);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TemporaryTrace, FailsNamingTheDirectory) {
+  const Result<TemporaryTrace> t = [] {
+    const ScopedTmpdir in("/nonexistent-qprof-dir");
+    return create_temporary_trace("qprof-test");
+  }();
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.failure().message, "cannot create a temporary trace in /nonexistent-qprof-dir");
+}
+
 TEST(CsvCell, QuotesGuardsAndShowsControls) {
   EXPECT_EQ(csv_cell("Load"), "Load");
   EXPECT_EQ(csv_cell("a,b"), "\"a,b\"");
@@ -94,6 +187,18 @@ TEST(CsvCell, QuotesGuardsAndShowsControls) {
                      "31m"),
             "\\u009b31m");
   EXPECT_EQ(csv_cell("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+TEST(CsvCell, FitsCsvIsMadeOfThem) {
+  // fit quoted with its own copy, which guarded formulas but wrote a newline raw: one record
+  // became two for `cut` and for a terminal.
+  fit::FitReport r;
+  r.command = "=cmd 'two\nlines'";
+  r.message = "stopped, early";
+  const std::string csv = fit::csv_report(r);
+  const std::string second = csv.substr(csv.find('\n') + 1);
+  EXPECT_EQ(second, "command," + csv_cell(r.command) + ",,,,,,,," + csv_cell(r.message) + "\n");
+  EXPECT_EQ(second, "command,'=cmd 'two\\nlines',,,,,,,,\"stopped, early\"\n");
 }
 
 }  // namespace

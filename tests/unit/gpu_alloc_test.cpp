@@ -35,9 +35,9 @@ void steady_state(bool helper_thread) {
       "compute 101 1048576\n");
   OpenOptions oo;
   oo.nvml_library = test::fake_nvml();
-  std::string why;
-  auto backend = open_nvml(oo, why);
-  ASSERT_TRUE(backend) << why;
+  auto opened = open_nvml(oo);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto backend = std::move(*opened);
   SamplerOptions o;
   o.process_thread = helper_thread;
   o.process_interval_ns = 1'000'000;  // a process query every millisecond: many in the count

@@ -143,9 +143,9 @@ TEST(GpuAmdBackend, DevicesTotalsAndTheTreesMemory) {
   OpenOptions o;
   o.proc_root = root() + "/proc";
   o.sys_root = root() + "/sys";
-  std::string why;
-  auto b = open_amd(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_amd(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   EXPECT_EQ(b->name(), "amd");
   EXPECT_FALSE(b->lists_every_process());
   EXPECT_FALSE(b->cuda_devices());
@@ -175,9 +175,9 @@ TEST(GpuAmdBackend, DevicesTotalsAndTheTreesMemory) {
 TEST(GpuAmdBackend, NoDeviceNoBackend) {
   OpenOptions o;
   o.sys_root = root() + "/proc";  // no class/drm there
-  std::string why;
-  EXPECT_FALSE(open_amd(o, why));
-  EXPECT_NE(why.find("no amdgpu"), std::string::npos);
+  const auto opened = open_amd(o);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.failure().message.find("no amdgpu"), std::string::npos);
 }
 
 }  // namespace

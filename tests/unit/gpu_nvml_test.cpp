@@ -27,13 +27,16 @@ using Status = DeviceProcesses::Status;
 constexpr Bytes MiB = Bytes{1} << 20;
 constexpr Bytes GiB = Bytes{1} << 30;
 
-std::unique_ptr<Backend> open(const std::string& variant, std::string* why_out = nullptr) {
+Result<std::unique_ptr<Backend>> open_variant(const std::string& variant) {
   OpenOptions o;
   o.nvml_library = fake_nvml(variant);
-  std::string why;
-  auto b = open_nvml(o, why);
-  if (why_out) *why_out = why;
-  return b;
+  return open_nvml(o);
+}
+
+// The fake library's backend; nullptr where it does not open.
+std::unique_ptr<Backend> open(const std::string& variant) {
+  Result<std::unique_ptr<Backend>> opened = open_variant(variant);
+  return opened ? std::move(*opened) : nullptr;
 }
 
 const char* kTwoGpus =
@@ -51,6 +54,19 @@ std::vector<DeviceProcesses> processes_of(Backend& b, std::vector<pid_t> pids) {
   std::vector<DeviceProcesses> out(b.devices().size());
   b.process_usage(pids, out);
   return out;
+}
+
+// fit --gpu reads the compute and MIG modes: the driver's answers, per device.
+TEST(GpuNvml, ModesAreTheDriversPerDevice) {
+  FakeNvmlScript script(std::string(kTwoGpus) + "compute_mode 3\nmig_mode 1\n");
+  auto b = open("full");
+  ASSERT_TRUE(b);
+  const DeviceModes first = b->modes(0), second = b->modes(1);
+  EXPECT_EQ(first.compute, ComputeMode::default_mode);
+  EXPECT_EQ(first.mig, false);
+  EXPECT_EQ(second.compute, ComputeMode::exclusive_process);
+  EXPECT_EQ(second.mig, true) << "MIG on, no MIG device made yet";
+  EXPECT_EQ(b->modes(2).compute, std::nullopt) << "no such device";
 }
 
 TEST(GpuNvml, FindsDevicesByUuidWithNamesTotalsAndUse) {
@@ -127,25 +143,27 @@ TEST(GpuNvml, NoPermissionMakesTheListsUnavailableWithAWarning) {
 
 TEST(GpuNvml, InitFailureIsReportedWithNvmlsWords) {
   FakeNvmlScript script("init 9\n");
-  std::string why;
-  EXPECT_FALSE(open("full", &why));
+  const auto opened = open_variant("full");
+  ASSERT_FALSE(opened.ok());
+  const std::string& why = opened.failure().message;
   EXPECT_NE(why.find("nvmlInit_v2"), std::string::npos) << why;
   EXPECT_NE(why.find("Driver Not Loaded (9)"), std::string::npos) << why;
 }
 
 TEST(GpuNvml, NoDeviceIsNotABackend) {
   FakeNvmlScript script("driver 1.0\n");
-  std::string why;
-  EXPECT_FALSE(open("full", &why));
-  EXPECT_NE(why.find("no GPU"), std::string::npos) << why;
+  const auto opened = open_variant("full");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.failure().message.find("no GPU"), std::string::npos) << opened.failure().message;
 }
 
 TEST(GpuNvml, MissingLibraryIsReported) {
   OpenOptions o;
   o.nvml_library = "/nonexistent/libnvidia-ml.so.1";
-  std::string why;
-  EXPECT_FALSE(open_nvml(o, why));
-  EXPECT_NE(why.find("cannot load /nonexistent/libnvidia-ml.so.1"), std::string::npos) << why;
+  const auto opened = open_nvml(o);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.failure().message.find("cannot load /nonexistent/libnvidia-ml.so.1"), std::string::npos)
+      << opened.failure().message;
 }
 
 TEST(GpuNvml, WithoutV3FallsBackToV2) {
@@ -288,10 +306,10 @@ TEST(GpuNvml, ShutsNvmlDownWhenClosed) {
 TEST(GpuNvml, QprofNvmlLibraryChoosesTheLibrary) {
   FakeNvmlScript script(kTwoGpus);
   ::setenv("QPROF_NVML_LIBRARY", fake_nvml("no_v3").c_str(), 1);
-  std::string why;
-  auto b = open_nvml(OpenOptions{}, why);
+  auto opened = open_nvml(OpenOptions{});
   ::unsetenv("QPROF_NVML_LIBRARY");
-  ASSERT_TRUE(b) << why;
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   EXPECT_NE(b->description().find("nvml-no_v3/libnvidia-ml.so.1"), std::string::npos) << b->description();
 }
 

@@ -246,9 +246,9 @@ TEST(GpuSampler, OverTheFakeNvmlOnAHelperThread) {
       "compute 4001 536870912\n");
   OpenOptions oo;
   oo.nvml_library = test::fake_nvml();
-  std::string why;
-  auto backend = open_nvml(oo, why);
-  ASSERT_TRUE(backend) << why;
+  auto opened = open_nvml(oo);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto backend = std::move(*opened);
   SamplerOptions o;
   o.process_interval_ns = 50 * kMs;
   Sampler s(std::move(backend), o);

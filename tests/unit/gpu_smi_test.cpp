@@ -154,9 +154,9 @@ TEST(GpuNvidiaSmi, TwoLongRunningChildrenStartedOnceAndStoppedCleanly) {
   OpenOptions o;
   o.path = test::fake_scripts_dir();
   o.smi_interval_ms = 50;
-  std::string why;
-  auto b = open_smi(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   EXPECT_EQ(b->name(), "nvidia-smi");
   EXPECT_TRUE(b->lists_every_process());
   ASSERT_EQ(b->devices().size(), 2u);
@@ -196,6 +196,25 @@ TEST(GpuNvidiaSmi, TwoLongRunningChildrenStartedOnceAndStoppedCleanly) {
   }
 }
 
+// fit --gpu reads the compute and MIG modes: one nvidia-smi query, the row of the device's UUID.
+TEST(GpuNvidiaSmi, ModesAreReadByUuid) {
+  FakeSmiDir fake;
+  fake.put("gpus", "0, GPU-aaaa, 81559, 1024, NVIDIA H100 80GB HBM3\n1, GPU-bbbb, 24564, 0, NVIDIA RTX A5000\n");
+  fake.put("modes", "GPU-bbbb, Prohibited, [N/A]\nGPU-aaaa, Default, Enabled\n");
+  OpenOptions o;
+  o.path = test::fake_scripts_dir();
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
+  EXPECT_EQ(b->modes(0).compute, ComputeMode::default_mode);
+  EXPECT_EQ(b->modes(0).mig, true);
+  EXPECT_EQ(b->modes(1).compute, ComputeMode::prohibited);
+  EXPECT_EQ(b->modes(1).mig, false) << "[N/A]: a GPU without MIG";
+  fake.put("modes", "GPU-aaaa, Exclusive_Process, Disabled\n");
+  EXPECT_EQ(b->modes(0).compute, ComputeMode::exclusive_process);
+  EXPECT_EQ(b->modes(1).compute, std::nullopt) << "a device the answer does not list";
+}
+
 // A pipe qprof holds without O_CLOEXEC (as the stderr tee's could be) must reach its EOF.
 TEST(GpuNvidiaSmi, ItsChildrenHoldNoneOfQprofsDescriptors) {
   FakeSmiDir fake;
@@ -204,9 +223,9 @@ TEST(GpuNvidiaSmi, ItsChildrenHoldNoneOfQprofsDescriptors) {
   ASSERT_EQ(::pipe(p), 0);
   OpenOptions o;
   o.path = test::fake_scripts_dir();
-  std::string why;
-  auto b = open_smi(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   ::close(p[1]);
   pollfd pfd{p[0], POLLIN, 0};
   EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "a child kept the write end";
@@ -243,9 +262,9 @@ TEST(GpuRocmSmi, OneGpuPerProcessFiguresAndTotals) {
   OpenOptions o;
   o.path = fake.bin.path();
   o.smi_interval_ms = 100;
-  std::string why;
-  auto b = open_smi(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   EXPECT_EQ(b->name(), "rocm-smi");
   ASSERT_EQ(b->devices().size(), 1u);
   EXPECT_EQ(b->devices()[0].uuid, "0000:2f:00.0");
@@ -273,9 +292,9 @@ TEST(GpuRocmSmi, SeveralGpusCannotBeSplitPerProcess) {
   fake.put("rocm_pids.json", test::slurp(test::gpu_data("rocm-smi/pids_rocm6.json")));
   OpenOptions o;
   o.path = fake.bin.path();
-  std::string why;
-  auto b = open_smi(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   ASSERT_EQ(b->devices().size(), 2u);
   EXPECT_EQ(b->devices()[1].uuid, "0000:83:00.0");
   std::vector<DeviceProcesses> out(2);

@@ -44,9 +44,9 @@ inline const char* const kBusyGpus =
 inline std::unique_ptr<Backend> open_fake() {
   OpenOptions o;
   o.nvml_library = test::fake_nvml("full");
-  std::string why;
-  auto b = open_nvml(o, why);
-  EXPECT_TRUE(b) << why;
+  auto opened = open_nvml(o);
+  EXPECT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = opened ? std::move(*opened) : nullptr;
   return b;
 }
 

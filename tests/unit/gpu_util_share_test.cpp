@@ -202,9 +202,9 @@ TEST(GpuUtil, AmdGpuBusyPercentFromSysfs) {
   OpenOptions o;
   o.sys_root = root.path() + "/sys";
   o.proc_root = root.path() + "/proc";
-  std::string why;
-  auto b = open_amd(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_amd(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   ASSERT_EQ(b->devices().size(), 2u);
   std::vector<DeviceUtil> u(2);
   ASSERT_TRUE(b->device_util(std::vector<pid_t>{1}, u));

@@ -56,7 +56,8 @@ TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
   const std::string path = at("out.yaml");
   write_text(path, "old, and longer than the new\n");
   ::chmod(path.c_str(), 0600);
-  fs::create_hard_link(path, at("old"));  // the old inode: replaced, never rewritten in place
+  const int old_inode = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // replaced, never rewritten in place
+  ASSERT_GE(old_inode, 0);
   {
     OutputFile out(path);
     EXPECT_TRUE(out.replaces());
@@ -65,9 +66,16 @@ TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
     out.commit();
   }
   EXPECT_EQ(whole_file(path), "new\n");
-  EXPECT_EQ(whole_file(at("old")), "old, and longer than the new\n");
+  char old[64] = {};
+  EXPECT_EQ(::pread(old_inode, old, sizeof old - 1, 0), 29);
+  EXPECT_STREQ(old, "old, and longer than the new\n");
+  ::close(old_inode);
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
-  EXPECT_EQ(names(), (std::set<std::string>{"out.yaml", "old"}));
+  EXPECT_EQ(names(), (std::set<std::string>{"out.yaml"}));
+  // Other names of the file would keep the old bytes under a new inode: refused, nothing changed.
+  fs::create_hard_link(path, at("second"));
+  EXPECT_THROW(OutputFile{path}, OutputError);
+  EXPECT_EQ(whole_file(at("second")), "new\n");
   write_output(at("fresh"), "x");
   EXPECT_EQ(whole_file(at("fresh")), "x");
 }

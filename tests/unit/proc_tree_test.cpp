@@ -15,6 +15,7 @@
 #include <iterator>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "bounded_child.hpp"
 #include "fake_proc.hpp"
@@ -257,6 +258,78 @@ TEST(ProcTreeLive, FollowsRealForksAndReaps) {
     usleep(5000);
   }
   EXPECT_TRUE(tree.empty());
+}
+
+// With the process events (root), the tree's cgroup.procs is read again when a member forked,
+// not when anyone else did: on a busy machine some process is created at every sample, and the
+// read costs the kernel a sort of the group's PIDs. Here a file stands in for cgroup.procs and
+// names every process the test makes: a read shows as a process joining.
+TEST(ProcTreeLive, CgroupIsReadAgainWhenAMemberForksNotWhenAnOutsiderDoes) {
+  if (!ProcEvents().open()) GTEST_SKIP() << "the kernel refused the process-event subscription (needs CAP_NET_ADMIN)";
+  int cmd[2], report[2];
+  ASSERT_EQ(pipe(cmd), 0);
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t member = fork();
+  if (member == 0) {  // forks one child on 'f'; ends, with it, when the pipe closes
+    close(cmd[1]);
+    char c;
+    while (read(cmd[0], &c, 1) == 1) {
+      const pid_t g = fork();
+      if (g == 0) {
+        while (read(cmd[0], &c, 1) > 0) {
+        }
+        _exit(0);
+      }
+      [[maybe_unused]] ssize_t n = write(report[1], &g, sizeof g);
+    }
+    while (wait(nullptr) > 0) {
+    }
+    _exit(0);
+  }
+  close(cmd[0]);
+  const pid_t outsider = fork();
+  if (outsider == 0) {
+    pause();
+    _exit(0);
+  }
+  char dir[] = "/tmp/qprof-cgroup-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string procs = std::string(dir) + "/cgroup.procs";
+  const auto write_procs = [&](const std::vector<pid_t>& list) {
+    std::ofstream out(procs);
+    for (pid_t p : list) out << p << '\n';
+  };
+  ProcTree tree("/proc", getpid());
+  tree.add_root(member);
+  write_procs({member});
+  tree.use_cgroup(procs);
+  EXPECT_EQ(tree.refresh(), 0u) << "the first read";
+  // Another process forks (the outsider's own fork happened before; this one is after the read).
+  const pid_t other = fork();
+  if (other == 0) _exit(0);
+  ASSERT_EQ(waitpid(other, nullptr, 0), other);
+  write_procs({member, outsider});
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(tree.refresh(), 0u) << "an outsider's fork: cgroup.procs is not read again";
+    usleep(2000);
+  }
+  ASSERT_EQ(write(cmd[1], "f", 1), 1);
+  pid_t child = 0;
+  ASSERT_EQ(read(report[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+  write_procs({member, outsider, child});
+  std::size_t joined = 0;
+  for (int i = 0; i < 100 && joined == 0; ++i) {
+    joined = tree.refresh();
+    if (joined == 0) usleep(1000);
+  }
+  EXPECT_EQ(joined, 2u) << "a member's fork: read again (the outsider, in the file, joins too)";
+  close(cmd[1]);
+  kill(outsider, SIGKILL);
+  waitpid(outsider, nullptr, 0);
+  waitpid(member, nullptr, 0);
+  close(report[0]);
+  close(report[1]);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcFileLive, AKeptDescriptorOfAReapedProcessFailsWithEsrch) {

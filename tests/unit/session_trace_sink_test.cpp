@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,27 @@ TEST(SessionTraceSink, TheFirstFailedWriteIsSaidAndToldOnceAndTheRunGoesOn) {
 
 TEST(SessionTraceSink, DiscardRemovesAFileButNeverAStream) {
   const std::string file = test::unit_temp_file("sink-discard.dat");
-  TraceSink(output_to(file, true), {}).discard();
+  TraceOutput created = output_to(file, true);
+  created.created = true;
+  TraceSink(created, {}).discard();
   EXPECT_FALSE(std::filesystem::exists(file));
+  // A file that was there before the run: never emptied before the command started, never removed.
+  const std::string old = test::unit_temp_file("sink-old.dat");
+  { std::ofstream(old) << "old trace\n"; }
+  TraceOutput existing;
+  existing.fd = ::open(old.c_str(), O_WRONLY | O_CLOEXEC);
+  existing.path = old;
+  existing.readable_back = true;
+  existing.to_empty = true;
+  TraceSink(existing, {}).discard();
+  EXPECT_EQ(test::whole_file(old), "old trace\n");
+  TraceOutput started = existing;
+  started.fd = ::open(old.c_str(), O_WRONLY | O_CLOEXEC);
+  TraceSink sink(started, {});
+  sink.begin();  // the command started: the old content goes now
+  sink.close();
+  EXPECT_EQ(test::whole_file(old), "");
+  std::filesystem::remove(old);
   const std::string stream = test::unit_temp_file("sink-stream.dat");
   TraceSink(output_to(stream, false), {}).discard();
   EXPECT_TRUE(std::filesystem::exists(stream));

@@ -23,17 +23,20 @@ using trace::Trace;
 namespace {
 
 TEST(SweepGrid, ParametersMakeEveryCombinationFirstSlowest) {
-  std::string why;
-  const auto a = parse_sweep_parameter("a=1,2", why);
-  const auto b = parse_sweep_parameter("b=x,y,z", why);
-  ASSERT_TRUE(a && b);
+  const auto a = parse_sweep_parameter("a=1,2");
+  const auto b = parse_sweep_parameter("b=x,y,z");
+  ASSERT_TRUE(a.ok() && b.ok());
   const auto grid = sweep_grid({*a, *b});
   ASSERT_EQ(grid.size(), 6u);
   EXPECT_EQ(point_name(grid[0]), "a=1,b=x");
   EXPECT_EQ(point_name(grid[5]), "a=2,b=z");
-  EXPECT_FALSE(parse_sweep_parameter("novalue", why));
-  EXPECT_FALSE(parse_sweep_parameter("9n=1", why));
-  EXPECT_FALSE(parse_sweep_parameter("n=1,", why));
+  const auto no_eq = parse_sweep_parameter("novalue");
+  ASSERT_FALSE(no_eq.ok());
+  EXPECT_EQ(no_eq.failure().message, "'novalue' is not NAME=VALUE,VALUE,...");
+  EXPECT_FALSE(parse_sweep_parameter("9n=1").ok());
+  const auto empty = parse_sweep_parameter("n=1,");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.failure().message, "-p n=1,: an empty value");
   EXPECT_TRUE(sweep_grid({}).empty());
 }
 

@@ -122,6 +122,25 @@ TEST(Trend, SmallOrShortGrowthIsNoLeak) {
   EXPECT_FALSE(trend_of(short_run, kT0)->significant);
 }
 
+TEST(Trend, FewerThanFiveReadingsGiveNoSlope) {
+  // A stage with two footprint readings fits a line exactly (R² 1.00): no slope is a finding.
+  const auto two = series(
+      0.1, 0.1, [](Seconds t) { return 100 * kMiB + 500 * kMiB * t; }, 0);
+  ASSERT_EQ(two.size(), 2u);
+  analysis::TrendRule whole;  // no trim: the count is of the readings given
+  whole.trim = 0;
+  EXPECT_FALSE(trend_of(two, kT0, {}, {}, whole));
+  const auto four = series(
+      0.3, 0.1, [](Seconds t) { return 100 * kMiB + 500 * kMiB * t; }, 0);
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_FALSE(trend_of(four, kT0, {}, {}, whole));
+  const auto five = series(
+      0.4, 0.1, [](Seconds t) { return 100 * kMiB + 500 * kMiB * t; }, 0);
+  ASSERT_EQ(five.size(), 5u);
+  ASSERT_TRUE(trend_of(five, kT0, {}, {}, whole));
+  EXPECT_NEAR(trend_of(five, kT0, {}, {}, whole)->bytes_per_second() / kMiB, 500, 1.0);
+}
+
 TEST(Trend, AWindowFitsOnlyItsSamples) {
   // Flat for 5 s, then 20 MiB/s for 5 s: each half's own slope.
   const auto s = series(10, 0.1, [](Seconds t) { return 100 * kMiB + (t < 5 ? 0 : 20 * kMiB * (t - 5)); });

@@ -27,6 +27,9 @@ struct TraceListing {
   std::string command;
   Seconds duration = 0;       // the first sample (or the header's start) to the last, or the exit
   std::optional<Bytes> peak;  // sampled Σ RSS; none without samples
+  // The footprint (trace/footprint.hpp: the tree's cgroup charge, else Σ PSS); none where the
+  // trace has neither (mprof's, --no-pss).
+  std::optional<Bytes> footprint;
 };
 
 // Streams the trace once, holding nothing of it. Throws trace::ParseError.

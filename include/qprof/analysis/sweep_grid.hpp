@@ -10,14 +10,16 @@
 #include <utility>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::analysis {
 
 struct SweepParameter {
   std::string name;                 // [A-Za-z_][A-Za-z0-9_]*
   std::vector<std::string> values;  // in the order given, none empty
 };
-// "workers=1,2,4,8"; nullopt with `error` set for a bad name, no '=', or an empty value.
-std::optional<SweepParameter> parse_sweep_parameter(std::string_view text, std::string& error);
+// "workers=1,2,4,8"; a Failure for a bad name, no '=', or an empty value.
+Result<SweepParameter> parse_sweep_parameter(std::string_view text);
 
 // One point: (name, value) in the order of the parameters.
 using SweepPoint = std::vector<std::pair<std::string, std::string>>;

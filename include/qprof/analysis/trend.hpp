@@ -81,8 +81,12 @@ struct Trend {
   double growth() const { return fit.slope * (to - from); }  // fitted, over the window
 };
 
+// A line through fewer readings says nothing of a trend (through two it fits exactly, R² 1.00):
+// no slope is given from fewer.
+inline constexpr std::size_t kMinTrendReadings = 5;
+
 // The trend of a series inside [from, to] (seconds since t0; the whole series by default):
-// nullopt with fewer than two samples left after the trim.
+// nullopt with fewer than kMinTrendReadings samples left after the trim.
 std::optional<Trend> trend_of(const std::vector<trace::MemSample>& series, Seconds t0, std::optional<Seconds> from = {},
                               std::optional<Seconds> to = {}, const TrendRule& rule = {});
 

@@ -32,6 +32,8 @@
 #include <span>
 #include <system_error>
 
+#include "qprof/common/sigpipe.hpp"
+
 namespace qprof::child_process {
 
 // What a child says when it could not become the program: the step it was at (kExec, or a step
@@ -75,8 +77,9 @@ class ExecReport : public boost::process::extend::handler {
   mutable int fork_error_ = 0;
 };
 
-// In the child: an empty signal mask, and the default disposition of each of `signals` (qprof
-// ignores or catches them; a program expects what a shell would have given it).
+// In the child: an empty signal mask, the default disposition of each of `signals` (qprof
+// ignores or catches them; a program expects what a shell would have given it), and SIGPIPE as
+// whoever started qprof left it (see ignore_sigpipe_in_qprof).
 void default_signals(std::span<const int> signals) noexcept;
 
 // In the child: closes every descriptor from `first` up but `keep` (close_range, one system

@@ -22,4 +22,14 @@ std::string number_text(double v, std::string_view not_finite);
 // never cut). -0 is "0.0". NaN and the infinities are `not_finite`.
 std::string fixed_text(double v, int decimals, std::string_view not_finite);
 
+// A YAML float, for every YAML qprof writes: fixed_text, with YAML's own words for what has no
+// digits (".inf", "-.inf", ".nan"). yaml-cpp's own doubles carry 17 digits (1523.4000000000001)
+// and write 0.0 as "0", which YAML reads back as an integer.
+std::string yaml_float(double v, int decimals);
+
+// One double through a printf format of the caller's ("%.2f s", "%g"), for the words and tables
+// people read: the whole text at any magnitude, never cut at a buffer's end. `format` is a
+// literal that takes exactly one double.
+std::string printf_number(const char* format, double v);
+
 }  // namespace qprof

@@ -9,7 +9,9 @@
 //                                (SIGKILL too) leaves nothing. Where the file system has no
 //                                O_TMPFILE, a hidden ".NAME.XXXXXXXX.tmp", removed by the
 //                                destructor and, while it exists, by SIGINT, SIGTERM and SIGHUP.
-//                                The file keeps the permission bits of the one it replaces.
+//                                The file keeps the permission bits, owner and group of the one
+//                                it replaces; one whose owner cannot be kept (another user's) or
+//                                that has other hard links is refused, never taken over.
 //   a symbolic link              followed: the file it names is written by these rules (replaced
 //                                when regular or missing), and the link stays a link.
 //   "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N
@@ -24,8 +26,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qprof {
+
+namespace detail {
+struct OutputTarget;
+}
 
 // Why an output cannot be written: one sentence naming the path (and what is there, when that is
 // the reason). Callers print it and exit 2.
@@ -57,6 +64,7 @@ class OutputFile {
 
  private:
   void open_replacement(Temporary temporary);
+  void keep_owner_and_mode(const detail::OutputTarget& t);
   void link_in();
   void discard();
   [[noreturn]] void fail(const std::string& what, int error) const;
@@ -73,6 +81,17 @@ class OutputFile {
 
 // `text` into `path` by OutputFile's rules. Throws OutputError.
 void write_output(const std::string& path, std::string_view text);
+
+// Throws OutputError when the output `path` is one of `inputs` (or another output): the same
+// file (device and inode, links and /dev/stdout followed), or the same path when it does not
+// exist yet. Checked before any byte is written: an output never eats what qprof reads.
+void refuse_output_over(const std::string& path, const std::vector<std::string>& inputs);
+
+// A name qprof makes up (sweep's DIR/NAME=V.dat, compare --run's PREFIX-N.dat) created empty
+// with O_CREAT|O_EXCL|O_NOFOLLOW: nothing already there is ever written through, a link planted
+// at the name included. When `wanted` is taken, the first free STEM~K.EXT (K = 2, 3, ...).
+// Returns the name created. Throws OutputError.
+std::string create_fresh(const std::string& wanted);
 
 // Throws OutputError when `path` could not be written by OutputFile's rules: checked before a
 // long job, so that a bad path fails first. Writes nothing and opens no FIFO (that would wait).

@@ -15,6 +15,7 @@ class ProcFile {
  public:
   ProcFile() = default;
   explicit ProcFile(const std::string& path);  // is_open() is false if it could not be opened
+  static ProcFile adopt(int fd);               // takes ownership of an open descriptor (or -1)
   ~ProcFile();
   ProcFile(ProcFile&& other) noexcept;
   ProcFile& operator=(ProcFile&& other) noexcept;
@@ -28,6 +29,21 @@ class ProcFile {
 
  private:
   int fd_ = -1;
+};
+
+// A /proc/PID directory kept open (O_PATH). It names one process for that process's whole life:
+// a file opened through it after the process is reaped fails, even when the PID has been reused.
+// Files that pin what they show at open (smaps_rollup shows the address space the process had
+// when it was opened, and nothing once that process execs) are opened afresh through it.
+class ProcDir {
+ public:
+  ProcDir() = default;
+  explicit ProcDir(const std::string& path);
+  bool is_open() const { return dir_.is_open(); }
+  ProcFile open(const char* name) const;  // is_open() is false if it could not be opened
+
+ private:
+  ProcFile dir_;
 };
 
 // Reads a whole small file by path (open, read, close); returns false if it cannot.

@@ -14,4 +14,8 @@ namespace qprof {
 // file name is empty or would be ("x/", ".dat") is its own label.
 std::string default_label(std::string_view path);
 
+// `name` less a ".dat" suffix, the rule default_label applies to a file name: "b=4.dat" → "b=4";
+// ".dat" alone stays, as it is a name and not a suffix. A view into `name`.
+std::string_view without_dat_suffix(std::string_view name);
+
 }  // namespace qprof

@@ -5,6 +5,7 @@
 // slowdown, and runs at full speed.
 #pragma once
 
+#include "qprof/common/request.hpp"
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@ struct FitOptions {
   int runs_max = 16;  // runs in all, the baseline included
   double full_speed_margin = 0.10;
   double sample_every_s = 0.01;  // the baseline's memory.stat sampling (the unreclaimable peak)
+  // --gpu[=INDEX]: the device memory of NVIDIA GPU INDEX is searched (gpu_fit.hpp), not host memory.
+  std::optional<int> gpu;
 };
 
 // Before each run: which, of about how many, at which limit (0: the baseline), and when.
@@ -33,13 +36,26 @@ struct Progress {
 };
 
 enum class FitEnd {
-  searched,      // every boundary to the resolution
-  runs_max,      // --runs-max stopped it first
-  interrupted,   // SIGINT or SIGTERM
-  job_failed,    // the baseline failed: nothing to fit
-  cannot_start,  // the command cannot be started (126, 127)
-  no_cgroup,     // qprof may not create memory cgroups here
-  probe_error,   // a limit could not be written
+  searched,       // every boundary to the resolution
+  runs_max,       // --runs-max stopped it first
+  interrupted,    // SIGINT or SIGTERM
+  job_failed,     // the baseline failed: nothing to fit
+  cannot_start,   // the command cannot be started (126, 127)
+  no_cgroup,      // qprof may not create memory cgroups here
+  probe_error,    // a limit could not be written
+  gpu_refused,    // fit --gpu cannot run here: no NVIDIA GPU, its modes, another MPS daemon, no control program
+  no_gpu_memory,  // fit --gpu: the unlimited run held no memory on the device
+};
+
+// What fit --gpu searched on and how (gpu_fit.hpp fills it).
+struct GpuFit {
+  int index = 0;  // NVML's index
+  std::string uuid, name;
+  Bytes total = 0;
+  std::string backend;  // the GPU sampler's: "nvml", "smi"
+  Bytes floor = 0;      // the smallest reading of the tree on the device in the unlimited run (a context)
+  std::string method;   // which memory the limit bounds, in words
+  std::string dmem;     // whether cgroup v2 dmem is here, and what it would bound
 };
 
 struct FitReport {
@@ -61,7 +77,17 @@ struct FitReport {
   int status = 0;       // qprof's exit status
   std::string message;  // why it stopped early, in one sentence
   std::vector<std::string> notes;
+  std::optional<GpuFit> gpu;               // fit --gpu only
+  double request_margin = kDefaultMargin;  // --margin: the requests' margin over the limits found
 };
+
+// The request to paste for fit's full-speed limit and for the smallest limit it runs in (each
+// nullopt where the search did not find it).
+struct FitRequests {
+  std::optional<MemoryRequest> full_speed;
+  std::optional<MemoryRequest> smallest;
+};
+FitRequests fit_requests(const FitReport& r);
 
 FitReport run_fit(const FitOptions& options, const std::function<void(const Progress&)>& progress = {});
 

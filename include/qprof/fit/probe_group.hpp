@@ -12,22 +12,14 @@
 
 #include "qprof/common/types.hpp"
 #include "qprof/record/cgroup.hpp"
+#include "qprof/record/cgroup_limit.hpp"
 
 namespace qprof::fit {
 
-// What writing a limit did. `swap_limited` is false where the kernel has no swap control for
-// the group (v1 without memory.memsw.*: swap accounting is off; v2 without memory.swap.max).
-struct LimitWrite {
-  bool ok = false;
-  bool swap_limited = false;
-  std::string error;  // when !ok: the file and the kernel's reason
-};
+// The limit's writes, shared with `qprof run --mem` (record/cgroup_limit.hpp).
+using record::LimitWrite;
+using record::write_memory_limit;
 
-// The writes themselves, on the group's directory `dir` (tests point them at a fabricated tree).
-// v1: memory.limit_in_bytes, then memory.memsw.limit_in_bytes (the kernel refuses a memsw limit
-// below the memory limit, so the memory limit goes first); v2: memory.max and memory.swap.max 0.
-// A missing swap file is not created.
-LimitWrite write_memory_limit(const std::string& dir, bool v1, Bytes limit);
 // Drops the group's page cache: v1 memory.force_empty, v2 memory.reclaim of `charge` bytes.
 // False when the kernel refused or the file is missing.
 bool evict_page_cache(const std::string& dir, bool v1, Bytes charge);

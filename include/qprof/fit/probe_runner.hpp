@@ -21,10 +21,11 @@ namespace qprof::fit {
 struct ProbeWatch {
   std::optional<double> deadline_s;  // from the start; the tree is killed there
   double sample_every_s = 0;         // > 0: memory.stat and the charge are sampled this often
+  int stderr_fd = -1;                // >= 0: the command's stderr (fit --gpu reads it for CUDA's OOM message)
 };
 
 struct ProbeRun {
-  std::optional<record::LaunchFailure> launch_failure;  // the command could not start (126, 127)
+  std::optional<Failure> launch_failure;  // the command could not start (126, 127)
   int wait_status = 0;
   rusage usage{};      // the command and the descendants it waited for
   double seconds = 0;  // from the launch to the command's end

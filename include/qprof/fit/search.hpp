@@ -18,9 +18,10 @@
 
 namespace qprof::fit {
 
-enum class Outcome { completed, oom_killed, too_slow, failed };
-const char* outcome_name(Outcome o);  // "completed", "OOM-killed", "too slow", "failed"
-const char* outcome_key(Outcome o);   // for JSON/CSV: "completed", "oom_killed", "too_slow", "failed"
+// cuda_oom: fit --gpu's probe failed with CUDA's (or PyTorch's) out-of-memory message.
+enum class Outcome { completed, oom_killed, too_slow, failed, cuda_oom };
+const char* outcome_name(Outcome o);  // "completed", "OOM-killed", "too slow", "failed", "CUDA OOM"
+const char* outcome_key(Outcome o);   // for JSON/CSV: "completed", "oom_killed", "too_slow", "failed", "cuda_oom"
 
 // One run of the command. `limit` 0 is the unlimited run (the baseline).
 struct Probe {
@@ -31,6 +32,9 @@ struct Probe {
   std::optional<Bytes> read_bytes;  // from storage
   int exit_status = 0;              // the code, or 128 + signal; qprof's own kill for too_slow
   std::string detail;               // how it ended, in words ("exit status 1", "killed by SIGSEGV")
+  // fit --gpu: the tree's peak on the device (GPU sampler), and the largest figures PyTorch's
+  // allocator sent with a checkpoint (TORCH lines), where the run had them.
+  std::optional<Bytes> gpu_peak, torch_allocated, torch_reserved;
 };
 
 // The unlimited run: how fast the job is and the range the limit is searched in.

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The signals qprof fit waits on, turned into readable bytes: SIGCHLD (a probe ended), SIGINT and
-// SIGTERM (the user stops the search). One poll(2) then waits for a probe's end, its deadline
-// and the user at once. Installed for the object's lifetime; the previous handlers come back.
+// The signals qprof fit waits on, turned into readable bytes: SIGCHLD (a probe ended), SIGINT,
+// SIGTERM, SIGHUP and SIGQUIT (the search is to stop), SIGTSTP (Ctrl-Z: stopped, and the time
+// stopped counted apart). One poll(2) then waits for a probe's end, its deadline and the user at
+// once. Installed for the object's lifetime; the previous handlers come back.
 #pragma once
 
 #include <signal.h>
+#include <sys/types.h>
 
 #include <vector>
 
@@ -19,12 +21,19 @@ class StopSignals {
 
   int fd() const;           // readable when a signal came
   void drain() const;       // reads what is there, so that the next poll waits again
-  int stop_signal() const;  // SIGINT or SIGTERM once the user asked to stop, else 0
+  int stop_signal() const;  // SIGINT, SIGTERM, SIGHUP or SIGQUIT once asked to stop, else 0
+  // Seconds qprof spent stopped (Ctrl-Z until fg or bg) since the process began: a probe's
+  // duration leaves out what this grew by while it ran.
+  double stopped_seconds() const;
+  // The probe running now (0: none), stopped and continued with qprof.
+  static void set_probe(pid_t pid);
   // The signals the command must get back at their defaults (LaunchRequest::default_signals).
   static std::vector<int> handled();
+  static constexpr int kHandled = 6;
 
  private:
-  struct sigaction old_[3]{};
+  struct sigaction old_[kHandled] {};
+  bool installed_[kHandled]{};
 };
 
 }  // namespace qprof::fit

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof::gpu {
@@ -68,6 +69,15 @@ struct DeviceUtil {
   Tenancy tenancy = Tenancy::unknown;
 };
 
+// How a device may be shared: CUDA MPS clients (qprof fit --gpu) need the default compute mode
+// and MIG off.
+enum class ComputeMode { default_mode, exclusive_thread, prohibited, exclusive_process };
+const char* compute_mode_name(ComputeMode m);  // "Default", "Exclusive_Thread", … as nvidia-smi says
+struct DeviceModes {
+  std::optional<ComputeMode> compute;  // nullopt: the backend cannot tell
+  std::optional<bool> mig;             // MIG mode on; nullopt: cannot tell
+};
+
 // One source of GPU figures. Devices are fixed when the backend opens. device_used() and
 // process_usage() may run at the same time on two threads, never one of them on two threads at
 // once; neither throws.
@@ -111,6 +121,12 @@ class Backend {
   // Processes the backend keeps running as qprof's children (nvidia-smi -lms, the rocm-smi
   // shell): the run loop reaps every child, and must not count these as the tree's.
   virtual std::vector<pid_t> helper_pids() const { return {}; }
+  // The compute and MIG modes of devices()[device], read when asked (a driver call, or one
+  // nvidia-smi query); unknown where the backend has no such figures.
+  virtual DeviceModes modes(std::size_t device) const {
+    (void)device;
+    return {};
+  }
 };
 
 // --gpu
@@ -130,10 +146,11 @@ struct OpenOptions {
   std::int64_t smi_interval_ms = 100;
 };
 
-// Each backend's opener: nullptr and `why` when it does not work here (no library, no device…).
-std::unique_ptr<Backend> open_nvml(const OpenOptions& o, std::string& why);
-std::unique_ptr<Backend> open_amd(const OpenOptions& o, std::string& why);
-std::unique_ptr<Backend> open_smi(const OpenOptions& o, std::string& why);
+// Each backend's opener: the backend, or the Failure that says why it does not work here (no
+// library, no device…). A failed allocation may still throw: open_backend catches it.
+Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o);
+Result<std::unique_ptr<Backend>> open_amd(const OpenOptions& o);
+Result<std::unique_ptr<Backend>> open_smi(const OpenOptions& o);
 
 struct Selection {
   std::unique_ptr<Backend> backend;  // nullptr: no GPU figures (a normal case)

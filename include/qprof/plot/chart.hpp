@@ -38,6 +38,7 @@ enum class Role {
   dir_size,  // a watched directory's apparent size (palette colours)
   dir_free,  // its file system's free space, dashed
   trend,     // a fitted trend of the memory (plot --trend), dashed
+  rss_sum,   // Σ RSS under a filled footprint: a thin line, mprof's figure
 };
 
 // A trend fitted on a whole trace (plot --trend): its ends, in seconds from the trace's start

@@ -48,9 +48,12 @@ struct PlotOptions {
   std::optional<double> from, to;  // window in seconds from each trace's start
   bool markers = true;             // checkpoints, stages, exit annotations
   bool children = false;           // one line per process of the tree (CHLD lines, run -M)
-  // The memory series drawn for each trace: rss (MEM, the default), pss, uss, gpu (summed over
-  // devices) or cgroup (the charge); a trace without it is an error.
-  std::string metric = "rss";
+  // The memory series drawn for each trace: footprint, rss (MEM), pss, uss, gpu (summed over
+  // devices), cgroup (the charge), …; a trace without it is an error. Empty: the default of
+  // analysis::choose_metric, the footprint where every trace has it, else Σ RSS (said in a note).
+  std::string metric;
+  // Set by plot() where the default fell back to Σ RSS: why, for the chart's notes.
+  std::string metric_fallback;
   bool facet = false;  // one panel per trace instead of one overlay
   // The fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run,
   // drawn as a dashed line (mprof plot -s); each trace is then also read whole.

@@ -36,7 +36,16 @@ class TreeCgroup {
   // False on a v2 hierarchy whose memory controller cannot be enabled: membership only.
   bool has_memory() const { return usage_.is_open(); }
   std::optional<Bytes> usage() const;
-  std::optional<Bytes> peak() const;  // v1 memory.max_usage_in_bytes, v2 memory.peak
+  // The kernel's high-water mark of the charge since the group was made: v1
+  // memory.max_usage_in_bytes, v2 memory.peak, and the windows closed so far.
+  std::optional<Bytes> peak() const;
+  // Closes a window of the kernel's peak counter: its peak since the previous window closed (or
+  // since the group was made), then resets the counter to the current charge, so that the next
+  // window is exact too. A stage from one checkpoint to another is then exact at any nesting. v1
+  // resets by writing max_usage_in_bytes; v2 by writing memory.peak through the descriptor read
+  // (Linux 6.12+, each descriptor its own). nullopt where the kernel cannot reset (the peaks
+  // between checkpoints are sampled then).
+  std::optional<Bytes> close_window();
   // The charge's parts from memory.stat (cgroup_stat.cpp): anonymous memory (v2 anon, v1 rss)
   // and page cache (v2 file, v1 cache); absent where the kernel does not give them.
   struct Parts {
@@ -56,7 +65,9 @@ class TreeCgroup {
   std::string parent_;
   bool v1_;
   ProcFile usage_;
-  ProcFile peak_;
+  ProcFile peak_;          // read-write where the kernel lets the counter be reset
+  bool resettable_;        // false once a reset failed
+  Bytes closed_peak_ = 0;  // the highest window closed so far
 };
 
 // The PIDs of a cgroup.procs file's text, whole lines only: the file is read up to a bound, and

@@ -10,8 +10,9 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
+
+#include "qprof/common/failure.hpp"
 
 namespace qprof::record {
 
@@ -27,6 +28,9 @@ struct LaunchRequest {
   // A process group of its own (setpgid): then a signal sent to qprof's group does not reach the
   // command directly, and qprof's forwarding is the one delivery.
   bool own_process_group = false;
+  // That group's ID when it is led by another process (record/group_leader.hpp), so that the
+  // command is no group leader; 0: the command leads it.
+  pid_t process_group = 0;
   // Work of qprof's own, done in the parent while the child execs: the parent waits for that
   // exec (a few hundred microseconds) to report 127 or 126, and this needs the time anyway. If
   // it throws, launch() kills and reaps the child, then throws that exception on.
@@ -35,16 +39,13 @@ struct LaunchRequest {
   std::function<void(const std::string&)> on_note;
 };
 
-struct LaunchFailure {
-  int exit_status;  // 127: not found; 126: found but cannot be executed
-  std::string message;
-};
-
-// Returns the child's PID once it has exec'd, or why it could not start: 127 when the command is
-// not found (in PATH, for a name without '/') or joining the cgroup failed with ENOENT, 126 when
-// it cannot be executed. The child is not reaped here but by qprof's loop (it is the subreaper).
-// A command that names a .py file first runs it with python3 (else python) found on PATH.
-std::variant<pid_t, LaunchFailure> launch(const LaunchRequest& request);
+// Returns the child's PID once it has exec'd, or why it could not start, as a Failure whose
+// status is a shell's: 127 when the command is not found (in PATH, for a name without '/') or
+// joining the cgroup failed with ENOENT, 126 when it cannot be executed, 2 for an empty argv. The
+// message names the command ("sh: command not found"); the caller puts "qprof: " before it. The
+// child is not reaped here but by qprof's loop (it is the subreaper). A command that names a .py
+// file first runs it with python3 (else python) found on PATH.
+Result<pid_t> launch(const LaunchRequest& request);
 
 // mprof's habit (`mprof run script.py`): argv with the Python on PATH put before a first word
 // ending in .py, and `note` saying so; argv unchanged (and `note` empty) otherwise. Empty when

@@ -68,7 +68,9 @@ class MarkChannel {
 
   // Creates the pipe and, in a private directory (mode 0700) under $TMPDIR or /tmp, the FIFO; or
   // the FIFO at `fifo_at` (--mark-fifo: a path the writers know beforehand; never an existing
-  // file). Null with `why_not` set when it cannot.
+  // file). Null with `why_not` set when the pipe, or the FIFO asked for at `fifo_at`, cannot be
+  // made. Where only the private FIFO cannot (an unusable $TMPDIR), the pipe still works:
+  // fifo_path() is empty and fifo_problem() says why.
   static std::unique_ptr<MarkChannel> create(std::string& why_not, const std::string& fifo_at = "");
   ~MarkChannel();  // stops the reader, closes both ends, removes the FIFO and its directory
   MarkChannel(const MarkChannel&) = delete;
@@ -78,6 +80,7 @@ class MarkChannel {
   // The write end's `<st_dev>:<st_ino>`, exported as QPROF_MARK_FD_ID.
   const std::string& write_fd_id() const { return write_fd_id_; }
   const std::string& fifo_path() const { return fifo_path_; }
+  const std::string& fifo_problem() const { return fifo_problem_; }
   // Lines dropped because the queue was full (a writer flooding the channel).
   std::uint64_t dropped() const { return dropped_.load(); }
 
@@ -93,6 +96,7 @@ class MarkChannel {
     std::string line;                // the current line's first kMarkerScanLimit bytes
     std::vector<TorchFigure> torch;  // figures waiting for this source's next marker
   };
+  bool open_fifo(const std::string& fifo_at, std::string& why_not);
   void loop();
   void read_source(Source& s);
   void on_line(Source& s);
@@ -102,6 +106,7 @@ class MarkChannel {
   int stop_fd_ = -1;
   std::string dir_;
   std::string fifo_path_;
+  std::string fifo_problem_;
   std::string write_fd_id_;
   Source sources_[2];
   Post post_;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/request.hpp"
+#include "qprof/common/types.hpp"
 #include "qprof/record/job.hpp"
 
 namespace qprof::record {
@@ -31,14 +33,18 @@ struct RunOptions {
   bool wait_daemons = true;       // run until the whole tree is gone, not just the command
   bool multiprocess = false;      // CHLD lines per member
   CgroupMode cgroup = CgroupMode::automatic;
-  bool quiet = false;          // no summary
-  bool verbose = false;        // also say what is normal (why no GPU was found)
-  std::string metric = "rss";  // the budgets' metric: rss, pss, uss or all
-  bool record_pss = true;      // PSS/USS passes (--no-pss: off)
-  // Seconds between scheduled PSS passes (stretched if a pass is slow). Passes also come at new
-  // highs of Σ RSS, so the schedule only has to follow a flat or falling footprint: 1 s keeps the
-  // steady cost of a tree of 33 sleeping processes near 0.3 % of a core (bench/overhead.py).
-  double pss_interval = 1.0;
+  // --mem: the tree's own cgroup gets this memory limit and no swap, as a container's or Slurm's
+  // --mem would; the run is refused (exit 2) where qprof may not make that cgroup.
+  std::optional<Bytes> memory_limit;
+  double margin = kDefaultMargin;  // --margin: the request's margin over the footprint (common/request.hpp)
+  bool quiet = false;              // no summary
+  bool verbose = false;            // also say what is normal (why no GPU was found)
+  std::string metric = "rss";      // the budgets' metric: rss, pss, uss or all
+  bool record_pss = true;          // PSS/USS passes (--no-pss: off)
+  // Seconds between scheduled PSS passes, stretched where a pass is slow (PssSampler's 1 % of a
+  // core). Passes also come at new highs of Σ RSS; the schedule follows a flat or falling
+  // footprint densely enough for stages of a fraction of a second.
+  double pss_interval = 0.1;
   double stats_interval = 0.1;  // seconds between CPU, I/O and VmHWM readings
   std::string gpu = "auto";     // auto, nvml, amd, smi or none
   double gpu_interval = 0.1;    // seconds between per-process GPU queries (stretched if slow)

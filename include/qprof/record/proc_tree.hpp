@@ -83,8 +83,9 @@ class ProcTree {
   // Membership from a cgroup's cgroup.procs instead of the /proc scan.
   void use_cgroup(std::string cgroup_procs_path);
   // cgroup.procs is read through a window of this many bytes, whole lines at a time, up to the
-  // limit (pid_max's 4 194 304 PIDs of 7 digits take 32 MiB), and read again only when a process
-  // was created since, or this long after the last read.
+  // limit (pid_max's 4 194 304 PIDs of 7 digits take 32 MiB), and read again only when a member
+  // may have forked since (the process events; without them, any new PID), or this long after
+  // the last read.
   static constexpr std::size_t kCgroupReadWindow = 1 << 14;
   static constexpr std::size_t kCgroupReadLimit = std::size_t{64} << 20;
   static constexpr std::int64_t kCgroupRecheckNs = 1'000'000'000;
@@ -134,6 +135,11 @@ class ProcTree {
   std::optional<std::int64_t> newest_pid();
   std::size_t refresh_from_scan();
   std::size_t refresh_from_cgroup();
+  // Whether a member may have forked since the last call: a member's fork among the process
+  // events (or events lost), else any new PID in /proc/loadavg.
+  bool member_forked();
+  // The process events may be used: the real /proc, and not turned off (QPROF_PROC_EVENTS=0).
+  bool events_allowed() const;
   std::size_t refresh_from_events();
   bool is_member(pid_t pid) const;
   // Processes of the tree that are gone, the latest kDeparted: a fork event of one of them,

@@ -26,6 +26,12 @@ class PssSampler {
  public:
   // A pass over the tree costs `c` of CPU: the next one starts no sooner than max(interval, c × this).
   static constexpr double kCostFactor = 20.0;  // at most 5 % of the time spent walking
+  // A scheduled pass is skipped while the tree is seen to be still (a sample since the last pass,
+  // the same members and the same Σ RSS as then), up to this long; a sampler slower than the
+  // passes (-i 1) gives no such evidence, and every pass is taken: an idle tree of hundreds of processes costs what it
+  // did at one pass a second, while a tree that moves is read at every interval. Σ PSS of a still tree changes only
+  // where it shares pages with processes outside it, which this bound follows.
+  static constexpr std::chrono::milliseconds kStillPassSpacing{1000};
   // The least time between passes asked for by new highs of Σ RSS: a tenth of the time since the
   // first pass, from kFirstRiseSpacing to kRiseSpacing. A job of a fraction of a second reaches
   // its peak within the first 100 ms; a long one is not walked that often for its growth.
@@ -53,6 +59,12 @@ class PssSampler {
   // after the call finished in time (drain() then has it).
   bool pass_now(Seconds budget);
 
+  // From the sampler thread, at every sample: the tree's Σ RSS, by which a still tree is known.
+  void note_rss(Bytes total) {
+    rss_now_.store(total, std::memory_order_relaxed);
+    rss_notes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // From the sampler thread, when the tree's Σ RSS reached a new high: a pass as soon as the cost
   // budget allows (sooner than the schedule's next one), without waiting for it.
   void rise();
@@ -69,7 +81,11 @@ class PssSampler {
   struct Target {
     pid_t pid;
     std::uint64_t start_ticks;
-    ProcFile rollup;
+    // smaps_rollup is opened afresh at every pass: a descriptor kept open shows the address
+    // space the process had when it was opened, so a process that execs (sh -c 'exec python3',
+    // a pyenv shim, env) would read as gone from then on; and one opened while a vfork child
+    // still shares its parent's memory would show the parent's.
+    ProcDir dir;
   };
   void loop();
   void pass();
@@ -98,6 +114,13 @@ class PssSampler {
   std::uint64_t rise_passes_ = 0;        // guarded by stop_mu_
   std::condition_variable done_cv_;
   std::atomic<std::int64_t> last_cost_ns_{0};
+  std::atomic<Bytes> rss_now_{0};
+  std::atomic<std::uint64_t> rss_notes_{0};
+  std::uint64_t notes_at_pass_ = 0;                    // thread only
+  bool still_since_last_pass();                        // thread only
+  Bytes rss_at_pass_ = ~Bytes{0};                      // thread only
+  std::chrono::steady_clock::time_point last_pass_{};  // thread only
+  std::uint64_t version_at_pass_ = 0;                  // thread only
   std::thread thread_;
 };
 

@@ -8,13 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::record {
 
 class StderrPty {
  public:
   // A pty with `terminal`'s window size and modes (output processing off, so that bytes pass
-  // unchanged: the real terminal does it), or nullptr with why in `why_not`.
-  static std::unique_ptr<StderrPty> open_like(int terminal, std::string& why_not);
+  // unchanged: the real terminal does it), or the Failure that says why not.
+  static Result<std::unique_ptr<StderrPty>> open_like(int terminal);
   ~StderrPty();  // restores SIGWINCH's previous handler, closes what was not taken
   StderrPty(const StderrPty&) = delete;
   StderrPty& operator=(const StderrPty&) = delete;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Samples of the tree. The fast path (`sample`) runs on the run loop's fixed-deadline schedule
-// and at every marker: membership, every member's RSS, the MEM (and CHLD) lines; it allocates
-// nothing once the tree is known. The slower path (`sample_stats`, every --stats-interval and
-// at markers) adds CPU time, I/O, Σ VmHWM, the cgroup's figures, and the PSS/USS that the PSS
-// thread measured on its own schedule.
+// and at every marker: membership, every member's RSS, the MEM (and CHLD) lines, and the tree
+// cgroup's charge (two small reads: the footprint as densely as Σ RSS); it allocates nothing
+// once the tree is known. The slower path (`sample_stats`, every --stats-interval and at
+// markers) adds CPU time, I/O, Σ VmHWM, the charge's parts, and the PSS/USS that the PSS thread
+// measured on its own schedule.
 #pragma once
 
 #include <sys/resource.h>
@@ -34,7 +35,7 @@ struct SamplerConfig {
 class Sampler {
  public:
   Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, SamplerConfig config,
-          const TreeCgroup* cgroup = nullptr);
+          TreeCgroup* cgroup = nullptr);
 
   // The fast path: returns the tree's RSS, or nullopt (writing nothing) once the tree is empty.
   std::optional<trace::MemSample> sample(std::int64_t mono_ns);
@@ -43,6 +44,9 @@ class Sampler {
   // At a marker: a PSS pass of this moment when one costs less than `budget` (else the marker
   // carries the age of the latest). The next sample_stats writes it.
   void fresh_pss(Seconds budget);
+  // At a checkpoint: the kernel's exact peak of the charge since the previous one (CGPEAK), and
+  // the counter reset, where the tree has a cgroup whose counter can be reset.
+  void close_cgroup_window(Seconds t);
   // Updates membership without writing a sample (after a reap): newcomers join, the gone leave.
   void prune();
 
@@ -79,12 +83,14 @@ class Sampler {
   Member* find(pid_t pid);
   void sync_pss_members();  // hands the PSS thread the tree's members when they changed
   void name_member(Member& m);
+  void sample_charge(Seconds t);  // the CGROUP line of a sample (no parts)
+  void footprint_reading(Bytes bytes);
 
   ProcTree& tree_;
   trace::Writer& out_;
   const WallAnchor& clock_;
   SamplerConfig config_;
-  const TreeCgroup* cgroup_;
+  TreeCgroup* cgroup_;  // its peak counter is reset at checkpoints
   TreeAccounting accounting_;
   std::unique_ptr<PssSampler> pss_;
   std::uint64_t pss_generation_ = ~std::uint64_t{0};

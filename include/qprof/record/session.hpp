@@ -36,8 +36,13 @@ struct RunReport {
   std::optional<Bytes> kernel_process_peak;       // largest single process (RUSAGE_CHILDREN)
   std::optional<Bytes> cgroup_peak;               // the peak of the cgroup's charge (includes page cache)
   std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
-  std::optional<std::uint64_t> oom_kills;         // oom_kill of the tree's cgroup, where the kernel tells
-  std::optional<trace::PssSample> pss_peak;       // unless --no-pss
+  // Why the run was refused before the command started (--mem without a memory cgroup): the
+  // CLI says it as its failure.
+  std::string refusal;
+  double margin = 0.15;                      // the request's (RunOptions::margin)
+  std::vector<trace::OomKill> oom_events;    // the tree's processes the OOM killer killed, named where qprof could
+  std::optional<std::uint64_t> oom_kills;    // oom_kill of the tree's cgroup, where the kernel tells
+  std::optional<trace::PssSample> pss_peak;  // unless --no-pss
   std::optional<Bytes> uss_peak;
   std::optional<Bytes> pss_unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
   std::optional<Bytes> cgroup_anon_peak;        // the cgroup's anonymous memory, the largest sample

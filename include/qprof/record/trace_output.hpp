@@ -20,6 +20,10 @@ struct TraceOutput {
   // The run's end reads the trace through it, never by path: a trace moved away and replaced
   // during the run is still the one described.
   int read_fd = -1;
+  bool created = false;  // a regular file that qprof created: removed when the command never starts
+  // An existing file with content: emptied only once the command has started (TraceSink::begin),
+  // so that a command that cannot start (`-o old.dat -- ./missing`) leaves it as it was.
+  bool to_empty = false;
 };
 
 // Why an output cannot be used; a usage error, said before the command starts.

@@ -144,11 +144,16 @@ std::string render(const Document& doc, Format format, const RenderOptions& opti
 
 // The stages of a trace: name, start, end, duration, share of the run, and the metric's peak
 // inside, at start, at end, and their difference. A stage that never ended is marked.
-Table stage_table(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
+Table stage_table(const trace::Trace& trace, analysis::Metric metric);
 // One row per metric the trace has: its peak, when, in which stage, what it is.
 Table peaks_table(const trace::Trace& trace);
-// `qprof report`: facts of the run, its peaks and its stages (CSV: the stages).
-Document trace_report(const trace::Trace& trace, analysis::Metric metric = analysis::Metric::rss);
+// `qprof report`: facts of the run, its peaks and its stages (CSV: the stages). The stage table's
+// metric: `metric`, else the default (analysis::choose_metric: the footprint where recorded,
+// else Σ RSS, and then a fact says why).
+Document trace_report(const trace::Trace& trace, std::optional<analysis::Metric> metric = std::nullopt);
+// Where the default metric fell back to Σ RSS (analysis::MetricChoice::fallback, non-empty): a
+// fact that says why, in every format, once.
+void say_metric_fallback(Document& d, const std::string& fallback);
 // The memory limit the header recorded, the peak's share of it and the headroom (watch_tables.cpp).
 void add_limit_facts(Document& d, const trace::Trace& trace);
 // One row per --watch-dir directory: sizes at start, peak, growth, end, free space; nullopt without.
@@ -203,6 +208,8 @@ struct PeakLine {
   std::vector<analysis::ChildPeak> children;  // --children
   std::string error;                          // why there is no peak
   std::uint64_t unread_processes = 0;         // the trace's UNREAD: the figure misses that many processes
+  std::vector<std::string> oom_kills;         // the trace's OOM kills, in words (trace/oom.hpp)
+  std::string metric_fallback;                // why the default is Σ RSS here (analysis::MetricChoice)
 };
 
 // "run.dat has no pss (it has: rss, kernel_process)".

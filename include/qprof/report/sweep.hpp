@@ -16,12 +16,13 @@ struct SweepModelOptions {
   std::optional<double> at;    // predict each figure at this value
   std::optional<Bytes> limit;  // solve the footprint (else Σ RSS peak) for this size
   std::string limit_source;    // "--limit", or where the limit in force came from (cgroup, memtotal, …)
+  bool rss = false;            // --metric rss: the limit solved on Σ RSS's peak, mprof's figure
 };
 
 // The figure a limit is solved on and --plot draws: qprof fit's full-speed limit where the runs
 // were fitted (sweep --fit: what the job needs to run unslowed under a limit), else the footprint,
-// else Σ RSS's peak; null where none of them has two values.
-const analysis::FigureModel* limit_figure(const analysis::SweepModel& m);
+// else Σ RSS's peak (`rss`, --metric rss: Σ RSS's peak first); null where none has two values.
+const analysis::FigureModel* limit_figure(const analysis::SweepModel& m, bool rss = false);
 
 // "50.0 MiB + 30.0 MiB × workers", "2.00 MiB × workers^2.00", "1.20 s + 0.300 s × workers"
 std::string formula_words(const analysis::FigureModel& f, const std::string& parameter);

@@ -21,7 +21,10 @@
 //   IO       <t> <read_bytes> <write_bytes> <rchar> <wchar>  cumulative, reaped members included
 //   CPU      <t> <cpu seconds>                               cumulative user+system of the tree
 //   HWM      <t> <bytes>                                     Σ VmHWM of the tree so far
-//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup)
+//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup), every
+//                                                            sample; its parts with the stats
+//   CGPEAK   <t> <bytes>                                     at a checkpoint: the kernel's peak of the charge
+//                                                            since the previous CGPEAK or the start, then reset
 //   GPUDEV   <index> <uuid> <total bytes> <name…>            once per GPU device
 //   GPU      <t> <index> <tree bytes> <device used bytes>    per device, per GPU sample
 //   TORCH    <t> <device> <allocated bytes> <reserved bytes> torch's CUDA figures, sent with a checkpoint
@@ -34,6 +37,8 @@
 //   DIR      <t> <index> <apparent> <allocated> <fs_free>    its size at one walk, bytes
 //   NOTE     <text…>                                         a warning qprof gave while recording
 //   UNREAD   <processes>                                     members qprof could not read (out of descriptors)
+//   OOM      <t> key=value…                                  a member killed by the OOM killer: pid, name, role,
+//                                                            source, scope, limit, held, tree, stage (oom_record.cpp)
 //   EXIT     <t> key=value…                                  status, signal, timed_out, status_known (0 only: attach)
 //
 // Times are Unix seconds (qprof's own kinds: 6 decimals). Text fields (label, name, note, the
@@ -117,6 +122,7 @@ class Visitor {
   virtual void cpu(const CpuSample&) {}
   virtual void hwm(const MemSample&) {}
   virtual void cgroup(const CgroupSample&) {}
+  virtual void cgroup_window(const MemSample&) {}
   virtual void gpu_device(const GpuDevice&) {}
   virtual void gpu(const GpuSample&) {}
   virtual void torch(const TorchSample&) {}
@@ -128,6 +134,7 @@ class Visitor {
   virtual void dir(const DirSample&) {}
   virtual void note(std::string_view) {}
   virtual void unread(std::uint64_t /*processes*/) {}
+  virtual void oom_kill(const OomKill&) {}
   virtual void exit(const ExitInfo&) {}
   // A problem that does not stop the reading, "FILE:LINE: reason" (a truncated last line).
   virtual void warning(const std::string&) {}
@@ -210,6 +217,7 @@ class Writer {
   void cpu(const CpuSample& s);
   void hwm(Seconds t, Bytes bytes);
   void cgroup(const CgroupSample& s);
+  void cgroup_window(Seconds t, Bytes peak);
   void gpu_device(const GpuDevice& d);
   void gpu(const GpuSample& s);
   void torch(const TorchSample& s);
@@ -221,6 +229,7 @@ class Writer {
   void dir(const DirSample& s);
   void note(std::string_view text);
   void unread(std::uint64_t processes);
+  void oom_kill(const OomKill& k);
   void exit(const ExitInfo& e);
 
   // Writes the buffered lines. Returns false once a write failed (disk full…); error() says why.

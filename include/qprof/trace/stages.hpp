@@ -24,6 +24,8 @@ class StageTracker {
   std::optional<Stage> on_marker(std::string_view label, Seconds t, Bytes mem);
   // Stages still open, ending at (t_end, mem_end) and marked not closed.
   std::vector<Stage> unclosed(Seconds t_end, Bytes mem_end) const;
+  // The latest stage started and not yet ended ("" none).
+  std::string innermost() const { return open_.empty() ? std::string() : open_.back().name; }
 
  private:
   struct Open {

@@ -133,6 +133,21 @@ struct Stage {
   Source source = Source::markers;
 };
 
+// A process of the tree that the kernel's OOM killer killed (an OOM line): which, when, under
+// which limit, and what it and the tree held just before. Fields qprof could not learn stay empty.
+struct OomKill {
+  Seconds t = 0;               // when: the kernel log's time of the kill, else when qprof saw it
+  std::int64_t pid = 0;        // 0: a kill was counted in the tree's cgroup but no process was named
+  std::string name;            // its comm
+  std::string role;            // "command" (the process qprof started) or "worker" (any other member)
+  std::string source;          // how qprof learnt it: "kernel-log", "cgroup" (an oom_kill count), "exit" (SIGKILL)
+  std::string scope;           // the memory cgroup whose limit was hit, "machine" for the whole machine's memory
+  std::optional<Bytes> limit;  // that limit, where one was read
+  std::optional<Bytes> held;   // what the process held: the kernel's RSS at the kill, else its last sample
+  std::optional<Bytes> tree;   // the tree's footprint (else Σ RSS) in the last sample before
+  std::string stage;           // the innermost stage open then ("" none)
+};
+
 struct ExitInfo {
   Seconds t = 0;
   int status = 0;  // what qprof exited with: the code, or 128 + signal
@@ -178,6 +193,9 @@ struct Trace {
   std::vector<CpuSample> cpu;
   std::vector<MemSample> hwm;  // Σ VmHWM of the tree so far: an upper bound of the peak
   std::vector<CgroupSample> cgroup;
+  // CGPEAK lines: the kernel's exact peak of the charge between two checkpoints, each at the
+  // checkpoint that closed its window (the first window opens at the start of the run).
+  std::vector<MemSample> cgroup_windows;
   std::vector<GpuDevice> gpu_devices;
   std::vector<GpuSample> gpu;
   std::vector<TorchSample> torch;
@@ -188,6 +206,7 @@ struct Trace {
   std::vector<DirSample> dir_samples;   // DIR lines
   std::map<std::string, Bytes> peaks;   // PEAK lines by name (see dat_format.hpp)
   std::optional<ExitInfo> exit;
+  std::vector<OomKill> oom_kills;  // OOM lines, in time order
   std::vector<std::string> notes;  // NOTE lines: what qprof warned about while recording
   // UNREAD: members qprof could not read (out of descriptors); every figure of the trace misses
   // them, and Σ VmHWM is no bound.

@@ -28,6 +28,9 @@ void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   // checkpoint's figures are of one moment; otherwise the checkpoint carries the PSS's age.
   if (s) sampler.fresh_pss(kPssBudget);
   stats_pass_(now);
+  // The kernel's peak of the charge up to this marker, exact: a stage between two markers is the
+  // union of such windows, its peak theirs, whatever the samples missed.
+  sampler.close_cgroup_window(t);
   Marker marker{t, std::move(item.label), {}};
   marker.at.rss = s ? s->bytes : sampler.last().bytes;
   if (const auto pss = sampler.latest_pss()) {

@@ -44,6 +44,8 @@ class Checkpoints {
   // The stages never ended, closed at the last sample and said; every stage and the count of
   // checkpoint samples go to `report`.
   void finish(Notices& notices, RunReport& report);
+  // The innermost stage open now ("" none).
+  std::string open_stage() const { return tracker_.innermost(); }
 
  private:
   void checkpoint(PendingMarker& item, Notices& notices);

@@ -138,7 +138,9 @@ void record_exit(const ExitTracker& exit, const std::string& command_name, Secon
   KillSource source = KillSource::unknown;
   if (exit.killed())
     source = KillSource::qprof_timeout;
-  else if (report.oom_kills && *report.oom_kills > 0)
+  else if ((report.oom_kills && *report.oom_kills > 0) ||
+           std::any_of(report.oom_events.begin(), report.oom_events.end(),
+                       [](const trace::OomKill& k) { return k.role == "command"; }))
     source = KillSource::oom_killer;
   report.timed_out = exit.timed_out();
   report.exit_status_known = exit.wait_status_known();

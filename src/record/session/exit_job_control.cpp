@@ -29,7 +29,7 @@ bool ExitTracker::job_control(SignalRelay& signals, LiveView& live, TraceSink& t
   const pid_t pid = command_.pid;
   const bool job_got_it = r.from_terminal && !command_.own_process_group && ::getpgid(pid) == ::getpgrp();
   const bool forward = !command_.attached && !exited_ && !job_got_it;
-  const pid_t target = command_.own_process_group ? -pid : pid;
+  const pid_t target = command_.own_process_group ? -command_.process_group : pid;
   if (forward) ::kill(target, SIGTSTP);
   const std::int64_t stopped_at = monotonic_ns();
   signals.stop_process();

@@ -50,6 +50,7 @@ void ExitTracker::reap(Sampler& sampler, std::span<const pid_t> outsiders) {
     // it says nothing about the command.
     const Bytes peak = static_cast<Bytes>(usage.ru_maxrss) * 1024;
     if (pid != command_.pid || peak > command_.qprof_rss_at_launch) kernel_peak_ = std::max(kernel_peak_, peak);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !timeout_.killed()) sigkilled_.push_back({pid, peak});
     if (pid == command_.pid) {
       wait_status_ = status;
       exited_ = true;
@@ -96,7 +97,7 @@ void ExitTracker::relay_signals(SignalRelay& signals, const ProcTree& tree, Noti
     } else if (!exited_ && command_.own_process_group) {
       // The command's group is its own: nothing sent to qprof's group reached it, so this is its
       // one delivery, to its whole group as a key at a terminal would have sent it.
-      ::kill(-pid, r.sig);
+      ::kill(-command_.process_group, r.sig);
     } else if (!exited_) {
       // A key pressed at the terminal reached the whole foreground process group, the command
       // included: sending it again would deliver it twice.

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "live_view.hpp"
 #include "notices.hpp"
@@ -27,6 +29,7 @@ class ExitTracker {
     pid_t pid = -1;
     bool attached = false;           // not qprof's child: never signalled
     bool own_process_group = false;  // launched in a group of its own (no controlling terminal)
+    pid_t process_group = -1;        // that group's ID
     Bytes qprof_rss_at_launch = 0;   // the command's pre-exec copy of qprof: not its own peak
   };
   ExitTracker(const Command& command, bool wait_daemons, Timeout timeout);
@@ -52,6 +55,13 @@ class ExitTracker {
   bool timed_out() const { return timeout_.timed_out(); }
   bool killed() const { return timeout_.killed(); }
   Bytes kernel_peak() const { return kernel_peak_; }  // the largest ru_maxrss of those reaped
+  // Members reaped dead of a SIGKILL qprof did not send (the OOM killer's, or anyone's), with
+  // their peak RSS (ru_maxrss): handed over once.
+  struct Killed {
+    pid_t pid;
+    Bytes maxrss;
+  };
+  std::vector<Killed> take_sigkilled() { return std::exchange(sigkilled_, {}); }
   std::uint64_t stops() const { return stops_; }
   Seconds stopped_seconds() const { return stopped_seconds_; }
 
@@ -64,6 +74,7 @@ class ExitTracker {
   bool attached_status_known_ = false;
   bool stop_waiting_ = false;  // interrupted while only daemons were left, or the attach stopped
   Bytes kernel_peak_ = 0;
+  std::vector<Killed> sigkilled_;
   std::uint64_t stops_ = 0;
   Seconds stopped_seconds_ = 0;
   // When each signal number was last passed on (monotonic ns; 0: never).

@@ -23,6 +23,12 @@ void MarkerIntake::open_channel(Notices& notices, const std::string& fifo_at) {
   }
   ::setenv(std::string(kMarkFdVariable).c_str(), std::to_string(channel_->write_fd()).c_str(), 1);
   ::setenv(std::string(kMarkFdIdVariable).c_str(), channel_->write_fd_id().c_str(), 1);
+  if (channel_->fifo_path().empty()) {
+    ::unsetenv(std::string(kMarkPathVariable).c_str());
+    notices.warn("no marker FIFO (" + channel_->fifo_problem() +
+                 "): markers come through QPROF_MARK_FD and stderr only; set TMPDIR to a directory you may write");
+    return;
+  }
   ::setenv(std::string(kMarkPathVariable).c_str(), channel_->fifo_path().c_str(), 1);
 }
 

@@ -11,7 +11,10 @@ using trace::TraceMeta;
 void MemoryLimitWatch::find(const std::string& proc_root, TraceMeta& meta) {
   LimitProbe probe;
   probe.proc_root = proc_root;
+  // --mem's limit, set before: kept unless one around qprof is tighter still.
+  const std::optional<MemoryLimit> imposed = std::move(limit_);
   limit_ = find_memory_limit(probe);
+  if (imposed && (!limit_ || imposed->bytes <= limit_->bytes)) limit_ = imposed;
   if (!limit_) return;
   meta.other["limit"] = std::to_string(limit_->bytes);
   meta.other["limit_source"] = limit_->source;

@@ -25,6 +25,7 @@ class MemoryLimitWatch {
   // forked workers once, so the footprint (as of the latest stats pass) where there is one.
   void check(Bytes tree_rss, Notices& notices, std::optional<Bytes> footprint = std::nullopt);
   void report(RunReport& report) const;
+  std::optional<Bytes> bytes() const { return limit_ ? std::optional<Bytes>(limit_->bytes) : std::nullopt; }
 
  private:
   std::optional<MemoryLimit> limit_;

@@ -45,9 +45,11 @@ std::string host_name() {
 std::optional<JobStderr> open_job_stderr(Notices& notices) {
   JobStderr job;
   if (::isatty(STDERR_FILENO)) {
-    std::string why_not;
-    job.pty = StderrPty::open_like(STDERR_FILENO, why_not);
-    if (!job.pty) notices.warn("the command's stderr is a pipe, not a terminal (" + why_not + ")");
+    Result<std::unique_ptr<StderrPty>> pty = StderrPty::open_like(STDERR_FILENO);
+    if (pty)
+      job.pty = std::move(*pty);
+    else
+      notices.warn("the command's stderr is a pipe, not a terminal (" + pty.failure().message + ")");
   }
   if (job.pty) {
     job.read = job.pty->take_master();

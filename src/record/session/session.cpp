@@ -20,9 +20,14 @@
 #include "marker_intake.hpp"
 #include "memory_limit.hpp"
 #include "notices.hpp"
+#include "oom_watch.hpp"
 #include "process_setup.hpp"
 #include "qprof/common/version.hpp"
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/record/cgroup.hpp"
+#include "qprof/record/cgroup_limit.hpp"
+#include "qprof/record/group_leader.hpp"
 #include "qprof/record/launcher.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/record/summary.hpp"
@@ -38,6 +43,13 @@ using trace::TraceMeta;
 namespace session {
 namespace {
 
+// A swap device or file is on: /proc/swaps lists one below its heading.
+bool machine_has_swap() {
+  std::string swaps;
+  return read_small_file("/proc/swaps", swaps) && swaps.find('\n') != std::string::npos &&
+         swaps.find('\n') + 1 < swaps.size();
+}
+
 class Session {
  public:
   Session(const RunOptions& o, RunReport& r, const RunHooks& hooks)
@@ -52,7 +64,9 @@ class Session {
 
  private:
   bool open_trace();  // a bad -o fails before the command runs
-  void open_cgroup();
+  // False where --mem cannot be had (report_.refusal says why).
+  bool open_cgroup();
+  bool impose_memory_limit(const std::string& why_not);
   // The clock's start, the tree (primed with qprof's children), the first walk of --watch-dir.
   void start_clock_and_tree();
   // Launches the command (or takes the attached process); its exit status when it cannot start.
@@ -64,6 +78,7 @@ class Session {
   void regular_sample(std::int64_t now);
   void stats_pass(std::int64_t now);
   void take_markers();
+  void poll_oom(std::int64_t now);
   void finish_trace();
 
   const RunOptions& o_;
@@ -73,6 +88,8 @@ class Session {
   GpuSampling gpu_;
   MemoryLimitWatch limit_;
   UnreadMembers unread_;
+  OomWatch oom_;
+  std::optional<Bytes> last_tree_figure_;  // the last sample's footprint, else Σ RSS: what an OOM kill found
   CpuRate cpu_;
   SampleSpan samples_;
   std::unique_ptr<AttachedProcess> attached_;  // qprof attach: the process followed
@@ -86,6 +103,7 @@ class Session {
   Bytes qprof_rss_at_launch_ = 0;
   WatchedDirs dirs_;  // gone before the clock, which its walks read until they stop
   std::unique_ptr<ProcTree> tree_;
+  std::optional<GroupLeader> group_leader_;  // without a terminal: the command's group, not led by it
   std::optional<ExitTracker> exit_;
   std::optional<LiveView> live_;
   MarkerIntake intake_;  // gone before the live line, through which the tee writes
@@ -102,21 +120,28 @@ int Session::run() {
   }
   report_.command = display_command(attached_ ? attached_->argv() : o_.command);
   report_.asked_interval = o_.interval;
+  report_.margin = o_.margin;
   MarkerMatcher matcher = o_.marker_regex ? MarkerMatcher(*o_.marker_regex) : MarkerMatcher();
   if (!open_trace()) return 2;
   // Orphans of the tree (double-forked daemons) reparent to qprof instead of init.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   job_files_limit_ = raise_files_limit();
   SignalRelay signals;
-  open_cgroup();
+  if (!open_cgroup()) {
+    trace_->discard();
+    return 2;
+  }
   intake_.open_channel(notices_, o_.mark_fifo);
   std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_);
   if (!job_stderr) return 2;
   // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
   gpu_.open(o_, notices_);
+  // Before the tree is primed too: the placeholder leading the command's group is an outsider.
+  if (!attached_ && !has_controlling_terminal()) group_leader_.emplace();
   start_clock_and_tree();
   TraceMeta meta;
   if (const auto failed = start_command(meta, signals, *job_stderr)) return *failed;
+  trace_->begin();
   report_.launched = true;
   write_header(meta);
   start_sampling(job_stderr->read, std::move(matcher));
@@ -154,10 +179,11 @@ bool Session::open_trace() {
   return true;
 }
 
-void Session::open_cgroup() {
-  if (o_.cgroup == CgroupMode::off || o_.attach) return;
+bool Session::open_cgroup() {
+  if (o_.cgroup == CgroupMode::off || o_.attach) return true;
   std::string why_not;
   cgroup_ = TreeCgroup::create(why_not);
+  if (o_.memory_limit) return impose_memory_limit(why_not);
   if (!cgroup_ && o_.cgroup == CgroupMode::on) {
     notices_.warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");
   } else if (!cgroup_) {
@@ -177,6 +203,30 @@ void Session::open_cgroup() {
       notices_.note_quietly(note);
     }
   }
+  return true;
+}
+
+bool Session::impose_memory_limit(const std::string& why_not) {
+  const std::string asked = "--mem " + human_bytes(*o_.memory_limit);
+  if (!cgroup_ || !cgroup_->has_memory()) {
+    report_.refusal = asked + ": qprof cannot make a memory cgroup for the tree (" +
+                      (cgroup_ ? cgroup_->path() + " has no memory controller" : why_not) +
+                      "); run it as root, or in a delegated cgroup v2 subtree (systemd-run --user --scope -p "
+                      "Delegate=yes qprof run --mem …)";
+    return false;
+  }
+  const LimitWrite w = write_memory_limit(cgroup_->path(), cgroup_->is_v1(), *o_.memory_limit);
+  if (!w.ok) {
+    report_.refusal = asked + ": the limit could not be set (" + w.error + ")";
+    return false;
+  }
+  if (!w.swap_limited && machine_has_swap()) {
+    notices_.warn(asked + ": the kernel has no swap control for " + cgroup_->path() +
+                  " (swap accounting is off): the tree may swap beyond the limit");
+  }
+  limit_ = MemoryLimitWatch(MemoryLimit{*o_.memory_limit, cgroup_->is_v1() ? "cgroup-v1" : "cgroup",
+                                        "--mem: the tree's own cgroup " + cgroup_->path()});
+  return true;
 }
 
 void Session::start_clock_and_tree() {
@@ -185,6 +235,7 @@ void Session::start_clock_and_tree() {
   tree_ = std::make_unique<ProcTree>(o_.proc_root, o_.attach ? *o_.attach : ::getpid());
   if (!cgroup_ && !o_.attach) tree_->prime();
   if (!cgroup_) own_cgroup_ = own_memory_cgroup();
+  if (!o_.attach) oom_.open(cgroup_.get(), own_cgroup_, notices_);
   clock_ = std::make_unique<WallAnchor>();
   start_ns_ = clock_->mono0();
   report_.start = clock_->unix_at(start_ns_);
@@ -207,7 +258,8 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     if (cgroup_) request.cgroup_procs = cgroup_->procs_path();
     request.default_signals = signals.changed_from_default();
     request.files_limit = job_files_limit_;
-    request.own_process_group = command.own_process_group = !has_controlling_terminal();
+    request.own_process_group = command.own_process_group = group_leader_.has_value();
+    request.process_group = group_leader_ && group_leader_->pid() > 0 ? group_leader_->pid() : 0;
     // The limit's /sys and /proc reads (a quarter of a millisecond) are made while the command
     // execs, instead of delaying the first sample after it.
     request.while_exec = [&] { limit_.find(o_.proc_root, meta); };
@@ -218,13 +270,14 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     const auto launched = launch(request);
     intake_.let_command_inherit_channel(false);
     ::close(job_stderr.write);
-    if (const auto* failure = std::get_if<LaunchFailure>(&launched)) {
+    if (!launched) {
       ::close(job_stderr.read);
       trace_->discard();
-      std::cerr << failure->message << '\n';
-      return failure->exit_status;
+      std::cerr << "qprof: " << launched.failure().message << '\n';
+      return launched.failure().status;
     }
-    command.pid = std::get<pid_t>(launched);
+    command.pid = *launched;
+    command.process_group = request.process_group > 0 ? request.process_group : command.pid;
   }
   exit_.emplace(command, o_.wait_daemons, Timeout(o_.timeout, o_.kill_grace, start_ns_, command.attached));
   return std::nullopt;
@@ -305,12 +358,14 @@ void Session::loop(SignalRelay& signals) {
 }
 
 void Session::regular_sample(std::int64_t now) {
+  poll_oom(now);  // before the sample: a victim not yet pruned is still named, with its last reading
   const auto s = sampler_->sample(now);
   unread_.update(tree_->unread(), notices_);
   if (!s) return;
   limit_.check(s->bytes, notices_, sampler_->footprint_now());
   gpu_.sample(now, s->t, *tree_, trace_->writer(), notices_);
   samples_.taken(s->t);
+  last_tree_figure_ = sampler_->footprint_now().value_or(s->bytes);
   live_->set_footprint(sampler_->footprint_now(), sampler_->footprint_peak());
   live_->show(now, s->bytes, sampler_->peak().bytes, gpu_.tree_total());
 }
@@ -321,6 +376,13 @@ void Session::stats_pass(std::int64_t now) {
   if (const auto percent = cpu_.add(clock_->unix_at(now), sampler_->totals().cpu_seconds)) {
     live_->set_cpu_percent(*percent);
   }
+}
+
+void Session::poll_oom(std::int64_t now) {
+  for (const ExitTracker::Killed& k : exit_->take_sigkilled()) oom_.killed_member(k.pid, k.maxrss);
+  const OomWatch::Now at{*tree_,        exit_->pid(), *clock_, now, last_tree_figure_, checkpoints_->open_stage(),
+                         limit_.bytes()};
+  oom_.poll(at, trace_->writer(), notices_);
 }
 
 void Session::take_markers() {
@@ -353,12 +415,25 @@ void Session::finish_trace() {
     out.peak(trace::kPeakKernelProcess, exit_->kernel_peak());
   }
   gpu_.finish(report_);
+  if (!attached_) {
+    // The last kills: a victim's log line may come after its tree was gone.
+    poll_oom(monotonic_ns());
+    report_.oom_events = oom_.kills();
+  }
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
   const std::string name = attached_ ? "process " + std::to_string(exit_->pid()) : o_.command.front();
   record_exit(*exit_, name, t_end, out, report_);
   trace_->close();
   report_.trace_error = trace_->error();
-  if (!trace_->intact()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
+  // Another process that truncated the file meanwhile leaves a hole where the start was: the
+  // trace then starts with NUL bytes, which no writer of qprof's puts there.
+  char first = 1;
+  if (report_.trace_error.empty() && report_.trace_read_fd && ::pread(*report_.trace_read_fd, &first, 1, 0) == 1 &&
+      first == '\0') {
+    report_.trace_error =
+        report_.trace_path + ": cut by another process while qprof wrote it (it starts with NUL bytes)";
+  }
+  if (!report_.trace_error.empty()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <iostream>
 
 namespace qprof::record::session {
@@ -11,7 +12,19 @@ TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed)
     : writer_(std::make_unique<trace::Writer>(output.fd, output.path)),
       path_(output.path),
       readable_back_(output.readable_back),
+      fd_(output.fd),
+      created_(output.created),
+      to_empty_(output.to_empty),
       on_failed_(std::move(on_failed)) {}
+
+void TraceSink::begin() {
+  if (!to_empty_) return;
+  to_empty_ = false;
+  if (::ftruncate(fd_, 0) == 0) return;
+  error_ = "cannot empty " + path_ + ": " + std::strerror(errno);
+  std::cerr << "qprof: " << error_ << ": the command goes on, sampled into memory only\n";
+  if (on_failed_) on_failed_();
+}
 
 void TraceSink::failed(const char* consequence) {
   error_ = writer_->error();
@@ -40,7 +53,7 @@ void TraceSink::close() {
 
 void TraceSink::discard() {
   writer_.reset();
-  if (readable_back_) ::unlink(path_.c_str());
+  if (readable_back_ && created_) ::unlink(path_.c_str());
 }
 
 }  // namespace qprof::record::session

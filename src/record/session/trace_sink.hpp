@@ -27,6 +27,8 @@ class TraceSink {
   bool intact() const { return error_.empty(); }
   const std::string& error() const { return error_; }  // why the trace is incomplete
 
+  // The command has started: an existing file's old content goes now, not before (to_empty).
+  void begin();
   void flush();
   // The schedule starts: the flush cadence counts from `now`.
   void start_cadence(std::int64_t now) { last_flush_ns_ = now; }
@@ -37,8 +39,8 @@ class TraceSink {
   void flush_if_due(std::int64_t now, std::int64_t wake_at);
   // The end of the trace: flushed and closed; a failure is said as a failed write is.
   void close();
-  // The command never started: the file is closed, and removed when it is one qprof created
-  // or replaced (not a stream).
+  // The command never started: the file is closed, and removed when qprof created it; a file
+  // that was there is left as it was (never emptied).
   void discard();
 
  private:
@@ -47,6 +49,9 @@ class TraceSink {
   std::unique_ptr<trace::Writer> writer_;
   std::string path_;
   bool readable_back_;
+  int fd_;
+  bool created_;
+  bool to_empty_;
   std::function<void()> on_failed_;
   std::string error_;
   std::int64_t last_flush_ns_ = 0;

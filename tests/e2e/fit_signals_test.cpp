@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// qprof fit under the signals a terminal or a job manager sends: HUP and QUIT end it as INT and
+// TERM do (the probe stopped, its group removed, what was measured written), and the time it was
+// stopped (Ctrl-Z) is no part of a probe's duration. Needs the right to create memory cgroups.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../support/own_cgroup.hpp"
+#include "e2e_util.hpp"
+
+namespace qprof::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::vector<std::string> bounded(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"prlimit", as_limit("2147483648"), qprof_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::string group_of(pid_t qprof) {
+  return "/sys/fs/cgroup/memory" + own_v1_memory_group() + "/qprof-" + std::to_string(qprof);
+}
+
+bool no_cgroups(const Result& r) { return r.status == 2 && contains(r.err, "may not create one here"); }
+
+// The unlimited run is under way once its group holds a process.
+bool wait_for_probe(pid_t qprof) {
+  for (int i = 0; i < 2000; ++i) {
+    std::ifstream procs(group_of(qprof) + "/cgroup.procs");
+    pid_t pid = 0;
+    if (procs >> pid) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
+TEST(FitSignals, HupAndQuitEndTheSearchAsIntDoes) {
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    const std::string json = temp_dir() + "/sig" + std::to_string(sig) + ".json";
+    Process p(bounded({"fit", "--json", json, "--", "sleep", "5"}));
+    if (!wait_for_probe(p.pid())) {
+      const Result r = p.wait(60);
+      if (no_cgroups(r)) GTEST_SKIP() << r.err;
+      FAIL() << "no probe started: " << r.err;
+    }
+    ::kill(p.pid(), sig);
+    const Result r = p.wait(60);
+    EXPECT_EQ(r.status, 128 + sig) << r.err;
+    EXPECT_TRUE(contains(r.err, "stopped by SIG")) << r.err;
+    EXPECT_FALSE(fs::exists(group_of(p.pid()))) << "the probe's group is removed";
+    const auto j = nlohmann::json::parse(read_file(json));
+    EXPECT_EQ(j["end"], "interrupted") << sig;
+  }
+}
+
+TEST(FitSignals, TimeStoppedIsNoPartOfAProbesDuration) {
+  const std::string json = temp_dir() + "/stopped.json";
+  // Ten short sleeps in a row: a stopped shell starts no next one, so the job's progress halts
+  // with it (a single `sleep 1` would go on sleeping while stopped, as nanosleep does).
+  Process p(bounded({"fit", "--runs-max", "2", "--json", json, "--", "sh", "-c",
+                     "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.1; done"}));
+  if (!wait_for_probe(p.pid())) {
+    const Result r = p.wait(60);
+    if (no_cgroups(r)) GTEST_SKIP() << r.err;
+    FAIL() << "no probe started: " << r.err;
+  }
+  ::kill(p.pid(), SIGTSTP);  // qprof alone: it passes the stop on to the probe
+  std::this_thread::sleep_for(200ms);
+  const std::string state = read_file("/proc/" + std::to_string(p.pid()) + "/stat");
+  const bool stopped = state.find(") T ") != std::string::npos;
+  std::this_thread::sleep_for(2500ms);
+  ::kill(p.pid(), SIGCONT);
+  const Result r = p.wait(60);
+  if (!stopped) GTEST_SKIP() << "SIGTSTP did not stop qprof here (an orphaned process group)";
+  ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  const double baseline = j["baseline"]["seconds"].get<double>();
+  EXPECT_GE(baseline, 0.9) << r.err;
+  EXPECT_LT(baseline, 2.0) << "the 2.7 s stopped were counted: " << r.err;
+}
+
+// The unlimited run has no limit of qprof's: a SIGKILL there names the OOM killer of a limit
+// around qprof as the likely sender, not SIGKILL alone.
+TEST(FitSignals, ABaselineKilledBySigkillNamesTheEnclosingOomKiller) {
+  const Result r = run(bounded({"fit", "--", workload("exit_with"), "-9"}), "", 60);
+  if (no_cgroups(r)) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  EXPECT_TRUE(contains(r.err, "most likely the OOM killer of a limit around qprof")) << r.err;
+}
+
+}  // namespace
+}  // namespace qprof::test
