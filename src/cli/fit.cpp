@@ -27,7 +27,8 @@ namespace {
 struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
-  std::string margin;  // --margin PCT: the requests'
+  std::string margin;                      // --margin PCT: the requests'
+  double request_margin = kDefaultMargin;  // --margin, parsed
   std::string json, csv, plot;
   // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
   // 2.1's integer flags count their uses rather than take the value.
@@ -122,15 +123,10 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
     }
     o.fit.resolution = *r;
   }
-  double margin = kDefaultMargin;
   if (!o.margin.empty()) {
     const auto m = parse_margin(o.margin);
-    if (!m) {
-      std::cerr << "qprof fit: --margin: expected a percentage (15%, 0 to 1000), got " << terminal_text(o.margin)
-                << '\n';
-      return kUsageError;
-    }
-    margin = *m;
+    if (!m) return Failure{"--margin: expected a percentage (15%, 0 to 1000), got " + terminal_text(o.margin)};
+    o.request_margin = *m;
   }
   // A file that cannot be written fails before the first run, not after the last.
   const std::vector<std::string> outputs{o.json, o.csv, o.plot};
@@ -168,7 +164,7 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
     std::cerr << line << std::flush;
   };
   fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
-  r.request_margin = margin;
+  r.request_margin = o.request_margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
   const std::size_t width = output_columns(STDERR_FILENO);
   if (r.baseline && !o.quiet) std::cerr << fit_lines(fit::text_report(r), width);

@@ -52,6 +52,10 @@ std::vector<std::string> warnings(const RunReport& r) {
     w.push_back(std::to_string(r.missed_deadlines) + " of " + std::to_string(r.samples) +
                 " samples came late (a loaded machine, or a large tree)");
   }
+  if (!r.oom_events.empty()) {
+    w.push_back("the kernel killed " + std::to_string(r.oom_events.size()) + " process" +
+                (r.oom_events.size() == 1 ? "" : "es") + " for lack of memory (OOM)");
+  }
   if (r.stops > 0) w.push_back("stopped for " + human_seconds(r.stopped_seconds) + " by Ctrl-Z: no samples then");
   return w;
 }
@@ -82,6 +86,7 @@ std::string format_short_summary(const RunReport& r) {
     line(out, "Σ RSS",
          human_bytes(r.sampled_peak->bytes) + " peak, as mprof counts it: a page shared by N processes counts N times");
   }
+  if (const auto request = request_text(r)) line(out, "request", *request);
   if (const auto w = warnings(r); !w.empty()) {
     std::string text;
     for (const std::string& s : w) text += (text.empty() ? "" : "; ") + s;

@@ -96,6 +96,25 @@ TEST(Habits, ASizeSplitBySpaceIsAUsageErrorThatNamesIt) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// mprof prints 2 lines, time -v 23: the default summary of a one-process job is short, in plain
+// words, and -v gives every figure.
+TEST(Habits, TheDefaultSummaryIsShortAndVerboseIsWhole) {
+  const std::string dir = temp_dir();
+  const Result r = qprof({"run", "-o", dir + "/short.dat", "--", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::size_t lines = 0;
+  for (char c : r.err) lines += c == '\n';
+  EXPECT_LE(lines, 12u) << r.err;
+  for (const char* kept : {"qprof:   footprint", "qprof:   duration", "exit status 0", "qprof:   \u03a3 RSS",
+                           "as mprof counts it", "qprof:   trace"}) {
+    EXPECT_TRUE(has(r.err, kept)) << kept << ": " << r.err;
+  }
+  EXPECT_FALSE(has(r.err, "overhead")) << r.err;
+  const Result v = qprof({"run", "-v", "-o", dir + "/whole.dat", "--", "true"});
+  EXPECT_TRUE(has(v.err, "qprof:   overhead")) << v.err;
+  EXPECT_FALSE(has(v.err, "% of one core)")) << "a run of milliseconds has no meaningful share: " << v.err;
+}
+
 TEST(Habits, MprofsBackendIsRefusedWithWhereTheFootprintIs) {
   const Result r = qprof({"run", "--backend", "psutil_pss", "true"});
   EXPECT_EQ(r.status, 2);
