@@ -31,7 +31,8 @@ TEST(CompareFiles, LabelsAndFormats) {
             "layerwise          2468.0*        0.96      15.000         1.50\n"
             "* lowest of its column\n"
             "ratios: to the first row (minmax (v1))\n"
-            "no footprint in these traces (recorded with --no-pss, or by mprof): the figures are \u03a3 RSS\n"
+            "no footprint in these traces (recorded with --no-pss, or by mprof):\n"
+            "  the figures are \u03a3 RSS\n"
             "left out to fit 80 columns: peak kernel, disk read, disk write;\n"
             "  --wide shows them, as do --format csv, json and md\n");
   const Result wide = qprof({"compare", "--wide", fixture("minmax.dat"), fixture("layerwise.dat"), "--label",
