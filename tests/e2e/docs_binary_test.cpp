@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The documents give each sampling interval as `--OPTION` (VALUE): VALUE must be the default the
-// binary's --help gives, so that docs and binary never drift apart (they did: "PSS every 100 ms"
-// in three documents, 1 s in the binary).
+// binary's --help gives, so that docs and binary never drift apart (they did: PSS every 100 ms in
+// three documents while the binary read it every second).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,7 +19,8 @@ std::optional<double> help_default(const std::string& help, const std::string& o
   const std::size_t at = help.find("  " + option + " ");
   if (at == std::string::npos) return std::nullopt;
   std::smatch m;
-  const std::string rest = help.substr(at, 400);
+  // The description as one line: --help wraps it to the terminal.
+  const std::string rest = std::regex_replace(help.substr(at, 600), std::regex(R"(\s+)"), " ");
   if (!std::regex_search(rest, m, std::regex(R"(\(default ([0-9.]+))"))) return std::nullopt;
   return std::stod(m[1]);
 }

@@ -53,8 +53,8 @@ TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
 
 TEST(RunAccounting, PssIsReadOnItsOwnSlowerSchedule) {
   const std::string out = temp_dir() + "/pss_schedule.dat";
-  const Result r = qprof({"run", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out, "--",
-                          workload("spike"), "1", "1", "1000"});
+  const Result r = qprof({"run", "-v", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out,
+                          "--", workload("spike"), "1", "1", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   // About 400 RSS samples. The job holds still but for a 1 ms spike: its scheduled passes every
