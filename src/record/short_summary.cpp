@@ -10,6 +10,7 @@
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/record/summary.hpp"
+#include "qprof/trace/oom.hpp"
 
 namespace qprof::record {
 namespace {
@@ -52,10 +53,7 @@ std::vector<std::string> warnings(const RunReport& r) {
     w.push_back(std::to_string(r.missed_deadlines) + " of " + std::to_string(r.samples) +
                 " samples came late (a loaded machine, or a large tree)");
   }
-  if (!r.oom_events.empty()) {
-    w.push_back("the kernel killed " + std::to_string(r.oom_events.size()) + " process" +
-                (r.oom_events.size() == 1 ? "" : "es") + " for lack of memory (OOM)");
-  }
+  if (const auto check = footprint_below_largest_process(r)) w.push_back(*check);
   if (r.stops > 0) w.push_back("stopped for " + human_seconds(r.stopped_seconds) + " by Ctrl-Z: no samples then");
   return w;
 }
@@ -73,6 +71,10 @@ std::string format_short_summary(const RunReport& r) {
     out = out.substr(0, keep) + "...";
   }
   out = locale_text(out) + "\n";
+  // An OOM kill first, whole: which process, when, in which stage, under which limit, holding
+  // what; it explains every figure below.
+  for (const trace::OomKill& k : r.oom_events)
+    line(out, "OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
   if (r.footprint) {
     const trace::Footprint& f = *r.footprint;
     std::string text = human_bytes(f.peak) + " peak (" +

@@ -96,25 +96,8 @@ std::string count_of(std::uint64_t n, const char* one, const char* many) {
 // "once", "twice", "5 times".
 std::string times(std::uint64_t n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
 
-// The summary checks its answer against the kernel's own figure: the tree held at least its
-// largest process (ru_maxrss). A footprint well below it was read too rarely to see the peak, or
-// counts pages the process shared with processes outside the tree (a library, page cache charged
-// to another cgroup) as theirs. The margin covers those shared pages of an ordinary process.
 void footprint_check(std::ostringstream& out, const RunReport& r) {
-  const Footprint& f = *r.footprint;
-  if (!r.kernel_process_peak) return;
-  const Bytes largest = *r.kernel_process_peak;
-  constexpr Bytes kSharedAllowance = Bytes{16} << 20;
-  if (f.peak + kSharedAllowance >= largest || f.peak >= largest - largest / 10) return;
-  const std::string why =
-      f.basis == Footprint::Basis::pss
-          ? "Σ PSS was read " + times(r.pss_passes) + " and may have missed the peak between two readings (a " +
-                "shorter --pss-interval reads it more often), or the process shared its pages with processes "
-                "outside the tree"
-          : "pages it touched before it joined the tree's cgroup, or page cache charged to another cgroup, are "
-            "not in the charge";
-  line(out, "CHECK",
-       "the footprint is below the largest process's own peak (" + human_bytes(largest) + ", ru_maxrss): " + why);
+  if (const auto why = footprint_below_largest_process(r)) line(out, "CHECK", *why);
 }
 
 // The answer first: the footprint, shared pages once, and what of it could be dropped.

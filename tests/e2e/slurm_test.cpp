@@ -55,7 +55,7 @@ TEST(Slurm, TheStepsLimitIsFoundAndTheFootprintIsItsCharge) {
   const std::string charge = dir + "/step_peak";
   const Result r =
       slurm({"srun", "--mem=600M", "sh", "-c",
-             qprof_line("run -o " + out + " -- " + workload("alloc_tree") + " 100 3 60 1500", dir + "/status") +
+             qprof_line("run -v -o " + out + " -- " + workload("alloc_tree") + " 100 3 60 1500", dir + "/status") +
                  "; d=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); "
                  "cat $d/../memory.max_usage_in_bytes > " +
                  charge +

@@ -241,6 +241,25 @@ TEST(Figures, AReportShowsNoSplitOrVszOfAnotherInstant) {
   EXPECT_NE(read_at_peak.find("RSS by kind"), std::string::npos) << read_at_peak;
 }
 
+// A summary's wrapped lines joined: a continuation (indented under its text) follows a space.
+std::string unwrapped_summary(const std::string& s) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < s.size()) {
+    std::size_t end = s.find('\n', from);
+    if (end == std::string::npos) end = s.size();
+    std::string line = s.substr(from, end - from);
+    const std::size_t text = line.find_first_not_of(' ');
+    if (text != std::string::npos && text >= 8 && !out.empty()) {
+      out.back() = ' ';
+      line = line.substr(text);
+    }
+    out += line + "\n";
+    from = end + 1;
+  }
+  return out;
+}
+
 RunReport short_failed_run() {
   RunReport r;
   r.command = "python3 calib.py";
@@ -284,6 +303,26 @@ TEST(Summary, AShortRunSaysOnlyWhatIsDefined) {
   EXPECT_EQ(s.find("(es)"), std::string::npos) << s;
   EXPECT_EQ(s.find("1 deadlines"), std::string::npos) << s;
   EXPECT_EQ(s.find("--"), std::string::npos) << "no option names\n" << s;
+}
+
+// A footprint below the largest process's own peak cannot be the tree's: both summaries say so,
+// with the reason; within the allowance for pages shared outside the tree they say nothing.
+TEST(Summary, AFootprintBelowTheLargestProcessIsSaid) {
+  RunReport r = short_failed_run();
+  r.footprint->basis = Footprint::Basis::pss;
+  r.footprint->peak = static_cast<Bytes>(0.33 * kMiB);
+  r.kernel_process_peak = 108 * kMiB;
+  r.pss_passes = 1;
+  for (const std::string& s : {format_summary(r), format_short_summary(r)}) {
+    const std::string one = unwrapped_summary(s);
+    EXPECT_NE(one.find("the footprint is below the largest process's own peak (108.0 MiB, ru_maxrss)"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(one.find("Σ PSS was read once"), std::string::npos) << s;
+  }
+  r.footprint->peak = 100 * kMiB;  // 8 MiB below: libraries shared with the rest of the machine
+  EXPECT_EQ(format_summary(r).find("below the largest"), std::string::npos);
+  EXPECT_EQ(format_short_summary(r).find("below the largest"), std::string::npos);
 }
 
 TEST(Summary, EveryLineFitsEightyColumns) {

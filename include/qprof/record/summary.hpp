@@ -12,6 +12,9 @@ namespace qprof::record {
 // The request to paste for a scheduler (Slurm's --mem=…, with its rule); nullopt without a
 // footprint.
 std::optional<std::string> request_text(const RunReport& report);
+// Said where the footprint came out well below the largest single process's own peak
+// (ru_maxrss), which no true footprint can be, with the likely reason; nullopt where it agrees.
+std::optional<std::string> footprint_below_largest_process(const RunReport& report);
 // Every figure of the run (-v).
 std::string format_summary(const RunReport& report);
 // The default: the footprint, the GPU peak, how the command ended, Σ RSS as mprof counts it,
