@@ -14,6 +14,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/report.hpp"
+#include "qprof/fit/text_width.hpp"
 #include "qprof/plot/fit_chart.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/report/quark_yaml.hpp"
@@ -145,19 +146,20 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   };
   const fit::FitReport r =
       fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
-  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r);
-  if (!r.message.empty()) std::cerr << "qprof fit: " << terminal_text(r.message) << '\n';
+  const std::size_t width = fit::terminal_columns(STDERR_FILENO);
+  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
+  if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
   if (!o.quiet && r.baseline && r.probes_s > 0) {
     char line[160];
-    std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)\n",
+    std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)",
                   r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
-    std::cerr << line;
+    std::cerr << fit::wrap_line(line, width, 4);
     // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
     if (r.eviction_cpu_s > 0) {
       std::snprintf(line, sizeof line,
-                    "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)\n",
+                    "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)",
                     r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
-      std::cerr << line;
+      std::cerr << fit::wrap_line(line, width, 4);
     }
   }
   int status = r.status;
@@ -208,6 +210,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
   fit->add_option("--json", opts->json, "Also write the result as JSON to FILE (- for stdout)");
   fit->add_option("--csv", opts->csv, "Also write the result as CSV to FILE (- for stdout)");
   fit->add_option("--plot", opts->plot, "Draw duration against limit to FILE (.png, .svg, .pdf) with gnuplot");
+  fit->add_flag("--cold", opts->fit.cold,
+                "Drop the files CMD reads from the page cache before each run, where another cgroup holds them "
+                "(POSIX_FADV_DONTNEED: clean pages no process maps)");
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <variant>
 
+#include "qprof/common/proc_file.hpp"
+
 namespace qprof::fit {
 using record::launch;
 using record::LaunchFailure;
@@ -31,10 +33,21 @@ bool reap(pid_t pid, ProbeRun& run, bool block) {
   }
 }
 
+std::string read_text(const std::string& path) {
+  std::string text;
+  read_small_file(path, text);
+  return text;
+}
+
 struct Sampler {
   ProbeGroup& group;
   ProbeRun& run;
+  InputFiles* files;
+  int samples = 0;
   void sample() {
+    // The files every fifth sample: a directory and a maps file per process cost more than
+    // memory.stat, and a file the job reads for less than that is a small part of its input.
+    if (files && samples++ % 5 == 0) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())));
     if (const auto charge = group.charge()) run.charge_peak = std::max(run.charge_peak.value_or(0), *charge);
     if (const auto u = unreclaimable_bytes(group.memory_stat(), group.is_v1())) {
       run.unreclaimable_peak = std::max(run.unreclaimable_peak.value_or(0), *u);
@@ -59,7 +72,7 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
     return run;
   }
   const pid_t pid = std::get<pid_t>(launched);
-  Sampler sampler{group, run};
+  Sampler sampler{group, run, watch.files};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();
   double next_sample = watch.sample_every_s;

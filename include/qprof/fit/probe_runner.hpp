@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qprof/common/types.hpp"
+#include "qprof/fit/input_files.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/stop_signals.hpp"
 #include "qprof/record/launcher.hpp"
@@ -21,6 +22,7 @@ namespace qprof::fit {
 struct ProbeWatch {
   std::optional<double> deadline_s;  // from the start; the tree is killed there
   double sample_every_s = 0;         // > 0: memory.stat and the charge are sampled this often
+  InputFiles* files = nullptr;       // when sampling: the files the job opens or maps are added
 };
 
 struct ProbeRun {
