@@ -92,6 +92,8 @@ namespace {
 
 // One fit: the options, what it found so far, and the state the runs share.
 struct Search {
+  Search(const FitOptions& options, const std::function<void(const Progress&)>& on_progress, FitReport& report)
+      : o(options), progress(on_progress), r(report) {}
   const FitOptions& o;
   const std::function<void(const Progress&)>& progress;
   FitReport& r;

@@ -93,7 +93,10 @@ std::vector<LimitSearch::Tally> LimitSearch::tallies(Level level) const {
   for (std::size_t i = 0; i < probes_.size(); ++i) {
     const Probe& p = probes_[i];
     auto t = std::find_if(out.begin(), out.end(), [&](const Tally& x) { return x.limit == p.limit; });
-    if (t == out.end()) t = out.insert(out.end(), Tally{p.limit});
+    if (t == out.end()) {
+      t = out.insert(out.end(), Tally{});
+      t->limit = p.limit;
+    }
     ++t->runs;
     if (level_of(p, reference, margin_) >= level) {
       ++t->reached;
