@@ -32,15 +32,16 @@ struct Reader {
       return "still running at " + slowdown(p) + " when stopped, not seen to complete";
     return "completed in " + fixed(p.seconds, "%.2f s") + " (" + slowdown(p) + ")";
   }
-  // A run that fell short of the level, after "it" or "runs".
-  std::string fell_short(const Probe& p) const {
+  // What a run (or, `plural`, runs) that fell short of the level did, as a predicate.
+  std::string fell_short(const Probe& p, bool plural = false) const {
+    const std::string was = plural ? "were " : "was ";
     switch (p.outcome) {
       case Outcome::oom_killed:
-        return "OOM-killed";
+        return was + "OOM-killed";
       case Outcome::failed:
         return "failed (" + terminal_text(p.detail) + ")";
       case Outcome::too_slow:
-        return "still running at " + slowdown(p) + " when stopped";
+        return was + "still running at " + slowdown(p) + " when stopped";
       case Outcome::completed:
         return "completed slower (" + slowdown(p) + ")";
     }
@@ -60,8 +61,9 @@ struct Reader {
       }
     }
     if (!first) return "nothing was tried at or below the unreclaimable peak, " + mib(f.short_of);
-    if (runs == 1) return "at " + mib(f.short_of) + " it was " + fell_short(*first);
-    return "at " + mib(f.short_of) + " " + runs_of(short_runs, runs) + " fell short, the first " + fell_short(*first);
+    if (runs == 1) return "at " + mib(f.short_of) + " it " + fell_short(*first);
+    return "at " + mib(f.short_of) + " " + runs_of(short_runs, runs) + " fell short (the first " + fell_short(*first) +
+           ")";
   }
 
   std::string title(const std::string& key) const {
@@ -82,7 +84,7 @@ struct Reader {
     }
     for (const Disagreement& d : f.noisy) {
       out.push_back("qprof fit:   at " + mib(d.limit) + " " + runs_of(d.runs - d.reached, d.runs) + " " +
-                    (d.runs - d.reached == 1 ? "was " : "were ") + fell_short(r.probes[d.probe]) + ": noisy");
+                    fell_short(r.probes[d.probe], d.runs - d.reached > 1) + ": noisy");
     }
     for (const Disagreement& d : f.not_monotone) {
       out.push_back("qprof fit:   below it, at " + mib(d.limit) + ", " + runs_of(d.reached, d.runs) + " " +

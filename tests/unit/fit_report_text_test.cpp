@@ -79,7 +79,7 @@ TEST(FitText, ARunStoppedAtTheCutoffIsNeverSaidToComplete) {
       << within;
   const std::string full = finding(r, "smallest limit at full speed (within 10 % of the fastest run, 1.00 s)");
   EXPECT_TRUE(has(full,
-                  ": none measured below the unlimited run's peak charge, 250.0 MiB (at 175.0 MiB it was "
+                  ": none measured below the unlimited run's peak charge, 250.0 MiB (at 175.0 MiB it "
                   "completed slower (1.40x))"))
       << full;
 }
@@ -110,8 +110,8 @@ TEST(FitText, ASuccessBelowARepeatedShortfallIsSaidNotMonotone) {
                                  probe(295 * MiB, Outcome::completed, 1.05)});
   const std::string runs = finding(r, "smallest limit not OOM-killed");
   EXPECT_TRUE(has(runs,
-                  ": 295.0 MiB (completed in 1.05 s (1.05x); at 260.0 MiB two runs of two fell short, the "
-                  "first OOM-killed)"))
+                  ": 295.0 MiB (completed in 1.05 s (1.05x); at 260.0 MiB two runs of two fell short (the "
+                  "first was OOM-killed))"))
       << runs;
   bool said = false;
   for (const std::string& l : finding_lines(r))
@@ -192,8 +192,8 @@ TEST(FitText, EveryLineFitsTheWidth) {
   }
   // The table's rows keep their columns at 80: the last one continues below itself.
   const std::string text = text_report(r, 80);
-  EXPECT_TRUE(has(text, "  120.0 MiB  failed       0.20 s    0.20x      ?         ?  exit status 1, no OOM\n" +
-                            std::string(60, ' ') + "kill\n"))
+  EXPECT_TRUE(has(text, "  120.0 MiB  failed       0.20 s    0.20x      ?         ?  exit status 1, no\n" +
+                            std::string(60, ' ') + "OOM kill\n"))
       << text;
 }
 
@@ -206,7 +206,8 @@ TEST(FitTextWidth, BreaksAtSpacesAndNeverInsideACharacter) {
   for (int i = 0; i < 12; ++i) e += "\xc3\xa9";
   const std::string wrapped = wrap_line(e, 10, 0);
   EXPECT_EQ(wrapped.substr(0, 21), e.substr(0, 20) + "\n");
-  EXPECT_EQ(wrap_text("a\n  b c d e f\n", 9), "a\n  b c d\n      e f\n");
+  EXPECT_EQ(wrap_text("a\n  b c d e f g h\n", 14), "a\n  b c d e f g\n      h\n");
+  EXPECT_EQ(wrap_text("  b c d e f g h\n", 9), "  b c d e\n  f g h\n") << "no room for the indent: 2";
 }
 
 }  // namespace
