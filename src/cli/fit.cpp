@@ -89,6 +89,7 @@ plot::FitChart chart_of(const fit::FitReport& r) {
     c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
   char slowdown[32];
   std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
+  if (r.probes.empty()) return c;  // no limited run: no limit to mark
   if (r.findings.runs) c.marks.push_back({"runs in", in_mib(r.findings.runs->limit)});
   if (r.findings.within_slowdown) c.marks.push_back({slowdown, in_mib(r.findings.within_slowdown->limit)});
   if (r.findings.full_speed) c.marks.push_back({"full speed", in_mib(r.findings.full_speed->limit)});

@@ -24,6 +24,16 @@ bool owned(int fd) {
   return ::fstat(fd, &st) == 0 && st.st_uid == ::geteuid();
 }
 
+// The system's own files (the locale archive, the loader's cache, an interpreter's library) are
+// everyone's: cached by every process, never the job's input.
+bool system_file(const std::string& path) {
+  for (const char* dir : {"/usr/", "/lib/", "/lib64/", "/lib32/", "/bin/", "/sbin/", "/etc/", "/proc/", "/sys/",
+                          "/dev/", "/run/", "/var/cache/", "/nix/store/"}) {
+    if (path.starts_with(dir)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> data_mapping_paths(std::string_view maps) {
@@ -52,7 +62,7 @@ std::vector<std::string> data_mapping_paths(std::string_view maps) {
 }
 
 void InputFiles::add(const std::string& path) {
-  if (files_.size() >= kMaxFiles) return;
+  if (files_.size() >= kMaxFiles || system_file(path)) return;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
   for (const File& f : files_) {

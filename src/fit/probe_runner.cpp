@@ -43,11 +43,10 @@ struct Sampler {
   ProbeGroup& group;
   ProbeRun& run;
   InputFiles* files;
-  int samples = 0;
   void sample() {
-    // The files every fifth sample: a directory and a maps file per process cost more than
-    // memory.stat, and a file the job reads for less than that is a small part of its input.
-    if (files && samples++ % 5 == 0) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())));
+    // The files at every sample: a job may map its input, read it from cache and close it within
+    // a few tens of milliseconds.
+    if (files) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())));
     if (const auto charge = group.charge()) run.charge_peak = std::max(run.charge_peak.value_or(0), *charge);
     if (const auto u = unreclaimable_bytes(group.memory_stat(), group.is_v1())) {
       run.unreclaimable_peak = std::max(run.unreclaimable_peak.value_or(0), *u);

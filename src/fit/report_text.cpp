@@ -17,7 +17,7 @@ constexpr std::size_t kDetailColumn = 60;
 
 std::string row(const Probe& p, double baseline_s, std::size_t width) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-10s %-10s %8s %8s %6s %9s  ", p.limit ? mib(p.limit).c_str() : "none",
+  std::snprintf(buf, sizeof buf, "  %-10s %-10s %7s %8s %6s %10s  ", p.limit ? mib(p.limit).c_str() : "none",
                 outcome_name(p.outcome), fixed(p.seconds, "%.2f s").c_str(),
                 baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx").c_str() : "",
                 p.major_faults ? std::to_string(*p.major_faults).c_str() : "?",
@@ -70,7 +70,7 @@ std::string text_report(const FitReport& r, std::size_t width) {
                    fixed(r.max_slowdown, "%g") + "x the unlimited run)");
   for (const std::string& h : header) out << h << '\n';
   std::string text = wrap_text(out.str(), width);
-  text += wrap_line("  limit      outcome        time slowdown majflt      read  how it ended", width, 4);
+  text += wrap_line("  limit      outcome       time slowdown majflt       read  how it ended", width, 4);
   text += row(b.run, b.run.seconds, width);
   std::vector<const Probe*> sorted;
   for (const Probe& p : r.probes) sorted.push_back(&p);

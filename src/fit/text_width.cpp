@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace qprof::fit {
 namespace {
@@ -28,6 +29,13 @@ std::size_t offset_of_column(std::string_view s, std::size_t n) {
   return i;
 }
 
+// A unit after a number stays on its line: "1.2 s", "104.8 MiB".
+bool unit_follows(std::string_view line, std::size_t space) {
+  const std::string_view next = line.substr(space + 1);
+  if (next.starts_with("MiB") || next.starts_with("GiB") || next.starts_with("KiB")) return true;
+  return next.starts_with('s') && (next.size() == 1 || !std::isalpha(static_cast<unsigned char>(next[1])));
+}
+
 }  // namespace
 
 std::size_t terminal_columns(int fd) {
@@ -49,6 +57,8 @@ std::string wrap_line(std::string_view line, std::size_t width, std::size_t inde
     }
     const std::size_t cut = offset_of_column(line, room);  // the first byte that does not fit
     std::size_t space = line.rfind(' ', cut);
+    while (space != std::string_view::npos && space > 0 && unit_follows(line, space))
+      space = line.rfind(' ', space - 1);
     // Break at the last space that leaves text on this line; none: break the word itself.
     std::size_t end = space != std::string_view::npos && space > 0 ? space : cut;
     while (end > 0 && line[end - 1] == ' ') --end;

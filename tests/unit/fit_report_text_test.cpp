@@ -192,7 +192,7 @@ TEST(FitText, EveryLineFitsTheWidth) {
   }
   // The table's rows keep their columns at 80: the last one continues below itself.
   const std::string text = text_report(r, 80);
-  EXPECT_TRUE(has(text, "  120.0 MiB  failed       0.20 s    0.20x      ?         ?  exit status 1, no\n" +
+  EXPECT_TRUE(has(text, "  120.0 MiB  failed      0.20 s    0.20x      ?          ?  exit status 1, no\n" +
                             std::string(60, ' ') + "OOM kill\n"))
       << text;
 }
@@ -201,6 +201,8 @@ TEST(FitTextWidth, BreaksAtSpacesAndNeverInsideACharacter) {
   EXPECT_EQ(wrap_line("one two three", 80, 4), "one two three\n");
   EXPECT_EQ(wrap_line("one two three", 9, 2), "one two\n  three\n");
   EXPECT_EQ(wrap_line("abcdefghijkl", 10, 2), "abcdefghij\n  kl\n") << "a word too long is broken";
+  EXPECT_EQ(wrap_line("at 104.8 MiB in 1.2 s", 11, 2), "at\n  104.8 MiB\n  in 1.2 s\n") << "a unit stays by its number";
+  EXPECT_EQ(wrap_line("took 0.93 s)", 10, 2), "took\n  0.93 s)\n");
   // 'é' is two bytes, one column: ten columns hold ten of them.
   std::string e;
   for (int i = 0; i < 12; ++i) e += "\xc3\xa9";

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The files a job reads, seen while its unlimited run runs: the regular files its processes hold
 // open (/proc/PID/fd) or map for data (/proc/PID/maps, not executable: its program and libraries
-// are left out). After that run's own page cache is evicted, what of them is still in page cache
-// was charged to another cgroup: the job read it without being charged for it, so no limit
-// would have pushed it out. --cold drops those pages before each run (POSIX_FADV_DONTNEED: clean
-// pages no process maps; dirty or mapped pages stay, and what stayed is measured).
+// are left out, and so are the system's own files under /usr, /etc, /lib...). After that run's
+// own page cache is evicted, what of them is still in page cache was charged to another cgroup: the job read it without
+// being charged for it, so no limit would have pushed it out. --cold drops those pages before each run
+// (POSIX_FADV_DONTNEED: clean pages no process maps; dirty or mapped pages stay, and what stayed is measured).
 #pragma once
 
 #include <sys/types.h>
