@@ -96,6 +96,21 @@ plot::FitChart chart_of(const fit::FitReport& r) {
   return c;
 }
 
+// qprof's own CPU time over the runs, and the part of it the kernel's eviction took.
+void print_cost(const fit::FitReport& r, std::size_t width) {
+  char line[160];
+  std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)",
+                r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
+  std::cerr << fit::wrap_line(line, width, 4);
+  // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
+  if (r.eviction_cpu_s > 0) {
+    std::snprintf(line, sizeof line,
+                  "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)",
+                  r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
+    std::cerr << fit::wrap_line(line, width, 4);
+  }
+}
+
 int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   const std::vector<std::string> before_dashdash = self.remaining();
   if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
@@ -150,19 +165,7 @@ int fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self
   const std::size_t width = fit::terminal_columns(STDERR_FILENO);
   if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
   if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
-  if (!o.quiet && r.baseline && r.probes_s > 0) {
-    char line[160];
-    std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)",
-                  r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
-    std::cerr << fit::wrap_line(line, width, 4);
-    // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
-    if (r.eviction_cpu_s > 0) {
-      std::snprintf(line, sizeof line,
-                    "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)",
-                    r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
-      std::cerr << fit::wrap_line(line, width, 4);
-    }
-  }
+  if (!o.quiet && r.baseline && r.probes_s > 0) print_cost(r, width);
   int status = r.status;
   const bool has_result = r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start;
   if (has_result) {
