@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "qprof/common/proc_file.hpp"
@@ -32,6 +33,16 @@ bool system_file(const std::string& path) {
     if (path.starts_with(dir)) return true;
   }
   return false;
+}
+
+// Whether /proc/PID/fdinfo/N says the descriptor was opened write-only ("flags:" in octal).
+bool write_only(const std::string& fdinfo) {
+  std::string text;
+  if (!read_small_file(fdinfo, text)) return false;
+  const std::size_t at = text.find("flags:");
+  if (at == std::string::npos) return false;
+  const unsigned long flags = std::strtoul(text.c_str() + at + 6, nullptr, 8);
+  return (flags & O_ACCMODE) == O_WRONLY;
 }
 
 }  // namespace
@@ -79,7 +90,8 @@ void InputFiles::scan(const std::vector<pid_t>& pids) {
         if (e->d_name[0] == '.') continue;
         char target[4096];
         const ssize_t n = ::readlink((proc + "/fd/" + e->d_name).c_str(), target, sizeof target - 1);
-        if (n <= 0 || target[0] != '/') continue;  // pipes, sockets, anonymous inodes
+        if (n <= 0 || target[0] != '/') continue;                 // pipes, sockets, anonymous inodes
+        if (write_only(proc + "/fdinfo/" + e->d_name)) continue;  // a log the job writes, not its input
         add(std::string(target, static_cast<std::size_t>(n)));
       }
       ::closedir(d);
