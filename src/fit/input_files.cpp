@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
+#include <set>
 
 #include "qprof/common/proc_file.hpp"
 
@@ -48,32 +48,47 @@ bool write_only(const std::string& fdinfo) {
 }  // namespace
 
 std::vector<std::string> data_mapping_paths(std::string_view maps) {
-  struct Mapping {
-    std::string path;
-    bool code;
-  };
-  std::vector<Mapping> all;
-  std::istringstream in{std::string(maps)};
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode;
-    if (!(fields >> range >> perms >> offset >> dev >> inode) || inode == "0" || perms.size() < 3) continue;
-    std::string path;
-    std::getline(fields >> std::ws, path);
+  // Read at every sample of a job with hundreds of mappings: views into the text, no streams.
+  std::vector<std::string_view> data;
+  std::set<std::string_view> code;
+  while (!maps.empty()) {
+    const std::size_t nl = maps.find('\n');
+    std::string_view line = maps.substr(0, nl);
+    maps.remove_prefix(nl == std::string_view::npos ? maps.size() : nl + 1);
+    std::string_view field[5];  // range, perms, offset, dev, inode
+    bool whole = true;
+    for (std::string_view& f : field) {
+      const std::size_t start = line.find_first_not_of(' ');
+      const std::size_t end = start == std::string_view::npos ? start : line.find(' ', start);
+      if (end == std::string_view::npos) {
+        whole = false;
+        break;
+      }
+      f = line.substr(start, end - start);
+      line.remove_prefix(end);
+    }
+    if (!whole || field[4] == "0" || field[1].size() < 3) continue;
+    const std::size_t path_at = line.find_first_not_of(' ');
+    if (path_at == std::string_view::npos) continue;
+    const std::string_view path = line.substr(path_at);
     if (!path.starts_with('/') || path.ends_with(" (deleted)")) continue;
-    all.push_back({path, perms[2] == 'x'});
+    if (field[1][2] == 'x') {
+      code.insert(path);
+    } else {
+      data.push_back(path);
+    }
   }
   // A file with code mapped anywhere is a program or a library, its read-only parts included.
   std::vector<std::string> out;
-  for (const Mapping& m : all) {
-    const bool code = std::any_of(all.begin(), all.end(), [&](const Mapping& o) { return o.code && o.path == m.path; });
-    if (!code && std::find(out.begin(), out.end(), m.path) == out.end()) out.push_back(m.path);
+  std::set<std::string_view> said;
+  for (const std::string_view path : data) {
+    if (!code.contains(path) && said.insert(path).second) out.emplace_back(path);
   }
   return out;
 }
 
 void InputFiles::add(const std::string& path) {
-  if (files_.size() >= kMaxFiles || system_file(path)) return;
+  if (files_.size() >= kMaxFiles || !seen_.insert(path).second || system_file(path)) return;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
   for (const File& f : files_) {
@@ -82,7 +97,7 @@ void InputFiles::add(const std::string& path) {
   files_.push_back({path, st.st_dev, st.st_ino, static_cast<Bytes>(st.st_size)});
 }
 
-void InputFiles::scan(const std::vector<pid_t>& pids) {
+void InputFiles::scan(const std::vector<pid_t>& pids, bool with_maps) {
   for (pid_t pid : pids) {
     const std::string proc = "/proc/" + std::to_string(pid);
     if (DIR* d = ::opendir((proc + "/fd").c_str())) {
@@ -97,7 +112,7 @@ void InputFiles::scan(const std::vector<pid_t>& pids) {
       ::closedir(d);
     }
     std::string maps;
-    if (read_small_file(proc + "/maps", maps, kMapsLimit)) {
+    if (with_maps && read_small_file(proc + "/maps", maps, kMapsLimit)) {
       for (const std::string& path : data_mapping_paths(maps)) add(path);
     }
   }

@@ -43,10 +43,12 @@ struct Sampler {
   ProbeGroup& group;
   ProbeRun& run;
   InputFiles* files;
+  int samples = 0;
   void sample() {
-    // The files at every sample: a job may map its input, read it from cache and close it within
-    // a few tens of milliseconds.
-    if (files) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())));
+    // The open files at every sample: a job may read its input from cache and close it within a few
+    // tens of milliseconds. The maps every fifth: the kernel writes a line per mapping (hundreds
+    // for an interpreter), and a mapped input stays mapped while it is read.
+    if (files) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())), samples++ % 5 == 0);
     if (const auto charge = group.charge()) run.charge_peak = std::max(run.charge_peak.value_or(0), *charge);
     if (const auto u = unreclaimable_bytes(group.memory_stat(), group.is_v1())) {
       run.unreclaimable_peak = std::max(run.unreclaimable_peak.value_or(0), *u);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +25,8 @@ std::vector<std::string> data_mapping_paths(std::string_view maps);
 
 class InputFiles {
  public:
-  // Adds the regular, non-empty files the processes hold open or map for data.
-  void scan(const std::vector<pid_t>& pids);
+  // Adds the regular, non-empty files the processes hold open, and (`with_maps`) map for data.
+  void scan(const std::vector<pid_t>& pids, bool with_maps = true);
   std::size_t count() const { return files_.size(); }
   Bytes size() const;  // their sizes summed
   // Of it, in page cache now (mincore). Files the user may not write and does not own are left
@@ -45,6 +46,7 @@ class InputFiles {
   void add(const std::string& path);
   int reopen(const File& f) const;  // -1 where the path is gone or names another file now
   std::vector<File> files_;
+  std::set<std::string> seen_;  // every path looked at once: the samples come every 10 ms
 };
 
 }  // namespace qprof::fit
