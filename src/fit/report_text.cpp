@@ -51,9 +51,10 @@ void input_lines(const FitReport& r, std::vector<std::string>& header, std::vect
 }  // namespace
 
 std::vector<NamedFinding> named_findings(const FitReport& r) {
-  return {{"smallest_running", "smallest limit it runs in", &r.findings.runs},
-          {"smallest_within_slowdown", "smallest within the slowdown", &r.findings.within_slowdown},
-          {"full_speed", "full speed", &r.findings.full_speed}};
+  return {
+      {"smallest_running", "smallest limit not OOM-killed", &r.findings.runs},
+      {"smallest_within_slowdown", "smallest limit it completes in within the slowdown", &r.findings.within_slowdown},
+      {"full_speed", "full speed", &r.findings.full_speed}};
 }
 
 std::string text_report(const FitReport& r, std::size_t width) {
