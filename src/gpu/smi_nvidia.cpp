@@ -177,13 +177,11 @@ DeviceModes modes_of_row(std::string_view row) {
 }
 
 DeviceModes NvidiaSmi::modes(std::size_t device) const {
-  std::string out, why;
-  if (device >= devices_.size() ||
-      !detail::run_capture({program_, "--query-gpu=uuid,compute_mode,mig.mode.current", "--format=csv,noheader"}, out,
-                           20000, why)) {
-    return {};
-  }
-  std::string_view text = out;
+  if (device >= devices_.size()) return {};
+  const Result<std::string> out =
+      detail::run_capture({program_, "--query-gpu=uuid,compute_mode,mig.mode.current", "--format=csv,noheader"}, 20000);
+  if (!out) return {};
+  std::string_view text = *out;
   while (!text.empty()) {
     const auto nl = text.find('\n');
     const std::string_view row = text.substr(0, nl);

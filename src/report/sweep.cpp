@@ -38,7 +38,7 @@ constexpr Kind kRaw = Kind::share;
 bool too_few_points(const FigureModel& f) { return f.x.size() < 3; }
 
 std::string r2_text(const FigureModel& f) {
-  return too_few_points(f) ? std::to_string(f.x.size()) + " points only" : number("%.3f", f.r2());
+  return too_few_points(f) ? std::to_string(f.x.size()) + " points only" : printf_number("%.3f", f.r2());
 }
 
 }  // namespace

@@ -203,9 +203,9 @@ TEST(GpuNvidiaSmi, ModesAreReadByUuid) {
   fake.put("modes", "GPU-bbbb, Prohibited, [N/A]\nGPU-aaaa, Default, Enabled\n");
   OpenOptions o;
   o.path = test::fake_scripts_dir();
-  std::string why;
-  auto b = open_smi(o, why);
-  ASSERT_TRUE(b) << why;
+  auto opened = open_smi(o);
+  ASSERT_TRUE(opened.ok()) << opened.failure().message;
+  auto b = std::move(*opened);
   EXPECT_EQ(b->modes(0).compute, ComputeMode::default_mode);
   EXPECT_EQ(b->modes(0).mig, true);
   EXPECT_EQ(b->modes(1).compute, ComputeMode::prohibited);
