@@ -189,6 +189,9 @@ TEST(FitText, EveryLineFitsTheWidth) {
     const std::string text = text_report(r, width);
     for (const std::string& l : lines_of(text)) EXPECT_LE(l.size(), width) << width << ": " << l;
     EXPECT_TRUE(has(text, "qprof fit:   at 308.0 MiB one run of two")) << text;
+    // The requests to paste (host fit only) are among the lines that fit.
+    EXPECT_TRUE(has(text, "qprof fit: request for full speed: --mem=")) << text;
+    EXPECT_TRUE(has(text, "qprof fit: request at the smallest limit: --mem=")) << text;
   }
   // The table's rows keep their columns at 80: the last one continues below itself.
   const std::string text = text_report(r, 80);
