@@ -147,8 +147,12 @@ FitReport fabricated() {
   ok.detail = "exit status 0";
   ok.gpu_peak = 3100 * kMiB;
   r.probes = {oom, ok};
-  r.findings.runs = Finding{1600 * kMiB, 1, 1000 * kMiB};
-  r.findings.full_speed = Finding{1600 * kMiB, 1, 1000 * kMiB};
+  Finding found;
+  found.limit = 1600 * kMiB;
+  found.probe = 1;
+  found.short_of = 1000 * kMiB;
+  r.findings.runs = found;
+  r.findings.full_speed = found;
   return r;
 }
 
