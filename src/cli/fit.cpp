@@ -28,7 +28,7 @@ struct FitCli {
   fit::FitOptions fit;
   std::string resolution;
   std::string margin;                      // --margin PCT: the requests'
-  double request_margin = kDefaultMargin;  // --margin read
+  double request_margin = kDefaultMargin;  // --margin, parsed
   std::string json, csv, plot;
   // --gpu[=INDEX]: the GPU's index ("0" for a bare --gpu); empty: host memory. A string: CLI11
   // 2.1's integer flags count their uses rather than take the value.

@@ -165,8 +165,15 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   return result;
 }
 
-// --mem SIZE: a size, in a cgroup of the tree's own (so not with --cgroup off).
-Result<void> memory_limit_option(const std::string& mem, RunOptions& run) {
+// --margin PCT, and --mem SIZE: a size, in a cgroup of the tree's own (so not with --cgroup off).
+Result<void> sizing_options(RunCli& o) {
+  if (!o.margin.empty()) {
+    const auto margin = parse_margin(o.margin);
+    if (!margin) return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
+    o.run.margin = *margin;
+  }
+  const std::string& mem = o.mem;
+  RunOptions& run = o.run;
   if (mem.empty()) return {};
   const auto bytes = parse_size(mem);
   if (!bytes || *bytes < (Bytes{1} << 20)) {
@@ -304,13 +311,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
                              " --help; a command starting with '-' goes after --)"};
             }
             if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
-            if (auto mem = memory_limit_option(o.mem, o.run); !mem) return mem.failure();
-            if (!o.margin.empty()) {
-              const auto margin = parse_margin(o.margin);
-              if (!margin)
-                return Failure{"--margin: '" + terminal_text(o.margin) + "' is not a percentage (15%, 0 to 1000)"};
-              o.run.margin = *margin;
-            }
+            if (auto sizing = sizing_options(o); !sizing) return sizing.failure();
             record_metric(o.run, o.metric);
             if (auto resolved = resolve_job(o.run, self->get_name()); !resolved) return resolved.failure();
             if (!o.yaml.empty() && is_stream_output(o.run.output)) {

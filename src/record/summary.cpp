@@ -202,9 +202,11 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
   line(out, "CPU", text);
 }
 
-// The request to paste, one line: Slurm's form (qprof report --request gives the others).
+// The request to paste, one line: Slurm's form (qprof report --request gives the others). Not
+// from a run that failed on its own: it may have stopped before its peak (an OOM kill's run gets
+// one, grown past the limit it was killed at).
 void request_line(std::ostringstream& out, const RunReport& r) {
-  if (!r.footprint) return;
+  if (!r.footprint || (r.exit_status != 0 && r.oom_events.empty())) return;
   std::optional<Bytes> killed_at;
   for (const trace::OomKill& k : r.oom_events) {
     if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;

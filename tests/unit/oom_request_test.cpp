@@ -124,7 +124,7 @@ TEST(OomText, SaysProcessStageLimitAndHoldings) {
   k.tree = 299 * kMiB;
   k.stage = "Load";
   EXPECT_EQ(trace::describe_oom_kill(k, 10.0),
-            "process 42 (python3, a worker) killed by the kernel's OOM killer at 2.50 s, in stage Load: the memory "
+            "process 42 (python3, a worker) killed by the kernel's OOM killer at 2.5 s, in stage Load: the memory "
             "limit of 300.0 MiB (cgroup /slurm/job_5/step_0) was reached; it held 250.0 MiB, the tree 299.0 MiB in "
             "the last sample before (kernel log)");
   k.scope = "machine";

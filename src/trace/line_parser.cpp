@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fields of each kind of trace line (docs/trace-format.md), parsed in place with
+// std::from_chars.
+#include "line_parser.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "oom_record.hpp"
+#include "plain_numbers.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::trace::detail {
+namespace {
+
+std::string quoted(std::string_view s) {
+  constexpr std::size_t kShown = 60;
+  std::string out = "'";
+  out += escape_text(s.substr(0, kShown));
+  if (s.size() > kShown) out += "…";
+  out += "'";
+  return out;
+}
+
+// Splits the fields of a line: separated by spaces (mprof's writer uses exactly one).
+class Fields {
+ public:
+  Fields(std::string_view kind, std::string_view rest) : kind_(kind), rest_(rest) {}
+
+  std::string_view word(const char* what) {
+    skip_spaces();
+    if (rest_.empty()) throw LineError{std::string(kind_) + ": missing " + what};
+    // A plain loop: find_first_of calls memchr on the separator set for every character.
+    std::size_t end = 0;
+    while (end < rest_.size() && rest_[end] != ' ' && rest_[end] != '\t') ++end;
+    std::string_view w = rest_.substr(0, end);
+    rest_.remove_prefix(w.size());
+    return w;
+  }
+
+  double number(const char* what) {
+    const std::string_view w = word(what);
+    double v = 0;
+    if (detail::plain_decimal(w, v)) return v;
+    auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (r.ec != std::errc() || r.ptr != w.data() + w.size() || !std::isfinite(v)) {
+      throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a number"};
+    }
+    return v;
+  }
+
+  double non_negative(const char* what) {
+    const double v = number(what);
+    if (v < 0) throw LineError{std::string(kind_) + ": " + what + " is negative"};
+    return v;
+  }
+
+  std::uint64_t count(const char* what) {
+    const std::string_view w = word(what);
+    std::uint64_t v = 0;
+    auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (r.ec != std::errc() || r.ptr != w.data() + w.size()) {
+      throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a whole number"};
+    }
+    return v;
+  }
+
+  std::int64_t integer(const char* what) {
+    const std::string_view w = word(what);
+    std::int64_t v = 0;
+    auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (r.ec != std::errc() || r.ptr != w.data() + w.size()) {
+      throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not an integer"};
+    }
+    return v;
+  }
+
+  // The rest of the line after one separator: free text.
+  std::string_view text() {
+    if (!rest_.empty() && rest_.front() == ' ') rest_.remove_prefix(1);
+    std::string_view t = rest_;
+    rest_ = {};
+    return t;
+  }
+
+  bool empty() {
+    skip_spaces();
+    return rest_.empty();
+  }
+
+ private:
+  void skip_spaces() {
+    while (!rest_.empty() && (rest_.front() == ' ' || rest_.front() == '\t')) rest_.remove_prefix(1);
+  }
+  std::string_view kind_;
+  std::string_view rest_;
+};
+
+bool is_kind_word(std::string_view kind) {
+  if (kind.empty() || kind.front() < 'A' || kind.front() > 'Z') return false;
+  for (char c : kind) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// key=value pairs of QPROF and EXIT lines.
+template <typename F>
+void for_each_pair(Fields& f, F&& on_pair) {
+  while (!f.empty()) {
+    const std::string_view w = f.word("key=value");
+    const std::size_t eq = w.find('=');
+    if (eq == std::string_view::npos || eq == 0) throw LineError{"expected key=value, got " + quoted(w)};
+    on_pair(w.substr(0, eq), unescape_text(w.substr(eq + 1)));
+  }
+}
+
+double to_double(const std::string& key, const std::string& value) {
+  double v = 0;
+  auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(v)) {
+    throw LineError{key + "=" + quoted(value) + " is not a number"};
+  }
+  return v;
+}
+
+std::int64_t to_int(const std::string& key, const std::string& value) {
+  std::int64_t v = 0;
+  auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
+    throw LineError{key + "=" + quoted(value) + " is not an integer"};
+  }
+  return v;
+}
+
+void parse_header(Fields& f, Visitor& v) {
+  TraceMeta meta;
+  meta.format_version = static_cast<int>(f.integer("format version"));
+  if (meta.format_version < 1) throw LineError{"QPROF: format version must be at least 1"};
+  if (meta.format_version > kFormatVersion) {
+    throw LineError{"written in trace format " + std::to_string(meta.format_version) +
+                    " by a newer qprof; this qprof reads format " + std::to_string(kFormatVersion)};
+  }
+  for_each_pair(f, [&](std::string_view key, std::string value) {
+    const std::string k(key);
+    if (k == "version")
+      meta.qprof_version = std::move(value);
+    else if (k == "interval")
+      meta.interval = to_double(k, value);
+    else if (k == "host")
+      meta.host = std::move(value);
+    else if (k == "root_pid")
+      meta.root_pid = to_int(k, value);
+    else if (k == "start")
+      meta.start = to_double(k, value);
+    else if (k == "metric")
+      meta.metric = std::move(value);
+    else if (k == "rank")
+      meta.job.rank = to_int(k, value);
+    else if (k == "local_rank")
+      meta.job.local_rank = to_int(k, value);
+    else if (k == "world_size")
+      meta.job.world_size = to_int(k, value);
+    else if (k == "job")
+      meta.job.job_id = std::move(value);
+    else if (k == "launcher")
+      meta.job.launcher = std::move(value);
+    else
+      meta.other[k] = std::move(value);
+  });
+  v.header(meta);
+}
+
+// An exit status or signal: what an int holds, not a wider number cast into a negative one
+// (status=2147483648 was shown as −2147483648).
+int to_small_int(const std::string& key, const std::string& value) {
+  const std::int64_t v = to_int(key, value);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    throw LineError{key + "=" + quoted(value) + " is out of range"};
+  }
+  return static_cast<int>(v);
+}
+
+void parse_exit(Fields& f, Visitor& v) {
+  ExitInfo e;
+  e.t = f.number("time");
+  for_each_pair(f, [&](std::string_view key, const std::string& value) {
+    const std::string k(key);
+    if (k == "status")
+      e.status = to_small_int(k, value);
+    else if (k == "signal")
+      e.signal = to_small_int(k, value);
+    else if (k == "timed_out")
+      e.timed_out = to_int(k, value) != 0;
+    else if (k == "status_known")
+      e.status_known = to_int(k, value) != 0;
+  });
+  v.exit(e);
+}
+
+// GPUUTIL: percentages within 0–100 (a little above is rounding), '-' for what the driver did not say.
+GpuUtilSample parse_gpu_util(Fields& f) {
+  GpuUtilSample s;
+  s.t = f.number("time");
+  s.device = static_cast<int>(f.integer("device index"));
+  const auto percent = [&f](const char* what) {
+    const double p = f.non_negative(what);
+    if (p > 100.5) throw LineError{std::string("GPUUTIL: ") + what + " is above 100"};
+    return p;
+  };
+  const auto optional = [&f](const char* what, auto&& parse) -> std::optional<double> {
+    Fields probe = f;
+    if (probe.word(what) == "-") {
+      f = probe;
+      return std::nullopt;
+    }
+    return parse(what);
+  };
+  s.busy_percent = percent("busy %");
+  s.mem_bw_percent = percent("memory bandwidth %");
+  s.tree_busy_percent = optional("the tree's busy %", percent);
+  const auto rate = [&f](const char* what) { return f.non_negative(what); };
+  s.pcie_rx_bytes_per_s = optional("PCIe RX bytes/s", rate);
+  s.pcie_tx_bytes_per_s = optional("PCIe TX bytes/s", rate);
+  return s;
+}
+
+}  // namespace
+
+void parse_line(std::string_view line, Visitor& v) {
+  const std::size_t sp = line.find(' ');
+  const std::string_view kind = line.substr(0, sp);
+  Fields f(kind, sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1));
+
+  if (kind == "MEM") {
+    MemSample s;
+    s.bytes = from_mib(f.non_negative("memory (MiB)"));
+    s.t = f.number("time");
+    v.mem(s);
+  } else if (kind == "CHLD") {
+    const std::int64_t pid = f.integer("pid");
+    MemSample s;
+    s.bytes = from_mib(f.non_negative("memory (MiB)"));
+    s.t = f.number("time");
+    v.child(pid, s);
+  } else if (kind == "MARK") {
+    const double t = f.number("time");
+    v.mark(t, unescape_text(f.text()));
+  } else if (kind == "FUNC") {
+    const std::string_view name = f.word("name");
+    MemSample start, end;
+    start.bytes = from_mib(f.non_negative("start memory (MiB)"));
+    start.t = f.number("start time");
+    end.bytes = from_mib(f.non_negative("end memory (MiB)"));
+    end.t = f.number("end time");
+    if (!f.empty()) f.integer("stack level");
+    v.func(name, start, end);
+  } else if (kind == "CMDLINE") {
+    v.cmdline(f.text());
+  } else if (kind == "QPROF") {
+    parse_header(f, v);
+  } else if (kind == "PSS") {
+    PssSample s;
+    s.t = f.number("time");
+    s.pss = f.count("PSS bytes");
+    s.uss = f.count("USS bytes");
+    if (!f.empty()) s.unreclaimable = f.count("unreclaimable bytes");
+    v.pss(s);
+  } else if (kind == "IO") {
+    IoSample s;
+    s.t = f.number("time");
+    s.read_bytes = f.count("read_bytes");
+    s.write_bytes = f.count("write_bytes");
+    s.rchar = f.count("rchar");
+    s.wchar = f.count("wchar");
+    v.io(s);
+  } else if (kind == "CPU") {
+    CpuSample s;
+    s.t = f.number("time");
+    s.cpu_seconds = f.non_negative("CPU seconds");
+    v.cpu(s);
+  } else if (kind == "HWM") {
+    MemSample s;
+    s.t = f.number("time");
+    s.bytes = f.count("bytes");
+    v.hwm(s);
+  } else if (kind == "CGROUP") {
+    CgroupSample s;
+    s.t = f.number("time");
+    s.usage = f.count("usage bytes");
+    s.peak = f.count("peak bytes");
+    if (!f.empty()) {
+      s.anon = f.count("anon bytes");
+      s.file = f.count("file bytes");
+    }
+    v.cgroup(s);
+  } else if (kind == "CGPEAK") {
+    MemSample s;
+    s.t = f.number("time");
+    s.bytes = f.count("peak bytes");
+    v.cgroup_window(s);
+  } else if (kind == "GPUDEV") {
+    GpuDevice d;
+    d.index = static_cast<int>(f.integer("device index"));
+    d.uuid = unescape_text(f.word("uuid"));
+    d.total = f.count("total bytes");
+    d.name = unescape_text(f.text());
+    v.gpu_device(d);
+  } else if (kind == "GPU") {
+    GpuSample s;
+    s.t = f.number("time");
+    s.device = static_cast<int>(f.integer("device index"));
+    s.tree = f.count("tree bytes");
+    s.used = f.count("device used bytes");
+    if (!f.empty()) s.tree_age = f.non_negative("tree figure age");
+    v.gpu(s);
+  } else if (kind == "TORCH") {
+    TorchSample s;
+    s.t = f.number("time");
+    s.device = static_cast<int>(f.integer("device index"));
+    s.allocated = f.count("allocated bytes");
+    s.reserved = f.count("reserved bytes");
+    v.torch(s);
+  } else if (kind == "KINDS") {
+    MemKindsSample s;
+    s.t = f.number("time");
+    s.anon = f.count("anon bytes");
+    s.file = f.count("file bytes");
+    s.shmem = f.count("shmem bytes");
+    s.swap = f.count("swap bytes");
+    v.kinds(s);
+  } else if (kind == "TASKS") {
+    TasksSample s;
+    s.t = f.number("time");
+    s.processes = f.count("processes");
+    s.threads = f.count("threads");
+    s.vsz = f.count("vsz bytes");
+    v.tasks(s);
+  } else if (kind == "GPUUTIL") {
+    v.gpu_util(parse_gpu_util(f));
+  } else if (kind == "PEAK") {
+    const std::string name = unescape_text(f.word("name"));
+    v.peak(name, f.count("bytes"));
+  } else if (kind == "DIRDEF") {
+    WatchedDir d;
+    d.index = static_cast<int>(f.integer("directory index"));
+    d.path = unescape_text(f.text());
+    v.dir_def(d);
+  } else if (kind == "DIR") {
+    DirSample s;
+    s.t = f.number("time");
+    s.dir = static_cast<int>(f.integer("directory index"));
+    s.apparent = f.count("apparent bytes");
+    s.allocated = f.count("allocated bytes");
+    s.fs_free = f.count("free bytes");
+    v.dir(s);
+  } else if (kind == "PROC") {
+    const std::int64_t pid = f.integer("pid");
+    v.process_name(pid, unescape_text(f.text()));
+  } else if (kind == "UNREAD") {
+    v.unread(f.count("processes"));
+  } else if (kind == "NOTE") {
+    v.note(unescape_text(f.text()));
+  } else if (kind == "OOM") {
+    v.oom_kill(parse_oom_record(f.text()));
+  } else if (kind == "EXIT") {
+    parse_exit(f, v);
+  } else if (!is_kind_word(kind)) {
+    throw LineError{"not a trace line (it starts with " + quoted(kind) + ")"};
+  }
+  // Any other all-capitals kind belongs to a newer writer: skipped, as mprof does.
+}
+
+}  // namespace qprof::trace::detail

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// One trace line of any kind into a Visitor (private to the trace reader, reader.cpp, which feeds
+// it lines and adds FILE:LINE to what it refuses).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "qprof/trace/format.hpp"
+
+namespace qprof::trace::detail {
+
+// Thrown by field parsers; the line loop adds FILE:LINE.
+struct LineError {
+  std::string reason;
+};
+
+// Parses a line (a record of any kind but the fast MEM forms, plain_numbers.hpp) and passes it
+// to the visitor; unknown all-capitals kinds are skipped. Throws LineError.
+void parse_line(std::string_view line, Visitor& v);
+
+}  // namespace qprof::trace::detail
