@@ -13,6 +13,7 @@
 #include "profiled.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/report.hpp"
@@ -182,7 +183,7 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
   fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
   r.request_margin = o.request_margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
-  const std::size_t width = fit::terminal_columns(STDERR_FILENO);
+  const std::size_t width = output_columns(STDERR_FILENO);
   if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
   if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
   if (!o.quiet && r.baseline && r.probes_s > 0) print_cost(r, width);

@@ -1,20 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/fit/text_width.hpp"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 
+#include "qprof/common/text_wrap.hpp"
+
 namespace qprof::fit {
 namespace {
-
-// Columns are counted as UTF-8 characters: the text is terminal_text()'s, one column each.
-std::size_t columns(std::string_view s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
 
 // The byte offset after `n` columns of `s` (or its size).
 std::size_t offset_of_column(std::string_view s, std::size_t n) {
@@ -38,12 +31,6 @@ bool unit_follows(std::string_view line, std::size_t space) {
 
 }  // namespace
 
-std::size_t terminal_columns(int fd) {
-  winsize ws{};
-  if (::isatty(fd) && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 80;
-}
-
 std::string wrap_line(std::string_view line, std::size_t width, std::size_t indent) {
   width = std::max<std::size_t>(width, 1);
   if (indent + 8 > width) indent = std::min<std::size_t>(2, width / 2);
@@ -51,7 +38,8 @@ std::string wrap_line(std::string_view line, std::size_t width, std::size_t inde
   std::string prefix;
   for (;;) {
     const std::size_t room = width - prefix.size();
-    if (columns(line) <= room) {
+    // Columns are UTF-8 characters (common's text_columns): the text is terminal_text()'s.
+    if (text_columns(line) <= room) {
       out += prefix + std::string(line) + '\n';
       return out;
     }

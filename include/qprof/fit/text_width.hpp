@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// qprof fit's text lines fitted to the terminal: a line wider than the terminal is broken at
-// spaces and continues indented, so that no line is cut or wrapped by the terminal mid-word.
+// qprof fit's text lines fitted to the terminal (its width: common's output_columns): a line wider
+// than the terminal is broken at spaces and continues indented, so that no line is cut or wrapped
+// by the terminal mid-word.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,6 @@
 #include <string_view>
 
 namespace qprof::fit {
-
-// The columns of the terminal on `fd`, or 80 where it is not a terminal (or says nothing).
-std::size_t terminal_columns(int fd);
 
 // `line` (no newline) broken into lines of at most `width` columns, each ending in '\n'; the
 // continuations start with `indent` spaces. A word longer than a line is broken where it must be
