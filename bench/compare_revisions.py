@@ -8,7 +8,7 @@ qprof already built. Every round runs, for each case (a tree of `sh` and N-1 sle
 entry once, in an order that rotates from round to round so that the noise of a shared machine
 falls on all of them: `qprof run -q -i INTERVAL --gpu none` at each side (and the AFTER side
 with each --variant's options), and the floor (with --charge, also the floor plus a pread of a
-memory cgroup's charge at every round, the tree in that cgroup).
+memory cgroup's charge at every round).
 
 The figure is CPU per sample: the qprof process's run time from schedstat (the kernel's
 nanoseconds on a CPU, /proc/PID/task/TID/schedstat) over a window taken once the tree is
@@ -201,17 +201,12 @@ def run_hwm(binary, procs, interval, seconds, tmp):
 
 
 def run_floor(floor, procs, interval, window, charge):
-    """The floor's µs per round, its tree in the charge's cgroup when one is given."""
-    args = [floor, str(procs), str(interval), str(window)]
-    preexec = None
-    if charge:
-        group, charge_file = charge
-        args.append(charge_file)
-
-        def preexec():
-            with open(os.path.join(group, "cgroup.procs"), "w") as f:
-                f.write(str(os.getpid()))
-    out = subprocess.run(args, capture_output=True, text=True, check=True, preexec_fn=preexec).stdout.split()
+    """The floor's µs per round, with a pread of the charge's file each round when one is given.
+    The floor stays in its own cgroup, as qprof stays outside the tree's: a process in a memory
+    cgroup of its own pays the kernel's memory accounting on every /proc read's buffer, which is
+    no cost of reading the charge (a counter's read, whatever the group holds)."""
+    args = [floor, str(procs), str(interval), str(window)] + ([charge[1]] if charge else [])
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
     return float(out[2]) * 1e6
 
 
@@ -328,7 +323,7 @@ def main():
     ap.add_argument("--extra", action="append", default=[],
                     help="'LABEL=PATH': one more built qprof in the rounds, at its default options")
     ap.add_argument("--charge", action="store_true",
-                    help="also the floor with a pread of its memory cgroup's charge each round (root)")
+                    help="also the floor with a pread of a memory cgroup's charge each round (root)")
     ap.add_argument("--hwm-case", default="33:0.001:6", help="PROCS:INTERVAL:SECONDS of the VmHWM run ('' for none)")
     ap.add_argument("--json", help="write the medians here")
     a = ap.parse_args()

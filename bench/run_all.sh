@@ -123,7 +123,7 @@ if [ -n "$compare_with" ]; then
   say ""
   say "\`bench/compare_revisions.py $compare_with this=... --charge\`: both revisions, this one also with"
   say "\`--cgroup off\` and with \`--no-pss --cgroup off\` (the settings $compare_with had by default),"
-  say "and \`bench/statm_floor.c\` alone and with a pread of its memory cgroup's charge, in the same rounds."
+  say "and \`bench/statm_floor.c\` alone and with a pread of a memory cgroup's charge at every round, in the same rounds."
   say ""
   if $py bench/compare_revisions.py "$compare_with" "this=$qprof" --rounds "$rounds" --charge \
       --variant "--cgroup off=--cgroup off" --variant "--no-pss --cgroup off=--no-pss --cgroup off" \

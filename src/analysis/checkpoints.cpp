@@ -105,10 +105,15 @@ std::optional<CpuUse> cpu_use(const Trace& t, Seconds min_interval) {
 }
 
 std::optional<CgroupSample> largest_cgroup_sample(const Trace& t) {
-  const auto it = std::max_element(t.cgroup.begin(), t.cgroup.end(),
-                                   [](const CgroupSample& a, const CgroupSample& b) { return a.usage < b.usage; });
-  if (it == t.cgroup.end()) return std::nullopt;
-  return *it;
+  // The charge is read at every sample, memory.stat's parts with the stats: the largest reading
+  // that has them, where any has, so that the parts are there to split it.
+  const bool any_parts = std::any_of(t.cgroup.begin(), t.cgroup.end(), [](const CgroupSample& s) { return s.anon; });
+  std::optional<CgroupSample> best;
+  for (const CgroupSample& s : t.cgroup) {
+    if (any_parts && !s.anon) continue;
+    if (!best || s.usage > best->usage) best = s;
+  }
+  return best;
 }
 
 }  // namespace qprof::analysis

@@ -101,8 +101,8 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
         return "";
       });
   app.add_option("--pss-interval", o.pss_interval,
-                 "Seconds between scheduled PSS/USS passes (default 0.1; a slow pass, on a tree of hundreds of "
-                 "processes, stretches it so that scheduled passes take at most 1 % of a core)")
+                 "Seconds between scheduled PSS/USS passes (default 0.1; a slow pass stretches it so that passes take "
+                 "at most 5 % of the time; a tree that did not change since the last pass is read once a second)")
       ->transform(seconds_check(0.001, 3600.0));
   app.add_option("--stats-interval", o.stats_interval,
                  "Seconds between CPU, disk I/O and high-water-mark readings (default 0.1, never below --interval)")

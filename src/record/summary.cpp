@@ -206,14 +206,7 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
 // from a run that failed on its own: it may have stopped before its peak (an OOM kill's run gets
 // one, grown past the limit it was killed at).
 void request_line(std::ostringstream& out, const RunReport& r) {
-  if (!r.footprint || (r.exit_status != 0 && r.oom_events.empty())) return;
-  std::optional<Bytes> killed_at;
-  for (const trace::OomKill& k : r.oom_events) {
-    if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;
-  }
-  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit;
-  const MemoryRequest req = memory_request(r.footprint->peak, "footprint", r.margin, killed_at);
-  line(out, "request", slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)");
+  if (const auto text = request_text(r)) line(out, "request", *text);
 }
 
 void limit_line(std::ostringstream& out, const RunReport& r) {
@@ -291,6 +284,17 @@ std::string command_line(const std::string& command) {
 
 }  // namespace
 
+std::optional<std::string> request_text(const RunReport& r) {
+  if (!r.footprint || (r.exit_status != 0 && r.oom_events.empty())) return std::nullopt;
+  std::optional<Bytes> killed_at;
+  for (const trace::OomKill& k : r.oom_events) {
+    if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;
+  }
+  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit;
+  const MemoryRequest req = memory_request(r.footprint->peak, "footprint", r.margin, killed_at);
+  return slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)";
+}
+
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
   out << locale_text(command_line(r.command)) << '\n';
@@ -350,8 +354,13 @@ std::string format_summary(const RunReport& r) {
   samples_line(out, r);
   if (r.duration > 0) {
     char overhead[96];
-    std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
-                  r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
+    // A share of a run shorter than a second is mostly qprof's own start: the seconds alone.
+    if (r.duration >= 1.0) {
+      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
+                    r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
+    } else {
+      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU", r.profiler_cpu_seconds);
+    }
     line(out, "overhead", overhead);
   }
   if (r.attached) {

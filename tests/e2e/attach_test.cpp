@@ -66,7 +66,9 @@ Attached attach_to_target(int mib, int child_mib, int hold_ms, const std::vector
   Attached a;
   a.target_hwm = vm_hwm(target.pid());
   std::vector<std::string> args = how;
-  for (const std::string& s : {std::string("-M"), std::string("-o"), out, std::to_string(target.pid())})
+  // -v: the whole summary, whose figures and caveats these tests read.
+  for (const std::string& s :
+       {std::string("-v"), std::string("-M"), std::string("-o"), out, std::to_string(target.pid())})
     args.push_back(s);
   if (how.size() > 1 && how[1] == "--attach") args.insert(args.end() - 1, "--attach"), args.erase(args.begin() + 1);
   Process q(bounded(args));

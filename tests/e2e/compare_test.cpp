@@ -24,24 +24,29 @@ TEST(CompareFiles, LabelsAndFormats) {
   const Result text = qprof(
       {"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--label", "minmax (v1)", "--label", "layerwise"});
   ASSERT_EQ(text.status, 0) << text.err;
-  // 100 columns at most: disk write (the same 20.0 in both: unmarked) is named under the table.
+  // 80 columns into a pipe: the columns past them are named under the table.
   EXPECT_EQ(text.out,
-            "label        peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB\n"
-            "minmax (v1)        2580.0    1.00      10.000*   1.00           2400.0           300.0*\n"
-            "layerwise          2468.0*   0.96      15.000    1.50                -           900.0\n"
+            "label        peak RSS MiB   peak ratio  duration s   time ratio\n"
+            "minmax (v1)        2580.0         1.00      10.000*        1.00\n"
+            "layerwise          2468.0*        0.96      15.000         1.50\n"
             "* lowest of its column\n"
-            "ratio: to the first row (minmax (v1))\n"
-            "no footprint in these traces (recorded with --no-pss, or by mprof): the figures are \u03a3 RSS\n"
-            "left out to fit 100 columns: disk write; --wide shows them, as do --format csv, json and md\n");
+            "ratios: to the first row (minmax (v1))\n"
+            "no footprint in these traces (recorded with --no-pss, or by mprof):\n"
+            "  the figures are \u03a3 RSS\n"
+            "left out to fit 80 columns: peak kernel, disk read, disk write;\n"
+            "  --wide shows them, as do --format csv, json and md\n");
   const Result wide = qprof({"compare", "--wide", fixture("minmax.dat"), fixture("layerwise.dat"), "--label",
                              "minmax (v1)", "--label", "layerwise"});
   ASSERT_EQ(wide.status, 0) << wide.err;
   EXPECT_EQ(wide.out,
-            "label        peak RSS MiB   ratio  duration s   ratio  peak kernel MiB   disk read MiB   disk write MiB\n"
-            "minmax (v1)        2580.0    1.00      10.000*   1.00           2400.0           300.0*            20.0\n"
-            "layerwise          2468.0*   0.96      15.000    1.50                -           900.0             20.0\n"
+            "label        peak RSS MiB   peak ratio  duration s   time ratio  peak kernel MiB   disk read MiB   disk "
+            "write MiB\n"
+            "minmax (v1)        2580.0         1.00      10.000*        1.00           2400.0           300.0*      "
+            "      20.0\n"
+            "layerwise          2468.0*        0.96      15.000         1.50                -           900.0       "
+            "      20.0\n"
             "* lowest of its column\n"
-            "ratio: to the first row (minmax (v1))\n"
+            "ratios: to the first row (minmax (v1))\n"
             "no footprint in these traces (recorded with --no-pss, or by mprof): the figures are \u03a3 RSS\n");
   const Result csv =
       qprof({"compare", "--format", "csv", "--unit", "MiB", fixture("minmax.dat"), fixture("layerwise.dat")});
@@ -57,7 +62,7 @@ TEST(CompareFiles, LabelsAndFormats) {
   EXPECT_EQ(j["comparison"][0]["stage_peak_bytes:Quantization"]["lowest"], true);
 }
 
-// Four traces with stages: every line of the default table fits 100 columns, the footprint
+// Four traces with stages: every line of the default table fits 80 columns (a pipe), the footprint
 // leads, and what was left out is named; --stages' stages and --sweep's tables obey the same rule.
 TEST(CompareFiles, TextFitsATerminal) {
   const std::vector<std::string> files = {fixture("quark.dat"), fixture("minmax.dat"), fixture("percentile.dat"),
@@ -67,7 +72,7 @@ TEST(CompareFiles, TextFitsATerminal) {
     for (std::string line; std::getline(lines, line);) {
       std::size_t width = 0;
       for (unsigned char c : line) width += (c & 0xC0) != 0x80;
-      if (width > 100) return false;
+      if (width > 80) return false;
     }
     return true;
   };
@@ -76,8 +81,9 @@ TEST(CompareFiles, TextFitsATerminal) {
   const Result r = qprof(args);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(fits(r.out)) << r.out;
-  EXPECT_TRUE(r.out.starts_with("label       peak footprint MiB   peak RSS MiB   ratio  duration s   ratio")) << r.out;
-  EXPECT_NE(r.out.find("left out to fit 100 columns: "), std::string::npos) << r.out;
+  // --stages asked for the stages: they come before Σ RSS's other columns and the duration.
+  EXPECT_TRUE(r.out.starts_with("label       peak footprint MiB   peak RSS MiB   peak ratio")) << r.out;
+  EXPECT_NE(r.out.find("left out to fit 80 columns: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--wide shows them"), std::string::npos) << r.out;
   args.push_back("--wide");
   const Result wide = qprof(args);

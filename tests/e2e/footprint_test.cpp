@@ -87,8 +87,8 @@ TEST(Footprint, APssPassIsTakenAtANewHighSoAOneSecondSpikeIsCaught) {
   // new highs read it while it is at its height.
   const Recorded base =
       record("spike_base", {"--cgroup", "off", "--pss-interval", "0.5"}, {workload("spike"), "0", "1000", "300"});
-  const Recorded full =
-      record("spike_pss", {"--cgroup", "off", "--pss-interval", "0.5"}, {workload("spike"), "200", "1000", "300"});
+  const Recorded full = record("spike_pss", {"-v", "--cgroup", "off", "--pss-interval", "0.5"},
+                               {workload("spike"), "200", "1000", "300"});
   const auto fb = footprint_of(base.trace), ff = footprint_of(full.trace);
   ASSERT_TRUE(fb && ff);
   EXPECT_NEAR(mib(ff->peak) - mib(fb->peak), 200.0, 10.0) << full.result.err;

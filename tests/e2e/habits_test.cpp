@@ -41,7 +41,8 @@ TEST(Habits, PlotTakesMprofsDashSAndTheNewestTrace) {
   EXPECT_EQ(trend.status, 0) << trend.err;
   EXPECT_EQ(qprof({"plot", plot_data("full.dat"), "-s"}).out, trend.out);
   // An empty directory: the fix in one line.
-  const std::string empty = temp_dir();
+  const std::string empty = temp_dir() + "/empty";
+  fs::create_directory(empty);
   const Result none = run({"sh", "-c", "cd '" + empty + "' && exec '" + qprof_bin() + "' plot"});
   EXPECT_EQ(none.status, 2);
   EXPECT_TRUE(has(none.err, "no trace given, and no qprof_*.dat or mprofile_*.dat here")) << none.err;
@@ -74,7 +75,7 @@ TEST(Habits, ABareSizeIsMiB) {
   const Result peak = qprof({"peak", plot_data("full.dat"), "--max-peak", "1"});
   EXPECT_EQ(peak.status, 3) << peak.err;
   EXPECT_TRUE(has(peak.err, "1.00 MiB")) << peak.err;
-  EXPECT_TRUE(has(qprof({"run", "--help"}).out, "bare number of MiB")) << "--help says what a bare number is";
+  EXPECT_TRUE(has(unwrapped(qprof({"run", "--help"}).out), "a bare number is MiB")) << "--help says so";
 }
 
 // "--max-peak 4 GB": the shell's two words. Else GB would run as the command (exit 127).
@@ -93,6 +94,25 @@ TEST(Habits, ASizeSplitBySpaceIsAUsageErrorThatNamesIt) {
   // A number and then a command is no split size.
   r = qprof({"run", "-q", "--max-peak", "4", "-o", dir + "/c.dat", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// mprof prints 2 lines, time -v 23: the default summary of a one-process job is short, in plain
+// words, and -v gives every figure.
+TEST(Habits, TheDefaultSummaryIsShortAndVerboseIsWhole) {
+  const std::string dir = temp_dir();
+  const Result r = qprof({"run", "-o", dir + "/short.dat", "--", "true"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::size_t lines = 0;
+  for (char c : r.err) lines += c == '\n';
+  EXPECT_LE(lines, 12u) << r.err;
+  for (const char* kept : {"qprof:   footprint", "qprof:   duration", "exit status 0", "qprof:   \u03a3 RSS",
+                           "as mprof counts it", "qprof:   trace"}) {
+    EXPECT_TRUE(has(r.err, kept)) << kept << ": " << r.err;
+  }
+  EXPECT_FALSE(has(r.err, "overhead")) << r.err;
+  const Result v = qprof({"run", "-v", "-o", dir + "/whole.dat", "--", "true"});
+  EXPECT_TRUE(has(v.err, "qprof:   overhead")) << v.err;
+  EXPECT_FALSE(has(v.err, "% of one core)")) << "a run of milliseconds has no meaningful share: " << v.err;
 }
 
 TEST(Habits, MprofsBackendIsRefusedWithWhereTheFootprintIs) {

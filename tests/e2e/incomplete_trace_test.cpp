@@ -102,5 +102,19 @@ TEST(IncompleteTrace, AttachQuietSaysNothingButTheMarkerFifo) {
   }
 }
 
+// Attached, the process's children are reaped by their parent, never by qprof: that Σ VmHWM is
+// then no bound is the normal case, kept in the trace and not said on stderr.
+TEST(IncompleteTrace, AttachKeepsTheReapedParentNoteInTheTrace) {
+  const std::string dir = temp_dir();
+  Process target({"sh", "-c", "sleep 0.3; sleep 0.3"});
+  const Result r = qprof({"attach", "-o", dir + "/a.dat", std::to_string(target.pid())});
+  target.wait(30);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("never reaped"), std::string::npos) << r.err;
+  const std::string trace = read_file(dir + "/a.dat");
+  if (trace.find("never reaped") == std::string::npos) GTEST_SKIP() << "qprof saw no reaped child this time";
+  EXPECT_NE(trace.find("NOTE"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace qprof::test

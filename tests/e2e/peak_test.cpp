@@ -101,7 +101,6 @@ TEST(PeakCommand, BadValuesAreUsageErrorsBeforeAnythingRuns) {
   for (const std::vector<std::string>& bad : {
            std::vector<std::string>{"--max-peak", "4 gigs"},
            {"--max-peak", "-1GiB"},
-           {"--max-peak", "1.5"},
            {"--unit", "mib"},
            {"--metric", "vram"},
            {"--children", "--metric", "pss"},

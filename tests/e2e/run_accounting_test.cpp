@@ -53,13 +53,15 @@ TEST(RunAccounting, CopyOnWriteTreeSumsRssFourTimesButPssOnce) {
 
 TEST(RunAccounting, PssIsReadOnItsOwnSlowerSchedule) {
   const std::string out = temp_dir() + "/pss_schedule.dat";
-  const Result r = qprof({"run", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out, "--",
-                          workload("spike"), "1", "1", "1000"});
+  const Result r = qprof({"run", "-v", "--metric", "pss", "--interval", "0.005", "--pss-interval", "0.2", "-o", out,
+                          "--", workload("spike"), "1", "1", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
-  // About 400 RSS samples, about 10 PSS passes.
+  // About 400 RSS samples. The job holds still but for a 1 ms spike: its scheduled passes every
+  // 0.2 s are skipped while the sampler sees no change, down to one a second, plus those at its
+  // new highs; never one per sample.
   EXPECT_GT(t.mem.size(), 5 * t.pss.size());
-  EXPECT_GE(t.pss.size(), 5u);
+  EXPECT_GE(t.pss.size(), 2u);
   EXPECT_LE(t.pss.size(), 13u);
   EXPECT_NE(r.err.find("qprof:   Σ PSS"), std::string::npos) << r.err;
 }

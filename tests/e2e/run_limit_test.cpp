@@ -33,7 +33,7 @@ Result bounded_qprof(const std::vector<std::string>& args, const std::string& as
 TEST(RunLimit, TheHeaderRecordsTheTightestLimitAndTheSummaryTheHeadroom) {
   if (sanitized()) GTEST_SKIP() << "the sanitized qprof runs without RLIMIT_AS";
   const std::string out = temp_dir() + "/limit_as.dat";
-  const Result r = bounded_qprof({"run", "-o", out, "--", workload("alloc_tree"), "60", "0", "0", "300"});
+  const Result r = bounded_qprof({"run", "-v", "-o", out, "--", workload("alloc_tree"), "60", "0", "0", "300"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   const auto limit = memory_limit(t);

@@ -61,7 +61,7 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
     sanitizer_env = "UBSAN_OPTIONS='" + std::string(options ? options : "") + ":suppressions=" + suppressions + "' ";
   }
   const Result r = run({"sh", "-c",
-                        "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -o " + out + " -- " +
+                        "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -v -o " + out + " -- " +
                             workload("alloc_tree") + " 1 400 1 1500"},
                        "", 150);
   EXPECT_EQ(r.status, 0) << r.err;

@@ -58,7 +58,7 @@ TEST(RunOutput, AFailedWriteIsSaidAtOnceAndTheJobGoesOn) {
   // The job outlives the failure by far; its own line comes after qprof's.
   const std::string job = "sleep 2; echo job-finished >&2; exit 0";
   const Result r = run({"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500", qprof_bin(),
-                        "run", "-o", out, "--", "sh", "-c", job});
+                        "run", "-v", "-o", out, "--", "sh", "-c", job});
   EXPECT_EQ(r.status, 4) << r.err;
   const auto said = r.err.find("the trace is incomplete from here on");
   ASSERT_NE(said, std::string::npos) << r.err;

@@ -40,8 +40,8 @@ MemKindsSample largest_kinds(const Trace& t) {
 TEST(RunUsage, MappedFileIsFileBackedNotAnonymous) {
   const std::string out = temp_dir() + "/map_file.dat";
   const std::string file = disk_dir() + "/mapped." + std::to_string(::getpid());
-  const Result r =
-      bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("map_file"), file, "200", "800"});
+  const Result r = bounded_qprof(
+      {"run", "-v", "--stats-interval", "0.05", "-o", out, "--", workload("map_file"), file, "200", "800"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.kinds.empty());
@@ -87,8 +87,8 @@ TEST(RunUsage, DevShmIsSharedMemory) {
 
 TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
   const std::string out = temp_dir() + "/tasks.dat";
-  const Result r =
-      bounded_qprof({"run", "--stats-interval", "0.05", "-o", out, "--", workload("thread_tree"), "5", "3", "1000"});
+  const Result r = bounded_qprof(
+      {"run", "-v", "--stats-interval", "0.05", "-o", out, "--", workload("thread_tree"), "5", "3", "1000"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   ASSERT_FALSE(t.tasks.empty());

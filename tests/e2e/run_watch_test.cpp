@@ -43,7 +43,7 @@ TEST(RunWatch, FiftyMiBWrittenAndDeletedIsTheGrowthInTraceSummaryYamlAndPeak) {
   // 50 MiB held for 2.5 s: at least two walks (every 1 s) see it whole.
   const std::string job = "dd if=/dev/zero of=" + dir + "/blob bs=1048576 count=50 status=none && sleep 2.5 && rm " +
                           dir + "/blob && sleep 1.3";
-  const Result r = bounded_qprof({"run", "--watch-dir", dir, "--yaml", yaml, "-o", out, "--", "sh", "-c", job});
+  const Result r = bounded_qprof({"run", "-v", "--watch-dir", dir, "--yaml", yaml, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.dirs.size(), 1u);

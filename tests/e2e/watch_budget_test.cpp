@@ -71,7 +71,7 @@ TEST(RunWatch, AHundredThousandFilesStayWithinTheBudget) {
   const std::string out = temp_dir() + "/big_tree.dat";
   char sleep_for[32];
   std::snprintf(sleep_for, sizeof sleep_for, "%.1f", seconds);
-  const Result r = bounded_qprof({"run", "--watch-dir", tree, "-o", out, "--", "sleep", sleep_for}, 150);
+  const Result r = bounded_qprof({"run", "-v", "--watch-dir", tree, "-o", out, "--", "sleep", sleep_for}, 150);
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);
   const auto g = dir_growths(t);

@@ -234,7 +234,8 @@ TEST(Budgets, GrowthIsAPercentageOrASize) {
   EXPECT_EQ(parse_growth("2.5%")->text(), "2.5%");
   EXPECT_EQ(parse_growth("200MiB")->limit_over(MiB), 201 * MiB);
   EXPECT_EQ(parse_growth("1024")->limit_over(0), 1024 * MiB) << "a bare size is MiB, as mprof counts";
-  for (const char* bad : {"", "%", "-5%", "ten%", "10 %x", "5 gigs", "1.5"})
+  EXPECT_EQ(parse_growth("1.5")->limit_over(0), 3 * MiB / 2);
+  for (const char* bad : {"", "%", "-5%", "ten%", "10 %x", "5 gigs", "1.5 parsecs"})
     EXPECT_EQ(parse_growth(bad), std::nullopt) << bad;
 }
 

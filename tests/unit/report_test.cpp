@@ -125,7 +125,8 @@ TEST(StageTable, AChosenUnitAndAnotherMetric) {
 }
 
 TEST(Report, JsonHoldsFactsPeaksAndStages) {
-  const auto j = nlohmann::json::parse(render(trace_report(fixture("quark.dat")), Format::json));
+  // Σ RSS's stage figures (the default is the footprint: the fixture's cgroup charge).
+  const auto j = nlohmann::json::parse(render(trace_report(fixture("quark.dat"), Metric::rss), Format::json));
   EXPECT_EQ(j["command"], "python3 quantize.py --calib-method minmax");
   EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 35.6);
   EXPECT_EQ(j["exit_status"], 0);

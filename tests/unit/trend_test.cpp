@@ -127,8 +127,9 @@ TEST(Trend, FewerThanFiveReadingsGiveNoSlope) {
   const auto two = series(
       0.1, 0.1, [](Seconds t) { return 100 * kMiB + 500 * kMiB * t; }, 0);
   ASSERT_EQ(two.size(), 2u);
-  analysis::TrendRule whole;  // no trim: the count is of the readings given
+  analysis::TrendRule whole;  // no trim, no start-up: the count is of the readings given
   whole.trim = 0;
+  whole.startup = 0;
   EXPECT_FALSE(trend_of(two, kT0, {}, {}, whole));
   const auto four = series(
       0.3, 0.1, [](Seconds t) { return 100 * kMiB + 500 * kMiB * t; }, 0);

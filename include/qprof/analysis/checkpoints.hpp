@@ -34,7 +34,8 @@ struct CpuUse {
 };
 std::optional<CpuUse> cpu_use(const trace::Trace& trace, Seconds min_interval = 0.05);
 
-// The cgroup sample with the highest charge (usage), with its memory.stat parts where recorded.
+// The cgroup sample with the highest charge (usage) among those with memory.stat parts where any
+// has them (the charge is read at every sample, its parts with the stats), else of all.
 std::optional<trace::CgroupSample> largest_cgroup_sample(const trace::Trace& trace);
 
 }  // namespace qprof::analysis

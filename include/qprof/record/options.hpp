@@ -41,9 +41,9 @@ struct RunOptions {
   bool verbose = false;            // also say what is normal (why no GPU was found)
   std::string metric = "rss";      // the budgets' metric: rss, pss, uss or all
   bool record_pss = true;          // PSS/USS passes (--no-pss: off)
-  // Seconds between scheduled PSS passes, stretched where a pass is slow (PssSampler's 1 % of a
-  // core). Passes also come at new highs of Σ RSS; the schedule follows a flat or falling
-  // footprint densely enough for stages of a fraction of a second.
+  // Seconds between scheduled PSS passes, stretched where a pass is slow (PssSampler's 5 %
+  // budget) and taken once a second while the tree is still. Passes also come at new highs of
+  // Σ RSS; the schedule follows a flat or falling footprint densely enough for short stages.
   double pss_interval = 0.1;
   double stats_interval = 0.1;  // seconds between CPU, I/O and VmHWM readings
   std::string gpu = "auto";     // auto, nvml, amd, smi or none

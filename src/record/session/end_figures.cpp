@@ -57,9 +57,16 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
     out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);  // the unread members' peaks are missing
   } else {
     out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);
-    notices.warn("Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
-                 (totals.uncovered == 1 ? " process was" : " processes were") +
-                 " reaped by a parent that qprof never reaped, and may have grown after its last reading");
+    const std::string why = "Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
+                            (totals.uncovered == 1 ? " process was" : " processes were") +
+                            " reaped by a parent that qprof never reaped, and may have grown after its last reading";
+    // Attached, the process's own children are reaped by their parents, never by qprof: the
+    // normal case, and the summary gives no upper bound then. Said only where it is a surprise.
+    if (report.attached) {
+      notices.note_quietly(why);
+    } else {
+      notices.warn(why);
+    }
   }
 }
 

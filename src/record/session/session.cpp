@@ -444,7 +444,7 @@ int run_profiled(const RunOptions& options, RunReport* report, const RunHooks& h
   session::Session session(options, report ? *report : local, hooks);
   const int status = session.run();
   const RunReport& r = report ? *report : local;
-  if (!options.quiet && r.launched) std::cerr << format_summary(r);
+  if (!options.quiet && r.launched) std::cerr << (options.verbose ? format_summary(r) : format_short_summary(r));
   return status;
 }
 
