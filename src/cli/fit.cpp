@@ -17,6 +17,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/report.hpp"
+#include "qprof/fit/text_width.hpp"
 #include "qprof/plot/fit_chart.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/report/quark_yaml.hpp"
@@ -97,10 +98,26 @@ plot::FitChart chart_of(const fit::FitReport& r) {
     c.points.push_back({in_mib(r.baseline->charge_peak), r.baseline->run.seconds, plot::FitChartPoint::completed});
   char slowdown[32];
   std::snprintf(slowdown, sizeof slowdown, "within %gx", r.max_slowdown);
+  if (r.probes.empty()) return c;  // no limited run: no limit to mark
   if (r.findings.runs) c.marks.push_back({"runs in", in_mib(r.findings.runs->limit)});
   if (r.findings.within_slowdown) c.marks.push_back({slowdown, in_mib(r.findings.within_slowdown->limit)});
   if (r.findings.full_speed) c.marks.push_back({"full speed", in_mib(r.findings.full_speed->limit)});
   return c;
+}
+
+// qprof's own CPU time over the runs, and the part of it the kernel's eviction took.
+void print_cost(const fit::FitReport& r, std::size_t width) {
+  char line[160];
+  std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)",
+                r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
+  std::cerr << fit::wrap_line(line, width, 4);
+  // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
+  if (r.eviction_cpu_s > 0) {
+    std::snprintf(line, sizeof line,
+                  "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)",
+                  r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
+    std::cerr << fit::wrap_line(line, width, 4);
+  }
 }
 
 // The request as fit will run it, or the usage error that stops it before the first run.
@@ -167,21 +184,9 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
   r.request_margin = o.request_margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
   const std::size_t width = output_columns(STDERR_FILENO);
-  if (r.baseline && !o.quiet) std::cerr << fit_lines(fit::text_report(r), width);
-  if (!r.message.empty()) std::cerr << fit_lines("qprof fit: " + terminal_text(r.message), width);
-  if (!o.quiet && r.baseline && r.probes_s > 0) {
-    char line[160];
-    std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)\n",
-                  r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
-    std::cerr << fit_lines(line, width);
-    // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
-    if (r.eviction_cpu_s > 0) {
-      std::snprintf(line, sizeof line,
-                    "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)\n",
-                    r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
-      std::cerr << fit_lines(line, width);
-    }
-  }
+  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
+  if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
+  if (!o.quiet && r.baseline && r.probes_s > 0) print_cost(r, width);
   int status = r.status;
   const bool has_result =
       r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start && r.end != fit::FitEnd::gpu_refused;
@@ -244,6 +249,9 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
          "Search the device memory of NVIDIA GPU INDEX (--gpu=INDEX; --gpu: 0) through CUDA MPS, not host memory")
       ->check(CLI::Range(0, 1023).description(""))
       ->type_name("");
+  fit->add_flag("--cold", opts->fit.cold,
+                "Drop the files CMD reads from the page cache before each run, where another cgroup holds them "
+                "(POSIX_FADV_DONTNEED: clean pages no process maps)");
   fit->add_flag("-q,--quiet", opts->quiet, "No progress lines and no table (errors only)");
   CLI::App* self = fit;
   return {fit, [opts, self, &invocation] { return fit_action(*opts, invocation.command(*self), *self); }};

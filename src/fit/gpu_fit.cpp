@@ -151,9 +151,12 @@ struct Search {
     while (signals.stop_signal() == 0) {
       auto next = search.next();
       if (!next) break;
-      // MPS takes whole MiB; a limit already tried ends the search (a resolution finer than 1 MiB).
+      // MPS takes whole MiB; a limit already tried ends the search (a resolution finer than 1 MiB),
+      // unless the search asks for it again: a disagreement run once more.
       const Bytes limit = *next / kMiB * kMiB;
-      if (std::any_of(r.probes.begin(), r.probes.end(), [&](const Probe& p) { return p.limit == limit; })) break;
+      const bool again = search.repeat() == *next;
+      if (!again && std::any_of(r.probes.begin(), r.probes.end(), [&](const Probe& p) { return p.limit == limit; }))
+        break;
       if (runs >= o.runs_max) {
         r.end = FitEnd::runs_max;
         r.message =

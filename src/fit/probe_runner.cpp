@@ -11,6 +11,8 @@
 #include <cmath>
 #include <variant>
 
+#include "qprof/common/proc_file.hpp"
+
 namespace qprof::fit {
 using record::launch;
 using record::LaunchRequest;
@@ -40,10 +42,22 @@ bool reap(pid_t pid, ProbeRun& run, bool block) {
   }
 }
 
+std::string read_text(const std::string& path) {
+  std::string text;
+  read_small_file(path, text);
+  return text;
+}
+
 struct Sampler {
   ProbeGroup& group;
   ProbeRun& run;
+  InputFiles* files;
+  int samples = 0;
   void sample() {
+    // The open files at every sample: a job may read its input from cache and close it within a few
+    // tens of milliseconds. The maps every fifth: the kernel writes a line per mapping (hundreds
+    // for an interpreter), and a mapped input stays mapped while it is read.
+    if (files) files->scan(record::cgroup_procs_pids(read_text(group.procs_path())), samples++ % 5 == 0);
     if (const auto charge = group.charge()) run.charge_peak = std::max(run.charge_peak.value_or(0), *charge);
     if (const auto u = unreclaimable_bytes(group.memory_stat(), group.is_v1())) {
       run.unreclaimable_peak = std::max(run.unreclaimable_peak.value_or(0), *u);
@@ -70,7 +84,7 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   }
   const pid_t pid = *launched;
   StopSignals::set_probe(pid);
-  Sampler sampler{group, run};
+  Sampler sampler{group, run, watch.files};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();
   double next_sample = watch.sample_every_s;

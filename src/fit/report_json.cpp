@@ -35,6 +35,24 @@ json gpu_json(const GpuFit& g) {
           {"limit_per", "process"}};
 }
 
+json disagreements_json(const std::vector<Disagreement>& all) {
+  json out = json::array();
+  for (const Disagreement& d : all)
+    out.push_back({{"limit_bytes", d.limit}, {"runs", d.runs}, {"reached", d.reached}, {"probe", d.probe}});
+  return out;
+}
+
+json input_json(const std::optional<InputReport>& in) {
+  if (!in) return nullptr;
+  return {{"files", in->files},
+          {"size_bytes", in->size},
+          {"cached_outside_bytes", in->cached_outside},
+          {"cold", in->cold},
+          {"baseline_again", in->baseline_again},
+          {"left_after_eviction_bytes", in->left_after_eviction},
+          {"not_evicted_files", in->not_evicted}};
+}
+
 const char* end_key(FitEnd e) {
   switch (e) {
     case FitEnd::searched:
@@ -83,6 +101,7 @@ std::string json_report(const FitReport& r) {
   } else {
     j["baseline"] = nullptr;
   }
+  j["input"] = input_json(r.input);
   j["probes"] = json::array();
   for (const Probe& p : r.probes) j["probes"].push_back(probe_json(p, baseline_s, r.gpu.has_value()));
   json findings = json::object();
@@ -94,7 +113,9 @@ std::string json_report(const FitReport& r) {
     const Finding& f = **n.finding;
     findings[n.key] = {{"limit_bytes", f.limit},
                        {"probe", f.probe ? json(*f.probe) : json(nullptr)},  // index into probes; null: the baseline
-                       {"short_of_bytes", f.short_of}};
+                       {"short_of_bytes", f.short_of},
+                       {"noisy", disagreements_json(f.noisy)},  // at or above limit: some runs fell short
+                       {"not_monotone", disagreements_json(f.not_monotone)}};  // below short_of: some reached
   }
   j["findings"] = findings;
   j["gpu"] = r.gpu ? gpu_json(*r.gpu) : json(nullptr);

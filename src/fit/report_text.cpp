@@ -1,80 +1,54 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cstdio>
-#include <vector>
 #include <sstream>
+#include <vector>
 
-#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/report.hpp"
+#include "qprof/fit/text_width.hpp"
+#include "report_words.hpp"
 
 namespace qprof::fit {
 namespace {
 
-// Limits in MiB with a decimal: the resolution is a few MiB, and every row reads in one unit.
-std::string mib(Bytes b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
-  return buf;
+// A row of the table: its cells, then how it ended, which continues under itself right of the
+// cells where the terminal leaves it room there, else under the row's start.
+std::string with_detail(const std::string& cells, const std::string& detail, std::size_t width) {
+  return wrap_line(cells + detail, width, width >= cells.size() + 16 ? cells.size() : 6);
 }
 
-// The argument order of this file's calls; the formatting is common's.
-std::string fixed(double v, const char* format) { return printf_number(format, v); }
-
-std::string opt_mib(const std::optional<Bytes>& b) { return b ? mib(*b) : "?"; }
-
-// fit --gpu: the device figure and torch's where host fit has faults and reads.
-std::string gpu_row(const Probe& p, double baseline_s, bool torch) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-11s %-11s %9s %8s %12s", p.limit ? mib(p.limit).c_str() : "none",
-                outcome_name(p.outcome), fixed(p.seconds, "%.2f s").c_str(),
-                baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx").c_str() : "", opt_mib(p.gpu_peak).c_str());
-  std::string out = buf;
-  if (torch) {
-    std::snprintf(buf, sizeof buf, " %12s %12s", opt_mib(p.torch_allocated).c_str(), opt_mib(p.torch_reserved).c_str());
-    out += buf;
-  }
-  return out + "  " + terminal_text(p.detail) + "\n";
-}
-
-std::string row(const Probe& p, double baseline_s) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-11s %-11s %9s %8s %13s %11s  %s\n", p.limit ? mib(p.limit).c_str() : "none",
+std::string row(const Probe& p, double baseline_s, std::size_t width) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-10s %-10s %7s %8s %6s %10s  ", p.limit ? mib(p.limit).c_str() : "none",
                 outcome_name(p.outcome), fixed(p.seconds, "%.2f s").c_str(),
                 baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx").c_str() : "",
                 p.major_faults ? std::to_string(*p.major_faults).c_str() : "?",
-                p.read_bytes ? mib(*p.read_bytes).c_str() : "?", p.detail.c_str());
+                p.read_bytes ? mib(*p.read_bytes).c_str() : "?");
+  return with_detail(buf, terminal_text(p.detail), width);
+}
+
+// fit --gpu: the device figure and torch's where host fit has faults and reads. The limit takes
+// 11 columns: a GPU's memory runs to 5 digits of MiB.
+std::string gpu_cells(const std::string& limit, const std::string& outcome, const std::string& time,
+                      const std::string& slowdown, const std::string& peak) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %-11s %-10s %7s %8s %11s", limit.c_str(), outcome.c_str(), time.c_str(),
+                slowdown.c_str(), peak.c_str());
   return buf;
 }
 
-// What a finding rests on: the probe that reached the level, and the limit that fell short.
-std::string evidence(const FitReport& r, const Finding& f) {
-  std::string out;
-  if (f.probe) {
-    const Probe& p = r.probes[*f.probe];
-    out = p.outcome == Outcome::too_slow
-              ? "still running when stopped at " + human_seconds(r.cutoff_s) + "; it may complete later"
-              : "completed in " + fixed(p.seconds, "%.2f s");
-  } else {
-    out = r.gpu ? "the unlimited run's peak on the device" : "the unlimited run's peak charge";
-  }
-  const Probe* below = nullptr;
-  for (const Probe& p : r.probes) {
-    if (p.limit == f.short_of) below = &p;
-  }
-  if (below) {
-    out += "; " + std::string(outcome_name(below->outcome)) + " at " + mib(below->limit);
-    if (below->outcome == Outcome::completed) out += " in " + fixed(below->seconds, "%.2f s");
-  } else if (r.baseline) {
-    out += std::string("; nothing was tried at or below its ") +
-           (r.gpu ? "smallest reading on the device (a context) " : "unreclaimable peak ") + mib(f.short_of);
-  }
-  if (r.gpu) {
-    const std::optional<Bytes> held = f.probe ? r.probes[*f.probe].gpu_peak : r.baseline->run.gpu_peak;
-    if (held) out += "; the tree held " + mib(*held) + " on the device";
-  }
-  return out;
+std::string torch_cells(const std::string& allocated, const std::string& reserved) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " %11s %11s", allocated.c_str(), reserved.c_str());
+  return buf;
+}
+
+std::string gpu_row(const Probe& p, double baseline_s, bool torch, std::size_t width) {
+  std::string cells = gpu_cells(p.limit ? mib(p.limit) : "none", outcome_name(p.outcome), fixed(p.seconds, "%.2f s"),
+                                baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx") : "", opt_mib(p.gpu_peak));
+  if (torch) cells += torch_cells(opt_mib(p.torch_allocated), opt_mib(p.torch_reserved));
+  return with_detail(cells + "  ", terminal_text(p.detail), width);
 }
 
 bool any_torch(const FitReport& r) {
@@ -82,30 +56,63 @@ bool any_torch(const FitReport& r) {
   return std::any_of(r.probes.begin(), r.probes.end(), [](const Probe& p) { return p.torch_reserved.has_value(); });
 }
 
-void gpu_header(std::ostringstream& out, const FitReport& r) {
-  const Baseline& b = *r.baseline;
-  const GpuFit& g = *r.gpu;
-  out << "  GPU " << g.index << ": " << terminal_text(g.name) << " " << g.uuid << (g.total ? ", " + mib(g.total) : "")
-      << " (GPU sampler: " << g.backend << ")\n";
-  out << "  unlimited: " << fixed(b.run.seconds, "%.2f s") << ", the tree's peak on the device " << mib(b.charge_peak)
-      << ", its smallest reading there (a context) " << mib(g.floor) << "\n";
-  out << "  " << terminal_text(g.method) << "; a probe is stopped as too slow at " << human_seconds(r.cutoff_s) << " ("
-      << fixed(r.max_slowdown, "%g") << "x the unlimited run)\n";
-  const bool torch = any_torch(r);
-  out << "  limit       outcome      duration slowdown  device peak" << (torch ? "  torch alloc torch reserv" : "")
-      << "  how it ended\n";
-  out << gpu_row(b.run, b.run.seconds, torch);
+// What the job read, and how much of it another group's page cache held (fit/input_files.hpp).
+void input_lines(const FitReport& r, std::vector<std::string>& header, std::vector<std::string>& notes) {
+  if (!r.input) return;
+  const InputReport& in = *r.input;
+  std::string line = "  input: " + std::to_string(in.files) + (in.files == 1 ? " file" : " files") +
+                     " open or mapped, " + mib(in.size) +
+                     "; cached outside the job's group after its run: " + mib(in.cached_outside);
+  if (in.cold) {
+    line += "; evicted before each run (--cold), what stayed cached: at most " + mib(in.left_after_eviction);
+    if (in.not_evicted) line += " (" + std::to_string(in.not_evicted) + " file(s) could not be opened again)";
+    if (in.baseline_again) line += "; the unlimited run was made again with it evicted";
+  }
+  header.push_back(line);
+  const Bytes significant = r.resolution.at(r.baseline ? r.baseline->charge_peak : 0);
+  if (!in.cold && in.cached_outside > significant) {
+    notes.push_back(mib(in.cached_outside) +
+                    " of the job's input was in page cache charged to another cgroup: the job " +
+                    "read it without being charged for it, so every limit here leaves it out, and a cold start " +
+                    "would need more; --cold evicts it before each run");
+  }
 }
 
-void host_header(std::ostringstream& out, const FitReport& r) {
+std::string cutoff_words(const FitReport& r) {
+  return "a run is stopped as too slow at " + human_seconds(r.cutoff_s) + " (" + fixed(r.max_slowdown, "%g") +
+         "x the unlimited run)";
+}
+
+// The lines above the table, and the table's header with the unlimited run's row.
+std::string host_head(const FitReport& r, std::vector<std::string>& notes, std::size_t width) {
   const Baseline& b = *r.baseline;
-  out << "  unlimited: " << fixed(b.run.seconds, "%.2f s") << ", peak charge (footprint) " << mib(b.charge_peak)
-      << ", unreclaimable peak (anon + shmem) " << mib(b.unreclaimable_peak) << "\n";
-  out << "  cgroup " << r.cgroup << ", swap " << (r.swap_limited ? "limited to 0" : "NOT limited")
-      << "; a probe is stopped as too slow at " << human_seconds(r.cutoff_s) << " (" << fixed(r.max_slowdown, "%g")
-      << "x the unlimited run)\n";
-  out << "  limit       outcome      duration slowdown  major faults        read  how it ended\n";
-  out << row(b.run, b.run.seconds);
+  std::vector<std::string> header;
+  header.push_back("  unlimited: " + fixed(b.run.seconds, "%.2f s") + ", peak charge (footprint) " +
+                   mib(b.charge_peak) + ", unreclaimable peak (anon + shmem) " + mib(b.unreclaimable_peak));
+  input_lines(r, header, notes);
+  header.push_back("  cgroup " + r.cgroup + ", swap " + (r.swap_limited ? "limited to 0" : "NOT limited") + "; " +
+                   cutoff_words(r));
+  std::string text;
+  for (const std::string& h : header) text += wrap_text(h, width);
+  text += with_detail("  limit      outcome       time slowdown majflt       read  ", "how it ended", width);
+  return text + row(b.run, b.run.seconds, width);
+}
+
+std::string gpu_head(const FitReport& r, bool torch, std::size_t width) {
+  const Baseline& b = *r.baseline;
+  const GpuFit& g = *r.gpu;
+  std::string text =
+      wrap_text("  GPU " + std::to_string(g.index) + ": " + terminal_text(g.name) + " " + terminal_text(g.uuid) +
+                    (g.total ? ", " + mib(g.total) : "") + " (GPU sampler: " + g.backend + ")",
+                width);
+  text += wrap_text("  unlimited: " + fixed(b.run.seconds, "%.2f s") + ", the tree's peak on the device " +
+                        mib(b.charge_peak) + ", its smallest reading there (a context) " + mib(g.floor),
+                    width);
+  text += wrap_text("  " + terminal_text(g.method) + "; " + cutoff_words(r), width);
+  std::string cells = gpu_cells("limit", "outcome", "time", "slowdown", "device peak");
+  if (torch) cells += torch_cells("torch alloc", "torch resvd");
+  text += with_detail(cells + "  ", "how it ended", width);
+  return text + gpu_row(b.run, b.run.seconds, torch, width);
 }
 
 // What to ask a scheduler for: the tree's device peak in the run at the full-speed limit.
@@ -115,7 +122,26 @@ std::string gpu_request(const FitReport& r) {
   const std::optional<Bytes> held = f.probe ? r.probes[*f.probe].gpu_peak : r.baseline->run.gpu_peak;
   if (!held) return "";
   return "qprof fit: device memory to ask for: " + mib(*held) + " on GPU " + std::to_string(r.gpu->index) +
-         " (the tree's peak there at the full-speed limit " + mib(f.limit) + " per process)\n";
+         " (the tree's peak there at the full-speed limit " + mib(f.limit) + " per process)";
+}
+
+// The requests to paste (host memory only: a GPU fit's limits are device memory).
+std::vector<std::string> request_lines(const FitReport& r) {
+  if (r.gpu) {
+    const std::string line = gpu_request(r);
+    return line.empty() ? std::vector<std::string>{} : std::vector<std::string>{line};
+  }
+  std::vector<std::string> out;
+  const FitRequests requests = fit_requests(r);
+  const auto request = [&out](const char* which, const std::optional<MemoryRequest>& q) {
+    if (!q) return;
+    out.push_back("qprof fit: request " + std::string(which) + ": " + slurm_request(*q) + ", " +
+                  kubernetes_request(*q) + ", " + docker_request(*q) + ", " + systemd_request(*q) + " (" +
+                  request_rule(*q) + ")");
+  };
+  request("for full speed", requests.full_speed);
+  request("at the smallest limit", requests.smallest);
+  return out;
 }
 
 }  // namespace
@@ -130,54 +156,31 @@ FitRequests fit_requests(const FitReport& r) {
 }
 
 std::vector<NamedFinding> named_findings(const FitReport& r) {
-  return {{"smallest_running", "smallest limit it runs in", &r.findings.runs},
-          {"smallest_within_slowdown", "smallest within the slowdown", &r.findings.within_slowdown},
-          {"full_speed", "full speed", &r.findings.full_speed}};
+  return {
+      {"smallest_running", "smallest limit not OOM-killed", &r.findings.runs},
+      {"smallest_within_slowdown", "smallest limit it completes in within the slowdown", &r.findings.within_slowdown},
+      {"full_speed", "full speed", &r.findings.full_speed}};
 }
 
-std::string text_report(const FitReport& r) {
-  std::ostringstream out;
-  out << "qprof fit: " << terminal_text(r.command) << '\n';
-  if (!r.baseline) return out.str();
+std::string text_report(const FitReport& r, std::size_t width) {
+  std::string text = wrap_text("qprof fit: " + terminal_text(r.command), width);
+  if (!r.baseline) return text;
   const Baseline& b = *r.baseline;
+  std::vector<std::string> notes;
+  const bool torch = r.gpu && any_torch(r);
+  text += r.gpu ? gpu_head(r, torch, width) : host_head(r, notes, width);
   std::vector<const Probe*> sorted;
   for (const Probe& p : r.probes) sorted.push_back(&p);
   std::stable_sort(sorted.begin(), sorted.end(), [](const Probe* a, const Probe* c) { return a->limit > c->limit; });
-  if (r.gpu) {
-    gpu_header(out, r);
-    for (const Probe* p : sorted) out << gpu_row(*p, b.run.seconds, any_torch(r));
-  } else {
-    host_header(out, r);
-    for (const Probe* p : sorted) out << row(*p, b.run.seconds);
-  }
-  const std::string slowdown = "within " + fixed(r.max_slowdown, "%g") + "x";
-  const std::string speed = "full speed (within " + fixed(r.full_speed_margin * 100, "%g") + " % of the fastest run, " +
-                            fixed(r.reference_s, "%.2f s") + ")";
-  for (const NamedFinding& n : named_findings(r)) {
-    if (!*n.finding) continue;
-    const std::string key = n.key;
-    const std::string title = key == "smallest_within_slowdown" ? "smallest " + slowdown
-                              : key == "full_speed"             ? speed
-                                                                : n.title;
-    // fit --gpu's limit is each process's (MPS bounds clients one by one).
-    out << "qprof fit: " << (r.gpu ? "per process, " : "") << title << ": " << mib((*n.finding)->limit) << " ("
-        << evidence(r, **n.finding) << ")\n";
-  }
-  if (r.gpu) {
-    out << gpu_request(r);
-  } else {
-    const FitRequests requests = fit_requests(r);
-    const auto request = [&out](const char* which, const std::optional<MemoryRequest>& q) {
-      if (!q) return;
-      out << "qprof fit: request " << which << ": " << slurm_request(*q) << ", " << kubernetes_request(*q) << ", "
-          << docker_request(*q) << ", " << systemd_request(*q) << " (" << request_rule(*q) << ")\n";
-    };
-    request("for full speed", requests.full_speed);
-    request("at the smallest limit", requests.smallest);
-  }
-  for (const std::string& note : r.notes) out << "qprof fit: note: " << terminal_text(note) << '\n';
-  if (r.gpu) out << "qprof fit: note: " << terminal_text(r.gpu->dmem) << '\n';
-  return out.str();
+  for (const Probe* p : sorted)
+    text += r.gpu ? gpu_row(*p, b.run.seconds, torch, width) : row(*p, b.run.seconds, width);
+  for (const std::string& line : finding_lines(r))
+    text += wrap_line(line, width, line.starts_with("qprof fit:   ") ? 6 : 4);
+  for (const std::string& line : request_lines(r)) text += wrap_line(line, width, 4);
+  for (const std::string& n : r.notes) notes.push_back(terminal_text(n));
+  if (r.gpu) notes.push_back(terminal_text(r.gpu->dmem));
+  for (const std::string& n : notes) text += wrap_line("qprof fit: note: " + n, width, 4);
+  return text;
 }
 
 }  // namespace qprof::fit

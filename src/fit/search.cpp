@@ -92,26 +92,72 @@ double LimitSearch::reference_seconds() const {
   return fastest;
 }
 
-LimitSearch::Gap LimitSearch::gap(Level level) const {
-  Gap g{low_, high_, std::nullopt};
+std::vector<LimitSearch::Tally> LimitSearch::tallies(Level level) const {
+  std::vector<Tally> out;
   const double reference = reference_seconds();
-  for (const Probe& p : probes_) {
-    if (level_of(p, reference, margin_) < level) g.short_of = std::max(g.short_of, p.limit);
-  }
-  // The lowest limit above every shortfall that reached the level: a probe below a shortfall
-  // (timing noise, or a job that is not monotone) does not make the boundary.
   for (std::size_t i = 0; i < probes_.size(); ++i) {
     const Probe& p = probes_[i];
-    if (p.limit > g.short_of && p.limit < g.reached && level_of(p, reference, margin_) >= level) {
-      g.reached = p.limit;
-      g.probe = i;
+    auto t = std::find_if(out.begin(), out.end(), [&](const Tally& x) { return x.limit == p.limit; });
+    if (t == out.end()) {
+      t = out.insert(out.end(), Tally{});
+      t->limit = p.limit;
+    }
+    ++t->runs;
+    if (level_of(p, reference, margin_) >= level) {
+      ++t->reached;
+      if (!t->first_reached) t->first_reached = i;
+    } else if (!t->first_short) {
+      t->first_short = i;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Tally& a, const Tally& b) { return a.limit < b.limit; });
+  return out;
+}
+
+LimitSearch::Gap LimitSearch::gap(Level level) const {
+  Gap g{low_, high_, std::nullopt};
+  const std::vector<Tally> all = tallies(level);
+  for (const Tally& t : all) {
+    if (t.falls_short()) g.short_of = std::max(g.short_of, t.limit);
+  }
+  // The lowest limit above every shortfall that reached the level: a limit below a shortfall
+  // (timing noise, or a job that is not monotone) does not make the boundary.
+  for (const Tally& t : all) {
+    if (t.limit > g.short_of && t.limit < g.reached && !t.falls_short()) {
+      g.reached = t.limit;
+      g.probe = t.first_reached;
     }
   }
   if (g.reached < g.short_of) g.reached = g.short_of;  // nothing to search: the charge is the floor
   return g;
 }
 
+std::optional<Bytes> LimitSearch::repeat() const {
+  for (Level level : {Level::runs, Level::within_slowdown, Level::full_speed}) {
+    const std::vector<Tally> all = tallies(level);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].reached == all[i].runs) continue;
+      // Some run here fell short: does a lower limit disagree?
+      std::optional<std::size_t> below;
+      for (std::size_t j = 0; j < i; ++j) {
+        if (all[j].reached > 0) below = j;
+      }
+      if (!below) continue;
+      // Once: was that shortfall noise?
+      if (all[i].runs == 1) return all[i].limit;
+      // It fell short again: was the nearest success below it noise?
+      if (all[i].reached == 0 && all[*below].runs == 1) return all[*below].limit;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Bytes> LimitSearch::next() const {
+  if (const auto again = repeat()) return again;
+  return bisection();
+}
+
+std::optional<Bytes> LimitSearch::bisection() const {
   std::optional<Bytes> best;
   Bytes widest = 0;
   for (Level level : {Level::runs, Level::within_slowdown, Level::full_speed}) {
@@ -136,13 +182,20 @@ int LimitSearch::remaining_estimate() const {
     if (width <= res || !open.insert({g.short_of, g.reached}).second) continue;
     total += static_cast<int>(std::ceil(std::log2(static_cast<double>(width) / static_cast<double>(res))));
   }
-  return total;
+  return total + (repeat() ? 1 : 0);
 }
 
 Findings LimitSearch::findings() const {
   const auto finding = [&](Level level) {
     const Gap g = gap(level);
-    return Finding{g.reached, g.probe, g.short_of};
+    Finding f{g.reached, g.probe, g.short_of, {}, {}};
+    for (const Tally& t : tallies(level)) {
+      if (t.limit >= f.limit && t.reached < t.runs && t.first_short)
+        f.noisy.push_back({t.limit, t.runs, t.reached, *t.first_short});
+      if (t.limit < f.short_of && t.reached > 0 && t.first_reached)
+        f.not_monotone.push_back({t.limit, t.runs, t.reached, *t.first_reached});
+    }
+    return f;
   };
   return Findings{finding(Level::runs), finding(Level::within_slowdown), finding(Level::full_speed)};
 }

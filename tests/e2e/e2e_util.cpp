@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -162,6 +163,28 @@ std::string unwrapped(const std::string& summary) {
     out += line + "\n";
     from = end + 1;
   }
+  return out;
+}
+
+// qprof fit's stderr with each wrapped line joined again: a continuation is indented 4 or more
+// columns deeper than the line it continues.
+std::vector<std::string> sentences(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  const auto indent = [](const std::string& l) { return std::min(l.find_first_not_of(' '), l.size()); };
+  for (std::string l; std::getline(in, l);) {
+    if (!out.empty() && indent(l) < l.size() && indent(l) >= indent(out.back()) + 4) {
+      out.back() += " " + l.substr(indent(l));
+    } else {
+      out.push_back(l);
+    }
+  }
+  return out;
+}
+
+std::string joined(const std::string& err) {
+  std::string out;
+  for (const std::string& s : sentences(err)) out += s + "\n";
   return out;
 }
 

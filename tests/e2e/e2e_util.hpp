@@ -64,5 +64,9 @@ std::string read_file(const std::string& path);
 // A summary's wrapped lines joined again (a continuation starts with spaces): what a test
 // looks for may span a line break at 80 columns.
 std::string unwrapped(const std::string& summary);
+// qprof fit's stderr with each wrapped line joined again: a continuation is indented 4 or more
+// columns deeper than the line it continues. As lines, and as one text.
+std::vector<std::string> sentences(const std::string& err);
+std::string joined(const std::string& err);
 
 }  // namespace qprof::test

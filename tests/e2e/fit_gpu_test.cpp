@@ -177,10 +177,13 @@ TEST(FitGpu, FindsTheKnownNeedWithinOneResolutionStepAndCleansUp) {
   for (long l : f.limits_seen()) EXPECT_TRUE(l == -1 || (l >= 500 && l <= 1800)) << l;
   const auto [limit, held] = full_speed(j);
   EXPECT_EQ(held, limit) << "one process";
-  EXPECT_TRUE(contains(r.err, "qprof fit: per process, smallest limit it runs in: ")) << r.err;
-  EXPECT_TRUE(contains(r.err, "device memory to ask for: " + mib_text(held) + " on GPU 0")) << r.err;
-  EXPECT_TRUE(contains(r.err, "host memory is not limited")) << r.err;
-  EXPECT_TRUE(contains(r.err, "dmem")) << r.err;
+  const std::string said = joined(r.err);  // the lines fit 80 columns: a sentence may wrap
+  EXPECT_TRUE(contains(said, "qprof fit: per process, smallest limit not OOM-killed: ")) << r.err;
+  EXPECT_TRUE(contains(said, "device memory to ask for: " + mib_text(held) + " on GPU 0")) << r.err;
+  EXPECT_TRUE(contains(said, "host memory is not limited")) << r.err;
+  EXPECT_TRUE(contains(said, "dmem")) << r.err;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
   EXPECT_TRUE(contains(read_file(csv), ",gpu_peak_bytes,torch_allocated_bytes,torch_reserved_bytes\n"));
   f.expect_clean();
 }
@@ -200,7 +203,7 @@ TEST(FitGpu, TheLimitIsPerProcessAndTheRequestIsTheTreesPeak) {
   EXPECT_EQ(j["baseline"]["gpu_peak_bytes"].get<Bytes>(), 3600 * kMiB);
   const auto [limit, held] = full_speed(j);
   EXPECT_EQ(held, 2 * limit) << "two processes at the limit each";
-  EXPECT_TRUE(contains(r.err, "device memory to ask for: " + mib_text(held) + " on GPU 0")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "device memory to ask for: " + mib_text(held) + " on GPU 0")) << r.err;
   f.expect_clean();
 }
 
@@ -241,7 +244,7 @@ TEST(FitGpu, EachOutcomeIsSaidAsSuch) {
   EXPECT_TRUE(within["probe"].is_null()) << "only the unlimited run completed";
   EXPECT_EQ(within["limit_bytes"].get<Bytes>(), 700 * kMiB);
   EXPECT_GE(within["short_of_bytes"].get<Bytes>(), 684 * kMiB);
-  EXPECT_TRUE(contains(r.err, "CUDA OOM")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "CUDA OOM")) << r.err;
   f.expect_clean();
 }
 
@@ -260,7 +263,7 @@ TEST(FitGpu, SigtermMidProbeQuitsTheDaemonAndLeavesNoProbe) {
     ::kill(p.pid(), sig);
     const Result r = p.wait(60);
     EXPECT_EQ(r.status, 128 + sig) << r.err;
-    EXPECT_TRUE(contains(r.err, "before the search ended")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "before the search ended")) << r.err;
     f.expect_clean();
   }
 }
@@ -308,7 +311,7 @@ TEST(FitGpu, RefusesWithTheReasonAndStartsNothing) {
     const Result r =
         run(f.argv({c.name == "no such GPU" ? "--gpu=3" : "--gpu", "--json", out}, {"500", "1000", "100", "1"}, c.env));
     EXPECT_EQ(r.status, 2) << c.name << ": " << r.err;
-    EXPECT_TRUE(contains(r.err, c.expected)) << c.name << ": " << r.err;
+    EXPECT_TRUE(contains(joined(r.err), c.expected)) << c.name << ": " << r.err;
     EXPECT_FALSE(fs::exists(f.record())) << c.name << ": no daemon was started";
     EXPECT_TRUE(fs::is_empty(f.pids())) << c.name << ": the job never ran";
     EXPECT_FALSE(fs::exists(out)) << c.name;
@@ -326,8 +329,8 @@ TEST(FitGpu, AControlProgramThatRefusesIsSaid) {
   const Result r = run(f.argv({"--gpu"}, {"500", "1000", "100", "1"},
                               {"QPROF_FAKE_MPS_REFUSE=An instance of this daemon is already running"}));
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "cannot start a CUDA MPS control daemon")) << r.err;
-  EXPECT_TRUE(contains(r.err, "An instance of this daemon is already running")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "cannot start a CUDA MPS control daemon")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "An instance of this daemon is already running")) << r.err;
   EXPECT_TRUE(fs::is_empty(f.pids()));
 }
 
@@ -335,7 +338,7 @@ TEST(FitGpu, AJobThatFailsUnlimitedIsNotFitted) {
   GpuFit f;
   const Result r = run(f.argv({"--gpu"}, {"500"}));  // too few arguments: its usage, exit 2
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "failed in the unlimited run")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "failed in the unlimited run")) << r.err;
   const auto lines = f.record_lines();
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1][0], "quit");

@@ -32,7 +32,7 @@ std::string group_of(pid_t qprof) {
   return "/sys/fs/cgroup/memory" + own_v1_memory_group() + "/qprof-" + std::to_string(qprof);
 }
 
-bool no_cgroups(const Result& r) { return r.status == 2 && contains(r.err, "may not create one here"); }
+bool no_cgroups(const Result& r) { return r.status == 2 && contains(joined(r.err), "may not create one here"); }
 
 // The unlimited run is under way once its group holds a process.
 bool wait_for_probe(pid_t qprof) {
@@ -57,7 +57,7 @@ TEST(FitSignals, HupAndQuitEndTheSearchAsIntDoes) {
     ::kill(p.pid(), sig);
     const Result r = p.wait(60);
     EXPECT_EQ(r.status, 128 + sig) << r.err;
-    EXPECT_TRUE(contains(r.err, "stopped by SIG")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "stopped by SIG")) << r.err;
     EXPECT_FALSE(fs::exists(group_of(p.pid()))) << "the probe's group is removed";
     const auto j = nlohmann::json::parse(read_file(json));
     EXPECT_EQ(j["end"], "interrupted") << sig;
@@ -96,7 +96,7 @@ TEST(FitSignals, ABaselineKilledBySigkillNamesTheEnclosingOomKiller) {
   const Result r = run(bounded({"fit", "--", workload("exit_with"), "-9"}), "", 60);
   if (no_cgroups(r)) GTEST_SKIP() << r.err;
   EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
-  EXPECT_TRUE(contains(r.err, "most likely the OOM killer of a limit around qprof")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "most likely the OOM killer of a limit around qprof")) << r.err;
 }
 
 }  // namespace

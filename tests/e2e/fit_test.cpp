@@ -12,7 +12,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "../support/own_cgroup.hpp"
@@ -36,11 +38,8 @@ std::vector<std::string> bounded(const std::vector<std::string>& args) {
   return argv;
 }
 
-// The F MiB file, written and then dropped from the page cache: every run reads it from storage
-// (a tmpfs would make its pages unreclaimable shared memory: the test needs a disk).
-std::string cold_file() {
-  const std::string path = temp_dir() + "/data.bin";
-  if (fs::exists(path)) return path;
+// F MiB written to `path`, its pages then clean in page cache, charged to this test's group.
+void write_data(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   std::vector<char> block(MiB);
   for (int i = 0; i < static_cast<int>(F); ++i) {
@@ -48,8 +47,25 @@ std::string cold_file() {
     EXPECT_EQ(::write(fd, block.data(), block.size()), static_cast<ssize_t>(block.size()));
   }
   ::fdatasync(fd);
+  ::close(fd);
+}
+
+// The F MiB file, written and then dropped from the page cache: every run reads it from storage
+// (a tmpfs would make its pages unreclaimable shared memory: the test needs a disk).
+std::string cold_file() {
+  const std::string path = temp_dir() + "/data.bin";
+  if (!fs::exists(path)) write_data(path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
+  return path;
+}
+
+// The F MiB file in page cache charged to this test's group, not to any of qprof's: the job maps
+// it without being charged for it.
+std::string warm_file() {
+  const std::string path = temp_dir() + "/warm.bin";
+  write_data(path);
   return path;
 }
 
@@ -66,8 +82,54 @@ std::vector<std::string> groups_left(pid_t qprof) {
 }
 
 std::string skip_reason(const Result& r) {
-  if (r.status == 2 && contains(r.err, "may not create one here")) return r.err;
+  if (r.status == 2 && contains(joined(r.err), "may not create one here")) return r.err;
   return "";
+}
+
+std::string sentence(const std::string& err, const std::string& start) {
+  for (const std::string& s : sentences(err)) {
+    if (s.starts_with(start)) return s;
+  }
+  return "";
+}
+
+// Every line fits 80 columns (stderr is not a terminal here), and each finding's words agree
+// with the run it rests on: "completed in" only where that run completed, "still running at"
+// only where it was stopped at the cutoff; every noisy or non-monotone limit is said.
+void expect_text_agrees_with_table(const std::string& err, const nlohmann::json& j) {
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);) EXPECT_LE(l.size(), 80u) << l;
+  const std::map<std::string, std::string> titles{
+      {"smallest_running", "qprof fit: smallest limit not OOM-killed: "},
+      {"smallest_within_slowdown", "qprof fit: smallest limit it completes in within "},
+      {"full_speed", "qprof fit: smallest limit at full speed "}};
+  if (j["probes"].empty()) {
+    EXPECT_TRUE(contains(err, "qprof fit: no limited run was made, so no limit was measured")) << err;
+    return;
+  }
+  int disagreements = 0;
+  for (const auto& [key, title] : titles) {
+    const auto& f = j["findings"][key];
+    const std::string said = sentence(err, title);
+    ASSERT_FALSE(said.empty()) << key << ": " << err;
+    disagreements += static_cast<int>(f["noisy"].size() + f["not_monotone"].size());
+    if (f["probe"].is_null()) {
+      EXPECT_TRUE(contains(said, "none measured below the unlimited run's peak charge")) << said;
+      continue;
+    }
+    const auto& p = j["probes"][f["probe"].get<std::size_t>()];
+    EXPECT_EQ(p["limit_bytes"], f["limit_bytes"]);
+    if (p["outcome"] == "completed") {
+      EXPECT_TRUE(contains(said, " (completed in ")) << said;
+    } else {
+      EXPECT_EQ(p["outcome"], "too_slow") << said;
+      EXPECT_TRUE(contains(said, " (still running at ")) << said;
+      EXPECT_FALSE(contains(said, "(completed")) << said;
+    }
+  }
+  int said = 0;
+  for (const std::string& s : sentences(err)) said += s.ends_with(": noisy") || contains(s, ": not monotone");
+  EXPECT_EQ(said, disagreements) << err;
 }
 
 TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
@@ -115,8 +177,13 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   EXPECT_GE(j["baseline"]["read_bytes"].get<double>() / MiB, F * 0.9) << r.err;
   EXPECT_TRUE(groups_left(pid).empty()) << "every probe's group is removed";
   // The same on stderr and in the CSV.
-  EXPECT_TRUE(contains(r.err, "qprof fit: smallest limit it runs in: ")) << r.err;
-  EXPECT_TRUE(contains(r.err, "qprof fit: full speed (within 10 % of the fastest run, ")) << r.err;
+  expect_text_agrees_with_table(r.err, j);
+  EXPECT_TRUE(contains(joined(r.err), "qprof fit: smallest limit at full speed (within 10 % of the fastest run, "))
+      << r.err;
+  // The file was open and mapped for a few hundred ms: seen (its size by construction).
+  EXPECT_GE(j["input"]["size_bytes"].get<double>() / MiB, F) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "  input: ")) << r.err;
+  EXPECT_LT(j["input"]["cached_outside_bytes"].get<double>(), 0.1 * F * MiB) << "the file was cold: " << r.err;
   const std::string table = read_file(csv);
   EXPECT_TRUE(table.starts_with("kind,name,limit_bytes,outcome,seconds,")) << table;
   EXPECT_TRUE(contains(table, "finding,smallest_running," +
@@ -128,7 +195,7 @@ TEST(Fit, FindsTheSmallestLimitAndTheFullSpeedOne) {
   // Every group held the file's pages when evicted: the kernel's reclaim took some of qprof's time.
   EXPECT_GT(j["eviction_cpu_seconds"].get<double>(), 0.0);
   EXPECT_LE(j["eviction_cpu_seconds"].get<double>(), j["qprof_cpu_seconds"].get<double>());
-  EXPECT_TRUE(contains(r.err, "qprof fit: of it, evicting the probes' page cache: ")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "qprof fit: of it, evicting the probes' page cache: ")) << r.err;
   EXPECT_GE(j["runs_seconds"].get<double>(), j["baseline"]["seconds"].get<double>());
 }
 
@@ -136,7 +203,7 @@ TEST(Fit, TheJobsOwnFailureStopsFitWithItsStatus) {
   const Result r = run(bounded({"fit", "--", workload("exit_with"), "3"}), "", 60);
   if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_TRUE(contains(r.err, "failed in the unlimited run (exit status 3)")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "failed in the unlimited run (exit status 3)")) << r.err;
 }
 
 TEST(Fit, ACommandThatCannotStartIs127) {
@@ -168,12 +235,20 @@ TEST(Fit, SigintMidSearchLeavesNoGroupAndPrintsWhatWasFound) {
   ::kill(p.pid(), SIGINT);
   const Result r = p.wait(60);
   EXPECT_EQ(r.status, 128 + SIGINT) << r.err;
-  EXPECT_TRUE(contains(r.err, "stopped by SIGINT")) << r.err;
-  EXPECT_TRUE(contains(r.err, "unlimited: ")) << r.err;
-  EXPECT_TRUE(contains(r.err, "qprof fit: full speed")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "stopped by SIGINT")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "unlimited: ")) << r.err;
   EXPECT_FALSE(fs::exists(group)) << "the probe's group is removed";
   const auto j = nlohmann::json::parse(read_file(temp_dir() + "/int.json"));
   EXPECT_EQ(j["end"], "interrupted");
+  // The interrupted run says nothing of its limit: with no other limited run there is no finding.
+  if (j["probes"].empty()) {
+    EXPECT_TRUE(contains(joined(r.err),
+                         "qprof fit: no limited run was made, so no limit was measured: the search "
+                         "stopped before the first"))
+        << r.err;
+  } else {
+    EXPECT_TRUE(contains(joined(r.err), "qprof fit: smallest limit at full speed")) << r.err;
+  }
 }
 
 TEST(Fit, TheCommandNeverBreaksTheJson) {
@@ -183,7 +258,48 @@ TEST(Fit, TheCommandNeverBreaksTheJson) {
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(read_file(json));
   EXPECT_TRUE(contains(j["command"].get<std::string>(), "sh -c")) << j.dump();
-  EXPECT_FALSE(contains(r.err, "\x1b[2J")) << "nothing of the command drives the terminal";
+  EXPECT_FALSE(contains(joined(r.err), "\x1b[2J")) << "nothing of the command drives the terminal";
+}
+
+// The job reads its input from cache within a few milliseconds: a shell holds the file open around
+// it, as a wrapper would, so that the samples (every 10 ms) see it whatever the machine's load.
+std::string holding() { return "exec 3<\"$1\"; " + workload("anon_and_mmap") + " 100 \"$1\" 4 && sleep 0.2"; }
+
+TEST(Fit, InputCachedByAnotherGroupIsMeasuredAndSaid) {
+  if (sanitized()) GTEST_SKIP() << "the probes' timings are the subject";
+  const std::string json = temp_dir() + "/warm.json";
+  const Result r = run(bounded({"fit", "--json", json, "--", "sh", "-c", holding(), "sh", warm_file()}), "", 90);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  // By construction the whole file was in this test's cache: measured after the group was evicted.
+  EXPECT_GE(j["input"]["cached_outside_bytes"].get<double>() / MiB, 0.9 * F) << r.err;
+  EXPECT_LT(j["baseline"]["charge_peak_bytes"].get<double>() / MiB, A + 0.5 * F) << "not charged to the job: " << r.err;
+  EXPECT_TRUE(contains(sentence(r.err, "qprof fit: note: "),
+                       "of the job's input was in page cache charged to another "
+                       "cgroup"))
+      << r.err;
+  expect_text_agrees_with_table(r.err, j);
+}
+
+TEST(Fit, ColdEvictsTheInputBeforeEachRun) {
+  if (sanitized()) GTEST_SKIP() << "the probes' timings are the subject";
+  const std::string json = temp_dir() + "/cold.json";
+  const Result r =
+      run(bounded({"fit", "--cold", "--runs-max", "6", "--json", json, "--", "sh", "-c", holding(), "sh", warm_file()}),
+          "", 90);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  EXPECT_TRUE(j["input"]["cold"].get<bool>());
+  EXPECT_TRUE(j["input"]["baseline_again"].get<bool>()) << r.err;
+  // Evicted, the file is the job's own: read from storage, charged to its group, and searched.
+  EXPECT_LT(j["input"]["left_after_eviction_bytes"].get<double>() / MiB, 0.1 * F) << r.err;
+  EXPECT_GE(j["baseline"]["read_bytes"].get<double>() / MiB, 0.9 * F) << r.err;
+  EXPECT_GE(j["baseline"]["charge_peak_bytes"].get<double>() / MiB, A + 0.9 * F) << r.err;
+  EXPECT_FALSE(j["probes"].empty()) << r.err;
+  EXPECT_FALSE(contains(joined(r.err), "note: ")) << r.err;
+  expect_text_agrees_with_table(r.err, j);
 }
 
 // As another user (uid 1), qprof may not create a group below root's: one sentence of what is
@@ -196,8 +312,9 @@ TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {
                         copy_for_other_users(qprof_bin()), "fit", "--", "/bin/sh", "-c", "touch " + marker},
                        "", 60);
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "may not create one here")) << r.err;
-  EXPECT_TRUE(contains(r.err, "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup"))
+  EXPECT_TRUE(contains(joined(r.err), "may not create one here")) << r.err;
+  EXPECT_TRUE(
+      contains(joined(r.err), "run it as root, inside a delegated cgroup v2 subtree, or inside a Slurm job's cgroup"))
       << r.err;
   EXPECT_FALSE(fs::exists(marker)) << "nothing ran";
 }
@@ -210,7 +327,7 @@ TEST(Fit, UsageErrorsComeBeforeAnyRun) {
   EXPECT_EQ(qprof({"fit", "--runs-max", "1", "--", "true"}).status, 2);
   const Result none = qprof({"fit"});
   EXPECT_EQ(none.status, 2);
-  EXPECT_TRUE(contains(none.err, "no command given")) << none.err;
+  EXPECT_TRUE(contains(joined(none.err), "no command given")) << none.err;
 }
 
 }  // namespace

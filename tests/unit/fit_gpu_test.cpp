@@ -147,22 +147,29 @@ FitReport fabricated() {
   ok.detail = "exit status 0";
   ok.gpu_peak = 3100 * kMiB;
   r.probes = {oom, ok};
-  r.findings.runs = Finding{1600 * kMiB, 1, 1000 * kMiB};
-  r.findings.full_speed = Finding{1600 * kMiB, 1, 1000 * kMiB};
+  Finding found;
+  found.limit = 1600 * kMiB;
+  found.probe = 1;
+  found.short_of = 1000 * kMiB;
+  r.findings.runs = found;
+  r.findings.full_speed = found;
   return r;
 }
 
 TEST(FitGpuUnit, TheReportsCarryTheDeviceAndTorchFigures) {
   const FitReport r = fabricated();
-  const std::string text = text_report(r);
+  const std::string text = text_report(r, 1000);  // wide: a sentence is on one line
   EXPECT_TRUE(contains(text, "GPU 0: NVIDIA H100 80GB HBM3 GPU-abc")) << text;
-  EXPECT_TRUE(contains(text, "device peak  torch alloc torch reserv")) << text;
+  EXPECT_TRUE(contains(text, "device peak torch alloc torch resvd")) << text;
   EXPECT_TRUE(contains(text, "CUDA OOM")) << text;
   EXPECT_FALSE(contains(text, "\x1b[2J")) << "the job's stderr never drives the terminal";
-  EXPECT_TRUE(contains(text, "per process, smallest limit it runs in: 1600.0 MiB")) << text;
+  EXPECT_TRUE(contains(text, "per process, smallest limit not OOM-killed: 1600.0 MiB")) << text;
   EXPECT_TRUE(contains(text, "the tree held 3100.0 MiB on the device")) << text;
   EXPECT_TRUE(contains(text, "device memory to ask for: 3100.0 MiB on GPU 0")) << text;
   EXPECT_TRUE(contains(text, "note: dmem: no")) << text;
+  // In 80 columns the torch columns, the findings and the request all fit.
+  std::istringstream lines(text_report(r, 80));
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
   const nlohmann::json j = nlohmann::json::parse(json_report(r));
   EXPECT_EQ(j["gpu"]["uuid"], "GPU-abc");
   EXPECT_EQ(j["gpu"]["limit_per"], "process");

@@ -154,5 +154,63 @@ TEST(FitSearch, TheFirstProbeIsTheMiddleAndTheEstimateShrinks) {
   EXPECT_LT(search.remaining_estimate(), before);
 }
 
+// The noisy job of the issue: within 4x at 157.8, 170.3 and 220.6 MiB, one run too slow at
+// 308.4 MiB. The shortfall is run again before the bisection goes on; its repeat completing, the
+// limit is noisy, not the boundary.
+TEST(FitSearch, AShortfallAboveASuccessIsRunAgainAndNoiseDoesNotMoveTheBoundary) {
+  LimitSearch search(baseline(100 * MiB, 330 * MiB, 1.0), Resolution{});
+  search.add(probe(150 * MiB, Outcome::too_slow, 4.0));
+  search.add(probe(157 * MiB, Outcome::completed, 3.0));
+  search.add(probe(170 * MiB, Outcome::completed, 2.0));
+  search.add(probe(220 * MiB, Outcome::completed, 1.5));
+  search.add(probe(308 * MiB, Outcome::too_slow, 4.12));
+  EXPECT_EQ(search.next(), 308 * MiB) << "the disagreeing run first";
+  EXPECT_EQ(search.findings().within_slowdown->limit, 330 * MiB) << "before the repeat: above it";
+  search.add(probe(308 * MiB, Outcome::completed, 1.2));
+  const Findings f = search.findings();
+  EXPECT_EQ(f.within_slowdown->limit, 157 * MiB);
+  EXPECT_EQ(f.within_slowdown->short_of, 150 * MiB);
+  ASSERT_EQ(f.within_slowdown->noisy.size(), 1u);
+  EXPECT_EQ(f.within_slowdown->noisy[0].limit, 308 * MiB);
+  EXPECT_EQ(f.within_slowdown->noisy[0].runs, 2);
+  EXPECT_EQ(f.within_slowdown->noisy[0].reached, 1);
+  EXPECT_EQ(search.probes()[f.within_slowdown->noisy[0].probe].seconds, 4.12) << "the run that fell short";
+  EXPECT_TRUE(f.within_slowdown->not_monotone.empty());
+  EXPECT_NE(search.next(), 308 * MiB) << "repeated once only";
+}
+
+// Where the shortfall holds on its repeat, the nearest success below it is run again once; the
+// answer is above the shortfall, and the successes below are said.
+TEST(FitSearch, AShortfallThatHoldsMakesTheSuccessBelowRunAgain) {
+  LimitSearch search(baseline(100 * MiB, 330 * MiB, 1.0), Resolution{});
+  search.add(probe(200 * MiB, Outcome::completed, 2.0));
+  search.add(probe(260 * MiB, Outcome::oom_killed, 0.5));
+  EXPECT_EQ(search.next(), 260 * MiB);
+  search.add(probe(260 * MiB, Outcome::oom_killed, 0.5));
+  EXPECT_EQ(search.next(), 200 * MiB) << "then the success nearest below";
+  search.add(probe(200 * MiB, Outcome::completed, 2.1));
+  const auto next = search.next();
+  ASSERT_TRUE(next);
+  EXPECT_GT(*next, 260 * MiB) << "the bisection goes on above the shortfall";
+  const Findings f = search.findings();
+  EXPECT_EQ(f.runs->short_of, 260 * MiB);
+  ASSERT_EQ(f.runs->not_monotone.size(), 1u);
+  EXPECT_EQ(f.runs->not_monotone[0].limit, 200 * MiB);
+  EXPECT_EQ(f.runs->not_monotone[0].runs, 2);
+  EXPECT_EQ(f.runs->not_monotone[0].reached, 2);
+}
+
+TEST(FitSearch, AMonotoneJobIsNeverRunTwiceAtALimit) {
+  const Job job{205 * MiB, 230 * MiB, 480 * MiB};
+  LimitSearch search(baseline(200 * MiB, 501 * MiB, 1.0), Resolution{});
+  search_all(search, job);
+  for (std::size_t i = 0; i < search.probes().size(); ++i) {
+    for (std::size_t j = i + 1; j < search.probes().size(); ++j)
+      EXPECT_NE(search.probes()[i].limit, search.probes()[j].limit);
+  }
+  const Findings f = search.findings();
+  EXPECT_TRUE(f.runs->noisy.empty() && f.within_slowdown->noisy.empty() && f.full_speed->noisy.empty());
+}
+
 }  // namespace
 }  // namespace qprof::fit

@@ -25,6 +25,7 @@ struct FitOptions {
   double sample_every_s = 0.01;  // the baseline's memory.stat sampling (the unreclaimable peak)
   // --gpu[=INDEX]: the device memory of NVIDIA GPU INDEX is searched (gpu_fit.hpp), not host memory.
   std::optional<int> gpu;
+  bool cold = false;  // evict the files the job reads from the page cache before each run
 };
 
 // Before each run: which, of about how many, at which limit (0: the baseline), and when.
@@ -58,12 +59,26 @@ struct GpuFit {
   std::string dmem;     // whether cgroup v2 dmem is here, and what it would bound
 };
 
+// The files the job held open or mapped for data in its unlimited run (fit/input_files.hpp).
+struct InputReport {
+  std::size_t files = 0;
+  Bytes size = 0;
+  // In page cache after the unlimited run's group was evicted: charged to another cgroup, so the
+  // job read it without being charged for it, under any limit.
+  Bytes cached_outside = 0;
+  bool cold = false;              // --cold: evicted before each run
+  bool baseline_again = false;    // --cold found them cached: the unlimited run was made again
+  Bytes left_after_eviction = 0;  // --cold: the most that stayed cached after an eviction
+  std::size_t not_evicted = 0;    // --cold: files that could not be opened again to evict
+};
+
 struct FitReport {
   std::string command;  // as a shell would need it typed
   std::string cgroup;   // "v1" or "v2"
   bool swap_limited = true;
   std::optional<Baseline> baseline;
-  std::vector<Probe> probes;  // the limited runs, in the order they ran
+  std::vector<Probe> probes;         // the limited runs, in the order they ran
+  std::optional<InputReport> input;  // nullopt where the job held no file open
   Findings findings;
   double cutoff_s = 0;      // where a probe is stopped as too slow
   double reference_s = 0;   // the fastest completed run: full speed is within the margin of it

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qprof/common/types.hpp"
+#include "qprof/fit/input_files.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/stop_signals.hpp"
 #include "qprof/record/launcher.hpp"
@@ -22,6 +23,7 @@ struct ProbeWatch {
   std::optional<double> deadline_s;  // from the start; the tree is killed there
   double sample_every_s = 0;         // > 0: memory.stat and the charge are sampled this often
   int stderr_fd = -1;                // >= 0: the command's stderr (fit --gpu reads it for CUDA's OOM message)
+  InputFiles* files = nullptr;       // when sampling: the files the job opens or maps are added
 };
 
 struct ProbeRun {

@@ -3,13 +3,22 @@
 // The command is untrusted text: it never breaks a format nor drives a terminal.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "qprof/fit/fit.hpp"
 
 namespace qprof::fit {
 
-std::string text_report(const FitReport& report);
+// Every line at most `width` columns (the terminal's; 80 where stderr is not one).
+std::string text_report(const FitReport& report, std::size_t width = 80);
+// The findings as sentences, each starting "qprof fit: ", unwrapped: read from the runs' table
+// only, so that they never claim what no run showed. A limit is said to be completed in only where
+// a run completed there; a run stopped at the cutoff was "still running at N x when stopped". The
+// runs that disagree with a finding follow it (noisy above it, not monotone below). Without a
+// limited run there is no finding: that is said instead.
+std::vector<std::string> finding_lines(const FitReport& report);
 std::string json_report(const FitReport& report);
 // One row per run, then one per finding: kind,name,limit_bytes,outcome,seconds,slowdown,
 // major_faults,read_bytes,exit_status,detail (kind: command, baseline, probe, finding).

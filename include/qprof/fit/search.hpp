@@ -62,14 +62,27 @@ Level level_of(const Probe& p, double baseline_seconds, double full_speed_margin
 // only where the kernel gives no count.
 Outcome outcome_of(int wait_status, bool stopped_as_too_slow, std::optional<std::uint64_t> oom_kills);
 
+// A limit where the runs did not all agree with the finding: some fell short of the level above
+// it (noise: fewer than half, so the limit still counts as reaching it), or some reached the level
+// below a limit where most fell short (the job is not monotone there).
+struct Disagreement {
+  Bytes limit = 0;
+  int runs = 0;           // at this limit
+  int reached = 0;        // of them, how many reached the level
+  std::size_t probe = 0;  // the run that disagrees (above: one that fell short; below: one that reached)
+};
+
 // The lowest limit of a level, and the highest limit seen to fall short of it: the boundary lies
-// between the two. `probe` indexes the probes; nullopt where the finding is the baseline's peak
-// charge (no limited probe reached the level). `short_of` is the unreclaimable peak where no
-// probe fell short (the assumed floor).
+// between the two. A limit falls short where most of its runs did (a single run decides alone).
+// `probe` indexes the probes; nullopt where the finding is the baseline's peak charge (no limited
+// probe reached the level). `short_of` is the unreclaimable peak where no probe fell short (the
+// assumed floor).
 struct Finding {
   Bytes limit = 0;
   std::optional<std::size_t> probe;
   Bytes short_of = 0;
+  std::vector<Disagreement> noisy;         // at or above `limit`: some runs fell short
+  std::vector<Disagreement> not_monotone;  // below `short_of`: some runs reached the level
 };
 struct Findings {
   std::optional<Finding> runs;             // the smallest limit it runs in (not OOM-killed)
@@ -78,14 +91,19 @@ struct Findings {
 };
 
 // The bisection between the baseline's unreclaimable peak (taken to fall short: the job cannot
-// run in less) and its peak charge (taken to run at full speed: it did so unlimited).
+// run in less) and its peak charge (taken to run at full speed: it did so unlimited). A result
+// that is not monotone (a limit falling short above one that reached the level) is probed again
+// before the bisection goes on: the limit that fell short once, then, where it fell short again,
+// the nearest limit below that reached the level. Each is repeated once at most.
 class LimitSearch {
  public:
   LimitSearch(const Baseline& baseline, Resolution resolution, double full_speed_margin = 0.10);
   void add(const Probe& p);
-  // The limit to try next: the middle of the widest open gap; nullopt when every boundary is
-  // known to the resolution.
+  // The limit to try next: a disagreeing limit again, else the middle of the widest open gap;
+  // nullopt when every boundary is known to the resolution and no disagreement is left to repeat.
   std::optional<Bytes> next() const;
+  // The disagreeing limit to run again, if any.
+  std::optional<Bytes> repeat() const;
   // Probes the open gaps still need, at most (their bisections can share probes).
   int remaining_estimate() const;
   Findings findings() const;
@@ -101,7 +119,16 @@ class LimitSearch {
     Bytes reached;   // lowest limit above that reaching it
     std::optional<std::size_t> probe;
   };
+  // The runs at one limit, for one level.
+  struct Tally {
+    Bytes limit = 0;
+    int runs = 0, reached = 0;
+    std::optional<std::size_t> first_reached, first_short;
+    bool falls_short() const { return 2 * reached < runs; }
+  };
+  std::vector<Tally> tallies(Level level) const;  // by limit, lowest first
   Gap gap(Level level) const;
+  std::optional<Bytes> bisection() const;
 
   Bytes low_, high_;
   double baseline_seconds_;

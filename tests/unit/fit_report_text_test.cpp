@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+// qprof fit's text read from fabricated runs' tables: it never says a limit was completed in where
+// no run completed, it never contradicts the table (noise and non-monotone runs are said), it says
+// when no limited run was made, and every line fits the width it is given.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "qprof/fit/report.hpp"
+#include "qprof/fit/text_width.hpp"
+
+namespace qprof::fit {
+namespace {
+
+constexpr Bytes MiB = Bytes{1} << 20;
+
+Probe probe(Bytes limit, Outcome outcome, double seconds) {
+  Probe p;
+  p.limit = limit;
+  p.outcome = outcome;
+  p.seconds = seconds;
+  p.detail = outcome == Outcome::completed  ? "exit status 0"
+             : outcome == Outcome::too_slow ? "running when stopped"
+                                            : "OOM killer: 1 process";
+  return p;
+}
+
+// The report the search makes of these runs, the baseline taking 1 s.
+FitReport report_of(Bytes unreclaimable, Bytes charge, const std::vector<Probe>& probes) {
+  FitReport r;
+  r.command = "job --input data.bin";
+  r.cgroup = "v1";
+  Baseline b;
+  b.run = probe(0, Outcome::completed, 1.0);
+  b.unreclaimable_peak = unreclaimable;
+  b.charge_peak = charge;
+  r.baseline = b;
+  r.max_slowdown = 4;
+  r.full_speed_margin = 0.10;
+  r.cutoff_s = 4;
+  LimitSearch search(b, r.resolution, r.full_speed_margin);
+  for (const Probe& p : probes) search.add(p);
+  r.probes = probes;
+  r.findings = search.findings();
+  r.reference_s = search.reference_seconds();
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::string finding(const FitReport& r, const std::string& title) {
+  for (const std::string& l : finding_lines(r)) {
+    if (l.starts_with("qprof fit: " + title + ": ")) return l;
+  }
+  return "";
+}
+
+// The smallest limit tried was still running at the cutoff: it was not OOM-killed there, and no
+// run completed there.
+TEST(FitText, ARunStoppedAtTheCutoffIsNeverSaidToComplete) {
+  const FitReport r = report_of(100 * MiB, 250 * MiB,
+                                {probe(175 * MiB, Outcome::completed, 1.4), probe(118 * MiB, Outcome::completed, 3.2),
+                                 probe(114 * MiB, Outcome::too_slow, 4.07), probe(104 * MiB, Outcome::too_slow, 4.08)});
+  const std::string runs = finding(r, "smallest limit not OOM-killed");
+  EXPECT_TRUE(has(runs, ": 104.0 MiB (still running at 4.08x when stopped, not seen to complete; ")) << runs;
+  EXPECT_FALSE(has(runs, "completed")) << runs;
+  EXPECT_TRUE(has(runs, "nothing was tried at or below the unreclaimable peak, 100.0 MiB")) << runs;
+  const std::string within = finding(r, "smallest limit it completes in within 4x");
+  EXPECT_TRUE(has(within,
+                  ": 118.0 MiB (completed in 3.20 s (3.20x); at 114.0 MiB it was still running at 4.07x when "
+                  "stopped)"))
+      << within;
+  const std::string full = finding(r, "smallest limit at full speed (within 10 % of the fastest run, 1.00 s)");
+  EXPECT_TRUE(has(full,
+                  ": none measured below the unlimited run's peak charge, 250.0 MiB (at 175.0 MiB it "
+                  "completed slower (1.40x))"))
+      << full;
+}
+
+// The noisy job: within 4x at 157.8, 170.3 and 220.6 MiB; at 308.4 MiB one run of two took
+// 4.12x. The answer is the table's 157.8 MiB, the noise said beside it.
+TEST(FitText, NoiseAboveTheAnswerIsSaidAndDoesNotMoveIt) {
+  const FitReport r = report_of(100 * MiB, 330 * MiB,
+                                {probe(150 * MiB, Outcome::too_slow, 4.05), probe(157 * MiB, Outcome::completed, 3.0),
+                                 probe(170 * MiB, Outcome::completed, 2.0), probe(220 * MiB, Outcome::completed, 1.5),
+                                 probe(308 * MiB, Outcome::too_slow, 4.12), probe(308 * MiB, Outcome::completed, 1.3)});
+  const std::vector<std::string> lines = finding_lines(r);
+  const std::string within = finding(r, "smallest limit it completes in within 4x");
+  EXPECT_TRUE(within.starts_with("qprof fit: smallest limit it completes in within 4x: 157.0 MiB (completed in 3.00 s"))
+      << within;
+  const auto at = std::find(lines.begin(), lines.end(), within);
+  ASSERT_NE(at, lines.end());
+  ASSERT_NE(at + 1, lines.end());
+  EXPECT_EQ(*(at + 1), "qprof fit:   at 308.0 MiB one run of two was still running at 4.12x when stopped: noisy");
+  // Nothing in the text says a limit above 157 MiB is the smallest within 4x.
+  for (const std::string& l : lines) EXPECT_FALSE(has(l, "within 4x: 3")) << l;
+}
+
+TEST(FitText, ASuccessBelowARepeatedShortfallIsSaidNotMonotone) {
+  const FitReport r = report_of(100 * MiB, 330 * MiB,
+                                {probe(200 * MiB, Outcome::completed, 2.0), probe(260 * MiB, Outcome::oom_killed, 0.5),
+                                 probe(260 * MiB, Outcome::oom_killed, 0.5), probe(200 * MiB, Outcome::completed, 2.1),
+                                 probe(295 * MiB, Outcome::completed, 1.05)});
+  const std::string runs = finding(r, "smallest limit not OOM-killed");
+  EXPECT_TRUE(has(runs,
+                  ": 295.0 MiB (completed in 1.05 s (1.05x); at 260.0 MiB two runs of two fell short (the "
+                  "first was OOM-killed))"))
+      << runs;
+  bool said = false;
+  for (const std::string& l : finding_lines(r))
+    said |= l == "qprof fit:   below it, at 200.0 MiB, two runs of two completed in 2.00 s (2.00x): not monotone";
+  EXPECT_TRUE(said);
+}
+
+TEST(FitText, NoRunCompletedUnderALimit) {
+  const FitReport r = report_of(100 * MiB, 200 * MiB,
+                                {probe(150 * MiB, Outcome::too_slow, 4.1), probe(125 * MiB, Outcome::oom_killed, 1)});
+  const std::string text = text_report(r);
+  EXPECT_TRUE(has(finding(r, "smallest limit it completes in within 4x"),
+                  ": none measured below the unlimited run's peak charge, 200.0 MiB (at 150.0 MiB it was still "
+                  "running at 4.10x when stopped)"))
+      << text;
+  EXPECT_TRUE(has(finding(r, "smallest limit not OOM-killed"),
+                  ": 150.0 MiB (still running at 4.10x when stopped, not "
+                  "seen to complete; at 125.0 MiB it was OOM-killed)"))
+      << text;
+}
+
+// The charge was all anonymous memory (the input cached by another group): one run, no limit.
+TEST(FitText, NoLimitedRunIsSaidInsteadOfAnAnswer) {
+  FitReport r = report_of(100 * MiB, 104 * MiB, {});
+  InputReport in;
+  in.files = 1;
+  in.size = 150 * MiB;
+  in.cached_outside = 150 * MiB;
+  r.input = in;
+  const std::vector<std::string> lines = finding_lines(r);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "qprof fit: no limited run was made, so no limit was measured: the unlimited run's peak charge, 104.0 MiB, "
+            "is within the resolution of its unreclaimable peak, 100.0 MiB: there was nothing between them to search");
+  const std::string text = text_report(r, 1000);
+  EXPECT_TRUE(has(text,
+                  "  input: 1 file open or mapped, 150.0 MiB; cached outside the job's group after its run: "
+                  "150.0 MiB\n"))
+      << text;
+  EXPECT_TRUE(has(text, "qprof fit: note: 150.0 MiB of the job's input was in page cache charged to another cgroup"))
+      << text;
+  EXPECT_TRUE(has(text, "--cold evicts it before each run")) << text;
+  r.end = FitEnd::interrupted;
+  EXPECT_TRUE(has(finding_lines(r)[0], "the search stopped before the first")) << finding_lines(r)[0];
+}
+
+TEST(FitText, ColdSaysWhatStayedCached) {
+  FitReport r = report_of(100 * MiB, 250 * MiB, {probe(175 * MiB, Outcome::completed, 1.0)});
+  InputReport in;
+  in.files = 2;
+  in.size = 150 * MiB;
+  in.cached_outside = 150 * MiB;
+  in.cold = true;
+  in.baseline_again = true;
+  in.left_after_eviction = 4 * MiB;
+  r.input = in;
+  const std::string text = text_report(r, 1000);
+  EXPECT_TRUE(has(text,
+                  "evicted before each run (--cold), what stayed cached: at most 4.0 MiB; the unlimited run "
+                  "was made again with it evicted"))
+      << text;
+  EXPECT_FALSE(has(text, "note: 150.0 MiB")) << "evicted: the limits count it";
+}
+
+TEST(FitText, EveryLineFitsTheWidth) {
+  FitReport r = report_of(100 * MiB, 330 * MiB,
+                          {probe(150 * MiB, Outcome::too_slow, 4.05), probe(157 * MiB, Outcome::completed, 3.0),
+                           probe(308 * MiB, Outcome::too_slow, 4.12), probe(308 * MiB, Outcome::completed, 1.3),
+                           probe(120 * MiB, Outcome::failed, 0.2)});
+  r.probes.back().detail = "exit status 1, no OOM kill";
+  r.command = "/very/long/path/to/some/python/interpreter/bin/python3 -m a.module.with.a.long.name --option value " +
+              std::string(200, 'x');
+  r.notes.push_back("swap cannot be limited here (no memory.swap.max), and this machine has no swap in use now");
+  for (std::size_t width : {80u, 60u, 132u}) {
+    const std::string text = text_report(r, width);
+    for (const std::string& l : lines_of(text)) EXPECT_LE(l.size(), width) << width << ": " << l;
+    EXPECT_TRUE(has(text, "qprof fit:   at 308.0 MiB one run of two")) << text;
+    // The requests to paste (host fit only) are among the lines that fit.
+    EXPECT_TRUE(has(text, "qprof fit: request for full speed: --mem=")) << text;
+    EXPECT_TRUE(has(text, "qprof fit: request at the smallest limit: --mem=")) << text;
+  }
+  // The table's rows keep their columns at 80: the last one continues below itself.
+  const std::string text = text_report(r, 80);
+  EXPECT_TRUE(has(text, "  120.0 MiB  failed      0.20 s    0.20x      ?          ?  exit status 1, no\n" +
+                            std::string(60, ' ') + "OOM kill\n"))
+      << text;
+}
+
+TEST(FitTextWidth, BreaksAtSpacesAndNeverInsideACharacter) {
+  EXPECT_EQ(wrap_line("one two three", 80, 4), "one two three\n");
+  EXPECT_EQ(wrap_line("one two three", 9, 2), "one two\n  three\n");
+  EXPECT_EQ(wrap_line("abcdefghijkl", 10, 2), "abcdefghij\n  kl\n") << "a word too long is broken";
+  EXPECT_EQ(wrap_line("at 104.8 MiB in 1.2 s", 11, 2), "at\n  104.8 MiB\n  in 1.2 s\n") << "a unit stays by its number";
+  EXPECT_EQ(wrap_line("took 0.93 s)", 10, 2), "took\n  0.93 s)\n");
+  // 'é' is two bytes, one column: ten columns hold ten of them.
+  std::string e;
+  for (int i = 0; i < 12; ++i) e += "\xc3\xa9";
+  const std::string wrapped = wrap_line(e, 10, 0);
+  EXPECT_EQ(wrapped.substr(0, 21), e.substr(0, 20) + "\n");
+  EXPECT_EQ(wrap_text("a\n  b c d e f g h\n", 14), "a\n  b c d e f g\n      h\n");
+  EXPECT_EQ(wrap_text("  b c d e f g h\n", 9), "  b c d e\n  f g h\n") << "no room for the indent: 2";
+}
+
+}  // namespace
+}  // namespace qprof::fit
