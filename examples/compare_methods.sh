@@ -30,8 +30,8 @@ for model in $MODELS; do
   done
 done
 
-echo "Peak RSS per model and calibration method:"
-"$QPROF" compare --pivot model,method --label "$labels" "$@"
+echo "Peak footprint per model and calibration method:"
+"$QPROF" compare --wide --pivot model,method --label "$labels" "$@"
 echo
 echo "Peak inside each stage:"
 "$QPROF" compare --stages --label "$labels" "$@"

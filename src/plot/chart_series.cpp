@@ -157,7 +157,8 @@ void Builder::one_trace_memory(Draft& d, const TraceInput& in, const Series& mai
     }
     add_series(d, readings({Role::uss, 0, false, false, "USS of the tree", scaled(t.uss.points(), unit)}, t));
   }
-  const std::string rss_peak = bytes_text(t.mem.envelope().max().v, units_.chosen);
+  const Point rss_max = t.mem.envelope().max();
+  const std::string rss_peak = bytes_text(rss_max.v, units_.chosen) + " at " + human_seconds(rss_max.t);
   if (footprint) {
     // mprof's figure, a page shared by N processes counted N times: a line, not the answer.
     add_series(

@@ -267,6 +267,26 @@ std::string command_line(const std::string& command) {
 
 }  // namespace
 
+// The summary checks its answer against the kernel's own figure: the tree held at least its
+// largest process (ru_maxrss). A footprint well below it was read too rarely to see the peak, or
+// counts pages the process shared with processes outside the tree (a library, page cache charged
+// to another cgroup) as theirs. The margin covers those shared pages of an ordinary process.
+std::optional<std::string> footprint_below_largest_process(const RunReport& r) {
+  if (!r.footprint || !r.kernel_process_peak) return std::nullopt;
+  const Footprint& f = *r.footprint;
+  const Bytes largest = *r.kernel_process_peak;
+  constexpr Bytes kSharedAllowance = Bytes{16} << 20;
+  if (f.peak + kSharedAllowance >= largest || f.peak >= largest - largest / 10) return std::nullopt;
+  const std::string why =
+      f.basis == Footprint::Basis::pss
+          ? "Σ PSS was read " + times(r.pss_passes) + " and may have missed the peak between two readings (a " +
+                "shorter --pss-interval reads it more often), or the process shared its pages with processes "
+                "outside the tree"
+          : "pages it touched before it joined the tree's cgroup, or page cache charged to another cgroup, are "
+            "not in the charge";
+  return "the footprint is below the largest process's own peak (" + human_bytes(largest) + ", ru_maxrss): " + why;
+}
+
 std::optional<std::string> request_text(const RunReport& r) {
   if (!r.footprint || (r.exit_status != 0 && r.oom_events.empty())) return std::nullopt;
   std::optional<Bytes> killed_at;

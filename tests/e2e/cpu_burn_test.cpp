@@ -17,7 +17,7 @@ namespace {
 
 TEST(RunAccounting, CpuOfTwoBusyChildrenMatchesTheKernelsCount) {
   const std::string out = temp_dir() + "/burn.dat";
-  const Result r = qprof({"run", "-o", out, "--", workload("burn"), "1500", "2"});
+  const Result r = qprof({"run", "-v", "-o", out, "--", workload("burn"), "1500", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
   double kernel_cpu = 0, wall = 0;
   ASSERT_EQ(std::sscanf(r.out.c_str(), "cpu_seconds %lf wall_seconds %lf", &kernel_cpu, &wall), 2) << r.out;

@@ -150,8 +150,9 @@ TEST(Plot, SparseSeriesAreReadingsWithGapsLeftOpen) {
     }
     text += "EXIT 1700000003.000000 status=0 signal=0 timed_out=0\n";
     write(dir + "/" + name, text);
-    const Result r = qprof({"plot", dir + "/" + name, "--panels", "memory,cpu", "-o", dir + "/" + name + ".svg",
-                            "--script", dir + "/" + name + ".gp"});
+    // --metric rss: Σ RSS filled, so that PSS and USS are the sparse lines drawn beside it.
+    const Result r = qprof({"plot", dir + "/" + name, "--metric", "rss", "--panels", "memory,cpu", "-o",
+                            dir + "/" + name + ".svg", "--script", dir + "/" + name + ".gp"});
     EXPECT_EQ(r.status, 0) << r.err;
     return read_file(dir + "/" + name + ".gp");
   };

@@ -97,7 +97,7 @@ class RunAccountingWrites : public ::testing::TestWithParam<const char*> {};
 TEST_P(RunAccountingWrites, StorageWritesOfAChildThatExitedEarlyStillCount) {
   const std::string out = temp_dir() + "/writes_" + GetParam() + ".dat";
   const std::string file = disk_dir() + "/written_" + GetParam() + ".bin";
-  const Result r = qprof({"run", "-o", out, "--", workload("writer"), "40", file, GetParam()});
+  const Result r = qprof({"run", "-v", "-o", out, "--", workload("writer"), "40", file, GetParam()});
   ASSERT_EQ(r.status, 0) << r.err;
   std::filesystem::remove(file);
   const Trace t = trace::read_trace(out);

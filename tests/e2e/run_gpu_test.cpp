@@ -121,7 +121,7 @@ TEST(RunGpu, ACheckpointWhoseQueryTimedOutSaysHowOldItsFigureIs) {
 TEST(RunGpu, BusyTimeIsRecordedAndSummed) {
   FakeNvmlScript script(std::string(kScript) + "util 73 41\npcie 2048 1024\n");
   const std::string out = temp_dir() + "/gpu_util.dat";
-  const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
+  const Result r = qprof_with_fake(script, {"run", "-v", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
                                             gpu_fake_job_bin(), script.path(), "1024:1500"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Trace t = trace::read_trace(out);

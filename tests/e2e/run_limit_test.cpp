@@ -117,7 +117,7 @@ class CgroupLimit : public ::testing::Test {
     // The shell joins the group, then becomes qprof: qprof and the job are held by its limit.
     std::string cmd = "echo $$ > " + group_ + "/cgroup.procs && exec";
     for (const std::string& a : bounded("1073741824")) cmd += " '" + a + "'";
-    cmd += " run -o '" + out + "' -- '" + workload("alloc_tree") + "' " + mib + " 0 0 800";
+    cmd += " run -v -o '" + out + "' -- '" + workload("alloc_tree") + "' " + mib + " 0 0 800";
     return run({"sh", "-c", cmd}, "", 130);
   }
   std::string group_;

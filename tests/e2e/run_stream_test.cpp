@@ -77,7 +77,7 @@ TEST(RunStream, KillingQprofLeavesAReadableTraceUpToTheLastFlush) {
 
 TEST(RunStream, FastIntervalHoldsItsSchedule) {
   const std::string out = temp_dir() + "/fast.dat";
-  const Result r = qprof({"run", "-o", out, "--interval", "0.001", "--", "sleep", "1"});
+  const Result r = qprof({"run", "-v", "-o", out, "--interval", "0.001", "--", "sleep", "1"});
   ASSERT_EQ(r.status, 0);
   const Trace t = trace::read_trace(out);
   const double span = t.mem.back().t - t.mem.front().t;

@@ -58,7 +58,8 @@ TEST(RunWatch, AHundredThousandFilesStayWithinTheBudget) {
   // whatever it costs (about 3 µs a file), and the budget rules the walks after it. The run lasts
   // 60 times a first walk, so that there is room for more walks than the baseline.
   std::smatch m;
-  const Result probe = bounded_qprof({"run", "--watch-dir", tree, "-o", temp_dir() + "/big_probe.dat", "--", "true"});
+  const Result probe =
+      bounded_qprof({"run", "-v", "--watch-dir", tree, "-o", temp_dir() + "/big_probe.dat", "--", "true"});
   ASSERT_EQ(probe.status, 0) << probe.err;
   const std::string probe_said = unwrapped(probe.err);  // the summary wraps at 80 columns
   ASSERT_TRUE(std::regex_search(probe_said, m, cost)) << probe.err;
