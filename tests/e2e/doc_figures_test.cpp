@@ -28,7 +28,8 @@ const std::set<std::string> kSettings = {
     "10 ms",    // --interval's default
     "100 ms",   // the stats pass, the trace's flush, a synchronous marker's wait, the PSS rise spacing
     "0.1 s",    // --stats-interval's and --gpu-interval's defaults
-    "1 s",      // --pss-interval's default
+    "1 s",      // a still tree's PSS passes; --watch-interval's default
+    "200 MiB",  // examples/forked_workers.py's model: the parent's memory, by construction
     "2 %",      // GPU queries and directory walks stay under it (of a core)
     "5 %",      // the PSS passes' share of the time; the trend's cut ends
     "90 %",     // the limit in force: said once when the tree crosses it
