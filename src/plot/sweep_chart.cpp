@@ -28,6 +28,25 @@ PlotItem item(int data, const std::string& how, const std::string& title) {
 
 }  // namespace
 
+namespace {
+
+// The gnuplot settings of a sweep's chart: its terminal, style, title and axes (the names are
+// the user's, escaped for gnuplot).
+std::string sweep_script_head(const SweepModel& model, const FigureModel& f, Format format, const std::string& axis) {
+  std::ostringstream head;
+  head << "# qprof " << kVersion << " sweep chart: a generated gnuplot program (gnuplot 5.2 or newer)\n";
+  head << "qprof_format = '" << format_name(format)
+       << "'\nqprof_width = 1024\nqprof_height = 640\nqprof_font_size = 10\n";
+  head << default_style().text << "\n";
+  head << "set termoption noenhanced\nset encoding utf8\nset output '/dev/fd/3'\n";
+  head << "set title " << gp_string(f.title + " against " + model.parameter) << "\n";
+  head << "set xlabel " << gp_string(model.parameter) << "\nset ylabel " << gp_string(axis) << "\n";
+  head << "set key top left\nset grid\nset yrange [0:*]\nset xrange [0:*]\n";
+  return head.str();
+}
+
+}  // namespace
+
 void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Bytes> limit, std::optional<double> solved,
                 const SweepChartOptions& o) {
   const auto format = format_for(o.output);
@@ -48,18 +67,8 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   const std::string axis = f.title + (f.bytes ? " (" + std::string(unit_name(unit)) + ")" : " (s)");
 
   Script script;
-  std::ostringstream head;
-  head << "# qprof " << kVersion << " sweep chart: a generated gnuplot program (gnuplot 5.2 or newer)\n";
-  head << "qprof_format = '" << format_name(*format)
-       << "'\nqprof_width = 1024\nqprof_height = 640\nqprof_font_size = 10\n";
-  head << default_style().text << "\n";
-  head << "set termoption noenhanced\nset encoding utf8\nset output '/dev/fd/3'\n";
-  head << "set title " << gp_string(f.title + " against " + model.parameter) << "\n";
-  head << "set xlabel " << gp_string(model.parameter) << "\nset ylabel " << gp_string(axis) << "\n";
-  head << "set key top left\nset grid\nset yrange [0:*]\nset xrange [0:*]\n";
-
   ScriptChunk chunk;
-  chunk.commands = head.str();
+  chunk.commands = sweep_script_head(model, f, *format, axis);
   std::vector<std::pair<double, double>> points, spread;
   for (std::size_t i = 0; i < f.x.size(); ++i) {
     points.emplace_back(f.x[i], f.y[i] / scale);

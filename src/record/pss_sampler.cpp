@@ -127,7 +127,10 @@ void PssSampler::pass() {
     if (members_version_ != seen_version_) {
       seen_version_ = members_version_;
       std::vector<Target> next;
-      for (const auto& [pid, start] : members_) {
+      for (const auto& member : members_) {
+        // Named copies, not a structured binding: a lambda may capture them in C++17 compilers too.
+        const pid_t pid = member.first;
+        const std::uint64_t start = member.second;
         auto kept = std::find_if(targets_.begin(), targets_.end(),
                                  [&](const Target& t) { return t.pid == pid && t.start_ticks == start; });
         if (kept != targets_.end())

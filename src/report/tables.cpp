@@ -216,23 +216,14 @@ void say_metric_fallback(Document& d, const std::string& fallback) {
   d.facts.push_back({column("metric_fallback", "metric", Kind::text), Cell::string(fallback)});
 }
 
-Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,
-                             const std::vector<RowBudget>& budgets) {
-  Document d;
-  // Human formats name the metric in the ratio's column.
-  d.facts.push_back(
-      {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(c.metric).name))});
-  const bool repeated =
-      std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
-  const bool budgeted = std::any_of(budgets.begin(), budgets.end(), [](const RowBudget& b) { return !b.text.empty(); });
+namespace {
 
-  Table t;
-  t.name = "comparison";
-  t.columns.push_back(column("label", "label", Kind::text));
-  t.columns.push_back(machine_only(column("trace", "trace", Kind::text)));
-  Column runs = column("runs", "runs", Kind::count);
-  runs.human = repeated;
-  t.columns.push_back(runs);
+// The comparison's figure columns, in the order human formats show them: the answer first (the
+// footprint, shared pages once), then the figure the ratio is on, Σ RSS as mprof counts it, the
+// duration, --stages' stages, the rest. A narrowed text table keeps the footprint and the compared
+// figure, then what was asked for (the stages), then the others in that order.
+std::vector<Column> comparison_columns(const Comparison& c, bool repeated) {
+  std::vector<Column> out;
   int stage = 0, other = 0;
   const bool asked_stages =
       std::any_of(c.columns.begin(), c.columns.end(), [](const CompareColumn& cc) { return !cc.stage.empty(); });
@@ -242,10 +233,6 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
     col.has_lowest = col.has_ratio = true;
     col.has_spread = repeated;
     col.show_ratio = cc.key == "duration" || (cc.metric == c.metric && cc.stage.empty());
-    // Human formats: the answer first (the footprint, shared pages once), then the figure the
-    // ratio is on, Σ RSS as mprof counts it, the duration, --stages' stages, the rest. A
-    // narrowed text table keeps the footprint and the compared figure, then what was asked for
-    // (the stages), then the others in that order.
     const bool peak = cc.metric && cc.stage.empty();
     if (peak && *cc.metric == Metric::footprint)
       col.order = col.narrow = 1;
@@ -263,8 +250,31 @@ Document comparison_document(const std::vector<CompareEntry>& entries, const Com
       col.narrow = 1000 + other;
     }
     if (asked_stages && cc.stage.empty() && col.narrow >= 3 && col.narrow <= 4) col.narrow += 100;
-    t.columns.push_back(std::move(col));
+    out.push_back(std::move(col));
   }
+  return out;
+}
+
+}  // namespace
+
+Document comparison_document(const std::vector<CompareEntry>& entries, const Comparison& c,
+                             const std::vector<RowBudget>& budgets) {
+  Document d;
+  // Human formats name the metric in the ratio's column.
+  d.facts.push_back(
+      {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(c.metric).name))});
+  const bool repeated =
+      std::any_of(entries.begin(), entries.end(), [](const CompareEntry& e) { return e.runs.size() > 1; });
+  const bool budgeted = std::any_of(budgets.begin(), budgets.end(), [](const RowBudget& b) { return !b.text.empty(); });
+
+  Table t;
+  t.name = "comparison";
+  t.columns.push_back(column("label", "label", Kind::text));
+  t.columns.push_back(machine_only(column("trace", "trace", Kind::text)));
+  Column runs = column("runs", "runs", Kind::count);
+  runs.human = repeated;
+  t.columns.push_back(runs);
+  for (Column& col : comparison_columns(c, repeated)) t.columns.push_back(std::move(col));
   if (budgeted) {
     // The verdict is why a budget was given: never left out, shown last.
     Column budget = column("budget", "budget", Kind::text);
