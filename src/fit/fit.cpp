@@ -255,12 +255,7 @@ void Search::search_limits() {
     }
     const auto limit = search.next();
     if (!limit) break;
-    if (runs >= o.runs_max) {
-      r.end = FitEnd::runs_max;
-      r.message =
-          "--runs-max " + std::to_string(o.runs_max) + " reached before every limit was found to the resolution";
-      break;
-    }
+    if (runs_max_reached(runs, o, r)) break;
     ++runs;
     if (progress) progress({runs, std::min(o.runs_max, runs + search.remaining_estimate() - 1), *limit, elapsed()});
     if (o.cold && r.input) evict_input(files, *r.input);
@@ -272,6 +267,13 @@ void Search::search_limits() {
 }
 
 }  // namespace
+
+bool runs_max_reached(int runs, const FitOptions& o, FitReport& r) {
+  if (runs < o.runs_max) return false;
+  r.end = FitEnd::runs_max;
+  r.message = "--runs-max " + std::to_string(o.runs_max) + " reached before every limit was found to the resolution";
+  return true;
+}
 
 FitReport run_fit(const FitOptions& o, const std::function<void(const Progress&)>& progress) {
   FitReport r;

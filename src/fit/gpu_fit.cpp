@@ -157,12 +157,7 @@ struct Search {
       const bool again = search.repeat() == *next;
       if (!again && std::any_of(r.probes.begin(), r.probes.end(), [&](const Probe& p) { return p.limit == limit; }))
         break;
-      if (runs >= o.runs_max) {
-        r.end = FitEnd::runs_max;
-        r.message =
-            "--runs-max " + std::to_string(o.runs_max) + " reached before every limit was found to the resolution";
-        break;
-      }
+      if (runs_max_reached(runs, o, r)) break;
       ++runs;
       if (progress) progress({runs, std::min(o.runs_max, runs + search.remaining_estimate() - 1), limit, elapsed()});
       const auto p = probe(limit, r.cutoff_s);

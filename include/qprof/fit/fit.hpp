@@ -104,6 +104,10 @@ struct FitRequests {
 };
 FitRequests fit_requests(const FitReport& r);
 
+// True, with the report ended and said, once `runs` runs used up --runs-max: the one stop of host
+// and GPU searches alike.
+bool runs_max_reached(int runs, const FitOptions& options, FitReport& report);
+
 FitReport run_fit(const FitOptions& options, const std::function<void(const Progress&)>& progress = {});
 
 // What qprof fit needs where it may not create cgroups, and the kernel's reason.
