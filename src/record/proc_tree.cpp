@@ -190,18 +190,21 @@ std::size_t ProcTree::refresh_from_events() {
 
 void ProcTree::prune() {
   for (const Member& m : members_) {
-    if (m.gone) note_departed(m.pid);
+    if (m.gone) note_departed(m.pid, &m);
   }
   if (std::erase_if(members_, [](const Member& m) { return m.gone; }) > 0) ++generation_;
 }
 
-void ProcTree::note_departed(pid_t pid) {
-  departed_[departed_next_] = pid;
-  departed_next_ = (departed_next_ + 1) % departed_.size();
+void ProcTree::note_departed(pid_t pid, const Member* m) {
+  Departed& d = departed_[departed_seq_ % departed_.size()];
+  d = Departed{pid, m ? m->hwm : 0, {}, ++departed_seq_, m && m->reaped_by_qprof};
+  if (m) std::memcpy(d.comm, m->comm, sizeof d.comm);
 }
 
-bool ProcTree::departed(pid_t pid) const {
-  return std::find(departed_.begin(), departed_.end(), pid) != departed_.end();
+const ProcTree::Departed* ProcTree::departed_member(pid_t pid) const {
+  const auto it =
+      std::find_if(departed_.begin(), departed_.end(), [pid](const Departed& d) { return d.seq > 0 && d.pid == pid; });
+  return it == departed_.end() ? nullptr : &*it;
 }
 
 bool ProcTree::add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool is_root) {

@@ -23,6 +23,13 @@ std::optional<std::string_view> stage_start_name(std::string_view label) { retur
 
 std::optional<std::string_view> stage_end_name(std::string_view label) { return strip_suffix(label, " End"); }
 
+std::optional<std::pair<std::string, Seconds>> StageTracker::innermost_at(Seconds t) const {
+  for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
+    if (it->t <= t) return std::make_pair(it->name, it->t);
+  }
+  return std::nullopt;
+}
+
 std::optional<Stage> StageTracker::on_marker(std::string_view label, Seconds t, Bytes mem) {
   if (auto name = stage_start_name(label)) {
     open_.push_back({std::string(*name), t, mem});

@@ -98,5 +98,19 @@ TEST(StageTracker, PairsNestedAndRepeatedStages) {
   EXPECT_DOUBLE_EQ(open[0].t_start, 4);
 }
 
+TEST(StageTracker, InnermostAtATimeIsTheLatestStartedThenOpen) {
+  StageTracker t;
+  EXPECT_FALSE(t.innermost_at(1));
+  t.on_marker("Outer Start", 1, 10);
+  t.on_marker("Inner Start", 3, 30);
+  EXPECT_FALSE(t.innermost_at(0.5));  // before any stage
+  ASSERT_TRUE(t.innermost_at(2));
+  EXPECT_EQ(t.innermost_at(2)->first, "Outer");  // Inner had not started
+  EXPECT_EQ(t.innermost_at(3)->first, "Inner");
+  EXPECT_DOUBLE_EQ(t.innermost_at(9)->second, 3);
+  t.on_marker("Inner End", 4, 40);
+  EXPECT_EQ(t.innermost_at(3.5)->first, "Outer") << "closed stages are the caller's to search";
+}
+
 }  // namespace
 }  // namespace qprof

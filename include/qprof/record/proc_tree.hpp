@@ -118,6 +118,26 @@ class ProcTree {
   // Whether membership comes from the kernel's process events.
   bool uses_events() const { return events_.is_open(); }
 
+  // A process of the tree that is gone, as last read: what an OOM kill counted after the victim
+  // was pruned still names (a process that died before it joined has no reading).
+  struct Departed {
+    pid_t pid = 0;
+    Bytes peak = 0;  // the most it was seen to hold (its RSS reads 0 once it is a zombie)
+    char comm[16] = {};
+    std::uint64_t seq = 0;         // departed_seq() when it left: 1 for the first
+    bool reaped_by_qprof = false;  // its wait status is known (its peak then counts its children)
+  };
+  // The latest kDeparted, oldest first reading; the one of `pid`, or nullptr.
+  const Departed* departed_member(pid_t pid) const;
+  // Departures so far: those with a seq above an earlier value left since.
+  std::uint64_t departed_seq() const { return departed_seq_; }
+  template <typename F>
+  void for_each_departed_since(std::uint64_t seq, F&& f) const {
+    for (const Departed& d : departed_) {
+      if (d.seq > seq) f(d);
+    }
+  }
+
  private:
   struct Known {
     pid_t pid;
@@ -144,8 +164,8 @@ class ProcTree {
   bool is_member(pid_t pid) const;
   // Processes of the tree that are gone, the latest kDeparted: a fork event of one of them,
   // drained after it died, still makes its (orphaned, adopted) child the tree's.
-  void note_departed(pid_t pid);
-  bool departed(pid_t pid) const;
+  void note_departed(pid_t pid, const Member* m = nullptr);
+  bool departed(pid_t pid) const { return departed_member(pid) != nullptr; }
   void classify(std::vector<Fresh>& fresh);
   bool add_member(pid_t pid, pid_t ppid, std::uint64_t start_ticks, bool is_root);
   void note_unread(pid_t pid);
@@ -172,8 +192,8 @@ class ProcTree {
 
   ProcEvents events_;
   static constexpr std::size_t kDeparted = 256;
-  std::array<pid_t, kDeparted> departed_{};
-  std::size_t departed_next_ = 0;
+  std::array<Departed, kDeparted> departed_{};
+  std::uint64_t departed_seq_ = 0;
   std::string cgroup_procs_;           // empty: the events or the /proc scan
   std::vector<char> cgroup_buf_;       // a fixed window on cgroup.procs
   std::vector<pid_t> member_pids_;     // the members' PIDs, sorted, while cgroup.procs is read

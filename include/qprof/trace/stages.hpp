@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qprof/trace/trace.hpp"
@@ -26,6 +27,8 @@ class StageTracker {
   std::vector<Stage> unclosed(Seconds t_end, Bytes mem_end) const;
   // The latest stage started and not yet ended ("" none).
   std::string innermost() const { return open_.empty() ? std::string() : open_.back().name; }
+  // The latest stage still open that started at or before `t`, with its start (nullopt none).
+  std::optional<std::pair<std::string, Seconds>> innermost_at(Seconds t) const;
 
  private:
   struct Open {

@@ -2,6 +2,7 @@
 #include "checkpoints.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "qprof/record/mark_channel.hpp"
 
@@ -64,6 +65,19 @@ void Checkpoints::finish(Notices& notices, RunReport& report) {
     notices.warn("stage '" + s.name + "' was started but never ended");
     report.stages.push_back(s);
   }
+}
+
+std::string Checkpoints::stage_at(Seconds t) const {
+  std::string name;
+  Seconds started = 0;
+  if (const auto open = tracker_.innermost_at(t)) std::tie(name, started) = *open;
+  for (const trace::Stage& s : stages_) {
+    if (s.t_start <= t && t <= s.t_end && (name.empty() || s.t_start > started)) {
+      name = s.name;
+      started = s.t_start;
+    }
+  }
+  return name;
 }
 
 }  // namespace qprof::record::session

@@ -46,6 +46,9 @@ class Checkpoints {
   void finish(Notices& notices, RunReport& report);
   // The innermost stage open now ("" none).
   std::string open_stage() const { return tracker_.innermost(); }
+  // The innermost stage open at `t` (the latest started of those that held it; "" none): an
+  // event found after its markers were taken still gets the stage it happened in.
+  std::string stage_at(Seconds t) const;
 
  private:
   void checkpoint(PendingMarker& item, Notices& notices);

@@ -74,15 +74,22 @@ bool OomWatch::in_tree(const Now& now, pid_t pid) const {
   if (pid == now.command) return true;
   const auto& members = now.tree.members();
   if (std::any_of(members.begin(), members.end(), [pid](const Member& m) { return m.pid == pid; })) return true;
+  // A victim pruned before its log line was read.
+  if (now.tree.departed_member(pid)) return true;
   return std::any_of(reaped_.begin(), reaped_.end(), [pid](const Reaped& r) { return r.pid == pid; });
 }
 
-void OomWatch::poll(const Now& now, trace::Writer& out, Notices& notices) {
-  // The kernel logs every kill it makes: where qprof reads the log, the counts add nothing.
-  if (log_.is_open())
-    from_kernel_log(now, out, notices);
-  else
-    from_counters(now, out, notices);
+bool OomWatch::said(pid_t pid) const {
+  return std::any_of(kills_.begin(), kills_.end(), [pid](const trace::OomKill& k) { return k.pid == pid; });
+}
+
+void OomWatch::poll(const Now& now, trace::Writer& out, Notices& notices, bool last) {
+  // The kernel logs every kill it makes: where qprof reads the log, the counts are only held
+  // against it at the end (a kill whose line never came).
+  if (log_.is_open()) from_kernel_log(now, out, notices);
+  if (!log_.is_open() || last) from_counters(now, out, notices, last);
+  if (unnamed_ == 0) departed_mark_ = now.tree.departed_seq();
+  last_poll_ns_ = now.mono_ns;
 }
 
 void OomWatch::from_kernel_log(const Now& now, trace::Writer& out, Notices& notices) {
@@ -106,48 +113,77 @@ void OomWatch::from_kernel_log(const Now& now, trace::Writer& out, Notices& noti
       kill.scope = c->constraint == "CONSTRAINT_MEMCG" ? c->oom_memcg : "machine";
       if (c->constraint == "CONSTRAINT_MEMCG") kill.limit = memcg_limit(c->oom_memcg);
     }
+    ++named_by_log_;
     add(std::move(kill), now, out, notices);
   });
 }
 
-void OomWatch::from_counters(const Now& now, trace::Writer& out, Notices& notices) {
-  bool tree_only = false;
-  std::string scope;
+void OomWatch::count_kills(const Now& now) {
   for (Counter& c : counters_) {
     const auto count = oom_kills_in(c.dir, c.v1);
     if (!count || *count <= c.last) continue;
-    unnamed_ += *count - c.last;
+    if (unnamed_ == 0) counted_after_ns_ = last_poll_ns_ > 0 ? last_poll_ns_ : now.mono_ns;
+    std::uint64_t fresh = *count - c.last;
     c.last = *count;
-    tree_only = tree_only || c.tree_only;
-    scope = c.dir;
+    // The log's kills of the tree are in these counts too.
+    const std::uint64_t met = std::min(fresh, named_by_log_);
+    fresh -= met;
+    named_by_log_ -= met;
+    if (fresh == 0) continue;
+    if (unnamed_ == 0) unnamed_tree_only_ = false;
+    unnamed_ += fresh;
+    unnamed_tree_only_ = unnamed_tree_only_ || c.tree_only;
+    unnamed_scope_ = c.dir;
   }
+}
+
+bool OomWatch::take_victim(const Now& now, trace::OomKill& kill) {
+  // A member qprof reaped, dead of a SIGKILL it did not send: that one.
+  const auto r = std::find_if(reaped_.begin(), reaped_.end(), [](const Reaped& x) { return !x.said; });
+  if (r != reaped_.end()) {
+    r->said = true;
+    kill.pid = r->pid;
+    kill.held = r->maxrss;
+    kill.source = "exit";
+    return true;
+  }
+  // Else the largest member now dead, or gone since the kills were counted, that its parent in
+  // the tree reaped (one qprof reaped would be above if a SIGKILL ended it).
+  const Member* victim = nullptr;
+  for (const Member& m : now.tree.members()) {
+    if (m.pid == now.command || m.reaped_by_qprof || said(m.pid) || !is_dead(m.pid)) continue;
+    if (!victim || m.hwm > victim->hwm) victim = &m;
+  }
+  const ProcTree::Departed* gone = nullptr;
+  now.tree.for_each_departed_since(departed_mark_, [&](const ProcTree::Departed& d) {
+    if (d.pid == now.command || d.reaped_by_qprof || d.peak == 0 || said(d.pid)) return;
+    if (!gone || d.peak > gone->peak) gone = &d;
+  });
+  if (gone && (!victim || gone->peak > victim->hwm)) {
+    kill.pid = gone->pid;
+    kill.name = std::string(gone->comm, strnlen(gone->comm, sizeof gone->comm));
+    kill.held = gone->peak;
+    return true;
+  }
+  if (!victim) return false;
+  kill.pid = victim->pid;
+  kill.name = comm_of(*victim);
+  kill.held = std::max(victim->rss, victim->hwm);  // a zombie's RSS reads 0
+  return true;
+}
+
+void OomWatch::from_counters(const Now& now, trace::Writer& out, Notices& notices, bool last) {
+  count_kills(now);
   while (unnamed_ > 0) {
     trace::OomKill kill;
-    kill.t = now.clock.unix_at(now.mono_ns);
+    // Counted since the poll before: the kill came after it.
+    kill.t = now.clock.unix_at(counted_after_ns_);
     kill.source = "cgroup";
-    kill.scope = scope;
-    // A member qprof reaped, dead of a SIGKILL it did not send: that one.
-    const auto r = std::find_if(reaped_.begin(), reaped_.end(), [](const Reaped& x) { return !x.said; });
-    if (r != reaped_.end()) {
-      r->said = true;
-      kill.pid = r->pid;
-      kill.held = r->maxrss;
-      kill.source = "exit";
-    } else {
-      // Else the largest member now dead; the victim may not be dead yet: wait a few polls.
-      const Member* victim = nullptr;
-      for (const Member& m : now.tree.members()) {
-        const bool said =
-            std::any_of(kills_.begin(), kills_.end(), [&](const trace::OomKill& k) { return k.pid == m.pid; });
-        if (!said && is_dead(m.pid) && (!victim || m.rss > victim->rss)) victim = &m;
-      }
-      if (victim) {
-        kill.pid = victim->pid;
-        kill.name = comm_of(*victim);
-        kill.held = victim->rss;
-      } else if (++unnamed_polls_ < kPollsToDie) {
-        return;
-      } else if (!tree_only) {
+    kill.scope = unnamed_scope_;
+    if (!take_victim(now, kill)) {
+      // The victim may not be dead yet: wait a few polls (none after the last).
+      if (!last && ++unnamed_polls_ < kPollsToDie) return;
+      if (!unnamed_tree_only_) {
         unnamed_ = 0;  // qprof's cgroup holds other processes: not said to be the tree's
         return;
       }
@@ -171,11 +207,14 @@ void OomWatch::add(trace::OomKill kill, const Now& now, trace::Writer& out, Noti
     for (const Member& m : now.tree.members()) {
       if (m.pid == kill.pid) kill.held = m.rss;
     }
+    if (const ProcTree::Departed* d = kill.held ? nullptr : now.tree.departed_member(kill.pid); d && d->peak > 0) {
+      kill.held = d->peak;
+    }
   }
   // The tightest limit in force where the log did not name the cgroup (the counts' kills).
   if (!kill.limit && kill.scope != "machine") kill.limit = now.limit;
   kill.tree = now.tree_figure;
-  kill.stage = now.stage;
+  kill.stage = now.stage_at ? now.stage_at(kill.t) : std::string();
   out.oom_kill(kill);
   notices.warn(trace::describe_oom_kill(kill, std::nullopt));
   kills_.push_back(std::move(kill));

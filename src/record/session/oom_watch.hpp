@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,11 +37,14 @@ class OomWatch {
     const WallAnchor& clock;
     std::int64_t mono_ns = 0;
     std::optional<Bytes> tree_figure;  // the footprint, else Σ RSS, of the last sample
-    std::string stage;                 // the innermost stage open
-    std::optional<Bytes> limit;        // the limit in force (the header's), for a kill whose cgroup is unknown
+    // The innermost stage open at a time: a kill's, which may come before markers taken since.
+    std::function<std::string(Seconds)> stage_at;
+    std::optional<Bytes> limit;  // the limit in force (the header's), for a kill whose cgroup is unknown
   };
-  // Before each regular sample, and once at the end: kills since the last poll become OOM lines.
-  void poll(const Now& now, trace::Writer& out, Notices& notices);
+  // Before each regular sample, and once at the end (`last`): kills since the last poll become
+  // OOM lines. The last poll also holds the log's kills against the counts, so that a kill whose
+  // log line the log did not give (it came late, or a container's log shows none) is still said.
+  void poll(const Now& now, trace::Writer& out, Notices& notices, bool last = false);
   // A member qprof reaped that a SIGKILL qprof did not send ended: `maxrss` is its peak.
   void killed_member(pid_t pid, Bytes maxrss);
   const std::vector<trace::OomKill>& kills() const { return kills_; }
@@ -59,8 +63,13 @@ class OomWatch {
   };
   void from_kernel_log(const Now& now, trace::Writer& out, Notices& notices);
   // Kills counted that the kernel log did not name: a reaped SIGKILL, else a member now dead.
-  void from_counters(const Now& now, trace::Writer& out, Notices& notices);
+  void from_counters(const Now& now, trace::Writer& out, Notices& notices, bool last);
+  // Kills newly counted, less those the log named: unnamed_ grows by them.
+  void count_kills(const Now& now);
+  // The victim of a kill counted: the largest member now dead, or gone since the kills began.
+  bool take_victim(const Now& now, trace::OomKill& kill);
   bool in_tree(const Now& now, pid_t pid) const;
+  bool said(pid_t pid) const;
   void add(trace::OomKill kill, const Now& now, trace::Writer& out, Notices& notices);
 
   KernelLog log_;
@@ -69,6 +78,12 @@ class OomWatch {
   std::vector<KernelOomLine> constraints_;  // "oom-kill:" lines waiting for their "Killed process"
   std::uint64_t unnamed_ = 0;               // kills counted, not yet tied to a process
   int unnamed_polls_ = 0;                   // polls they waited for their victim to die
+  std::uint64_t named_by_log_ = 0;          // the tree's kills the log named, not yet met in a count
+  std::uint64_t departed_mark_ = 0;         // the tree's departures before the kills unnamed_ counts
+  std::int64_t last_poll_ns_ = 0;           // the previous poll (monotonic)
+  std::int64_t counted_after_ns_ = 0;       // the poll before the kills unnamed_ counts were counted
+  bool unnamed_tree_only_ = false;          // some were counted in the tree's own group
+  std::string unnamed_scope_;               // the group they were counted in
   std::vector<trace::OomKill> kills_;
 };
 

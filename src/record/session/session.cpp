@@ -78,7 +78,7 @@ class Session {
   void regular_sample(std::int64_t now);
   void stats_pass(std::int64_t now);
   void take_markers();
-  void poll_oom(std::int64_t now);
+  void poll_oom(std::int64_t now, bool last = false);
   void finish_trace();
 
   const RunOptions& o_;
@@ -378,11 +378,12 @@ void Session::stats_pass(std::int64_t now) {
   }
 }
 
-void Session::poll_oom(std::int64_t now) {
+void Session::poll_oom(std::int64_t now, bool last) {
   for (const ExitTracker::Killed& k : exit_->take_sigkilled()) oom_.killed_member(k.pid, k.maxrss);
-  const OomWatch::Now at{*tree_,        exit_->pid(), *clock_, now, last_tree_figure_, checkpoints_->open_stage(),
+  const OomWatch::Now at{*tree_,        exit_->pid(),      *clock_,
+                         now,           last_tree_figure_, [this](Seconds t) { return checkpoints_->stage_at(t); },
                          limit_.bytes()};
-  oom_.poll(at, trace_->writer(), notices_);
+  oom_.poll(at, trace_->writer(), notices_, last);
 }
 
 void Session::take_markers() {
@@ -417,7 +418,7 @@ void Session::finish_trace() {
   gpu_.finish(report_);
   if (!attached_) {
     // The last kills: a victim's log line may come after its tree was gone.
-    poll_oom(monotonic_ns());
+    poll_oom(monotonic_ns(), true);
     report_.oom_events = oom_.kills();
   }
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
