@@ -118,6 +118,14 @@ bool PssSampler::pass_now(Seconds budget) {
          !stop_;
 }
 
+bool PssSampler::holds_memory(const Target& t) {
+  char buf[128];
+  const ssize_t n = t.dir.open("statm").read(buf, sizeof buf);
+  if (n <= 0) return false;
+  const auto pages = proc::parse_statm_resident_pages(std::string_view(buf, static_cast<std::size_t>(n)));
+  return pages && *pages > 0;  // a process past its exit_mm reads 0
+}
+
 void PssSampler::pass() {
   notes_at_pass_ = rss_notes_.load(std::memory_order_relaxed);
   rss_at_pass_ = rss_now_.load(std::memory_order_relaxed);
@@ -146,15 +154,28 @@ void PssSampler::pass() {
   sum.t = clock_.unix_at(monotonic_ns());
   char buf[4096];
   std::size_t read = 0;
+  shares_.clear();
   for (const Target& t : targets_) {
     const ssize_t n = t.dir.open("smaps_rollup").read(buf, sizeof buf);
     if (n <= 0) continue;  // gone, or a zombie
     if (const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)))) {
-      sum.pss += r->pss;
-      sum.uss += r->uss;
-      if (r->has_split) sum.unreclaimable = sum.unreclaimable.value_or(0) + r->pss_unreclaimable;
+      shares_.push_back({&t, *r});
       ++read;
     }
+  }
+  // A member that exits (or execs) during the pass hands its share of the pages it shared to the
+  // others: those read after it count that share again (workers that end one by one made the
+  // footprint 14 MiB above the truth). Its own figure is left out: the sum is then the tree
+  // after it left, each share at most what it is.
+  for (std::size_t i = 0; i < shares_.size(); ++i) {
+    const Share& s = shares_[i];
+    if (i + 1 < shares_.size() && !holds_memory(*s.target)) {
+      --read;
+      continue;
+    }
+    sum.pss += s.rollup.pss;
+    sum.uss += s.rollup.uss;
+    if (s.rollup.has_split) sum.unreclaimable = sum.unreclaimable.value_or(0) + s.rollup.pss_unreclaimable;
   }
   if (read == 0) return;  // the tree is gone: no figure rather than a false zero
   ++passes_;

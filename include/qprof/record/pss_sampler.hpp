@@ -18,6 +18,7 @@
 
 #include "qprof/common/clock.hpp"
 #include "qprof/common/proc_file.hpp"
+#include "qprof/common/proc_parse.hpp"
 #include "qprof/record/proc_tree.hpp"
 
 namespace qprof::record {
@@ -87,8 +88,15 @@ class PssSampler {
     // still shares its parent's memory would show the parent's.
     ProcDir dir;
   };
+  // One member's reading in a pass.
+  struct Share {
+    const Target* target;
+    proc::Rollup rollup;
+  };
   void loop();
   void pass();
+  // Whether the process still has its memory (false once it exited, is a zombie or is gone).
+  static bool holds_memory(const Target& t);
 
   std::string proc_root_;
   const WallAnchor& clock_;
@@ -101,6 +109,7 @@ class PssSampler {
   std::uint64_t members_version_ = 0;                     // guarded by members_mu_
   std::uint64_t seen_version_ = 0;                        // thread only
   std::vector<Target> targets_;                           // thread only
+  std::vector<Share> shares_;                             // thread only: the pass's readings
 
   std::mutex results_mu_;
   std::array<trace::PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains
