@@ -15,14 +15,25 @@
  * So the smallest limit it runs in is CTX_MIB + NEED_MIB, the unlimited peak CTX + NEED + CACHE.
  * With QPROF_MARK_FD it sends torch's figures with a checkpoint at its peak: allocated NEED_MIB,
  * reserved NEED_MIB + 2 MiB. With GPU_LIMIT_JOB_PIDS=DIR each process writes DIR/PID holding the
- * limit it saw (-1: none; the tests check that none outlives its probe). */
+ * limit it saw (-1: none; the tests check that none outlives its probe). The processes hold their
+ * peaks together: each starts its HOLD_MS once every one has reached its peak or failed, however
+ * slowly a loaded machine (or a sanitizer) runs them. */
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "workload.h"
 
 static const char* script;
+static long procs_total = 1;
+static volatile long* arrived; /* shared by the processes: those at their peak or failed */
+
+/* Counts this process in, then waits (at most 10 s) until all are in. */
+static void arrive_and_wait(void) {
+  __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < 10000 && __atomic_load_n(arrived, __ATOMIC_SEQ_CST) < procs_total; ++i) sleep_ms(1);
+}
 
 /* Sets this process's line of the fake's script to `bytes` (0: removes it). */
 static void hold(unsigned long long bytes) {
@@ -77,6 +88,7 @@ static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, l
   }
   if (limit >= 0 && limit < fail_below) {
     fprintf(stderr, "gpu_limit_job: cannot read the dataset (limit %ld MiB)\n", limit);
+    __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
     return 3;
   }
   hold((unsigned long long)ctx * MIB);
@@ -87,11 +99,13 @@ static int client(long ctx, long need, long hold_ms, long cache, long slow_ms, l
             "of %ld.00 MiB\n",
             need, limit);
     hold(0);
+    __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
     return 1;
   }
   const long room = limit < 0 || limit - ctx - need >= cache ? cache : limit - ctx - need;
   hold((unsigned long long)(ctx + need + room) * MIB);
   send_torch((unsigned long long)need * MIB, (unsigned long long)(need + 2) * MIB);
+  arrive_and_wait();
   sleep_ms(room < cache ? slow_ms : hold_ms);
   hold(0);
   return 0;
@@ -106,6 +120,9 @@ int main(int argc, char** argv) {
   const long ctx = atol(argv[2]), need = atol(argv[3]), hold_ms = atol(argv[4]), procs = atol(argv[5]);
   const long cache = argc > 7 ? atol(argv[6]) : 0, slow_ms = argc > 7 ? atol(argv[7]) : 0;
   const long fail_below = argc > 8 ? atol(argv[8]) : 0;
+  procs_total = procs < 1 ? 1 : procs;
+  arrived = mmap(NULL, sizeof *arrived, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (arrived == MAP_FAILED) return 4;
   int worst = 0;
   for (long i = 1; i < procs; ++i) {
     if (fork() == 0) _exit(client(ctx, need, hold_ms, cache, slow_ms, fail_below));
