@@ -105,15 +105,17 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
   if (!r.footprint) return;
   const Footprint& f = *r.footprint;
   std::string what = f.basis == Footprint::Basis::cgroup
-                         ? "peak of the tree's own cgroup charge (includes page cache; shared pages once)"
-                         : "peak of the tree's Σ PSS (shared pages split between their sharers)";
+                         ? "the most the tree held at once, as its own cgroup counts it (includes page "
+                           "cache; shared pages once)"
+                         : "the most the tree held at once, as Σ PSS (each shared page split between its sharers)";
   if (f.t) what += ", at " + human_seconds(*f.t - r.start);
   line(out, "footprint", human_bytes(f.peak) + "  " + what + incomplete);
   if (f.unreclaimable) {
-    std::string parts = "unreclaimable " + human_bytes(*f.unreclaimable) + " at most (anonymous and shared memory)";
+    std::string parts = "of it at most " + human_bytes(*f.unreclaimable) +
+                        " the kernel cannot drop (anonymous and shared memory: the job needs it)";
     if (f.reclaimable) {
       parts += "; " + std::string(f.basis == Footprint::Basis::cgroup ? "page cache " : "mapped files ") +
-               human_bytes(*f.reclaimable) + " at the peak, which the kernel can drop";
+               human_bytes(*f.reclaimable) + " at the peak, which it can drop";
     }
     line(out, "", parts);
   }
