@@ -10,6 +10,7 @@ namespace qprof::fit {
 namespace {
 
 constexpr std::size_t kIndent = 2;
+constexpr std::size_t kLastColumnWanted = 26;
 
 // Right-aligned numbers stand apart by their own padding: one space before them, two before text.
 std::size_t gap_before(const TableColumn& c) { return c.right ? 1 : 2; }
@@ -79,11 +80,14 @@ std::string left_out_note(std::vector<std::pair<std::size_t, std::string>> left_
 
 std::string fitted_table(std::vector<TableColumn> columns, std::size_t width) {
   if (columns.empty()) return "";
-  // Columns go, the lowest leave_out first (ties: the later column), until the last one fits.
+  // Columns go, the lowest leave_out first (ties: the later column), until the last one has room.
   std::vector<std::pair<std::size_t, std::string>> left_out;  // place in the table as given, header
   std::vector<std::size_t> place(columns.size());
   for (std::size_t i = 0; i < place.size(); ++i) place[i] = i;
-  while (last_start(columns) + column_width(columns.back()) > width) {
+  // Figures go for the last column's text only as far as it needs to say how runs end most
+  // often ("exit status 1, no OOM kill"): a driver's long error line is cut instead.
+  const std::size_t wanted = std::min(column_width(columns.back()), kLastColumnWanted);
+  while (last_start(columns) + wanted > width) {
     std::size_t pick = columns.size();
     for (std::size_t i = 0; i + 1 < columns.size(); ++i) {
       if (columns[i].leave_out > 0 && (pick == columns.size() || columns[i].leave_out <= columns[pick].leave_out)) {

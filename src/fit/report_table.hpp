@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // qprof fit's table of runs fitted to the terminal's width: whole rows, never wrapped. Columns
 // that do not fit are left out in a set order and named under the table, as the run's stage table
-// does; the last column (how a run ended, free text) is cut only where nothing else can go.
+// does; the last column (how a run ended, free text) keeps room for the usual words, and a longer
+// text (a driver's error line) is cut rather than more figures left out.
 #pragma once
 
 #include <cstddef>

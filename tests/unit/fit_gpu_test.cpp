@@ -170,8 +170,13 @@ TEST(FitGpuUnit, TheReportsCarryTheDeviceAndTorchFigures) {
   EXPECT_TRUE(contains(text, "the tree held 3100.0 MiB on the device")) << text;
   EXPECT_TRUE(contains(text, "device memory to ask for: 3100.0 MiB on GPU 0")) << text;
   EXPECT_TRUE(contains(text, "note: dmem: no")) << text;
-  // In 80 columns the torch columns, the findings and the request all fit.
-  std::istringstream lines(text_report(r, 80));
+  // In 80 columns the device's figure stays and the torch columns are named as left out; the
+  // CUDA error line is cut, not the figures; the findings and the request fit.
+  const std::string narrow = text_report(r, 80);
+  EXPECT_TRUE(contains(narrow, "  limit MiB  outcome   time s slowdown device MiB  how it ended\n")) << narrow;
+  EXPECT_TRUE(contains(narrow, "left out to fit 80 columns: alloc MiB, resvd MiB; \"how it ended\"")) << narrow;
+  EXPECT_TRUE(contains(narrow, "  exit status 1: torch.OutOf...\n")) << narrow;
+  std::istringstream lines(narrow);
   for (std::string line; std::getline(lines, line);) {
     const auto columns = std::count_if(line.begin(), line.end(), [](char c) { return (c & 0xC0) != 0x80; });
     EXPECT_LE(columns, 80) << line;  // code points: the cut ends in "…"
