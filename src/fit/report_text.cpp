@@ -7,48 +7,55 @@
 #include "qprof/common/units.hpp"
 #include "qprof/fit/report.hpp"
 #include "qprof/fit/text_width.hpp"
+#include "report_table.hpp"
 #include "report_words.hpp"
 
 namespace qprof::fit {
 namespace {
 
-// A row of the table: its cells, then how it ended, which continues under itself right of the
-// cells where the terminal leaves it room there, else under the row's start.
-std::string with_detail(const std::string& cells, const std::string& detail, std::size_t width) {
-  return wrap_line(cells + detail, width, width >= cells.size() + 16 ? cells.size() : 6);
+// A size in the table: MiB, the unit in the column's header.
+std::string mib_cell(const std::optional<Bytes>& b) {
+  return b ? fixed(static_cast<double>(*b) / (1024.0 * 1024.0), "%.1f") : "?";
 }
 
-std::string row(const Probe& p, double baseline_s, std::size_t width) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-10s %-10s %7s %8s %6s %10s  ", p.limit ? mib(p.limit).c_str() : "none",
-                outcome_name(p.outcome), fixed(p.seconds, "%.2f s").c_str(),
-                baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx").c_str() : "",
-                p.major_faults ? std::to_string(*p.major_faults).c_str() : "?",
-                p.read_bytes ? mib(*p.read_bytes).c_str() : "?");
-  return with_detail(buf, terminal_text(p.detail), width);
-}
-
-// fit --gpu: the device figure and torch's where host fit has faults and reads. The limit takes
-// 11 columns: a GPU's memory runs to 5 digits of MiB.
-std::string gpu_cells(const std::string& limit, const std::string& outcome, const std::string& time,
-                      const std::string& slowdown, const std::string& peak) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-11s %-10s %7s %8s %11s", limit.c_str(), outcome.c_str(), time.c_str(),
-                slowdown.c_str(), peak.c_str());
-  return buf;
-}
-
-std::string torch_cells(const std::string& allocated, const std::string& reserved) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " %11s %11s", allocated.c_str(), reserved.c_str());
-  return buf;
-}
-
-std::string gpu_row(const Probe& p, double baseline_s, bool torch, std::size_t width) {
-  std::string cells = gpu_cells(p.limit ? mib(p.limit) : "none", outcome_name(p.outcome), fixed(p.seconds, "%.2f s"),
-                                baseline_s > 0 ? fixed(p.seconds / baseline_s, "%.2fx") : "", opt_mib(p.gpu_peak));
-  if (torch) cells += torch_cells(opt_mib(p.torch_allocated), opt_mib(p.torch_reserved));
-  return with_detail(cells + "  ", terminal_text(p.detail), width);
+// The table of runs, the unlimited one first, then from the highest limit down. fit --gpu has the
+// device figure and torch's where host fit has faults and reads.
+std::string table_text(const FitReport& r, bool torch, std::size_t width) {
+  std::vector<const Probe*> runs{&r.baseline->run};
+  for (const Probe& p : r.probes) runs.push_back(&p);
+  std::stable_sort(runs.begin() + 1, runs.end(), [](const Probe* a, const Probe* c) { return a->limit > c->limit; });
+  const double baseline_s = r.baseline->run.seconds;
+  std::vector<TableColumn> columns{
+      {"limit MiB", false, 0, {}}, {"outcome", false, 0, {}}, {"time s", true, 0, {}}, {"slowdown", true, 0, {}}};
+  if (r.gpu) {
+    columns.push_back({"device MiB", true, 3, {}});
+    if (torch) {
+      columns.push_back({"alloc MiB", true, 2, {}});  // torch's allocated and reserved memory
+      columns.push_back({"resvd MiB", true, 1, {}});
+    }
+  } else {
+    columns.push_back({"majflt", true, 1, {}});
+    columns.push_back({"read MiB", true, 2, {}});
+  }
+  columns.push_back({"how it ended", false, 0, {}});
+  for (const Probe* p : runs) {
+    std::vector<std::string> cells{p->limit ? mib_cell(p->limit) : "none", outcome_name(p->outcome),
+                                   fixed(p->seconds, "%.2f"),
+                                   baseline_s > 0 ? fixed(p->seconds / baseline_s, "%.2fx") : ""};
+    if (r.gpu) {
+      cells.push_back(mib_cell(p->gpu_peak));
+      if (torch) {
+        cells.push_back(mib_cell(p->torch_allocated));
+        cells.push_back(mib_cell(p->torch_reserved));
+      }
+    } else {
+      cells.push_back(p->major_faults ? std::to_string(*p->major_faults) : "?");
+      cells.push_back(mib_cell(p->read_bytes));
+    }
+    cells.push_back(terminal_text(p->detail));
+    for (std::size_t i = 0; i < columns.size(); ++i) columns[i].cells.push_back(std::move(cells[i]));
+  }
+  return fitted_table(std::move(columns), width);
 }
 
 bool any_torch(const FitReport& r) {
@@ -94,11 +101,10 @@ std::string host_head(const FitReport& r, std::vector<std::string>& notes, std::
                    cutoff_words(r));
   std::string text;
   for (const std::string& h : header) text += wrap_text(h, width);
-  text += with_detail("  limit      outcome       time slowdown majflt       read  ", "how it ended", width);
-  return text + row(b.run, b.run.seconds, width);
+  return text;
 }
 
-std::string gpu_head(const FitReport& r, bool torch, std::size_t width) {
+std::string gpu_head(const FitReport& r, std::size_t width) {
   const Baseline& b = *r.baseline;
   const GpuFit& g = *r.gpu;
   std::string text =
@@ -109,10 +115,7 @@ std::string gpu_head(const FitReport& r, bool torch, std::size_t width) {
                         mib(b.charge_peak) + ", its smallest reading there (a context) " + mib(g.floor),
                     width);
   text += wrap_text("  " + terminal_text(g.method) + "; " + cutoff_words(r), width);
-  std::string cells = gpu_cells("limit", "outcome", "time", "slowdown", "device peak");
-  if (torch) cells += torch_cells("torch alloc", "torch resvd");
-  text += with_detail(cells + "  ", "how it ended", width);
-  return text + gpu_row(b.run, b.run.seconds, torch, width);
+  return text;
 }
 
 // What to ask a scheduler for: the tree's device peak in the run at the full-speed limit.
@@ -165,15 +168,10 @@ std::vector<NamedFinding> named_findings(const FitReport& r) {
 std::string text_report(const FitReport& r, std::size_t width) {
   std::string text = wrap_text("qprof fit: " + terminal_text(r.command), width);
   if (!r.baseline) return text;
-  const Baseline& b = *r.baseline;
   std::vector<std::string> notes;
   const bool torch = r.gpu && any_torch(r);
-  text += r.gpu ? gpu_head(r, torch, width) : host_head(r, notes, width);
-  std::vector<const Probe*> sorted;
-  for (const Probe& p : r.probes) sorted.push_back(&p);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Probe* a, const Probe* c) { return a->limit > c->limit; });
-  for (const Probe* p : sorted)
-    text += r.gpu ? gpu_row(*p, b.run.seconds, torch, width) : row(*p, b.run.seconds, width);
+  text += r.gpu ? gpu_head(r, width) : host_head(r, notes, width);
+  text += table_text(r, torch, width);
   for (const std::string& line : finding_lines(r))
     text += wrap_line(line, width, line.starts_with("qprof fit:   ") ? 6 : 4);
   for (const std::string& line : request_lines(r)) text += wrap_line(line, width, 4);

@@ -88,7 +88,8 @@ Selection open_backend(Choice choice, const OpenOptions& options) {
       s.message = "GPU: not recorded (--gpu none)";
       break;
     case Choice::automatic:
-      if (!attempt(Choice::nvml) && !attempt(Choice::amd) && !attempt(Choice::smi)) {
+      if (!attempt(Choice::nvml) && !attempt(Choice::amd) && (options.no_helpers || !attempt(Choice::smi))) {
+        if (options.no_helpers) reasons += "; smi: not tried (NVML's library is here; --gpu smi tries it)";
         s.message = "GPU: none found (" + reasons + ")";
       }
       break;
@@ -101,6 +102,11 @@ Selection open_backend(Choice choice, const OpenOptions& options) {
       break;
   }
   return s;
+}
+
+bool opens_without_helpers(Choice choice, const OpenOptions& options) {
+  if (choice == Choice::nvml || choice == Choice::amd) return true;
+  return choice == Choice::automatic && nvml_library_loads(options);
 }
 
 namespace {

@@ -401,14 +401,21 @@ bool NvmlBackend::process_usage(std::span<const pid_t> pids, std::span<DevicePro
   return any;
 }
 
+std::string nvml_library_name(const OpenOptions& o) {
+  if (!o.nvml_library.empty()) return o.nvml_library;
+  const char* env = std::getenv("QPROF_NVML_LIBRARY");
+  return env && *env ? env : "libnvidia-ml.so.1";
+}
+
 }  // namespace
 
+bool nvml_library_loads(const OpenOptions& o) {
+  // Kept loaded (never dlclose'd): open_nvml finds it so, without a second load.
+  return ::dlopen(nvml_library_name(o).c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr;
+}
+
 Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o) {
-  std::string library = o.nvml_library;
-  if (library.empty()) {
-    const char* env = std::getenv("QPROF_NVML_LIBRARY");
-    library = env && *env ? env : "libnvidia-ml.so.1";
-  }
+  const std::string library = nvml_library_name(o);
   ::dlerror();
   void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {

@@ -14,6 +14,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/labels.hpp"
+#include "qprof/plot/legend_names.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
@@ -335,7 +336,18 @@ std::pair<int, int> default_size(const std::vector<Panel>& panels, std::size_t s
 
 Chart build_chart(const std::vector<TraceInput>& traces, const PlotOptions& options, Format format, int width,
                   int height) {
-  return Builder(traces, options, format, width, height).build();
+  // Overlaid or faceted traces are named in the key by what tells them apart: about what one key
+  // line holds (a text chart's key is a third of its columns).
+  std::vector<TraceInput> named = traces;
+  if (named.size() > 1) {
+    std::vector<std::string> labels;
+    for (const TraceInput& t : named) labels.push_back(t.label);
+    const std::size_t max_chars =
+        format == Format::text ? static_cast<std::size_t>(std::max(12.0, width * 0.34 - 10)) : 40;
+    const std::vector<std::string> names = legend_names(labels, max_chars);
+    for (std::size_t i = 0; i < named.size(); ++i) named[i].label = names[i];
+  }
+  return Builder(named, options, format, width, height).build();
 }
 
 }  // namespace qprof::plot

@@ -10,6 +10,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/labels.hpp"
+#include "qprof/plot/legend_names.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot::chart_detail {
@@ -36,11 +37,17 @@ void Builder::geometry() {
   const double key_cap = W_ * (text_ ? 0.34 : 0.36);
   double right_margin = key_w > 0 ? std::min(key_cap, key_w + sample + 1.5 * em_) : 1.5 * em_;
   if (key_w > 0 && key_w + sample + 1.5 * em_ > key_cap) {
-    // Shorten the entries to what fits, at ~0.6 em a character.
+    // Entries wider than the key wrap onto lines of their own (at ~0.6 em a character): a cut
+    // would drop the peak, or the part of a name that tells two runs apart.
     const auto chars =
         static_cast<std::size_t>(std::max(6.0, (key_cap - sample - 1.5 * em_) / ((text_ ? 1.0 : 0.6) * em_)));
     for (Draft& d : drafts_) {
-      for (ChartSeries& s : d.panel.series) s.title = display_text(s.title, chars);
+      for (ChartSeries& s : d.panel.series) {
+        if (s.title.empty()) continue;
+        std::vector<std::string> lines = wrap_title(display_text(s.title, 400), chars);
+        s.title = lines.front();
+        s.title_more.assign(lines.begin() + 1, lines.end());
+      }
     }
   }
 

@@ -71,6 +71,19 @@ std::string read_style(const std::string& path) {
   return text;
 }
 
+// Each trace's name: its --label, else its file's name less ".dat"; files of one name in other
+// folders ("a/run.dat", "b/run.dat") are named by their paths, so that the key tells them apart.
+std::vector<std::string> trace_labels(const std::vector<Input>& inputs) {
+  std::vector<std::string> out;
+  for (const Input& in : inputs) out.push_back(in.label.empty() ? default_label(in.path) : in.label);
+  const std::vector<std::string> plain = out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const bool shared = std::count(plain.begin(), plain.end(), plain[i]) > 1;
+    if (inputs[i].label.empty() && shared) out[i] = std::string(without_dat_suffix(inputs[i].path));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Format> format_for(std::string_view output) {
@@ -249,9 +262,9 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   resolve_metric(data, o);
   check_metric(data, o.metric);
   std::vector<TraceInput> traces;
+  const std::vector<std::string> labels = trace_labels(inputs);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back(
-        {&data[i], inputs[i].label.empty() ? default_label(inputs[i].path) : inputs[i].label, inputs[i].faint, {}});
+    traces.push_back({&data[i], labels[i], inputs[i].faint, {}});
     if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
   }
 

@@ -161,6 +161,14 @@ std::string time_format(TimeFormat f) {
   return {};
 }
 
+// A wrapped key entry's further lines: entries with no line sample and no data (gnuplot 5.2 has
+// no keyentry), their text through gp_string as every title's.
+void key_lines(ScriptChunk& chunk, const ChartSeries& s) {
+  for (const std::string& line : s.title_more) {
+    chunk.plot.push_back({"NaN with lines lt nodraw title " + gp_string(line), -1});
+  }
+}
+
 void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bool first) {
   const bool text_chart = chart.format == Format::text;
   std::ostringstream out;
@@ -249,6 +257,7 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
           "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) + " fs solid 0.6 noborder";
       spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
       item(std::move(spec), std::move(d));
+      key_lines(chunk, s);
       continue;
     }
     // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
@@ -261,6 +270,7 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
     spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
     item(std::move(spec), std::move(d));
+    key_lines(chunk, s);
   }
   for (const ChartPoint& pt : p.points) {
     item(pt.color > 0 ? "using 1:2 with points lt " + std::to_string(pt.color) + " pt 7 ps qprof_point_size notitle"

@@ -105,15 +105,17 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
   if (!r.footprint) return;
   const Footprint& f = *r.footprint;
   std::string what = f.basis == Footprint::Basis::cgroup
-                         ? "peak of the tree's own cgroup charge (includes page cache; shared pages once)"
-                         : "peak of the tree's Σ PSS (shared pages split between their sharers)";
+                         ? "the most the tree held at once, as its own cgroup counts it (includes page "
+                           "cache; shared pages once)"
+                         : "the most the tree held at once, as Σ PSS (each shared page split between its sharers)";
   if (f.t) what += ", at " + human_seconds(*f.t - r.start);
   line(out, "footprint", human_bytes(f.peak) + "  " + what + incomplete);
   if (f.unreclaimable) {
-    std::string parts = "unreclaimable " + human_bytes(*f.unreclaimable) + " at most (anonymous and shared memory)";
+    std::string parts = "of it at most " + human_bytes(*f.unreclaimable) +
+                        " the kernel cannot drop (anonymous and shared memory: the job needs it)";
     if (f.reclaimable) {
       parts += "; " + std::string(f.basis == Footprint::Basis::cgroup ? "page cache " : "mapped files ") +
-               human_bytes(*f.reclaimable) + " at the peak, which the kernel can drop";
+               human_bytes(*f.reclaimable) + " at the peak, which it can drop";
     }
     line(out, "", parts);
   }
@@ -143,14 +145,18 @@ std::string readings_note(std::uint64_t readings) { return readings == 1 ? " (on
 void bound_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
   if (r.kernel_process_peak) {
     line(out, "lower bound",
-         human_bytes(*r.kernel_process_peak) + "  the largest single process, by the kernel (ru_maxrss)");
+         human_bytes(*r.kernel_process_peak) +
+             "  the least the tree held: its largest process's own peak, as the kernel counts it (ru_maxrss)");
   }
   // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
   if (!r.hwm_useful) return;
-  std::string text = human_bytes(r.hwm_sum) + "  the processes' own peaks (VmHWM) added up: the tree never held more";
+  std::string text =
+      human_bytes(r.hwm_sum) + "  the most the tree can have held: every process's own peak (VmHWM) added up";
   if (r.hwm_capped > 0) {
-    text += "; loose where " + count_of(r.hwm_capped, "process was", "processes were") +
-            " counted with the peak of the process that ran it";
+    // Said as what happened, why the figure is high, and what reads more of them.
+    text += "; maybe too high: " + count_of(r.hwm_capped, "process", "processes") + " ended before qprof read " +
+            (r.hwm_capped == 1 ? "its" : "their") + " own peak and count with the peak of the process that started " +
+            (r.hwm_capped == 1 ? "it" : "them") + " (a shorter -i reads more of them)";
   }
   line(out, "upper bound", text + incomplete);
 }
@@ -159,14 +165,14 @@ void usage_lines(std::ostringstream& out, const RunReport& r) {
   if (r.kinds_at_peak) {
     const MemKindsSample& k = *r.kinds_at_peak;
     line(out, "memory kinds",
-         "anon " + human_bytes(k.anon) + ", file " + human_bytes(k.file) + ", shmem " + human_bytes(k.shmem) + " of " +
-             human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + "; swap peak " + human_bytes(r.peak_swap) +
-             readings_note(r.usage_readings));
+         "Σ RSS " + human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + ": anonymous " +
+             human_bytes(k.anon) + " (heap, stacks), mapped files " + human_bytes(k.file) + ", shared memory " +
+             human_bytes(k.shmem) + "; swap peak " + human_bytes(r.peak_swap) + readings_note(r.usage_readings));
   }
   if (r.most_tasks) {
     std::string tasks = "at most " + count_of(r.most_tasks->threads, "thread", "threads") + " in " +
                         count_of(r.most_tasks->processes, "process", "processes");
-    if (r.peak_vsz > 0) tasks += "; VSZ peak " + human_bytes(r.peak_vsz);
+    if (r.peak_vsz > 0) tasks += "; VSZ peak " + human_bytes(r.peak_vsz) + " (address space, not memory used)";
     line(out, "tasks", tasks + readings_note(r.usage_readings));
   }
 }
@@ -244,10 +250,11 @@ void samples_line(std::ostringstream& out, const RunReport& r) {
   if (r.marker_samples > 0) text += ", " + std::to_string(r.marker_samples) + " more at markers";
   if (r.missed_deadlines > 0) {
     // Said with its cause: a coarser series than asked is no fault of the job's.
-    text += "; " + count_of(r.missed_deadlines, "deadline", "deadlines") +
-            " missed (a sample took longer than the interval" +
-            (r.most_tasks ? " with up to " + count_of(r.most_tasks->processes, "process", "processes") : "") +
-            ", or qprof was given no CPU in time)";
+    text += "; " + std::to_string(r.missed_deadlines) + " came late: reading " +
+            (r.most_tasks ? "up to " + count_of(r.most_tasks->processes, "process", "processes")
+                          : std::string("the tree")) +
+            " took longer than the interval, or qprof got no CPU in time (a busy machine); the curves are " +
+            "coarser than asked there (a longer -i keeps samples on time)";
   }
   line(out, "samples", text);
 }
@@ -333,9 +340,12 @@ std::string format_summary(const RunReport& r) {
   }
   if (r.pss_peak) {
     std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
-                       " (USS " + human_bytes(r.uss_peak.value_or(0)) + "); read " + times(r.pss_passes) + ", every " +
+                       " (of it " + human_bytes(r.uss_peak.value_or(0)) +
+                       " in pages of one process alone, USS); read " + times(r.pss_passes) + ": every " +
                        human_seconds(r.pss_interval);
-    if (r.pss_rise_passes > 0) read += " and at " + count_of(r.pss_rise_passes, "new high", "new highs") + " of Σ RSS";
+    if (r.pss_rise_passes > 0) {
+      read += ", and " + times(r.pss_rise_passes) + " as Σ RSS reached a new high";
+    }
     line(out, "Σ PSS", read + incomplete);
   }
   bound_lines(out, r, incomplete);
@@ -352,8 +362,9 @@ std::string format_summary(const RunReport& r) {
   request_line(out, r);
   dir_lines(out, r);
   line(out, "disk I/O",
-       "read " + human_bytes(r.io.read_bytes) + ", written " + human_bytes(r.io.write_bytes) +
-           " (through syscalls: read " + human_bytes(r.io.rchar) + ", written " + human_bytes(r.io.wchar) + ")");
+       "read " + human_bytes(r.io.read_bytes) + " from storage, written " + human_bytes(r.io.write_bytes) +
+           " to it (asked of files, page cache included: read " + human_bytes(r.io.rchar) + ", written " +
+           human_bytes(r.io.wchar) + ")");
   samples_line(out, r);
   if (r.duration > 0) {
     char overhead[96];

@@ -9,6 +9,7 @@
  * Script lines (tokens separated by blanks, '#' starts a comment):
  *   driver VERSION                  nvmlSystemGetDriverVersion
  *   init RC                         nvmlInit/_v2 return RC (e.g. 9: driver not loaded)
+ *   init_delay_us N                 nvmlInit/_v2 take N µs (a real driver's start: tens of ms)
  *   stride32 0|1                    _v3 process lists write 32-byte entries (an R535 bug)
  *   delay_us N                      every process-list call sleeps N µs first
  *   device UUID TOTAL USED NAME…    a GPU (index = order of the device lines)
@@ -97,6 +98,7 @@ static struct {
   int stride32;
   long delay_us;
   long pcie_delay_us;
+  long init_delay_us;
   int ndev;
   struct dev devs[MAX_DEVICES];
   struct dev mig_pool[MAX_DEVICES][MAX_MIGS];
@@ -187,6 +189,8 @@ static void load_script(void) {
       S.delay_us = atol(rest);
     } else if (strcmp(kind, "pcie_delay_us") == 0) {
       S.pcie_delay_us = atol(rest);
+    } else if (strcmp(kind, "init_delay_us") == 0) {
+      S.init_delay_us = atol(rest);
     } else if (strcmp(kind, "device") == 0 || strcmp(kind, "mig") == 0) {
       struct dev* d;
       if (kind[0] == 'd') {
@@ -280,6 +284,10 @@ static int copy_text(char* dst, unsigned len, const char* src) {
 
 static int do_init(const char* name) {
   enter(name);
+  const long delay = S.init_delay_us;
+  struct timespec ts = {delay / 1000000, (delay % 1000000) * 1000};
+  while (delay > 0 && nanosleep(&ts, &ts) != 0) {
+  }
   if (S.init_rc != 0) return leave(S.init_rc);
   ++initialized;
   return leave(OK);

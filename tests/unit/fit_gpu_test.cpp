@@ -3,6 +3,8 @@
 // refusals' words for a device's modes, dmem detection on recorded trees, another daemon's
 // socket, the outcome of a probe, and the reports of a fabricated GPU fit.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -160,16 +162,25 @@ TEST(FitGpuUnit, TheReportsCarryTheDeviceAndTorchFigures) {
   const FitReport r = fabricated();
   const std::string text = text_report(r, 1000);  // wide: a sentence is on one line
   EXPECT_TRUE(contains(text, "GPU 0: NVIDIA H100 80GB HBM3 GPU-abc")) << text;
-  EXPECT_TRUE(contains(text, "device peak torch alloc torch resvd")) << text;
+  EXPECT_TRUE(contains(text, "device MiB alloc MiB resvd MiB  how it ended")) << text;
+  EXPECT_TRUE(contains(text, "\n  1600.0     completed   2.00    1.00x     3100.0 ")) << text;
   EXPECT_TRUE(contains(text, "CUDA OOM")) << text;
   EXPECT_FALSE(contains(text, "\x1b[2J")) << "the job's stderr never drives the terminal";
   EXPECT_TRUE(contains(text, "per process, smallest limit not OOM-killed: 1600.0 MiB")) << text;
   EXPECT_TRUE(contains(text, "the tree held 3100.0 MiB on the device")) << text;
   EXPECT_TRUE(contains(text, "device memory to ask for: 3100.0 MiB on GPU 0")) << text;
   EXPECT_TRUE(contains(text, "note: dmem: no")) << text;
-  // In 80 columns the torch columns, the findings and the request all fit.
-  std::istringstream lines(text_report(r, 80));
-  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  // In 80 columns the device's figure stays and the torch columns are named as left out; the
+  // CUDA error line is cut, not the figures; the findings and the request fit.
+  const std::string narrow = text_report(r, 80);
+  EXPECT_TRUE(contains(narrow, "  limit MiB  outcome   time s slowdown device MiB  how it ended\n")) << narrow;
+  EXPECT_TRUE(contains(narrow, "left out to fit 80 columns: alloc MiB, resvd MiB; \"how it ended\"")) << narrow;
+  EXPECT_TRUE(contains(narrow, "  exit status 1: torch.OutOf...\n")) << narrow;
+  std::istringstream lines(narrow);
+  for (std::string line; std::getline(lines, line);) {
+    const auto columns = std::count_if(line.begin(), line.end(), [](char c) { return (c & 0xC0) != 0x80; });
+    EXPECT_LE(columns, 80) << line;  // code points: the cut ends in "…"
+  }
   const nlohmann::json j = nlohmann::json::parse(json_report(r));
   EXPECT_EQ(j["gpu"]["uuid"], "GPU-abc");
   EXPECT_EQ(j["gpu"]["limit_per"], "process");

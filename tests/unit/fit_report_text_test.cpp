@@ -53,6 +53,13 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// Columns on a terminal: UTF-8 code points ("…" is three bytes, one column).
+std::size_t columns(const std::string& line) {
+  std::size_t n = 0;
+  for (unsigned char c : line) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 std::string finding(const FitReport& r, const std::string& title) {
@@ -187,17 +194,28 @@ TEST(FitText, EveryLineFitsTheWidth) {
   r.notes.push_back("swap cannot be limited here (no memory.swap.max), and this machine has no swap in use now");
   for (std::size_t width : {80u, 60u, 132u}) {
     const std::string text = text_report(r, width);
-    for (const std::string& l : lines_of(text)) EXPECT_LE(l.size(), width) << width << ": " << l;
+    for (const std::string& l : lines_of(text)) EXPECT_LE(columns(l), width) << width << ": " << l;
     EXPECT_TRUE(has(text, "qprof fit:   at 308.0 MiB one run of two")) << text;
     // The requests to paste (host fit only) are among the lines that fit.
     EXPECT_TRUE(has(text, "qprof fit: request for full speed: --mem=")) << text;
     EXPECT_TRUE(has(text, "qprof fit: request at the smallest limit: --mem=")) << text;
   }
-  // The table's rows keep their columns at 80: the last one continues below itself.
-  const std::string text = text_report(r, 80);
-  EXPECT_TRUE(has(text, "  120.0 MiB  failed      0.20 s    0.20x      ?          ?  exit status 1, no\n" +
-                            std::string(60, ' ') + "OOM kill\n"))
-      << text;
+  // The table's rows are whole at 80 (units in the headers): majflt goes to leave room for how
+  // the last run ended, and is named; nothing of the table wraps.
+  std::string text = text_report(r, 80);
+  EXPECT_TRUE(has(text, "\n  limit MiB  outcome   time s slowdown read MiB  how it ended\n")) << text;
+  EXPECT_TRUE(has(text, "\n  120.0      failed      0.20    0.20x        ?  exit status 1, no OOM kill\n")) << text;
+  EXPECT_TRUE(has(text, "\n  left out to fit 80 columns: majflt; qprof fit --json has it\n")) << text;
+  // Wide enough: every column, no note.
+  text = text_report(r, 132);
+  EXPECT_TRUE(has(text, "\n  limit MiB  outcome   time s slowdown majflt read MiB  how it ended\n")) << text;
+  EXPECT_FALSE(has(text, "left out")) << text;
+  // At 60, read goes too, and the text of how a run ended is cut (said).
+  text = text_report(r, 60);
+  EXPECT_TRUE(has(text, "\n  limit MiB  outcome   time s slowdown  how it ended\n")) << text;
+  EXPECT_TRUE(has(text, "\n  left out to fit 60 columns: majflt, read MiB; \"how it\n")) << text;
+  EXPECT_TRUE(has(text, "\n    ended\" cut to fit; qprof fit --json has them\n")) << text;
+  EXPECT_TRUE(has(text, "  exit status 1, no...\n")) << text;
 }
 
 TEST(FitTextWidth, BreaksAtSpacesAndNeverInsideACharacter) {

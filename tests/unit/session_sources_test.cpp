@@ -107,7 +107,7 @@ TEST(SessionGpuSampling, WithGpuNoneNothingIsSampledOrReported) {
   EXPECT_TRUE(gpu.helpers().empty());
   EXPECT_FALSE(gpu.tree_total());
   RunReport report;
-  gpu.finish(report);
+  gpu.finish(report, notices);
   EXPECT_EQ(report.gpu_backend, "");
   EXPECT_FALSE(report.gpu_peak);
 }

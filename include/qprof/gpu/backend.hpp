@@ -144,11 +144,15 @@ struct OpenOptions {
   std::string path;
   // The loop period asked of nvidia-smi -lms and the pace of rocm-smi queries.
   std::int64_t smi_interval_ms = 100;
+  // --gpu auto tries no backend that starts a process (smi): set where the backend opens beside
+  // the command, after the tree was primed (a helper started then would be taken for the tree's).
+  bool no_helpers = false;
 };
 
 // Each backend's opener: the backend, or the Failure that says why it does not work here (no
 // library, no device…). A failed allocation may still throw: open_backend catches it.
 Result<std::unique_ptr<Backend>> open_nvml(const OpenOptions& o);
+bool nvml_library_loads(const OpenOptions& o);  // dlopen alone, no nvmlInit: a few milliseconds
 Result<std::unique_ptr<Backend>> open_amd(const OpenOptions& o);
 Result<std::unique_ptr<Backend>> open_smi(const OpenOptions& o);
 
@@ -162,6 +166,12 @@ struct Selection {
 // Open the backend before ProcTree::prime(): the smi backend starts helper processes that are
 // qprof's children and must be known as outsiders of the tree.
 Selection open_backend(Choice choice, const OpenOptions& options = {});
+
+// Whether `choice` opens without starting a process, so that it may open on a thread of its own
+// beside the command (options.no_helpers then set): nvml and amd; auto where NVML's library
+// loads, NVML's start (nvmlInit: tens of milliseconds) being what delays a job, and nvidia-smi,
+// which auto would try after it, reading the same driver. The library stays loaded.
+bool opens_without_helpers(Choice choice, const OpenOptions& options = {});
 
 // CUDA_VISIBLE_DEVICES → which of `devices` the job may see, as CUDA reads it: comma-separated
 // indices or GPU-/MIG- UUIDs (unique prefixes allowed), parsing stops at the first invalid entry,

@@ -64,6 +64,7 @@ struct ChartSeries {
   // reading (`marks`), and no line across a gap of more than `gap` seconds (0: none).
   bool marks = false;
   double gap = 0;
+  std::vector<std::string> title_more{};  // the key entry's further lines, where it is wider than the key
 };
 
 // A stage: a shaded band over the whole panel (one trace), or a bar in the trace's own lane at

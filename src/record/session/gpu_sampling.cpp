@@ -2,9 +2,10 @@
 #include "gpu_sampling.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <iostream>
 #include <string>
+#include <system_error>
 
 #include "qprof/common/units.hpp"
 #include "qprof/gpu/backend.hpp"
@@ -13,34 +14,56 @@ namespace qprof::record::session {
 using trace::MemSample;
 
 void GpuSampling::open(const RunOptions& o, Notices& notices) {
-  const gpu::Choice choice = gpu::parse_choice(o.gpu).value_or(gpu::Choice::automatic);
+  choice_ = gpu::parse_choice(o.gpu).value_or(gpu::Choice::automatic);
+  verbose_ = o.verbose;
+  quiet_ = o.quiet;
+  gpu_interval_ = o.gpu_interval;
   gpu::OpenOptions open;
   open.proc_root = o.proc_root;
   open.smi_interval_ms = std::max<std::int64_t>(100, std::llround(o.gpu_interval * 1000));
-  gpu::Selection selection = gpu::open_backend(choice, open);
+  if (gpu::opens_without_helpers(choice_, open)) {
+    open.no_helpers = true;
+    try {
+      opening_ = std::async(std::launch::async, [choice = choice_, open] { return gpu::open_backend(choice, open); });
+      return;
+    } catch (const std::system_error&) {  // no thread to be had: opened here, as before
+    }
+  }
+  adopt(gpu::open_backend(choice_, open), notices);
+}
+
+void GpuSampling::adopt(gpu::Selection selection, Notices& notices) {
   if (selection.failed_request) {
     notices.warn(selection.message);
-  } else if (!selection.backend && choice == gpu::Choice::automatic) {
+  } else if (!selection.backend && choice_ == gpu::Choice::automatic) {
     // No GPU is the normal case on a CPU-only machine: kept in the trace, said only with -v.
     notices.note_quietly(selection.message);
-    if (o.verbose) std::cerr << "qprof: " << selection.message << '\n';
-  } else if (!o.quiet && (selection.backend || o.verbose)) {
-    std::cerr << "qprof: " << selection.message << '\n';
+    if (verbose_) notices.say(selection.message);
+  } else if (!quiet_ && (selection.backend || verbose_)) {
+    notices.say(selection.message);
   }
   if (!selection.backend) return;
   helpers_ = selection.backend->helper_pids();
   gpu::SamplerOptions options = gpu::SamplerOptions::from_environment();
-  options.process_interval_ns = std::llround(o.gpu_interval * 1e9);
+  options.process_interval_ns = std::llround(gpu_interval_ * 1e9);
   sampler_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
 }
 
+void GpuSampling::take_opened(Notices& notices, bool wait) {
+  if (!opening_.valid()) return;
+  if (!wait && opening_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  adopt(opening_.get(), notices);
+}
+
 void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
+  take_opened(notices, false);
   if (!sampler_) return;
   sampler_->sample(now, t, tree.pids(), out);
   say_warnings(notices);
 }
 
 void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
+  take_opened(notices, false);
   if (!sampler_) return;
   sampler_->sample_checkpoint(now, t, tree.pids(), out);
   say_warnings(notices);
@@ -53,7 +76,8 @@ void GpuSampling::say_warnings(Notices& notices) {
   for (const std::string& w : sampler_->take_warnings()) notices.warn(w);
 }
 
-void GpuSampling::finish(RunReport& report) {
+void GpuSampling::finish(RunReport& report, Notices& notices) {
+  take_opened(notices, true);
   if (!sampler_) return;
   sampler_->stop();
   const gpu::Summary g = sampler_->summary();

@@ -7,12 +7,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "notices.hpp"
+#include "qprof/gpu/backend.hpp"
 #include "qprof/gpu/sampler.hpp"
 #include "qprof/record/options.hpp"
 #include "qprof/record/proc_tree.hpp"
@@ -26,18 +28,31 @@ class GpuSampling {
   GpuSampling(const GpuSampling&) = delete;
   GpuSampling& operator=(const GpuSampling&) = delete;
 
-  // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
+  // Before the tree is primed: the smi backends start helpers that must be known as outsiders,
+  // so they open here. A backend that starts no process (NVML, whose start takes tens of
+  // milliseconds; AMD's files) opens on a thread of its own while the command starts, and is
+  // taken up at the first sample after it is ready: the job never waits for it.
   void open(const RunOptions& options, Notices& notices);
   bool active() const { return sampler_ != nullptr; }
   std::span<const pid_t> helpers() const { return helpers_; }
   void sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   void sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   std::optional<Bytes> tree_total() const;  // the latest sample's, Σ devices
-  // Stops the sampler; its peak, backend and devices go to `report`.
-  void finish(RunReport& report);
+  // Stops the sampler (waiting for a backend still opening); its peak, backend and devices go
+  // to `report`.
+  void finish(RunReport& report, Notices& notices);
 
  private:
+  // The opened backend, if any, taken up: what was chosen said, the sampler made.
+  void adopt(gpu::Selection selection, Notices& notices);
+  // The backend opening beside the command, taken up once ready (`wait`: waited for).
+  void take_opened(Notices& notices, bool wait);
   void say_warnings(Notices& notices);
+
+  std::future<gpu::Selection> opening_;
+  gpu::Choice choice_ = gpu::Choice::none;
+  bool verbose_ = false, quiet_ = false;
+  double gpu_interval_ = 0;
 
   std::unique_ptr<gpu::Sampler> sampler_;
   std::vector<pid_t> helpers_;  // qprof's children that are not the tree's

@@ -7,17 +7,28 @@
 
 namespace qprof::record::session {
 
-void Notices::warn(const std::string& text) {
-  // Said in the locale's charset (Σ as "sum" where it is not UTF-8); -q says nothing: the
-  // trace's NOTE and the report still have it.
-  if (quiet_) {
-  } else if (live_) {
+void Notices::say(const std::string& text) {
+  // Said in the locale's charset (Σ as "sum" where it is not UTF-8).
+  if (live_) {
     live_->message("qprof: " + locale_text(text));  // above the live line, never through it
   } else {
     std::cerr << "qprof: " << locale_text(text) << '\n';
   }
+}
+
+void Notices::warn(const std::string& text) {
+  // -q says nothing: the trace's NOTE and the report still have it.
+  if (!quiet_) say(text);
   warnings_.push_back(text);
   if (trace_) trace_->note(text);
+}
+
+void Notices::note_quietly(std::string text) {
+  if (trace_) {
+    trace_->note(text);
+    return;
+  }
+  quiet_notes_.push_back(std::move(text));
 }
 
 void Notices::write_to(trace::Writer& trace) {

@@ -21,8 +21,12 @@ class Notices {
   Notices& operator=(const Notices&) = delete;
 
   void warn(const std::string& text);
-  // Not said on stderr (no GPU found is the normal case): a NOTE of the trace's header only.
-  void note_quietly(std::string text) { quiet_notes_.push_back(std::move(text)); }
+  // Said on stderr as a warning is (above the live line), neither kept nor written: what qprof
+  // found (the GPU backend, opened beside the command once the live line may be up).
+  void say(const std::string& text);
+  // Not said on stderr (no GPU found is the normal case): a NOTE of the trace alone (in its
+  // header, or where it comes once the header is written: a backend that opened beside the job).
+  void note_quietly(std::string text);
   // Once the header is written: every warning so far, then the quiet notes, as NOTE lines; later
   // warnings go to `trace` as they come. `trace` must outlive the run.
   void write_to(trace::Writer& trace);

@@ -134,7 +134,8 @@ int Session::run() {
   intake_.open_channel(notices_, o_.mark_fifo);
   std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_);
   if (!job_stderr) return 2;
-  // Before the tree is primed: the smi backends start helpers that must be known as outsiders.
+  // Before the tree is primed: the smi backends start helpers that must be known as outsiders
+  // (NVML, which starts none, opens beside the command instead).
   gpu_.open(o_, notices_);
   // Before the tree is primed too: the placeholder leading the command's group is an outsider.
   if (!attached_ && !has_controlling_terminal()) group_leader_.emplace();
@@ -415,7 +416,7 @@ void Session::finish_trace() {
     report_.kernel_process_peak = exit_->kernel_peak();
     out.peak(trace::kPeakKernelProcess, exit_->kernel_peak());
   }
-  gpu_.finish(report_);
+  gpu_.finish(report_, notices_);
   if (!attached_) {
     // The last kills: a victim's log line may come after its tree was gone.
     poll_oom(monotonic_ns(), true);
