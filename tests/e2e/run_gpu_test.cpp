@@ -69,7 +69,9 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
 // age. A driver whose process list takes 300 ms cannot answer within the checkpoint's 100 ms:
 // the figure is an older query's, and its age says so.
 TEST(RunGpu, CheckpointsQueryTheGpuForTheirMoment) {
-  FakeNvmlScript script(kScript);
+  // NVML opens beside the job, here in 50 ms: the first marker comes before, and its checkpoint
+  // waits for it as it would for a query.
+  FakeNvmlScript script(std::string(kScript) + "init_delay_us 50000\n");
   const std::string out = temp_dir() + "/gpu_cp.dat";
   const std::string yaml = temp_dir() + "/gpu_cp.yaml";
   const Result r =

@@ -49,21 +49,24 @@ void GpuSampling::adopt(gpu::Selection selection, Notices& notices) {
   sampler_ = std::make_unique<gpu::Sampler>(std::move(selection.backend), options);
 }
 
-void GpuSampling::take_opened(Notices& notices, bool wait) {
+void GpuSampling::take_opened(Notices& notices, std::optional<std::chrono::nanoseconds> wait) {
   if (!opening_.valid()) return;
-  if (!wait && opening_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  if (wait && opening_.wait_for(*wait) != std::future_status::ready) return;
   adopt(opening_.get(), notices);
 }
 
 void GpuSampling::sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
-  take_opened(notices, false);
+  take_opened(notices, std::chrono::nanoseconds(0));
   if (!sampler_) return;
   sampler_->sample(now, t, tree.pids(), out);
   say_warnings(notices);
 }
 
 void GpuSampling::sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices) {
-  take_opened(notices, false);
+  // A checkpoint holds the GPU memory of its moment: a backend still opening (a marker in the
+  // job's first moments) is waited for, up to kOpenWaitAtCheckpoint — never longer than the job
+  // itself waited when the backend opened before it.
+  take_opened(notices, kOpenWaitAtCheckpoint);
   if (!sampler_) return;
   sampler_->sample_checkpoint(now, t, tree.pids(), out);
   say_warnings(notices);
@@ -77,7 +80,7 @@ void GpuSampling::say_warnings(Notices& notices) {
 }
 
 void GpuSampling::finish(RunReport& report, Notices& notices) {
-  take_opened(notices, true);
+  take_opened(notices, std::nullopt);
   if (!sampler_) return;
   sampler_->stop();
   const gpu::Summary g = sampler_->summary();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <future>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,8 +46,10 @@ class GpuSampling {
  private:
   // The opened backend, if any, taken up: what was chosen said, the sampler made.
   void adopt(gpu::Selection selection, Notices& notices);
-  // The backend opening beside the command, taken up once ready (`wait`: waited for).
-  void take_opened(Notices& notices, bool wait);
+  static constexpr std::chrono::seconds kOpenWaitAtCheckpoint{2};
+  // The backend opening beside the command, taken up once ready: waited for at most `wait`
+  // (nullopt: until it is).
+  void take_opened(Notices& notices, std::optional<std::chrono::nanoseconds> wait);
   void say_warnings(Notices& notices);
 
   std::future<gpu::Selection> opening_;
