@@ -97,7 +97,10 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   if (auto read = read_files(o, rows); !read) return read.failure();
   const Result<int> ran = run_commands(o, rows);
   if (!ran || *ran != 0) return ran;
-  const int failed = rows.ran.failed;
+  // Interrupted, the table has the runs done and the interruption's status wins; a failed
+  // command's status wins over qprof's own 2.
+  const int failed = rows.ran.interrupted ? rows.ran.interrupted : rows.ran.failed;
+  if (rows.entries.empty()) return Failure{"interrupted before a run ended: nothing to compare", failed};
   if (!o.sweep.empty()) return print_sweep_model(o, rows.entries, failed);
   // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
   if (o.commands.empty() && o.baseline.empty()) {
@@ -105,8 +108,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     rows.job = std::move(job.trace);
     rows.highest_note = std::move(job.highest_note);
   }
-  for (std::size_t i = 0; i < o.labels.size(); ++i) rows.entries[i].label = o.labels[i];
-  // A failed command's status wins over qprof's own 2.
+  for (std::size_t i = 0; i < o.labels.size() && i < rows.entries.size(); ++i) rows.entries[i].label = o.labels[i];
   const Result<int> printed =
       print_comparison(o, rows.entries, rows.highest_note, rows.job != nullptr, failed ? failed : kUsageError);
   if (!printed) return printed;
@@ -138,7 +140,8 @@ Command add_compare(CLI::App& app, const Invocation& invocation) {
       "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
       "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
       "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
-      "own status wins.");
+      "own status wins. Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT): the table of the runs done, and\n"
+      "128+N.");
   cmp->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
   cmp->add_option("--label", opts->labels,
                   "Row name, one per use in row order, or a comma list (default: the file name, or the command)")

@@ -85,6 +85,7 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   const SweepModelRequest model{request.parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
   const report::Document doc = sweep_document(request.parameters, done->runs, model, printed);
   std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
+  if (done->interrupted != 0) return done->interrupted;
   return done->first_failure != 0 ? done->first_failure : printed;
 }
 
@@ -110,7 +111,8 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "full-speed limit's model.\n"
       "Exit status: 0 when every run succeeded; else the exit status of the first run (or fit) that\n"
       "failed;\n"
-      "2 for usage errors or a command that cannot be started.");
+      "2 for usage errors or a command that cannot be started. Interrupted (SIGINT, SIGTERM, SIGHUP,\n"
+      "SIGQUIT): no more runs, the table of the runs done, and 128+N.");
   sweep->add_option("-p,--param", opts->parameters, "A parameter and its values, NAME=V1,V2,... (repeatable: a grid)")
       ->required()
       ->allow_extra_args(false);

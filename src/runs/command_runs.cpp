@@ -5,7 +5,10 @@
 
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/record/launcher.hpp"
+#include "qprof/record/signal_relay.hpp"
 #include "qprof/runs/profiled_run.hpp"
+#include "qprof/runs/stop_latch.hpp"
 
 namespace qprof::runs {
 using trace::Trace;
@@ -36,8 +39,9 @@ std::string progress_line(const CommandRunsRequest& request, std::size_t k, int 
   return line;
 }
 
-// One run of command k: its trace read back, or the Failure that ends the comparison.
-Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::size_t k, int r, int& failed,
+// One run of command k: its trace read back (null where a stop signal cut it short, `stop` set to
+// the status to end with), or the Failure that ends the comparison.
+Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::size_t k, int r, CommandRuns& done,
                                        const Say& say) {
   RunRequest run{request.run, true, true};
   run.options.command = {"/bin/sh", "-c", request.commands[k]};
@@ -55,7 +59,13 @@ Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::s
   const int status = ran->status;
   if (status != 0) {
     say("'" + request.commands[k] + "' exited with status " + std::to_string(status) + "; its trace is kept");
-    if (failed == 0) failed = status;
+    if (done.failed == 0) done.failed = status;
+  }
+  if (const int sig = ran->stop_signal != 0 ? ran->stop_signal : record::received_stop_signal(); sig != 0) {
+    say("interrupted by " + record::signal_name(sig) + " during this run: " + run.options.output +
+        " is kept, left out of the table; no more runs");
+    done.interrupted = is_stop_signal(status - 128) ? status : 128 + sig;
+    return std::unique_ptr<Trace>();
   }
   if (ran->state == TraceState::incomplete || ran->state == TraceState::not_a_file) {
     // Never read back: the row would be built on a trace cut anywhere.
@@ -64,23 +74,30 @@ Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::s
                        "; no comparison",
                    status != 0 ? status : kTraceIncompleteStatus};
   }
-  if (ran->state == TraceState::unreadable)
+  if (ran->state == TraceState::unreadable) {
     return Failure{terminal_text(ran->problem), status != 0 ? status : kFailureStatus};
-  if (ran->stop_signal != 0) return Failure{"interrupted; no more runs", status};
+  }
   return std::make_unique<Trace>(std::move(ran->trace));
 }
 
 }  // namespace
 
 Result<CommandRuns> run_commands(const CommandRunsRequest& request, const Say& say) {
+  const StopLatch latch;  // a signal between two runs ends the batch, not qprof
   CommandRuns done;
-  for (std::size_t k = 0; k < request.commands.size(); ++k) {
-    done.commands.push_back({request.commands[k], {}});
-    for (int r = 0; r < request.repeat; ++r) {
-      Result<std::unique_ptr<Trace>> trace = run_one(request, k, r, done.failed, say);
+  for (std::size_t k = 0; k < request.commands.size() && done.interrupted == 0; ++k) {
+    CommandRuns::Command command{request.commands[k], {}};
+    for (int r = 0; r < request.repeat && done.interrupted == 0; ++r) {
+      if (const int sig = latch.signal(); sig != 0) {
+        say("interrupted by " + record::signal_name(sig) + "; no more runs");
+        done.interrupted = 128 + sig;
+        break;
+      }
+      Result<std::unique_ptr<Trace>> trace = run_one(request, k, r, done, say);
       if (!trace) return trace.failure();
-      done.commands.back().runs.push_back(std::move(*trace));
+      if (*trace) command.runs.push_back(std::move(*trace));
     }
+    if (!command.runs.empty()) done.commands.push_back(std::move(command));
   }
   return done;
 }

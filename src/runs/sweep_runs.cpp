@@ -10,8 +10,11 @@
 #include "qprof/common/stdout_to_stderr.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/report.hpp"
+#include "qprof/record/launcher.hpp"
+#include "qprof/record/signal_relay.hpp"
 #include "qprof/runs/profiled_run.hpp"
 #include "qprof/runs/scoped_env.hpp"
+#include "qprof/runs/stop_latch.hpp"
 
 namespace qprof::runs {
 using analysis::fill_placeholders;
@@ -93,7 +96,8 @@ std::string progress_line(const SweepRun& run, const std::string& prefix) {
 // What one run left for the rest of the sweep: whether to go on, the status to end with.
 struct RunEnd {
   bool stop = false;
-  int failure = 0;  // the run's (or its fit's) non-zero status
+  int failure = 0;      // the run's (or its fit's) non-zero status
+  int interrupted = 0;  // a stop signal ended the run or its fit: the status to exit with
 };
 
 // One run of the command at a point (and, with --fit, fit after it), and its progress line.
@@ -130,25 +134,28 @@ Result<RunEnd> run_point(const SweepRequest& o, SweepRun& run, const std::string
   say(progress_line(run, prefix));
   RunEnd end;
   end.failure = run.status;
-  const bool interrupted = ran->stop_signal != 0;
-  if (o.fit && run.status == 0 && !interrupted && run.trace) {
+  // A stop signal the command died of, or one qprof passed on that the command outlived.
+  const int sig = ran->stop_signal != 0 ? ran->stop_signal : record::received_stop_signal();
+  if (sig != 0) end.interrupted = is_stop_signal(run.status - 128) ? run.status : 128 + sig;
+  if (o.fit && run.status == 0 && sig == 0 && run.trace) {
     end.failure = fit_point(o, options.command, run, prefix, say);
-    end.stop = is_stop_signal(end.failure - 128);
+    if (is_stop_signal(end.failure - 128)) end.interrupted = end.failure;
   }
-  if (interrupted || end.stop) say("interrupted; no more runs");
+  if (end.interrupted != 0) say("interrupted; no more runs");
   if (run.status != 0 && o.stop_on_failure) say("--stop-on-failure: no more runs");
-  end.stop = end.stop || interrupted || (run.status != 0 && o.stop_on_failure);
+  end.stop = end.interrupted != 0 || (run.status != 0 && o.stop_on_failure);
   return end;
 }
 
 }  // namespace
 
 Result<SweepRuns> run_sweep(const SweepRequest& o, const Say& say) {
+  const StopLatch latch;  // a signal between two runs ends the sweep, not qprof
   const std::vector<SweepPoint> points = analysis::sweep_grid(o.parameters);
   const std::size_t total = points.size() * static_cast<std::size_t>(o.repeat);
   SweepRuns done;
   bool stopped = false;
-  for (std::size_t k = 0; k < points.size() && !stopped; ++k) {
+  for (std::size_t k = 0; k < points.size() && !stopped && done.interrupted == 0; ++k) {
     for (int r = 1; r <= o.repeat && !stopped; ++r) {
       SweepRun run;
       run.point = points[k];
@@ -157,9 +164,15 @@ Result<SweepRuns> run_sweep(const SweepRequest& o, const Say& say) {
       std::string prefix =
           "[" + std::to_string(done.runs.size() + 1) + "/" + std::to_string(total) + "] " + point_words(points[k]);
       if (o.repeat > 1) prefix += " (repeat " + std::to_string(r) + ")";
+      if (const int sig = latch.signal(); sig != 0) {
+        say("interrupted by " + record::signal_name(sig) + "; no more runs");
+        done.interrupted = 128 + sig;
+        break;
+      }
       const Result<RunEnd> end = run_point(o, run, prefix, say);
       if (!end) return end.failure();
       if (end->failure != 0 && done.first_failure == 0) done.first_failure = end->failure;
+      if (end->interrupted != 0) done.interrupted = end->interrupted;
       stopped = end->stop;
       done.runs.push_back(std::move(run));
     }

@@ -29,8 +29,11 @@ struct CommandRuns {
     std::string command;
     std::vector<std::unique_ptr<trace::Trace>> runs;  // read back, in the order they ran
   };
-  std::vector<Command> commands;
-  int failed = 0;  // the first non-zero exit status of a command
+  std::vector<Command> commands;  // those with a run done: a command not reached is left out
+  int failed = 0;                 // the first non-zero exit status of a command
+  // A stop signal ended the batch: the status to exit with (128+N), else 0. A run it cut short
+  // keeps its trace on disk but is left out: its figures would mislead beside whole runs.
+  int interrupted = 0;
 };
 
 // The trace of a --run: PREFIX-K.dat (PREFIX-K-R.dat with repeat > 1), or where a file has that
@@ -40,9 +43,9 @@ struct CommandRuns {
 std::string command_trace_name(const std::string& prefix, int repeats, std::size_t command, int repeat,
                                std::string& taken);
 
-// Runs every command in turn. Fails where a trace cannot be created, a command cannot be started
-// (its status, no message: the session said why), a trace is incomplete or unreadable, or a stop
-// signal ended a run: a row built on a cut trace would mislead.
+// Runs every command in turn until a stop signal (runs::StopLatch) ends the batch. Fails where a
+// trace cannot be created, a command cannot be started (its status, no message: the session said
+// why), or a trace is incomplete or unreadable: a row built on a cut trace would mislead.
 Result<CommandRuns> run_commands(const CommandRunsRequest& request, const Say& say);
 
 }  // namespace qprof::runs

@@ -44,13 +44,16 @@ struct SweepRun {
 struct SweepRuns {
   std::vector<SweepRun> runs;
   int first_failure = 0;  // the exit status of the first run (or fit) that failed
+  // A stop signal ended the sweep (during a run, its fit, or between two runs): the status to
+  // exit with (128+N), else 0. The runs done are kept.
+  int interrupted = 0;
 };
 
 // DIR/NAME=VALUE[,NAME2=VALUE2][,repeat=R].dat; `repeat` counts from 1.
 std::string sweep_trace_path(const std::string& dir, const analysis::SweepPoint& point, int repeat, int repeats);
 
-// Runs the grid, a progress line per run. Fails where the command cannot be started, or a trace
-// cannot be created: the same at every point, so no table.
+// Runs the grid, a progress line per run, until a stop signal (runs::StopLatch) ends it. Fails where the command cannot
+// be started, or a trace cannot be created: the same at every point, so no table.
 Result<SweepRuns> run_sweep(const SweepRequest& request, const Say& say);
 
 }  // namespace qprof::runs
