@@ -72,8 +72,9 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   if (ec) return Failure{"--output-dir " + terminal_text(request.output_dir) + ": " + ec.message()};
   if (request.fit) {
     // Said before the first run, not after it: fit needs memory cgroups of its own.
-    std::string why_not;
-    if (!fit::ProbeGroup::create(why_not)) return Failure{"--fit: " + terminal_text(fit::no_cgroup_message(why_not))};
+    if (auto group = fit::ProbeGroup::create(); !group) {
+      return Failure{"--fit: " + terminal_text(fit::no_cgroup_message(group.failure().message))};
+    }
   }
   record_metric(request.run, o.metric);
   request.command = command;

@@ -41,11 +41,11 @@ std::optional<double> as_number(const std::string& text) {
 // qprof fit's limits for a trace, from the JSON qprof sweep --fit wrote beside it; none where
 // there is no such file (a file that is not fit's JSON is said).
 FitLimits saved_fit_limits(const Trace& t, const char* who) {
-  std::string why;
-  const auto saved = fit::read_saved_limits(fit::saved_result_path(t.source), why);
-  if (!why.empty()) std::cerr << who << ": " << terminal_text(why) << "; its fit limits left out\n";
+  const Result<std::optional<fit::SavedLimits>> read = fit::read_saved_limits(fit::saved_result_path(t.source));
+  if (!read) std::cerr << who << ": " << terminal_text(read.failure().message) << "; its fit limits left out\n";
   FitLimits f;
-  if (!saved) return f;
+  if (!read || !*read) return f;
+  const fit::SavedLimits* saved = &**read;
   if (saved->runs_in) f.runs_in = static_cast<double>(*saved->runs_in);
   if (saved->full_speed) f.full_speed = static_cast<double>(*saved->full_speed);
   return f;
