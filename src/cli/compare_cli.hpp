@@ -52,9 +52,9 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<analysis::
 // Text fits the terminal (80 columns into a pipe): the columns that matter most, the rest named
 // under the table. The machine formats and Markdown keep every column.
 report::RenderOptions render_options(const CompareCli& o);
-// --sweep NAME: the rows as a model of each figure against NAME, printed. Returns the status
-// (`failed`, a failed command's, wins).
-int print_sweep_model(const CompareCli& o, const std::vector<analysis::CompareEntry>& entries, int failed);
+// --sweep NAME: the rows as a model of each figure against NAME, printed. Returns `failed` (a
+// failed command's status, or 0); where the model fails, that Failure with `failed` (or 2).
+Result<int> print_sweep_model(const CompareCli& o, const std::vector<analysis::CompareEntry>& entries, int failed);
 // One job's ranks (the rows are one job's traces): each row named by its rank, the job's total
 // appended as the last row. Empty where the rows are not one job.
 struct JobRow {

@@ -46,17 +46,18 @@ report::RenderOptions render_options(const CompareCli& o) {
 }
 
 // --sweep NAME: the rows as a model of each figure against NAME.
-int print_sweep_model(const CompareCli& o, const std::vector<CompareEntry>& entries, int failed) {
+Result<int> print_sweep_model(const CompareCli& o, const std::vector<CompareEntry>& entries, int failed) {
   std::vector<LabelledTrace> traces;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string& label = i < o.labels.size() ? o.labels[i] : entries[i].label;
     for (const Trace* t : entries[i].runs) traces.push_back({label, t});
   }
   report::Document doc;
-  const int s = add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot, o.metric == "rss"}, "qprof compare");
-  if (s != 0 && doc.tables.empty()) return failed ? failed : s;
-  std::cout << report::render(doc, format_of(o.format), render_options(o));
-  return failed ? failed : s;
+  const Result<void> model =
+      add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot, o.metric == "rss"}, "qprof compare");
+  if (!doc.tables.empty()) std::cout << report::render(doc, format_of(o.format), render_options(o));
+  if (!model) return Failure{model.failure().message, failed ? failed : kUsageError};
+  return failed;
 }
 
 JobRow add_job_row(const CompareCli& o, std::vector<CompareEntry>& entries) {

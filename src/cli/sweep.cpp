@@ -82,12 +82,13 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   const Result<runs::SweepRuns> done = runs::run_sweep(
       request, [](const std::string& line) { std::cerr << "qprof sweep: " << terminal_text(line) << '\n'; });
   if (!done) return done.failure();
-  int printed = 0;
   const SweepModelRequest model{request.parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
-  const report::Document doc = sweep_document(request.parameters, done->runs, model, printed);
-  std::cout << report::render(doc, format_of(o.format), {unit_of(o.unit)});
-  if (done->interrupted != 0) return done->interrupted;
-  return done->first_failure != 0 ? done->first_failure : printed;
+  const SweepDocument printed = sweep_document(request.parameters, done->runs, model);
+  std::cout << report::render(printed.doc, format_of(o.format), {unit_of(o.unit)});
+  // An interruption's status wins, then the first failed run's, then qprof's own 2.
+  const int status = done->interrupted != 0 ? done->interrupted : done->first_failure;
+  if (!printed.model) return Failure{printed.model.failure().message, status != 0 ? status : kUsageError};
+  return status;
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "commands.hpp"
 #include "qprof/analysis/default_metric.hpp"
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/peaks.hpp"
@@ -84,9 +83,10 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   return t;
 }
 
-report::Document sweep_document(const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs,
-                                const SweepModelRequest& model, int& status) {
-  report::Document doc;
+SweepDocument sweep_document(const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs,
+                             const SweepModelRequest& model) {
+  SweepDocument out;
+  report::Document& doc = out.doc;
   doc.tables.push_back(runs_table(parameters, runs));
   std::size_t failed = 0;
   for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
@@ -98,12 +98,12 @@ report::Document sweep_document(const std::vector<SweepParameter>& parameters, c
     for (const SweepRun& r : runs) {
       if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
     }
-    if (!traces.empty() && add_sweep_model(doc, traces, model, "qprof sweep") != 0) status = kUsageError;
+    if (!traces.empty()) out.model = add_sweep_model(doc, traces, model, "qprof sweep");
   } else {
     doc.tables.front().notes.push_back(
         "a grid has no model: qprof compare --sweep NAME on the traces of one line of it");
   }
-  return doc;
+  return out;
 }
 
 }  // namespace qprof::cli

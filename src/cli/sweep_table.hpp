@@ -15,9 +15,13 @@ namespace qprof::cli {
 report::Table runs_table(const std::vector<analysis::SweepParameter>& parameters,
                          const std::vector<runs::SweepRun>& runs);
 
-// The runs' table and, over one numeric parameter, the model, as a document. `status` becomes 2
-// where the model could not be made or drawn.
-report::Document sweep_document(const std::vector<analysis::SweepParameter>& parameters,
-                                const std::vector<runs::SweepRun>& runs, const SweepModelRequest& model, int& status);
+// The runs' table and, over one numeric parameter, the model, as a document; and why the model
+// could not be made or drawn, where it could not (the document is still printed).
+struct SweepDocument {
+  report::Document doc;
+  Result<void> model;
+};
+SweepDocument sweep_document(const std::vector<analysis::SweepParameter>& parameters,
+                             const std::vector<runs::SweepRun>& runs, const SweepModelRequest& model);
 
 }  // namespace qprof::cli
