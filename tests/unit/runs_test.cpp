@@ -12,6 +12,7 @@
 #include "qprof/runs/command_runs.hpp"
 #include "qprof/runs/profiled_run.hpp"
 #include "qprof/runs/scoped_env.hpp"
+#include "qprof/runs/stop_latch.hpp"
 #include "qprof/runs/sweep_runs.hpp"
 #include "temp_files.hpp"
 
@@ -58,6 +59,36 @@ TEST(ScopedEnv, SetsForOneRunAndPutsBackWhatWasThere) {
   }
   EXPECT_STREQ(std::getenv(name), "old");
   ::unsetenv(name);
+}
+
+// Between two runs a stop signal is noted, never qprof's death; the first one counts; the previous
+// dispositions come back; a signal ignored by whoever started qprof (nohup) stays ignored.
+TEST(StopLatch, NotesTheFirstStopSignalAndPutsTheHandlersBack) {
+  struct sigaction before {};
+  ::sigaction(SIGHUP, nullptr, &before);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction quit_before {};
+  ::sigaction(SIGQUIT, &ignore, &quit_before);
+  {
+    const StopLatch latch;
+    EXPECT_EQ(latch.signal(), 0);
+    ::raise(SIGHUP);  // delivered before raise returns: the default action would end the test
+    EXPECT_EQ(latch.signal(), SIGHUP);
+    ::raise(SIGTERM);
+    EXPECT_EQ(latch.signal(), SIGHUP) << "the first one counts";
+    struct sigaction quit {};
+    ::sigaction(SIGQUIT, nullptr, &quit);
+    EXPECT_EQ(quit.sa_handler, SIG_IGN) << "an ignored signal stays ignored";
+  }
+  {
+    const StopLatch latch;
+    EXPECT_EQ(latch.signal(), 0) << "a new batch forgets the last one's signal";
+  }
+  struct sigaction after {};
+  ::sigaction(SIGHUP, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+  ::sigaction(SIGQUIT, &quit_before, nullptr);
 }
 
 }  // namespace
