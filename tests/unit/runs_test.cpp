@@ -61,6 +61,47 @@ TEST(ScopedEnv, SetsForOneRunAndPutsBackWhatWasThere) {
   ::unsetenv(name);
 }
 
+record::RunOptions quiet_run(const std::vector<std::string>& command, const std::string& output) {
+  record::RunOptions o;
+  o.command = command;
+  o.output = output;
+  o.quiet = true;
+  o.live = false;
+  o.cgroup = record::CgroupMode::off;
+  o.record_pss = false;
+  o.gpu = "none";
+  return o;
+}
+
+// A run in this process, as compare and sweep run theirs: its status, its trace read back through
+// the descriptor written, the signal that ended it.
+TEST(ProfiledRun, ReadsTheTraceBackAndSaysTheStatusAndTheStopSignal) {
+  const std::string path = test::unit_temp_file("run.dat");
+  Result<ProfiledRun> ran = run_and_read({quiet_run({"/bin/sh", "-c", "exit 3"}, path), true, false});
+  ASSERT_TRUE(ran) << ran.failure().message;
+  EXPECT_EQ(ran->status, 3);
+  EXPECT_EQ(ran->state, TraceState::read) << ran->problem;
+  EXPECT_EQ(ran->stop_signal, 0);
+  ASSERT_TRUE(ran->trace.exit);
+  EXPECT_EQ(ran->trace.exit->status, 3) << "the trace read back is this run's";
+
+  Result<ProfiledRun> killed = run_and_read({quiet_run({"/bin/sh", "-c", "kill -HUP $$"}, path), false, false});
+  ASSERT_TRUE(killed) << killed.failure().message;
+  EXPECT_EQ(killed->status, 128 + SIGHUP);
+  EXPECT_EQ(killed->stop_signal, SIGHUP);
+  EXPECT_EQ(killed->state, TraceState::not_read) << "not asked for";
+  std::filesystem::remove(path);
+}
+
+TEST(ProfiledRun, ACommandThatCannotStartFailsAndItsMadeUpTraceGoes) {
+  const std::string path = test::unit_temp_file("missing.dat");
+  std::ofstream(path).close();  // as create_fresh leaves it
+  Result<ProfiledRun> ran = run_and_read({quiet_run({"/nonexistent/qprof-unit"}, path), true, true});
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.failure().status, 127);
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the empty trace made for the run is removed";
+}
+
 // Between two runs a stop signal is noted, never qprof's death; the first one counts; the previous
 // dispositions come back; a signal ignored by whoever started qprof (nohup) stays ignored.
 TEST(StopLatch, NotesTheFirstStopSignalAndPutsTheHandlersBack) {
