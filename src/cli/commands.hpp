@@ -20,7 +20,7 @@ inline constexpr int kUsageError = kFailureStatus;
 inline constexpr int kBudgetExceeded = 3;
 // A write of the trace failed (disk full…): the trace is incomplete; the command succeeded and
 // no budget was exceeded (either of those wins).
-inline constexpr int kTraceIncomplete = 4;
+inline constexpr int kTraceIncomplete = kTraceIncompleteStatus;
 
 struct Command {
   CLI::App* app;

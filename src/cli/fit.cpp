@@ -64,18 +64,17 @@ std::optional<fit::Resolution> parse_resolution(const std::string& spec) {
   return r;
 }
 
-// Text to FILE, or stdout for '-'; false (said on stderr) when it cannot be written.
-bool write_result(const std::string& path, const std::string& text, const char* option) {
+// Text to FILE, or stdout for '-'.
+Result<void> write_result(const std::string& path, const std::string& text, const char* option) {
   if (path == "-") {
     std::cout << text << std::flush;
-    return true;
+    return {};
   }
   try {
     qprof::write_output(path, text);
-    return true;
+    return {};
   } catch (const std::exception& e) {
-    std::cerr << "qprof fit: " << option << ": " << terminal_text(e.what()) << '\n';
-    return false;
+    return Failure{std::string(option) + ": " + terminal_text(e.what())};
   }
 }
 
@@ -165,6 +164,28 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
   return {};
 }
 
+// The results asked for: JSON, CSV, the chart. Each is tried; the Failure names every one that
+// could not be written.
+Result<void> write_results(const FitCli& o, const fit::FitReport& r) {
+  std::string failed;
+  const auto add = [&failed](const Result<void>& written) {
+    if (!written) failed += (failed.empty() ? "" : "; ") + written.failure().message;
+  };
+  const bool has_result =
+      r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start && r.end != fit::FitEnd::gpu_refused;
+  if (has_result && !o.json.empty()) add(write_result(o.json, fit::json_report(r), "--json"));
+  if (has_result && !o.csv.empty()) add(write_result(o.csv, fit::csv_report(r), "--csv"));
+  if (!o.plot.empty() && r.baseline) {
+    try {
+      plot::plot_fit(chart_of(r), o.plot);
+    } catch (const std::exception& e) {
+      add(Failure{"--plot: " + terminal_text(e.what())});
+    }
+  }
+  if (failed.empty()) return {};
+  return Failure{failed};
+}
+
 Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::App& self) {
   if (Result<void> checked = check_request(o, std::move(command), self); !checked) return checked.failure();
   rerun_fit_in_user_scope_if_needed();  // returns where qprof may create its groups, or cannot be helped
@@ -187,22 +208,11 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
   if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
   if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
   if (!o.quiet && r.baseline && r.probes_s > 0) print_cost(r, width);
-  int status = r.status;
-  const bool has_result =
-      r.end != fit::FitEnd::no_cgroup && r.end != fit::FitEnd::cannot_start && r.end != fit::FitEnd::gpu_refused;
-  if (has_result) {
-    if (!o.json.empty() && !write_result(o.json, fit::json_report(r), "--json") && status == 0) status = kUsageError;
-    if (!o.csv.empty() && !write_result(o.csv, fit::csv_report(r), "--csv") && status == 0) status = kUsageError;
+  // An output not written is qprof's failure; fit's own status (a failed or interrupted search) wins.
+  if (Result<void> written = write_results(o, r); !written) {
+    return Failure{written.failure().message, r.status != 0 ? r.status : kUsageError};
   }
-  if (!o.plot.empty() && r.baseline) {
-    try {
-      plot::plot_fit(chart_of(r), o.plot);
-    } catch (const std::exception& e) {
-      std::cerr << "qprof fit: --plot: " << terminal_text(e.what()) << '\n';
-      if (status == 0) status = kUsageError;
-    }
-  }
-  return status;
+  return r.status;
 }
 
 }  // namespace

@@ -39,8 +39,9 @@ std::vector<std::string> own_cmdline() {
 }  // namespace
 
 void rerun_fit_in_user_scope_if_needed() {
-  std::string why_not;
-  const bool may_create = fit::ProbeGroup::create(why_not) != nullptr;  // the test group goes at once
+  Result<std::unique_ptr<fit::ProbeGroup>> probe = fit::ProbeGroup::create();
+  const bool may_create = probe.ok();
+  if (probe) probe->reset();  // the test group goes at once
   const bool in_scope = std::getenv(fit::kInScopeVariable) != nullptr;
   if (may_create || in_scope) return;
   std::error_code ec;
@@ -50,7 +51,7 @@ void rerun_fit_in_user_scope_if_needed() {
   if (!argv) return;
   const std::string runner = find_program(argv->front());
   if (runner.empty()) return;
-  std::cerr << "qprof fit: qprof may not create memory cgroups here (" << terminal_text(why_not)
+  std::cerr << "qprof fit: qprof may not create memory cgroups here (" << terminal_text(probe.failure().message)
             << "); running again in a systemd user scope with its cgroup delegated (systemd-run --user --scope "
                "-p Delegate=yes)\n"
             << std::flush;

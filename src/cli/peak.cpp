@@ -20,6 +20,7 @@
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
+#include "qprof/runs/profiled_run.hpp"
 #include "qprof/report/job.hpp"
 
 namespace qprof::cli {
@@ -39,8 +40,6 @@ using analysis::metric_names;
 using analysis::MetricChoice;
 using analysis::stages_named;
 using record::peaks_in_memory;
-using record::read_back;
-using record::run_profiled;
 using record::RunOptions;
 using record::RunReport;
 using trace::incomplete_notice;
@@ -226,16 +225,13 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     trace_file = {created->path, true};
     o.run.output = created->path;
   }
-  RunReport report;
-  int status;
-  {
-    const StdoutToStderr keep_stdout_for_the_peak;
-    status = run_profiled(o.run, &report);
-  }
-  if (!report.launched) return status;
+  Result<runs::ProfiledRun> ran = runs::run_and_read({o.run, true, false});
+  if (!ran) return ran.failure().status;  // not started: the session said why
+  const int status = ran->status;
+  const RunReport& report = ran->report;
   Trace trace;
-  const bool incomplete = !report.trace_error.empty();
-  if (incomplete || !report.trace_readable_back) {
+  const bool incomplete = ran->state == runs::TraceState::incomplete;
+  if (incomplete || ran->state == runs::TraceState::not_a_file) {
     // Never read back: a broken trace may be cut anywhere, a stream is gone. The peaks qprof
     // held in memory answer, except what needs the samples themselves.
     if (!o.stage.empty() || o.children) {
@@ -246,12 +242,10 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
                        : kUsageError};
     }
     trace = peaks_in_memory(report);
+  } else if (ran->state == runs::TraceState::unreadable) {
+    return Failure{"cannot read the trace back: " + terminal_text(ran->problem), status != 0 ? status : kUsageError};
   } else {
-    try {
-      trace = read_back(report);
-    } catch (const std::exception& e) {
-      return Failure{"cannot read the trace back: " + terminal_text(e.what()), status != 0 ? status : kUsageError};
-    }
+    trace = std::move(ran->trace);
   }
   report::PeakLine line = peak_of(trace, o, true);
   if (trace_file.temporary) line.file.clear();  // removed at once: naming it would mislead

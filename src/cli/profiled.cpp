@@ -4,7 +4,6 @@
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -260,21 +259,6 @@ std::optional<Unit> unit_of(const std::string& name) {
 }
 
 report::Format format_of(const std::string& name) { return report::parse_format(name).value_or(report::Format::text); }
-
-StdoutToStderr::StdoutToStderr() {
-  std::cout.flush();
-  std::fflush(stdout);
-  saved_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
-}
-
-StdoutToStderr::~StdoutToStderr() {
-  if (saved_ < 0) return;
-  std::cout.flush();
-  std::fflush(stdout);
-  ::dup2(saved_, STDOUT_FILENO);
-  ::close(saved_);
-}
 
 // The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
 // of the current directory, as mprof peak does.

@@ -11,6 +11,7 @@
 #include "qprof/analysis/default_metric.hpp"
 #include "qprof/analysis/metric.hpp"
 #include "qprof/common/failure.hpp"
+#include "qprof/common/stdout_to_stderr.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/record/options.hpp"
 
@@ -59,18 +60,5 @@ std::optional<Unit> unit_of(const std::string& name);
 // memory" (exit 2, as a bad trace), never std::bad_alloc's own words or an abort.
 std::string read_failure(const std::exception& e, const std::string& file);  // empty name: nullopt
 report::Format format_of(const std::string& name);
-
-// While alive, qprof's stdout (and so the profiled command's, which inherits it) goes to stderr:
-// what qprof prints on stdout afterwards (a peak, a table) stays alone there.
-class StdoutToStderr {
- public:
-  StdoutToStderr();
-  ~StdoutToStderr();
-  StdoutToStderr(const StdoutToStderr&) = delete;
-  StdoutToStderr& operator=(const StdoutToStderr&) = delete;
-
- private:
-  int saved_ = -1;
-};
 
 }  // namespace qprof::cli

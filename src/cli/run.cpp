@@ -23,6 +23,7 @@
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/trend.hpp"
 #include "qprof/record/session.hpp"
+#include "qprof/runs/profiled_run.hpp"
 
 namespace qprof::cli {
 using analysis::budget_bytes;
@@ -33,7 +34,6 @@ using analysis::metric_info;
 using analysis::metric_names;
 using analysis::MetricChoice;
 using record::peaks_in_memory;
-using record::read_back;
 using record::run_profiled;
 using record::RunHooks;
 using record::RunOptions;
@@ -121,13 +121,12 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     return incomplete(result);
   }
   if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
-  Trace trace;
-  try {
-    trace = read_back(report);
-  } catch (const std::exception& e) {
+  const Result<Trace> read = runs::read_back_trace(report);
+  if (!read) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
-    return fail(std::string("cannot read the trace back: ") + terminal_text(e.what()));
+    return fail("cannot read the trace back: " + terminal_text(read.failure().message));
   }
+  const Trace& trace = *read;
   const MetricChoice chosen = metric_for(o.metric, trace);
   const bool has = has_metric(trace, chosen.metric);
 

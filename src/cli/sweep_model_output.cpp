@@ -41,11 +41,11 @@ std::optional<double> as_number(const std::string& text) {
 // qprof fit's limits for a trace, from the JSON qprof sweep --fit wrote beside it; none where
 // there is no such file (a file that is not fit's JSON is said).
 FitLimits saved_fit_limits(const Trace& t, const char* who) {
-  std::string why;
-  const auto saved = fit::read_saved_limits(fit::saved_result_path(t.source), why);
-  if (!why.empty()) std::cerr << who << ": " << terminal_text(why) << "; its fit limits left out\n";
+  const Result<std::optional<fit::SavedLimits>> read = fit::read_saved_limits(fit::saved_result_path(t.source));
+  if (!read) std::cerr << who << ": " << terminal_text(read.failure().message) << "; its fit limits left out\n";
   FitLimits f;
-  if (!saved) return f;
+  if (!read || !*read) return f;
+  const fit::SavedLimits* saved = &**read;
   if (saved->runs_in) f.runs_in = static_cast<double>(*saved->runs_in);
   if (saved->full_speed) f.full_speed = static_cast<double>(*saved->full_speed);
   return f;
@@ -53,8 +53,8 @@ FitLimits saved_fit_limits(const Trace& t, const char* who) {
 
 }  // namespace
 
-int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces, const SweepModelRequest& request,
-                    const char* who) {
+Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces,
+                             const SweepModelRequest& request, const char* who) {
   std::vector<SweepPointRuns> points;
   for (const LabelledTrace& lt : traces) {
     auto text = value_in_label(lt.label, request.parameter);
@@ -66,9 +66,8 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
     }
     const auto value = as_number(*text);
     if (!value) {
-      std::cerr << who << ": " << terminal_text(lt.label) << ": " << request.parameter << "=" << terminal_text(*text)
-                << " is not a number: no model over it\n";
-      return kUsageError;
+      return Failure{terminal_text(lt.label) + ": " + request.parameter + "=" + terminal_text(*text) +
+                     " is not a number: no model over it"};
     }
     if (lt.trace->exit && lt.trace->exit->status != 0) {
       std::cerr << who << ": " << terminal_text(lt.label) << ": the job exited with status " << lt.trace->exit->status
@@ -84,8 +83,7 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
     same->fits.push_back(saved_fit_limits(*lt.trace, who));
   }
   if (points.empty()) {
-    std::cerr << who << ": no completed run carries " << request.parameter << "=VALUE: no model\n";
-    return kUsageError;
+    return Failure{"no completed run carries " + request.parameter + "=VALUE: no model"};
   }
   if (points.size() < 2) {
     std::cerr << who << ": one value of " << request.parameter << " only: the table, and no fit\n";
@@ -96,8 +94,7 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   if (!request.limit.empty()) {
     const auto limit = budget_bytes(request.limit, *points.front().runs.front());
     if (!limit) {
-      std::cerr << who << ": --limit: " << terminal_text(limit.failure().message) << '\n';
-      return kUsageError;
+      return Failure{"--limit: " + terminal_text(limit.failure().message)};
     }
     options.limit = *limit;
     options.limit_source = "--limit " + request.limit;
@@ -108,12 +105,11 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   const SweepModel model = sweep_model(request.parameter, points);
   report::add_sweep_model(doc, model, options);
   doc.csv_table = doc.tables.size() - 1;  // CSV: the model (JSON holds every table)
-  if (request.plot.empty()) return 0;
+  if (request.plot.empty()) return {};
   // The chart of the figure the limit is solved on.
   const FigureModel* figure = report::limit_figure(model, options.rss);
   if (!figure) {
-    std::cerr << who << ": --plot: no memory figure with two values or more to draw\n";
-    return kUsageError;
+    return Failure{"--plot: no memory figure with two values or more to draw"};
   }
   std::optional<double> solved;
   if (options.limit) {
@@ -124,10 +120,9 @@ int add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& tra
   try {
     plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
   } catch (const std::exception& e) {
-    std::cerr << who << ": --plot: " << terminal_text(e.what()) << '\n';
-    return kUsageError;
+    return Failure{"--plot: " + terminal_text(e.what())};
   }
-  return 0;
+  return {};
 }
 
 }  // namespace qprof::cli

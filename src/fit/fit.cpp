@@ -116,14 +116,12 @@ struct Search {
   }
 
   std::unique_ptr<ProbeGroup> group() {
-    std::string why_not;
-    auto g = ProbeGroup::create(why_not);
-    if (!g) {
-      r.end = FitEnd::no_cgroup;
-      r.status = 2;
-      r.message = no_cgroup_message(why_not);
-    }
-    return g;
+    Result<std::unique_ptr<ProbeGroup>> g = ProbeGroup::create();
+    if (g) return std::move(*g);
+    r.end = FitEnd::no_cgroup;
+    r.status = 2;
+    r.message = no_cgroup_message(g.failure().message);
+    return nullptr;
   }
 
   // A run with its group's page cache evicted after it, so that the next starts from the same state.

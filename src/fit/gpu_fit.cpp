@@ -90,15 +90,14 @@ struct Search {
 
   // One probe in a fresh group; nullopt (with r's end said) when the search must stop.
   std::optional<GpuProbeResult> probe(std::optional<Bytes> limit, std::optional<double> deadline) {
-    std::string why_not;
-    auto group = ProbeGroup::create(why_not);
+    Result<std::unique_ptr<ProbeGroup>> group = ProbeGroup::create();
     if (!group) {
-      refuse(r, FitEnd::no_cgroup, no_cgroup_message(why_not));
+      refuse(r, FitEnd::no_cgroup, no_cgroup_message(group.failure().message));
       return std::nullopt;
     }
     GpuProbeResult p =
-        run_gpu_probe({o.command, target.uuid, target.backend, limit, work_dir, number++, deadline}, *group, signals);
-    group.reset();  // its processes killed, the group removed
+        run_gpu_probe({o.command, target.uuid, target.backend, limit, work_dir, number++, deadline}, **group, signals);
+    group->reset();  // its processes killed, the group removed
     r.probes_s += p.run.seconds;
     if (p.run.launch_failure) {
       r.end = FitEnd::cannot_start;

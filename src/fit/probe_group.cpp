@@ -69,14 +69,11 @@ std::optional<Bytes> unreclaimable_bytes(std::string_view memory_stat, bool v1) 
   return *anon + stat_value(memory_stat, "shmem").value_or(0);
 }
 
-std::unique_ptr<ProbeGroup> ProbeGroup::create(std::string& why_not) {
-  auto group = TreeCgroup::create(why_not);
-  if (!group) return nullptr;
-  if (!group->has_memory()) {
-    why_not = group->path() + " has no memory controller";
-    return nullptr;
-  }
-  return std::unique_ptr<ProbeGroup>(new ProbeGroup(std::move(group)));
+Result<std::unique_ptr<ProbeGroup>> ProbeGroup::create() {
+  Result<std::unique_ptr<TreeCgroup>> group = TreeCgroup::create();
+  if (!group) return group.failure();
+  if (!(*group)->has_memory()) return Failure{(*group)->path() + " has no memory controller"};
+  return std::unique_ptr<ProbeGroup>(new ProbeGroup(std::move(*group)));
 }
 
 double ProbeGroup::evict() {

@@ -25,17 +25,15 @@ std::string saved_result_path(const std::string& trace_path) {
   return stem + ".fit.json";
 }
 
-std::optional<SavedLimits> read_saved_limits(const std::string& json_path, std::string& why) {
-  why.clear();
+Result<std::optional<SavedLimits>> read_saved_limits(const std::string& json_path) {
   std::ifstream in(json_path, std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in) return std::optional<SavedLimits>();
   // fit's JSON is a few KB; a file far larger is not one, and is not read into memory whole.
   constexpr std::streamoff kMaxBytes = 16 << 20;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   if (size < 0 || size > kMaxBytes) {
-    why = json_path + ": " + (size < 0 ? "cannot be read" : "larger than 16 MiB: not qprof fit's JSON");
-    return std::nullopt;
+    return Failure{json_path + ": " + (size < 0 ? "cannot be read" : "larger than 16 MiB: not qprof fit's JSON")};
   }
   in.seekg(0);
   std::string text(static_cast<std::size_t>(size), '\0');
@@ -44,16 +42,14 @@ std::optional<SavedLimits> read_saved_limits(const std::string& json_path, std::
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object() || !j.contains("findings") || !j["findings"].is_object()) {
-      why = json_path + ": no findings: not qprof fit's JSON";
-      return std::nullopt;
+      return Failure{json_path + ": no findings: not qprof fit's JSON"};
     }
     SavedLimits s;
     s.runs_in = finding_limit(j["findings"], "smallest_running");
     s.full_speed = finding_limit(j["findings"], "full_speed");
-    return s;
+    return std::optional<SavedLimits>(s);
   } catch (const std::exception& e) {
-    why = json_path + ": " + e.what();
-    return std::nullopt;
+    return Failure{json_path + ": " + e.what()};
   }
 }
 

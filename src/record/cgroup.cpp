@@ -187,8 +187,7 @@ bool move_self_to_leaf(const std::string& group) {
   return true;
 }
 
-std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::string& mountinfo,
-                                               const std::string& proc_cgroup) {
+Result<std::unique_ptr<TreeCgroup>> TreeCgroup::create(const std::string& mountinfo, const std::string& proc_cgroup) {
   const auto mounts = cgroup_mounts(mountinfo);
   const std::string self = read_text(proc_cgroup);
   std::string errors;
@@ -237,8 +236,7 @@ std::unique_ptr<TreeCgroup> TreeCgroup::create(std::string& why_not, const std::
       if (auto cg = try_dir(parent, false)) return cg;
     }
   }
-  why_not = errors.empty() ? "no cgroup v1 memory or cgroup v2 hierarchy is mounted" : errors;
-  return nullptr;
+  return Failure{errors.empty() ? "no cgroup v1 memory or cgroup v2 hierarchy is mounted" : errors};
 }
 
 TreeCgroup::~TreeCgroup() {

@@ -106,13 +106,10 @@ void send_ack(const std::string& reply_path) {
   ::close(fd);
 }
 
-std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not, const std::string& fifo_at) {
+Result<std::unique_ptr<MarkChannel>> MarkChannel::create(const std::string& fifo_at) {
   std::unique_ptr<MarkChannel> c(new MarkChannel());
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    why_not = std::string("pipe: ") + std::strerror(errno);
-    return nullptr;
-  }
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return Failure{std::string("pipe: ") + std::strerror(errno)};
   c->pipe_read_ = fds[0];
   c->pipe_write_ = fds[1];
   // The write end keeps its low number rather than moving out of the range programs reuse:
@@ -120,8 +117,7 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not, const std
   // The identity exported with it is what guards a reused number.
   struct stat st {};
   if (::fstat(c->pipe_write_, &st) != 0) {
-    why_not = std::string("fstat of the marker pipe: ") + std::strerror(errno);
-    return nullptr;
+    return Failure{std::string("fstat of the marker pipe: ") + std::strerror(errno)};
   }
   c->write_fd_id_ = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   // The writers' end blocks as any pipe does (a shell's echo must not see EAGAIN); qprof reads
@@ -131,10 +127,7 @@ std::unique_ptr<MarkChannel> MarkChannel::create(std::string& why_not, const std
   if (!c->open_fifo(fifo_at, fifo_why_not)) {
     // A FIFO asked for by name is a promise to its writers: refused whole. The private one is a
     // fallback for processes that did not inherit the pipe: the pipe goes on without it.
-    if (!fifo_at.empty()) {
-      why_not = fifo_why_not;
-      return nullptr;
-    }
+    if (!fifo_at.empty()) return Failure{fifo_why_not};
     c->fifo_problem_ = fifo_why_not;
   }
   c->sources_[0].fd = c->pipe_read_;

@@ -18,6 +18,8 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_stop_from_terminal{false};
 std::atomic<bool> g_continued{false};
 struct sigaction g_previous[65];
+std::atomic<int> g_stop_signal{0};  // the first stop signal since clear_stop_signal()
+static_assert(std::atomic<int>::is_always_lock_free, "signal handlers set it");
 
 int wake_signal() { return SIGRTMIN; }
 
@@ -27,6 +29,7 @@ void on_forwarded(int sig, siginfo_t* info, void*) {
   else
     g_from_terminal.fetch_and(~(1u << sig));
   g_pending.fetch_or(1u << sig);
+  note_stop_signal(sig);
 }
 
 void on_child(int) { g_child_event.store(true); }
@@ -53,6 +56,15 @@ void install(int sig, void (*handler)(int, siginfo_t*, void*), void (*simple)(in
 }
 
 }  // namespace
+
+int received_stop_signal() { return g_stop_signal.load(); }
+
+void clear_stop_signal() { g_stop_signal.store(0); }
+
+void note_stop_signal(int sig) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, sig);
+}
 
 SignalRelay::SignalRelay() {
   g_pending = 0;

@@ -50,11 +50,11 @@ TEST(TreeCgroup, CgroupV2WithoutMemoryControllerGivesMembershipOnly) {
   }
   const std::string info = mountinfo_with(
       "40 30 0:35 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw");
-  std::string why;
   std::string dir;
   {
-    auto cg = TreeCgroup::create(why, info);
-    ASSERT_TRUE(cg) << why;
+    auto created = TreeCgroup::create(info);
+    ASSERT_TRUE(created) << created.failure().message;
+    auto cg = std::move(*created);
     EXPECT_FALSE(cg->is_v1());
     dir = cg->path();
     EXPECT_TRUE(fs::exists(cg->procs_path()));
@@ -73,11 +73,11 @@ TEST(TreeCgroup, CgroupV1MemoryGivesUsageAndPeak) {
   if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
     GTEST_SKIP() << "needs root and a cgroup v1 memory hierarchy";
   }
-  std::string why;
   std::string dir;
   {
-    auto cg = TreeCgroup::create(why);
-    ASSERT_TRUE(cg) << why;
+    auto created = TreeCgroup::create();
+    ASSERT_TRUE(created) << created.failure().message;
+    auto cg = std::move(*created);
     EXPECT_TRUE(cg->is_v1());
     EXPECT_TRUE(cg->has_memory());
     EXPECT_TRUE(cg->usage().has_value());
@@ -94,9 +94,9 @@ TEST(TreeCgroup, AWindowClosedAtACheckpointHoldsOnlyItsOwnPeak) {
   if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
     GTEST_SKIP() << "needs root and a cgroup v1 memory hierarchy";
   }
-  std::string why;
-  auto cg = TreeCgroup::create(why);
-  ASSERT_TRUE(cg) << why;
+  auto created = TreeCgroup::create();
+  ASSERT_TRUE(created) << created.failure().message;
+  auto cg = std::move(*created);
   int done[2], go_on[2];
   ASSERT_EQ(pipe(done), 0);
   ASSERT_EQ(pipe(go_on), 0);
@@ -147,10 +147,11 @@ TEST(TreeCgroup, NestsUnderItsOwnCgroupAndRemovesGroupsOfDeadQprofs) {
   const std::string stale = parent + "/qprof-" + std::to_string(dead);
   ASSERT_TRUE(fs::create_directory(stale));
   const std::string proc_cgroup = mountinfo_with("4:memory:" + rel);
-  std::string why, dir;
+  std::string dir;
   {
-    auto cg = TreeCgroup::create(why, "/proc/self/mountinfo", proc_cgroup);
-    ASSERT_TRUE(cg) << why;
+    auto created = TreeCgroup::create("/proc/self/mountinfo", proc_cgroup);
+    ASSERT_TRUE(created) << created.failure().message;
+    auto cg = std::move(*created);
     dir = cg->path();
     EXPECT_EQ(dir, parent + "/qprof-" + std::to_string(getpid()));
     EXPECT_FALSE(fs::exists(stale)) << "the group of a dead qprof is removed";
@@ -201,9 +202,9 @@ TEST(TreeCgroup, AloneInItsGroupQprofMovesItselfIntoALeaf) {
 
 TEST(TreeCgroup, NoHierarchySaysWhy) {
   const std::string info = mountinfo_with("20 1 0:19 / /proc rw,nosuid - proc proc rw");
-  std::string why;
-  EXPECT_FALSE(TreeCgroup::create(why, info));
-  EXPECT_EQ(why, "no cgroup v1 memory or cgroup v2 hierarchy is mounted");
+  const auto created = TreeCgroup::create(info);
+  ASSERT_FALSE(created);
+  EXPECT_EQ(created.failure().message, "no cgroup v1 memory or cgroup v2 hierarchy is mounted");
   fs::remove(info);
 }
 

@@ -30,29 +30,31 @@ TEST(FitSavedResult, ReadsWhatJsonReportWrote) {
   r.findings.runs->limit = 205ull << 20;
   r.findings.full_speed = Finding{};
   r.findings.full_speed->limit = 520ull << 20;
-  std::string why;
-  const auto s = read_saved_limits(write_temp("a.fit.json", json_report(r)), why);
-  ASSERT_TRUE(s) << why;
-  EXPECT_EQ(s->runs_in, 205ull << 20);
-  EXPECT_EQ(s->full_speed, 520ull << 20);
+  const auto s = read_saved_limits(write_temp("a.fit.json", json_report(r)));
+  ASSERT_TRUE(s) << s.failure().message;
+  ASSERT_TRUE(*s);
+  EXPECT_EQ((*s)->runs_in, 205ull << 20);
+  EXPECT_EQ((*s)->full_speed, 520ull << 20);
   // A search that found no full-speed limit: null in the JSON, none here.
   r.findings.full_speed.reset();
-  const auto t = read_saved_limits(write_temp("b.fit.json", json_report(r)), why);
-  ASSERT_TRUE(t) << why;
-  EXPECT_FALSE(t->full_speed);
+  const auto t = read_saved_limits(write_temp("b.fit.json", json_report(r)));
+  ASSERT_TRUE(t) << t.failure().message;
+  ASSERT_TRUE(*t);
+  EXPECT_FALSE((*t)->full_speed);
 }
 
 TEST(FitSavedResult, AMissingFileIsNoneAndADamagedOneSaysWhy) {
-  std::string why = "x";
-  EXPECT_FALSE(read_saved_limits("/nonexistent/qprof/x.fit.json", why));
-  EXPECT_TRUE(why.empty());
-  EXPECT_FALSE(read_saved_limits(write_temp("c.fit.json", "{\"findings\": 3"), why));
-  EXPECT_NE(why.find("c.fit.json: "), std::string::npos) << why;
-  EXPECT_FALSE(read_saved_limits(write_temp("d.fit.json", "[1, 2]"), why));
-  EXPECT_NE(why.find("not qprof fit's JSON"), std::string::npos) << why;
-  EXPECT_FALSE(read_saved_limits(
-      write_temp("e.fit.json", "{\"findings\": {\"smallest_running\": {\"limit_bytes\": -1}}}"), why));
-  EXPECT_NE(why.find("not a size"), std::string::npos) << why;
+  const auto missing = read_saved_limits("/nonexistent/qprof/x.fit.json");
+  ASSERT_TRUE(missing) << "a missing file is no failure";
+  EXPECT_FALSE(*missing);
+  const auto why = [](const Result<std::optional<SavedLimits>>& r) { return r ? std::string() : r.failure().message; };
+  const auto c = read_saved_limits(write_temp("c.fit.json", "{\"findings\": 3"));
+  EXPECT_NE(why(c).find("c.fit.json: "), std::string::npos) << why(c);
+  const auto d = read_saved_limits(write_temp("d.fit.json", "[1, 2]"));
+  EXPECT_NE(why(d).find("not qprof fit's JSON"), std::string::npos) << why(d);
+  const auto e =
+      read_saved_limits(write_temp("e.fit.json", "{\"findings\": {\"smallest_running\": {\"limit_bytes\": -1}}}"));
+  EXPECT_NE(why(e).find("not a size"), std::string::npos) << why(e);
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ namespace qprof {
 
 // The exit status of qprof's own errors: bad usage, unreadable input, an output not written.
 inline constexpr int kFailureStatus = 2;
+// The exit status that says a write of the trace failed (the trace is incomplete), where the
+// command succeeded and nothing worse happened.
+inline constexpr int kTraceIncompleteStatus = 4;
 
 struct Failure {
   // For the user, without the "qprof SUB: " the CLI puts before it nor a final newline; a

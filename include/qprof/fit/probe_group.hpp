@@ -36,8 +36,8 @@ std::optional<Bytes> unreclaimable_bytes(std::string_view memory_stat, bool v1);
 
 class ProbeGroup {
  public:
-  // Null, with the kernel's reason in `why_not`, where qprof may not create a memory cgroup.
-  static std::unique_ptr<ProbeGroup> create(std::string& why_not);
+  // The Failure has the kernel's reason where qprof may not create a memory cgroup.
+  static Result<std::unique_ptr<ProbeGroup>> create();
   ~ProbeGroup();  // kills what is left, evicts the cache (unless evict() did), removes the group
   ProbeGroup(const ProbeGroup&) = delete;
   ProbeGroup& operator=(const ProbeGroup&) = delete;

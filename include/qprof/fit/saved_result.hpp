@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/common/types.hpp"
 
 namespace qprof::fit {
@@ -18,7 +19,8 @@ struct SavedLimits {
 // DIR/NAME.dat → DIR/NAME.fit.json (any other name: NAME.fit.json beside it).
 std::string saved_result_path(const std::string& trace_path);
 
-// nullopt where the file is missing (why empty) or is not qprof fit's JSON (why says what is wrong).
-std::optional<SavedLimits> read_saved_limits(const std::string& json_path, std::string& why);
+// nullopt where the file is missing; the Failure says what is wrong with a file that is not qprof
+// fit's JSON.
+Result<std::optional<SavedLimits>> read_saved_limits(const std::string& json_path);
 
 }  // namespace qprof::fit

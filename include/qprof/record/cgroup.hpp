@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/common/proc_file.hpp"
 #include "qprof/trace/trace.hpp"
 
@@ -22,10 +23,10 @@ class TreeCgroup {
  public:
   // Creates a fresh cgroup below qprof's own (so that the limits above it still apply): cgroup v1
   // "memory" if mounted, else cgroup v2. Groups of qprofs that died (qprof-PID of a PID that is
-  // gone) are removed first. On failure returns null and says why in `why_not`. `mountinfo` and
+  // gone) are removed first. The Failure says why none could be made. `mountinfo` and
   // `proc_cgroup` are where the mounts and qprof's own cgroups are read from.
-  static std::unique_ptr<TreeCgroup> create(std::string& why_not, const std::string& mountinfo = "/proc/self/mountinfo",
-                                            const std::string& proc_cgroup = "/proc/self/cgroup");
+  static Result<std::unique_ptr<TreeCgroup>> create(const std::string& mountinfo = "/proc/self/mountinfo",
+                                                    const std::string& proc_cgroup = "/proc/self/cgroup");
   ~TreeCgroup();  // moves stragglers to the parent cgroup, then removes the directory
   TreeCgroup(const TreeCgroup&) = delete;
   TreeCgroup& operator=(const TreeCgroup&) = delete;

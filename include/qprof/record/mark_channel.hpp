@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/common/types.hpp"
 
 namespace qprof::record {
@@ -68,10 +69,10 @@ class MarkChannel {
 
   // Creates the pipe and, in a private directory (mode 0700) under $TMPDIR or /tmp, the FIFO; or
   // the FIFO at `fifo_at` (--mark-fifo: a path the writers know beforehand; never an existing
-  // file). Null with `why_not` set when the pipe, or the FIFO asked for at `fifo_at`, cannot be
-  // made. Where only the private FIFO cannot (an unusable $TMPDIR), the pipe still works:
-  // fifo_path() is empty and fifo_problem() says why.
-  static std::unique_ptr<MarkChannel> create(std::string& why_not, const std::string& fifo_at = "");
+  // file). The Failure says why the pipe, or the FIFO asked for at `fifo_at`, cannot be made.
+  // Where only the private FIFO cannot (an unusable $TMPDIR), the pipe still works: fifo_path()
+  // is empty and fifo_problem() says why.
+  static Result<std::unique_ptr<MarkChannel>> create(const std::string& fifo_at = "");
   ~MarkChannel();  // stops the reader, closes both ends, removes the FIFO and its directory
   MarkChannel(const MarkChannel&) = delete;
   MarkChannel& operator=(const MarkChannel&) = delete;

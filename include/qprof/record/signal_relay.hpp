@@ -10,6 +10,14 @@
 
 namespace qprof::record {
 
+// The first stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) that reached qprof since the last
+// clear_stop_signal(), through a relay or note_stop_signal: after a run, whether qprof was asked
+// to stop even where the command outlived the signal. Async-signal-safe.
+int received_stop_signal();
+void clear_stop_signal();
+// For a handler of qprof's between runs (runs::StopLatch): the signal counts as one a relay got.
+void note_stop_signal(int sig);
+
 class SignalRelay {
  public:
   // Installs the handlers on the calling thread's process; other threads must block signals.

@@ -12,15 +12,15 @@ namespace qprof::record::session {
 MarkerIntake::MarkerIntake(MarkerInbox::Wake wake) : inbox_(wake), wake_(std::move(wake)) {}
 
 void MarkerIntake::open_channel(Notices& notices, const std::string& fifo_at) {
-  std::string why_not;
-  channel_ = MarkChannel::create(why_not, fifo_at);
-  if (!channel_) {
+  Result<std::unique_ptr<MarkChannel>> created = MarkChannel::create(fifo_at);
+  if (!created) {
     ::unsetenv(std::string(kMarkFdVariable).c_str());
     ::unsetenv(std::string(kMarkPathVariable).c_str());
     ::unsetenv(std::string(kMarkFdIdVariable).c_str());
-    notices.warn("no marker channel (" + why_not + "): markers come from stderr only");
+    notices.warn("no marker channel (" + created.failure().message + "): markers come from stderr only");
     return;
   }
+  channel_ = std::move(*created);
   ::setenv(std::string(kMarkFdVariable).c_str(), std::to_string(channel_->write_fd()).c_str(), 1);
   ::setenv(std::string(kMarkFdIdVariable).c_str(), channel_->write_fd_id().c_str(), 1);
   if (channel_->fifo_path().empty()) {

@@ -183,7 +183,10 @@ bool Session::open_trace() {
 bool Session::open_cgroup() {
   if (o_.cgroup == CgroupMode::off || o_.attach) return true;
   std::string why_not;
-  cgroup_ = TreeCgroup::create(why_not);
+  if (Result<std::unique_ptr<TreeCgroup>> created = TreeCgroup::create())
+    cgroup_ = std::move(*created);
+  else
+    why_not = created.failure().message;
   if (o_.memory_limit) return impose_memory_limit(why_not);
   if (!cgroup_ && o_.cgroup == CgroupMode::on) {
     notices_.warn("--cgroup: cannot create a cgroup (" + why_not + "); following the tree through /proc instead");

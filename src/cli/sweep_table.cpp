@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sweep_table.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "qprof/analysis/default_metric.hpp"
+#include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/timeline.hpp"
+
+namespace qprof::cli {
+using analysis::find_peak;
+using analysis::has_metric;
+using analysis::Metric;
+using analysis::point_name;
+using analysis::SweepParameter;
+using analysis::trace_duration;
+using runs::SweepRun;
+
+namespace {
+
+// A model needs numbers: "8", "0.5", "1e3"; not "fp16".
+bool all_numbers(const SweepParameter& p) {
+  return std::all_of(p.values.begin(), p.values.end(), [](const std::string& v) {
+    double d = 0;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), d);
+    return r.ec == std::errc() && r.ptr == v.data() + v.size();
+  });
+}
+
+}  // namespace
+
+report::Table runs_table(const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs) {
+  report::Table t;
+  t.name = "sweep_runs";
+  t.title = "Runs";
+  using report::Cell;
+  using report::Column;
+  using report::Kind;
+  for (const SweepParameter& p : parameters) t.columns.push_back(Column::of(p.name, p.name, Kind::text));
+  t.columns.push_back(Column::of("repeat", "repeat", Kind::count));
+  t.columns.push_back(Column::of("exit_status", "exit", Kind::count));
+  t.columns.push_back(Column::of("duration", "duration", Kind::seconds));
+  t.columns.push_back(Column::of("footprint", "footprint", Kind::bytes));
+  t.columns.push_back(Column::of("peak_rss", "\u03a3 RSS peak", Kind::bytes));
+  const bool fitted = std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.fit.has_value(); });
+  if (fitted) {
+    t.columns.push_back(Column::of("fit_runs_in", "fit: runs in", Kind::bytes));
+    t.columns.push_back(Column::of("fit_full_speed", "fit: full speed", Kind::bytes));
+  }
+  t.columns.push_back(Column::of("trace", "trace", Kind::text));
+  const bool any_footprint = std::any_of(
+      runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
+  t.columns[parameters.size() + 3].human = any_footprint;
+  if (!any_footprint && std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace != nullptr; })) {
+    t.notes.push_back(analysis::choose_metric(std::nullopt, false, "these traces").fallback);
+  }
+  for (const SweepRun& r : runs) {
+    std::vector<Cell> row;
+    for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
+    row.push_back(Cell::number(r.repeat));
+    row.push_back(Cell::number(r.status));
+    if (r.trace) {
+      row.push_back(Cell::number(trace_duration(*r.trace)));
+      const auto footprint = find_peak(*r.trace, Metric::footprint);
+      const auto rss = find_peak(*r.trace, Metric::rss);
+      row.push_back(footprint ? Cell::bytes(footprint->bytes) : Cell{});
+      row.push_back(rss ? Cell::bytes(rss->bytes) : Cell{});
+    } else {
+      row.insert(row.end(), 3, Cell{});
+    }
+    if (fitted) {
+      const auto size = [](const std::optional<Bytes>& b) { return b ? Cell::bytes(*b) : Cell{}; };
+      row.push_back(r.fit ? size(r.fit->runs_in) : Cell{});
+      row.push_back(r.fit ? size(r.fit->full_speed) : Cell{});
+    }
+    Cell trace = Cell::string(r.path);
+    if (!r.problem.empty()) trace.note = r.problem;
+    row.push_back(trace);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+SweepDocument sweep_document(const std::vector<SweepParameter>& parameters, const std::vector<SweepRun>& runs,
+                             const SweepModelRequest& model) {
+  SweepDocument out;
+  report::Document& doc = out.doc;
+  doc.tables.push_back(runs_table(parameters, runs));
+  std::size_t failed = 0;
+  for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
+  if (failed > 0) doc.tables.front().notes.push_back(std::to_string(failed) + " run(s) failed: left out of the model");
+  if (parameters.size() == 1 && !all_numbers(parameters.front())) {
+    doc.tables.front().notes.push_back("the values of " + parameters.front().name + " are not all numbers: no model");
+  } else if (parameters.size() == 1) {
+    std::vector<LabelledTrace> traces;
+    for (const SweepRun& r : runs) {
+      if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
+    }
+    if (!traces.empty()) out.model = add_sweep_model(doc, traces, model, "qprof sweep");
+  } else {
+    doc.tables.front().notes.push_back(
+        "a grid has no model: qprof compare --sweep NAME on the traces of one line of it");
+  }
+  return out;
+}
+
+}  // namespace qprof::cli
