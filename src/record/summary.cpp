@@ -305,6 +305,45 @@ std::optional<std::string> request_text(const RunReport& r) {
   return slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)";
 }
 
+namespace {
+
+// Σ RSS as mprof counts it, and Σ PSS with how often it was read.
+void sum_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
+  if (r.sampled_peak) {
+    line(out, "Σ RSS",
+         human_bytes(r.sampled_peak->bytes) +
+             "  peak, as mprof counts it (a page shared by N processes "
+             "counts N times), at " +
+             human_seconds(r.sampled_peak->t - r.start) + incomplete);
+  }
+  if (r.pss_peak) {
+    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
+                       " (of it " + human_bytes(r.uss_peak.value_or(0)) +
+                       " in pages of one process alone, USS); read " + times(r.pss_passes) + ": every " +
+                       human_seconds(r.pss_interval);
+    if (r.pss_rise_passes > 0) {
+      read += ", and " + times(r.pss_rise_passes) + " as Σ RSS reached a new high";
+    }
+    line(out, "Σ PSS", read + incomplete);
+  }
+}
+
+void overhead_line(std::ostringstream& out, const RunReport& r) {
+  if (r.duration > 0) {
+    char overhead[96];
+    // A share of a run shorter than a second is mostly qprof's own start: the seconds alone.
+    if (r.duration >= 1.0) {
+      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
+                    r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
+    } else {
+      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU", r.profiler_cpu_seconds);
+    }
+    line(out, "overhead", overhead);
+  }
+}
+
+}  // namespace
+
 std::string format_summary(const RunReport& r) {
   std::ostringstream out;
   out << locale_text(command_line(r.command)) << '\n';
@@ -331,23 +370,7 @@ std::string format_summary(const RunReport& r) {
          human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
              " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
   }
-  if (r.sampled_peak) {
-    line(out, "Σ RSS",
-         human_bytes(r.sampled_peak->bytes) +
-             "  peak, as mprof counts it (a page shared by N processes "
-             "counts N times), at " +
-             human_seconds(r.sampled_peak->t - r.start) + incomplete);
-  }
-  if (r.pss_peak) {
-    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
-                       " (of it " + human_bytes(r.uss_peak.value_or(0)) +
-                       " in pages of one process alone, USS); read " + times(r.pss_passes) + ": every " +
-                       human_seconds(r.pss_interval);
-    if (r.pss_rise_passes > 0) {
-      read += ", and " + times(r.pss_rise_passes) + " as Σ RSS reached a new high";
-    }
-    line(out, "Σ PSS", read + incomplete);
-  }
+  sum_lines(out, r, incomplete);
   bound_lines(out, r, incomplete);
   usage_lines(out, r);
   if (r.gpu_peak) {
@@ -366,17 +389,7 @@ std::string format_summary(const RunReport& r) {
            " to it (asked of files, page cache included: read " + human_bytes(r.io.rchar) + ", written " +
            human_bytes(r.io.wchar) + ")");
   samples_line(out, r);
-  if (r.duration > 0) {
-    char overhead[96];
-    // A share of a run shorter than a second is mostly qprof's own start: the seconds alone.
-    if (r.duration >= 1.0) {
-      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU (%.1f %% of one core)",
-                    r.profiler_cpu_seconds, 100.0 * r.profiler_cpu_seconds / r.duration);
-    } else {
-      std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU", r.profiler_cpu_seconds);
-    }
-    line(out, "overhead", overhead);
-  }
+  overhead_line(out, r);
   if (r.attached) {
     line(out, "attached",
          "descendants that double-fork away (their parent exits before qprof's next sample sees "
