@@ -59,6 +59,26 @@ using trace::Trace;
 
 namespace {
 
+// A comparison reads peaks, stage peaks and totals: a trace file is read reduced, in memory flat
+// in its length (trace::read_trace_reduced); a pipe, or a trace whose clock went back, whole.
+Trace read_for_compare(const std::string& path) {
+  if (auto reduced = trace::read_trace_reduced(path, analysis::kTimeSlack)) return std::move(*reduced);
+  return trace::read_trace(path);
+}
+
+// A job's total adds its ranks' series up on one time axis: those traces are read again, whole.
+Result<void> read_whole(std::vector<std::unique_ptr<Trace>>& traces) {
+  for (auto& t : traces) {
+    if (!t->mem_read) continue;
+    try {
+      *t = trace::read_trace(t->source);
+    } catch (const std::exception& e) {
+      return Failure{terminal_text(read_failure(e, t->source))};
+    }
+  }
+  return {};
+}
+
 struct Verdicts {
   std::vector<report::RowBudget> rows;
   bool over = false;
@@ -166,7 +186,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   std::vector<CompareEntry> entries;
   auto read = [&](const std::string& path) -> Result<void> {
     try {
-      traces.push_back(std::make_unique<Trace>(trace::read_trace(path)));
+      traces.push_back(std::make_unique<Trace>(read_for_compare(path)));
       if (const std::string cut = incomplete_notice(*traces.back(), "compare"); !cut.empty()) std::cerr << cut << '\n';
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};
@@ -256,6 +276,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     if (is_one_job(ranks)) {
       const Align align = o.align == "start" ? Align::start : Align::wall;
       for (CompareEntry& e : entries) e.label = rank_label(*e.runs.front());
+      if (auto whole = read_whole(traces); !whole) return whole.failure();
       job = std::make_unique<Trace>(job_trace(ranks, align));
       entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {job.get()}, true});
       const Metric m = metric_for(o.metric, ranks).metric;

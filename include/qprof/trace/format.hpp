@@ -53,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -169,6 +170,18 @@ Trace read_trace(const std::string& path, std::vector<std::string>* warnings = n
 // found in it are those of read_trace's.
 Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows = {},
                        const std::string& stage = "");
+// A regular file read in two passes, in memory flat in its length: whole small records (header,
+// markers, stages, notes, OOM kills, PEAK and CGPEAK lines, exit), and of each sampled series only
+// what its figures over the run and inside each stage are read from: the first and the latest
+// record, of each value the highest (the earliest of equal ones) over the run and inside each
+// stage's window (its times widened by `slack`), the latest record at or before each stage's
+// start and end (+ `slack`); of children only their first, latest and highest; of I/O, CPU, torch
+// and GPU use the first and the latest. Peaks, stage peaks and values at the stages, footprints,
+// directory growths and totals read from it are read_trace's; mem_read holds the sample count.
+// nullopt for what is not a regular file (a pipe cannot be read twice) and for a trace whose
+// records go back in time (a window could have missed some): read those whole.
+std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack,
+                                        std::vector<std::string>* warnings = nullptr);
 // The same from an open regular file's descriptor (read from its start; not closed), named
 // `name` in errors.
 Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings = nullptr);

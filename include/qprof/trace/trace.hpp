@@ -213,8 +213,13 @@ struct Trace {
   std::uint64_t unread_processes = 0;
   // The line (from 1) of a last line without its newline, ignored by the reader; 0: none.
   std::size_t last_line_cut = 0;
+  // Set by read_trace_reduced: how many MEM lines the file has, of which `mem` keeps those its
+  // figures are read from (and so for every sampled series). Unset: every record is there.
+  std::optional<std::uint64_t> mem_read;
 
   bool is_qprof() const { return meta.format_version > 0; }
+  // The number of memory samples (MEM lines) of the run.
+  std::uint64_t samples() const { return mem_read.value_or(mem.size()); }
   // The time the run started: the header's start, else the first memory sample.
   Seconds t0() const;
 };
