@@ -69,7 +69,7 @@ Trace read_for_compare(const std::string& path) {
 // A job's total adds its ranks' series up on one time axis: those traces are read again, whole.
 Result<void> read_whole(std::vector<std::unique_ptr<Trace>>& traces) {
   for (auto& t : traces) {
-    if (!t->mem_read) continue;
+    if (!t->reduced) continue;
     try {
       *t = trace::read_trace(t->source);
     } catch (const std::exception& e) {

@@ -45,7 +45,8 @@ class WindowReducer : public TraceBuilder {
 
   void mem(const MemSample& s) override {
     TraceBuilder::mem(s);
-    mem_.add(s, {s.bytes});
+    // The latest sample above 0 too: the end of the run's checkpoints reads it.
+    mem_.add(s, {s.bytes, s.bytes > 0 ? mem_.count() + 1 : 0});
     latest_only(tr_.mem);
   }
   void child(std::int64_t pid, const MemSample& s) override {
@@ -109,9 +110,14 @@ class WindowReducer : public TraceBuilder {
   }
 
   std::uint64_t mem_samples() const { return mem_.count(); }
+  std::map<int, std::uint64_t> dir_samples() const {
+    std::map<int, std::uint64_t> out;
+    for (const auto& [index, d] : dirs_) out[index] = d.count();
+    return out;
+  }
   bool unsorted() const {
-    bool any = mem_.unsorted() || hwm_.unsorted() || pss_.unsorted() || cgroup_.unsorted() || kinds_.unsorted() ||
-               tasks_.unsorted() || gpu_.unsorted();
+    bool any = scans_unsorted_ || mem_.unsorted() || hwm_.unsorted() || pss_.unsorted() || cgroup_.unsorted() ||
+               kinds_.unsorted() || tasks_.unsorted() || gpu_.unsorted();
     for (const auto& [index, d] : dirs_) any = any || d.unsorted();
     return any;
   }
@@ -143,7 +149,8 @@ class WindowReducer : public TraceBuilder {
   }
   // The first record and the latest.
   template <typename S, typename Add>
-  static void ends(std::vector<S>& v, const S&, Add add) {
+  void ends(std::vector<S>& v, const S& s, Add add) {
+    if (!v.empty() && s.t < v.back().t) scans_unsorted_ = true;
     add();
     if (v.size() > 2) v.erase(v.begin() + 1, v.end() - 1);
   }
@@ -163,7 +170,9 @@ class WindowReducer : public TraceBuilder {
 
   const KeepPlan& plan_;
   KeepPlan no_windows_;
-  SeriesKeeper<MemSample, 1> mem_, hwm_;
+  SeriesKeeper<MemSample, 2> mem_;
+  SeriesKeeper<MemSample, 1> hwm_;
+  bool scans_unsorted_ = false;  // I/O, CPU or GPU use: their scans need time order
   SeriesKeeper<PssSample, 3> pss_;
   SeriesKeeper<CgroupSample, 6> cgroup_;
   SeriesKeeper<MemKindsSample, 5> kinds_;
@@ -193,9 +202,9 @@ KeepPlan plan_of(const std::vector<Stage>& stages, Seconds slack) {
 
 // One pass over an open file, from its start.
 template <typename Reader>
-void read_pass(int fd, const std::string& name, Reader& reader) {
+void read_pass(int fd, const std::string& name, std::uint64_t length, Reader& reader) {
   if (::lseek(fd, 0, SEEK_SET) != 0) throw ParseError(name, 0, std::strerror(errno));
-  parse_fd(fd, name, reader);
+  if (length > 0) parse_fd(fd, name, reader, kMaxLineBytes, 0, length);
   reader.finish();
 }
 
@@ -211,19 +220,21 @@ std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack, 
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  // Every pass reads as far as the first: a trace still being written grows meanwhile.
+  const std::uint64_t length = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   Trace first;
   first.source = path;
   const KeepPlan none;
   WindowReducer stages(first, none, nullptr);
-  read_pass(fd, path, stages);
+  read_pass(fd, path, length, stages);
   detail::require_samples(first);
   Trace tr;
   tr.source = path;
   const KeepPlan plan = plan_of(first.stages, slack);
   WindowReducer reducer(tr, plan, warnings);
-  read_pass(fd, path, reducer);
+  read_pass(fd, path, length, reducer);
   if (reducer.unsorted()) return std::nullopt;  // a window may have missed records: read it whole
-  tr.mem_read = reducer.mem_samples();
+  tr.reduced = Trace::Reduced{reducer.mem_samples(), length, reducer.dir_samples()};
   return tr;
 }
 

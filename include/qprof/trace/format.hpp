@@ -153,9 +153,13 @@ void parse_file(const std::string& path, Visitor& visitor);
 // parse_file's reader over an open descriptor (not closed), named `name` in errors; a smaller
 // `max_line` lets the fuzzer reach the bound and the buffer's refills with short inputs.
 // `max_total` > 0: an error past that many bytes (parse_file: kMaxStreamBytes for what is not a
-// regular file).
+// regular file). `length` > 0: only that many bytes are read (the part of a growing file that an
+// earlier pass read).
 void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line = kMaxLineBytes,
-              std::uint64_t max_total = 0);
+              std::uint64_t max_total = 0, std::uint64_t length = 0);
+// parse_file over the first `length` bytes of a regular file: a later pass of a reader that reads
+// a trace more than once sees the records the first pass saw, however the file grew meanwhile.
+void parse_file_prefix(const std::string& path, std::uint64_t length, Visitor& visitor);
 void parse_text(std::string_view text, const std::string& name, Visitor& visitor);
 
 // Reads a whole trace into memory. Warnings go to `warnings` when given. Throws ParseError, also
@@ -177,7 +181,8 @@ Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seco
 // stage's window (its times widened by `slack`), the latest record at or before each stage's
 // start and end (+ `slack`); of children only their first, latest and highest; of I/O, CPU, torch
 // and GPU use the first and the latest. Peaks, stage peaks and values at the stages, footprints,
-// directory growths and totals read from it are read_trace's; mem_read holds the sample count.
+// directory growths and totals read from it are read_trace's; `reduced` says how many samples
+// and bytes the file had.
 // nullopt for what is not a regular file (a pipe cannot be read twice) and for a trace whose
 // records go back in time (a window could have missed some): read those whole.
 std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack,
