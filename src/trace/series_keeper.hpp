@@ -32,10 +32,13 @@ class SeriesKeeper {
  public:
   using Keys = std::array<Bytes, K>;
 
-  explicit SeriesKeeper(const KeepPlan& plan)
-      : plan_(&plan), in_window_(plan.windows.size()), at_point_(plan.points.size(), kNone) {}
+  explicit SeriesKeeper(const KeepPlan& plan) : plan_(&plan) {}
 
   void add(const S& s, const Keys& keys) {
+    if (next_seq_ == 0) {  // a series the trace never has costs nothing per stage
+      in_window_.resize(plan_->windows.size());
+      at_point_.assign(plan_->points.size(), kNone);
+    }
     const std::uint64_t seq = next_seq_++;
     if (seq > 0 && s.t < latest_.t) unsorted_ = true;
     // The points this record is past take the record before it.

@@ -115,9 +115,11 @@ class WindowReducer : public TraceBuilder {
     for (const auto& [index, d] : dirs_) out[index] = d.count();
     return out;
   }
-  bool unsorted() const {
-    bool any = scans_unsorted_ || mem_.unsorted() || hwm_.unsorted() || pss_.unsorted() || cgroup_.unsorted() ||
-               kinds_.unsorted() || tasks_.unsorted() || gpu_.unsorted();
+  // A trace the reduction cannot serve: records out of time order (a window could miss some), or
+  // GPU devices too many to snapshot at every time.
+  bool needs_whole() const {
+    bool any = many_devices_ || scans_unsorted_ || mem_.unsorted() || hwm_.unsorted() || pss_.unsorted() ||
+               cgroup_.unsorted() || kinds_.unsorted() || tasks_.unsorted() || gpu_.unsorted();
     for (const auto& [index, d] : dirs_) any = any || d.unsorted();
     return any;
   }
@@ -157,6 +159,11 @@ class WindowReducer : public TraceBuilder {
 
   void close_gpu_group() {
     if (!group_) return;
+    if (gpu_now_.size() > kMaxSnapshotDevices) {  // a snapshot per time would be quadratic: read it whole
+      many_devices_ = true;
+      group_.reset();
+      return;
+    }
     Bytes sum = 0;
     for (const auto& [device, line] : gpu_now_) {
       GpuSample g = line;
@@ -168,6 +175,8 @@ class WindowReducer : public TraceBuilder {
     group_.reset();
   }
 
+  static constexpr std::size_t kMaxSnapshotDevices = 64;
+  bool many_devices_ = false;
   const KeepPlan& plan_;
   KeepPlan no_windows_;
   SeriesKeeper<MemSample, 2> mem_;
@@ -228,12 +237,13 @@ std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack, 
   WindowReducer stages(first, none, nullptr);
   read_pass(fd, path, length, stages);
   detail::require_samples(first);
+  if (stages.needs_whole()) return std::nullopt;
   Trace tr;
   tr.source = path;
   const KeepPlan plan = plan_of(first.stages, slack);
   WindowReducer reducer(tr, plan, warnings);
   read_pass(fd, path, length, reducer);
-  if (reducer.unsorted()) return std::nullopt;  // a window may have missed records: read it whole
+  if (reducer.needs_whole()) return std::nullopt;
   tr.reduced = Trace::Reduced{reducer.mem_samples(), length, reducer.dir_samples()};
   return tr;
 }

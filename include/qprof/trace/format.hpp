@@ -183,8 +183,9 @@ Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seco
 // and GPU use the first and the latest. Peaks, stage peaks and values at the stages, footprints,
 // directory growths and totals read from it are read_trace's; `reduced` says how many samples
 // and bytes the file had.
-// nullopt for what is not a regular file (a pipe cannot be read twice) and for a trace whose
-// records go back in time (a window could have missed some): read those whole.
+// nullopt for what is not a regular file (a pipe cannot be read twice), for a trace whose
+// records go back in time (a window could have missed some) and for one of more than 64 GPU
+// devices (its GPU figure is kept as every device's snapshot): read those whole.
 std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack,
                                         std::vector<std::string>* warnings = nullptr);
 // The same from an open regular file's descriptor (read from its start; not closed), named
