@@ -131,6 +131,8 @@ class StageScanReader : public trace::Visitor {
     std::stable_sort(order_.begin(), order_.end(),
                      [&](std::size_t a, std::size_t b) { return scans[a].cpu.lo() < scans[b].cpu.lo(); });
   }
+  // The file was read whole once already: only these lines are parsed again.
+  bool skips(std::string_view kind) const override { return kind != "CPU" && kind != "IO" && kind != "GPUUTIL"; }
   void cpu(const CpuSample& s) override {
     for_stages(cpu_, s.t, [&](StageScans& st) { st.cpu.add({s.t, s.cpu_seconds}); });
   }

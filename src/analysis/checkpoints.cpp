@@ -117,6 +117,7 @@ class CpuPeakScan {
 class CpuReader : public trace::Visitor {
  public:
   explicit CpuReader(CpuPeakScan& scan) : scan_(scan) {}
+  bool skips(std::string_view kind) const override { return kind != "CPU"; }
   void cpu(const CpuSample& s) override { scan_.add(s); }
 
  private:

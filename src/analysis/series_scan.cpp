@@ -2,6 +2,7 @@
 // A reduced trace's file read again for the figures that need every sample of a series.
 #include "series_scan.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "qprof/analysis/dirs.hpp"
@@ -95,7 +96,45 @@ class SeriesVisitor : public trace::Visitor {
 // The records, to each metric's visitor in turn.
 class FanOut : public trace::Visitor {
  public:
-  explicit FanOut(std::vector<SeriesVisitor>& to) : to_(to) {}
+  FanOut(std::vector<SeriesVisitor>& to, const std::vector<Metric>& metrics) : to_(to) {
+    for (Metric m : metrics) {
+      switch (m.kind) {
+        case MetricKind::pss:
+        case MetricKind::uss:
+          reads_.push_back("PSS");
+          break;
+        case MetricKind::footprint:
+        case MetricKind::unreclaimable:
+          reads_.insert(reads_.end(), {"PSS", "CGROUP"});
+          break;
+        case MetricKind::cgroup:
+          reads_.push_back("CGROUP");
+          break;
+        case MetricKind::hwm_sum:
+          reads_.push_back("HWM");
+          break;
+        case MetricKind::anon:
+        case MetricKind::file:
+        case MetricKind::shmem:
+        case MetricKind::swap:
+          reads_.push_back("KINDS");
+          break;
+        case MetricKind::dir:
+          reads_.push_back("DIR");
+          break;
+        case MetricKind::gpu:
+          reads_.push_back("GPU");
+          break;
+        case MetricKind::rss:  // MEM lines: always given
+        case MetricKind::kernel_process:
+          break;
+      }
+    }
+  }
+  // The file was read whole once already: lines of other kinds need not be parsed again.
+  bool skips(std::string_view kind) const override {
+    return std::find(reads_.begin(), reads_.end(), kind) == reads_.end();
+  }
   void mem(const MemSample& s) override {
     for (auto& v : to_) v.mem(s);
   }
@@ -120,6 +159,7 @@ class FanOut : public trace::Visitor {
 
  private:
   std::vector<SeriesVisitor>& to_;
+  std::vector<std::string_view> reads_;  // the kinds its metrics read
 };
 
 }  // namespace
@@ -138,8 +178,9 @@ void scan_series(const Trace& t, const std::vector<Metric>& metrics, const Index
   std::vector<SampleSink> sinks;
   for (std::size_t i = 0; i < metrics.size(); ++i) sinks.push_back([&each, i](const MemSample& s) { each(i, s); });
   std::vector<SeriesVisitor> series;
+  series.reserve(metrics.size());
   for (std::size_t i = 0; i < metrics.size(); ++i) series.emplace_back(t, metrics[i], sinks[i]);
-  FanOut all(series);
+  FanOut all(series, metrics);
   scan_records(t, all);
   for (SeriesVisitor& v : series) v.finish();
 }

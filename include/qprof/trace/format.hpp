@@ -111,6 +111,9 @@ class Visitor {
   // a ParseError at this line.
   void at_line(std::size_t line) { line_ = line; }
   std::size_t line() const { return line_; }
+  // Kinds a visitor does not read may be left unparsed (a pass over a file that an earlier pass
+  // validated: its numbers need not be read again). MEM lines are always given.
+  virtual bool skips(std::string_view /*kind*/) const { return false; }
   virtual void header(const TraceMeta&) {}
   virtual void cmdline(std::string_view) {}
   virtual void mem(const MemSample&) {}
