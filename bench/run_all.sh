@@ -9,6 +9,7 @@
 #   bench/run_all.sh [BUILD_DIR]        (default build; needs qprof and bench/qprof_bench built)
 #
 # Environment: ROUNDS (3), RSS_SECONDS (60: the RSS run at 1 ms; the goal is stated for 600),
+# READER_SIZES (10000,100000,1000000,10000000: the trace lengths of bench/reader_scaling.py),
 # PLOT_SAMPLES (10000000), RESULTS (bench/RESULTS.md; - for none), BUSY_RATE (500: short processes a
 # second that the busy machine's loop is asked to create outside the tree), COMPARE_WITH (2424b79: the
 # revision whose sampler bench/compare_revisions.py runs beside this one, built first; empty: skipped).
@@ -202,6 +203,16 @@ echo "plot speed: $plot_samples samples (about a minute)" >&2
 say "### A $plot_samples-sample trace to PNG"
 say ""
 PLOT_RAW=0 PLOT_SUMMARY=$work/plot.txt QPROF=$qprof sh bench/plot_speed.sh "$plot_samples" "$rounds" >> "$out" 2> "$work/plot.log" || cat "$work/plot.log" >&2
+say ""
+
+echo "readers: report, compare, export and peak on traces of 10 k to 10 M samples (about 10 minutes)" >&2
+say "### Readers: memory and time against the trace's length"
+say ""
+say "Synthetic \`run -M\` traces (\`bench/reader_scaling.py\`): MEM, two CHLD and CGROUP lines a sample, the stats every"
+say "tenth, 20 stages. Max RSS (GNU time) and wall time, one run each."
+say ""
+$py bench/reader_scaling.py --qprof "$qprof" --sizes "${READER_SIZES:-10000,100000,1000000,10000000}" >> "$out" \
+  2> "$work/readers.log" || cat "$work/readers.log" >&2
 say ""
 
 echo "PSS by default: qprof's CPU and the job's time (about 5 minutes)" >&2

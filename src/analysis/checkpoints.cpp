@@ -6,6 +6,7 @@
 
 #include "qprof/analysis/checkpoints.hpp"
 #include "series.hpp"
+#include "series_scan.hpp"
 
 namespace qprof::analysis {
 using trace::CgroupSample;
@@ -80,27 +81,66 @@ std::optional<IoSample> io_totals(const Trace& t) {
   return t.io.back();
 }
 
+namespace {
+
+// The highest CPU rate over intervals of at least `min_interval`, the readings given in their
+// order. Intervals shorter than the clock tick's resolution allows would show noise (a marker's
+// extra sample right after a regular one): they are merged into the next, and a short tail into
+// the last.
+class CpuPeakScan {
+ public:
+  CpuPeakScan(CpuSample from, Seconds min_interval) : from_(from), min_interval_(min_interval) {}
+  void add(const CpuSample& s) {
+    last_ = s;
+    if (s.t - from_.t < min_interval_) return;
+    peak_ = std::max(peak_.value_or(0.0), rate(from_, s));
+    before_ = from_;
+    from_ = s;
+  }
+  std::optional<double> peak() const {
+    // A measured interval (before_) means a peak.
+    if (before_ && last_.t > from_.t) return std::max(peak_.value_or(0.0), rate(*before_, last_));
+    return peak_;
+  }
+
+ private:
+  static double rate(const CpuSample& a, const CpuSample& b) {
+    return std::max(0.0, 100.0 * (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t));
+  }
+  CpuSample from_;
+  Seconds min_interval_;
+  std::optional<CpuSample> before_;  // the start of the last measured interval
+  CpuSample last_{};
+  std::optional<double> peak_;
+};
+
+class CpuReader : public trace::Visitor {
+ public:
+  explicit CpuReader(CpuPeakScan& scan) : scan_(scan) {}
+  bool skips(std::string_view kind) const override { return kind != "CPU"; }
+  void cpu(const CpuSample& s) override { scan_.add(s); }
+
+ private:
+  CpuPeakScan& scan_;
+};
+
+}  // namespace
+
 std::optional<CpuUse> cpu_use(const Trace& t, Seconds min_interval) {
   if (t.cpu.empty()) return std::nullopt;
   CpuUse u;
   u.seconds = t.cpu.back().cpu_seconds;
-  // Intervals shorter than the clock tick's resolution allows would show noise (a marker's
-  // extra sample right after a regular one): they are merged into the next, and a short tail
-  // into the last. A qprof trace's CPU time is 0 at its start (attached: at the attach), so the
-  // first interval starts there and the CPU time before the first reading is in it.
+  // A qprof trace's CPU time is 0 at its start (attached: at the attach), so the first interval
+  // starts there and the CPU time before the first reading is in it.
   const Seconds t0 = t.t0();
-  CpuSample from = t.is_qprof() && t.cpu.front().t > t0 ? CpuSample{t0, 0.0} : t.cpu.front();
-  std::optional<CpuSample> before;  // the start of the last measured interval
-  const auto rate = [](const CpuSample& a, const CpuSample& b) {
-    return std::max(0.0, 100.0 * (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t));
-  };
-  for (const CpuSample& s : t.cpu) {
-    if (s.t - from.t < min_interval) continue;
-    u.peak_percent = std::max(u.peak_percent.value_or(0.0), rate(from, s));
-    before = from;
-    from = s;
+  CpuPeakScan scan(t.is_qprof() && t.cpu.front().t > t0 ? CpuSample{t0, 0.0} : t.cpu.front(), min_interval);
+  if (t.reduced) {
+    CpuReader reader(scan);  // a reduced trace keeps its first and last reading only
+    scan_records(t, reader);
+  } else {
+    for (const CpuSample& s : t.cpu) scan.add(s);
   }
-  if (before && t.cpu.back().t > from.t) u.peak_percent = std::max(*u.peak_percent, rate(*before, t.cpu.back()));
+  u.peak_percent = scan.peak();
   return u;
 }
 

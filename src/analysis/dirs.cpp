@@ -130,6 +130,12 @@ std::vector<DirGrowth> dir_growths(const Trace& t) {
     g.allocated_peak = std::max(g.allocated_peak, s.allocated);
     g.fs_free_min = std::min(g.fs_free_min, s.fs_free);
   }
+  if (t.reduced) {  // its samples are those the figures come from: the file's count
+    for (DirGrowth& g : out) {
+      const auto it = t.reduced->dir_samples.find(g.dir.index);
+      if (g.samples > 0 && it != t.reduced->dir_samples.end()) g.samples = it->second;
+    }
+  }
   std::erase_if(out, [](const DirGrowth& g) { return g.samples == 0; });
   for (DirGrowth& g : out) g.growth = g.peak > g.start ? g.peak - g.start : 0;
   return out;

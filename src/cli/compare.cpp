@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "compare_cli.hpp"
 #include "profiled.hpp"
+#include "qprof/analysis/job.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/plot/plot.hpp"
@@ -19,6 +21,26 @@ using analysis::CompareEntry;
 using trace::Trace;
 
 namespace {
+
+// A comparison reads peaks, stage peaks and totals: a trace file is read reduced, in memory flat
+// in its length (trace::read_trace_reduced); a pipe, or a trace whose clock went back, whole.
+Trace read_for_compare(const std::string& path) {
+  if (auto reduced = trace::read_trace_reduced(path, analysis::kTimeSlack)) return std::move(*reduced);
+  return trace::read_trace(path);
+}
+
+// A job's total adds its ranks' series up on one time axis: those traces are read again, whole.
+Result<void> read_whole(std::vector<std::unique_ptr<Trace>>& traces) {
+  for (auto& t : traces) {
+    if (!t->reduced) continue;
+    try {
+      *t = trace::read_trace(t->source);
+    } catch (const std::exception& e) {
+      return Failure{terminal_text(read_failure(e, t->source))};
+    }
+  }
+  return {};
+}
 
 // The checks that need more than CLI11, before anything is read or run.
 Result<void> check_request(const CompareCli& o) {
@@ -53,7 +75,7 @@ struct Rows {
 Result<void> read_files(const CompareCli& o, Rows& rows) {
   auto read = [&](const std::string& path) -> Result<void> {
     try {
-      rows.files.push_back(std::make_unique<Trace>(trace::read_trace(path)));
+      rows.files.push_back(std::make_unique<Trace>(read_for_compare(path)));
       const std::string cut = trace::incomplete_notice(*rows.files.back(), "compare");
       if (!cut.empty()) std::cerr << cut << '\n';
     } catch (const std::exception& e) {
@@ -104,6 +126,11 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   if (!o.sweep.empty()) return print_sweep_model(o, rows.entries, failed);
   // One job's ranks: a row per rank named by its rank, and the job's total as the last row.
   if (o.commands.empty() && o.baseline.empty()) {
+    std::vector<const Trace*> ranks;
+    for (const CompareEntry& e : rows.entries) ranks.push_back(e.runs.front());
+    if (analysis::is_one_job(ranks)) {
+      if (auto whole = read_whole(rows.files); !whole) return whole.failure();
+    }
     JobRow job = add_job_row(o, rows.entries);
     rows.job = std::move(job.trace);
     rows.highest_note = std::move(job.highest_note);

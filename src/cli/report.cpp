@@ -77,6 +77,14 @@ Result<int> print(report::Document& doc, const ReportCli& o) {
   return 0;
 }
 
+// A report reads a trace file reduced, in memory flat in its length: its peaks from the records
+// kept, its trends and rates from further passes over the file (trace::read_trace_reduced); a
+// pipe, or a trace whose clock went back, whole.
+Trace read_for_report(const std::string& path) {
+  if (auto reduced = trace::read_trace_reduced(path, analysis::kTimeSlack)) return std::move(*reduced);
+  return trace::read_trace(path);
+}
+
 // A trace cut short still reads: the report says so, once, on stderr.
 void say_if_incomplete(const Trace& trace) {
   if (const std::string cut = incomplete_notice(trace, "report"); !cut.empty()) std::cerr << cut << '\n';
@@ -126,7 +134,7 @@ Result<int> report_trace(const ReportCli& o) {
   }
   Trace trace;
   try {
-    trace = trace::read_trace(o.traces.front());
+    trace = read_for_report(o.traces.front());
     say_if_incomplete(trace);
   } catch (const std::exception& e) {
     return Failure{terminal_text(read_failure(e, o.traces.front()))};

@@ -284,7 +284,7 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   if (!t.meta.host.empty()) text(e, "host", t.meta.host);
   put(e, "start_timestamp", secs(t.t0()));
   if (t.meta.interval > 0) put(e, "interval_secs", secs(t.meta.interval));
-  put(e, "samples", t.mem.size());
+  put(e, "samples", t.samples());
   text(e, "memory_unit", "MiB");
   put(e, "in_progress", options.in_progress);
   if (const auto f = footprint_of(t)) {

@@ -165,7 +165,7 @@ Document trace_report(const Trace& trace, std::optional<Metric> asked) {
     fact("rss_sum_peak", "Σ RSS peak", Kind::bytes, Cell::bytes(p->bytes));
   if (!trace.meta.host.empty()) fact("host", "host", Kind::text, Cell::string(trace.meta.host));
   fact("duration", "duration", Kind::seconds, Cell::number(trace_duration(trace)));
-  fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.mem.size())));
+  fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.samples())));
   if (trace.meta.interval > 0) fact("interval", "interval", Kind::seconds, Cell::number(trace.meta.interval));
   if (trace.exit) {
     fact("exit_status", "exit status", Kind::count, Cell::number(trace.exit->status));

@@ -9,13 +9,13 @@
 
 namespace qprof::report {
 using analysis::Metric;
-using analysis::metric_series;
 using analysis::run_trends;
 using analysis::SeriesTrend;
 using analysis::stage_stats;
+using analysis::stage_trends;
 using analysis::StageStats;
 using analysis::Trend;
-using analysis::trend_of;
+using analysis::TrendSpan;
 using trace::MemSample;
 using trace::Trace;
 
@@ -103,13 +103,15 @@ void add_stage_trends(Table& stages, const Trace& trace, Metric metric) {
   stages.columns.push_back(machine_only("slope_bytes_per_s", "slope", Kind::count));
   stages.columns.push_back(machine_only("slope_r2", "slope R\u00b2", Kind::share));
   stages.columns.push_back(machine_only("slope_significant", "growth significant", Kind::flag));
-  const std::vector<MemSample> series = metric_series(trace, metric);
   const std::vector<StageStats> stats = stage_stats(trace, metric);
-  std::vector<std::optional<Trend>> trends(stages.rows.size());
+  std::vector<TrendSpan> windows;
+  for (std::size_t i = 0; i < stages.rows.size() && i < stats.size(); ++i)
+    windows.push_back({stats[i].start, stats[i].end});
+  std::vector<std::optional<Trend>> trends = stage_trends(trace, metric, windows);
+  trends.resize(stages.rows.size());
   double largest = 0;
-  for (std::size_t i = 0; i < stages.rows.size() && i < stats.size(); ++i) {
-    trends[i] = trend_of(series, trace.t0(), stats[i].start, stats[i].end);
-    if (trends[i]) largest = std::max(largest, std::fabs(trends[i]->bytes_per_second()));
+  for (const std::optional<Trend>& t : trends) {
+    if (t) largest = std::max(largest, std::fabs(t->bytes_per_second()));
   }
   // One unit down the column, from its largest rate: rows compare at a glance.
   const RateUnit unit = rate_unit(largest);

@@ -234,6 +234,7 @@ GpuUtilSample parse_gpu_util(Fields& f) {
 void parse_line(std::string_view line, Visitor& v) {
   const std::size_t sp = line.find(' ');
   const std::string_view kind = line.substr(0, sp);
+  if (v.skips(kind)) return;
   Fields f(kind, sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1));
 
   if (kind == "MEM") {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -141,14 +142,30 @@ void parse_file(const std::string& path, Visitor& visitor) {
   ::close(fd);
 }
 
-void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line, std::uint64_t max_total) {
+void parse_file_prefix(const std::string& path, std::uint64_t length, Visitor& visitor) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ParseError(path, 0, std::strerror(errno));
+  try {
+    if (length > 0) parse_fd(fd, path, visitor, kMaxLineBytes, 0, length);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line, std::uint64_t max_total,
+              std::uint64_t length) {
   // One line of the longest kind and its newline: never grown (see kMaxLineBytes).
   std::string buf(max_line + 1, '\0');
   std::size_t have = 0;
   std::uint64_t total = 0;
   LineFeeder feeder(name, visitor, max_line);
   while (true) {
-    const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+    std::size_t room = buf.size() - have;
+    if (length > 0) room = static_cast<std::size_t>(std::min<std::uint64_t>(room, length - total));
+    if (room == 0 && length > 0 && total == length) break;
+    const ssize_t n = ::read(fd, buf.data() + have, room);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw ParseError(name, 0, std::strerror(errno));
     if (n == 0) break;

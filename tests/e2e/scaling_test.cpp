@@ -176,6 +176,51 @@ TEST(Scaling, ExportOfATreeThatKeepsForking) {
   }
 }
 
+// A run's trace as `run -M` writes it, `n` samples at 10 ms: MEM, a child's CHLD and CGROUP every
+// sample; PSS, IO, CPU, KINDS, TASKS and the cgroup's parts every tenth; a stage every 5 %.
+std::string recorded_trace(const std::string& name, int n) {
+  const std::string path = temp_dir() + "/" + name + "_" + std::to_string(n) + ".dat";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return path;
+  std::fprintf(f, "QPROF 1 version=0.1 interval=0.01 host=h root_pid=1 start=%.6f metric=all\nCMDLINE x\n", kStart);
+  const int stage = n / 20;
+  for (int i = 0; i < n; ++i) {
+    const double t = kStart + i * 0.01, mib = 100 + (i % stage) * 0.01 + i % 7;
+    const auto bytes = static_cast<unsigned long long>(mib * 1048576);
+    std::fprintf(f, "MEM %.6f %.4f\nCHLD 2 %.6f %.4f\nCGROUP %.6f %llu %llu\n", mib, t, mib - 1, t, t, bytes, bytes);
+    if (i % 10 == 0) {
+      std::fprintf(f, "PSS %.6f %llu %llu %llu\nIO %.6f %lld 0 0 0\nCPU %.6f %.6f\n", t, bytes, bytes / 2, bytes / 3, t,
+                   i * 4096LL, t, i * 0.001);
+      std::fprintf(f, "KINDS %.6f %llu 0 0 0\nTASKS %.6f 2 4 %llu\nCGROUP %.6f %llu %llu %llu 0\n", t, bytes, t,
+                   2 * bytes, t, bytes, bytes, bytes / 2);
+    }
+    if (i % stage == stage / 4) std::fprintf(f, "MARK %.6f step%d Start\n", t, i / stage);
+    if (i % stage == stage - 1) std::fprintf(f, "MARK %.6f step%d End\n", t, i / stage);
+  }
+  std::fprintf(f, "PEAK cgroup %llu\nEXIT %.6f status=0\n", 200ull << 20, kStart + n * 0.01);
+  std::fclose(f);
+  return path;
+}
+
+// report, compare and the Perfetto export read a trace of any length in flat memory: 1 M
+// samples (100 MB) took 100 to 300 MiB when they held every sample.
+TEST(Scaling, ReportCompareAndPerfettoExportStayUnder64MiB) {
+  constexpr long kBoundKiB = 64 * 1024;
+  const std::string a = recorded_trace("bounded_a", 1000000), b = recorded_trace("bounded_b", 200000);
+  const std::vector<std::vector<std::string>> commands = {{"report", a},
+                                                          {"report", "--format", "json", "--metric", "rss", a},
+                                                          {"report", "--yaml", "-", a},
+                                                          {"compare", "--stages", a, b},
+                                                          {"export", "--format", "perfetto", a}};
+  for (const auto& args : commands) {
+    const Measure m = measure(args);
+    ASSERT_EQ(m.status, 0) << args.front() << ": " << m.err;
+    if (!sanitized()) {
+      EXPECT_LT(m.max_rss_kib, kBoundKiB) << args.front() << " " << args[1];
+    }
+  }
+}
+
 // Out of memory is exit 2 naming the trace, never an abort.
 TEST(Scaling, OutOfMemoryIsExitTwoNamingTheTrace) {
   if (sanitized()) GTEST_SKIP() << "RLIMIT_AS cannot bound an AddressSanitizer build";

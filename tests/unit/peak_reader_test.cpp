@@ -8,9 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "qprof/analysis/bottleneck.hpp"
+#include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/dirs.hpp"
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/timeline.hpp"
+#include "qprof/analysis/trend.hpp"
+#include "qprof/trace/footprint.hpp"
 #include "qprof/trace/format.hpp"
 #include "temp_files.hpp"
 
@@ -33,7 +38,8 @@ using trace::Trace;
 
 namespace {
 
-std::string generated_trace(unsigned seed, int samples) {
+// `stats`: the CPU, I/O and task lines too, at the PSS schedule.
+std::string generated_trace(unsigned seed, int samples, bool stats = false) {
   std::uint64_t x = seed * 2654435761u + 1;
   auto next = [&x](int n) {
     x ^= x << 13;
@@ -60,6 +66,11 @@ std::string generated_trace(unsigned seed, int samples) {
                     next(900) * 4096, next(900) * 4096, next(90) * 4096, next(90) * 4096, t, (i + 1) * 4096, t, i % 2,
                     next(900) * 4096, next(900) * 4096);
       out += line;
+      if (stats) {
+        std::snprintf(line, sizeof line, "CPU %.6f %.6f\nIO %.6f %lld 0 0 0\nTASKS %.6f %lld %lld %lld\n", t, i * 0.004,
+                      t, i * 4096LL * next(3), t, next(9), next(90), next(900) * 4096);
+        out += line;
+      }
       for (int d = 0; d < 2; ++d) {
         if (next(10) > 2) {
           std::snprintf(line, sizeof line, "GPU %.6f %d %lld 100000000\n", t, d, next(900) * 4096);
@@ -118,6 +129,86 @@ TEST(PeakReader, EveryPeakOfTheReducedTraceIsTheWholeTraces) {
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].bytes, b[i].bytes);
     EXPECT_EQ(relative_time(whole, 1050.0), relative_time(reduced, 1050.0));
+    std::filesystem::remove(path);
+  }
+}
+
+void expect_same(const std::optional<analysis::Trend>& whole, const std::optional<analysis::Trend>& reduced,
+                 const std::string& what) {
+  ASSERT_EQ(whole.has_value(), reduced.has_value()) << what;
+  if (!whole) return;
+  // Bit for bit: the same sums in the same order.
+  EXPECT_EQ(whole->fit.slope, reduced->fit.slope) << what;
+  EXPECT_EQ(whole->fit.intercept, reduced->fit.intercept) << what;
+  EXPECT_EQ(whole->fit.r2, reduced->fit.r2) << what;
+  EXPECT_EQ(whole->from, reduced->from) << what;
+  EXPECT_EQ(whole->to, reduced->to) << what;
+  EXPECT_EQ(whole->samples, reduced->samples) << what;
+  EXPECT_EQ(whole->early_slope, reduced->early_slope) << what;
+  EXPECT_EQ(whole->late_slope, reduced->late_slope) << what;
+  EXPECT_EQ(whole->significant, reduced->significant) << what;
+}
+
+// read_trace_reduced (report's and compare's reader) against read_trace: every figure a report
+// reads, from the records it keeps or from its passes over the file, is the whole trace's.
+TEST(PeakReader, TheTwoPassTraceGivesEveryFigureOfTheWholeTrace) {
+  for (unsigned seed : {3u, 11u}) {
+    const std::string path = test::unit_temp_file("two_pass" + std::to_string(seed) + ".dat");
+    std::ofstream(path) << generated_trace(seed, 12000, true);
+    const Trace whole = trace::read_trace(path);
+    const auto read = trace::read_trace_reduced(path, kTimeSlack);
+    ASSERT_TRUE(read.has_value());
+    const Trace& reduced = *read;
+    EXPECT_LT(reduced.mem.size(), 200u);
+    EXPECT_EQ(reduced.samples(), whole.samples());
+    ASSERT_EQ(available_metrics(whole), available_metrics(reduced));
+    for (Metric m : available_metrics(whole)) {
+      const std::string name(metric_info(m).name);
+      expect_same(find_peak(whole, m), find_peak(reduced, m), name);
+      if (!metric_info(m).windowed) continue;
+      const auto a = analysis::stage_stats(whole, m), b = analysis::stage_stats(reduced, m);
+      ASSERT_EQ(a.size(), b.size());
+      std::vector<analysis::TrendSpan> spans;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        expect_same(a[i].peak, b[i].peak, name + " in stage " + std::to_string(i));
+        EXPECT_EQ(a[i].at_start, b[i].at_start) << name << " " << i;
+        EXPECT_EQ(a[i].at_end, b[i].at_end) << name << " " << i;
+        spans.push_back({a[i].start, a[i].end});
+      }
+      const auto ta = analysis::stage_trends(whole, m, spans), tb = analysis::stage_trends(reduced, m, spans);
+      for (std::size_t i = 0; i < ta.size(); ++i) expect_same(ta[i], tb[i], name + " trend " + std::to_string(i));
+    }
+    const auto ra = analysis::run_trends(whole), rb = analysis::run_trends(reduced);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (std::size_t i = 0; i < ra.size(); ++i) expect_same(ra[i].trend, rb[i].trend, ra[i].key);
+    const auto ba = analysis::stage_bottlenecks(whole), bb = analysis::stage_bottlenecks(reduced);
+    ASSERT_EQ(ba.size(), bb.size());
+    for (std::size_t i = 0; i < ba.size(); ++i) {
+      EXPECT_TRUE(ba[i].cpu_mean_percent.has_value());
+      EXPECT_EQ(ba[i].cpu_mean_percent, bb[i].cpu_mean_percent) << i;
+      EXPECT_EQ(ba[i].cpu_peak_percent, bb[i].cpu_peak_percent) << i;
+      EXPECT_EQ(ba[i].read_mean_bytes_per_s, bb[i].read_mean_bytes_per_s) << i;
+      EXPECT_EQ(ba[i].read_peak_bytes_per_s, bb[i].read_peak_bytes_per_s) << i;
+    }
+    ASSERT_TRUE(analysis::cpu_use(whole).has_value());
+    EXPECT_EQ(analysis::cpu_use(whole)->peak_percent, analysis::cpu_use(reduced)->peak_percent);
+    const auto da = analysis::dir_growths(whole), db = analysis::dir_growths(reduced);
+    ASSERT_EQ(da.size(), db.size());
+    for (std::size_t i = 0; i < da.size(); ++i) {
+      EXPECT_EQ(da[i].peak, db[i].peak);
+      EXPECT_EQ(da[i].last, db[i].last);
+      EXPECT_EQ(da[i].fs_free_min, db[i].fs_free_min);
+      EXPECT_EQ(da[i].samples, db[i].samples);
+    }
+    const auto fa = trace::footprint_of(whole), fb = trace::footprint_of(reduced);
+    ASSERT_TRUE(fa && fb);
+    EXPECT_EQ(fa->peak, fb->peak);
+    EXPECT_EQ(fa->t, fb->t);
+    EXPECT_EQ(fa->unreclaimable, fb->unreclaimable);
+    const auto ca = analysis::checkpoints(whole, true), cb = analysis::checkpoints(reduced, true);
+    ASSERT_EQ(ca.size(), cb.size());
+    EXPECT_EQ(ca.back().at.rss, cb.back().at.rss);
+    EXPECT_EQ(ca.back().at.gpu_tree, cb.back().at.gpu_tree);
     std::filesystem::remove(path);
   }
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "qprof/analysis/metric.hpp"
 #include "qprof/trace/trace.hpp"
 
 namespace qprof::analysis {
@@ -98,5 +99,15 @@ struct SeriesTrend {
   Trend trend;
 };
 std::vector<SeriesTrend> run_trends(const trace::Trace& trace, const TrendRule& rule = {});
+
+// A window of a trend: seconds since the trace's start; unset, the series' own first or last time.
+struct TrendSpan {
+  std::optional<Seconds> from, to;
+};
+// trend_of over metric m's series (metric_series) inside each window, in their order: the stage
+// table's slopes. A reduced trace (trace::read_trace_reduced) is read again, three times whatever
+// the number of windows, the same figures as from the whole trace.
+std::vector<std::optional<Trend>> stage_trends(const trace::Trace& trace, Metric m,
+                                               const std::vector<TrendSpan>& windows, const TrendRule& rule = {});
 
 }  // namespace qprof::analysis

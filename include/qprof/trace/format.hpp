@@ -53,6 +53,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -110,6 +111,9 @@ class Visitor {
   // a ParseError at this line.
   void at_line(std::size_t line) { line_ = line; }
   std::size_t line() const { return line_; }
+  // Kinds a visitor does not read may be left unparsed (a pass over a file that an earlier pass
+  // validated: its numbers need not be read again). MEM lines are always given.
+  virtual bool skips(std::string_view /*kind*/) const { return false; }
   virtual void header(const TraceMeta&) {}
   virtual void cmdline(std::string_view) {}
   virtual void mem(const MemSample&) {}
@@ -152,9 +156,13 @@ void parse_file(const std::string& path, Visitor& visitor);
 // parse_file's reader over an open descriptor (not closed), named `name` in errors; a smaller
 // `max_line` lets the fuzzer reach the bound and the buffer's refills with short inputs.
 // `max_total` > 0: an error past that many bytes (parse_file: kMaxStreamBytes for what is not a
-// regular file).
+// regular file). `length` > 0: only that many bytes are read (the part of a growing file that an
+// earlier pass read).
 void parse_fd(int fd, const std::string& name, Visitor& visitor, std::size_t max_line = kMaxLineBytes,
-              std::uint64_t max_total = 0);
+              std::uint64_t max_total = 0, std::uint64_t length = 0);
+// parse_file over the first `length` bytes of a regular file: a later pass of a reader that reads
+// a trace more than once sees the records the first pass saw, however the file grew meanwhile.
+void parse_file_prefix(const std::string& path, std::uint64_t length, Visitor& visitor);
 void parse_text(std::string_view text, const std::string& name, Visitor& visitor);
 
 // Reads a whole trace into memory. Warnings go to `warnings` when given. Throws ParseError, also
@@ -169,6 +177,20 @@ Trace read_trace(const std::string& path, std::vector<std::string>* warnings = n
 // found in it are those of read_trace's.
 Trace read_trace_peaks(const std::string& path, const std::vector<std::pair<Seconds, Seconds>>& windows = {},
                        const std::string& stage = "");
+// A regular file read in two passes, in memory flat in its length: whole small records (header,
+// markers, stages, notes, OOM kills, PEAK and CGPEAK lines, exit), and of each sampled series only
+// what its figures over the run and inside each stage are read from: the first and the latest
+// record, of each value the highest (the earliest of equal ones) over the run and inside each
+// stage's window (its times widened by `slack`), the latest record at or before each stage's
+// start and end (+ `slack`); of children only their first, latest and highest; of I/O, CPU, torch
+// and GPU use the first and the latest. Peaks, stage peaks and values at the stages, footprints,
+// directory growths and totals read from it are read_trace's; `reduced` says how many samples
+// and bytes the file had.
+// nullopt for what is not a regular file (a pipe cannot be read twice), for a trace whose
+// records go back in time (a window could have missed some) and for one of more than 64 GPU
+// devices (its GPU figure is kept as every device's snapshot): read those whole.
+std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack,
+                                        std::vector<std::string>* warnings = nullptr);
 // The same from an open regular file's descriptor (read from its start; not closed), named
 // `name` in errors.
 Trace read_trace_fd(int fd, const std::string& name, std::vector<std::string>* warnings = nullptr);

@@ -213,8 +213,18 @@ struct Trace {
   std::uint64_t unread_processes = 0;
   // The line (from 1) of a last line without its newline, ignored by the reader; 0: none.
   std::size_t last_line_cut = 0;
+  // Set by read_trace_reduced: of each sampled series only the records its peaks come from are
+  // kept; a figure that needs every record reads the file again, as far as this reading went.
+  struct Reduced {
+    std::uint64_t mem_samples = 0;             // MEM lines in the file
+    std::uint64_t bytes = 0;                   // how much of the file was read
+    std::map<int, std::uint64_t> dir_samples;  // DIR lines of each watched directory, by index
+  };
+  std::optional<Reduced> reduced;
 
   bool is_qprof() const { return meta.format_version > 0; }
+  // The number of memory samples (MEM lines) of the run.
+  std::uint64_t samples() const { return reduced ? reduced->mem_samples : mem.size(); }
   // The time the run started: the header's start, else the first memory sample.
   Seconds t0() const;
 };
