@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "notices.hpp"
 
-#include <iostream>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "qprof/common/charset.hpp"
 
@@ -12,7 +14,15 @@ void Notices::say(const std::string& text) {
   if (live_) {
     live_->message("qprof: " + locale_text(text));  // above the live line, never through it
   } else {
-    std::cerr << "qprof: " << locale_text(text) << '\n';
+    // One write, between the job's: never inside one of its lines' writes.
+    const std::string line = "qprof: " + locale_text(text) + '\n';
+    std::lock_guard<std::mutex> lock(plain_.mu_);
+    for (std::size_t done = 0; done < line.size();) {
+      const ssize_t w = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // stderr gone: the trace's NOTE still has it
+      done += static_cast<std::size_t>(w);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // header wait for it, as do the quiet notes, which are for the trace alone.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,25 @@ class Notices {
   void write_to(trace::Writer& trace);
   // From now on warnings are said through `live` (nullptr: straight on stderr again).
   void show_through(LiveLine* live) { live_ = live; }
+  // Without a live line: what the job's stderr copy holds while it writes, so that a notice said
+  // meanwhile never lands inside one of the job's writes.
+  TeeOutputGuard* plain_stderr() { return &plain_; }
 
  private:
+  // A lock around writes to qprof's stderr, shared with the copy of the job's.
+  class PlainStderr : public TeeOutputGuard {
+   public:
+    void before_output() override { mu_.lock(); }
+    void after_output() override { mu_.unlock(); }
+    std::mutex mu_;
+  };
+
   std::vector<std::string>& warnings_;
   bool quiet_;
   std::vector<std::string> quiet_notes_;
   trace::Writer* trace_ = nullptr;
   LiveLine* live_ = nullptr;
+  PlainStderr plain_;
 };
 
 }  // namespace qprof::record::session

@@ -309,7 +309,8 @@ void Session::write_header(TraceMeta& meta) {
 void Session::start_sampling(int stderr_pipe, MarkerMatcher matcher) {
   live_ = LiveView::open(o_.quiet, o_.live, start_ns_);
   notices_.show_through(live_->line());
-  intake_.start(stderr_pipe, std::move(matcher), live_->line());
+  intake_.start(stderr_pipe, std::move(matcher),
+                live_->line() ? static_cast<TeeOutputGuard*>(live_->line()) : notices_.plain_stderr());
   tree_->add_root(exit_->pid());
   if (cgroup_) tree_->use_cgroup(cgroup_->procs_path());
   SamplerConfig config;
