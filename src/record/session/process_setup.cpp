@@ -7,6 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <string>
+
+#include "qprof/common/proc_file.hpp"
+#include "qprof/common/proc_parse.hpp"
 
 namespace qprof::record::session {
 
@@ -31,6 +35,13 @@ bool has_controlling_terminal() {
 }
 
 Bytes own_peak_rss() {
+  // The address space's own high-water mark, which a fork copies into the child: not ru_maxrss,
+  // which also holds the image that exec'd qprof (a sanitizer's re-exec, a large parent), and
+  // would hide a command that grows past it.
+  std::string status;
+  if (read_small_file("/proc/self/status", status)) {
+    if (const auto hwm = proc::parse_status_vmhwm(status)) return static_cast<Bytes>(*hwm);
+  }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<Bytes>(ru.ru_maxrss) * 1024;

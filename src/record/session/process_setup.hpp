@@ -22,7 +22,7 @@ rlimit raise_files_limit();
 // with one it stays in qprof's, so that job control and the terminal's keys work as before.
 bool has_controlling_terminal();
 
-// qprof's own peak RSS so far (the command's pre-exec copy of qprof is no larger).
+// qprof's own peak RSS so far, VmHWM (the command's pre-exec copy of qprof is no larger).
 Bytes own_peak_rss();
 
 std::string host_name();
