@@ -153,31 +153,28 @@ void PssSampler::pass() {
   PssSample sum;
   sum.t = clock_.unix_at(monotonic_ns());
   char buf[4096];
-  std::size_t read = 0;
   shares_.clear();
   for (const Target& t : targets_) {
     const ssize_t n = t.dir.open("smaps_rollup").read(buf, sizeof buf);
     if (n <= 0) continue;  // gone, or a zombie
     if (const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)))) {
       shares_.push_back({&t, *r});
-      ++read;
     }
   }
-  // A member that exits (or execs) during the pass hands its share of the pages it shared to the
+  // A member that exits during the pass hands its share of the pages it shared to the
   // others: those read after it count that share again (workers that end one by one made the
   // footprint 14 MiB above the truth). Its own figure is left out: the sum is then the tree
   // after it left, each share at most what it is.
+  std::size_t counted = 0;
   for (std::size_t i = 0; i < shares_.size(); ++i) {
     const Share& s = shares_[i];
-    if (i + 1 < shares_.size() && !holds_memory(*s.target)) {
-      --read;
-      continue;
-    }
+    if (i + 1 < shares_.size() && !holds_memory(*s.target)) continue;
+    ++counted;
     sum.pss += s.rollup.pss;
     sum.uss += s.rollup.uss;
     if (s.rollup.has_split) sum.unreclaimable = sum.unreclaimable.value_or(0) + s.rollup.pss_unreclaimable;
   }
-  if (read == 0) return;  // the tree is gone: no figure rather than a false zero
+  if (counted == 0) return;  // the tree is gone: no figure rather than a false zero
   ++passes_;
   std::lock_guard<std::mutex> lock(results_mu_);
   results_[written_++ % results_.size()] = sum;
