@@ -77,13 +77,17 @@ ProbeRun run_probe(const std::vector<std::string>& argv, ProbeGroup& group, cons
   request.stderr_fd = watch.stderr_fd;
   signals.drain();
   const RunningClock clock{signals};
-  const auto launched = launch(request);
-  if (!launched) {
-    run.launch_failure = launched.failure();
-    return run;
+  pid_t pid = 0;
+  {
+    const StopSignals::StopsHeld held;
+    const auto launched = launch(request);
+    if (!launched) {
+      run.launch_failure = launched.failure();
+      return run;
+    }
+    pid = *launched;
+    StopSignals::set_probe(pid);
   }
-  const pid_t pid = *launched;
-  StopSignals::set_probe(pid);
   Sampler sampler{group, run, watch.files};
   const bool sampling = watch.sample_every_s > 0;
   if (sampling) sampler.sample();

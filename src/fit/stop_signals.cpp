@@ -110,6 +110,26 @@ void StopSignals::set_probe(pid_t pid) { g_probe.store(pid); }
 
 double StopSignals::stopped_seconds() const { return static_cast<double>(g_stopped_ns.load()) / 1e9; }
 
+namespace {
+sigset_t tstp_only() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTSTP);
+  return set;
+}
+}  // namespace
+
+StopSignals::StopsHeld::StopsHeld() {
+  const sigset_t set = tstp_only();
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+// A stop that came meanwhile is delivered here, to the handler, which now knows the probe.
+StopSignals::StopsHeld::~StopsHeld() {
+  const sigset_t set = tstp_only();
+  ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 std::vector<int> StopSignals::handled() { return {std::begin(kSignals), std::end(kSignals)}; }
 
 }  // namespace qprof::fit

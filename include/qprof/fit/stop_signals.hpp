@@ -27,6 +27,16 @@ class StopSignals {
   double stopped_seconds() const;
   // The probe running now (0: none), stopped and continued with qprof.
   static void set_probe(pid_t pid);
+  // While one lives, a Ctrl-Z waits (blocked in this thread): a probe being started is in its
+  // group before set_probe knows its pid, and a stop then would leave it running while its time
+  // was counted as stopped.
+  class StopsHeld {
+   public:
+    StopsHeld();
+    ~StopsHeld();
+    StopsHeld(const StopsHeld&) = delete;
+    StopsHeld& operator=(const StopsHeld&) = delete;
+  };
   // The signals the command must get back at their defaults (LaunchRequest::default_signals).
   static std::vector<int> handled();
   static constexpr int kHandled = 6;
