@@ -13,6 +13,7 @@
 #include "qprof/common/trace_label.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/runs/command_runs.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 
@@ -95,7 +96,7 @@ Result<void> read_files(const CompareCli& o, Rows& rows) {
 
 // The --run commands, a row each. An int where the run said why it stopped.
 Result<int> run_commands(const CompareCli& o, Rows& rows) {
-  runs::CommandRunsRequest request{o.run, o.commands, o.repeat, o.prefix};
+  runs::CommandRunsRequest request{o.run, o.commands, o.repeat, o.prefix, stderr_speaker()};
   record_metric(request.run, o.metric);
   Result<runs::CommandRuns> ran =
       runs::run_commands(request, [](const std::string& line) { std::cerr << "qprof compare: " << line << '\n'; });

@@ -21,6 +21,7 @@
 #include "qprof/trace/completeness.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/runs/profiled_run.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/report/job.hpp"
 
 namespace qprof::cli {
@@ -225,7 +226,7 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
     trace_file = {created->path, true};
     o.run.output = created->path;
   }
-  Result<runs::ProfiledRun> ran = runs::run_and_read({o.run, true, false});
+  Result<runs::ProfiledRun> ran = runs::run_and_read({o.run, true, false, stderr_speaker()});
   if (!ran) return ran.failure().status;  // not started: the session said why
   const int status = ran->status;
   const RunReport& report = ran->report;

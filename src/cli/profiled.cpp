@@ -153,10 +153,8 @@ void record_metric(RunOptions& o, const std::string& metric) {
 
 Result<void> check_sampling_options(const RunOptions& o) {
   if (!o.marker_regex) return {};
-  try {
-    MarkerMatcher check(*o.marker_regex);
-  } catch (const std::invalid_argument& e) {
-    return Failure{"--marker-regex: " + terminal_text(e.what())};
+  if (Result<MarkerMatcher> check = MarkerMatcher::compile(*o.marker_regex); !check) {
+    return Failure{"--marker-regex: " + terminal_text(check.failure().message)};
   }
   return {};
 }

@@ -24,6 +24,8 @@
 #include "qprof/report/trend.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/runs/profiled_run.hpp"
+#include "qprof/runs/run_summary.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::budget_bytes;
@@ -121,7 +123,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     return incomplete(result);
   }
   if (o.run.quiet && o.yaml.empty() && o.max_peak.empty()) return status;  // nothing to add
-  const Result<Trace> read = runs::read_back_trace(report);
+  const Result<Trace> read = record::read_back(report);
   if (!read) {
     if (o.yaml.empty() && o.max_peak.empty()) return status;  // nothing more was asked
     return fail("cannot read the trace back: " + terminal_text(read.failure().message));
@@ -328,6 +330,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             }
             std::unique_ptr<report::QuarkYamlStream> stream;
             RunHooks hooks;
+            hooks.speaker = stderr_speaker();
             if (o.yaml_stream) {
               // The trace's name is known once it is created (the default one is unique).
               hooks.on_trace_opened = [&stream, &o](const std::string& trace) {
@@ -338,6 +341,7 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             }
             RunReport report;
             const int status = run_profiled(o.run, &report, hooks);
+            runs::say_summary(o.run, report, hooks.speaker);
             if (!report.refusal.empty()) return Failure{report.refusal};
             if (stream) {
               stream->finish();

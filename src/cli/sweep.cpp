@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "profiled.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/fit/fit.hpp"
@@ -79,6 +80,7 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   record_metric(request.run, o.metric);
   request.command = command;
   request.parameters = *parameters;
+  request.speaker = stderr_speaker();
   const Result<runs::SweepRuns> done = runs::run_sweep(
       request, [](const std::string& line) { std::cerr << "qprof sweep: " << terminal_text(line) << '\n'; });
   if (!done) return done.failure();

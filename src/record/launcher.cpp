@@ -198,7 +198,7 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
   if (WIFSIGNALED(wait_status)) {
     d.signal = WTERMSIG(wait_status);
     d.exit_status = 128 + d.signal;
-    d.message = "qprof: " + terminal_text(command_name) + " was killed by " + signal_name(d.signal) + " (signal " +
+    d.message = terminal_text(command_name) + " was killed by " + signal_name(d.signal) + " (signal " +
                 std::to_string(d.signal) + ")";
     if (d.signal == SIGKILL) {
       switch (kill_source) {

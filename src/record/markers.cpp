@@ -4,8 +4,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include <stdexcept>
-
 #include "qprof/common/text.hpp"
 
 namespace qprof::record {
@@ -33,7 +31,7 @@ std::string pcre2_message(int code) {
 
 }  // namespace
 
-MarkerMatcher::MarkerMatcher(const std::string& regex) {
+Result<MarkerMatcher> MarkerMatcher::compile(const std::string& regex) {
   auto c = std::make_shared<Compiled>();
   int error = 0;
   PCRE2_SIZE offset = 0;
@@ -41,21 +39,22 @@ MarkerMatcher::MarkerMatcher(const std::string& regex) {
   // the match.
   c->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(), 0, &error, &offset, nullptr);
   if (!c->code) {
-    throw std::invalid_argument("the marker pattern is not a valid regular expression: " + pcre2_message(error) +
-                                " at offset " + std::to_string(offset));
+    return Failure{"the marker pattern is not a valid regular expression: " + pcre2_message(error) + " at offset " +
+                   std::to_string(offset)};
   }
   std::uint32_t groups = 0;
   pcre2_pattern_info(c->code, PCRE2_INFO_CAPTURECOUNT, &groups);
   if (groups != 1) {
-    throw std::invalid_argument("the marker pattern needs exactly one capture group (the label), it has " +
-                                std::to_string(groups));
+    return Failure{"the marker pattern needs exactly one capture group (the label), it has " + std::to_string(groups)};
   }
   c->context = pcre2_match_context_create(nullptr);
-  if (!c->context) throw std::bad_alloc();
+  if (!c->context) return Failure{"the marker pattern: out of memory for its match context"};
   pcre2_set_match_limit(c->context, kMarkerMatchSteps);
   pcre2_set_depth_limit(c->context, kMarkerMatchSteps);
   pcre2_set_heap_limit(c->context, 4096);  // KiB of backtracking memory
-  regex_ = std::move(c);
+  MarkerMatcher m;
+  m.regex_ = std::move(c);
+  return m;
 }
 
 std::uint64_t MarkerMatcher::gave_up() const { return regex_ ? regex_->gave_up.load() : 0; }

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // The end of a run reads its trace through the descriptor opened with it, never by path.
+#include <exception>
+
 #include "qprof/record/session.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::record {
 using trace::Trace;
 
-Trace read_back(const RunReport& report) {
+Result<Trace> read_back(const RunReport& report) {
   if (!report.trace_readable_back || !report.trace_read_fd) {
-    throw trace::ParseError(report.trace_path, 0, "the trace cannot be read back (not a regular file)");
+    return Failure{
+        trace::ParseError(report.trace_path, 0, "the trace cannot be read back (not a regular file)").what()};
   }
-  return trace::read_trace_fd(*report.trace_read_fd, report.trace_path);
+  // The trace reader's exceptions end at its boundary, here.
+  try {
+    return trace::read_trace_fd(*report.trace_read_fd, report.trace_path);
+  } catch (const std::exception& e) {
+    return Failure{e.what()};
+  }
 }
 
 }  // namespace qprof::record

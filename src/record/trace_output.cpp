@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -32,26 +31,26 @@ std::string device_refusal(const std::string& path) {
 // is held keeps another run's trace intact. A file that is empty already is not truncated: on
 // ext4 a truncation to zero makes the last close start the file's writeback at once
 // (auto_da_alloc), a cost at every exit for nothing to protect.
-TraceOutput take_regular(int fd, const std::string& path, bool created) {
+Result<TraceOutput> take_regular(int fd, const std::string& path, bool created) {
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      throw TraceOutputError(path + " is being written by another qprof that is still running; choose another -o");
+      return Failure{path + " is being written by another qprof that is still running; choose another -o"};
     }
-    throw TraceOutputError(why("cannot lock " + path, err));
+    return Failure{why("cannot lock " + path, err)};
   }
   struct stat st {};
   const bool to_empty = ::fstat(fd, &st) != 0 || st.st_size != 0;
   // Through /proc: the descriptor's own file, whatever its path names by then (the write end
   // has no read access, and the path may be renamed or replaced at any time).
   const int read_fd = ::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  return {fd, path, read_fd >= 0, read_fd, created, to_empty};
+  return TraceOutput{fd, path, read_fd >= 0, read_fd, created, to_empty};
 }
 
-TraceOutput open_named(const std::string& path) {
+Result<TraceOutput> open_named(const std::string& path, const Speaker& speaker) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && is_device(st.st_mode)) throw TraceOutputError(device_refusal(path));
+  if (::stat(path.c_str(), &st) == 0 && is_device(st.st_mode)) return Failure{device_refusal(path)};
   // No O_TRUNC: the file may be another live qprof's, which the lock tells only once it is open.
   // A FIFO waits for its reader, as a shell redirection does, but not silently: a first open
   // with O_NONBLOCK fails with ENXIO when no reader is there, and qprof says what it waits for.
@@ -64,8 +63,7 @@ TraceOutput open_named(const std::string& path) {
       ::fcntl(probe, F_SETFL, ::fcntl(probe, F_GETFL) & ~O_NONBLOCK);
       fd = probe;
     } else if (errno == ENXIO) {
-      std::fprintf(stderr, "qprof: %s is a FIFO with no reader yet: waiting for one before the command starts\n",
-                   terminal_text(path).c_str());
+      speaker.line(terminal_text(path) + " is a FIFO with no reader yet: waiting for one before the command starts");
     }
   }
   bool created = false;
@@ -74,50 +72,50 @@ TraceOutput open_named(const std::string& path) {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
     created = fd >= 0;
   }
-  if (fd < 0) throw TraceOutputError(why("cannot create " + path, errno));
+  if (fd < 0) return Failure{why("cannot create " + path, errno)};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    throw TraceOutputError(why("cannot create " + path, err));
+    return Failure{why("cannot create " + path, err)};
   }
-  if (is_stream(st.st_mode)) return {fd, path, false};
+  if (is_stream(st.st_mode)) return TraceOutput{fd, path, false};
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw TraceOutputError(device_refusal(path));
+    return Failure{device_refusal(path)};
   }
   return take_regular(fd, path, created);
 }
 
-TraceOutput open_default(const JobIdentity& identity) {
+Result<TraceOutput> open_default(const JobIdentity& identity) {
   // The name is unique to this process and millisecond; a leftover of an earlier process with the
   // same PID in the same millisecond is the only clash, and the next millisecond resolves it.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string path = default_trace_name(identity);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
     if (fd >= 0) return take_regular(fd, path, true);
-    if (errno != EEXIST) throw TraceOutputError(why("cannot create " + path, errno));
+    if (errno != EEXIST) return Failure{why("cannot create " + path, errno)};
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  throw TraceOutputError("cannot create a trace of a name of its own here (" + default_trace_name(identity) +
-                         " exists)");
+  return Failure{"cannot create a trace of a name of its own here (" + default_trace_name(identity) + " exists)"};
 }
 
-TraceOutput open_stdout() {
+Result<TraceOutput> open_stdout() {
   struct stat st {};
-  if (::fstat(STDOUT_FILENO, &st) != 0) throw TraceOutputError(why("-o -: stdout", errno));
+  if (::fstat(STDOUT_FILENO, &st) != 0) return Failure{why("-o -: stdout", errno)};
   const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (fd < 0) throw TraceOutputError(why("-o -: stdout", errno));
+  if (fd < 0) return Failure{why("-o -: stdout", errno)};
   // The command's stdout (and qprof's) goes to stderr, so that stdout carries the trace alone.
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
-  return {fd, "-", false};
+  return TraceOutput{fd, "-", false};
 }
 
 }  // namespace
 
-TraceOutput open_trace_output(const std::string& requested, const JobIdentity& identity) {
+Result<TraceOutput> open_trace_output(const std::string& requested, const JobIdentity& identity,
+                                      const Speaker& speaker) {
   if (requested.empty()) return open_default(identity);
   if (requested == "-") return open_stdout();
-  return open_named(requested);
+  return open_named(requested, speaker);
 }
 
 std::string default_trace_name(const JobIdentity& identity) {

@@ -43,7 +43,7 @@ std::string progress_line(const CommandRunsRequest& request, std::size_t k, int 
 // the status to end with), or the Failure that ends the comparison.
 Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::size_t k, int r, CommandRuns& done,
                                        const Say& say) {
-  RunRequest run{request.run, true, true};
+  RunRequest run{request.run, true, true, request.speaker};
   run.options.command = {"/bin/sh", "-c", request.commands[k]};
   std::string taken;
   try {

@@ -7,24 +7,20 @@
 #include <exception>
 
 #include "qprof/common/stdout_to_stderr.hpp"
+#include "qprof/runs/run_summary.hpp"
 
 namespace qprof::runs {
 
 bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT; }
 
-Result<trace::Trace> read_back_trace(const record::RunReport& report) {
-  try {
-    return record::read_back(report);
-  } catch (const std::exception& e) {
-    return Failure{e.what()};
-  }
-}
-
 Result<ProfiledRun> run_and_read(const RunRequest& request) {
   ProfiledRun run;
   {
     const StdoutToStderr keep_stdout_for_the_caller;
-    run.status = record::run_profiled(request.options, &run.report);
+    record::RunHooks hooks;
+    hooks.speaker = request.speaker;
+    run.status = record::run_profiled(request.options, &run.report, hooks);
+    say_summary(request.options, run.report, request.speaker);
   }
   if (!run.report.launched) {
     if (request.output_made_for_run) ::unlink(request.options.output.c_str());  // the empty file made for it
@@ -42,7 +38,7 @@ Result<ProfiledRun> run_and_read(const RunRequest& request) {
   } else if (!report.trace_readable_back) {
     run.state = TraceState::not_a_file;
   } else if (request.read_back) {
-    Result<trace::Trace> read = read_back_trace(report);
+    Result<trace::Trace> read = record::read_back(report);
     if (read) {
       run.trace = std::move(*read);
       run.state = TraceState::read;

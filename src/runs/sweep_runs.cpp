@@ -103,7 +103,7 @@ struct RunEnd {
 // One run of the command at a point (and, with --fit, fit after it), and its progress line.
 // Fails where the command cannot be started: the same at every point.
 Result<RunEnd> run_point(const SweepRequest& o, SweepRun& run, const std::string& prefix, const Say& say) {
-  RunRequest request{o.run, true, true};
+  RunRequest request{o.run, true, true, o.speaker};
   record::RunOptions& options = request.options;
   options.command.clear();
   for (const std::string& a : o.command) options.command.push_back(fill_placeholders(a, run.point));

@@ -54,14 +54,13 @@ TEST(DescribeWaitStatus, ExitCodesAndSignals) {
   const ExitDescription killed = describe_wait_status(SIGKILL, "job");
   EXPECT_EQ(killed.exit_status, 137);
   EXPECT_EQ(killed.signal, 9);
-  EXPECT_EQ(killed.message,
-            "qprof: job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
-  EXPECT_EQ(describe_wait_status(SIGTERM, "job").message, "qprof: job was killed by SIGTERM (signal 15)");
+  EXPECT_EQ(killed.message, "job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
+  EXPECT_EQ(describe_wait_status(SIGTERM, "job").message, "job was killed by SIGTERM (signal 15)");
   // Never the OOM hint for a SIGKILL qprof sent itself; the OOM killer named where the kernel said so.
   EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::qprof_timeout).message,
-            "qprof: job was killed by SIGKILL (signal 9); qprof sent it after --timeout and the grace period");
+            "job was killed by SIGKILL (signal 9); qprof sent it after --timeout and the grace period");
   EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::oom_killer).message,
-            "qprof: job was killed by SIGKILL (signal 9); the OOM killer killed it (oom_kill in the tree's cgroup)");
+            "job was killed by SIGKILL (signal 9); the OOM killer killed it (oom_kill in the tree's cgroup)");
 }
 
 TEST(FindProgram, AsAShellSearchesPath) {

@@ -15,17 +15,18 @@
 #include "qprof/analysis/bottleneck.hpp"
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/common/charset.hpp"
-#include "qprof/record/summary.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/report.hpp"
+#include "qprof/runs/run_summary.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof {
 using analysis::cpu_use;
 using analysis::stage_bottlenecks;
 using analysis::StageBottleneck;
-using record::format_summary;
 using record::RunReport;
+using runs::format_short_summary;
+using runs::format_summary;
 using trace::ExitInfo;
 using trace::Footprint;
 using trace::MemKindsSample;

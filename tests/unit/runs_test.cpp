@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "qprof/runs/command_runs.hpp"
 #include "qprof/runs/profiled_run.hpp"
@@ -77,7 +79,7 @@ record::RunOptions quiet_run(const std::vector<std::string>& command, const std:
 // the descriptor written, the signal that ended it.
 TEST(ProfiledRun, ReadsTheTraceBackAndSaysTheStatusAndTheStopSignal) {
   const std::string path = test::unit_temp_file("run.dat");
-  Result<ProfiledRun> ran = run_and_read({quiet_run({"/bin/sh", "-c", "exit 3"}, path), true, false});
+  Result<ProfiledRun> ran = run_and_read({quiet_run({"/bin/sh", "-c", "exit 3"}, path), true, false, {}});
   ASSERT_TRUE(ran) << ran.failure().message;
   EXPECT_EQ(ran->status, 3);
   EXPECT_EQ(ran->state, TraceState::read) << ran->problem;
@@ -85,7 +87,7 @@ TEST(ProfiledRun, ReadsTheTraceBackAndSaysTheStatusAndTheStopSignal) {
   ASSERT_TRUE(ran->trace.exit);
   EXPECT_EQ(ran->trace.exit->status, 3) << "the trace read back is this run's";
 
-  Result<ProfiledRun> killed = run_and_read({quiet_run({"/bin/sh", "-c", "kill -HUP $$"}, path), false, false});
+  Result<ProfiledRun> killed = run_and_read({quiet_run({"/bin/sh", "-c", "kill -HUP $$"}, path), false, false, {}});
   ASSERT_TRUE(killed) << killed.failure().message;
   EXPECT_EQ(killed->status, 128 + SIGHUP);
   EXPECT_EQ(killed->stop_signal, SIGHUP);
@@ -96,10 +98,40 @@ TEST(ProfiledRun, ReadsTheTraceBackAndSaysTheStatusAndTheStopSignal) {
 TEST(ProfiledRun, ACommandThatCannotStartFailsAndItsMadeUpTraceGoes) {
   const std::string path = test::unit_temp_file("missing.dat");
   std::ofstream(path).close();  // as create_fresh leaves it
-  Result<ProfiledRun> ran = run_and_read({quiet_run({"/nonexistent/qprof-unit"}, path), true, true});
+  Result<ProfiledRun> ran = run_and_read({quiet_run({"/nonexistent/qprof-unit"}, path), true, true, {}});
   ASSERT_FALSE(ran);
   EXPECT_EQ(ran.failure().status, 127);
   EXPECT_FALSE(std::filesystem::exists(path)) << "the empty trace made for the run is removed";
+}
+
+// A run says what it has to say through the caller's speaker and prints nothing itself: the
+// command's killing signal as a line, the summary as text.
+TEST(ProfiledRun, SaysThroughTheCallersSpeakerAndPrintsNothing) {
+  const std::string path = test::unit_temp_file("said.dat");
+  std::vector<std::string> lines;
+  std::string text;
+  RunRequest request{quiet_run({"/bin/sh", "-c", "kill -TERM $$"}, path), false, false, {}};
+  request.options.quiet = false;
+  request.speaker =
+      Speaker([&](const std::string& l) { lines.push_back(l); }, [&](const std::string& t) { text += t; });
+  testing::internal::CaptureStderr();
+  Result<ProfiledRun> ran = run_and_read(request);
+  const std::string printed = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(ran) << ran.failure().message;
+  EXPECT_EQ(printed, "") << "nothing printed by the run itself";
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "/bin/sh was killed by SIGTERM (signal 15)");
+  EXPECT_NE(text.find("qprof:   trace           " + path), std::string::npos) << text;
+
+  lines.clear();
+  text.clear();
+  request.options.quiet = true;
+  request.options.command = {"/nonexistent/qprof-unit"};
+  EXPECT_FALSE(run_and_read(request));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "/nonexistent/qprof-unit: No such file or directory");
+  EXPECT_EQ(text, "") << "no summary for a command that never ran";
+  std::filesystem::remove(path);
 }
 
 // Between two runs a stop signal is noted, never qprof's death; the first one counts; the previous

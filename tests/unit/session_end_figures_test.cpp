@@ -10,10 +10,11 @@
 
 #include "fake_proc.hpp"
 #include "session/end_figures.hpp"
-#include "qprof/record/summary.hpp"
+#include "qprof/runs/run_summary.hpp"
 #include "temp_files.hpp"
 
 namespace qprof::record::session {
+using runs::format_summary;
 using trace::TasksSample;
 
 namespace {

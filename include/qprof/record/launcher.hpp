@@ -59,7 +59,7 @@ std::string display_command(const std::vector<std::string>& argv);
 struct ExitDescription {
   int exit_status = 0;  // the code, or 128 + signal
   int signal = 0;
-  std::string message;  // empty for a normal exit
+  std::string message;  // empty for a normal exit; without "qprof: " (the speaker's)
 };
 // Who sent a SIGKILL, as far as qprof knows: itself (after --timeout and the grace period), the
 // OOM killer (the tree's cgroup counted an oom_kill), or nobody qprof can name.

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::record {
 
 inline constexpr std::string_view kDefaultMarkerPrefix = "QPROF_MARK:";
@@ -26,9 +28,9 @@ class MarkerMatcher {
   // is what follows its first occurrence.
   MarkerMatcher() = default;
   // A regular expression (PCRE2, Perl's syntax) with exactly one capture group, the label;
-  // searched in the line, run within kMarkerMatchSteps. Throws std::invalid_argument with a
-  // readable reason otherwise.
-  explicit MarkerMatcher(const std::string& regex);
+  // searched in the line, run within kMarkerMatchSteps. A Failure with a readable reason
+  // otherwise.
+  static Result<MarkerMatcher> compile(const std::string& regex);
 
   // The trimmed label if `line` (without its newline) is a marker line.
   std::optional<std::string> match(std::string_view line) const;

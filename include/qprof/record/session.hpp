@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/options.hpp"
 #include "qprof/trace/footprint.hpp"
 #include "qprof/trace/trace.hpp"
@@ -111,9 +113,9 @@ std::optional<trace::Footprint> footprint_of_run(const RunReport& report);
 trace::Trace peaks_in_memory(const RunReport& report);
 
 // The trace a finished run wrote, read through the descriptor opened with it (never by path: a
-// file moved there meanwhile is not it). Requires report.trace_readable_back; throws
-// trace::ParseError as trace::read_trace does.
-trace::Trace read_back(const RunReport& report);
+// file moved there meanwhile is not it). A trace that is not a regular file, or that the reader
+// finds broken, is a Failure naming the trace and the line.
+Result<trace::Trace> read_back(const RunReport& report);
 
 // Ways to follow a run while it goes on.
 struct RunHooks {
@@ -126,11 +128,15 @@ struct RunHooks {
   std::function<void(const std::string&)> on_trace_opened;
   // Called once, at the first failed write of the trace (on the sampler thread).
   std::function<void()> on_trace_failed;
+  // What qprof says outside the live line's notices: why the run could not start, the command's
+  // killing signal, a trace that cannot be written, -v's notes. Unset: nothing is said.
+  Speaker speaker;
 };
 
 // Runs the command; returns qprof's exit status (the command's, 126/127 if it could not start,
 // 2 for qprof's own errors, as a bad -o). Fills `report` when given: a write that failed is in
-// report->trace_error, and the caller decides what status says so.
+// report->trace_error, and the caller decides what status says so. Prints nothing: what it says
+// goes through hooks.speaker, and the summary is the caller's to format (runs/run_summary).
 int run_profiled(const RunOptions& options, RunReport* report = nullptr, const RunHooks& hooks = {});
 
 }  // namespace qprof::record

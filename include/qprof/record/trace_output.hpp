@@ -5,9 +5,10 @@
 // run says so). A pipe or FIFO is streamed to; "-" is stdout; a device is refused.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
+#include "qprof/common/failure.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/job.hpp"
 
 namespace qprof::record {
@@ -26,15 +27,12 @@ struct TraceOutput {
   bool to_empty = false;
 };
 
-// Why an output cannot be used; a usage error, said before the command starts.
-class TraceOutputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Opens `requested` (empty: the default name for `identity`, "-": stdout; then qprof's stdout,
-// which the command inherits, becomes a copy of its stderr). Throws TraceOutputError.
-TraceOutput open_trace_output(const std::string& requested, const JobIdentity& identity = {});
+// which the command inherits, becomes a copy of its stderr). A Failure says why the output cannot
+// be used: a usage error, said before the command starts. A FIFO without a reader is waited for,
+// and `speaker` says so.
+Result<TraceOutput> open_trace_output(const std::string& requested, const JobIdentity& identity = {},
+                                      const Speaker& speaker = {});
 
 // The default trace name for a run starting now: qprof_YYYYMMDDhhmmss.mmm_PID.dat, with the host
 // and rank when a launcher gave one (qprof_HOST.rRANK_YYYYMMDDhhmmss.mmm_PID.dat). The one place

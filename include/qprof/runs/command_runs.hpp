@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qprof/common/failure.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/options.hpp"
 #include "qprof/trace/trace.hpp"
 
@@ -22,6 +23,7 @@ struct CommandRunsRequest {
   std::vector<std::string> commands;  // each run with sh -c
   int repeat = 1;
   std::string prefix = "qprof_compare";  // PREFIX-K.dat, PREFIX-K-R.dat with repeat > 1
+  Speaker speaker;                       // each run's words and summary (runs::RunRequest)
 };
 
 struct CommandRuns {

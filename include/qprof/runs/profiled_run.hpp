@@ -7,6 +7,7 @@
 #include <string>
 
 #include "qprof/common/failure.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/trace/trace.hpp"
 
@@ -42,6 +43,9 @@ struct RunRequest {
   // The output is a name the caller created for this run (record's create_fresh): removed where
   // the command never started, so that no empty trace is left.
   bool output_made_for_run = false;
+  // What the run says (why it could not start, how the command was killed) and its summary
+  // (unless options.quiet): the caller's, which prints them.
+  Speaker speaker;
 };
 
 // Runs the command with its stdout on stderr (the caller's stdout stays for what it prints after),
@@ -49,9 +53,5 @@ struct RunRequest {
 // the Failure's status is run_profiled's (127, 126, 2), its message "the command could not be
 // started".
 Result<ProfiledRun> run_and_read(const RunRequest& request);
-
-// The trace of a finished run read back through its descriptor; the Failure's message is the
-// reader's (FILE:LINE: reason). Requires a complete trace in a regular file.
-Result<trace::Trace> read_back_trace(const record::RunReport& report);
 
 }  // namespace qprof::runs

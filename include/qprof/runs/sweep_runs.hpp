@@ -10,6 +10,7 @@
 
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/failure.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/saved_result.hpp"
 #include "qprof/record/options.hpp"
@@ -28,6 +29,7 @@ struct SweepRequest {
   bool stop_on_failure = false;
   bool fit = false;  // qprof fit on each point that ran
   fit::FitOptions fit_options;
+  Speaker speaker;  // each run's words and summary (runs::RunRequest)
 };
 
 // One run of the sweep: its point, its outcome, its trace (when one could be read back).

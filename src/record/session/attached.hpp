@@ -11,17 +11,18 @@
 #include <memory>
 #include <string>
 
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/attach.hpp"
 #include "qprof/record/mark_channel.hpp"
 
 namespace qprof::record::session {
 
 // The process to follow, checked before anything is written; null when it cannot be followed
-// (said on stderr).
-std::unique_ptr<AttachedProcess> open_attached(pid_t pid, const std::string& proc_root);
+// (said through `speaker`).
+std::unique_ptr<AttachedProcess> open_attached(pid_t pid, const std::string& proc_root, const Speaker& speaker);
 
 // What the attach sees and what stops it, unless `quiet`; and, even with -q, the FIFO through
 // which the process can still send markers (the summary does not name it).
-void say_attached(pid_t pid, bool quiet, const MarkChannel* channel);
+void say_attached(pid_t pid, bool quiet, const MarkChannel* channel, const Speaker& speaker);
 
 }  // namespace qprof::record::session

@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <iostream>
 #include <string>
 
 #include "qprof/common/units.hpp"
@@ -134,7 +133,7 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
 }
 
 void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
-                 RunReport& report) {
+                 RunReport& report, const Speaker& speaker) {
   KillSource source = KillSource::unknown;
   if (exit.killed())
     source = KillSource::qprof_timeout;
@@ -149,7 +148,7 @@ void record_exit(const ExitTracker& exit, const std::string& command_name, Secon
   report.exit_status = described.exit_status;
   report.signal = described.signal;
   out.exit(ExitInfo{t_end, described.exit_status, described.signal, report.timed_out, report.exit_status_known});
-  if (!described.message.empty()) std::cerr << described.message << '\n';
+  if (!described.message.empty()) speaker.line(described.message);
 }
 
 }  // namespace qprof::record::session

@@ -28,6 +28,6 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
 // The EXIT line at `t_end` and the report's exit status; the command's end said when it is not
 // a plain exit. `command_name` names it in that message.
 void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
-                 RunReport& report);
+                 RunReport& report, const Speaker& speaker);
 
 }  // namespace qprof::record::session

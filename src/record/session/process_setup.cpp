@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <string>
 
 #include "qprof/common/proc_file.hpp"
@@ -53,7 +52,7 @@ std::string host_name() {
   return buf;
 }
 
-std::optional<JobStderr> open_job_stderr(Notices& notices) {
+std::optional<JobStderr> open_job_stderr(Notices& notices, const Speaker& speaker) {
   JobStderr job;
   if (::isatty(STDERR_FILENO)) {
     Result<std::unique_ptr<StderrPty>> pty = StderrPty::open_like(STDERR_FILENO);
@@ -69,7 +68,7 @@ std::optional<JobStderr> open_job_stderr(Notices& notices) {
   }
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    std::cerr << "qprof: pipe: " << std::strerror(errno) << '\n';
+    speaker.line(std::string("pipe: ") + std::strerror(errno));
     return std::nullopt;
   }
   job.read = fds[0];

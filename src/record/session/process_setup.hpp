@@ -9,6 +9,7 @@
 #include <string>
 
 #include "notices.hpp"
+#include "qprof/common/speaker.hpp"
 #include "qprof/common/types.hpp"
 #include "qprof/record/pty.hpp"
 
@@ -34,7 +35,7 @@ struct JobStderr {
   int read = -1;
   int write = -1;
 };
-// nullopt: no pipe could be made (said on stderr).
-std::optional<JobStderr> open_job_stderr(Notices& notices);
+// nullopt: no pipe could be made (said through `speaker`).
+std::optional<JobStderr> open_job_stderr(Notices& notices, const Speaker& speaker);
 
 }  // namespace qprof::record::session

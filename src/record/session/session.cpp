@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -22,6 +21,7 @@
 #include "notices.hpp"
 #include "oom_watch.hpp"
 #include "process_setup.hpp"
+#include "qprof/common/safe_text.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/common/proc_file.hpp"
 #include "qprof/common/units.hpp"
@@ -30,7 +30,6 @@
 #include "qprof/record/group_leader.hpp"
 #include "qprof/record/launcher.hpp"
 #include "qprof/record/session.hpp"
-#include "qprof/record/summary.hpp"
 #include "qprof/record/trace_output.hpp"
 #include "schedule.hpp"
 #include "trace_sink.hpp"
@@ -114,14 +113,18 @@ class Session {
 
 int Session::run() {
   if (o_.attach) {
-    attached_ = open_attached(*o_.attach, o_.proc_root);
+    attached_ = open_attached(*o_.attach, o_.proc_root, hooks_.speaker);
     if (!attached_) return 2;  // before anything is written
     report_.attached = true;
   }
   report_.command = display_command(attached_ ? attached_->argv() : o_.command);
   report_.asked_interval = o_.interval;
   report_.margin = o_.margin;
-  MarkerMatcher matcher = o_.marker_regex ? MarkerMatcher(*o_.marker_regex) : MarkerMatcher();
+  Result<MarkerMatcher> matcher = o_.marker_regex ? MarkerMatcher::compile(*o_.marker_regex) : MarkerMatcher();
+  if (!matcher) {
+    hooks_.speaker.line("--marker-regex: " + terminal_text(matcher.failure().message));
+    return 2;
+  }
   if (!open_trace()) return 2;
   // Orphans of the tree (double-forked daemons) reparent to qprof instead of init.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -132,7 +135,7 @@ int Session::run() {
     return 2;
   }
   intake_.open_channel(notices_, o_.mark_fifo);
-  std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_);
+  std::optional<JobStderr> job_stderr = attached_ ? JobStderr{} : open_job_stderr(notices_, hooks_.speaker);
   if (!job_stderr) return 2;
   // Before the tree is primed: the smi backends start helpers that must be known as outsiders
   // (NVML, which starts none, opens beside the command instead).
@@ -145,7 +148,7 @@ int Session::run() {
   trace_->begin();
   report_.launched = true;
   write_header(meta);
-  start_sampling(job_stderr->read, std::move(matcher));
+  start_sampling(job_stderr->read, std::move(*matcher));
   loop(signals);
   live_->close();  // the terminal is whole again before the summary
   // With the tree gone, the pipe is at its end at once; a daemon left running may hold it open.
@@ -161,21 +164,21 @@ int Session::run() {
 }
 
 bool Session::open_trace() {
-  try {
-    const TraceOutput output = open_trace_output(o_.output, o_.identity);
-    report_.trace_path = output.path;
-    report_.trace_readable_back = output.readable_back;
-    if (output.read_fd >= 0) {
-      report_.trace_read_fd = std::shared_ptr<const int>(new int(output.read_fd), [](const int* fd) {
-        ::close(*fd);
-        delete fd;
-      });
-    }
-    trace_ = std::make_unique<TraceSink>(output, hooks_.on_trace_failed);
-  } catch (const TraceOutputError& e) {
-    std::cerr << "qprof: " << e.what() << '\n';
+  const Result<TraceOutput> opened = open_trace_output(o_.output, o_.identity, hooks_.speaker);
+  if (!opened) {
+    hooks_.speaker.line(opened.failure().message);
     return false;
   }
+  const TraceOutput& output = *opened;
+  report_.trace_path = output.path;
+  report_.trace_readable_back = output.readable_back;
+  if (output.read_fd >= 0) {
+    report_.trace_read_fd = std::shared_ptr<const int>(new int(output.read_fd), [](const int* fd) {
+      ::close(*fd);
+      delete fd;
+    });
+  }
+  trace_ = std::make_unique<TraceSink>(output, hooks_.on_trace_failed, hooks_.speaker);
   if (hooks_.on_trace_opened) hooks_.on_trace_opened(report_.trace_path);
   return true;
 }
@@ -194,7 +197,7 @@ bool Session::open_cgroup() {
     // --cgroup auto: where qprof may not create a group the footprint is Σ PSS, the normal case
     // for a user without delegation; said only when asked.
     const std::string note = "no cgroup of the tree's own (" + why_not + "): the footprint is Σ PSS";
-    if (o_.verbose) std::cerr << "qprof: " << note << '\n';
+    if (o_.verbose) hooks_.speaker.line(note);
     notices_.note_quietly(note);
   } else if (!cgroup_->has_memory()) {
     const std::string note =
@@ -253,7 +256,7 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
   command.qprof_rss_at_launch = qprof_rss_at_launch_;
   if (attached_) {
     command.pid = attached_->pid();
-    say_attached(command.pid, o_.quiet, intake_.channel());
+    say_attached(command.pid, o_.quiet, intake_.channel(), hooks_.speaker);
     limit_.find(o_.proc_root, meta);
   } else {
     LaunchRequest request;
@@ -268,7 +271,7 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     // execs, instead of delaying the first sample after it.
     request.while_exec = [&] { limit_.find(o_.proc_root, meta); };
     request.on_note = [&](const std::string& note) {
-      if (o_.verbose) std::cerr << "qprof: " << note << '\n';
+      if (o_.verbose) hooks_.speaker.line(note);
     };
     intake_.let_command_inherit_channel(true);
     const auto launched = launch(request);
@@ -277,7 +280,7 @@ std::optional<int> Session::start_command(TraceMeta& meta, const SignalRelay& si
     if (!launched) {
       ::close(job_stderr.read);
       trace_->discard();
-      std::cerr << "qprof: " << launched.failure().message << '\n';
+      hooks_.speaker.line(launched.failure().message);
       return launched.failure().status;
     }
     command.pid = *launched;
@@ -428,7 +431,7 @@ void Session::finish_trace() {
   }
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
   const std::string name = attached_ ? "process " + std::to_string(exit_->pid()) : o_.command.front();
-  record_exit(*exit_, name, t_end, out, report_);
+  record_exit(*exit_, name, t_end, out, report_, hooks_.speaker);
   trace_->close();
   report_.trace_error = trace_->error();
   // Another process that truncated the file meanwhile leaves a hole where the start was: the
@@ -448,10 +451,7 @@ void Session::finish_trace() {
 int run_profiled(const RunOptions& options, RunReport* report, const RunHooks& hooks) {
   RunReport local;
   session::Session session(options, report ? *report : local, hooks);
-  const int status = session.run();
-  const RunReport& r = report ? *report : local;
-  if (!options.quiet && r.launched) std::cerr << (options.verbose ? format_summary(r) : format_short_summary(r));
-  return status;
+  return session.run();
 }
 
 }  // namespace qprof::record

@@ -4,37 +4,37 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <iostream>
 
 namespace qprof::record::session {
 
-TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed)
+TraceSink::TraceSink(const TraceOutput& output, std::function<void()> on_failed, Speaker speaker)
     : writer_(std::make_unique<trace::Writer>(output.fd, output.path)),
       path_(output.path),
       readable_back_(output.readable_back),
       fd_(output.fd),
       created_(output.created),
       to_empty_(output.to_empty),
-      on_failed_(std::move(on_failed)) {}
+      on_failed_(std::move(on_failed)),
+      speaker_(std::move(speaker)) {}
 
 void TraceSink::begin() {
   if (!to_empty_) return;
   to_empty_ = false;
   if (::ftruncate(fd_, 0) == 0) return;
   error_ = "cannot empty " + path_ + ": " + std::strerror(errno);
-  std::cerr << "qprof: " << error_ << ": the command goes on, sampled into memory only\n";
+  speaker_.line(error_ + ": the command goes on, sampled into memory only");
   if (on_failed_) on_failed_();
 }
 
 void TraceSink::failed(const char* consequence) {
   error_ = writer_->error();
-  std::cerr << "qprof: " << error_ << consequence;
+  speaker_.line(error_ + consequence);
   if (on_failed_) on_failed_();
 }
 
 void TraceSink::flush() {
   if (writer_->flush() || !intact()) return;
-  failed(": the trace is incomplete from here on; the command goes on, sampled into memory only\n");
+  failed(": the trace is incomplete from here on; the command goes on, sampled into memory only");
 }
 
 void TraceSink::flush_at(std::int64_t now) {
@@ -48,7 +48,7 @@ void TraceSink::flush_if_due(std::int64_t now, std::int64_t wake_at) {
 
 void TraceSink::close() {
   flush();
-  if (intact() && !writer_->close()) failed(": the trace may be incomplete\n");
+  if (intact() && !writer_->close()) failed(": the trace may be incomplete");
 }
 
 void TraceSink::discard() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "qprof/common/speaker.hpp"
 #include "qprof/record/trace_output.hpp"
 #include "qprof/trace/format.hpp"
 
@@ -18,8 +19,9 @@ class TraceSink {
  public:
   static constexpr std::int64_t kFlushEveryNs = 100 * 1000000;  // the most a sample waits in the buffer
 
-  // Takes `output`'s descriptor. `on_failed` (may be empty) is called once, at the first failure.
-  TraceSink(const TraceOutput& output, std::function<void()> on_failed);
+  // Takes `output`'s descriptor. `on_failed` (may be empty) is called once, at the first failure,
+  // which is said through `speaker`.
+  TraceSink(const TraceOutput& output, std::function<void()> on_failed, Speaker speaker = {});
   TraceSink(const TraceSink&) = delete;
   TraceSink& operator=(const TraceSink&) = delete;
 
@@ -53,6 +55,7 @@ class TraceSink {
   bool created_;
   bool to_empty_;
   std::function<void()> on_failed_;
+  Speaker speaker_;
   std::string error_;
   std::int64_t last_flush_ns_ = 0;
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "qprof/record/summary.hpp"
+#include "qprof/runs/run_summary.hpp"
 
 #include <cctype>
 #include <cstdio>
@@ -13,7 +13,8 @@
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/oom.hpp"
 
-namespace qprof::record {
+namespace qprof::runs {
+using record::RunReport;
 using trace::Footprint;
 using trace::MemKindsSample;
 
@@ -401,4 +402,4 @@ std::string format_summary(const RunReport& r) {
   return out.str();
 }
 
-}  // namespace qprof::record
+}  // namespace qprof::runs

@@ -9,10 +9,11 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
-#include "qprof/record/summary.hpp"
+#include "qprof/runs/run_summary.hpp"
 #include "qprof/trace/oom.hpp"
 
-namespace qprof::record {
+namespace qprof::runs {
+using record::RunReport;
 namespace {
 
 constexpr std::size_t kColumns = 80;
@@ -100,4 +101,9 @@ std::string format_short_summary(const RunReport& r) {
   return out;
 }
 
-}  // namespace qprof::record
+void say_summary(const record::RunOptions& options, const RunReport& report, const Speaker& speaker) {
+  if (options.quiet || !report.launched) return;
+  speaker.text(options.verbose ? format_summary(report) : format_short_summary(report));
+}
+
+}  // namespace qprof::runs

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "stderr_speaker.hpp"
+
+#include <iostream>
+
+namespace qprof::cli {
+
+Speaker stderr_speaker() {
+  return Speaker([](const std::string& message) { std::cerr << "qprof: " << message << '\n'; },
+                 [](const std::string& text) { std::cerr << text; });
+}
+
+}  // namespace qprof::cli
