@@ -205,6 +205,23 @@ say ""
 PLOT_RAW=0 PLOT_SUMMARY=$work/plot.txt QPROF=$qprof sh bench/plot_speed.sh "$plot_samples" "$rounds" >> "$out" 2> "$work/plot.log" || cat "$work/plot.log" >&2
 say ""
 
+echo "start-up beside a slow GPU backend: a fake NVML that takes 50 ms to start (under a minute)" >&2
+say "### Start-up beside a slow GPU backend (no GPU needed)"
+say ""
+say "\`bench/gpu_startup.py\` with the tests' fake \`libnvidia-ml.so.1\`, made to take 50 ms to start (a real driver takes"
+say "tens of milliseconds): what the default \`--gpu auto\` adds to a run as short as \`true\`."
+say ""
+fake_nvml=$build/tests/fakes/nvml-full/libnvidia-ml.so.1
+if [ -f "$fake_nvml" ]; then
+  printf 'driver 550.54.15\ninit_delay_us 50000\ndevice GPU-1f2e3d4c-0000-1111-2222-333344445555 85899345920 0 NVIDIA H100\n' \
+    > "$work/nvml50"
+  QPROF_NVML_LIBRARY=$fake_nvml QPROF_FAKE_NVML_SCRIPT=$work/nvml50 $py bench/gpu_startup.py "$qprof" \
+    --rounds $((rounds * 10)) >> "$out" 2> "$work/gpu_start.log" || cat "$work/gpu_start.log" >&2
+else
+  say "Not measured: the fake NVML is built with the tests (-DQPROF_BUILD_TESTS=ON)."
+fi
+say ""
+
 echo "readers: report, compare, export and peak on traces of 10 k to 10 M samples (about 10 minutes)" >&2
 say "### Readers: memory and time against the trace's length"
 say ""

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "qprof/common/units.hpp"
 #include "qprof/gpu/backend.hpp"
@@ -23,8 +24,20 @@ void GpuSampling::open(const RunOptions& o, Notices& notices) {
   open.smi_interval_ms = std::max<std::int64_t>(100, std::llround(o.gpu_interval * 1000));
   if (gpu::opens_without_helpers(choice_, open)) {
     open.no_helpers = true;
+    std::promise<gpu::Selection> opened;
+    std::future<gpu::Selection> opening = opened.get_future();
     try {
-      opening_ = std::async(std::launch::async, [choice = choice_, open] { return gpu::open_backend(choice, open); });
+      // The thread owns the promise and copies of what it reads: left running at exit, it
+      // touches nothing of the session's.
+      std::thread([opened = std::move(opened), choice = choice_, open]() mutable {
+        try {
+          opened.set_value(gpu::open_backend(choice, open));
+        } catch (...) {
+          opened.set_exception(std::current_exception());
+        }
+      }).detach();
+      opening_ = std::move(opening);
+      opening_since_ = std::chrono::steady_clock::now();
       return;
     } catch (const std::system_error&) {  // no thread to be had: opened here, as before
     }
@@ -80,6 +93,17 @@ void GpuSampling::say_warnings(Notices& notices) {
 }
 
 void GpuSampling::finish(RunReport& report, Notices& notices) {
+  if (choice_ == gpu::Choice::automatic && opening_.valid() &&
+      opening_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opening_since_);
+    const std::string note = "GPU: the backend was still opening when the command ended (" +
+                             std::to_string(ms.count()) + " ms after it began): no GPU figures";
+    notices.note_quietly(note);
+    if (verbose_) notices.say(note);
+    opening_ = {};
+    return;
+  }
   take_opened(notices, std::nullopt);
   if (!sampler_) return;
   sampler_->stop();

@@ -39,8 +39,10 @@ class GpuSampling {
   void sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   void sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   std::optional<Bytes> tree_total() const;  // the latest sample's, Σ devices
-  // Stops the sampler (waiting for a backend still opening); its peak, backend and devices go
-  // to `report`.
+  // Stops the sampler; its peak, backend and devices go to `report`. A backend that --gpu auto
+  // is still opening is not waited for: the command ended before it could be sampled, and the
+  // wait would add the backend's start (tens of milliseconds for NVML) to every short run. One
+  // asked for by name (--gpu nvml) is, so that a backend that fails is said.
   void finish(RunReport& report, Notices& notices);
 
  private:
@@ -52,7 +54,10 @@ class GpuSampling {
   void take_opened(Notices& notices, std::optional<std::chrono::nanoseconds> wait);
   void say_warnings(Notices& notices);
 
+  // From a detached thread's promise: unlike std::async's, this future never waits for the
+  // thread when it is dropped.
   std::future<gpu::Selection> opening_;
+  std::chrono::steady_clock::time_point opening_since_;
   gpu::Choice choice_ = gpu::Choice::none;
   bool verbose_ = false, quiet_ = false;
   double gpu_interval_ = 0;
