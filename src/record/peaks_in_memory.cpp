@@ -14,12 +14,12 @@ Trace peaks_in_memory(const RunReport& r) {
   t.meta.start = r.start;
   t.cmdline = r.command;
   if (r.sampled_peak) t.mem.push_back(*r.sampled_peak);
-  if (r.pss_peak) {
-    t.pss.push_back(*r.pss_peak);
+  if (r.pss.peak) {
+    t.pss.push_back(*r.pss.peak);
     // The USS peak's own time is not kept: it is given the PSS peak's.
-    if (r.uss_peak) t.pss.push_back({r.pss_peak->t, 0, *r.uss_peak, std::nullopt});
+    if (r.pss.uss_peak) t.pss.push_back({r.pss.peak->t, 0, *r.pss.uss_peak, std::nullopt});
   }
-  if (r.gpu_peak) t.gpu.push_back({r.gpu_peak->t, 0, r.gpu_peak->bytes, 0, std::nullopt});
+  if (r.gpu.peak) t.gpu.push_back({r.gpu.peak->t, 0, r.gpu.peak->bytes, 0, std::nullopt});
   if (r.cgroup_peak) t.peaks[std::string(trace::kPeakCgroup)] = *r.cgroup_peak;
   if (r.kernel_process_peak) t.peaks[std::string(trace::kPeakKernelProcess)] = *r.kernel_process_peak;
   // As the trace writes it: a bound only when every process's peak is covered.

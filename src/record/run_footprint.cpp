@@ -15,12 +15,12 @@ std::optional<Footprint> footprint_of_run(const RunReport& r) {
     f.reclaimable = r.cgroup_file;  // at the largest usage sample
     return f;
   }
-  if (!r.pss_peak || r.pss_peak->pss == 0) return std::nullopt;
+  if (!r.pss.peak || r.pss.peak->pss == 0) return std::nullopt;
   f.basis = Footprint::Basis::pss;
-  f.peak = r.pss_peak->pss;
-  f.t = r.pss_peak->t;
-  f.unreclaimable = r.pss_unreclaimable_peak;
-  if (r.pss_peak->unreclaimable) f.reclaimable = f.peak - std::min(f.peak, *r.pss_peak->unreclaimable);
+  f.peak = r.pss.peak->pss;
+  f.t = r.pss.peak->t;
+  f.unreclaimable = r.pss.unreclaimable_peak;
+  if (r.pss.peak->unreclaimable) f.reclaimable = f.peak - std::min(f.peak, *r.pss.peak->unreclaimable);
   return f;
 }
 

@@ -224,7 +224,7 @@ void limit_line(std::ostringstream& out, const RunReport& r) {
 }
 
 void dir_lines(std::ostringstream& out, const RunReport& r) {
-  for (const RunReport::WatchedDirReport& d : r.dirs) {
+  for (const record::WatchReport::Dir& d : r.watch.dirs) {
     line(out, "watched dir",
          terminal_text(d.path) + ": " +
              (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
@@ -232,14 +232,14 @@ void dir_lines(std::ostringstream& out, const RunReport& r) {
                            " at the end); its file system had " + human_bytes(d.fs_free_min) + " free at the least"
                      : std::string("never walked")));
   }
-  if (r.dirs.empty()) return;
+  if (r.watch.dirs.empty()) return;
   char cost[256];
   std::snprintf(cost, sizeof cost,
                 "%s, every %.2f s on average (asked %.2f s), %.3f s of CPU: %.2f %% of one core; %s in the last "
                 "walk; the first, before the command, took %.3f s of CPU",
-                count_of(r.dir_walks, "walk", "walks").c_str(), r.dir_mean_interval, r.dir_asked_interval,
-                r.dir_cpu_seconds, 100.0 * r.dir_cpu_share, count_of(r.dir_entries, "entry", "entries").c_str(),
-                r.dir_first_walk_cpu);
+                count_of(r.watch.walks, "walk", "walks").c_str(), r.watch.mean_interval, r.watch.asked_interval,
+                r.watch.cpu_seconds, 100.0 * r.watch.cpu_share, count_of(r.watch.entries, "entry", "entries").c_str(),
+                r.watch.first_walk_cpu);
   line(out, "dir walks", cost);
 }
 
@@ -287,7 +287,7 @@ std::optional<std::string> footprint_below_largest_process(const RunReport& r) {
   if (f.peak + kSharedAllowance >= largest || f.peak >= largest - largest / 10) return std::nullopt;
   const std::string why =
       f.basis == Footprint::Basis::pss
-          ? "Σ PSS was read " + times(r.pss_passes) + " and may have missed the peak between two readings (a " +
+          ? "Σ PSS was read " + times(r.pss.passes) + " and may have missed the peak between two readings (a " +
                 "shorter --pss-interval reads it more often), or the process shared its pages with processes "
                 "outside the tree"
           : "pages it touched before it joined the tree's cgroup, or page cache charged to another cgroup, are "
@@ -317,13 +317,13 @@ void sum_lines(std::ostringstream& out, const RunReport& r, const std::string& i
              "counts N times), at " +
              human_seconds(r.sampled_peak->t - r.start) + incomplete);
   }
-  if (r.pss_peak) {
-    std::string read = "peak " + human_bytes(r.pss_peak->pss) + " at " + human_seconds(r.pss_peak->t - r.start) +
-                       " (of it " + human_bytes(r.uss_peak.value_or(0)) +
-                       " in pages of one process alone, USS); read " + times(r.pss_passes) + ": every " +
-                       human_seconds(r.pss_interval);
-    if (r.pss_rise_passes > 0) {
-      read += ", and " + times(r.pss_rise_passes) + " as Σ RSS reached a new high";
+  if (r.pss.peak) {
+    std::string read = "peak " + human_bytes(r.pss.peak->pss) + " at " + human_seconds(r.pss.peak->t - r.start) +
+                       " (of it " + human_bytes(r.pss.uss_peak.value_or(0)) +
+                       " in pages of one process alone, USS); read " + times(r.pss.passes) + ": every " +
+                       human_seconds(r.pss.interval);
+    if (r.pss.rise_passes > 0) {
+      read += ", and " + times(r.pss.rise_passes) + " as Σ RSS reached a new high";
     }
     line(out, "Σ PSS", read + incomplete);
   }
@@ -374,12 +374,12 @@ std::string format_summary(const RunReport& r) {
   sum_lines(out, r, incomplete);
   bound_lines(out, r, incomplete);
   usage_lines(out, r);
-  if (r.gpu_peak) {
+  if (r.gpu.peak) {
     line(out, "GPU peak",
-         human_bytes(r.gpu_peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
-             human_seconds(r.gpu_peak->t - r.start) + " (" + r.gpu_backend +
-             (r.gpu_is_device_total ? "; device totals, not per-process" : "") + ")");
-    for (const std::string& d : r.gpu_devices) line(out, "GPU device", d);
+         human_bytes(r.gpu.peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
+             human_seconds(r.gpu.peak->t - r.start) + " (" + r.gpu.backend +
+             (r.gpu.is_device_total ? "; device totals, not per-process" : "") + ")");
+    for (const std::string& d : r.gpu.devices) line(out, "GPU device", d);
   }
   cpu_line(out, r);
   limit_line(out, r);

@@ -83,7 +83,7 @@ std::string format_short_summary(const RunReport& r) {
     if (f.unreclaimable) text += "; " + human_bytes(*f.unreclaimable) + " unreclaimable";
     line(out, "footprint", text);
   }
-  if (r.gpu_peak && r.gpu_peak->bytes > 0) line(out, "GPU peak", human_bytes(r.gpu_peak->bytes));
+  if (r.gpu.peak && r.gpu.peak->bytes > 0) line(out, "GPU peak", human_bytes(r.gpu.peak->bytes));
   line(out, "duration", ended(r));
   if (r.sampled_peak) {
     line(out, "Σ RSS",

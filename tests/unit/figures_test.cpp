@@ -313,7 +313,7 @@ TEST(Summary, AFootprintBelowTheLargestProcessIsSaid) {
   r.footprint->basis = Footprint::Basis::pss;
   r.footprint->peak = static_cast<Bytes>(0.33 * kMiB);
   r.kernel_process_peak = 108 * kMiB;
-  r.pss_passes = 1;
+  r.pss.passes = 1;
   for (const std::string& s : {format_summary(r), format_short_summary(r)}) {
     const std::string one = unwrapped_summary(s);
     EXPECT_NE(one.find("the footprint is below the largest process's own peak (108.0 MiB, ru_maxrss)"),
@@ -329,17 +329,17 @@ TEST(Summary, AFootprintBelowTheLargestProcessIsSaid) {
 TEST(Summary, EveryLineFitsEightyColumns) {
   RunReport r = short_failed_run();
   r.command = std::string(200, 'x');
-  r.pss_peak = PssSample{kStart + 0.01, 8 * kMiB, 7 * kMiB, std::nullopt};
-  r.pss_passes = 12;
-  r.pss_rise_passes = 3;
-  r.pss_interval = 1;
+  r.pss.peak = PssSample{kStart + 0.01, 8 * kMiB, 7 * kMiB, std::nullopt};
+  r.pss.passes = 12;
+  r.pss.rise_passes = 3;
+  r.pss.interval = 1;
   r.hwm_sum = 12 * kMiB;
   r.hwm_useful = true;
   r.kinds_at_peak = MemKindsSample{kStart + 0.02, 6 * kMiB, 4 * kMiB, 0, 0};
   r.cpu_peak_percent = 150;
-  r.dirs.push_back(RunReport::WatchedDirReport{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1,
-                                               2, 3, 4, true});
-  r.dir_walks = 3;
+  r.watch.dirs.push_back(
+      record::WatchReport::Dir{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1, 2, 3, 4, true});
+  r.watch.walks = 3;
   r.unread_members = 2;
   const std::string s = format_summary(r);
   std::size_t from = 0;

@@ -58,15 +58,15 @@ TEST(SessionWatchedDirs, TheWalksGoToTheTraceAndTheirFiguresToTheReport) {
     trace::Writer out(trace);
     dirs.write_definitions(out);
     dirs.drain(out, notices);
-    dirs.finish(out, notices, report);
+    report.watch = dirs.finish(out, notices);
   }
-  ASSERT_EQ(report.dirs.size(), 1u);
-  EXPECT_EQ(report.dirs[0].path, dir.string());
-  EXPECT_TRUE(report.dirs[0].seen);
-  EXPECT_GE(report.dirs[0].peak, 5000u);
-  EXPECT_EQ(report.dirs[0].start, report.dirs[0].last);
-  EXPECT_GE(report.dir_walks, 1u);
-  EXPECT_EQ(report.dir_asked_interval, 60.0);
+  ASSERT_EQ(report.watch.dirs.size(), 1u);
+  EXPECT_EQ(report.watch.dirs[0].path, dir.string());
+  EXPECT_TRUE(report.watch.dirs[0].seen);
+  EXPECT_GE(report.watch.dirs[0].peak, 5000u);
+  EXPECT_EQ(report.watch.dirs[0].start, report.watch.dirs[0].last);
+  EXPECT_GE(report.watch.walks, 1u);
+  EXPECT_EQ(report.watch.asked_interval, 60.0);
   const std::string text = test::whole_file(trace);
   EXPECT_NE(text.find("DIRDEF 0 "), std::string::npos);
   EXPECT_NE(text.find("\nDIR "), std::string::npos);
@@ -85,10 +85,10 @@ TEST(SessionWatchedDirs, WithoutDirectoriesNothingIsWalkedOrReported) {
   {
     trace::Writer out(trace);
     dirs.write_definitions(out);
-    dirs.finish(out, notices, report);
+    report.watch = dirs.finish(out, notices);
   }
-  EXPECT_TRUE(report.dirs.empty());
-  EXPECT_EQ(report.dir_walks, 0u);
+  EXPECT_TRUE(report.watch.dirs.empty());
+  EXPECT_EQ(report.watch.walks, 0u);
   EXPECT_EQ(test::whole_file(trace), "");
   std::filesystem::remove(trace);
 }
@@ -106,10 +106,9 @@ TEST(SessionGpuSampling, WithGpuNoneNothingIsSampledOrReported) {
   EXPECT_FALSE(gpu.active());
   EXPECT_TRUE(gpu.helpers().empty());
   EXPECT_FALSE(gpu.tree_total());
-  RunReport report;
-  gpu.finish(report, notices);
-  EXPECT_EQ(report.gpu_backend, "");
-  EXPECT_FALSE(report.gpu_peak);
+  const GpuReport report = gpu.finish(notices);
+  EXPECT_EQ(report.backend, "");
+  EXPECT_FALSE(report.peak);
 }
 
 }  // namespace

@@ -17,6 +17,42 @@
 
 namespace qprof::record {
 
+// The parts of a run report that a part of the session returns whole when the run ends.
+
+// The PSS side (Sampler's PssSampler), unless --no-pss.
+struct PssReport {
+  std::optional<trace::PssSample> peak;
+  std::optional<Bytes> uss_peak;
+  std::optional<Bytes> unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
+  Seconds interval = 0;                     // as it was adapted to the cost of a pass
+  std::uint64_t passes = 0;                 // PSS readings of the tree
+  std::uint64_t rise_passes = 0;            // of those, taken early at a new high of Σ RSS
+};
+
+// The GPU side (session's GpuSampling::finish).
+struct GpuReport {
+  std::string backend;                   // empty: no GPU figures
+  std::optional<trace::MemSample> peak;  // the tree's GPU memory, Σ devices
+  bool is_device_total = false;          // some of it is a device's total, not per-process
+  std::vector<std::string> devices;      // one line each: name, the tree's peak, device peak, capacity
+};
+
+// --watch-dir (session's WatchedDirs::finish): per directory its path, first and largest apparent
+// size; the walks' schedule and cost.
+struct WatchReport {
+  struct Dir {
+    std::string path;
+    Bytes start = 0, peak = 0, last = 0, fs_free_min = 0;
+    bool seen = false;
+  };
+  std::vector<Dir> dirs;
+  std::uint64_t walks = 0;
+  Seconds mean_interval = 0, asked_interval = 0;
+  double cpu_seconds = 0, cpu_share = 0;
+  double first_walk_cpu = 0;  // of cpu_seconds: the baseline walk before the command
+  std::uint64_t entries = 0;  // entries of the last walk, all directories
+};
+
 // What a finished run tells its summary (and, later, its reports).
 struct RunReport {
   std::string trace_path;            // "-": stdout
@@ -41,16 +77,11 @@ struct RunReport {
   // Why the run was refused before the command started (--mem without a memory cgroup): the
   // CLI says it as its failure.
   std::string refusal;
-  double margin = 0.15;                      // the request's (RunOptions::margin)
-  std::vector<trace::OomKill> oom_events;    // the tree's processes the OOM killer killed, named where qprof could
-  std::optional<std::uint64_t> oom_kills;    // oom_kill of the tree's cgroup, where the kernel tells
-  std::optional<trace::PssSample> pss_peak;  // unless --no-pss
-  std::optional<Bytes> uss_peak;
-  std::optional<Bytes> pss_unreclaimable_peak;  // Pss_Anon + Pss_Shmem, the largest pass
-  std::optional<Bytes> cgroup_anon_peak;        // the cgroup's anonymous memory, the largest sample
-  Seconds pss_interval = 0;                     // as it was adapted to the cost of a pass
-  std::uint64_t pss_passes = 0;                 // PSS readings of the tree
-  std::uint64_t pss_rise_passes = 0;            // of those, taken early at a new high of Σ RSS
+  double margin = 0.15;                    // the request's (RunOptions::margin)
+  std::vector<trace::OomKill> oom_events;  // the tree's processes the OOM killer killed, named where qprof could
+  std::optional<std::uint64_t> oom_kills;  // oom_kill of the tree's cgroup, where the kernel tells
+  PssReport pss;                           // unless --no-pss
+  std::optional<Bytes> cgroup_anon_peak;   // the cgroup's anonymous memory, the largest sample
   // The answer: the tree's memory with shared pages counted once (footprint_of_run).
   std::optional<trace::Footprint> footprint;
   Bytes hwm_sum = 0;                                   // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
@@ -64,14 +95,11 @@ struct RunReport {
   double cpu_seconds = 0;  // user + system of the whole tree
   // Of one core, over a stats interval; none when the run was too short to measure one.
   std::optional<double> cpu_peak_percent;
-  Seconds stats_interval = 0;                // as asked: the schedule of KINDS, TASKS, CPU, IO
-  std::uint64_t usage_readings = 0;          // KINDS/TASKS readings of the tree
-  trace::IoSample io;                        // totals of the whole tree
-  double profiler_cpu_seconds = 0;           // what qprof itself used, all its threads
-  std::string gpu_backend;                   // empty: no GPU figures
-  std::optional<trace::MemSample> gpu_peak;  // the tree's GPU memory, Σ devices
-  bool gpu_is_device_total = false;          // some of it is a device's total, not per-process
-  std::vector<std::string> gpu_devices;      // one line each: name, the tree's peak, device peak, capacity
+  Seconds stats_interval = 0;        // as asked: the schedule of KINDS, TASKS, CPU, IO
+  std::uint64_t usage_readings = 0;  // KINDS/TASKS readings of the tree
+  trace::IoSample io;                // totals of the whole tree
+  double profiler_cpu_seconds = 0;   // what qprof itself used, all its threads
+  GpuReport gpu;
   int exit_status = 0;
   int signal = 0;
   bool timed_out = false;
@@ -87,18 +115,7 @@ struct RunReport {
   std::optional<Bytes> limit;
   std::string limit_source, limit_detail;
   bool limit_warned = false;
-  // --watch-dir: per directory its path, first and largest apparent size; the walks' schedule and cost.
-  struct WatchedDirReport {
-    std::string path;
-    Bytes start = 0, peak = 0, last = 0, fs_free_min = 0;
-    bool seen = false;
-  };
-  std::vector<WatchedDirReport> dirs;
-  std::uint64_t dir_walks = 0;
-  Seconds dir_mean_interval = 0, dir_asked_interval = 0;
-  double dir_cpu_seconds = 0, dir_cpu_share = 0;
-  double dir_first_walk_cpu = 0;      // of dir_cpu_seconds: the baseline walk before the command
-  std::uint64_t dir_entries = 0;      // entries of the last walk, all directories
+  WatchReport watch;                  // --watch-dir
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
   std::vector<trace::Stage> stages;   // as recorded: closed ones, then those never ended
 };

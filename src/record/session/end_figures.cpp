@@ -42,7 +42,7 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
   if (report.kernel_process_peak) in.kernel_process = *report.kernel_process_peak;
   in.hwm_sum = totals.hwm_sum;
   if (sampler.count() > 0) in.sampled_rss = sampler.peak().bytes;
-  if (report.pss_peak) in.sampled_pss = report.pss_peak->pss;
+  if (report.pss.peak) in.sampled_pss = report.pss.peak->pss;
   report.hwm_sum = make_bracket(in).upper.value_or(totals.hwm_sum);
   // The bracket's raise hides an accounting defect from every reader: say so in the trace, so
   // that a Σ VmHWM that fell below a figure it must bound is seen (and fails the bounds tests).
@@ -96,6 +96,19 @@ void warn_missed_spike(Seconds asked_interval, Notices& notices, const RunReport
 
 }  // namespace
 
+PssReport pss_report(const Sampler& sampler) {
+  PssReport r;
+  r.peak = sampler.peak_pss();
+  if (r.peak) r.uss_peak = sampler.peak_uss();
+  r.unreclaimable_peak = sampler.peak_pss_unreclaimable();
+  if (const PssSampler* pss = sampler.pss_sampler()) {
+    r.interval = pss->interval();
+    r.passes = pss->passes();
+    r.rise_passes = pss->rise_passes();
+  }
+  return r;
+}
+
 void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report) {
   Sampler& sampler = in.sampler;
   if (in.cgroup && in.cgroup->has_memory()) record_cgroup(*in.cgroup, sampler, out, report);
@@ -107,16 +120,9 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
   report.most_tasks = sampler.usage().most_tasks();
   report.usage_readings = sampler.usage().readings();
   keep_stats_consistent(sampler.usage(), report);
-  report.pss_peak = sampler.peak_pss();
-  if (report.pss_peak) report.uss_peak = sampler.peak_uss();
-  report.pss_unreclaimable_peak = sampler.peak_pss_unreclaimable();
+  report.pss = pss_report(sampler);
   report.cgroup_anon_peak = sampler.peak_cgroup_anon();
   record_hwm_sum(totals, sampler, out, notices, report);
-  if (const PssSampler* pss = sampler.pss_sampler()) {
-    report.pss_interval = pss->interval();
-    report.pss_passes = pss->passes();
-    report.pss_rise_passes = pss->rise_passes();
-  }
   report.footprint = footprint_of_run(report);
   if (totals.uncovered == 0 && report.unread_members == 0) {
     const Bytes peak =

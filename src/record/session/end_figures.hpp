@@ -23,6 +23,9 @@ struct TreeSources {
 };
 
 // After report.kernel_process_peak and report.unread_members are known.
+// The PSS side of the run: its peaks and how often it was read.
+PssReport pss_report(const Sampler& sampler);
+
 void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report);
 
 // The EXIT line at `t_end` and the report's exit status; the command's end said when it is not

@@ -92,7 +92,8 @@ void GpuSampling::say_warnings(Notices& notices) {
   for (const std::string& w : sampler_->take_warnings()) notices.warn(w);
 }
 
-void GpuSampling::finish(RunReport& report, Notices& notices) {
+GpuReport GpuSampling::finish(Notices& notices) {
+  GpuReport report;
   if (choice_ == gpu::Choice::automatic && opening_.valid() &&
       opening_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
     const auto ms =
@@ -102,15 +103,15 @@ void GpuSampling::finish(RunReport& report, Notices& notices) {
     notices.note_quietly(note);
     if (verbose_) notices.say(note);
     opening_ = {};
-    return;
+    return report;
   }
   take_opened(notices, std::nullopt);
-  if (!sampler_) return;
+  if (!sampler_) return report;
   sampler_->stop();
   const gpu::Summary g = sampler_->summary();
-  report.gpu_backend = g.backend;
-  report.gpu_is_device_total = g.any_device_total;
-  if (g.samples > 0) report.gpu_peak = MemSample{g.peak_tree_total_t, g.peak_tree_total};
+  report.backend = g.backend;
+  report.is_device_total = g.any_device_total;
+  if (g.samples > 0) report.peak = MemSample{g.peak_tree_total_t, g.peak_tree_total};
   for (const gpu::DeviceSummary& d : g.devices) {
     if (d.index < 0) continue;
     const std::string busy = d.util_samples > 0 ? ", busy " +
@@ -118,10 +119,11 @@ void GpuSampling::finish(RunReport& report, Notices& notices) {
                                                           d.busy_percent_sum / static_cast<double>(d.util_samples)))) +
                                                       " % on average"
                                                 : "";
-    report.gpu_devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
-                                 (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
-                                 human_bytes(d.peak_used) + " of " + human_bytes(d.total) + busy);
+    report.devices.push_back(d.name + " (" + d.uuid + "): the tree " + human_bytes(d.peak_tree) +
+                             (d.tree_is_device_total ? " (device total)" : "") + ", the device " +
+                             human_bytes(d.peak_used) + " of " + human_bytes(d.total) + busy);
   }
+  return report;
 }
 
 }  // namespace qprof::record::session

@@ -39,11 +39,11 @@ class GpuSampling {
   void sample(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   void sample_checkpoint(std::int64_t now, Seconds t, ProcTree& tree, trace::Writer& out, Notices& notices);
   std::optional<Bytes> tree_total() const;  // the latest sample's, Σ devices
-  // Stops the sampler; its peak, backend and devices go to `report`. A backend that --gpu auto
+  // Stops the sampler; its peak, backend and devices. A backend that --gpu auto
   // is still opening is not waited for: the command ended before it could be sampled, and the
   // wait would add the backend's start (tens of milliseconds for NVML) to every short run. One
   // asked for by name (--gpu nvml) is, so that a backend that fails is said.
-  void finish(RunReport& report, Notices& notices);
+  GpuReport finish(Notices& notices);
 
  private:
   // The opened backend, if any, taken up: what was chosen said, the sampler made.

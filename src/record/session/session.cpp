@@ -401,7 +401,7 @@ void Session::take_markers() {
 
 void Session::finish_trace() {
   trace::Writer& out = trace_->writer();
-  dirs_.finish(out, notices_, report_);
+  report_.watch = dirs_.finish(out, notices_);
   const Seconds t_end = clock_->unix_at(monotonic_ns());
   report_.duration = t_end - report_.start;
   checkpoints_->finish(notices_, report_);
@@ -423,7 +423,7 @@ void Session::finish_trace() {
     report_.kernel_process_peak = exit_->kernel_peak();
     out.peak(trace::kPeakKernelProcess, exit_->kernel_peak());
   }
-  gpu_.finish(report_, notices_);
+  report_.gpu = gpu_.finish(notices_);
   if (!attached_) {
     // The last kills: a victim's log line may come after its tree was gone.
     poll_oom(monotonic_ns(), true);

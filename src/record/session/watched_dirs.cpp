@@ -25,7 +25,7 @@ void WatchedDirs::drain(trace::Writer& out, Notices& notices) {
   if (!watcher_) return;
   watcher_->drain([&](const DirSample& s) {
     out.dir(s);
-    RunReport::WatchedDirReport& d = dirs_[static_cast<std::size_t>(s.dir)];
+    WatchReport::Dir& d = dirs_[static_cast<std::size_t>(s.dir)];
     if (!d.seen) d.start = s.apparent, d.fs_free_min = s.fs_free;
     d.seen = true;
     d.peak = std::max(d.peak, s.apparent);
@@ -37,19 +37,21 @@ void WatchedDirs::drain(trace::Writer& out, Notices& notices) {
   }
 }
 
-void WatchedDirs::finish(trace::Writer& out, Notices& notices, RunReport& report) {
-  if (!watcher_) return;
+WatchReport WatchedDirs::finish(trace::Writer& out, Notices& notices) {
+  WatchReport report;
+  if (!watcher_) return report;
   watcher_->stop();
   drain(out, notices);
   report.dirs = dirs_;
-  report.dir_asked_interval = interval_;
+  report.asked_interval = interval_;
   const DirWatcher::Stats s = watcher_->stats();
-  report.dir_walks = s.walks;
-  report.dir_mean_interval = s.mean_interval;
-  report.dir_cpu_seconds = s.cpu_seconds;
-  report.dir_cpu_share = s.cpu_share();
-  report.dir_first_walk_cpu = s.first_walk_cpu;
-  report.dir_entries = s.last_entries;
+  report.walks = s.walks;
+  report.mean_interval = s.mean_interval;
+  report.cpu_seconds = s.cpu_seconds;
+  report.cpu_share = s.cpu_share();
+  report.first_walk_cpu = s.first_walk_cpu;
+  report.entries = s.last_entries;
+  return report;
 }
 
 }  // namespace qprof::record::session

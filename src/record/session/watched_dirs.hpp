@@ -28,12 +28,12 @@ class WatchedDirs {
   // The walks finished since the last call: DIR lines and the directories' figures.
   void drain(trace::Writer& out, Notices& notices);
   // Stops the walks, drains the last, and hands every figure to `report`.
-  void finish(trace::Writer& out, Notices& notices, RunReport& report);
+  WatchReport finish(trace::Writer& out, Notices& notices);
 
  private:
   std::vector<std::string> paths_;
   Seconds interval_;
-  std::vector<RunReport::WatchedDirReport> dirs_;
+  std::vector<WatchReport::Dir> dirs_;
   std::unique_ptr<DirWatcher> watcher_;
 };
 
