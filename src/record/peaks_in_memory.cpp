@@ -20,14 +20,14 @@ Trace peaks_in_memory(const RunReport& r) {
     if (r.pss.uss_peak) t.pss.push_back({r.pss.peak->t, 0, *r.pss.uss_peak, std::nullopt});
   }
   if (r.gpu.peak) t.gpu.push_back({r.gpu.peak->t, 0, r.gpu.peak->bytes, 0, std::nullopt});
-  if (r.cgroup_peak) t.peaks[std::string(trace::kPeakCgroup)] = *r.cgroup_peak;
+  if (r.cgroup.peak) t.peaks[std::string(trace::kPeakCgroup)] = *r.cgroup.peak;
   if (r.kernel_process_peak) t.peaks[std::string(trace::kPeakKernelProcess)] = *r.kernel_process_peak;
   // As the trace writes it: a bound only when every process's peak is covered.
-  if (r.hwm_sum > 0)
-    t.peaks[std::string(r.hwm_uncovered == 0 ? trace::kPeakHwmSum : trace::kPeakHwmSumPartial)] = r.hwm_sum;
-  if (r.limit) {
-    t.meta.other["limit"] = std::to_string(*r.limit);
-    t.meta.other["limit_source"] = r.limit_source;
+  if (r.hwm.sum > 0)
+    t.peaks[std::string(r.hwm.uncovered == 0 ? trace::kPeakHwmSum : trace::kPeakHwmSumPartial)] = r.hwm.sum;
+  if (r.limit.bytes) {
+    t.meta.other["limit"] = std::to_string(*r.limit.bytes);
+    t.meta.other["limit_source"] = r.limit.source;
   }
   t.stages = r.stages;
   t.exit = ExitInfo{r.start + r.duration, r.exit_status, r.signal, r.timed_out};

@@ -8,11 +8,11 @@ using trace::Footprint;
 
 std::optional<Footprint> footprint_of_run(const RunReport& r) {
   Footprint f;
-  if (r.cgroup_peak) {
+  if (r.cgroup.peak) {
     f.basis = Footprint::Basis::cgroup;
-    f.peak = *r.cgroup_peak;
-    f.unreclaimable = r.cgroup_anon_peak;
-    f.reclaimable = r.cgroup_file;  // at the largest usage sample
+    f.peak = *r.cgroup.peak;
+    f.unreclaimable = r.cgroup.anon_peak;
+    f.reclaimable = r.cgroup.file;  // at the largest usage sample
     return f;
   }
   if (!r.pss.peak || r.pss.peak->pss == 0) return std::nullopt;

@@ -150,14 +150,14 @@ void bound_lines(std::ostringstream& out, const RunReport& r, const std::string&
              "  the least the tree held: its largest process's own peak, as the kernel counts it (ru_maxrss)");
   }
   // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
-  if (!r.hwm_useful) return;
+  if (!r.hwm.useful) return;
   std::string text =
-      human_bytes(r.hwm_sum) + "  the most the tree can have held: every process's own peak (VmHWM) added up";
-  if (r.hwm_capped > 0) {
+      human_bytes(r.hwm.sum) + "  the most the tree can have held: every process's own peak (VmHWM) added up";
+  if (r.hwm.capped > 0) {
     // Said as what happened, why the figure is high, and what reads more of them.
-    text += "; maybe too high: " + count_of(r.hwm_capped, "process", "processes") + " ended before qprof read " +
-            (r.hwm_capped == 1 ? "its" : "their") + " own peak and count with the peak of the process that started " +
-            (r.hwm_capped == 1 ? "it" : "them") + " (a shorter -i reads more of them)";
+    text += "; maybe too high: " + count_of(r.hwm.capped, "process", "processes") + " ended before qprof read " +
+            (r.hwm.capped == 1 ? "its" : "their") + " own peak and count with the peak of the process that started " +
+            (r.hwm.capped == 1 ? "it" : "them") + " (a shorter -i reads more of them)";
   }
   line(out, "upper bound", text + incomplete);
 }
@@ -200,27 +200,27 @@ void request_line(std::ostringstream& out, const RunReport& r) {
 }
 
 void limit_line(std::ostringstream& out, const RunReport& r) {
-  if (!r.limit) return;
+  if (!r.limit.bytes) return;
   // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
   // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
   std::string basis = "Σ RSS";
   Bytes figure = r.sampled_peak ? r.sampled_peak->bytes : 0;
-  if (r.limit_source == "rlimit-as" && r.peak_vsz > 0) {
+  if (r.limit.source == "rlimit-as" && r.peak_vsz > 0) {
     basis = "VSZ (Σ of the tree)";
     figure = r.peak_vsz;
-  } else if (r.limit_source != "rlimit-as" && r.footprint) {
+  } else if (r.limit.source != "rlimit-as" && r.footprint) {
     basis = "footprint";
     figure = r.footprint->peak;
   }
-  const double percent = 100.0 * static_cast<double>(figure) / static_cast<double>(*r.limit);
+  const double percent = 100.0 * static_cast<double>(figure) / static_cast<double>(*r.limit.bytes);
   // The machine's memory is a limit of last resort: a job far below it is not told so.
-  if (r.limit_source == "memtotal" && percent < 10 && !r.limit_warned) return;
+  if (r.limit.source == "memtotal" && percent < 10 && !r.limit.warned) return;
   char share[32];
   std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
   line(out, "limit",
-       basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit_source + " limit of " +
-           human_bytes(*r.limit) + " (" + terminal_text(r.limit_detail) + ")" +
-           (r.limit_warned ? "; it crossed 90 %" : ""));
+       basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit.source + " limit of " +
+           human_bytes(*r.limit.bytes) + " (" + terminal_text(r.limit.detail) + ")" +
+           (r.limit.warned ? "; it crossed 90 %" : ""));
 }
 
 void dir_lines(std::ostringstream& out, const RunReport& r) {
@@ -301,7 +301,7 @@ std::optional<std::string> request_text(const RunReport& r) {
   for (const trace::OomKill& k : r.oom_events) {
     if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;
   }
-  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit;
+  if (!r.oom_events.empty() && !killed_at) killed_at = r.limit.bytes;
   const MemoryRequest req = memory_request(r.footprint->peak, "footprint", r.margin, killed_at);
   return slurm_request(req) + " (" + request_rule(req) + "; qprof report --request: the other forms)";
 }

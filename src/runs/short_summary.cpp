@@ -46,8 +46,8 @@ std::vector<std::string> warnings(const RunReport& r) {
     w.push_back(std::to_string(r.unread_members) + " processes could not be read: every figure misses them");
   }
   if (!r.trace_error.empty()) w.push_back("the trace is incomplete (" + terminal_text(r.trace_error) + ")");
-  if (r.limit_warned && r.limit) {
-    w.push_back("memory came within 10 % of the " + r.limit_source + " limit of " + human_bytes(*r.limit));
+  if (r.limit.warned && r.limit.bytes) {
+    w.push_back("memory came within 10 % of the " + r.limit.source + " limit of " + human_bytes(*r.limit.bytes));
   }
   // A few late samples are normal on a busy machine; a tenth of them late coarsens the series.
   if (r.samples >= 20 && r.missed_deadlines * 10 > r.samples) {

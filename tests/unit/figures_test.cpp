@@ -277,15 +277,15 @@ RunReport short_failed_run() {
   r.footprint = Footprint{};
   r.footprint->peak = 9 * kMiB;
   r.kernel_process_peak = 11 * kMiB;
-  r.hwm_sum = 90 * kMiB;  // 8x the peak: no bound worth showing
-  r.hwm_capped = 3;
-  r.hwm_useful = false;
+  r.hwm.sum = 90 * kMiB;  // 8x the peak: no bound worth showing
+  r.hwm.capped = 3;
+  r.hwm.useful = false;
   r.most_tasks = TasksSample{kStart + 0.01, 1, 1, 0};
   r.usage_readings = 1;
   r.cpu_seconds = 0.02;
-  r.limit = 24 * 1024 * kMiB;
-  r.limit_source = "memtotal";
-  r.limit_detail = "MemTotal of /proc/meminfo";
+  r.limit.bytes = 24 * 1024 * kMiB;
+  r.limit.source = "memtotal";
+  r.limit.detail = "MemTotal of /proc/meminfo";
   return r;
 }
 
@@ -333,8 +333,8 @@ TEST(Summary, EveryLineFitsEightyColumns) {
   r.pss.passes = 12;
   r.pss.rise_passes = 3;
   r.pss.interval = 1;
-  r.hwm_sum = 12 * kMiB;
-  r.hwm_useful = true;
+  r.hwm.sum = 12 * kMiB;
+  r.hwm.useful = true;
   r.kinds_at_peak = MemKindsSample{kStart + 0.02, 6 * kMiB, 4 * kMiB, 0, 0};
   r.cpu_peak_percent = 150;
   r.watch.dirs.push_back(

@@ -59,8 +59,8 @@ TEST(SessionEndFigures, TheTreesTotalsAndItsSumOfPeaksGoToTheReportAndTheTrace) 
   record_tree_figures(TreeSources{*t.sampler, nullptr, t.no_cgroup, 0.1}, *t.out, t.notices, report);
   EXPECT_DOUBLE_EQ(report.cpu_seconds, 0.15);
   EXPECT_EQ(report.io.write_bytes, 4096u);
-  EXPECT_EQ(report.hwm_sum, Bytes{2048} * 1024);
-  EXPECT_EQ(report.hwm_uncovered, 0u);
+  EXPECT_EQ(report.hwm.sum, Bytes{2048} * 1024);
+  EXPECT_EQ(report.hwm.uncovered, 0u);
   EXPECT_GT(report.profiler_cpu_seconds, 0);
   EXPECT_TRUE(t.said.empty());
   EXPECT_NE(t.trace().find("PEAK hwm_sum 2097152"), std::string::npos);
@@ -72,7 +72,7 @@ TEST(SessionEndFigures, AKernelPeakFarAboveTheSampledOneIsAMissedSpikeAndRaisesT
   report.sampled_peak = t.sampler->peak();
   report.kernel_process_peak = Bytes{100} << 20;
   record_tree_figures(TreeSources{*t.sampler, nullptr, t.no_cgroup, 0.1}, *t.out, t.notices, report);
-  EXPECT_EQ(report.hwm_sum, Bytes{100} << 20);  // the bracket: no smaller than a figure it bounds
+  EXPECT_EQ(report.hwm.sum, Bytes{100} << 20);  // the bracket: no smaller than a figure it bounds
   ASSERT_EQ(t.said.size(), 1u);
   EXPECT_NE(t.said[0].find("a spike between samples was missed"), std::string::npos);
   const std::string text = t.trace();

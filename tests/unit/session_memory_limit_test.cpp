@@ -25,11 +25,10 @@ TEST(SessionMemoryLimitWatch, SaysOnceWhenTheTreeCrosses90PercentOfTheLimit) {
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("crossed 90 % of the cgroup limit"), std::string::npos);
   EXPECT_NE(said[0].find("memory.max of /sys/fs/cgroup/job"), std::string::npos);
-  RunReport report;
-  watch.report(report);
-  EXPECT_EQ(report.limit, Bytes{1000});
-  EXPECT_EQ(report.limit_source, "cgroup");
-  EXPECT_TRUE(report.limit_warned);
+  const LimitReport report = watch.report();
+  EXPECT_EQ(report.bytes, Bytes{1000});
+  EXPECT_EQ(report.source, "cgroup");
+  EXPECT_TRUE(report.warned);
 }
 
 TEST(SessionMemoryLimitWatch, WithoutALimitNothingIsSaidOrReported) {
@@ -38,10 +37,9 @@ TEST(SessionMemoryLimitWatch, WithoutALimitNothingIsSaidOrReported) {
   MemoryLimitWatch watch;
   watch.check(Bytes{1} << 50, notices);
   EXPECT_TRUE(said.empty());
-  RunReport report;
-  watch.report(report);
-  EXPECT_FALSE(report.limit);
-  EXPECT_FALSE(report.limit_warned);
+  const LimitReport report = watch.report();
+  EXPECT_FALSE(report.bytes);
+  EXPECT_FALSE(report.warned);
 }
 
 TEST(SessionUnreadMembers, SaidOnceAsItStartsCountedAndSaidAgainAtTheEnd) {

@@ -29,6 +29,31 @@ struct PssReport {
   std::uint64_t rise_passes = 0;            // of those, taken early at a new high of Σ RSS
 };
 
+// The tree's own cgroup (end_figures' cgroup_report); oom_kills also counts in qprof's own
+// cgroup, which the job shares, where the tree had none.
+struct CgroupReport {
+  std::optional<Bytes> peak;               // the peak of the cgroup's charge (includes page cache)
+  std::optional<Bytes> anon, file;         // memory.stat parts at the highest usage sample
+  std::optional<Bytes> anon_peak;          // the cgroup's anonymous memory, the largest sample
+  std::optional<std::uint64_t> oom_kills;  // oom_kill of the tree's cgroup, where the kernel tells
+};
+
+// Σ VmHWM (end_figures' record_hwm_sum): the tree's upper bound.
+struct HwmReport {
+  Bytes sum = 0;              // an upper bound for the tree unless uncovered > 0
+  std::size_t uncovered = 0;  // processes whose own peak Σ VmHWM could not cover
+  std::size_t capped = 0;     // processes counted with an ancestor's wait4 peak (loose)
+  bool useful = false;        // a bound, and within kUsefulBoundRatio of the peak
+};
+
+// The memory limit in force (record/limit.hpp; session's MemoryLimitWatch::report) and whether
+// the tree crossed 90 % of it.
+struct LimitReport {
+  std::optional<Bytes> bytes;
+  std::string source, detail;
+  bool warned = false;
+};
+
 // The GPU side (session's GpuSampling::finish).
 struct GpuReport {
   std::string backend;                   // empty: no GPU figures
@@ -69,25 +94,19 @@ struct RunReport {
   std::uint64_t stops = 0;      // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
   Seconds stopped_seconds = 0;  // no samples are taken while stopped
   Seconds asked_interval = 0;
-  Seconds mean_interval = 0;                      // achieved, over regular samples
-  std::optional<trace::MemSample> sampled_peak;   // the tree's RSS
-  std::optional<Bytes> kernel_process_peak;       // largest single process (RUSAGE_CHILDREN)
-  std::optional<Bytes> cgroup_peak;               // the peak of the cgroup's charge (includes page cache)
-  std::optional<Bytes> cgroup_anon, cgroup_file;  // memory.stat parts at the highest usage sample
+  Seconds mean_interval = 0;                     // achieved, over regular samples
+  std::optional<trace::MemSample> sampled_peak;  // the tree's RSS
+  std::optional<Bytes> kernel_process_peak;      // largest single process (RUSAGE_CHILDREN)
+  CgroupReport cgroup;  // the tree's own cgroup (--cgroup), where it had one with a memory controller
   // Why the run was refused before the command started (--mem without a memory cgroup): the
   // CLI says it as its failure.
   std::string refusal;
   double margin = 0.15;                    // the request's (RunOptions::margin)
   std::vector<trace::OomKill> oom_events;  // the tree's processes the OOM killer killed, named where qprof could
-  std::optional<std::uint64_t> oom_kills;  // oom_kill of the tree's cgroup, where the kernel tells
   PssReport pss;                           // unless --no-pss
-  std::optional<Bytes> cgroup_anon_peak;   // the cgroup's anonymous memory, the largest sample
   // The answer: the tree's memory with shared pages counted once (footprint_of_run).
   std::optional<trace::Footprint> footprint;
-  Bytes hwm_sum = 0;                                   // Σ VmHWM: an upper bound for the tree unless hwm_uncovered > 0
-  std::size_t hwm_uncovered = 0;                       // processes whose own peak Σ VmHWM could not cover
-  std::size_t hwm_capped = 0;                          // processes counted with an ancestor's wait4 peak (loose)
-  bool hwm_useful = false;                             // a bound, and within kUsefulBoundRatio of the peak
+  HwmReport hwm;                                       // Σ VmHWM, the upper bound
   std::optional<trace::MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
   Bytes peak_swap = 0;
   std::optional<trace::TasksSample> most_tasks;  // the TASKS sample with the most threads
@@ -111,10 +130,7 @@ struct RunReport {
   // Processes of the tree whose /proc files qprof could not open (out of descriptors): the
   // figures miss them, in part or whole.
   std::uint64_t unread_members = 0;
-  // The memory limit in force (record/limit.hpp) and whether the tree crossed 90 % of it.
-  std::optional<Bytes> limit;
-  std::string limit_source, limit_detail;
-  bool limit_warned = false;
+  LimitReport limit;                  // the memory limit in force
   WatchReport watch;                  // --watch-dir
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE
   std::vector<trace::Stage> stages;   // as recorded: closed ones, then those never ended

@@ -20,42 +20,45 @@ using trace::splits_peak;
 
 namespace {
 
-void record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, trace::Writer& out, RunReport& report) {
+CgroupReport record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, trace::Writer& out) {
+  CgroupReport report;
   if (auto peak = cgroup.peak()) {
-    report.cgroup_peak = *peak;
+    report.peak = *peak;
     out.peak(trace::kPeakCgroup, *peak);
   }
   if (const auto largest = sampler.largest_cgroup()) {
-    report.cgroup_anon = largest->anon;
-    report.cgroup_file = largest->file;
+    report.anon = largest->anon;
+    report.file = largest->file;
   }
   report.oom_kills = cgroup.oom_kills();
+  return report;
 }
 
 // Σ VmHWM is written as a bound only when every process's peak is covered; the bracket raises
 // it to every figure that must lie below it.
-void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler, trace::Writer& out, Notices& notices,
-                    RunReport& report) {
-  report.hwm_uncovered = totals.uncovered;
-  report.hwm_capped = totals.capped;
+HwmReport record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler, trace::Writer& out,
+                         Notices& notices, const RunReport& report) {
+  HwmReport hwm;
+  hwm.uncovered = totals.uncovered;
+  hwm.capped = totals.capped;
   BracketInputs in;
   if (report.kernel_process_peak) in.kernel_process = *report.kernel_process_peak;
   in.hwm_sum = totals.hwm_sum;
   if (sampler.count() > 0) in.sampled_rss = sampler.peak().bytes;
   if (report.pss.peak) in.sampled_pss = report.pss.peak->pss;
-  report.hwm_sum = make_bracket(in).upper.value_or(totals.hwm_sum);
+  hwm.sum = make_bracket(in).upper.value_or(totals.hwm_sum);
   // The bracket's raise hides an accounting defect from every reader: say so in the trace, so
   // that a Σ VmHWM that fell below a figure it must bound is seen (and fails the bounds tests).
-  if (report.hwm_sum > totals.hwm_sum && totals.uncovered == 0) {
+  if (hwm.sum > totals.hwm_sum && totals.uncovered == 0) {
     out.note("Σ VmHWM as read (" + std::to_string(totals.hwm_sum) + " bytes) was below a figure it bounds; raised to " +
-             std::to_string(report.hwm_sum) + " bytes");
+             std::to_string(hwm.sum) + " bytes");
   }
   if (totals.uncovered == 0 && report.unread_members == 0) {
-    out.peak(trace::kPeakHwmSum, report.hwm_sum);
+    out.peak(trace::kPeakHwmSum, hwm.sum);
   } else if (totals.uncovered == 0) {
-    out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);  // the unread members' peaks are missing
+    out.peak(trace::kPeakHwmSumPartial, hwm.sum);  // the unread members' peaks are missing
   } else {
-    out.peak(trace::kPeakHwmSumPartial, report.hwm_sum);
+    out.peak(trace::kPeakHwmSumPartial, hwm.sum);
     const std::string why = "Σ VmHWM is not an upper bound: " + std::to_string(totals.uncovered) +
                             (totals.uncovered == 1 ? " process was" : " processes were") +
                             " reaped by a parent that qprof never reaped, and may have grown after its last reading";
@@ -67,6 +70,7 @@ void record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sampler
       notices.warn(why);
     }
   }
+  return hwm;
 }
 
 // The split and the VSZ peak only where they agree with the Σ RSS peak (trace/usage_samples.hpp).
@@ -111,7 +115,7 @@ PssReport pss_report(const Sampler& sampler) {
 
 void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report) {
   Sampler& sampler = in.sampler;
-  if (in.cgroup && in.cgroup->has_memory()) record_cgroup(*in.cgroup, sampler, out, report);
+  if (in.cgroup && in.cgroup->has_memory()) report.cgroup = record_cgroup(*in.cgroup, sampler, out);
   sampler.close_accounting();
   const TreeAccounting::Totals& totals = sampler.totals();
   report.cpu_seconds = totals.cpu_seconds;
@@ -121,20 +125,20 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
   report.usage_readings = sampler.usage().readings();
   keep_stats_consistent(sampler.usage(), report);
   report.pss = pss_report(sampler);
-  report.cgroup_anon_peak = sampler.peak_cgroup_anon();
-  record_hwm_sum(totals, sampler, out, notices, report);
+  report.cgroup.anon_peak = sampler.peak_cgroup_anon();
+  report.hwm = record_hwm_sum(totals, sampler, out, notices, report);
   report.footprint = footprint_of_run(report);
   if (totals.uncovered == 0 && report.unread_members == 0) {
     const Bytes peak =
         std::max(report.sampled_peak ? report.sampled_peak->bytes : 0, report.footprint ? report.footprint->peak : 0);
-    report.hwm_useful = bound_is_useful(report.hwm_sum, peak);
+    report.hwm.useful = bound_is_useful(report.hwm.sum, peak);
   }
   report.profiler_cpu_seconds = own_cpu_seconds();
   warn_missed_spike(in.asked_interval, notices, report);
   if (in.own_cgroup) {
     // The job shares qprof's cgroup: a kill counted there during the run is the OOM killer's.
     const auto now = oom_kills_in(in.own_cgroup->dir, in.own_cgroup->v1);
-    if (now && *now > in.own_cgroup->oom_kills) report.oom_kills = *now - in.own_cgroup->oom_kills;
+    if (now && *now > in.own_cgroup->oom_kills) report.cgroup.oom_kills = *now - in.own_cgroup->oom_kills;
   }
 }
 
@@ -143,7 +147,7 @@ void record_exit(const ExitTracker& exit, const std::string& command_name, Secon
   KillSource source = KillSource::unknown;
   if (exit.killed())
     source = KillSource::qprof_timeout;
-  else if ((report.oom_kills && *report.oom_kills > 0) ||
+  else if ((report.cgroup.oom_kills && *report.cgroup.oom_kills > 0) ||
            std::any_of(report.oom_events.begin(), report.oom_events.end(),
                        [](const trace::OomKill& k) { return k.role == "command"; }))
     source = KillSource::oom_killer;

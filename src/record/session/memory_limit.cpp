@@ -31,12 +31,9 @@ void MemoryLimitWatch::check(Bytes tree_rss, Notices& notices, std::optional<Byt
   notices.warn(text.str());
 }
 
-void MemoryLimitWatch::report(RunReport& report) const {
-  if (!limit_) return;
-  report.limit = limit_->bytes;
-  report.limit_source = limit_->source;
-  report.limit_detail = limit_->detail;
-  report.limit_warned = warned_;
+LimitReport MemoryLimitWatch::report() const {
+  if (!limit_) return {};
+  return LimitReport{limit_->bytes, limit_->source, limit_->detail, warned_};
 }
 
 }  // namespace qprof::record::session

@@ -24,7 +24,7 @@ class MemoryLimitWatch {
   // On the basis the limit counts: a cgroup, Slurm or the machine's memory count a page shared by
   // forked workers once, so the footprint (as of the latest stats pass) where there is one.
   void check(Bytes tree_rss, Notices& notices, std::optional<Bytes> footprint = std::nullopt);
-  void report(RunReport& report) const;
+  LimitReport report() const;
   std::optional<Bytes> bytes() const { return limit_ ? std::optional<Bytes>(limit_->bytes) : std::nullopt; }
 
  private:

@@ -416,7 +416,7 @@ void Session::finish_trace() {
   cpu_.finish();
   report_.cpu_peak_percent = cpu_.peak();
   report_.stats_interval = o_.stats_interval;
-  limit_.report(report_);
+  report_.limit = limit_.report();
   // From wait4 of the tree's processes rather than RUSAGE_CHILDREN, which would also count the
   // GPU backends' helpers.
   if (exit_->kernel_peak() > 0) {
