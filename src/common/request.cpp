@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof {
@@ -20,11 +20,7 @@ Bytes round_up_mib(double bytes) {
 
 std::string mib_count(const MemoryRequest& r) { return std::to_string(r.bytes / kMiB); }
 
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g %%", fraction * 100.0);
-  return buf;
-}
+std::string percent(double fraction) { return printf_number("%g %%", fraction * 100.0); }
 
 }  // namespace
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a memory budget says when it is checked.
-#include <cstdio>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/number_text.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/trace/footprint.hpp"
 
@@ -30,9 +30,7 @@ std::string budget_message(const Trace& trace, const BudgetCheck& c) {
   if (!c.exceeded()) return out + " is within the budget of " + human_bytes(c.limit);
   out += " exceeds the budget of " + human_bytes(c.limit) + " by " + human_bytes(c.over());
   if (c.limit > 0) {
-    char pct[32];
-    std::snprintf(pct, sizeof pct, " (+%.1f%%)", 100.0 * static_cast<double>(c.over()) / static_cast<double>(c.limit));
-    out += pct;
+    out += printf_number(" (+%.1f%%)", 100.0 * static_cast<double>(c.over()) / static_cast<double>(c.limit));
   }
   if (c.peak.t) {
     out += ", at " + human_seconds(relative_time(trace, *c.peak.t)) + ", " +

@@ -130,6 +130,12 @@ double machine_value(const Column& c, double value, const RenderOptions& options
   return std::round(value * 1e6) / 1e6;
 }
 
+// `v` with `d` (0..6) decimal places, whole at any magnitude.
+std::string places(double v, int d) {
+  static constexpr const char* kFormats[] = {"%.0f", "%.1f", "%.2f", "%.3f", "%.4f", "%.5f", "%.6f"};
+  return printf_number(kFormats[std::clamp(d, 0, 6)], v);
+}
+
 std::string human_value(const Column& c, double value, Unit unit) {
   switch (c.kind) {
     case Kind::bytes:
@@ -140,14 +146,9 @@ std::string human_value(const Column& c, double value, Unit unit) {
       // one), three significant digits: 64 MiB reads 0.0625, not 0.06.
       if ((unit == Unit::GiB || unit == Unit::GB) && v != 0 && std::fabs(v) < 1)
         d = std::min(6, std::max(d, 2 - static_cast<int>(std::floor(std::log10(std::fabs(v))))));
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.*f", d, v);
-      std::string s = buf;
+      std::string s = places(v, d);
       // A change shows its sign; one that rounds to nothing shows none.
-      if (s.find_first_not_of("-0.") == std::string::npos) {
-        std::snprintf(buf, sizeof buf, "%.*f", d, 0.0);
-        return buf;
-      }
+      if (s.find_first_not_of("-0.") == std::string::npos) return places(0.0, d);
       if (c.kind == Kind::signed_bytes && v > 0) s = "+" + s;
       return s;
     }

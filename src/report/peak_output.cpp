@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qprof peak`'s output: mprof peak's lines, the bare value for $(…), and JSON.
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "qprof/trace/oom.hpp"
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/report/report.hpp"
 
@@ -76,13 +76,8 @@ PeakLine peak_line(const Trace& t, Metric metric, const std::string& stage, bool
 }
 
 std::string peak_value(Bytes b, Unit unit, bool mprof_style) {
-  char buf[64];
-  if (unit == Unit::B) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.*f %s", mprof_style ? 3 : 1, in_unit(b, unit), unit_name(unit).data());
-  }
-  return buf;
+  if (unit == Unit::B) return std::to_string(b) + " B";
+  return printf_number(mprof_style ? "%.3f" : "%.1f", in_unit(b, unit)) + " " + std::string(unit_name(unit));
 }
 
 std::string peak_lines(const std::vector<PeakLine>& lines, Unit unit, bool with_file) {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::report {
@@ -21,11 +21,7 @@ using trace::Trace;
 
 namespace {
 
-std::string r2_words(double r2) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "R\u00b2 %.2f", r2);
-  return buf;
-}
+std::string r2_words(double r2) { return printf_number("R\u00b2 %.2f", r2); }
 
 Column machine_only(std::string key, std::string title, Kind kind) {
   Column c = Column::of(std::move(key), std::move(title), kind);
@@ -54,14 +50,11 @@ RateUnit rate_unit(double largest_bytes_per_second) {
 
 std::string rate_in(double bytes_per_second, RateUnit u, bool signed_rate) {
   const double shown = (u.per_second ? bytes_per_second : bytes_per_second * 60) / unit_bytes(u.size);
-  char buf[64];
   const double magnitude = std::fabs(shown);
-  std::snprintf(buf, sizeof buf, magnitude < 10 ? "%.2f" : "%.1f", magnitude);
+  const std::string digits = printf_number(magnitude < 10 ? "%.2f" : "%.1f", magnitude);
   std::string sign;
-  if (signed_rate && std::string_view(buf).find_first_not_of("0.") != std::string_view::npos) {
-    sign = shown < 0 ? "-" : "+";
-  }
-  return sign + buf + " " + std::string(unit_name(u.size)) + (u.per_second ? "/s" : "/min");
+  if (signed_rate && digits.find_first_not_of("0.") != std::string::npos) sign = shown < 0 ? "-" : "+";
+  return sign + digits + " " + std::string(unit_name(u.size)) + (u.per_second ? "/s" : "/min");
 }
 
 std::string growth_words(const Trend& trend) {
