@@ -30,7 +30,7 @@ Trace peaks_in_memory(const RunReport& r) {
     t.meta.other["limit_source"] = r.limit.source;
   }
   t.stages = r.stages;
-  t.exit = ExitInfo{r.start + r.duration, r.exit_status, r.signal, r.timed_out};
+  t.exit = ExitInfo{r.start + r.duration, r.exit.status, r.exit.signal, r.exit.timed_out};
   t.notes = r.warnings;
   return t;
 }

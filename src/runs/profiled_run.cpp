@@ -27,8 +27,8 @@ Result<ProfiledRun> run_and_read(const RunRequest& request) {
     return Failure{"the command could not be started", run.status};
   }
   const record::RunReport& report = run.report;
-  if (is_stop_signal(report.signal)) {
-    run.stop_signal = report.signal;
+  if (is_stop_signal(report.exit.signal)) {
+    run.stop_signal = report.exit.signal;
   } else if (is_stop_signal(run.status - 128)) {
     run.stop_signal = run.status - 128;
   }

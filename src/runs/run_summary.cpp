@@ -125,19 +125,19 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
 
 std::string exit_words(const RunReport& r) {
   if (r.attached) {
-    if (r.exit_status_known && r.signal != 0) return "the process was killed by signal " + std::to_string(r.signal);
-    if (r.exit_status_known) return "the process exited with status " + std::to_string(r.exit_status);
-    if (r.timed_out) return "stopped by --timeout; the process's status is unknown (not qprof's child)";
+    if (r.exit.status_known && r.exit.signal != 0) return "the process was killed by signal " + std::to_string(r.exit.signal);
+    if (r.exit.status_known) return "the process exited with status " + std::to_string(r.exit.status);
+    if (r.exit.timed_out) return "stopped by --timeout; the process's status is unknown (not qprof's child)";
     return "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
   }
-  if (r.timed_out) {
+  if (r.exit.timed_out) {
     return "stopped by --timeout (" +
-           std::string(r.signal != 0 ? "signal " + std::to_string(r.signal)
-                                     : "exit status " + std::to_string(r.exit_status)) +
+           std::string(r.exit.signal != 0 ? "signal " + std::to_string(r.exit.signal)
+                                     : "exit status " + std::to_string(r.exit.status)) +
            ")";
   }
-  if (r.signal != 0) return "killed by signal " + std::to_string(r.signal);
-  return "exit status " + std::to_string(r.exit_status);
+  if (r.exit.signal != 0) return "killed by signal " + std::to_string(r.exit.signal);
+  return "exit status " + std::to_string(r.exit.status);
 }
 
 // How a figure of the stats schedule was read: said where it rests on a single reading.
@@ -296,7 +296,7 @@ std::optional<std::string> footprint_below_largest_process(const RunReport& r) {
 }
 
 std::optional<std::string> request_text(const RunReport& r) {
-  if (!r.footprint || (r.exit_status != 0 && r.oom_events.empty())) return std::nullopt;
+  if (!r.footprint || (r.exit.status != 0 && r.oom_events.empty())) return std::nullopt;
   std::optional<Bytes> killed_at;
   for (const trace::OomKill& k : r.oom_events) {
     if (k.limit) killed_at = killed_at ? std::max(*killed_at, *k.limit) : *k.limit;

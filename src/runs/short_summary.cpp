@@ -31,11 +31,11 @@ void line(std::string& out, std::string_view name, const std::string& text) {
 
 std::string ended(const RunReport& r) {
   std::string text = human_seconds(r.duration);
-  if (r.timed_out) return text + ", stopped by --timeout";
-  if (r.attached && !r.exit_status_known) return text + ", the process's status unknown (not qprof's child)";
-  if (r.signal != 0)
-    return text + (r.attached ? ", the process was" : ",") + " killed by signal " + std::to_string(r.signal);
-  return text + (r.attached ? ", the process exited with status " : ", exit status ") + std::to_string(r.exit_status);
+  if (r.exit.timed_out) return text + ", stopped by --timeout";
+  if (r.attached && !r.exit.status_known) return text + ", the process's status unknown (not qprof's child)";
+  if (r.exit.signal != 0)
+    return text + (r.attached ? ", the process was" : ",") + " killed by signal " + std::to_string(r.exit.signal);
+  return text + (r.attached ? ", the process exited with status " : ", exit status ") + std::to_string(r.exit.status);
 }
 
 // What the user should act on, in plain words; empty when all is well. What was warned about

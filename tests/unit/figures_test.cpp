@@ -268,7 +268,7 @@ RunReport short_failed_run() {
   r.launched = true;
   r.start = kStart;
   r.duration = 0.021;
-  r.exit_status = 1;
+  r.exit.status = 1;
   r.samples = 1;
   r.missed_deadlines = 1;
   r.asked_interval = 0.01;

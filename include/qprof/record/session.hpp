@@ -29,7 +29,17 @@ struct PssReport {
   std::uint64_t rise_passes = 0;            // of those, taken early at a new high of Σ RSS
 };
 
-// The tree's own cgroup (end_figures' cgroup_report); oom_kills also counts in qprof's own
+// How the command ended (end_figures' record_exit).
+struct ExitReport {
+  int status = 0;  // the code, or 128 + signal
+  int signal = 0;
+  bool timed_out = false;
+  // Attached, the process's exit status is known only if qprof saw it as a zombie before its
+  // parent reaped it.
+  bool status_known = true;
+};
+
+// The tree's own cgroup (end_figures' record_cgroup); oom_kills also counts in qprof's own
 // cgroup, which the job shares, where the tree had none.
 struct CgroupReport {
   std::optional<Bytes> peak;               // the peak of the cgroup's charge (includes page cache)
@@ -119,14 +129,9 @@ struct RunReport {
   trace::IoSample io;                // totals of the whole tree
   double profiler_cpu_seconds = 0;   // what qprof itself used, all its threads
   GpuReport gpu;
-  int exit_status = 0;
-  int signal = 0;
-  bool timed_out = false;
+  ExitReport exit;
   bool launched = false;
-  // qprof attach: the process was not qprof's child. Its exit status is known only if qprof saw
-  // it as a zombie before its parent reaped it.
-  bool attached = false;
-  bool exit_status_known = true;
+  bool attached = false;  // qprof attach: the process was not qprof's child
   // Processes of the tree whose /proc files qprof could not open (out of descriptors): the
   // figures miss them, in part or whole.
   std::uint64_t unread_members = 0;

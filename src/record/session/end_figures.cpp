@@ -142,8 +142,8 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
   }
 }
 
-void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
-                 RunReport& report, const Speaker& speaker) {
+ExitReport record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
+                       const RunReport& report, const Speaker& speaker) {
   KillSource source = KillSource::unknown;
   if (exit.killed())
     source = KillSource::qprof_timeout;
@@ -151,14 +151,16 @@ void record_exit(const ExitTracker& exit, const std::string& command_name, Secon
            std::any_of(report.oom_events.begin(), report.oom_events.end(),
                        [](const trace::OomKill& k) { return k.role == "command"; }))
     source = KillSource::oom_killer;
-  report.timed_out = exit.timed_out();
-  report.exit_status_known = exit.wait_status_known();
+  ExitReport ended;
+  ended.timed_out = exit.timed_out();
+  ended.status_known = exit.wait_status_known();
   const ExitDescription described =
-      report.exit_status_known ? describe_wait_status(exit.wait_status(), command_name, source) : ExitDescription{};
-  report.exit_status = described.exit_status;
-  report.signal = described.signal;
-  out.exit(ExitInfo{t_end, described.exit_status, described.signal, report.timed_out, report.exit_status_known});
+      ended.status_known ? describe_wait_status(exit.wait_status(), command_name, source) : ExitDescription{};
+  ended.status = described.exit_status;
+  ended.signal = described.signal;
+  out.exit(ExitInfo{t_end, ended.status, ended.signal, ended.timed_out, ended.status_known});
   if (!described.message.empty()) speaker.line(described.message);
+  return ended;
 }
 
 }  // namespace qprof::record::session

@@ -22,15 +22,15 @@ struct TreeSources {
   Seconds asked_interval;
 };
 
-// After report.kernel_process_peak and report.unread_members are known.
 // The PSS side of the run: its peaks and how often it was read.
 PssReport pss_report(const Sampler& sampler);
 
+// After report.kernel_process_peak and report.unread_members are known.
 void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report);
 
-// The EXIT line at `t_end` and the report's exit status; the command's end said when it is not
-// a plain exit. `command_name` names it in that message.
-void record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
-                 RunReport& report, const Speaker& speaker);
+// The EXIT line at `t_end` and how the command ended; said when it is not a plain exit.
+// `command_name` names it in that message; the report's OOM figures tell a SIGKILL's sender.
+ExitReport record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
+                       const RunReport& report, const Speaker& speaker);
 
 }  // namespace qprof::record::session

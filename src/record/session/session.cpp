@@ -160,7 +160,7 @@ int Session::run() {
   intake_.release_stderr();
   // Attached, the process's status is not qprof's to pass on (and often unknown): the summary
   // and the EXIT line tell it.
-  return attached_ ? 0 : report_.exit_status;
+  return attached_ ? 0 : report_.exit.status;
 }
 
 bool Session::open_trace() {
@@ -431,7 +431,7 @@ void Session::finish_trace() {
   }
   record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
   const std::string name = attached_ ? "process " + std::to_string(exit_->pid()) : o_.command.front();
-  record_exit(*exit_, name, t_end, out, report_, hooks_.speaker);
+  report_.exit = record_exit(*exit_, name, t_end, out, report_, hooks_.speaker);
   trace_->close();
   report_.trace_error = trace_->error();
   // Another process that truncated the file meanwhile leaves a hole where the start was: the
