@@ -102,14 +102,11 @@ void plot_fit(const FitChart& chart, const std::string& output, const std::strin
     throw PlotError("--plot draws with gnuplot, and there is no '" + gnuplot +
                     "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot");
   }
-  try {
-    OutputFile out(output);
-    run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), out.fd(),
-                [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
-    out.commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
-  }
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(output);
+  if (!out) throw PlotError(out.failure().message);
+  run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(),
+              [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
+  if (Result<void> committed = (*out)->commit(); !committed) throw PlotError(committed.failure().message);
 }
 
 }  // namespace qprof::plot

@@ -314,9 +314,11 @@ void save_script(const Script& script, const std::string& path) {
   const auto failed = [&](const std::string& why) {
     return PlotError("cannot write the gnuplot script to " + path + ": " + why);
   };
-  try {
+  {
     // Through common's OutputFile: a device or a folder is refused, a file replaced whole.
-    OutputFile file(path);
+    Result<std::unique_ptr<OutputFile>> opened = OutputFile::open(path);
+    if (!opened) throw failed(opened.failure().message);
+    OutputFile& file = **opened;
     // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
     // only print its failure): the file's own commit is qprof's, and a failed one is said.
     const int copy = ::fcntl(file.fd(), F_DUPFD_CLOEXEC, 0);
@@ -333,9 +335,7 @@ void save_script(const Script& script, const std::string& path) {
       written = static_cast<bool>(gp);
     }
     if (!written) throw failed(std::strerror(errno));
-    file.commit();
-  } catch (const OutputError& e) {
-    throw failed(e.what());
+    if (Result<void> committed = file.commit(); !committed) throw failed(committed.failure().message);
   }
 }
 

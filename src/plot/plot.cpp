@@ -231,11 +231,11 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   std::vector<StyleSource> styles{default_style()};
   if (!o.style.empty()) styles.push_back({o.style, read_style(o.style)});
   // A folder that cannot be written to is found before a long trace is read.
-  std::optional<OutputFile> out;
-  try {
-    if (*format != Format::text) out.emplace(o.output);
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
+  std::unique_ptr<OutputFile> out;
+  if (*format != Format::text) {
+    Result<std::unique_ptr<OutputFile>> opened = OutputFile::open(o.output);
+    if (!opened) throw PlotError(opened.failure().message);
+    out = std::move(*opened);
   }
 
   // Width first: the envelopes are as fine as the chart is wide.
@@ -309,11 +309,7 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   if (out->replaces() && (::fstat(out->fd(), &written) != 0 || written.st_size == 0)) {
     throw PlotError("gnuplot wrote nothing to " + o.output);
   }
-  try {
-    out->commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
-  }
+  if (Result<void> committed = out->commit(); !committed) throw PlotError(committed.failure().message);
 }
 
 }  // namespace qprof::plot

@@ -117,13 +117,10 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   script.chunks.push_back(std::move(chunk));
   script.chunks.push_back({"set output\n", {}, {}});
   if (!o.script.empty()) save_script(script, o.script);
-  try {
-    OutputFile out(o.output);
-    run_gnuplot(gnuplot, script, out.fd(), [](const std::string&) {});
-    out.commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
-  }
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(o.output);
+  if (!out) throw PlotError(out.failure().message);
+  run_gnuplot(gnuplot, script, (*out)->fd(), [](const std::string&) {});
+  if (Result<void> committed = (*out)->commit(); !committed) throw PlotError(committed.failure().message);
 }
 
 }  // namespace qprof::plot

@@ -84,7 +84,9 @@ void QuarkYamlStream::loop() {
     std::string error;
     try {
       if (trace_fd_ < 0) throw std::runtime_error(trace_path_ + ": cannot be opened for reading");
-      write_output(yaml_path_, quark_yaml(trace::read_trace_fd(trace_fd_, trace_path_), {.in_progress = true}));
+      const Result<void> written =
+          write_output(yaml_path_, quark_yaml(trace::read_trace_fd(trace_fd_, trace_path_), {.in_progress = true}));
+      if (!written) error = written.failure().message;
     } catch (const std::exception& e) {
       error = e.what();
     }
