@@ -167,8 +167,10 @@ Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries)
   options.facet = o.plot_facet;
   options.unit = unit_of(o.unit);
   options.metric = o.metric;  // empty: the chart's own default, the same rule as the table's
-  try {
-    plot::plot(inputs, options);
+  try {                       // what the standard library throws (a thread that cannot start)
+    if (Result<void> drawn = plot::plot(inputs, options); !drawn) {
+      return Failure{"--plot: " + terminal_text(drawn.failure().message)};
+    }
   } catch (const std::exception& e) {
     return Failure{"--plot: " + terminal_text(e.what())};
   }

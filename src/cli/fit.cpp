@@ -171,8 +171,10 @@ Result<void> write_results(const FitCli& o, const fit::FitReport& r) {
   if (has_result && !o.json.empty()) add(write_result(o.json, fit::json_report(r), "--json"));
   if (has_result && !o.csv.empty()) add(write_result(o.csv, fit::csv_report(r), "--csv"));
   if (!o.plot.empty() && r.baseline) {
-    try {
-      plot::plot_fit(chart_of(r), o.plot);
+    try {  // what the standard library throws (a thread that cannot start)
+      if (Result<void> drawn = plot::plot_fit(chart_of(r), o.plot); !drawn) {
+        add(Failure{"--plot: " + terminal_text(drawn.failure().message)});
+      }
     } catch (const std::exception& e) {
       add(Failure{"--plot: " + terminal_text(e.what())});
     }
