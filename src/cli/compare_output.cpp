@@ -90,11 +90,9 @@ Result<report::Document> comparison_document(const CompareCli& o, const std::vec
                                              const analysis::Comparison& c,
                                              const std::vector<report::RowBudget>& budgets) {
   if (o.pivot.empty()) return report::comparison_document(entries, c, budgets);
-  try {
-    return report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
-  } catch (const std::invalid_argument& e) {
-    return Failure{"--pivot: " + terminal_text(e.what())};
-  }
+  Result<report::Document> pivoted = report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
+  if (!pivoted) return Failure{"--pivot: " + terminal_text(pivoted.failure().message)};
+  return pivoted;
 }
 
 // Under the first table: the highest rank, OOM kills, the metric's fallback.

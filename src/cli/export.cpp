@@ -66,8 +66,8 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   // Every input is checked before the output is opened, and a replaced file is replaced only
   // once the export is whole (common/output_file.hpp): a failed export leaves what was there.
   if (Result<void> checked = refuse_output_over(o.output, files); !checked) return on_terminal(checked.failure());
+  if (Result<void> readable = exports::check_inputs(inputs); !readable) return on_terminal(readable.failure());
   try {
-    exports::check_inputs(inputs);
     // Every regular file is read through before the first byte (a bad one fails with nothing
     // written), and one cut short is said; a FIFO is read once, by the export itself.
     for (const exports::Input& in : inputs) {
