@@ -90,11 +90,9 @@ Result<report::Document> comparison_document(const CompareCli& o, const std::vec
                                              const analysis::Comparison& c,
                                              const std::vector<report::RowBudget>& budgets) {
   if (o.pivot.empty()) return report::comparison_document(entries, c, budgets);
-  try {
-    return report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
-  } catch (const std::invalid_argument& e) {
-    return Failure{"--pivot: " + terminal_text(e.what())};
-  }
+  Result<report::Document> pivoted = report::pivot_document(entries, c, {o.pivot[0], o.pivot[1]});
+  if (!pivoted) return Failure{"--pivot: " + terminal_text(pivoted.failure().message)};
+  return pivoted;
 }
 
 // Under the first table: the highest rank, OOM kills, the metric's fallback.
@@ -167,8 +165,10 @@ Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries)
   options.facet = o.plot_facet;
   options.unit = unit_of(o.unit);
   options.metric = o.metric;  // empty: the chart's own default, the same rule as the table's
-  try {
-    plot::plot(inputs, options);
+  try {                       // what the standard library throws (a thread that cannot start)
+    if (Result<void> drawn = plot::plot(inputs, options); !drawn) {
+      return Failure{"--plot: " + terminal_text(drawn.failure().message)};
+    }
   } catch (const std::exception& e) {
     return Failure{"--plot: " + terminal_text(e.what())};
   }

@@ -28,6 +28,25 @@ struct ExportCli {
   std::vector<std::string> labels;
 };
 
+// A Failure of common's, as the terminal may show it.
+Failure on_terminal(const Failure& f) { return Failure{terminal_text(f.message), f.status}; }
+
+// The inputs, read through, into `output`: replaced only once the export is whole.
+Result<void> write_to(const std::string& output, const std::vector<exports::Input>& inputs, exports::Options options) {
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(output);
+  if (!out) return on_terminal(out.failure());
+  options.in_place = !(*out)->replaces();
+  FdOstream stream((*out)->fd());
+  try {
+    exports::write_export(inputs, options, stream);
+  } catch (const std::exception& e) {
+    return Failure{terminal_text(e.what())};
+  }
+  if (!stream.flush()) return Failure{terminal_text("cannot write " + output + ": " + std::strerror(stream.error()))};
+  if (Result<void> committed = (*out)->commit(); !committed) return on_terminal(committed.failure());
+  return {};
+}
+
 Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   std::vector<std::string> files = o.files;
   if (invocation.had_dashdash)
@@ -46,9 +65,9 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
 
   // Every input is checked before the output is opened, and a replaced file is replaced only
   // once the export is whole (common/output_file.hpp): a failed export leaves what was there.
+  if (Result<void> checked = refuse_output_over(o.output, files); !checked) return on_terminal(checked.failure());
+  if (Result<void> readable = exports::check_inputs(inputs); !readable) return on_terminal(readable.failure());
   try {
-    refuse_output_over(o.output, files);
-    exports::check_inputs(inputs);
     // Every regular file is read through before the first byte (a bad one fails with nothing
     // written), and one cut short is said; a FIFO is read once, by the export itself.
     for (const exports::Input& in : inputs) {
@@ -58,15 +77,10 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
         std::cerr << cut << '\n';
       }
     }
-    OutputFile out(o.output);
-    options.in_place = !out.replaces();
-    FdOstream stream(out.fd());
-    exports::write_export(inputs, options, stream);
-    if (!stream.flush()) throw OutputError("cannot write " + o.output + ": " + std::strerror(stream.error()));
-    out.commit();
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};
   }
+  if (Result<void> written = write_to(o.output, inputs, options); !written) return written.failure();
   return 0;
 }
 

@@ -70,12 +70,10 @@ Result<void> write_result(const std::string& path, const std::string& text, cons
     std::cout << text << std::flush;
     return {};
   }
-  try {
-    qprof::write_output(path, text);
-    return {};
-  } catch (const std::exception& e) {
-    return Failure{std::string(option) + ": " + terminal_text(e.what())};
+  if (Result<void> written = qprof::write_output(path, text); !written) {
+    return Failure{std::string(option) + ": " + terminal_text(written.failure().message)};
   }
+  return {};
 }
 
 plot::FitChart chart_of(const fit::FitReport& r) {
@@ -148,15 +146,12 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
   const std::vector<std::string> outputs{o.json, o.csv, o.plot};
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
     if (path.empty() || path == "-") continue;
-    try {
-      std::vector<std::string> others = outputs;  // two results into one file: the second eats the first
-      others.erase(std::find(others.begin(), others.end(), path));
-      std::erase_if(others, [](const std::string& other) { return other.empty() || other == "-"; });
-      refuse_output_over(path, others);
-      check_output(path);
-    } catch (const std::exception& e) {
-      return Failure{std::string(option) + ": " + terminal_text(e.what())};
-    }
+    std::vector<std::string> others = outputs;  // two results into one file: the second eats the first
+    others.erase(std::find(others.begin(), others.end(), path));
+    std::erase_if(others, [](const std::string& other) { return other.empty() || other == "-"; });
+    Result<void> checked = refuse_output_over(path, others);
+    if (checked) checked = check_output(path);
+    if (!checked) return Failure{std::string(option) + ": " + terminal_text(checked.failure().message)};
   }
   if (!o.plot.empty() && (!plot::format_for(o.plot) || *plot::format_for(o.plot) == plot::Format::text)) {
     return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
@@ -176,8 +171,10 @@ Result<void> write_results(const FitCli& o, const fit::FitReport& r) {
   if (has_result && !o.json.empty()) add(write_result(o.json, fit::json_report(r), "--json"));
   if (has_result && !o.csv.empty()) add(write_result(o.csv, fit::csv_report(r), "--csv"));
   if (!o.plot.empty() && r.baseline) {
-    try {
-      plot::plot_fit(chart_of(r), o.plot);
+    try {  // what the standard library throws (a thread that cannot start)
+      if (Result<void> drawn = plot::plot_fit(chart_of(r), o.plot); !drawn) {
+        add(Failure{"--plot: " + terminal_text(drawn.failure().message)});
+      }
     } catch (const std::exception& e) {
       add(Failure{"--plot: " + terminal_text(e.what())});
     }

@@ -166,8 +166,10 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
 
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;
+  if (Result<void> checked = refuse_output_over(o.output, files); !checked) {
+    return Failure{terminal_text(checked.failure().message)};
+  }
   try {
-    refuse_output_over(o.output, files);
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
       if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
@@ -177,14 +179,10 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
       for (std::size_t i = 0; i < files.size(); ++i)
         inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
     }
-    plot::plot(inputs, o);
-  } catch (const plot::PlotError& e) {
-    return Failure{terminal_text(e.what())};
+    if (Result<void> drawn = plot::plot(inputs, o); !drawn) return Failure{terminal_text(drawn.failure().message)};
   } catch (const trace::ParseError& e) {
     return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {
-    return Failure{terminal_text(e.what())};
-  } catch (const OutputError& e) {
     return Failure{terminal_text(e.what())};
   }
   return 0;

@@ -126,10 +126,8 @@ Result<int> report_job(const ReportCli& o) {
 Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
   if (!o.yaml.empty()) {
-    try {
-      refuse_output_over(o.yaml, o.traces);
-    } catch (const std::exception& e) {
-      return Failure{"--yaml: " + terminal_text(e.what())};
+    if (Result<void> checked = refuse_output_over(o.yaml, o.traces); !checked) {
+      return Failure{"--yaml: " + terminal_text(checked.failure().message)};
     }
   }
   Trace trace;
@@ -159,7 +157,9 @@ Result<int> report_trace(const ReportCli& o) {
         std::cout << yaml;
         return 0;
       }
-      write_output(o.yaml, yaml);
+      if (Result<void> written = write_output(o.yaml, yaml); !written) {
+        return Failure{"--yaml: " + terminal_text(written.failure().message)};
+      }
     } catch (const std::exception& e) {
       return Failure{"--yaml: " + terminal_text(e.what())};
     }

@@ -154,7 +154,9 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
   int result = status;
   if (!o.yaml.empty()) {
     try {
-      write_output(o.yaml, report::quark_yaml(trace));
+      if (Result<void> written = write_output(o.yaml, report::quark_yaml(trace)); !written) {
+        result = fail(std::string("--yaml: ") + terminal_text(written.failure().message));
+      }
     } catch (const std::exception& e) {
       result = fail(std::string("--yaml: ") + terminal_text(e.what()));
     }
@@ -321,12 +323,9 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             }
             // A bad --yaml must fail before the command runs, as a bad -o does.
             if (!o.yaml.empty()) {
-              try {
-                if (!o.run.output.empty()) refuse_output_over(o.yaml, {o.run.output});
-                check_output(o.yaml);
-              } catch (const std::exception& e) {
-                return Failure{"--yaml: " + terminal_text(e.what())};
-              }
+              Result<void> checked = o.run.output.empty() ? Result<void>{} : refuse_output_over(o.yaml, {o.run.output});
+              if (checked) checked = check_output(o.yaml);
+              if (!checked) return Failure{"--yaml: " + terminal_text(checked.failure().message)};
             }
             std::unique_ptr<report::QuarkYamlStream> stream;
             RunHooks hooks;

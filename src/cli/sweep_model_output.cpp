@@ -117,8 +117,11 @@ Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTr
       solved = model.integer_values ? std::floor(*x + 1e-9) : *x;
     }
   }
-  try {
-    plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
+  try {  // what the standard library throws (a thread that cannot start)
+    if (Result<void> drawn = plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
+        !drawn) {
+      return Failure{"--plot: " + terminal_text(drawn.failure().message)};
+    }
   } catch (const std::exception& e) {
     return Failure{"--plot: " + terminal_text(e.what())};
   }

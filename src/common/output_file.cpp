@@ -41,9 +41,9 @@ std::string temporary_name(const std::string& target) {
   return dir + "." + target.substr(slash == std::string::npos ? 0 : slash + 1) + suffix;
 }
 
-[[noreturn]] void refuse(const std::string& path, const std::string& what) {
-  throw OutputError(path + " is " + what +
-                    ": qprof writes only a regular file (replaced whole), a FIFO or a character device");
+Failure refuse(const std::string& path, const std::string& what) {
+  return Failure{path + " is " + what +
+                 ": qprof writes only a regular file (replaced whole), a FIFO or a character device"};
 }
 
 // The kernel or the file system has no O_TMPFILE (ENOENT: a kernel that predates it, or a missing
@@ -67,12 +67,9 @@ FileIdentity identity_of(const std::string& path, bool as_output) {
   std::string where = path;
   bool found = false;
   if (as_output) {
-    OutputTarget t;
-    try {
-      t = detail::resolve_output(path);
-    } catch (const OutputError&) {
-      return id;  // a path that cannot be looked at is said by the writer itself
-    }
+    const Result<OutputTarget> resolved = detail::resolve_output(path);
+    if (!resolved) return id;  // a path that cannot be looked at is said by the writer itself
+    const OutputTarget& t = *resolved;
     found = t.kind == OutputTarget::Kind::descriptor ? ::fstat(t.fd, &st) == 0
                                                      : t.exists && ::stat(t.path.c_str(), &st) == 0;
     if (!t.path.empty()) where = t.path;
@@ -93,7 +90,7 @@ FileIdentity identity_of(const std::string& path, bool as_output) {
 
 }  // namespace
 
-std::string create_fresh(const std::string& wanted) {
+Result<std::string> create_fresh(const std::string& wanted) {
   const std::size_t slash = wanted.rfind('/');
   const std::size_t dot = wanted.rfind('.');
   const std::size_t ext =
@@ -105,89 +102,95 @@ std::string create_fresh(const std::string& wanted) {
       ::close(fd);
       return name;
     }
-    if (errno != EEXIST) throw OutputError("cannot create " + name + ": " + std::strerror(errno));
+    if (errno != EEXIST) return Failure{"cannot create " + name + ": " + std::strerror(errno)};
   }
-  throw OutputError("cannot create " + wanted + ": it and its next 999 free names are taken");
+  return Failure{"cannot create " + wanted + ": it and its next 999 free names are taken"};
 }
 
-void refuse_output_over(const std::string& path, const std::vector<std::string>& inputs) {
+Result<void> refuse_output_over(const std::string& path, const std::vector<std::string>& inputs) {
   const FileIdentity out = identity_of(path, true);
   for (const std::string& in : inputs) {
     const FileIdentity other = identity_of(in, false);
     const bool same = out.exists ? other.exists && other.dev == out.dev && other.ino == out.ino
                                  : !other.exists && !out.path.empty() && other.path == out.path;
     if (same && !out.device)
-      throw OutputError(path + " is also " + in + ": an output never replaces what qprof reads or writes");
+      return Failure{path + " is also " + in + ": an output never replaces what qprof reads or writes"};
   }
+  return {};
 }
 
-OutputFile::OutputFile(std::string path, Temporary temporary) : path_(std::move(path)) {
-  const OutputTarget t = detail::resolve_output(path_);
+Result<std::unique_ptr<OutputFile>> OutputFile::open(std::string path, Temporary temporary) {
+  std::unique_ptr<OutputFile> file(new OutputFile(std::move(path)));
+  // A failed open leaves nothing behind: the destructor discards what was made.
+  if (Result<void> opened = file->open_target(temporary); !opened) return opened.failure();
+  return file;
+}
+
+Result<void> OutputFile::open_target(Temporary temporary) {
+  const Result<OutputTarget> resolved = detail::resolve_output(path_);
+  if (!resolved) return resolved.failure();
+  const OutputTarget& t = *resolved;
   switch (t.kind) {
     case OutputTarget::Kind::refused:
-      refuse(path_, t.what);
+      return refuse(path_, t.what);
     case OutputTarget::Kind::descriptor:
-      if (::fcntl(t.fd, F_GETFD) < 0) fail("cannot write " + path_, errno);
+      if (::fcntl(t.fd, F_GETFD) < 0) return failed("cannot write " + path_, errno);
       fd_ = t.fd;
-      return;
+      return {};
     case OutputTarget::Kind::in_place:
       target_ = t.path;
       fd_ = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0) fail("cannot write " + path_, errno);
+      if (fd_ < 0) return failed("cannot write " + path_, errno);
       owns_fd_ = true;
-      return;
+      return {};
     case OutputTarget::Kind::replace:
       target_ = t.path;
       replace_ = true;
       // A new inode under the name would leave the other names with the old content.
       if (t.exists && t.links > 1) {
-        throw OutputError("cannot write " + path_ + ": it has " + std::to_string(t.links) +
-                          " hard links, which a replacement would break; remove it or write elsewhere");
+        return Failure{"cannot write " + path_ + ": it has " + std::to_string(t.links) +
+                       " hard links, which a replacement would break; remove it or write elsewhere"};
       }
-      try {
-        open_replacement(temporary);
-        keep_owner_and_mode(t);
-      } catch (...) {
-        discard();  // no destructor runs after a constructor throws
-        throw;
-      }
-      return;
+      if (Result<void> opened = open_replacement(temporary); !opened) return opened;
+      return keep_owner_and_mode(t);
   }
+  return {};
 }
 
 // The replacement keeps the replaced file's owner, group and permissions: a private report stays
 // private, and root's `--yaml` over a user's file leaves it the user's. An owner that cannot be
 // kept (another user's file in a directory this user may write) is refused, not taken over.
-void OutputFile::keep_owner_and_mode(const detail::OutputTarget& t) {
-  if (!t.exists) return;
+Result<void> OutputFile::keep_owner_and_mode(const detail::OutputTarget& t) {
+  if (!t.exists) return {};
   if ((t.uid != ::geteuid() || t.gid != ::getegid()) && ::fchown(fd_, t.uid, t.gid) != 0) {
     if (t.uid != ::geteuid())
-      fail("cannot write " + path_ + ": it belongs to another user, whom a replacement would not keep", errno);
+      return failed("cannot write " + path_ + ": it belongs to another user, whom a replacement would not keep", errno);
     // The group alone: one this user is not in stays the user's default, as a new file's would.
   }
-  if (::fchmod(fd_, t.mode) != 0) fail("cannot write " + path_, errno);
+  if (::fchmod(fd_, t.mode) != 0) return failed("cannot write " + path_, errno);
+  return {};
 }
 
-void OutputFile::open_replacement(Temporary temporary) {
+Result<void> OutputFile::open_replacement(Temporary temporary) {
   owns_fd_ = true;
   if (temporary == Temporary::unnamed_if_possible) {
     fd_ = ::open(parent_of(target_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
-    if (fd_ >= 0) return;
-    if (!no_tmpfile(errno)) fail("cannot write " + path_, errno);
+    if (fd_ >= 0) return {};
+    if (!no_tmpfile(errno)) return failed("cannot write " + path_, errno);
   }
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     named_ = temporary_name(target_);
     // Guarded before it exists: a signal between open() and the guard would leave it behind.
     named_guard_ = detail::guard_unlink_on_signal(named_);
     fd_ = ::open(named_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ >= 0) return;
+    if (fd_ >= 0) return {};
     const int error = errno;
     detail::release_unlink_on_signal(named_guard_);
     named_guard_ = -1;
     named_.clear();
-    if (error != EEXIST) fail("cannot write " + path_, error);
+    if (error != EEXIST) return failed("cannot write " + path_, error);
   }
-  fail("cannot write " + path_ + ": no free temporary name", 0);
+  return failed("cannot write " + path_ + ": no free temporary name", 0);
 }
 
 OutputFile::~OutputFile() { discard(); }
@@ -201,88 +204,105 @@ void OutputFile::discard() {
   named_guard_ = -1;
 }
 
-void OutputFile::fail(const std::string& what, int error) const {
-  throw OutputError(error == 0 ? what : what + ": " + std::strerror(error));
+Failure OutputFile::failed(const std::string& what, int error) const {
+  return Failure{error == 0 ? what : what + ": " + std::strerror(error)};
 }
 
-void OutputFile::write(std::string_view bytes) {
+Result<void> OutputFile::write(std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("cannot write " + path_, n < 0 ? errno : EIO);
+    if (n <= 0) return failed("cannot write " + path_, n < 0 ? errno : EIO);
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
+  return {};
 }
 
 // The unnamed file takes the target's place: straight under its name when there is none yet
 // (linkat never replaces), else under a temporary name renamed over the target at once.
-void OutputFile::link_in() {
+Result<void> OutputFile::link_in() {
   const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, target_.c_str(), AT_SYMLINK_FOLLOW) == 0) return;
-  if (errno != EEXIST) fail("cannot write " + path_, errno);
+  if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, target_.c_str(), AT_SYMLINK_FOLLOW) == 0) return {};
+  if (errno != EEXIST) return failed("cannot write " + path_, errno);
   for (int attempt = 0; attempt < 100 && named_.empty(); ++attempt) {
     const std::string name = temporary_name(target_);
     named_guard_ = detail::guard_unlink_on_signal(name);
     if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
       named_ = name;
-      return;
+      return {};
     }
     const int error = errno;
     detail::release_unlink_on_signal(named_guard_);
     named_guard_ = -1;
-    if (error != EEXIST) fail("cannot write " + path_, error);
+    if (error != EEXIST) return failed("cannot write " + path_, error);
   }
-  if (named_.empty()) fail("cannot write " + path_ + ": no free temporary name", 0);
+  if (named_.empty()) return failed("cannot write " + path_ + ": no free temporary name", 0);
+  return {};
 }
 
-void OutputFile::commit() {
-  if (committed_) return;
+Result<void> OutputFile::commit() {
+  if (committed_) return {};
   if (!replace_) {
-    if (owns_fd_ && ::close(fd_) != 0) fail("cannot write " + path_, errno);
+    if (owns_fd_ && ::close(fd_) != 0) return failed("cannot write " + path_, errno);
     fd_ = -1;
     committed_ = true;
-    return;
+    return {};
   }
   // On disk before it takes the old file's place: a crash then leaves the old file or the new.
-  if (::fsync(fd_) != 0 && errno != EINVAL) fail("cannot write " + path_, errno);
-  if (named_.empty()) link_in();
-  if (!named_.empty()) {
-    // What was a regular file when this began may be something else now: never rename over that.
-    const OutputTarget now = detail::resolve_output(path_);
-    if (now.kind != OutputTarget::Kind::replace || now.path != target_) {
-      refuse(path_, now.kind == OutputTarget::Kind::refused ? now.what : "no longer the regular file it was");
-    }
-    if (::rename(named_.c_str(), target_.c_str()) != 0) fail("cannot write " + path_, errno);
-    named_.clear();
-  }
+  if (::fsync(fd_) != 0 && errno != EINVAL) return failed("cannot write " + path_, errno);
+  if (Result<void> placed = put_in_place(); !placed) return placed;
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) fail("cannot write " + path_, errno);
+  if (::close(fd) != 0) return failed("cannot write " + path_, errno);
   committed_ = true;
+  return {};
 }
 
-void write_output(const std::string& path, std::string_view text) {
-  OutputFile out(path);
-  out.write(text);
-  out.commit();
+// The replacement under the target's name: linked in, or renamed over it from its named temporary.
+Result<void> OutputFile::put_in_place() {
+  if (named_.empty()) {
+    if (Result<void> linked = link_in(); !linked) return linked;
+  }
+  if (named_.empty()) return {};
+  // What was a regular file when this began may be something else now: never rename over that.
+  const Result<OutputTarget> now = detail::resolve_output(path_);
+  if (!now) return now.failure();
+  if (now->kind != OutputTarget::Kind::replace || now->path != target_) {
+    return refuse(path_, now->kind == OutputTarget::Kind::refused ? now->what : "no longer the regular file it was");
+  }
+  if (::rename(named_.c_str(), target_.c_str()) != 0) return failed("cannot write " + path_, errno);
+  named_.clear();
+  return {};
 }
 
-void check_output(const std::string& path) {
-  const OutputTarget t = detail::resolve_output(path);
+Result<void> write_output(const std::string& path, std::string_view text) {
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(path);
+  if (!out) return out.failure();
+  if (Result<void> written = (*out)->write(text); !written) return written;
+  return (*out)->commit();
+}
+
+Result<void> check_output(const std::string& path) {
+  const Result<OutputTarget> resolved = detail::resolve_output(path);
+  if (!resolved) return resolved.failure();
+  const OutputTarget& t = *resolved;
   switch (t.kind) {
     case OutputTarget::Kind::refused:
-      refuse(path, t.what);
+      return refuse(path, t.what);
     case OutputTarget::Kind::descriptor:
-      if (::fcntl(t.fd, F_GETFD) < 0) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
-      return;
+      if (::fcntl(t.fd, F_GETFD) < 0) return Failure{"cannot write " + path + ": " + std::strerror(errno)};
+      return {};
     case OutputTarget::Kind::in_place:
-      if (::access(t.path.c_str(), W_OK) != 0) throw OutputError("cannot write " + path + ": " + std::strerror(errno));
-      return;
+      if (::access(t.path.c_str(), W_OK) != 0) return Failure{"cannot write " + path + ": " + std::strerror(errno)};
+      return {};
     case OutputTarget::Kind::replace: {
-      OutputFile probe(path);  // a file beside the target can be made; dropped without a trace
-      return;
+      // A file beside the target can be made; dropped without a trace.
+      const Result<std::unique_ptr<OutputFile>> probe = OutputFile::open(path);
+      if (!probe) return probe.failure();
+      return {};
     }
   }
+  return {};
 }
 
 }  // namespace qprof

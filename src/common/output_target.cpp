@@ -10,8 +10,6 @@
 #include <optional>
 #include <string_view>
 
-#include "qprof/common/output_file.hpp"
-
 namespace qprof::detail {
 namespace {
 
@@ -39,15 +37,15 @@ std::string parent_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-[[noreturn]] void cannot(const std::string& path, int error) {
-  throw OutputError("cannot write " + path + ": " + std::strerror(error));
+Failure cannot(const std::string& path, int error) {
+  return Failure{"cannot write " + path + ": " + std::strerror(error)};
 }
 
 }  // namespace
 
-OutputTarget resolve_output(const std::string& path) {
+Result<OutputTarget> resolve_output(const std::string& path) {
   OutputTarget t;
-  if (path.empty()) throw OutputError("cannot write an output with no name");
+  if (path.empty()) return Failure{"cannot write an output with no name"};
   std::string at = path;
   for (int hop = 0; hop <= kMaxLinks; ++hop) {
     if (const auto fd = descriptor_of(at)) {
@@ -57,15 +55,15 @@ OutputTarget resolve_output(const std::string& path) {
     }
     struct stat st {};
     if (::lstat(at.c_str(), &st) != 0) {
-      if (errno != ENOENT) cannot(path, errno);
+      if (errno != ENOENT) return cannot(path, errno);
       t.path = at;  // nothing there yet (a dangling link's target included): created
       return t;
     }
     if (S_ISLNK(st.st_mode)) {
       std::string link(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
       const ssize_t n = ::readlink(at.c_str(), link.data(), link.size());
-      if (n < 0) cannot(path, errno);
-      if (static_cast<std::size_t>(n) >= link.size()) cannot(path, ENAMETOOLONG);
+      if (n < 0) return cannot(path, errno);
+      if (static_cast<std::size_t>(n) >= link.size()) return cannot(path, ENAMETOOLONG);
       link.resize(static_cast<std::size_t>(n));
       at = link.starts_with('/') ? link : parent_of(at) + "/" + link;
       continue;
@@ -89,7 +87,7 @@ OutputTarget resolve_output(const std::string& path) {
     }
     return t;
   }
-  cannot(path, ELOOP);
+  return cannot(path, ELOOP);
 }
 
 }  // namespace qprof::detail

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "qprof/common/failure.hpp"
+
 namespace qprof::detail {
 
 struct OutputTarget {
@@ -24,8 +26,8 @@ struct OutputTarget {
   std::string what;           // refused: "a directory", …
 };
 
-// Follows `path` (up to 40 links, as the kernel does). Throws OutputError when a link cannot be
-// read or a path cannot be looked at.
-OutputTarget resolve_output(const std::string& path);
+// Follows `path` (up to 40 links, as the kernel does). Fails when a link cannot be read or a path
+// cannot be looked at.
+Result<OutputTarget> resolve_output(const std::string& path);
 
 }  // namespace qprof::detail

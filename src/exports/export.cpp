@@ -81,18 +81,20 @@ std::optional<Format> parse_format(std::string_view name) {
   return std::nullopt;
 }
 
-void check_inputs(const std::vector<Input>& inputs) {
+Result<void> check_inputs(const std::vector<Input>& inputs) {
+  const auto unreadable = [](const Input& in, int error) { return Failure{in.path + ": " + std::strerror(error)}; };
   for (const Input& in : inputs) {
     struct stat st {};
-    if (::stat(in.path.c_str(), &st) != 0) throw trace::ParseError(in.path, 0, std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) throw trace::ParseError(in.path, 0, std::strerror(EISDIR));
+    if (::stat(in.path.c_str(), &st) != 0) return unreadable(in, errno);
+    if (S_ISDIR(st.st_mode)) return unreadable(in, EISDIR);
     // A regular file is opened to see that it can be read; a FIFO is not (that would wait for its
     // writer, or take its data), nor is a pipe given as /dev/fd/N.
     if (!S_ISREG(st.st_mode)) continue;
     const int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw trace::ParseError(in.path, 0, std::strerror(errno));
+    if (fd < 0) return unreadable(in, errno);
     ::close(fd);
   }
+  return {};
 }
 
 void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <memory>
 
@@ -232,6 +233,12 @@ void Search::search_limits() {
   r.full_speed_margin = o.full_speed_margin;
   r.resolution = o.resolution;
   name = o.command.empty() ? std::string() : o.command.front();
+  if (signals.error() != 0) {
+    r.end = FitEnd::probe_error;
+    r.status = 2;
+    r.message = std::string("cannot watch for signals: ") + std::strerror(signals.error());
+    return;
+  }
   if (progress) progress({1, 0, 0, elapsed()});
   if (!run_baseline()) return;
   measure_input();

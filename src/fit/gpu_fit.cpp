@@ -190,6 +190,9 @@ void search_gpu_limits(const FitOptions& o, const std::function<void(const Progr
   r.gpu->method = "CUDA MPS: CUDA_MPS_PINNED_DEVICE_MEM_LIMIT bounds each process's device memory on GPU " +
                   std::to_string(index) + " (the context included); host memory is not limited";
   StopSignals signals;  // before the daemon: a signal from here on ends the search, and the daemon with it
+  if (signals.error() != 0) {
+    return refuse(r, FitEnd::probe_error, std::string("cannot watch for signals: ") + std::strerror(signals.error()));
+  }
   WorkDir work;
   if (work.path.empty()) return refuse(r, FitEnd::probe_error, "cannot make a directory for the probes' traces");
   auto daemon = MpsDaemon::start(target->control, target->uuid);

@@ -3,17 +3,17 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 namespace qprof::fit {
 namespace {
 
-// A finding's limit, or nullopt where the search did not find one (null in the JSON).
-std::optional<Bytes> finding_limit(const nlohmann::json& findings, const char* key) {
-  if (!findings.contains(key) || findings[key].is_null()) return std::nullopt;
+// A finding's limit, or nullopt where the search did not find one (null in the JSON). nlohmann's
+// own exceptions (no limit_bytes) are caught by read_saved_limits.
+Result<std::optional<Bytes>> finding_limit(const nlohmann::json& findings, const char* key) {
+  if (!findings.contains(key) || findings[key].is_null()) return std::optional<Bytes>();
   const nlohmann::json& limit = findings[key].at("limit_bytes");
-  if (!limit.is_number_unsigned()) throw std::runtime_error(std::string(key) + ".limit_bytes is not a size");
-  return limit.get<Bytes>();
+  if (!limit.is_number_unsigned()) return Failure{std::string(key) + ".limit_bytes is not a size"};
+  return std::optional<Bytes>(limit.get<Bytes>());
 }
 
 }  // namespace
@@ -44,10 +44,11 @@ Result<std::optional<SavedLimits>> read_saved_limits(const std::string& json_pat
     if (!j.is_object() || !j.contains("findings") || !j["findings"].is_object()) {
       return Failure{json_path + ": no findings: not qprof fit's JSON"};
     }
-    SavedLimits s;
-    s.runs_in = finding_limit(j["findings"], "smallest_running");
-    s.full_speed = finding_limit(j["findings"], "full_speed");
-    return std::optional<SavedLimits>(s);
+    const Result<std::optional<Bytes>> runs_in = finding_limit(j["findings"], "smallest_running");
+    if (!runs_in) return Failure{json_path + ": " + runs_in.failure().message};
+    const Result<std::optional<Bytes>> full_speed = finding_limit(j["findings"], "full_speed");
+    if (!full_speed) return Failure{json_path + ": " + full_speed.failure().message};
+    return std::optional<SavedLimits>(SavedLimits{*runs_in, *full_speed});
   } catch (const std::exception& e) {
     return Failure{json_path + ": " + e.what()};
   }

@@ -8,7 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <stdexcept>
+#include <cassert>
+#include <cerrno>
 
 namespace qprof::fit {
 namespace {
@@ -69,8 +70,12 @@ extern "C" void on_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  if (g_pipe[0] >= 0) throw std::logic_error("StopSignals: one at a time");
-  if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+  assert(g_pipe[0] < 0 && "StopSignals: one at a time");
+  if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    error_ = errno;
+    g_pipe[0] = g_pipe[1] = -1;
+    return;
+  }
   g_stop = 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -88,6 +93,7 @@ StopSignals::StopSignals() {
 }
 
 StopSignals::~StopSignals() {
+  if (error_ != 0) return;  // nothing was installed
   for (int i = 0; i < kHandled; ++i) {
     if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
   }

@@ -131,7 +131,7 @@ double max_of(const std::vector<Point>& pts, double xmin, double xmax) {
   return m;
 }
 
-Chart Builder::build() {
+Result<Chart> Builder::build() {
   chart_.format = format_;
   chart_.width = W_;
   chart_.height = H_;
@@ -143,7 +143,7 @@ Chart Builder::build() {
 
   // Said once, whatever the panels: the memory is Σ RSS because a trace has no footprint.
   if (!o_.metric_fallback.empty()) note(o_.metric_fallback);
-  select_traces();
+  if (Result<void> selected = select_traces(); !selected) return selected.failure();
   x_range();
   choose_units();
   panels_ = resolve_panels(traces_, o_);
@@ -153,7 +153,7 @@ Chart Builder::build() {
   return std::move(chart_);
 }
 
-void Builder::select_traces() {
+Result<void> Builder::select_traces() {
   for (const TraceInput& t : all_) {
     if (t.data->mem.envelope().empty()) {
       note(t.label + ": no samples in the time range; not drawn");
@@ -163,9 +163,10 @@ void Builder::select_traces() {
   }
   if (traces_.empty()) {
     std::string what = all_.size() == 1 ? "the trace has" : "no trace has";
-    throw PlotError(what + " no samples between " + fmt("%g", o_.from.value_or(0)) + " s and " +
-                    (o_.to ? fmt("%g", *o_.to) + " s" : std::string("its end")) + " (--window)");
+    return Failure{what + " no samples between " + fmt("%g", o_.from.value_or(0)) + " s and " +
+                   (o_.to ? fmt("%g", *o_.to) + " s" : std::string("its end")) + " (--window)"};
   }
+  return {};
 }
 
 void Builder::x_range() {
@@ -334,8 +335,8 @@ std::pair<int, int> default_size(const std::vector<Panel>& panels, std::size_t s
   return {1280, static_cast<int>(std::clamp(h, 480.0, 4000.0))};
 }
 
-Chart build_chart(const std::vector<TraceInput>& traces, const PlotOptions& options, Format format, int width,
-                  int height) {
+Result<Chart> build_chart(const std::vector<TraceInput>& traces, const PlotOptions& options, Format format, int width,
+                          int height) {
   // Overlaid or faceted traces are named in the key by what tells them apart: about what one key
   // line holds (a text chart's key is a third of its columns).
   std::vector<TraceInput> named = traces;

@@ -76,10 +76,10 @@ class Builder {
   Builder(const std::vector<TraceInput>& traces, const PlotOptions& o, Format f, int w, int h)
       : all_(traces), o_(o), format_(f), W_(w), H_(h) {}
 
-  Chart build();
+  Result<Chart> build();
 
  private:
-  void select_traces();
+  Result<void> select_traces();
   void x_range();
   void choose_units();
   void drafts();

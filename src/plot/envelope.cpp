@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+#include <cassert>
 
 namespace qprof::plot {
 namespace {
@@ -35,9 +35,7 @@ std::int64_t EnvelopeGrid::index(double t) {
 
 Envelope::Envelope(std::size_t columns) : grid_(std::make_shared<EnvelopeGrid>(columns)) {}
 
-Envelope::Envelope(std::shared_ptr<EnvelopeGrid> grid) : grid_(std::move(grid)) {
-  if (!grid_) throw std::invalid_argument("Envelope: no grid");
-}
+Envelope::Envelope(std::shared_ptr<EnvelopeGrid> grid) : grid_(std::move(grid)) { assert(grid_); }
 
 void Envelope::merge_into(Bucket& into, const Bucket& from) {
   if (!from.used) return;

@@ -92,24 +92,22 @@ Script fit_script(const FitChart& chart, const std::string& format) {
   return script;
 }
 
-void plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot) {
+Result<void> plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot) {
   const std::optional<Format> format = format_for(output);
   if (!format || *format == Format::text) {
-    throw PlotError("--plot: the chart's file must end in .png, .svg or .pdf");
+    return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
   }
   const std::string program = find_program(gnuplot);
   if (program.empty()) {
-    throw PlotError("--plot draws with gnuplot, and there is no '" + gnuplot +
-                    "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot");
+    return Failure{"--plot draws with gnuplot, and there is no '" + gnuplot +
+                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
   }
-  try {
-    OutputFile out(output);
-    run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), out.fd(),
-                [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
-    out.commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
-  }
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(output);
+  if (!out) return out.failure();
+  const Result<void> drawn = run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(),
+                                         [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
+  if (!drawn) return drawn;
+  return (*out)->commit();
 }
 
 }  // namespace qprof::plot

@@ -58,10 +58,10 @@ struct Fd {
   }
 };
 
-// A close-on-exec copy of `fd` numbered kHighFd or above; throws PlotError.
-int high_copy(int fd, const char* what) {
+// A close-on-exec copy of `fd` numbered kHighFd or above.
+Result<int> high_copy(int fd, const char* what) {
   const int c = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
-  if (c < 0) throw PlotError(std::string("cannot set up ") + what + ": " + std::strerror(errno));
+  if (c < 0) return Failure{std::string("cannot set up ") + what + ": " + std::strerror(errno)};
   return c;
 }
 
@@ -147,8 +147,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 // (if >= 0) as its descriptor 3, all three above 3 (qprof moved them there), so that no dup2
 // overwrites one before it is used. Its exec-setup hook sets PR_SET_PDEATHSIG, so that gnuplot
 // dies with qprof (a qprof killed by SIGKILL included) instead of drawing on as an orphan.
-// Throws PlotError when it cannot be started.
-pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
+// Its process id, or why it cannot be started.
+Result<pid_t> spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   // The script is UTF-8 (`set encoding utf8`): under a locale that is not (LANG unset, LC_ALL=C,
   // as on a fresh machine or in CI), gnuplot warns "iconv failed to convert degree sign" on every
   // plot. Its locale is therefore C.UTF-8 whatever qprof's: the same text on every machine (glibc
@@ -166,7 +166,7 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
   try {
     report.emplace();
   } catch (const std::system_error& e) {
-    throw PlotError(std::string("cannot create a pipe: ") + e.what());
+    return Failure{std::string("cannot create a pipe: ") + e.what()};
   }
   constexpr int kSetUp = child_process::kExec + 1;
   const pid_t parent = ::getpid();
@@ -187,7 +187,7 @@ pid_t spawn_gnuplot(const std::string& gnuplot, int in, int err, int out) {
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
     }
-    throw PlotError("cannot run " + gnuplot + ": " + std::strerror(failure->error));
+    return Failure{"cannot run " + gnuplot + ": " + std::strerror(failure->error)};
   }
   return pid;
 }
@@ -241,45 +241,72 @@ double render_timeout(const Script& script) {
   return kRenderBaseSeconds + static_cast<double>(points) / kRenderPointsPerSecond;
 }
 
-void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
-                 double timeout_s) {
-  if (!(timeout_s > 0)) timeout_s = render_timeout(script);
-  // Its messages go to an unlinked temporary file: a pipe could fill up while qprof is writing.
+namespace {
+
+// The descriptors gnuplot gets: its error output (an unlinked temporary file: a pipe could fill
+// up while qprof is writing), the read end of the script's pipe and the chart's output, each
+// above 0–3; and the write end qprof keeps.
+struct GnuplotFds {
+  Fd err, pipe_read, pipe_write, out;
+};
+
+Result<void> set_up_fds(GnuplotFds& fds, int output_fd) {
   FILE* err_file = std::tmpfile();
-  if (!err_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
-  Fd err(high_copy(fileno(err_file), "gnuplot's error output"));
+  if (!err_file) return Failure{std::string("cannot create a temporary file: ") + std::strerror(errno)};
+  Result<int> err = high_copy(fileno(err_file), "gnuplot's error output");
   std::fclose(err_file);
-
+  if (!err) return err.failure();
+  fds.err.reset(*err);
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw PlotError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  Fd pipe_read(p[0]), pipe_write(p[1]);
-  pipe_read.reset(high_copy(p[0], "a pipe"));
-  Fd out;
-  if (output_fd >= 0) out.reset(high_copy(output_fd, "the output file"));
-
-  const pid_t pid = spawn_gnuplot(gnuplot, pipe_read.fd, err.fd, out.fd);
-  pipe_read.reset();
-  out.reset();
-  Watchdog watchdog(pid, timeout_s);
-
-  {
-    // A gnuplot that hangs while qprof still writes is killed by the watchdog: the write fails
-    // (gnuplot-iostream's stream goes bad, without an exception), and gnuplot's status says why.
-    SigpipeBlock block;
-    FILE* to_gnuplot = ::fdopen(pipe_write.fd, "w");
-    if (!to_gnuplot) {
-      const int e = errno;
-      watchdog.stop();
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      throw PlotError(std::string("cannot write to gnuplot: ") + std::strerror(e));
-    }
-    pipe_write.release();  // the FILE owns it now
-    // gnuplot-iostream closes the FILE (and so gnuplot's stdin) when `gp` goes out of scope.
-    gnuplotio::Gnuplot gp(to_gnuplot);
-    send(gp, script, Encoding::binary);
+  if (::pipe2(p, O_CLOEXEC) != 0) return Failure{std::string("cannot create a pipe: ") + std::strerror(errno)};
+  fds.pipe_read.reset(p[0]);
+  fds.pipe_write.reset(p[1]);
+  Result<int> read_end = high_copy(p[0], "a pipe");
+  if (!read_end) return read_end.failure();
+  fds.pipe_read.reset(*read_end);
+  if (output_fd >= 0) {
+    Result<int> out = high_copy(output_fd, "the output file");
+    if (!out) return out.failure();
+    fds.out.reset(*out);
   }
+  return {};
+}
+
+// The script down the pipe to gnuplot's stdin. A gnuplot that hangs while qprof still writes is
+// killed by the watchdog: the write fails (gnuplot-iostream's stream goes bad, without an
+// exception), and gnuplot's status says why.
+Result<void> send_script(Fd& pipe_write, pid_t pid, Watchdog& watchdog, const Script& script) {
+  SigpipeBlock block;
+  FILE* to_gnuplot = ::fdopen(pipe_write.fd, "w");
+  if (!to_gnuplot) {
+    const int e = errno;
+    watchdog.stop();
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return Failure{std::string("cannot write to gnuplot: ") + std::strerror(e)};
+  }
+  pipe_write.release();  // the FILE owns it now
+  // gnuplot-iostream closes the FILE (and so gnuplot's stdin) when `gp` goes out of scope.
+  gnuplotio::Gnuplot gp(to_gnuplot);
+  send(gp, script, Encoding::binary);
+  return {};
+}
+
+}  // namespace
+
+Result<void> run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
+                         double timeout_s) {
+  if (!(timeout_s > 0)) timeout_s = render_timeout(script);
+  GnuplotFds fds;
+  if (Result<void> ready = set_up_fds(fds, output_fd); !ready) return ready;
+  const Result<pid_t> spawned = spawn_gnuplot(gnuplot, fds.pipe_read.fd, fds.err.fd, fds.out.fd);
+  if (!spawned) return spawned.failure();
+  const pid_t pid = *spawned;
+  fds.pipe_read.reset();
+  fds.out.reset();
+  Watchdog watchdog(pid, timeout_s);
+  if (Result<void> sent = send_script(fds.pipe_write, pid, watchdog, script); !sent) return sent;
 
   // Waits for its end without reaping it, so that the watchdog can never signal a reused PID.
   siginfo_t info{};
@@ -293,50 +320,49 @@ void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd
     char why[160];
     std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.0f s and was stopped (--render-timeout)",
                   timeout_s);
-    throw PlotError(why);
+    return Failure{why};
   }
-  const std::vector<std::string> said = lines_of(read_all(err.fd));
+  const std::vector<std::string> said = lines_of(read_all(fds.err.fd));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     if (warn) {
       for (const std::string& l : said) warn("gnuplot: " + l);
     }
-    return;
+    return {};
   }
   std::string why = WIFSIGNALED(status) ? "gnuplot was killed by signal " + std::to_string(WTERMSIG(status))
                                         : "gnuplot failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
   // Its last words say what went wrong; the script line it quotes can be long.
   const std::size_t from = said.size() > 12 ? said.size() - 12 : 0;
   for (std::size_t i = from; i < said.size(); ++i) why += "\n  " + said[i];
-  throw PlotError(why);
+  return Failure{why};
 }
 
-void save_script(const Script& script, const std::string& path) {
+Result<void> save_script(const Script& script, const std::string& path) {
   const auto failed = [&](const std::string& why) {
-    return PlotError("cannot write the gnuplot script to " + path + ": " + why);
+    return Failure{"cannot write the gnuplot script to " + path + ": " + why};
   };
-  try {
-    // Through common's OutputFile: a device or a folder is refused, a file replaced whole.
-    OutputFile file(path);
-    // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
-    // only print its failure): the file's own commit is qprof's, and a failed one is said.
-    const int copy = ::fcntl(file.fd(), F_DUPFD_CLOEXEC, 0);
-    FILE* stream = copy < 0 ? nullptr : ::fdopen(copy, "w");
-    if (!stream) {
-      const PlotError e = failed(std::strerror(errno));
-      if (copy >= 0) ::close(copy);
-      throw e;
-    }
-    bool written;
-    {
-      gnuplotio::Gnuplot gp(stream);
-      send(gp, script, Encoding::text);  // a script to read and edit
-      written = static_cast<bool>(gp);
-    }
-    if (!written) throw failed(std::strerror(errno));
-    file.commit();
-  } catch (const OutputError& e) {
-    throw failed(e.what());
+  // Through common's OutputFile: a device or a folder is refused, a file replaced whole.
+  Result<std::unique_ptr<OutputFile>> opened = OutputFile::open(path);
+  if (!opened) return failed(opened.failure().message);
+  OutputFile& file = **opened;
+  // gnuplot-iostream writes to a copy of the descriptor and closes it (with fclose, which would
+  // only print its failure): the file's own commit is qprof's, and a failed one is said.
+  const int copy = ::fcntl(file.fd(), F_DUPFD_CLOEXEC, 0);
+  FILE* stream = copy < 0 ? nullptr : ::fdopen(copy, "w");
+  if (!stream) {
+    const Failure f = failed(std::strerror(errno));
+    if (copy >= 0) ::close(copy);
+    return f;
   }
+  bool written;
+  {
+    gnuplotio::Gnuplot gp(stream);
+    send(gp, script, Encoding::text);  // a script to read and edit
+    written = static_cast<bool>(gp);
+  }
+  if (!written) return failed(std::strerror(errno));
+  if (Result<void> committed = file.commit(); !committed) return failed(committed.failure().message);
+  return {};
 }
 
 }  // namespace qprof::plot

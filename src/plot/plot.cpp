@@ -27,6 +27,7 @@
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
+#include "qprof/trace/format.hpp"
 
 namespace qprof::plot {
 namespace {
@@ -61,13 +62,13 @@ std::optional<std::pair<int, int>> terminal_size() {
 // A style is a few lines of gnuplot; more than this is not a style (--style /dev/zero).
 constexpr std::size_t kMaxStyleBytes = 1 << 20;
 
-std::string read_style(const std::string& path) {
+Result<std::string> read_style(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw PlotError("--style " + path + ": " + std::strerror(errno));
+  if (!in) return Failure{"--style " + path + ": " + std::strerror(errno)};
   std::string text(kMaxStyleBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxStyleBytes) throw PlotError("--style " + path + ": longer than 1 MiB, not a gnuplot style");
+  if (text.size() > kMaxStyleBytes) return Failure{"--style " + path + ": longer than 1 MiB, not a gnuplot style"};
   return text;
 }
 
@@ -180,15 +181,15 @@ std::optional<std::vector<Panel>> parse_panels(std::string_view spec) {
   return out;
 }
 
-// Every trace must have the metric's series over time (a PlotError names those it has).
-static void check_metric(const std::vector<TraceData>& data, const std::string& metric) {
+// Every trace must have the metric's series over time (the Failure names those it has).
+static Result<void> check_metric(const std::vector<TraceData>& data, const std::string& metric) {
   static const char* const kSeries[] = {"rss",    "footprint", "unreclaimable", "pss",   "uss", "gpu",
                                         "cgroup", "anon",      "file",          "shmem", "swap"};
   const bool dir = metric.size() > 4 && metric.compare(0, 4, "dir:") == 0;
   if (!dir && std::find(std::begin(kSeries), std::end(kSeries), metric) == std::end(kSeries)) {
-    throw PlotError("--metric " + metric +
-                    ": one of rss, footprint, unreclaimable, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME "
-                    "(series over time)");
+    return Failure{"--metric " + metric +
+                   ": one of rss, footprint, unreclaimable, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME "
+                   "(series over time)"};
   }
   for (const TraceData& t : data) {
     if (metric_series_of(t, metric)) continue;
@@ -197,8 +198,9 @@ static void check_metric(const std::vector<TraceData>& data, const std::string& 
       if (metric_series_of(t, m)) has += std::string(has.empty() ? "" : ", ") + m;
     }
     for (const DirData& d : t.dirs) has += std::string(has.empty() ? "" : ", ") + "dir:" + d.info.path;
-    throw PlotError(t.path + ": no " + metric + " series (it has: " + has + ")");
+    return Failure{t.path + ": no " + metric + " series (it has: " + has + ")"};
   }
+  return {};
 }
 
 // --metric left out: the rule every command follows (analysis::choose_metric), on the series
@@ -214,33 +216,108 @@ static void resolve_metric(const std::vector<TraceData>& data, PlotOptions& o) {
   o.metric_fallback = chosen.fallback;
 }
 
-void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
-  PlotOptions o = options;
-  if (!o.warn) o.warn = [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; };
-  if (inputs.empty()) throw PlotError("no trace to plot");
+namespace {
+
+// What a chart needs before a trace is read: its format, gnuplot, the styles, and the output
+// opened (a folder that cannot be written to is found before a long trace is read).
+struct Setup {
+  Format format = Format::png;
+  std::string gnuplot;
+  std::vector<StyleSource> styles;
+  std::unique_ptr<OutputFile> out;  // none for a text chart
+};
+
+Result<Setup> set_up(const std::vector<Input>& inputs, const PlotOptions& o) {
+  if (inputs.empty()) return Failure{"no trace to plot"};
   const std::optional<Format> format = format_for(o.output);
   if (!format) {
-    throw PlotError("cannot tell the format of '" + o.output +
-                    "': the output must end in .png, .svg or .pdf (or be - for a text chart)");
+    return Failure{"cannot tell the format of '" + o.output +
+                   "': the output must end in .png, .svg or .pdf (or be - for a text chart)"};
   }
-  const std::string gnuplot = find_program(o.gnuplot);
-  if (gnuplot.empty()) {
-    throw PlotError("qprof plot draws with gnuplot, and there is no '" + o.gnuplot +
-                    "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot");
+  Setup setup;
+  setup.format = *format;
+  setup.gnuplot = find_program(o.gnuplot);
+  if (setup.gnuplot.empty()) {
+    return Failure{"qprof plot draws with gnuplot, and there is no '" + o.gnuplot +
+                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
   }
-  std::vector<StyleSource> styles{default_style()};
-  if (!o.style.empty()) styles.push_back({o.style, read_style(o.style)});
-  // A folder that cannot be written to is found before a long trace is read.
-  std::optional<OutputFile> out;
-  try {
-    if (*format != Format::text) out.emplace(o.output);
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
+  setup.styles.push_back(default_style());
+  if (!o.style.empty()) {
+    Result<std::string> style = read_style(o.style);
+    if (!style) return style.failure();
+    setup.styles.push_back({o.style, std::move(*style)});
   }
+  if (setup.format != Format::text) {
+    Result<std::unique_ptr<OutputFile>> opened = OutputFile::open(o.output);
+    if (!opened) return opened.failure();
+    setup.out = std::move(*opened);
+  }
+  return setup;
+}
+
+// Each trace reduced to `ro`'s columns, the metric resolved (into `o`) and checked.
+Result<std::vector<TraceData>> reduce_all(const std::vector<Input>& inputs, const ReduceOptions& ro, PlotOptions& o) {
+  std::vector<TraceData> data;
+  data.reserve(inputs.size());
+  for (const Input& in : inputs) {
+    ReduceOptions one = ro;
+    one.t0 = in.t0;
+    Result<TraceData> reduced = reduce_file(in.path, one, o.warn);
+    if (!reduced) return reduced.failure();
+    data.push_back(std::move(*reduced));
+  }
+  resolve_metric(data, o);
+  if (Result<void> checked = check_metric(data, o.metric); !checked) return checked.failure();
+  return data;
+}
+
+// A text chart on stdout, through a temporary file: gnuplot 5.4's dumb terminal starts with a
+// form feed, even with `nofeed`, which is not for a terminal or a pipe.
+Result<void> draw_text(const Setup& setup, const Chart& chart, const PlotOptions& o) {
+  FILE* chart_file = std::tmpfile();
+  if (!chart_file) return Failure{std::string("cannot create a temporary file: ") + std::strerror(errno)};
+  const Result<void> drawn = run_gnuplot(setup.gnuplot, write_script(chart, setup.styles, OutputTarget::fd3),
+                                         fileno(chart_file), o.warn, o.render_timeout);
+  std::string text;
+  if (drawn) {
+    std::rewind(chart_file);
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, chart_file)) > 0) text.append(buf, n);
+  }
+  std::fclose(chart_file);
+  if (!drawn) return drawn;
+  if (!text.empty() && text.front() == '\f') text.erase(0, 1);
+  std::cout << text << std::flush;
+  return {};
+}
+
+// A chart file, put in place only when gnuplot drew it.
+Result<void> draw_file(const Setup& setup, const Chart& chart, const PlotOptions& o) {
+  OutputFile& out = *setup.out;
+  const Result<void> drawn = run_gnuplot(setup.gnuplot, write_script(chart, setup.styles, OutputTarget::fd3), out.fd(),
+                                         o.warn, o.render_timeout);
+  if (!drawn) return drawn;
+  // An empty chart never replaces a good one (a FIFO or a device has no size to look at).
+  struct stat written {};
+  if (out.replaces() && (::fstat(out.fd(), &written) != 0 || written.st_size == 0)) {
+    return Failure{"gnuplot wrote nothing to " + o.output};
+  }
+  return out.commit();
+}
+
+}  // namespace
+
+Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) {
+  PlotOptions o = options;
+  if (!o.warn) o.warn = [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; };
+  Result<Setup> setup = set_up(inputs, o);
+  if (!setup) return setup.failure();
+  const Format format = setup->format;
 
   // Width first: the envelopes are as fine as the chart is wide.
   int width = o.width, height = o.height;
-  if (*format == Format::text && (width <= 0 || height <= 0)) {
+  if (format == Format::text && (width <= 0 || height <= 0)) {
     const auto term = terminal_size();
     width = width > 0 ? width : term ? std::max(term->first, 40) : 80;  // 80: a pipe's width
     height = height > 0 ? height : term ? std::max(term->second - 1, 12) : 32;
@@ -252,20 +329,17 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   ro.from = o.from;
   ro.to = o.to;
   ro.children = o.children;
-  std::vector<TraceData> data;
-  data.reserve(inputs.size());
-  for (const Input& in : inputs) {
-    ReduceOptions one = ro;
-    one.t0 = in.t0;
-    data.push_back(reduce_file(in.path, one, o.warn));
-  }
-  resolve_metric(data, o);
-  check_metric(data, o.metric);
+  Result<std::vector<TraceData>> data = reduce_all(inputs, ro, o);
+  if (!data) return data.failure();
   std::vector<TraceInput> traces;
   const std::vector<std::string> labels = trace_labels(inputs);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back({&data[i], labels[i], inputs[i].faint, {}});
-    if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
+    traces.push_back({&(*data)[i], labels[i], inputs[i].faint, {}});
+    try {
+      if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, (*data)[i].t0);
+    } catch (const trace::ParseError& e) {  // the trace reader's boundary
+      return Failure{e.what()};
+    }
   }
 
   if (height <= 0) {
@@ -274,46 +348,15 @@ void plot(const std::vector<Input>& inputs, const PlotOptions& options) {
     const std::vector<Panel> panels = resolve_panels(traces, quiet);
     height = default_size(panels, o.facet ? inputs.size() : 1).second;
   }
-  const Chart chart = build_chart(traces, o, *format, width, height);
+  const Result<Chart> chart = build_chart(traces, o, format, width, height);
+  if (!chart) return chart.failure();
 
   if (!o.script.empty()) {
-    const Script script =
-        write_script(chart, styles, *format == Format::text ? OutputTarget::stdout_ : OutputTarget::named, o.output);
-    save_script(script, o.script);
+    const Script script = write_script(*chart, setup->styles,
+                                       format == Format::text ? OutputTarget::stdout_ : OutputTarget::named, o.output);
+    if (Result<void> saved = save_script(script, o.script); !saved) return saved;
   }
-  if (*format == Format::text) {
-    // Through a temporary file: gnuplot 5.4's dumb terminal starts with a form feed, even with
-    // `nofeed`, which is not for a terminal or a pipe.
-    FILE* chart_file = std::tmpfile();
-    if (!chart_file) throw PlotError(std::string("cannot create a temporary file: ") + std::strerror(errno));
-    std::string text;
-    try {
-      run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), fileno(chart_file), o.warn,
-                  o.render_timeout);
-      std::rewind(chart_file);
-      char buf[65536];
-      std::size_t n;
-      while ((n = std::fread(buf, 1, sizeof buf, chart_file)) > 0) text.append(buf, n);
-    } catch (...) {
-      std::fclose(chart_file);
-      throw;
-    }
-    std::fclose(chart_file);
-    if (!text.empty() && text.front() == '\f') text.erase(0, 1);
-    std::cout << text << std::flush;
-    return;
-  }
-  run_gnuplot(gnuplot, write_script(chart, styles, OutputTarget::fd3), out->fd(), o.warn, o.render_timeout);
-  // An empty chart never replaces a good one (a FIFO or a device has no size to look at).
-  struct stat written {};
-  if (out->replaces() && (::fstat(out->fd(), &written) != 0 || written.st_size == 0)) {
-    throw PlotError("gnuplot wrote nothing to " + o.output);
-  }
-  try {
-    out->commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
-  }
+  return format == Format::text ? draw_text(*setup, *chart, o) : draw_file(*setup, *chart, o);
 }
 
 }  // namespace qprof::plot

@@ -468,14 +468,19 @@ class Reducer : public trace::Visitor {
 };
 
 template <typename Parse>
-TraceData reduce(const std::string& name, const ReduceOptions& options, const WarningSink& warn, Parse&& parse) {
+Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, const WarningSink& warn,
+                         Parse&& parse) {
   TraceData d(options.columns, options.from.value_or(-kInf), options.to.value_or(kInf));
   d.path = name;
   Reducer r(d, options, warn);
-  parse(r);
+  try {
+    parse(r);
+  } catch (const trace::ParseError& e) {  // the trace reader's boundary: FILE:LINE: reason
+    return Failure{e.what()};
+  }
   r.finish();
   r.add_root_line();
-  if (d.samples == 0) throw trace::ParseError(name, 0, "no memory samples (MEM lines): the trace is empty");
+  if (d.samples == 0) return Failure{name + ": no memory samples (MEM lines): the trace is empty"};
   // One line: a trace without its end record or with its last line cut is incomplete.
   const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
   if (const std::string why = seen.reason(); !why.empty() && warn)
@@ -485,13 +490,13 @@ TraceData reduce(const std::string& name, const ReduceOptions& options, const Wa
 
 }  // namespace
 
-TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn) {
+Result<TraceData> reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn) {
   // The parsing on a thread of its own, the reduction here: a long trace takes two cores.
   return reduce(path, options, warn, [&](trace::Visitor& v) { trace::parse_file_threaded(path, v); });
 }
 
-TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
-                      const WarningSink& warn) {
+Result<TraceData> reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
+                              const WarningSink& warn) {
   return reduce(name, options, warn, [&](trace::Visitor& v) { trace::parse_text(text, name, v); });
 }
 

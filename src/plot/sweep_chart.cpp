@@ -47,17 +47,16 @@ std::string sweep_script_head(const SweepModel& model, const FigureModel& f, For
 
 }  // namespace
 
-void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Bytes> limit, std::optional<double> solved,
-                const SweepChartOptions& o) {
+Result<void> plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Bytes> limit,
+                        std::optional<double> solved, const SweepChartOptions& o) {
   const auto format = format_for(o.output);
   if (!format || *format == Format::text)
-    throw PlotError("--plot " + o.output + ": a sweep's chart is a .png, .svg or .pdf file");
-  if (!f.fitted())
-    throw PlotError("--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw");
+    return Failure{"--plot " + o.output + ": a sweep's chart is a .png, .svg or .pdf file"};
+  if (!f.fitted()) return Failure{"--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw"};
   const std::string gnuplot = find_program(o.gnuplot);
   if (gnuplot.empty()) {
-    throw PlotError("the chart is drawn by gnuplot, and there is no '" + o.gnuplot +
-                    "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot");
+    return Failure{"the chart is drawn by gnuplot, and there is no '" + o.gnuplot +
+                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
   }
   // Sizes in one unit, chosen from the largest value drawn; durations in seconds.
   double top = *std::max_element(f.high.begin(), f.high.end());
@@ -116,14 +115,13 @@ void plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Byt
   }
   script.chunks.push_back(std::move(chunk));
   script.chunks.push_back({"set output\n", {}, {}});
-  if (!o.script.empty()) save_script(script, o.script);
-  try {
-    OutputFile out(o.output);
-    run_gnuplot(gnuplot, script, out.fd(), [](const std::string&) {});
-    out.commit();
-  } catch (const OutputError& e) {
-    throw PlotError(e.what());
+  if (!o.script.empty()) {
+    if (Result<void> saved = save_script(script, o.script); !saved) return saved;
   }
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(o.output);
+  if (!out) return out.failure();
+  if (Result<void> drawn = run_gnuplot(gnuplot, script, (*out)->fd(), [](const std::string&) {}); !drawn) return drawn;
+  return (*out)->commit();
 }
 
 }  // namespace qprof::plot

@@ -4,7 +4,6 @@
 // comparison names its cell with its label, "ROW/COLUMN".
 #include <algorithm>
 #include <map>
-#include <stdexcept>
 
 #include "qprof/report/report.hpp"
 
@@ -32,9 +31,9 @@ std::size_t index_of(std::vector<std::string>& keys, const std::string& key) {
 
 }  // namespace
 
-Document pivot_document(const std::vector<CompareEntry>& entries, const Comparison& c, const PivotAxes& axes) {
+Result<Document> pivot_document(const std::vector<CompareEntry>& entries, const Comparison& c, const PivotAxes& axes) {
   const std::optional<std::size_t> peak = peak_column(c, c.metric);
-  if (!peak) throw std::invalid_argument("no trace has " + std::string(metric_info(c.metric).name));
+  if (!peak) return Failure{"no trace has " + std::string(metric_info(c.metric).name)};
 
   std::vector<std::string> row_keys, column_keys;
   std::vector<Place> places;
@@ -42,12 +41,12 @@ Document pivot_document(const std::vector<CompareEntry>& entries, const Comparis
   for (const CompareEntry& e : entries) {
     const std::size_t slash = e.label.rfind('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == e.label.size()) {
-      throw std::invalid_argument("the label '" + e.label + "' is not " + axes.rows + "/" + axes.columns +
-                                  " (give --label ROW/COLUMN for every row)");
+      return Failure{"the label '" + e.label + "' is not " + axes.rows + "/" + axes.columns +
+                     " (give --label ROW/COLUMN for every row)"};
     }
     const Place p{index_of(row_keys, e.label.substr(0, slash)), index_of(column_keys, e.label.substr(slash + 1))};
     const auto [it, fresh] = taken.emplace(std::make_pair(p.row, p.column), e.label);
-    if (!fresh) throw std::invalid_argument("two rows are the cell '" + e.label + "'");
+    if (!fresh) return Failure{"two rows are the cell '" + e.label + "'"};
     places.push_back(p);
   }
   const bool repeated =

@@ -82,11 +82,16 @@ void QuarkYamlStream::loop() {
     const Clock::time_point started = Clock::now();
     // The trace is the contract: the checkpoint was flushed to it before the sampler called us.
     std::string error;
-    try {
-      if (trace_fd_ < 0) throw std::runtime_error(trace_path_ + ": cannot be opened for reading");
-      write_output(yaml_path_, quark_yaml(trace::read_trace_fd(trace_fd_, trace_path_), {.in_progress = true}));
-    } catch (const std::exception& e) {
-      error = e.what();
+    if (trace_fd_ < 0) {
+      error = trace_path_ + ": cannot be opened for reading";
+    } else {
+      try {  // the trace reader's boundary
+        const Result<void> written =
+            write_output(yaml_path_, quark_yaml(trace::read_trace_fd(trace_fd_, trace_path_), {.in_progress = true}));
+        if (!written) error = written.failure().message;
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
     }
     const Clock::time_point done = Clock::now();
     not_before = done + (done - started) * kPauseFactor;

@@ -46,12 +46,10 @@ Result<std::unique_ptr<Trace>> run_one(const CommandRunsRequest& request, std::s
   RunRequest run{request.run, true, true, request.speaker};
   run.options.command = {"/bin/sh", "-c", request.commands[k]};
   std::string taken;
-  try {
-    // Never through a file or link already there.
-    run.options.output = create_fresh(command_trace_name(request.prefix, request.repeat, k, r, taken));
-  } catch (const OutputError& e) {
-    return Failure{terminal_text(e.what())};
-  }
+  // Never through a file or link already there.
+  Result<std::string> created = create_fresh(command_trace_name(request.prefix, request.repeat, k, r, taken));
+  if (!created) return Failure{terminal_text(created.failure().message)};
+  run.options.output = *created;
   run.options.quiet = true;
   say(progress_line(request, k, r, run.options.output, taken));
   Result<ProfiledRun> ran = run_and_read(run);

@@ -61,7 +61,9 @@ int fit_point(const SweepRequest& o, const std::vector<std::string>& command, Sw
   const std::string json_path = fit::saved_result_path(run.path);
   std::string line = prefix + ": fit: ";
   try {
-    write_output(json_path, fit::json_report(r));
+    if (Result<void> written = write_output(json_path, fit::json_report(r)); !written) {
+      say(terminal_text(json_path) + ": " + terminal_text(written.failure().message));
+    }
   } catch (const std::exception& e) {
     say(terminal_text(json_path) + ": " + terminal_text(e.what()));
   }
@@ -107,11 +109,9 @@ Result<RunEnd> run_point(const SweepRequest& o, SweepRun& run, const std::string
   record::RunOptions& options = request.options;
   options.command.clear();
   for (const std::string& a : o.command) options.command.push_back(fill_placeholders(a, run.point));
-  try {
-    run.path = create_fresh(run.path);  // never through a file or link already at the name
-  } catch (const OutputError& e) {
-    return Failure{terminal_text(e.what())};
-  }
+  Result<std::string> created = create_fresh(run.path);  // never through a file or link already at the name
+  if (!created) return Failure{terminal_text(created.failure().message)};
+  run.path = *created;
   options.output = run.path;
   options.quiet = true;
   options.live = false;

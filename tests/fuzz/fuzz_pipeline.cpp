@@ -39,11 +39,15 @@ void report_formats(const qprof::trace::Trace& t) {
 void chart(std::string_view text) {
   qprof::plot::ReduceOptions ro;
   ro.columns = 200;
-  qprof::plot::TraceData d = qprof::plot::reduce_text(text, "fuzz.dat", ro, {});
-  std::vector<qprof::plot::TraceInput> inputs{{&d, "fuzz"}};
+  qprof::Result<qprof::plot::TraceData> d = qprof::plot::reduce_text(text, "fuzz.dat", ro, {});
+  if (!d) return;
+  std::vector<qprof::plot::TraceInput> inputs{{&*d, "fuzz"}};
   qprof::plot::PlotOptions o;
   o.children = true;
-  const qprof::plot::Chart c = qprof::plot::build_chart(inputs, o, qprof::plot::Format::png, 640, 480);
+  const qprof::Result<qprof::plot::Chart> built =
+      qprof::plot::build_chart(inputs, o, qprof::plot::Format::png, 640, 480);
+  if (!built) return;
+  const qprof::plot::Chart& c = *built;
   const std::vector<qprof::plot::StyleSource> styles{{"fuzz", "set style line 1 lc rgb 'red'\n"}};
   for (auto target : {qprof::plot::OutputTarget::fd3, qprof::plot::OutputTarget::named}) {
     const std::string script = qprof::plot::write_script(c, styles, target, "out.png").commands();
@@ -59,10 +63,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     report_formats(qprof::trace::read_trace_text(text, "fuzz.dat"));
   } catch (const qprof::trace::ParseError&) {
   }
-  try {
-    chart(text);
-  } catch (const qprof::trace::ParseError&) {
-  } catch (const qprof::plot::PlotError&) {
-  }
+  chart(text);
   return 0;
 }

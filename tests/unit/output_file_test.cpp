@@ -52,6 +52,27 @@ class OutputFileTest : public ::testing::Test {
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
+// An OutputFile that must open; null (and the test failed) where it does not.
+std::unique_ptr<OutputFile> open_ok(const std::string& path,
+                                    OutputFile::Temporary temporary = OutputFile::Temporary::unnamed_if_possible) {
+  Result<std::unique_ptr<OutputFile>> out = OutputFile::open(path, temporary);
+  if (!out) {
+    ADD_FAILURE() << out.failure().message;
+    return nullptr;
+  }
+  return std::move(*out);
+}
+
+// The message of a step that must fail; empty (and the test failed) where it worked.
+std::string failure_of(const Result<void>& r) {
+  if (r) {
+    ADD_FAILURE() << "it worked";
+    return "";
+  }
+  EXPECT_EQ(r.failure().status, 2);
+  return r.failure().message;
+}
+
 TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
   const std::string path = at("out.yaml");
   write_text(path, "old, and longer than the new\n");
@@ -59,11 +80,12 @@ TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
   const int old_inode = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // replaced, never rewritten in place
   ASSERT_GE(old_inode, 0);
   {
-    OutputFile out(path);
-    EXPECT_TRUE(out.replaces());
-    out.write("new\n");
+    const auto out = open_ok(path);
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(out->replaces());
+    EXPECT_TRUE(out->write("new\n"));
     EXPECT_EQ(whole_file(path), "old, and longer than the new\n") << "nothing shows before commit()";
-    out.commit();
+    EXPECT_TRUE(out->commit());
   }
   EXPECT_EQ(whole_file(path), "new\n");
   char old[64] = {};
@@ -74,23 +96,21 @@ TEST_F(OutputFileTest, ARegularFileIsReplacedWholeKeepingItsPermissions) {
   EXPECT_EQ(names(), (std::set<std::string>{"out.yaml"}));
   // Other names of the file would keep the old bytes under a new inode: refused, nothing changed.
   fs::create_hard_link(path, at("second"));
-  EXPECT_THROW(OutputFile{path}, OutputError);
+  const Result<std::unique_ptr<OutputFile>> linked = OutputFile::open(path);
+  ASSERT_FALSE(linked);
+  EXPECT_EQ(
+      linked.failure().message,
+      "cannot write " + path + ": it has 2 hard links, which a replacement would break; remove it or write elsewhere");
   EXPECT_EQ(whole_file(at("second")), "new\n");
-  write_output(at("fresh"), "x");
+  EXPECT_TRUE(write_output(at("fresh"), "x"));
   EXPECT_EQ(whole_file(at("fresh")), "x");
 }
 
 TEST_F(OutputFileTest, WithoutCommitNothingIsReplacedAndNothingLeft) {
   write_text(at("keep"), "kept");
   for (auto temporary : {OutputFile::Temporary::unnamed_if_possible, OutputFile::Temporary::named}) {
-    {
-      OutputFile out(at("keep"), temporary);
-      out.write("lost");
-    }
-    {
-      OutputFile out(at("never"), temporary);
-      out.write("lost");
-    }
+    EXPECT_TRUE(open_ok(at("keep"), temporary)->write("lost"));
+    EXPECT_TRUE(open_ok(at("never"), temporary)->write("lost"));
     EXPECT_EQ(whole_file(at("keep")), "kept");
     EXPECT_EQ(names(), std::set<std::string>{"keep"});
   }
@@ -100,17 +120,18 @@ TEST_F(OutputFileTest, TheNamedTemporaryIsReplacedAndRemovedBySigterm) {
   // What a file system without O_TMPFILE gets: a named temporary.
   write_text(at("out"), "old");
   {
-    OutputFile out(at("out"), OutputFile::Temporary::named);
-    out.write("new");
+    const auto out = open_ok(at("out"), OutputFile::Temporary::named);
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(out->write("new"));
     EXPECT_EQ(names().size(), 2u) << "the temporary beside it";
-    out.commit();
+    EXPECT_TRUE(out->commit());
   }
   EXPECT_EQ(whole_file(at("out")), "new");
   EXPECT_EQ(names(), std::set<std::string>{"out"});
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     const int status = test::in_bounded_child([&] {
-      OutputFile out(at("out"), OutputFile::Temporary::named);
-      out.write("half");
+      const auto out = open_ok(at("out"), OutputFile::Temporary::named);
+      if (!out || !out->write("half")) return false;
       ::raise(sig);
       return false;
     });
@@ -125,30 +146,31 @@ TEST_F(OutputFileTest, ALinkIsFollowedAndStaysALink) {
   write_text(at("target"), "old");
   fs::create_symlink("target", at("link"));
   fs::create_symlink("link", at("link2"));
-  write_output(at("link2"), "new");
+  EXPECT_TRUE(write_output(at("link2"), "new"));
   EXPECT_TRUE(fs::is_symlink(at("link2")));
   EXPECT_TRUE(fs::is_symlink(at("link")));
   EXPECT_EQ(whole_file(at("target")), "new");
   // A dangling link: the file it names is created, as a shell's `>` does.
   fs::create_symlink("made", at("dangling"));
-  write_output(at("dangling"), "made");
+  EXPECT_TRUE(write_output(at("dangling"), "made"));
   EXPECT_TRUE(fs::is_symlink(at("dangling")));
   EXPECT_EQ(whole_file(at("made")), "made");
   fs::create_symlink("loop", at("loop"));
-  EXPECT_THROW(write_output(at("loop"), "x"), OutputError);
+  EXPECT_EQ(failure_of(write_output(at("loop"), "x")), "cannot write " + at("loop") + ": " + std::strerror(ELOOP));
 }
 
 TEST_F(OutputFileTest, AFifoIsWrittenInPlace) {
   const std::string fifo = at("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NO_THROW(check_output(fifo)) << "checked without waiting for a reader";
+  EXPECT_TRUE(check_output(fifo)) << "checked without waiting for a reader";
   std::string got;
   std::thread reader([&] { got = whole_file(fifo); });
   {
-    OutputFile out(fifo);
-    EXPECT_FALSE(out.replaces());
-    out.write("through the pipe");
-    out.commit();
+    const auto out = open_ok(fifo);
+    ASSERT_TRUE(out);
+    EXPECT_FALSE(out->replaces());
+    EXPECT_TRUE(out->write("through the pipe"));
+    EXPECT_TRUE(out->commit());
   }
   reader.join();
   EXPECT_EQ(got, "through the pipe");
@@ -161,14 +183,10 @@ TEST_F(OutputFileTest, ACharacterDeviceIsWrittenNeverReplaced) {
   const std::string null = at("null"), full = at("full");
   ASSERT_EQ(::mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
   ASSERT_EQ(::mknod(full.c_str(), S_IFCHR | 0666, makedev(1, 7)), 0);
-  write_output(null, "gone");
+  EXPECT_TRUE(write_output(null, "gone"));
   EXPECT_TRUE(fs::is_character_file(null));
-  try {
-    write_output(full, "no room");
-    ADD_FAILURE() << "a write to a full device succeeded";
-  } catch (const OutputError& e) {
-    EXPECT_NE(std::string(e.what()).find(full), std::string::npos) << e.what();
-  }
+  const std::string why = failure_of(write_output(full, "no room"));
+  EXPECT_NE(why.find(full), std::string::npos) << why;
   EXPECT_TRUE(fs::is_character_file(full)) << "the device is still a device";
 }
 
@@ -176,15 +194,15 @@ TEST_F(OutputFileTest, ADescriptorIsWrittenWhereItStands) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
   fs::create_symlink("/proc/self/fd/" + std::to_string(pipe_fds[1]), at("to-pipe"));
-  write_output("/dev/fd/" + std::to_string(pipe_fds[1]), "one ");
-  write_output(at("to-pipe"), "two");
+  EXPECT_TRUE(write_output("/dev/fd/" + std::to_string(pipe_fds[1]), "one "));
+  EXPECT_TRUE(write_output(at("to-pipe"), "two"));
   ::close(pipe_fds[1]);
   char buf[32] = {};
   EXPECT_EQ(::read(pipe_fds[0], buf, sizeof buf), 7);
   ::close(pipe_fds[0]);
   EXPECT_STREQ(buf, "one two");
   EXPECT_TRUE(fs::is_symlink(at("to-pipe")));
-  EXPECT_THROW(write_output("/dev/fd/987", "x"), OutputError) << "a descriptor that is not open";
+  EXPECT_FALSE(write_output("/dev/fd/987", "x")) << "a descriptor that is not open";
 }
 
 TEST_F(OutputFileTest, AnythingElseIsRefusedInOneSentence) {
@@ -201,32 +219,26 @@ TEST_F(OutputFileTest, AnythingElseIsRefusedInOneSentence) {
   }
   for (const auto& [path, what] : refused) {
     for (auto attempt : {0, 1}) {
-      try {
-        if (attempt == 0)
-          write_output(path, "x");
-        else
-          check_output(path);
-        ADD_FAILURE() << path;
-      } catch (const OutputError& e) {
-        EXPECT_EQ(std::string(e.what()).find(path + " is " + what + ":"), 0u) << e.what();
-      }
+      const std::string why = failure_of(attempt == 0 ? write_output(path, "x") : check_output(path));
+      EXPECT_EQ(why.find(path + " is " + what + ":"), 0u) << why;
     }
   }
   ::close(s);
   EXPECT_TRUE(fs::is_socket(sock));
-  EXPECT_THROW(check_output(at("no/such/dir/x")), OutputError);
-  EXPECT_NO_THROW(check_output(at("new")));
+  EXPECT_FALSE(check_output(at("no/such/dir/x")));
+  EXPECT_TRUE(check_output(at("new")));
   EXPECT_FALSE(fs::exists(at("new"))) << "checking writes nothing";
 }
 
 TEST_F(OutputFileTest, FdOstreamWritesEverythingAndSaysWhyNot) {
   {
-    OutputFile out(at("streamed"));
-    FdOstream stream(out.fd());
+    const auto out = open_ok(at("streamed"));
+    ASSERT_TRUE(out);
+    FdOstream stream(out->fd());
     for (int i = 0; i < 100000; ++i) stream << i << '\n';  // past its 64 KiB buffer
     ASSERT_TRUE(stream.flush());
     EXPECT_EQ(stream.error(), 0);
-    out.commit();
+    EXPECT_TRUE(out->commit());
   }
   const std::string text = whole_file(at("streamed"));
   EXPECT_EQ(text.substr(0, 4), "0\n1\n");

@@ -51,7 +51,7 @@ TraceData recorded(Bytes limit, Bytes free_start) {
     }
     w.flush();
   }
-  TraceData d = reduce_file(path, {});
+  TraceData d = *reduce_file(path, {});
   std::filesystem::remove(path);
   return d;
 }
@@ -71,7 +71,7 @@ TEST(PlotDisk, SizesAndTheFreeSpaceOfASmallFileSystem) {
   const TraceData d = recorded(0, 80 * kMiB);
   PlotOptions o;
   o.panels = {Panel::memory, Panel::disk};
-  const Chart c = build_chart({{&d, "run"}}, o, Format::png, 1280, 900);
+  const Chart c = *build_chart({{&d, "run"}}, o, Format::png, 1280, 900);
   ASSERT_EQ(c.panels.size(), 2u);
   const ChartPanel& disk = c.panels[1];
   EXPECT_EQ(disk.ylabel, "disk (MiB)");
@@ -98,7 +98,7 @@ TEST(PlotDisk, AFreeSpaceFarAboveTheSizesIsWrittenInTheKey) {
   const TraceData d = recorded(0, Bytes{2} << 40);  // 2 TiB free: GiB, the largest unit of a chart
   PlotOptions o;
   o.panels = {Panel::disk};
-  const Chart c = build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
+  const Chart c = *build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
   const ChartPanel& disk = c.panels.at(0);
   EXPECT_EQ(with_role(disk, Role::dir_free), nullptr);
   const ChartSeries* size = with_role(disk, Role::dir_size);
@@ -111,7 +111,7 @@ TEST(PlotLimit, ALimitNearTheTreeIsADashedLine) {
   const TraceData d = recorded(100 * kMiB, 80 * kMiB);
   PlotOptions o;
   o.panels = {Panel::memory};
-  const Chart c = build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
+  const Chart c = *build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
   const ChartSeries* limit = with_role(c.panels.at(0), Role::limit);
   ASSERT_NE(limit, nullptr);
   EXPECT_EQ(limit->title, "cgroup-v2 limit 100.0 MiB");
@@ -126,7 +126,7 @@ TEST(PlotLimit, ALimitFarAboveTheTreeIsWrittenNotDrawn) {
   const TraceData d = recorded(Bytes{64} << 30, 80 * kMiB);  // 64 GiB against 80 MiB
   PlotOptions o;
   o.panels = {Panel::memory};
-  const Chart c = build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
+  const Chart c = *build_chart({{&d, "run"}}, o, Format::png, 1280, 600);
   EXPECT_EQ(with_role(c.panels.at(0), Role::limit), nullptr);
   EXPECT_LT(c.panels[0].ymax, 200.0) << "the chart keeps the tree's scale";
   const bool noted = std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {

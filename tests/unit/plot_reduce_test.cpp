@@ -18,7 +18,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 TEST(PlotReduce, FullQprofTrace) {
   std::vector<std::string> warnings;
-  const TraceData d = reduce_file(kData + "/plot/full.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
+  const TraceData d = *reduce_file(kData + "/plot/full.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
   EXPECT_TRUE(warnings.empty());
   EXPECT_TRUE(d.qprof);
   EXPECT_DOUBLE_EQ(d.t0, 1700000000.0);
@@ -59,18 +59,18 @@ TEST(PlotReduce, FullQprofTrace) {
 }
 
 TEST(PlotReduce, MprofTracesTakeStagesFromFunc) {
-  const TraceData func = reduce_file(kData + "/mprof/func.dat", {});
+  const TraceData func = *reduce_file(kData + "/mprof/func.dat", {});
   EXPECT_FALSE(func.qprof);
   ASSERT_EQ(func.stages.size(), 2u);
   EXPECT_EQ(func.stages[0].name, "__main__.load");
   // The start is the first sample (mprof has no header): FUNC lines before it are relative to it.
   EXPECT_DOUBLE_EQ(func.t0, 1795255548.5936);
   EXPECT_NEAR(func.stages[0].t_start, 1795255548.6497 - 1795255548.5936, 1e-6);
-  const TraceData children = reduce_file(kData + "/mprof/children.dat", {});
+  const TraceData children = *reduce_file(kData + "/mprof/children.dat", {});
   EXPECT_EQ(children.children.size(), 2u);
   ReduceOptions no_children;
   no_children.children = false;
-  EXPECT_TRUE(reduce_file(kData + "/mprof/children.dat", no_children).children.empty());
+  EXPECT_TRUE(reduce_file(kData + "/mprof/children.dat", no_children)->children.empty());
 }
 
 TEST(PlotReduce, WindowKeepsTheNeighboursOutside) {
@@ -83,7 +83,7 @@ TEST(PlotReduce, WindowKeepsTheNeighboursOutside) {
   ReduceOptions o;
   o.from = 2.0;
   o.to = 5.0;
-  const TraceData d = reduce_text(text, "w.dat", o);
+  const TraceData d = *reduce_text(text, "w.dat", o);
   EXPECT_EQ(d.samples, 101u);  // every line counted
   const auto pts = d.mem.points();
   ASSERT_FALSE(pts.empty());
@@ -100,8 +100,8 @@ TEST(PlotReduce, AGivenOriginPutsALaterTraceWhereItRan) {
       "QPROF 1 start=105\nMEM 10.0 105.0000\nMARK 106.0 Load Start\nMEM 20.0 106.0000\nMEM 5.0 107.0000\n";
   ReduceOptions job;
   job.t0 = 100.0;
-  const TraceData shifted = reduce_text(text, "rank1.dat", job);
-  const TraceData own = reduce_text(text, "rank1.dat", {});
+  const TraceData shifted = *reduce_text(text, "rank1.dat", job);
+  const TraceData own = *reduce_text(text, "rank1.dat", {});
   ASSERT_FALSE(shifted.mem.points().empty());
   EXPECT_NEAR(shifted.mem.points().front().t, 5.0, 1e-6);
   EXPECT_NEAR(own.mem.points().front().t, 0.0, 1e-6);
@@ -117,24 +117,22 @@ TEST(PlotReduce, ALaterNameOfTheSameProcessHolds) {
   const std::string text =
       "QPROF 1 start=100 root_pid=10\nMEM 30.0 100.0\nPROC 11 sh\nCHLD 11 20.0 100.0\n"
       "MEM 40.0 100.5\nPROC 11 python3\nCHLD 11 30.0 100.5\n";
-  const TraceData d = reduce_text(text, "exec.dat", {});
+  const TraceData d = *reduce_text(text, "exec.dat", {});
   const auto child = std::find_if(d.children.begin(), d.children.end(), [](const ChildData& c) { return c.pid == 11; });
   ASSERT_NE(child, d.children.end());
   EXPECT_EQ(child->name, "python3");
 }
 
 TEST(PlotReduce, ErrorsCarryFileAndLine) {
-  try {
-    reduce_file(kData + "/plot/malformed.dat", {});
-    FAIL() << "no error";
-  } catch (const trace::ParseError& e) {
-    EXPECT_EQ(e.line(), 5u);
-    EXPECT_NE(std::string(e.what()).find("malformed.dat:5:"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(reduce_file(kData + "/plot/empty.dat", {}), trace::ParseError);
+  const Result<TraceData> malformed = reduce_file(kData + "/plot/malformed.dat", {});
+  ASSERT_FALSE(malformed) << "no error";
+  EXPECT_NE(malformed.failure().message.find("malformed.dat:5: "), std::string::npos) << malformed.failure().message;
+  const Result<TraceData> empty = reduce_file(kData + "/plot/empty.dat", {});
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.failure().message, kData + "/plot/empty.dat: no memory samples (MEM lines): the trace is empty");
   std::vector<std::string> warnings;
   const TraceData t =
-      reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
+      *reduce_file(kData + "/plot/truncated.dat", {}, [&](const std::string& w) { warnings.push_back(w); });
   EXPECT_EQ(t.samples, 20u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("truncated.dat:23: incomplete trace: "), std::string::npos) << warnings[0];
@@ -155,7 +153,7 @@ TEST(PlotReduce, MillionSamplesKeepTheSpike) {
   }
   ReduceOptions o;
   o.columns = 1000;
-  const TraceData d = reduce_text(text, "million.dat", o);
+  const TraceData d = *reduce_text(text, "million.dat", o);
   const auto pts = d.mem.points();
   EXPECT_LE(pts.size(), 8000u);
   const auto top = std::max_element(pts.begin(), pts.end(), [](const Point& a, const Point& b) { return a.v < b.v; });
@@ -179,7 +177,7 @@ TEST(PlotReduce, ManyProcessesKeepTheHighestAndSummariseTheRest) {
     text += line;
   }
   text += "MEM 1.0 102.0\n";
-  const TraceData d = reduce_text(text, "many.dat", {});
+  const TraceData d = *reduce_text(text, "many.dat", {});
   ASSERT_TRUE(d.root_line) << "the root's own RSS comes first, beside the processes";
   ASSERT_EQ(d.children.size(), kMaxSeriesPerKind + 1);
   EXPECT_EQ(d.other_children_count, n - kMaxSeriesPerKind);

@@ -57,8 +57,8 @@ struct StageStats {
   std::optional<Bytes> at_end;
 };
 
-// One entry per stage, in order of start. Throws std::invalid_argument for a metric without
-// instantaneous samples (see MetricInfo::windowed).
+// One entry per stage, in order of start. `m` has instantaneous samples (MetricInfo::windowed): a
+// precondition, asserted; every command checks it first and says why it cannot use the metric.
 std::vector<StageStats> stage_stats(const trace::Trace& trace, Metric m = Metric::rss);
 
 }  // namespace qprof::analysis

@@ -20,13 +20,18 @@
 //   a FIFO or a character device (a terminal, /dev/null)
 //                                opened and written in place, never replaced. Opening a FIFO
 //                                waits for its reader, as a shell's `>` does.
-//   anything else                refused with OutputError: a directory, a block device, a socket.
+//   anything else                refused (a Failure): a directory, a block device, a socket.
+//
+// Every step returns a Result: its Failure is one sentence naming the path (and what is there,
+// when that is the reason), status 2, for the CLI to print.
 #pragma once
 
-#include <stdexcept>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "qprof/common/failure.hpp"
 
 namespace qprof {
 
@@ -34,21 +39,15 @@ namespace detail {
 struct OutputTarget;
 }
 
-// Why an output cannot be written: one sentence naming the path (and what is there, when that is
-// the reason). Callers print it and exit 2.
-class OutputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 class OutputFile {
  public:
   // How a replacement is staged. `unnamed_if_possible` is every writer's; `named` is what a file
   // system without O_TMPFILE gets, chosen by the tests of that path.
   enum class Temporary { unnamed_if_possible, named };
 
-  // Opens `path` for writing by the rules above. Throws OutputError.
-  explicit OutputFile(std::string path, Temporary temporary = Temporary::unnamed_if_possible);
+  // Opens `path` for writing by the rules above, or says why it cannot be written.
+  static Result<std::unique_ptr<OutputFile>> open(std::string path,
+                                                  Temporary temporary = Temporary::unnamed_if_possible);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   // Without commit(): nothing is replaced and the temporary is gone.
@@ -58,16 +57,19 @@ class OutputFile {
   int fd() const { return fd_; }
   // True when commit() replaces a file; false when the bytes go straight to their reader.
   bool replaces() const { return replace_; }
-  void write(std::string_view bytes);  // all of them; throws OutputError
-  // Puts the file in place (replacements) and closes what this object opened. Throws OutputError.
-  void commit();
+  Result<void> write(std::string_view bytes);  // all of them
+  // Puts the file in place (replacements) and closes what this object opened.
+  Result<void> commit();
 
  private:
-  void open_replacement(Temporary temporary);
-  void keep_owner_and_mode(const detail::OutputTarget& t);
-  void link_in();
+  explicit OutputFile(std::string path) : path_(std::move(path)) {}
+  Result<void> open_target(Temporary temporary);
+  Result<void> open_replacement(Temporary temporary);
+  Result<void> keep_owner_and_mode(const detail::OutputTarget& t);
+  Result<void> link_in();
+  Result<void> put_in_place();
   void discard();
-  [[noreturn]] void fail(const std::string& what, int error) const;
+  Failure failed(const std::string& what, int error) const;
 
   std::string path_;    // as the user gave it: for messages
   std::string target_;  // the file written or replaced, symbolic links followed
@@ -79,22 +81,22 @@ class OutputFile {
   int named_guard_ = -1;  // the signal handler's slot for named_
 };
 
-// `text` into `path` by OutputFile's rules. Throws OutputError.
-void write_output(const std::string& path, std::string_view text);
+// `text` into `path` by OutputFile's rules.
+Result<void> write_output(const std::string& path, std::string_view text);
 
-// Throws OutputError when the output `path` is one of `inputs` (or another output): the same
-// file (device and inode, links and /dev/stdout followed), or the same path when it does not
-// exist yet. Checked before any byte is written: an output never eats what qprof reads.
-void refuse_output_over(const std::string& path, const std::vector<std::string>& inputs);
+// Fails when the output `path` is one of `inputs` (or another output): the same file (device and
+// inode, links and /dev/stdout followed), or the same path when it does not exist yet. Checked
+// before any byte is written: an output never eats what qprof reads.
+Result<void> refuse_output_over(const std::string& path, const std::vector<std::string>& inputs);
 
 // A name qprof makes up (sweep's DIR/NAME=V.dat, compare --run's PREFIX-N.dat) created empty
 // with O_CREAT|O_EXCL|O_NOFOLLOW: nothing already there is ever written through, a link planted
 // at the name included. When `wanted` is taken, the first free STEM~K.EXT (K = 2, 3, ...).
-// Returns the name created. Throws OutputError.
-std::string create_fresh(const std::string& wanted);
+// Returns the name created.
+Result<std::string> create_fresh(const std::string& wanted);
 
-// Throws OutputError when `path` could not be written by OutputFile's rules: checked before a
-// long job, so that a bad path fails first. Writes nothing and opens no FIFO (that would wait).
-void check_output(const std::string& path);
+// Fails when `path` could not be written by OutputFile's rules: checked before a long job, so
+// that a bad path fails first. Writes nothing and opens no FIFO (that would wait).
+Result<void> check_output(const std::string& path);
 
 }  // namespace qprof

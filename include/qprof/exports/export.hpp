@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::exports {
@@ -42,10 +43,10 @@ struct Options {
   std::function<void(const std::string&)> warn;
 };
 
-// Throws trace::ParseError ("FILE: reason") unless every input is there to be read: called before
-// the output is opened, so that a missing second trace fails before the first byte goes out.
-// (A trace bad in its middle is found by write_export: see Options::in_place.)
-void check_inputs(const std::vector<Input>& inputs);
+// Fails ("FILE: reason") unless every input is there to be read: called before the output is
+// opened, so that a missing second trace fails before the first byte goes out. (A trace bad in
+// its middle is found by write_export: see Options::in_place.)
+Result<void> check_inputs(const std::vector<Input>& inputs);
 
 // Writes every input into `out`. Throws trace::ParseError ("FILE:LINE: reason") on a bad trace;
 // what was written by then is incomplete.

@@ -14,14 +14,17 @@ namespace qprof::fit {
 
 class StopSignals {
  public:
+  // One at a time (a precondition, asserted: fit runs one search). Without a pipe (no descriptor
+  // left) nothing is installed and error() says why: the caller ends before its first run.
   StopSignals();
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  int fd() const;           // readable when a signal came
-  void drain() const;       // reads what is there, so that the next poll waits again
-  int stop_signal() const;  // SIGINT, SIGTERM, SIGHUP or SIGQUIT once asked to stop, else 0
+  int error() const { return error_; }  // the errno of a pipe not made, 0 when it was
+  int fd() const;                       // readable when a signal came
+  void drain() const;                   // reads what is there, so that the next poll waits again
+  int stop_signal() const;              // SIGINT, SIGTERM, SIGHUP or SIGQUIT once asked to stop, else 0
   // Seconds qprof spent stopped (Ctrl-Z until fg or bg) since the process began: a probe's
   // duration leaves out what this grew by while it ran.
   double stopped_seconds() const;
@@ -44,6 +47,7 @@ class StopSignals {
  private:
   struct sigaction old_[kHandled] {};
   bool installed_[kHandled]{};
+  int error_ = 0;
 };
 
 }  // namespace qprof::fit

@@ -142,10 +142,10 @@ struct TraceInput {
   std::vector<TrendLine> trends{};  // with --trend
 };
 
-// `width`, `height` as resolved (never 0). Throws PlotError when nothing can be drawn (every
-// trace empty within the window).
-Chart build_chart(const std::vector<TraceInput>& traces, const PlotOptions& options, Format format, int width,
-                  int height);
+// `width`, `height` as resolved (never 0). Fails when nothing can be drawn (every trace empty
+// within the window).
+Result<Chart> build_chart(const std::vector<TraceInput>& traces, const PlotOptions& options, Format format, int width,
+                          int height);
 
 // The size when the options give none (not for text): 1280 wide, tall enough for the panels
 // of each of `stacks` stacks (one per trace with --facet, else one).

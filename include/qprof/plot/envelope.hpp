@@ -53,7 +53,7 @@ class Envelope {
  public:
   // A series with a grid of its own.
   explicit Envelope(std::size_t columns);
-  // A series on a grid shared with others.
+  // A series on a grid shared with others; `grid` is never null (a precondition, asserted).
   explicit Envelope(std::shared_ptr<EnvelopeGrid> grid);
 
   void add(double t, double v);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/plot/script.hpp"
 
 namespace qprof::plot {
@@ -31,8 +32,8 @@ struct FitChart {
 };
 
 // Renders `chart` to `output` (.png, .svg or .pdf), replaced only when gnuplot succeeded.
-// Throws PlotError (no gnuplot, an output of another kind, gnuplot failed).
-void plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot = "gnuplot");
+// Fails with no gnuplot, an output of another kind, or gnuplot's failure.
+Result<void> plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot = "gnuplot");
 
 // The gnuplot program (exposed for the tests: nothing of the chart's text is code).
 Script fit_script(const FitChart& chart, const std::string& format);

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "qprof/common/failure.hpp"
+
 #include "qprof/plot/reduce.hpp"
 #include "qprof/plot/script.hpp"
 
@@ -21,15 +23,14 @@ inline constexpr double kRenderPointsPerSecond = 20000;
 double render_timeout(const Script& script);
 
 // Runs `gnuplot` (a path) on the script; `output_fd` becomes its descriptor 3 (-1: none, the
-// chart goes to stdout). Throws PlotError with gnuplot's own messages when it fails; what it
-// says on success (warnings) goes to `warn`. gnuplot dies with qprof (PR_SET_PDEATHSIG), and is
-// killed, with a PlotError, when it takes longer than `timeout_s` (0: render_timeout(script)).
-void run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
-                 double timeout_s = 0);
+// chart goes to stdout). Its Failure carries gnuplot's own messages; what it says on success
+// (warnings) goes to `warn`. gnuplot dies with qprof (PR_SET_PDEATHSIG), and is killed, with a
+// Failure, when it takes longer than `timeout_s` (0: render_timeout(script)).
+Result<void> run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
+                         double timeout_s = 0);
 
 // Writes the script, data included, to a file that `gnuplot FILE` renders (the data as text,
-// through gnuplot-iostream's send1d: "e" after each set). Throws PlotError when the file cannot
-// be written.
-void save_script(const Script& script, const std::string& path);
+// through gnuplot-iostream's send1d: "e" after each set). Fails when the file cannot be written.
+Result<void> save_script(const Script& script, const std::string& path);
 
 }  // namespace qprof::plot

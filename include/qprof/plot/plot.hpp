@@ -14,12 +14,12 @@
 
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::plot {
@@ -70,15 +70,9 @@ struct PlotOptions {
   std::function<void(const std::string&)> warn;
 };
 
-// Why a chart could not be made; the message is for the user. `qprof plot` exits 2.
-class PlotError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Renders the chart. Throws PlotError (bad options, no gnuplot, gnuplot failed) and
-// trace::ParseError (FILE:LINE: reason; also an empty trace).
-void plot(const std::vector<Input>& inputs, const PlotOptions& options);
+// Renders the chart, or says why it could not be made (bad options, no gnuplot, gnuplot failed,
+// a trace that cannot be read: FILE:LINE: reason, an empty trace too); `qprof plot` exits 2.
+Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options);
 
 // Helpers the command line shares (each nullopt or false on bad input).
 std::optional<Format> format_for(std::string_view output);  // "-" or .png/.svg/.pdf, any case

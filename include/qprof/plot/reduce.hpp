@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/plot/envelope.hpp"
 #include "qprof/trace/trace.hpp"
 
@@ -145,10 +146,10 @@ inline constexpr double kMaxSpan = 1e9;
 
 using WarningSink = std::function<void(const std::string&)>;
 
-// Throws trace::ParseError ("FILE:LINE: reason"); a truncated last line goes to `warn`. A trace
-// without a single MEM line is an error too ("… the trace is empty").
-TraceData reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn = {});
-TraceData reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
-                      const WarningSink& warn = {});
+// The trace reduced, or the reader's Failure ("FILE:LINE: reason"); a truncated last line goes
+// to `warn`. A trace without a single MEM line fails too ("FILE: … the trace is empty").
+Result<TraceData> reduce_file(const std::string& path, const ReduceOptions& options, const WarningSink& warn = {});
+Result<TraceData> reduce_text(std::string_view text, const std::string& name, const ReduceOptions& options,
+                              const WarningSink& warn = {});
 
 }  // namespace qprof::plot

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "qprof/analysis/sweep_model.hpp"
+#include "qprof/common/failure.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof::plot {
@@ -19,9 +20,9 @@ struct SweepChartOptions {
   std::string gnuplot = "gnuplot";  // a name looked up in PATH, or a path
 };
 
-// Throws PlotError (no gnuplot, a bad output, gnuplot failed). `solved`: the largest value whose
+// Fails with no gnuplot, a bad output, or gnuplot's failure. `solved`: the largest value whose
 // prediction fits `limit` (drawn where both are given).
-void plot_sweep(const analysis::SweepModel& model, const analysis::FigureModel& figure, std::optional<Bytes> limit,
-                std::optional<double> solved, const SweepChartOptions& options);
+Result<void> plot_sweep(const analysis::SweepModel& model, const analysis::FigureModel& figure,
+                        std::optional<Bytes> limit, std::optional<double> solved, const SweepChartOptions& options);
 
 }  // namespace qprof::plot

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "qprof/common/failure.hpp"
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/budgets.hpp"
@@ -173,14 +174,14 @@ Document comparison_document(const std::vector<analysis::CompareEntry>& entries,
 
 // `qprof compare --pivot ROWS,COLUMNS`: one row per ROW, one column per COLUMN, each cell the
 // peak of `c.metric` of the entry labelled "ROW/COLUMN" (split at the last '/'), and a last
-// column naming the lowest COLUMN of each row. Throws std::invalid_argument for a label that is
-// not ROW/COLUMN, two entries of one cell, or a comparison without the metric.
+// column naming the lowest COLUMN of each row. Fails for a label that is not ROW/COLUMN, two
+// entries of one cell, or a comparison without the metric.
 struct PivotAxes {
   std::string rows;     // "model"
   std::string columns;  // "method"
 };
-Document pivot_document(const std::vector<analysis::CompareEntry>& entries, const analysis::Comparison& c,
-                        const PivotAxes& axes);
+Result<Document> pivot_document(const std::vector<analysis::CompareEntry>& entries, const analysis::Comparison& c,
+                                const PivotAxes& axes);
 
 // ── Small pieces the exporters share ────────────────────────────────────────────────────────
 
