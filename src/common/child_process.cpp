@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
 
 namespace qprof::child_process {
 namespace {
@@ -34,18 +36,19 @@ bool close_range(unsigned first, unsigned last) noexcept {
 
 }  // namespace
 
-ExecReport::ExecReport() {
+qprof::Result<std::unique_ptr<ExecReport>> ExecReport::open() {
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw std::system_error(errno, std::system_category(), "pipe");
-  read_ = above_stdio(p[0]);
-  write_ = above_stdio(p[1]);
-  if (read_ < 0 || write_ < 0) {
+  if (::pipe2(p, O_CLOEXEC) != 0) return qprof::Failure{std::string("pipe: ") + std::strerror(errno)};
+  const int read = above_stdio(p[0]);
+  const int write = above_stdio(p[1]);
+  if (read < 0 || write < 0) {
     const int e = errno;
-    for (int fd : {read_, write_}) {
+    for (int fd : {read, write}) {
       if (fd >= 0) ::close(fd);
     }
-    throw std::system_error(e, std::system_category(), "fcntl");
+    return qprof::Failure{std::string("fcntl: ") + std::strerror(e)};
   }
+  return std::unique_ptr<ExecReport>(new ExecReport(read, write));
 }
 
 ExecReport::~ExecReport() {

@@ -77,13 +77,12 @@ Result<void> Child::start(const std::vector<std::string>& argv, bool with_stdin)
     return why;
   }
   const int stdin_fd = with_stdin ? in[0] : null_in;
-  std::optional<child_process::ExecReport> report;
-  try {
-    report.emplace();
-  } catch (const std::system_error& e) {
+  Result<std::unique_ptr<child_process::ExecReport>> opened = child_process::ExecReport::open();
+  if (!opened) {
     close_all();
-    return Failure{e.what()};
+    return opened.failure();
   }
+  child_process::ExecReport* report = opened->get();
   constexpr int kSetUp = child_process::kExec + 1;
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   bp::child child(

@@ -162,12 +162,9 @@ Result<pid_t> spawn_gnuplot(const std::string& gnuplot, int in, int err, int out
   // fontconfig cache, which needs no HOME.
   env["HOME"] = "/nonexistent";
   env.erase("XDG_CONFIG_HOME");
-  std::optional<child_process::ExecReport> report;
-  try {
-    report.emplace();
-  } catch (const std::system_error& e) {
-    return Failure{std::string("cannot create a pipe: ") + e.what()};
-  }
+  Result<std::unique_ptr<child_process::ExecReport>> opened = child_process::ExecReport::open();
+  if (!opened) return Failure{"cannot create a pipe: " + opened.failure().message};
+  child_process::ExecReport* report = opened->get();
   constexpr int kSetUp = child_process::kExec + 1;
   const pid_t parent = ::getpid();
   bp::child child(

@@ -118,12 +118,9 @@ Result<pid_t> launch(const LaunchRequest& request) {
   for (const std::string& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const char* cgroup = req.cgroup_procs.empty() ? nullptr : req.cgroup_procs.c_str();
-  std::optional<child_process::ExecReport> report;
-  try {
-    report.emplace();
-  } catch (const std::system_error& e) {
-    return Failure{e.what(), 126};
-  }
+  Result<std::unique_ptr<child_process::ExecReport>> opened = child_process::ExecReport::open();
+  if (!opened) return Failure{opened.failure().message, 126};
+  child_process::ExecReport* report = opened->get();
   bp::child child(
       bp::exe = exe, bp::ignore_error, *report,
       // Boost.Process passes the executable's path as argv[0]; the command gets it as typed.

@@ -30,6 +30,8 @@
 #include <boost/process/extend.hpp>
 #include <optional>
 #include <span>
+
+#include "qprof/common/failure.hpp"
 #include <system_error>
 
 #include "qprof/common/sigpipe.hpp"
@@ -50,7 +52,8 @@ inline constexpr int kExec = 0;  // exec itself (or the fork before it)
 // works closes the pipe, and wait() returns nothing.
 class ExecReport : public boost::process::extend::handler {
  public:
-  ExecReport();  // throws std::system_error when there is no pipe
+  // The pipe made (a Failure, "pipe: REASON", when there is none).
+  static qprof::Result<std::unique_ptr<ExecReport>> open();
   ~ExecReport();
   ExecReport(const ExecReport&) = delete;
   ExecReport& operator=(const ExecReport&) = delete;
@@ -72,6 +75,7 @@ class ExecReport : public boost::process::extend::handler {
   std::optional<Failure> wait();
 
  private:
+  ExecReport(int read, int write) : read_(read), write_(write) {}
   int read_ = -1;
   int write_ = -1;
   mutable int fork_error_ = 0;
