@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "e2e_util.hpp"
 #include "qprof/trace/format.hpp"
@@ -70,28 +72,32 @@ TEST(RunGpuStart, TheJobStartsWhileNvmlStartsAndTheGpuFiguresAreWhole) {
 // A command that ends before the backend is open does not wait for it under --gpu auto (the
 // default): `run -- true` costs what it costs without a GPU. The trace says why it has no GPU
 // figures; qprof leaves the opening thread behind and exits cleanly. Asked for by name (--gpu
-// nvml), the backend is waited for, so that one that fails is said.
-TEST(RunGpuStart, AShortRunDoesNotWaitForTheBackendUnlessNamed) {
+// nvml), or with -v, the backend is waited for, so that what it found is said.
+TEST(RunGpuStart, AShortRunDoesNotWaitForTheBackendUnlessNamedOrVerbose) {
   FakeNvmlScript script("driver 550.54.15\ninit_delay_us " + std::to_string(kInitDelayUs) +
                         "\ndevice GPU-1f2e3d4c-0000-1111-2222-333344445555 85899345920 1073741824 NVIDIA H100 80GB "
                         "HBM3\n");
-  for (const char* gpu : {"auto", "nvml"}) {
-    const std::string out = temp_dir() + "/short_" + std::string(gpu) + ".dat";
+  const std::vector<std::vector<std::string>> cases = {{"--gpu", "auto"}, {"--gpu", "nvml"}, {"--gpu", "auto", "-v"}};
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const std::string out = temp_dir() + "/short_" + std::to_string(c) + ".dat";
+    std::vector<std::string> argv{"env", "QPROF_NVML_LIBRARY=" + fake_nvml(), "QPROF_FAKE_NVML_SCRIPT=" + script.path(),
+                                  qprof_bin(), "run"};
+    argv.insert(argv.end(), cases[c].begin(), cases[c].end());
+    argv.insert(argv.end(), {"--cgroup", "off", "-o", out, "--", "true"});
     const std::int64_t t0 = realtime_ns();
-    const Result r = run({"env", "QPROF_NVML_LIBRARY=" + fake_nvml(), "QPROF_FAKE_NVML_SCRIPT=" + script.path(),
-                          qprof_bin(), "run", "--gpu", gpu, "--cgroup", "off", "-o", out, "--", "true"});
+    const Result r = run(argv);
     const double took_s = static_cast<double>(realtime_ns() - t0) / 1e9;
     ASSERT_EQ(r.status, 0) << r.err;
     const Trace t = trace::read_trace(out);
     const bool noted = std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) {
       return n.find("GPU: the backend was still opening when the command ended") != std::string::npos;
     });
-    if (std::string(gpu) == "auto") {
+    if (c == 0) {
       EXPECT_LT(took_s, kInitDelayUs / 1e6 * 2 / 3) << "the backend's 1.5 s start was waited for";
       EXPECT_TRUE(noted) << read_file(out);
       EXPECT_EQ(r.err.find("GPU: NVML"), std::string::npos) << r.err;
     } else {
-      EXPECT_GE(took_s, kInitDelayUs / 1e6) << "named, the backend is waited for";
+      EXPECT_GE(took_s, kInitDelayUs / 1e6) << c << ": named or -v, the backend is waited for";
       EXPECT_FALSE(noted) << read_file(out);
       EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
     }

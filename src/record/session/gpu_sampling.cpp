@@ -94,14 +94,13 @@ void GpuSampling::say_warnings(Notices& notices) {
 
 GpuReport GpuSampling::finish(Notices& notices) {
   GpuReport report;
-  if (choice_ == gpu::Choice::automatic && opening_.valid() &&
+  if (choice_ == gpu::Choice::automatic && !verbose_ && opening_.valid() &&
       opening_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opening_since_);
     const std::string note = "GPU: the backend was still opening when the command ended (" +
                              std::to_string(ms.count()) + " ms after it began): no GPU figures";
     notices.note_quietly(note);
-    if (verbose_) notices.say(note);
     opening_ = {};
     return report;
   }

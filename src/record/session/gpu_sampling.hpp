@@ -42,7 +42,7 @@ class GpuSampling {
   // Stops the sampler; its peak, backend and devices. A backend that --gpu auto
   // is still opening is not waited for: the command ended before it could be sampled, and the
   // wait would add the backend's start (tens of milliseconds for NVML) to every short run. One
-  // asked for by name (--gpu nvml) is, so that a backend that fails is said.
+  // asked for by name (--gpu nvml), or with -v, is, so that what was found (or why nothing) is said.
   GpuReport finish(Notices& notices);
 
  private:
