@@ -125,7 +125,8 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
 
 std::string exit_words(const RunReport& r) {
   if (r.attached) {
-    if (r.exit.status_known && r.exit.signal != 0) return "the process was killed by signal " + std::to_string(r.exit.signal);
+    if (r.exit.status_known && r.exit.signal != 0)
+      return "the process was killed by signal " + std::to_string(r.exit.signal);
     if (r.exit.status_known) return "the process exited with status " + std::to_string(r.exit.status);
     if (r.exit.timed_out) return "stopped by --timeout; the process's status is unknown (not qprof's child)";
     return "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
@@ -133,7 +134,7 @@ std::string exit_words(const RunReport& r) {
   if (r.exit.timed_out) {
     return "stopped by --timeout (" +
            std::string(r.exit.signal != 0 ? "signal " + std::to_string(r.exit.signal)
-                                     : "exit status " + std::to_string(r.exit.status)) +
+                                          : "exit status " + std::to_string(r.exit.status)) +
            ")";
   }
   if (r.exit.signal != 0) return "killed by signal " + std::to_string(r.exit.signal);
