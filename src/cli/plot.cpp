@@ -16,6 +16,7 @@
 #include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/job.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/completeness.hpp"
@@ -25,7 +26,6 @@ namespace qprof::cli {
 using analysis::Align;
 using analysis::clock_skew_note;
 using analysis::job_clock;
-using analysis::job_trace;
 using analysis::rank_label;
 using trace::incomplete_notice;
 using trace::Trace;
@@ -57,15 +57,22 @@ struct JobTraceFile {
 // Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
 Result<void> job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
                         JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
+  // Each rank read reduced (its label, its start), the sum written as the files stream: flat in
+  // memory. A rank that cannot be read twice, or GPU devices, have every rank read whole.
   std::vector<Trace> traces;
   traces.reserve(files.size());
   for (const std::string& f : files) {
-    traces.push_back(trace::read_trace(f));
+    auto reduced = trace::read_trace_reduced(f, analysis::kTimeSlack);
+    traces.push_back(reduced ? std::move(*reduced) : trace::read_trace(f));
     if (const std::string cut = incomplete_notice(traces.back(), "plot"); !cut.empty()) std::cerr << cut << '\n';
   }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
-  const Trace job = job_trace(ranks, align);
+  if (!analysis::job_streams(ranks)) {
+    for (Trace& t : traces) {
+      if (t.reduced) t = trace::read_trace(t.source);
+    }
+  }
   Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
   if (!created) return Failure{"--sum: " + created.failure().message};
   // Unlinked at once and read back through a descriptor: a Ctrl-C leaves no file behind.
@@ -78,7 +85,7 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   tmp.path = "/proc/self/fd/" + std::to_string(tmp.fd);
   {
     trace::Writer out(created->fd, created->path);
-    trace::write_trace(job, out);
+    analysis::write_job_trace(ranks, align, out);
     if (!out.close()) return Failure{"--sum: " + out.error()};
   }
   // On wall-clock time every line shares the sum's axis, so that a rank that started later is
