@@ -13,8 +13,8 @@
 
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
-#include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
+#include "job_trace_file.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
@@ -44,16 +44,6 @@ struct PlotArgs {
   plot::PlotOptions opts;
 };
 
-// --sum: the job's total as a trace of its own in $TMPDIR, unlinked as soon as it is made and
-// read through /proc/self/fd: no signal (SIGKILL included) can leave it behind.
-struct JobTraceFile {
-  std::string path;
-  int fd = -1;
-  ~JobTraceFile() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
 Result<void> job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
                         JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
@@ -73,21 +63,7 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
       if (t.reduced) t = trace::read_trace(t.source);
     }
   }
-  Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
-  if (!created) return Failure{"--sum: " + created.failure().message};
-  // Unlinked at once and read back through a descriptor: a Ctrl-C leaves no file behind.
-  ::unlink(created->path.c_str());
-  tmp.fd = ::fcntl(created->fd, F_DUPFD_CLOEXEC, 3);
-  if (tmp.fd < 0) {
-    ::close(created->fd);
-    return Failure{"--sum: cannot keep a temporary trace open: " + std::string(std::strerror(errno))};
-  }
-  tmp.path = "/proc/self/fd/" + std::to_string(tmp.fd);
-  {
-    trace::Writer out(created->fd, created->path);
-    analysis::write_job_trace(ranks, align, out);
-    if (!out.close()) return Failure{"--sum: " + out.error()};
-  }
+  if (auto written = write_job_file(ranks, align, false, "--sum: ", tmp); !written) return written.failure();
   // On wall-clock time every line shares the sum's axis, so that a rank that started later is
   // drawn where its memory counted in the sum; with --align start each is drawn from its start.
   std::optional<Seconds> origin;
