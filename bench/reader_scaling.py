@@ -98,8 +98,8 @@ def main():
     ap.add_argument("--sizes", default="10000,100000,1000000,10000000")
     ap.add_argument("--dir")
     ap.add_argument("--commands", default="report,compare,sum,export,peak")
-    ap.add_argument("--sum-max", type=int, default=1000000,
-                    help="largest size report --sum runs at (it still holds every sample: 10 M, ~3.6 GB)")
+    ap.add_argument("--sum-max", type=int, default=10000000,
+                    help="largest size report --sum runs at")
     o = ap.parse_args()
     qprof = os.path.abspath(o.qprof)
     if not os.access(qprof, os.X_OK):

@@ -10,6 +10,7 @@
 #include "qprof/common/trace_label.hpp"
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/analysis/timeline.hpp"
+#include "sum_walk.hpp"
 
 namespace qprof::analysis {
 using trace::GpuDevice;
@@ -70,8 +71,16 @@ void walk_series(const std::vector<const Trace*>& traces, Align align, S&& serie
   }
 }
 
+// Traces read reduced are summed from their files, rank by rank as they stream (flat in memory).
 template <typename F>
 void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
+  if (!traces.empty() && detail::all_reduced(traces)) {
+    detail::SumWalk walk(traces, m, align);
+    Seconds t = 0;
+    Bytes sum = 0;
+    while (walk.next(t, sum)) f(t, sum, walk.each());
+    return;
+  }
   walk_series(
       traces, align, [&](std::size_t i) { return metric_series(*traces[i], m); }, f);
 }
@@ -227,7 +236,9 @@ std::optional<std::string> clock_skew_note(const std::vector<const Trace*>& trac
   return std::nullopt;
 }
 
-Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
+namespace detail {
+
+Trace job_head(const std::vector<const Trace*>& traces, Align align) {
   Trace job;
   job.source = "job";
   job.meta.format_version = 1;
@@ -240,21 +251,6 @@ Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
   if (!traces.empty()) job.meta.job = traces.front()->meta.job;
   job.meta.job.rank.reset();
   job.meta.job.local_rank.reset();
-  const auto all_have = [&](Metric m) {
-    return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, m); });
-  };
-  for (const MemSample& s : summed_series(traces, Metric::rss, align)) job.mem.push_back({origin + s.t, s.bytes});
-  if (all_have(Metric::pss)) {
-    const auto pss = summed_series(traces, Metric::pss, align);
-    const auto uss = summed_series(traces, Metric::uss, align);
-    for (std::size_t i = 0; i < pss.size() && i < uss.size(); ++i) {
-      job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes, std::nullopt});
-    }
-  }
-  add_job_gpu(traces, align, origin, job);
-  if (!job.gpu_devices.empty() && !all_have(Metric::gpu)) {
-    job.notes.push_back("GPU: some traces have no GPU series; the job's GPU figures miss them");
-  }
   IoSample io;
   double cpu = 0;
   bool any_io = false, any_cpu = false;
@@ -286,6 +282,31 @@ Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
     st.t_end = origin + s.end;
     st.closed = s.closed;
     job.stages.push_back(std::move(st));
+  }
+  return job;
+}
+
+bool job_sums_pss(const std::vector<const Trace*>& traces) {
+  return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, Metric::pss); });
+}
+
+}  // namespace detail
+
+Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
+  Trace job = detail::job_head(traces, align);
+  const Seconds origin = job_clock(traces, align).origin;
+  for (const MemSample& s : summed_series(traces, Metric::rss, align)) job.mem.push_back({origin + s.t, s.bytes});
+  if (detail::job_sums_pss(traces)) {
+    const auto pss = summed_series(traces, Metric::pss, align);
+    const auto uss = summed_series(traces, Metric::uss, align);
+    for (std::size_t i = 0; i < pss.size() && i < uss.size(); ++i) {
+      job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes, std::nullopt});
+    }
+  }
+  add_job_gpu(traces, align, origin, job);
+  if (!job.gpu_devices.empty() &&
+      !std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, Metric::gpu); })) {
+    job.notes.push_back("GPU: some traces have no GPU series; the job's GPU figures miss them");
   }
   return job;
 }

@@ -165,7 +165,7 @@ class FanOut : public trace::Visitor {
 }  // namespace
 
 void scan_records(const Trace& t, trace::Visitor& visitor) {
-  trace::parse_file_prefix(t.source, t.reduced ? t.reduced->bytes : 0, visitor);
+  trace::parse_file_prefix(t.reduced ? t.reduced->file : t.source, t.reduced ? t.reduced->bytes : 0, visitor);
 }
 
 void scan_series(const Trace& t, const std::vector<Metric>& metrics, const IndexedSink& each) {

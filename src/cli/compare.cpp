@@ -30,7 +30,9 @@ Trace read_for_compare(const std::string& path) {
   return trace::read_trace(path);
 }
 
-// A job's total adds its ranks' series up on one time axis: those traces are read again, whole.
+// A job's total adds its ranks' series up on one time axis: as their files stream where every
+// rank was read reduced and none has GPU devices (analysis::job_streams), else from those traces
+// read again, whole.
 Result<void> read_whole(std::vector<std::unique_ptr<Trace>>& traces) {
   for (auto& t : traces) {
     if (!t->reduced) continue;
@@ -68,6 +70,7 @@ struct Rows {
   std::vector<std::unique_ptr<Trace>> files;
   runs::CommandRuns ran;
   std::unique_ptr<Trace> job;  // one job's ranks: their sum, the last row
+  std::unique_ptr<JobTraceFile> job_file;
   std::vector<CompareEntry> entries;
   std::string highest_note;
 };
@@ -129,12 +132,14 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   if (o.commands.empty() && o.baseline.empty()) {
     std::vector<const Trace*> ranks;
     for (const CompareEntry& e : rows.entries) ranks.push_back(e.runs.front());
-    if (analysis::is_one_job(ranks)) {
+    if (analysis::is_one_job(ranks) && !analysis::job_streams(ranks)) {
       if (auto whole = read_whole(rows.files); !whole) return whole.failure();
     }
-    JobRow job = add_job_row(o, rows.entries);
-    rows.job = std::move(job.trace);
-    rows.highest_note = std::move(job.highest_note);
+    Result<JobRow> job = add_job_row(o, rows.entries);
+    if (!job) return job.failure();
+    rows.job = std::move(job->trace);
+    rows.job_file = std::move(job->file);
+    rows.highest_note = std::move(job->highest_note);
   }
   for (std::size_t i = 0; i < o.labels.size() && i < rows.entries.size(); ++i) rows.entries[i].label = o.labels[i];
   const Result<int> printed =

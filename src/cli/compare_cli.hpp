@@ -12,6 +12,7 @@
 #include "qprof/common/failure.hpp"
 #include "qprof/record/session.hpp"
 #include "qprof/report/report.hpp"
+#include "job_trace_file.hpp"
 
 namespace qprof::cli {
 
@@ -59,9 +60,10 @@ Result<int> print_sweep_model(const CompareCli& o, const std::vector<analysis::C
 // appended as the last row. Empty where the rows are not one job.
 struct JobRow {
   std::unique_ptr<trace::Trace> trace;
-  std::string highest_note;  // "highest peak of a rank: …"
+  std::unique_ptr<JobTraceFile> file;  // where `trace` was summed to and is read from again
+  std::string highest_note;            // "highest peak of a rank: …"
 };
-JobRow add_job_row(const CompareCli& o, std::vector<analysis::CompareEntry>& entries);
+Result<JobRow> add_job_row(const CompareCli& o, std::vector<analysis::CompareEntry>& entries);
 // The table of the rows (or its --pivot grid), its notes under it and the chart, printed; the
 // status of the budgets (0, 2: one not checked, 3: one exceeded). `job_row`: the last row is one
 // job's total; `failure_status`: what a failure here exits with.

@@ -13,6 +13,7 @@
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/timeline.hpp"
+#include "qprof/trace/format.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/analysis/job.hpp"
@@ -60,14 +61,37 @@ Result<int> print_sweep_model(const CompareCli& o, const std::vector<CompareEntr
   return failed;
 }
 
-JobRow add_job_row(const CompareCli& o, std::vector<CompareEntry>& entries) {
+// The job's total, summed where its ranks stream into a trace of exact numbers read reduced
+// (flat in memory, the figures of job_trace's), else job_trace from the ranks read whole.
+Result<std::unique_ptr<Trace>> job_total(const std::vector<const Trace*>& ranks, analysis::Align align,
+                                         std::unique_ptr<JobTraceFile>& file) {
+  if (!analysis::job_streams(ranks)) return std::make_unique<Trace>(analysis::job_trace(ranks, align));
+  file = std::make_unique<JobTraceFile>();
+  if (auto written = write_job_file(ranks, align, true, "the job's total: ", *file); !written) {
+    return written.failure();
+  }
+  try {
+    auto job = trace::read_trace_reduced(file->path, analysis::kTimeSlack);
+    if (!job) return Failure{"the job's total: its trace could not be read reduced"};
+    // job_trace's stages are its own, without markers; its name is "job", its file the one above.
+    job->markers.clear();
+    job->source = "job";
+    return std::make_unique<Trace>(std::move(*job));
+  } catch (const std::exception& e) {
+    return Failure{"the job's total: " + terminal_text(e.what())};
+  }
+}
+
+Result<JobRow> add_job_row(const CompareCli& o, std::vector<CompareEntry>& entries) {
   JobRow row;
   std::vector<const Trace*> ranks;
   for (const CompareEntry& e : entries) ranks.push_back(e.runs.front());
   if (!analysis::is_one_job(ranks)) return row;
   const analysis::Align align = o.align == "start" ? analysis::Align::start : analysis::Align::wall;
   for (CompareEntry& e : entries) e.label = analysis::rank_label(*e.runs.front());
-  row.trace = std::make_unique<Trace>(analysis::job_trace(ranks, align));
+  auto total = job_total(ranks, align, row.file);
+  if (!total) return total.failure();
+  row.trace = std::move(*total);
   entries.push_back({"job (" + std::to_string(ranks.size()) + " ranks)", {row.trace.get()}, true});
   const Metric m = metric_for(o.metric, ranks).metric;
   std::optional<std::pair<std::size_t, Bytes>> top;

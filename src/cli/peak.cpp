@@ -67,9 +67,13 @@ struct PeakCli {
 // A trace as `peak` needs it: streamed, its samples reduced to their maxima as they are read (a
 // trace of any length, or a FIFO that never ends, in flat memory). With --stage a regular file is
 // read twice: the stage's times first, then the highest samples inside them. --sum and
-// --by-host add the series up on one time axis: those traces are read whole.
+// --by-host add the series up on one time axis as the files stream: those traces are read
+// reduced (a pipe whole, and then every rank: sum_ranks_whole).
 Trace read_for_peak(const std::string& file, const PeakCli& o) {
-  if (o.sum || o.by_host) return trace::read_trace(file);
+  if (o.sum || o.by_host) {
+    if (auto reduced = trace::read_trace_reduced(file, kTimeSlack)) return std::move(*reduced);
+    return trace::read_trace(file);
+  }
   struct stat st {};
   const bool regular = ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   if (!o.stage.empty() && !regular) return trace::read_trace(file);  // read once: bounded at 1 GiB
@@ -155,6 +159,21 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
     }
   }
   return error ? kUsageError : over ? kBudgetExceeded : 0;
+}
+
+// A job's sum streams from its ranks' files when every one was read reduced; else all are read
+// whole (the sum then merges them in memory).
+Result<void> sum_ranks_whole(const std::vector<std::unique_ptr<Trace>>& traces) {
+  if (std::all_of(traces.begin(), traces.end(), [](const auto& t) { return t->reduced.has_value(); })) return {};
+  for (const auto& t : traces) {
+    if (!t->reduced) continue;
+    try {
+      *t = trace::read_trace(t->source);
+    } catch (const std::exception& e) {
+      return Failure{terminal_text(read_failure(e, t->source))};
+    }
+  }
+  return {};
 }
 
 // --sum / --by-host: the traces as one job. Every trace must be readable and have the metric.
@@ -358,6 +377,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
                 }
               }
               if (std::find(read.begin(), read.end(), nullptr) != read.end()) return kUsageError;
+              if (auto whole = sum_ranks_whole(traces); !whole) return whole.failure();
               return print_job_peak(read, o);
             }
             return print_peaks(lines, read, o, false);

@@ -13,9 +13,10 @@
 
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
-#include "qprof/common/temporary_trace.hpp"
 #include "commands.hpp"
+#include "job_trace_file.hpp"
 #include "qprof/analysis/job.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
 #include "profiled.hpp"
 #include "qprof/trace/completeness.hpp"
@@ -25,7 +26,6 @@ namespace qprof::cli {
 using analysis::Align;
 using analysis::clock_skew_note;
 using analysis::job_clock;
-using analysis::job_trace;
 using analysis::rank_label;
 using trace::incomplete_notice;
 using trace::Trace;
@@ -44,43 +44,26 @@ struct PlotArgs {
   plot::PlotOptions opts;
 };
 
-// --sum: the job's total as a trace of its own in $TMPDIR, unlinked as soon as it is made and
-// read through /proc/self/fd: no signal (SIGKILL included) can leave it behind.
-struct JobTraceFile {
-  std::string path;
-  int fd = -1;
-  ~JobTraceFile() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
 Result<void> job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
                         JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
+  // Each rank read reduced (its label, its start), the sum written as the files stream: flat in
+  // memory. A rank that cannot be read twice, or GPU devices, have every rank read whole.
   std::vector<Trace> traces;
   traces.reserve(files.size());
   for (const std::string& f : files) {
-    traces.push_back(trace::read_trace(f));
+    auto reduced = trace::read_trace_reduced(f, analysis::kTimeSlack);
+    traces.push_back(reduced ? std::move(*reduced) : trace::read_trace(f));
     if (const std::string cut = incomplete_notice(traces.back(), "plot"); !cut.empty()) std::cerr << cut << '\n';
   }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
-  const Trace job = job_trace(ranks, align);
-  Result<TemporaryTrace> created = create_temporary_trace("qprof-job");
-  if (!created) return Failure{"--sum: " + created.failure().message};
-  // Unlinked at once and read back through a descriptor: a Ctrl-C leaves no file behind.
-  ::unlink(created->path.c_str());
-  tmp.fd = ::fcntl(created->fd, F_DUPFD_CLOEXEC, 3);
-  if (tmp.fd < 0) {
-    ::close(created->fd);
-    return Failure{"--sum: cannot keep a temporary trace open: " + std::string(std::strerror(errno))};
+  if (!analysis::job_streams(ranks)) {
+    for (Trace& t : traces) {
+      if (t.reduced) t = trace::read_trace(t.source);
+    }
   }
-  tmp.path = "/proc/self/fd/" + std::to_string(tmp.fd);
-  {
-    trace::Writer out(created->fd, created->path);
-    trace::write_trace(job, out);
-    if (!out.close()) return Failure{"--sum: " + out.error()};
-  }
+  if (auto written = write_job_file(ranks, align, false, "--sum: ", tmp); !written) return written.failure();
   // On wall-clock time every line shares the sum's axis, so that a rank that started later is
   // drawn where its memory counted in the sum; with --align start each is drawn from its start.
   std::optional<Seconds> origin;

@@ -2,6 +2,7 @@
 // qprof report TRACE: the run's facts, its peaks and its stage table; --yaml for Quark's layout.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -85,6 +86,21 @@ Trace read_for_report(const std::string& path) {
   return trace::read_trace(path);
 }
 
+// A job's sum streams from its ranks' files when every one was read reduced; else all are read
+// whole (the sum then merges them in memory).
+Result<void> read_whole_unless_reduced(std::vector<Trace>& traces) {
+  if (std::all_of(traces.begin(), traces.end(), [](const Trace& t) { return t.reduced.has_value(); })) return {};
+  for (Trace& t : traces) {
+    if (!t.reduced) continue;
+    try {
+      t = trace::read_trace(t.source);
+    } catch (const std::exception& e) {
+      return Failure{terminal_text(read_failure(e, t.source))};
+    }
+  }
+  return {};
+}
+
 // A trace cut short still reads: the report says so, once, on stderr.
 void say_if_incomplete(const Trace& trace) {
   if (const std::string cut = incomplete_notice(trace, "report"); !cut.empty()) std::cerr << cut << '\n';
@@ -100,11 +116,13 @@ Result<int> report_job(const ReportCli& o) {
   if (asked && !has_series_over_time(*asked)) {
     return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
   }
+  // Each rank read reduced (its row's figures), the sum from the files as they stream: flat in
+  // memory. A rank that cannot be read twice (a pipe) has every rank read whole.
   std::vector<Trace> traces;
   traces.reserve(o.traces.size());
   for (const std::string& f : o.traces) {
     try {
-      traces.push_back(trace::read_trace(f));
+      traces.push_back(read_for_report(f));
       say_if_incomplete(traces.back());
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, f))};
@@ -113,6 +131,7 @@ Result<int> report_job(const ReportCli& o) {
       return Failure{"--metric: " + report::missing_metric(traces.back(), *asked)};
     }
   }
+  if (auto whole = read_whole_unless_reduced(traces); !whole) return whole.failure();
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
   const MetricChoice chosen = metric_for(o.metric, job);

@@ -79,14 +79,17 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
   return t;
 }
 
-Table hosts_table(const std::vector<const Trace*>& traces, Metric metric, Align align) {
+// `whole`: the job's peak, which is the peak of a host that holds every trace (read once: each
+// sum reads every rank's file again).
+Table hosts_table(const std::vector<const Trace*>& traces, Metric metric, Align align,
+                  const std::optional<JobPeak>& whole) {
   Table t;
   t.name = "hosts";
   t.title = "Hosts (each host's ranks summed)";
   t.columns = {column("host", "host", Kind::text), column("traces", "traces", Kind::count),
                column("peak", "peak", Kind::bytes), column("peak_at", "at", Kind::seconds)};
   for (const HostGroup& g : group_by_host(traces)) {
-    const auto peak = job_peak(subset(traces, g.traces), metric, align);
+    const auto peak = g.traces.size() == traces.size() ? whole : job_peak(subset(traces, g.traces), metric, align);
     t.rows.push_back({Cell::string(g.host), Cell::number(static_cast<double>(g.traces.size())),
                       Cell::bytes(peak ? std::optional<Bytes>(peak->bytes) : std::nullopt),
                       peak ? Cell::number(peak->t) : Cell{}});
@@ -184,7 +187,7 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
   }
   if (const auto skew = clock_skew_note(traces)) fact("clock_skew", "clock skew", Kind::text, Cell::string(*skew));
   d.tables.push_back(ranks_table(traces, metric, peak));
-  d.tables.push_back(hosts_table(traces, metric, align));
+  d.tables.push_back(hosts_table(traces, metric, align, peak));
   d.tables.push_back(stages_table(traces, align));
   d.csv_table = 0;
   return d;

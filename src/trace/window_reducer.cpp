@@ -244,7 +244,7 @@ std::optional<Trace> read_trace_reduced(const std::string& path, Seconds slack, 
   WindowReducer reducer(tr, plan, warnings);
   read_pass(fd, path, length, reducer);
   if (reducer.needs_whole()) return std::nullopt;
-  tr.reduced = Trace::Reduced{reducer.mem_samples(), length, reducer.dir_samples()};
+  tr.reduced = Trace::Reduced{reducer.mem_samples(), length, reducer.dir_samples(), path};
   return tr;
 }
 

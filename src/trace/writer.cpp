@@ -31,7 +31,8 @@ class Writer::Line {
   ~Line() { w_.buf_[w_.used_++] = '\n'; }
   Line& fixed(double v, int decimals) {
     space();
-    auto r = std::to_chars(cur(), end(), v, std::chars_format::fixed, decimals);
+    auto r =
+        w_.exact_ ? std::to_chars(cur(), end(), v) : std::to_chars(cur(), end(), v, std::chars_format::fixed, decimals);
     w_.used_ = r.ptr - w_.buf_.data();
     return *this;
   }
@@ -143,7 +144,8 @@ void Writer::header(const TraceMeta& meta) {
   };
   char num[64];
   auto fmt = [&](double v, int decimals) {
-    auto r = std::to_chars(num, num + sizeof num, v, std::chars_format::fixed, decimals);
+    auto r = exact_ ? std::to_chars(num, num + sizeof num, v)
+                    : std::to_chars(num, num + sizeof num, v, std::chars_format::fixed, decimals);
     return std::string(num, r.ptr);
   };
   add("interval", fmt(meta.interval, 6));

@@ -10,6 +10,10 @@
 
 #include "qprof/analysis/metric.hpp"
 
+namespace qprof::trace {
+class Writer;
+}
+
 namespace qprof::analysis {
 
 // How traces recorded apart are laid on one time axis: by their wall-clock times (the default:
@@ -68,6 +72,14 @@ std::optional<std::string> clock_skew_note(const std::vector<const trace::Trace*
 // USS and GPU where every rank has them, summed on the job's time axis (Unix times from the
 // earliest start with wall alignment); stages across ranks; CPU and I/O totals summed.
 trace::Trace job_trace(const std::vector<const trace::Trace*>& traces, Align align);
+
+// Whether write_job_trace sums `traces` as they stream from their files (flat in memory): every
+// trace read reduced (trace::read_trace_reduced), none with GPU devices. Else give it traces
+// read whole.
+bool job_streams(const std::vector<const trace::Trace*>& traces);
+// The lines write_trace writes for job_trace(traces, align); where job_streams, without the
+// summed series ever in memory.
+void write_job_trace(const std::vector<const trace::Trace*>& traces, Align align, trace::Writer& out);
 
 // True when the traces look like one job's ranks: two or more, each with a rank, and the same
 // job id where they have one.

@@ -263,6 +263,10 @@ class Writer {
   bool close();
   const std::string& error() const { return error_; }
   const std::string& path() const { return path_; }
+  // From now on every number in the shortest form that reads back as the same double, not the
+  // recorder's fixed decimals: a trace qprof writes to read again itself (compare's job row),
+  // whose figures must be those of the Trace it was written from.
+  void exact_numbers() { exact_ = true; }
 
  private:
   class Line;
@@ -274,6 +278,7 @@ class Writer {
   std::vector<char> buf_;
   std::size_t used_ = 0;
   std::string error_;
+  bool exact_ = false;
   std::size_t partial_ = 0;  // bytes written after the last '\n': a line not yet whole on disk
   void cut_to_whole_line();
 };

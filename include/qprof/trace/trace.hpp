@@ -219,6 +219,7 @@ struct Trace {
     std::uint64_t mem_samples = 0;             // MEM lines in the file
     std::uint64_t bytes = 0;                   // how much of the file was read
     std::map<int, std::uint64_t> dir_samples;  // DIR lines of each watched directory, by index
+    std::string file;                          // the file read again (`source` may be renamed)
   };
   std::optional<Reduced> reduced;
 

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// A job's sum from ranks read reduced (each rank's series streamed from its file and merged) is
+// the sum from the ranks read whole, bit for bit, and so is the job's trace written from it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "qprof/analysis/job.hpp"
+#include "qprof/analysis/timeline.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+using analysis::Align;
+using analysis::Metric;
+using trace::Trace;
+
+// A rank's trace: `n` samples every `dt` from `start`, MEM and CGROUP each, PSS every third,
+// a stage over its middle; values that differ per rank and per sample.
+std::string rank_trace(int rank, int n, double start, double dt) {
+  const std::string path = ::testing::TempDir() + "/job_stream_" + std::to_string(rank) + ".dat";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fprintf(f, "QPROF 1 version=0.1 interval=0.01 host=h%d root_pid=1 start=%.6f metric=all rank=%d job=5\n",
+               rank % 2, start, rank);
+  std::fprintf(f, "CMDLINE x\n");
+  for (int i = 0; i < n; ++i) {
+    const double t = start + i * dt;
+    const double mib = 10 + rank * 3 + (i * 37 + rank * 11) % 23 * 0.25;
+    const auto bytes = static_cast<unsigned long long>(mib * 1048576);
+    std::fprintf(f, "MEM %.6f %.4f\nCGROUP %.6f %llu %llu\n", mib, t, t, bytes + 4096, bytes + 8192);
+    if (i % 3 == 0) std::fprintf(f, "PSS %.6f %llu %llu\n", t, bytes - 4096 * i % 7, bytes / 2 + i);
+    if (i == n / 4) std::fprintf(f, "MARK %.6f train Start\n", t);
+    if (i == 3 * n / 4) std::fprintf(f, "MARK %.6f train End\n", t);
+  }
+  std::fprintf(f, "EXIT %.6f status=0\n", start + n * dt);
+  std::fclose(f);
+  return path;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(JobStream, ReducedRanksSumAsWholeOnesDoBitForBit) {
+  // Ranks 0 and 1 sample at the same times (ties go in rank order), 2 between them, 3 later and
+  // shorter: it starts and ends inside the others.
+  const std::vector<std::string> files = {rank_trace(0, 3000, 1000.0, 0.01), rank_trace(1, 3000, 1000.0, 0.01),
+                                          rank_trace(2, 2500, 1000.005, 0.012), rank_trace(3, 700, 1010.0, 0.02)};
+  std::vector<Trace> whole, reduced;
+  for (const std::string& f : files) {
+    whole.push_back(trace::read_trace(f));
+    auto r = trace::read_trace_reduced(f, analysis::kTimeSlack);
+    ASSERT_TRUE(r.has_value()) << f;
+    reduced.push_back(std::move(*r));
+  }
+  std::vector<const Trace*> w, r;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    w.push_back(&whole[i]);
+    r.push_back(&reduced[i]);
+  }
+  ASSERT_TRUE(analysis::job_streams(r));
+  ASSERT_FALSE(analysis::job_streams(w));
+  for (Align align : {Align::wall, Align::start}) {
+    for (Metric m : {Metric::rss, Metric::pss, Metric::uss, Metric::cgroup}) {
+      const auto expected = analysis::summed_series(w, m, align), got = analysis::summed_series(r, m, align);
+      ASSERT_EQ(got.size(), expected.size());
+      ASSERT_GT(got.size(), 1200u);  // more than a rank alone has
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i].t, expected[i].t) << i;
+        ASSERT_EQ(got[i].bytes, expected[i].bytes) << i;
+      }
+      const auto peak_w = analysis::job_peak(w, m, align), peak_r = analysis::job_peak(r, m, align);
+      ASSERT_TRUE(peak_w && peak_r);
+      EXPECT_EQ(peak_r->bytes, peak_w->bytes);
+      EXPECT_EQ(peak_r->t, peak_w->t);
+      EXPECT_EQ(peak_r->each, peak_w->each);
+    }
+    // The job's trace as it streams is the one written from job_trace, byte for byte.
+    const std::string streamed = ::testing::TempDir() + "/job_stream_streamed.dat",
+                      held = ::testing::TempDir() + "/job_stream_held.dat";
+    {
+      trace::Writer out(streamed);
+      analysis::write_job_trace(r, align, out);
+      ASSERT_TRUE(out.close()) << out.error();
+      trace::Writer in_memory(held);
+      trace::write_trace(analysis::job_trace(w, align), in_memory);
+      ASSERT_TRUE(in_memory.close()) << in_memory.error();
+    }
+    const std::string expected = file_text(held);
+    EXPECT_GT(expected.size(), 100000u);
+    EXPECT_EQ(file_text(streamed), expected);
+  }
+}
+
+}  // namespace
+}  // namespace qprof::test
