@@ -50,16 +50,12 @@ TEST(RunLimits, TheJobKeepsTheDescriptorLimitItWasGiven) {
 TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) {
   // 256 descriptors, soft and hard: about 60 members' files fit, the other of 401 processes do not.
   const std::string out = temp_dir() + "/emfile.dat";
-  // UndefinedBehaviorSanitizer checks a vptr it has not seen yet by reading /proc/self/maps, which
-  // fails with every descriptor taken and reports a valid object as one with an invalid vptr
-  // (std::thread's state, at a thread's end): that one check is suppressed here, nothing else.
-  std::string sanitizer_env;
-  if (sanitized()) {
-    const std::string suppressions = temp_dir() + "/ubsan.supp";
-    std::ofstream(suppressions) << "vptr_check:*\n";
-    const char* options = std::getenv("UBSAN_OPTIONS");
-    sanitizer_env = "UBSAN_OPTIONS='" + std::string(options ? options : "") + ":suppressions=" + suppressions + "' ";
-  }
+  // UndefinedBehaviorSanitizer checks a vptr it has not seen yet through a pipe of its own: with
+  // every descriptor taken it reports valid objects (std::thread's state, the stderr copy's guard)
+  // as ones with an invalid vptr, and a suppression cannot name a type it could not read. The
+  // release build runs this test.
+  if (sanitized()) GTEST_SKIP() << "UBSan's vptr check needs descriptors this test takes away";
+  const std::string sanitizer_env;
   const Result r = run({"sh", "-c",
                         "ulimit -n 256 && " + sanitizer_env + kBound + qprof_bin() + " run -v -o " + out + " -- " +
                             workload("alloc_tree") + " 1 400 1 1500"},
