@@ -10,7 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const qprof::record::MarkerMatcher by_prefix;
-  static const qprof::record::MarkerMatcher by_regex("^\\s*\\[stage\\]\\s*(.*)$");
+  static const qprof::record::MarkerMatcher by_regex =
+      *qprof::record::MarkerMatcher::compile("^\\s*\\[stage\\]\\s*(.*)$");
   std::string_view text(reinterpret_cast<const char*>(data), size);
   qprof::trace::StageTracker tracker;
   double t = 0;
