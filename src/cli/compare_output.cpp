@@ -9,6 +9,7 @@
 #include "compare_cli.hpp"
 #include "profiled.hpp"
 #include "commands.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/analysis/budgets.hpp"
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/peaks.hpp"
@@ -185,6 +186,7 @@ Result<void> draw(const CompareCli& o, const std::vector<CompareEntry>& entries)
     }
   }
   plot::PlotOptions options;
+  options.warn = warn_on_stderr;
   options.output = o.plot;
   options.facet = o.plot_facet;
   options.unit = unit_of(o.unit);

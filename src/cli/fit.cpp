@@ -11,6 +11,7 @@
 #include "fit_scope.hpp"
 #include "help_examples.hpp"
 #include "profiled.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/text_wrap.hpp"
@@ -172,7 +173,7 @@ Result<void> write_results(const FitCli& o, const fit::FitReport& r) {
   if (has_result && !o.csv.empty()) add(write_result(o.csv, fit::csv_report(r), "--csv"));
   if (!o.plot.empty() && r.baseline) {
     try {  // what the standard library throws (a thread that cannot start)
-      if (Result<void> drawn = plot::plot_fit(chart_of(r), o.plot); !drawn) {
+      if (Result<void> drawn = plot::plot_fit(chart_of(r), o.plot, warn_on_stderr); !drawn) {
         add(Failure{"--plot: " + terminal_text(drawn.failure().message)});
       }
     } catch (const std::exception& e) {

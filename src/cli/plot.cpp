@@ -11,6 +11,7 @@
 #include <optional>
 #include <system_error>
 
+#include "stderr_speaker.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
@@ -145,7 +146,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     files.push_back(*newest);
   }
   if (Result<void> checked = check_options(a, files.size()); !checked) return checked.failure();
-  const plot::PlotOptions& o = a.opts;
+  plot::PlotOptions o = a.opts;
+  o.warn = warn_on_stderr;
 
   std::vector<plot::Input> inputs;
   JobTraceFile job_file;

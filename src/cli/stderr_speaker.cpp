@@ -10,4 +10,6 @@ Speaker stderr_speaker() {
                  [](const std::string& text) { std::cerr << text; });
 }
 
+void warn_on_stderr(const std::string& warning) { std::cerr << "qprof: warning: " << warning << '\n'; }
+
 }  // namespace qprof::cli

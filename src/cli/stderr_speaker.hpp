@@ -8,5 +8,7 @@
 namespace qprof::cli {
 
 Speaker stderr_speaker();
+// A warning of a room below (plot's FILE:LINE notes, gnuplot's own): "qprof: warning: …".
+void warn_on_stderr(const std::string& warning);
 
 }  // namespace qprof::cli

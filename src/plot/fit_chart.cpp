@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <sstream>
 
 #include "qprof/common/find_program.hpp"
@@ -92,7 +91,8 @@ Script fit_script(const FitChart& chart, const std::string& format) {
   return script;
 }
 
-Result<void> plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot) {
+Result<void> plot_fit(const FitChart& chart, const std::string& output, const WarningSink& warn,
+                      const std::string& gnuplot) {
   const std::optional<Format> format = format_for(output);
   if (!format || *format == Format::text) {
     return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
@@ -104,8 +104,8 @@ Result<void> plot_fit(const FitChart& chart, const std::string& output, const st
   }
   Result<std::unique_ptr<OutputFile>> out = OutputFile::open(output);
   if (!out) return out.failure();
-  const Result<void> drawn = run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(),
-                                         [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; });
+  const Result<void> drawn =
+      run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(), warn);
   if (!drawn) return drawn;
   return (*out)->commit();
 }

@@ -310,7 +310,7 @@ Result<void> draw_file(const Setup& setup, const Chart& chart, const PlotOptions
 
 Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) {
   PlotOptions o = options;
-  if (!o.warn) o.warn = [](const std::string& w) { std::cerr << "qprof: warning: " << w << '\n'; };
+  if (!o.warn) o.warn = [](const std::string&) {};
   Result<Setup> setup = set_up(inputs, o);
   if (!setup) return setup.failure();
   const Format format = setup->format;

@@ -43,13 +43,13 @@ TEST(PlotFitChart, GnuplotDrawsIt) {
   if (find_program("gnuplot").empty()) GTEST_SKIP() << "no gnuplot (gnuplot-nox)";
   const std::string out =
       (std::filesystem::temp_directory_path() / ("qprof-fit-chart-" + std::to_string(getpid()) + ".png")).string();
-  ASSERT_TRUE(plot_fit(sample_chart("./job --workers 4"), out));
+  ASSERT_TRUE(plot_fit(sample_chart("./job --workers 4"), out, {}));
   std::ifstream in(out, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
   EXPECT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
   std::filesystem::remove(out);
-  EXPECT_FALSE(plot_fit(sample_chart("x"), out + ".txt")) << "a file of another kind";
+  EXPECT_FALSE(plot_fit(sample_chart("x"), out + ".txt", {})) << "a file of another kind";
 }
 
 }  // namespace

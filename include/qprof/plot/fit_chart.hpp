@@ -33,7 +33,8 @@ struct FitChart {
 
 // Renders `chart` to `output` (.png, .svg or .pdf), replaced only when gnuplot succeeded.
 // Fails with no gnuplot, an output of another kind, or gnuplot's failure.
-Result<void> plot_fit(const FitChart& chart, const std::string& output, const std::string& gnuplot = "gnuplot");
+Result<void> plot_fit(const FitChart& chart, const std::string& output, const WarningSink& warn,
+                      const std::string& gnuplot = "gnuplot");
 
 // The gnuplot program (exposed for the tests: nothing of the chart's text is code).
 Script fit_script(const FitChart& chart, const std::string& format);

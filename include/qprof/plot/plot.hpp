@@ -66,7 +66,7 @@ struct PlotOptions {
   // Seconds gnuplot may take before it is killed and the chart fails; 0: 30 s plus 1 s per
   // 20 000 data points sent (see render_timeout in gnuplot.hpp).
   double render_timeout = 0;
-  // Warnings ("FILE:LINE: …", gnuplot's own); empty: "qprof: warning: …" on stderr.
+  // Warnings ("FILE:LINE: …", gnuplot's own), said by the caller (the CLI); empty: none said.
   std::function<void(const std::string&)> warn;
 };
 
