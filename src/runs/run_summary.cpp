@@ -164,30 +164,31 @@ void bound_lines(std::ostringstream& out, const RunReport& r, const std::string&
 }
 
 void usage_lines(std::ostringstream& out, const RunReport& r) {
-  if (r.kinds_at_peak) {
-    const MemKindsSample& k = *r.kinds_at_peak;
+  if (r.usage.kinds_at_peak) {
+    const MemKindsSample& k = *r.usage.kinds_at_peak;
     line(out, "memory kinds",
          "Σ RSS " + human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + ": anonymous " +
              human_bytes(k.anon) + " (heap, stacks), mapped files " + human_bytes(k.file) + ", shared memory " +
-             human_bytes(k.shmem) + "; swap peak " + human_bytes(r.peak_swap) + readings_note(r.usage_readings));
+             human_bytes(k.shmem) + "; swap peak " + human_bytes(r.usage.peak_swap) + readings_note(r.usage.readings));
   }
-  if (r.most_tasks) {
-    std::string tasks = "at most " + count_of(r.most_tasks->threads, "thread", "threads") + " in " +
-                        count_of(r.most_tasks->processes, "process", "processes");
-    if (r.peak_vsz > 0) tasks += "; VSZ peak " + human_bytes(r.peak_vsz) + " (address space, not memory used)";
-    line(out, "tasks", tasks + readings_note(r.usage_readings));
+  if (r.usage.most_tasks) {
+    std::string tasks = "at most " + count_of(r.usage.most_tasks->threads, "thread", "threads") + " in " +
+                        count_of(r.usage.most_tasks->processes, "process", "processes");
+    if (r.usage.peak_vsz > 0)
+      tasks += "; VSZ peak " + human_bytes(r.usage.peak_vsz) + " (address space, not memory used)";
+    line(out, "tasks", tasks + readings_note(r.usage.readings));
   }
 }
 
 void cpu_line(std::ostringstream& out, const RunReport& r) {
-  if (r.cpu_seconds <= 0) return;
+  if (r.usage.cpu_seconds <= 0) return;
   char cpu[128];
-  const double average = r.duration > 0 ? 100.0 * r.cpu_seconds / r.duration : 0.0;
-  std::snprintf(cpu, sizeof cpu, "%.2f s of CPU, %.0f %% of one core on average", r.cpu_seconds, average);
+  const double average = r.duration > 0 ? 100.0 * r.usage.cpu_seconds / r.duration : 0.0;
+  std::snprintf(cpu, sizeof cpu, "%.2f s of CPU, %.0f %% of one core on average", r.usage.cpu_seconds, average);
   std::string text = cpu;
   // The peak is over whole stats intervals; a run shorter than one has its mean alone.
-  if (r.cpu_peak_percent) {
-    std::snprintf(cpu, sizeof cpu, ", %.0f %% at most", *r.cpu_peak_percent);
+  if (r.usage.cpu_peak_percent) {
+    std::snprintf(cpu, sizeof cpu, ", %.0f %% at most", *r.usage.cpu_peak_percent);
     text += cpu;
   }
   line(out, "CPU", text);
@@ -206,9 +207,9 @@ void limit_line(std::ostringstream& out, const RunReport& r) {
   // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
   std::string basis = "Σ RSS";
   Bytes figure = r.sampled_peak ? r.sampled_peak->bytes : 0;
-  if (r.limit.source == "rlimit-as" && r.peak_vsz > 0) {
+  if (r.limit.source == "rlimit-as" && r.usage.peak_vsz > 0) {
     basis = "VSZ (Σ of the tree)";
-    figure = r.peak_vsz;
+    figure = r.usage.peak_vsz;
   } else if (r.limit.source != "rlimit-as" && r.footprint) {
     basis = "footprint";
     figure = r.footprint->peak;
@@ -245,16 +246,17 @@ void dir_lines(std::ostringstream& out, const RunReport& r) {
 }
 
 void samples_line(std::ostringstream& out, const RunReport& r) {
-  std::string text = std::to_string(r.samples);
-  if (r.samples > 1) {
-    text += ", every " + human_seconds(r.mean_interval) + " on average (asked " + human_seconds(r.asked_interval) + ")";
+  std::string text = std::to_string(r.sampling.samples);
+  if (r.sampling.samples > 1) {
+    text += ", every " + human_seconds(r.sampling.mean_interval) + " on average (asked " +
+            human_seconds(r.sampling.asked_interval) + ")";
   }
-  if (r.marker_samples > 0) text += ", " + std::to_string(r.marker_samples) + " more at markers";
-  if (r.missed_deadlines > 0) {
+  if (r.sampling.marker_samples > 0) text += ", " + std::to_string(r.sampling.marker_samples) + " more at markers";
+  if (r.sampling.missed_deadlines > 0) {
     // Said with its cause: a coarser series than asked is no fault of the job's.
-    text += "; " + std::to_string(r.missed_deadlines) + " came late: reading " +
-            (r.most_tasks ? "up to " + count_of(r.most_tasks->processes, "process", "processes")
-                          : std::string("the tree")) +
+    text += "; " + std::to_string(r.sampling.missed_deadlines) + " came late: reading " +
+            (r.usage.most_tasks ? "up to " + count_of(r.usage.most_tasks->processes, "process", "processes")
+                                : std::string("the tree")) +
             " took longer than the interval, or qprof got no CPU in time (a busy machine); the curves are " +
             "coarser than asked there (a longer -i keeps samples on time)";
   }
@@ -355,10 +357,12 @@ std::string format_summary(const RunReport& r) {
   }
   // A figure that misses processes is never shown as if it were the tree's.
   const std::string incomplete =
-      r.unread_members > 0 ? " INCOMPLETE: " + count_of(r.unread_members, "process", "processes") + " not read" : "";
-  if (r.unread_members > 0) {
+      r.sampling.unread_members > 0
+          ? " INCOMPLETE: " + count_of(r.sampling.unread_members, "process", "processes") + " not read"
+          : "";
+  if (r.sampling.unread_members > 0) {
     line(out, "INCOMPLETE",
-         count_of(r.unread_members, "process", "processes") +
+         count_of(r.sampling.unread_members, "process", "processes") +
              " of the tree could not be read (out of file descriptors): every figure below "
              "misses them");
   }
@@ -367,9 +371,9 @@ std::string format_summary(const RunReport& r) {
   std::string ended = human_seconds(r.duration);
   if (r.launched || r.attached) ended += ", " + exit_words(r);
   line(out, "duration", ended);
-  if (r.stops > 0) {
+  if (r.sampling.stops > 0) {
     line(out, "stopped",
-         human_seconds(r.stopped_seconds) + " in " + count_of(r.stops, "stop", "stops") +
+         human_seconds(r.sampling.stopped_seconds) + " in " + count_of(r.sampling.stops, "stop", "stops") +
              " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
   }
   sum_lines(out, r, incomplete);
@@ -387,9 +391,9 @@ std::string format_summary(const RunReport& r) {
   request_line(out, r);
   dir_lines(out, r);
   line(out, "disk I/O",
-       "read " + human_bytes(r.io.read_bytes) + " from storage, written " + human_bytes(r.io.write_bytes) +
-           " to it (asked of files, page cache included: read " + human_bytes(r.io.rchar) + ", written " +
-           human_bytes(r.io.wchar) + ")");
+       "read " + human_bytes(r.usage.io.read_bytes) + " from storage, written " + human_bytes(r.usage.io.write_bytes) +
+           " to it (asked of files, page cache included: read " + human_bytes(r.usage.io.rchar) + ", written " +
+           human_bytes(r.usage.io.wchar) + ")");
   samples_line(out, r);
   overhead_line(out, r);
   if (r.attached) {

@@ -42,20 +42,21 @@ std::string ended(const RunReport& r) {
 // during the run has been said already.
 std::vector<std::string> warnings(const RunReport& r) {
   std::vector<std::string> w;
-  if (r.unread_members > 0) {
-    w.push_back(std::to_string(r.unread_members) + " processes could not be read: every figure misses them");
+  if (r.sampling.unread_members > 0) {
+    w.push_back(std::to_string(r.sampling.unread_members) + " processes could not be read: every figure misses them");
   }
   if (!r.trace_error.empty()) w.push_back("the trace is incomplete (" + terminal_text(r.trace_error) + ")");
   if (r.limit.warned && r.limit.bytes) {
     w.push_back("memory came within 10 % of the " + r.limit.source + " limit of " + human_bytes(*r.limit.bytes));
   }
   // A few late samples are normal on a busy machine; a tenth of them late coarsens the series.
-  if (r.samples >= 20 && r.missed_deadlines * 10 > r.samples) {
-    w.push_back(std::to_string(r.missed_deadlines) + " of " + std::to_string(r.samples) +
+  if (r.sampling.samples >= 20 && r.sampling.missed_deadlines * 10 > r.sampling.samples) {
+    w.push_back(std::to_string(r.sampling.missed_deadlines) + " of " + std::to_string(r.sampling.samples) +
                 " samples came late (a loaded machine, or a large tree)");
   }
   if (const auto check = footprint_below_largest_process(r)) w.push_back(*check);
-  if (r.stops > 0) w.push_back("stopped for " + human_seconds(r.stopped_seconds) + " by Ctrl-Z: no samples then");
+  if (r.sampling.stops > 0)
+    w.push_back("stopped for " + human_seconds(r.sampling.stopped_seconds) + " by Ctrl-Z: no samples then");
   return w;
 }
 

@@ -269,10 +269,10 @@ RunReport short_failed_run() {
   r.start = kStart;
   r.duration = 0.021;
   r.exit.status = 1;
-  r.samples = 1;
-  r.missed_deadlines = 1;
-  r.asked_interval = 0.01;
-  r.stats_interval = 0.1;
+  r.sampling.samples = 1;
+  r.sampling.missed_deadlines = 1;
+  r.sampling.asked_interval = 0.01;
+  r.usage.stats_interval = 0.1;
   r.sampled_peak = MemSample{kStart + 0.02, static_cast<Bytes>(10.6 * kMiB)};
   r.footprint = Footprint{};
   r.footprint->peak = 9 * kMiB;
@@ -280,9 +280,9 @@ RunReport short_failed_run() {
   r.hwm.sum = 90 * kMiB;  // 8x the peak: no bound worth showing
   r.hwm.capped = 3;
   r.hwm.useful = false;
-  r.most_tasks = TasksSample{kStart + 0.01, 1, 1, 0};
-  r.usage_readings = 1;
-  r.cpu_seconds = 0.02;
+  r.usage.most_tasks = TasksSample{kStart + 0.01, 1, 1, 0};
+  r.usage.readings = 1;
+  r.usage.cpu_seconds = 0.02;
   r.limit.bytes = 24 * 1024 * kMiB;
   r.limit.source = "memtotal";
   r.limit.detail = "MemTotal of /proc/meminfo";
@@ -335,12 +335,12 @@ TEST(Summary, EveryLineFitsEightyColumns) {
   r.pss.interval = 1;
   r.hwm.sum = 12 * kMiB;
   r.hwm.useful = true;
-  r.kinds_at_peak = MemKindsSample{kStart + 0.02, 6 * kMiB, 4 * kMiB, 0, 0};
-  r.cpu_peak_percent = 150;
+  r.usage.kinds_at_peak = MemKindsSample{kStart + 0.02, 6 * kMiB, 4 * kMiB, 0, 0};
+  r.usage.cpu_peak_percent = 150;
   r.watch.dirs.push_back(
       record::WatchReport::Dir{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1, 2, 3, 4, true});
   r.watch.walks = 3;
-  r.unread_members = 2;
+  r.sampling.unread_members = 2;
   const std::string s = format_summary(r);
   std::size_t from = 0;
   while (from < s.size()) {

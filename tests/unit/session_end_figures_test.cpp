@@ -57,8 +57,8 @@ TEST(SessionEndFigures, TheTreesTotalsAndItsSumOfPeaksGoToTheReportAndTheTrace) 
   RunReport report;
   report.sampled_peak = t.sampler->peak();
   record_tree_figures(TreeSources{*t.sampler, nullptr, t.no_cgroup, 0.1}, *t.out, t.notices, report);
-  EXPECT_DOUBLE_EQ(report.cpu_seconds, 0.15);
-  EXPECT_EQ(report.io.write_bytes, 4096u);
+  EXPECT_DOUBLE_EQ(report.usage.cpu_seconds, 0.15);
+  EXPECT_EQ(report.usage.io.write_bytes, 4096u);
   EXPECT_EQ(report.hwm.sum, Bytes{2048} * 1024);
   EXPECT_EQ(report.hwm.uncovered, 0u);
   EXPECT_GT(report.profiler_cpu_seconds, 0);
@@ -85,10 +85,10 @@ TEST(SessionSummary, MissedDeadlinesAreSaidWithTheirCause) {
   RunReport r;
   r.command = "forker_nowait 5000";
   r.launched = true;
-  r.samples = 5;
-  r.missed_deadlines = 45;
-  r.most_tasks = TasksSample{};
-  r.most_tasks->processes = 1142;
+  r.sampling.samples = 5;
+  r.sampling.missed_deadlines = 45;
+  r.usage.most_tasks = TasksSample{};
+  r.usage.most_tasks->processes = 1142;
   // The summary wraps at 80 columns: its continuation lines joined back into one.
   std::string text = format_summary(r);
   for (std::size_t at; (at = text.find("\n       ")) != std::string::npos;) {
@@ -100,7 +100,7 @@ TEST(SessionSummary, MissedDeadlinesAreSaidWithTheirCause) {
                       "samples on time)"),
             std::string::npos)
       << text;
-  r.missed_deadlines = 0;
+  r.sampling.missed_deadlines = 0;
   EXPECT_EQ(format_summary(r).find("missed"), std::string::npos);
 }
 

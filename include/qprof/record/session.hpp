@@ -64,6 +64,35 @@ struct LimitReport {
   bool warned = false;
 };
 
+// How the sampling schedule went (the session's sampling_report).
+struct SamplingReport {
+  Seconds asked_interval = 0;
+  Seconds mean_interval = 0;         // achieved, over regular samples
+  std::uint64_t samples = 0;         // regular samples
+  std::uint64_t marker_samples = 0;  // extra samples taken at markers
+  std::uint64_t missed_deadlines = 0;
+  std::uint64_t stops = 0;      // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
+  Seconds stopped_seconds = 0;  // no samples are taken while stopped
+  // Processes of the tree whose /proc files qprof could not open (out of descriptors): the
+  // figures miss them, in part or whole.
+  std::uint64_t unread_members = 0;
+};
+
+// The tree's usage beside its memory (end_figures' usage_report): the KINDS, TASKS, CPU and IO
+// lines' figures of the whole run.
+struct UsageReport {
+  std::optional<trace::MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
+  Bytes peak_swap = 0;
+  std::optional<trace::TasksSample> most_tasks;  // the TASKS sample with the most threads
+  Bytes peak_vsz = 0;
+  double cpu_seconds = 0;  // user + system of the whole tree
+  // Of one core, over a stats interval; none when the run was too short to measure one.
+  std::optional<double> cpu_peak_percent;
+  Seconds stats_interval = 0;  // as asked: the schedule of KINDS, TASKS, CPU, IO
+  std::uint64_t readings = 0;  // KINDS/TASKS readings of the tree
+  trace::IoSample io;          // totals of the whole tree
+};
+
 // The GPU side (session's GpuSampling::finish).
 struct GpuReport {
   std::string backend;                   // empty: no GPU figures
@@ -96,15 +125,9 @@ struct RunReport {
   std::shared_ptr<const int> trace_read_fd;
   std::string trace_error;  // not empty: a write failed, the trace is incomplete (why)
   std::string command;
-  Seconds start = 0;                 // Unix time of the start
-  Seconds duration = 0;              // start to the end of the tree
-  std::uint64_t samples = 0;         // regular samples
-  std::uint64_t marker_samples = 0;  // extra samples taken at markers
-  std::uint64_t missed_deadlines = 0;
-  std::uint64_t stops = 0;      // Ctrl-Z / SIGTSTP: qprof (and the job) stopped, then continued
-  Seconds stopped_seconds = 0;  // no samples are taken while stopped
-  Seconds asked_interval = 0;
-  Seconds mean_interval = 0;                     // achieved, over regular samples
+  Seconds start = 0;     // Unix time of the start
+  Seconds duration = 0;  // start to the end of the tree
+  SamplingReport sampling;
   std::optional<trace::MemSample> sampled_peak;  // the tree's RSS
   std::optional<Bytes> kernel_process_peak;      // largest single process (RUSAGE_CHILDREN)
   CgroupReport cgroup;  // the tree's own cgroup (--cgroup), where it had one with a memory controller
@@ -116,25 +139,13 @@ struct RunReport {
   PssReport pss;                           // unless --no-pss
   // The answer: the tree's memory with shared pages counted once (footprint_of_run).
   std::optional<trace::Footprint> footprint;
-  HwmReport hwm;                                       // Σ VmHWM, the upper bound
-  std::optional<trace::MemKindsSample> kinds_at_peak;  // the RSS split (anon/file/shmem) at its largest KINDS sample
-  Bytes peak_swap = 0;
-  std::optional<trace::TasksSample> most_tasks;  // the TASKS sample with the most threads
-  Bytes peak_vsz = 0;
-  double cpu_seconds = 0;  // user + system of the whole tree
-  // Of one core, over a stats interval; none when the run was too short to measure one.
-  std::optional<double> cpu_peak_percent;
-  Seconds stats_interval = 0;        // as asked: the schedule of KINDS, TASKS, CPU, IO
-  std::uint64_t usage_readings = 0;  // KINDS/TASKS readings of the tree
-  trace::IoSample io;                // totals of the whole tree
-  double profiler_cpu_seconds = 0;   // what qprof itself used, all its threads
+  HwmReport hwm;  // Σ VmHWM, the upper bound
+  UsageReport usage;
+  double profiler_cpu_seconds = 0;  // what qprof itself used, all its threads
   GpuReport gpu;
   ExitReport exit;
   bool launched = false;
-  bool attached = false;  // qprof attach: the process was not qprof's child
-  // Processes of the tree whose /proc files qprof could not open (out of descriptors): the
-  // figures miss them, in part or whole.
-  std::uint64_t unread_members = 0;
+  bool attached = false;              // qprof attach: the process was not qprof's child
   LimitReport limit;                  // the memory limit in force
   WatchReport watch;                  // --watch-dir
   std::vector<std::string> warnings;  // said during the run, repeated in the trace as NOTE

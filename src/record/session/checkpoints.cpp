@@ -57,14 +57,14 @@ void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   if (hooks_.on_checkpoint && parts_.trace.intact()) hooks_.on_checkpoint(marker);
 }
 
-void Checkpoints::finish(Notices& notices, RunReport& report) {
-  report.marker_samples = samples_;
-  report.stages = stages_;
+std::vector<trace::Stage> Checkpoints::finish(Notices& notices) const {
+  std::vector<trace::Stage> stages = stages_;
   const MemSample& last = parts_.sampler.last();
   for (const Stage& s : tracker_.unclosed(last.t, last.bytes)) {
     notices.warn("stage '" + s.name + "' was started but never ended");
-    report.stages.push_back(s);
+    stages.push_back(s);
   }
+  return stages;
 }
 
 std::string Checkpoints::stage_at(Seconds t) const {

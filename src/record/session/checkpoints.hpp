@@ -41,9 +41,11 @@ class Checkpoints {
 
   // Every marker waiting in `inbox`, in the order they arrived.
   void take(MarkerInbox& inbox, Notices& notices);
-  // The stages never ended, closed at the last sample and said; every stage and the count of
-  // checkpoint samples go to `report`.
-  void finish(Notices& notices, RunReport& report);
+  // Every stage of the run: the closed ones, then those never ended, closed at the last sample
+  // and said.
+  std::vector<trace::Stage> finish(Notices& notices) const;
+  // Checkpoints that sampled the tree (it was not empty).
+  std::uint64_t samples() const { return samples_; }
   // The innermost stage open now ("" none).
   std::string open_stage() const { return tracker_.innermost(); }
   // The innermost stage open at `t` (the latest started of those that held it; "" none): an

@@ -53,7 +53,7 @@ HwmReport record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sa
     out.note("Σ VmHWM as read (" + std::to_string(totals.hwm_sum) + " bytes) was below a figure it bounds; raised to " +
              std::to_string(hwm.sum) + " bytes");
   }
-  if (totals.uncovered == 0 && report.unread_members == 0) {
+  if (totals.uncovered == 0 && report.sampling.unread_members == 0) {
     out.peak(trace::kPeakHwmSum, hwm.sum);
   } else if (totals.uncovered == 0) {
     out.peak(trace::kPeakHwmSumPartial, hwm.sum);  // the unread members' peaks are missing
@@ -73,11 +73,21 @@ HwmReport record_hwm_sum(const TreeAccounting::Totals& totals, const Sampler& sa
   return hwm;
 }
 
-// The split and the VSZ peak only where they agree with the Σ RSS peak (trace/usage_samples.hpp).
-void keep_stats_consistent(const UsageSeries& usage, RunReport& report) {
-  const Bytes rss_peak = report.sampled_peak ? report.sampled_peak->bytes : 0;
-  if (const auto largest = usage.largest(); largest && splits_peak(*largest, rss_peak)) report.kinds_at_peak = largest;
-  if (is_vsz_peak(usage.peak_vsz(), rss_peak)) report.peak_vsz = usage.peak_vsz();
+// The KINDS/TASKS/CPU/IO figures of the whole run, once the accounting is closed. The split and
+// the VSZ peak are kept only where they agree with the Σ RSS peak (trace/usage_samples.hpp).
+UsageReport usage_report(const TreeSources& in, const TreeAccounting::Totals& totals, Bytes rss_peak) {
+  const UsageSeries& usage = in.sampler.usage();
+  UsageReport u;
+  u.cpu_seconds = totals.cpu_seconds;
+  u.io = totals.io;
+  u.peak_swap = usage.peak_swap();
+  u.most_tasks = usage.most_tasks();
+  u.readings = usage.readings();
+  if (const auto largest = usage.largest(); largest && splits_peak(*largest, rss_peak)) u.kinds_at_peak = largest;
+  if (is_vsz_peak(usage.peak_vsz(), rss_peak)) u.peak_vsz = usage.peak_vsz();
+  u.cpu_peak_percent = in.cpu_peak_percent;
+  u.stats_interval = in.stats_interval;
+  return u;
 }
 
 double own_cpu_seconds() {
@@ -118,17 +128,12 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
   if (in.cgroup && in.cgroup->has_memory()) report.cgroup = record_cgroup(*in.cgroup, sampler, out);
   sampler.close_accounting();
   const TreeAccounting::Totals& totals = sampler.totals();
-  report.cpu_seconds = totals.cpu_seconds;
-  report.io = totals.io;
-  report.peak_swap = sampler.usage().peak_swap();
-  report.most_tasks = sampler.usage().most_tasks();
-  report.usage_readings = sampler.usage().readings();
-  keep_stats_consistent(sampler.usage(), report);
+  report.usage = usage_report(in, totals, report.sampled_peak ? report.sampled_peak->bytes : 0);
   report.pss = pss_report(sampler);
   report.cgroup.anon_peak = sampler.peak_cgroup_anon();
   report.hwm = record_hwm_sum(totals, sampler, out, notices, report);
   report.footprint = footprint_of_run(report);
-  if (totals.uncovered == 0 && report.unread_members == 0) {
+  if (totals.uncovered == 0 && report.sampling.unread_members == 0) {
     const Bytes peak =
         std::max(report.sampled_peak ? report.sampled_peak->bytes : 0, report.footprint ? report.footprint->peak : 0);
     report.hwm.useful = bound_is_useful(report.hwm.sum, peak);

@@ -20,12 +20,14 @@ struct TreeSources {
   const TreeCgroup* cgroup;                          // --cgroup, with or without a memory controller
   const std::optional<MemoryCgroupDir>& own_cgroup;  // without --cgroup: qprof's, the job's too
   Seconds asked_interval;
+  std::optional<double> cpu_peak_percent = std::nullopt;  // the session's CpuRate, finished
+  Seconds stats_interval = 0;
 };
 
 // The PSS side of the run: its peaks and how often it was read.
 PssReport pss_report(const Sampler& sampler);
 
-// After report.kernel_process_peak and report.unread_members are known.
+// After report.kernel_process_peak and report.sampling.unread_members are known.
 void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& notices, RunReport& report);
 
 // The EXIT line at `t_end` and how the command ended; said when it is not a plain exit.

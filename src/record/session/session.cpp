@@ -79,6 +79,7 @@ class Session {
   void take_markers();
   void poll_oom(std::int64_t now, bool last = false);
   void finish_trace();
+  SamplingReport sampling_report() const;
 
   const RunOptions& o_;
   RunReport& report_;
@@ -118,7 +119,7 @@ int Session::run() {
     report_.attached = true;
   }
   report_.command = display_command(attached_ ? attached_->argv() : o_.command);
-  report_.asked_interval = o_.interval;
+  report_.sampling.asked_interval = o_.interval;
   report_.margin = o_.margin;
   Result<MarkerMatcher> matcher = o_.marker_regex ? MarkerMatcher::compile(*o_.marker_regex) : MarkerMatcher();
   if (!matcher) {
@@ -404,18 +405,11 @@ void Session::finish_trace() {
   report_.watch = dirs_.finish(out, notices_);
   const Seconds t_end = clock_->unix_at(monotonic_ns());
   report_.duration = t_end - report_.start;
-  checkpoints_->finish(notices_, report_);
+  report_.stages = checkpoints_->finish(notices_);
   if (sampler_->count() > 0) report_.sampled_peak = sampler_->peak();
   unread_.finish(tree_->unread(), notices_, out);
-  report_.unread_members = unread_.count();
-  report_.samples = samples_.count();
-  report_.missed_deadlines = schedule_->missed();
-  report_.stops = exit_->stops();
-  report_.stopped_seconds = exit_->stopped_seconds();
-  report_.mean_interval = samples_.mean_interval(exit_->stopped_seconds());
+  report_.sampling = sampling_report();
   cpu_.finish();
-  report_.cpu_peak_percent = cpu_.peak();
-  report_.stats_interval = o_.stats_interval;
   report_.limit = limit_.report();
   // From wait4 of the tree's processes rather than RUSAGE_CHILDREN, which would also count the
   // GPU backends' helpers.
@@ -429,7 +423,8 @@ void Session::finish_trace() {
     poll_oom(monotonic_ns(), true);
     report_.oom_events = oom_.kills();
   }
-  record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval}, out, notices_, report_);
+  record_tree_figures(TreeSources{*sampler_, cgroup_.get(), own_cgroup_, o_.interval, cpu_.peak(), o_.stats_interval},
+                      out, notices_, report_);
   const std::string name = attached_ ? "process " + std::to_string(exit_->pid()) : o_.command.front();
   report_.exit = record_exit(*exit_, name, t_end, out, report_, hooks_.speaker);
   trace_->close();
@@ -443,6 +438,19 @@ void Session::finish_trace() {
         report_.trace_path + ": cut by another process while qprof wrote it (it starts with NUL bytes)";
   }
   if (!report_.trace_error.empty()) report_.warnings.push_back(report_.trace_error + ": the trace is incomplete");
+}
+
+SamplingReport Session::sampling_report() const {
+  SamplingReport r;
+  r.asked_interval = o_.interval;
+  r.samples = samples_.count();
+  r.marker_samples = checkpoints_->samples();
+  r.missed_deadlines = schedule_->missed();
+  r.stops = exit_->stops();
+  r.stopped_seconds = exit_->stopped_seconds();
+  r.mean_interval = samples_.mean_interval(exit_->stopped_seconds());
+  r.unread_members = unread_.count();
+  return r;
 }
 
 }  // namespace
