@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/analysis/catalog.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::default_traces;
@@ -44,6 +45,7 @@ struct CleanCli {
 };
 
 Result<int> clean_action(const CleanCli& o) {
+  const Speaker say = stderr_speaker("clean");
   std::optional<double> age;
   if (!o.older_than.empty() && !(age = parse_duration(o.older_than))) {
     return Failure{"--older-than " + o.older_than + ": expected an age, " + duration_forms()};
@@ -78,7 +80,7 @@ Result<int> clean_action(const CleanCli& o) {
     const bool removed = fs::remove(p, ec) || !ec;
     if (lock >= 0) ::close(lock);
     if (!removed) {
-      std::cerr << "qprof clean: " << p << ": " << ec.message() << '\n';
+      say.line(p + ": " + ec.message());
       status = 1;
       continue;
     }

@@ -80,8 +80,8 @@ Result<void> read_files(const CompareCli& o, Rows& rows) {
   auto read = [&](const std::string& path) -> Result<void> {
     try {
       rows.files.push_back(std::make_unique<Trace>(read_for_compare(path)));
-      const std::string cut = trace::incomplete_notice(*rows.files.back(), "compare");
-      if (!cut.empty()) std::cerr << cut << '\n';
+      const std::string cut = trace::incomplete_notice(*rows.files.back());
+      if (!cut.empty()) stderr_speaker("compare").line(cut);
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};
     }
@@ -102,7 +102,7 @@ Result<int> run_commands(const CompareCli& o, Rows& rows) {
   runs::CommandRunsRequest request{o.run, o.commands, o.repeat, o.prefix, stderr_speaker()};
   record_metric(request.run, o.metric);
   Result<runs::CommandRuns> ran =
-      runs::run_commands(request, [](const std::string& line) { std::cerr << "qprof compare: " << line << '\n'; });
+      runs::run_commands(request, [say = stderr_speaker("compare")](const std::string& line) { say.line(line); });
   if (!ran) {
     if (ran.failure().message.empty()) return ran.failure().status;  // not started: the session said why
     return ran.failure();

@@ -7,6 +7,7 @@
 #include "qprof/analysis/budgets.hpp"
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/common/units.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::budget_bytes;
@@ -41,6 +42,7 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
   const std::vector<RowCheck> checks = check_rows(c, max_peaks, growth, !o.baseline.empty());
   const std::string metric(metric_info(c.metric).name);
   const std::string title = "peak " + std::string(metric_info(c.metric).title);
+  const Speaker say = stderr_speaker("compare");
   for (std::size_t r = 0; r < entries.size(); ++r) {
     const RowCheck& rc = checks[r];
     report::RowBudget& b = v.rows[r];
@@ -49,8 +51,7 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
     if (!rc.known) {
       b.text = "not checked: no " + metric;
       v.unknown = true;
-      std::cerr << "qprof compare: budget not checked for " << label << ": it or the first row has no " << metric
-                << '\n';
+      say.line("budget not checked for " + label + ": it or the first row has no " + metric);
       continue;
     }
     const std::string value =
@@ -62,17 +63,15 @@ Result<Verdicts> check_budgets(const CompareCli& o, const std::vector<CompareEnt
       const std::string of_limit =
           o.max_peak.find('%') != std::string::npos ? " (" + o.max_peak + " of its limit)" : "";
       b.text = "over --max-peak by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")";
-      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value
-                << " exceeds the budget of " << human_bytes(budget) << of_limit << " by "
-                << human_bytes(*rc.over_max_peak) << " (" << percent(frac) << ")" << where_of_row(entries[r], c.metric)
-                << '\n';
+      say.line("memory budget exceeded: " + label + ": " + title + " " + value + " exceeds the budget of " +
+               human_bytes(budget) + of_limit + " by " + human_bytes(*rc.over_max_peak) + " (" + percent(frac) + ")" +
+               where_of_row(entries[r], c.metric));
     }
     if (rc.over_growth) {
       b.text += (b.text.empty() ? "" : "; ") + percent(rc.growth) + " over the baseline";
-      std::cerr << "qprof compare: memory budget exceeded: " << label << ": " << title << " " << value << " is "
-                << percent(rc.growth) << " against the baseline " << entries[0].label << " ("
-                << human_bytes(rc.baseline) << "), more than the " << growth->text() << " allowed, by "
-                << human_bytes(*rc.over_growth) << where_of_row(entries[r], c.metric) << '\n';
+      say.line("memory budget exceeded: " + label + ": " + title + " " + value + " is " + percent(rc.growth) +
+               " against the baseline " + entries[0].label + " (" + human_bytes(rc.baseline) + "), more than the " +
+               growth->text() + " allowed, by " + human_bytes(*rc.over_growth) + where_of_row(entries[r], c.metric));
     }
     b.over = rc.over();
     v.over = v.over || b.over;

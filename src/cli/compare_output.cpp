@@ -56,7 +56,7 @@ Result<int> print_sweep_model(const CompareCli& o, const std::vector<CompareEntr
   }
   report::Document doc;
   const Result<void> model =
-      add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot, o.metric == "rss"}, "qprof compare");
+      add_sweep_model(doc, traces, {o.sweep, o.at, o.limit, o.plot, o.metric == "rss"}, stderr_speaker("compare"));
   if (!doc.tables.empty()) std::cout << report::render(doc, format_of(o.format), render_options(o));
   if (!model) return Failure{model.failure().message, failed ? failed : kUsageError};
   return failed;
@@ -104,7 +104,7 @@ Result<JobRow> add_job_row(const CompareCli& o, std::vector<CompareEntry>& entri
     row.highest_note =
         "highest peak of a rank: " + analysis::rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
   }
-  if (const auto skew = analysis::clock_skew_note(ranks)) std::cerr << "qprof compare: warning: " << *skew << '\n';
+  if (const auto skew = analysis::clock_skew_note(ranks)) stderr_speaker("compare").line("warning: " + *skew);
   return row;
 }
 

@@ -13,6 +13,7 @@
 #include "profiled.hpp"
 #include "qprof/exports/export.hpp"
 #include "qprof/trace/completeness.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using trace::file_completeness;
@@ -59,7 +60,8 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   exports::Options options;
   options.format = *exports::parse_format(o.format);
   options.unit = *unit_of(o.unit);
-  options.warn = [](const std::string& w) { std::cerr << "qprof export: " << terminal_text(w) << '\n'; };
+  const Speaker say = stderr_speaker("export");
+  options.warn = [say](const std::string& w) { say.line(terminal_text(w)); };
   std::vector<exports::Input> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], i < o.labels.size() ? o.labels[i] : ""});
 
@@ -73,9 +75,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
     for (const exports::Input& in : inputs) {
       struct stat st {};
       if (::stat(in.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (const std::string cut = incomplete_notice("export", in.path, file_completeness(in.path)); !cut.empty()) {
-        std::cerr << cut << '\n';
-      }
+      if (const std::string cut = incomplete_notice(in.path, file_completeness(in.path)); !cut.empty()) say.line(cut);
     }
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};

@@ -104,17 +104,17 @@ plot::FitChart chart_of(const fit::FitReport& r) {
 }
 
 // qprof's own CPU time over the runs, and the part of it the kernel's eviction took.
-void print_cost(const fit::FitReport& r, std::size_t width) {
+void say_cost(const fit::FitReport& r, std::size_t width, const Speaker& say) {
   char line[160];
   std::snprintf(line, sizeof line, "qprof fit: qprof's own CPU time: %.3f s over %.2f s of runs (%.2f %%)",
                 r.qprof_cpu_s, r.probes_s, 100 * r.qprof_cpu_s / r.probes_s);
-  std::cerr << fit::wrap_line(line, width, 4);
+  say.text(fit::wrap_line(line, width, 4));
   // The kernel reclaims each probe's page cache in qprof's time when asked to evict it.
   if (r.eviction_cpu_s > 0) {
     std::snprintf(line, sizeof line,
                   "qprof fit: of it, evicting the probes' page cache: %.3f s (%.2f %% of the runs' time)",
                   r.eviction_cpu_s, 100 * r.eviction_cpu_s / r.probes_s);
-    std::cerr << fit::wrap_line(line, width, 4);
+    say.text(fit::wrap_line(line, width, 4));
   }
 }
 
@@ -188,6 +188,8 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
   if (Result<void> checked = check_request(o, std::move(command), self); !checked) return checked.failure();
   rerun_fit_in_user_scope_if_needed();  // returns where qprof may create its groups, or cannot be helped
   const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
+  // fit's lines carry "qprof fit: " themselves (they are wrapped to the terminal with it).
+  const Speaker say = stderr_speaker("fit");
   const auto progress = [&](const fit::Progress& p) {
     char line[160];
     if (p.run == 1) {
@@ -197,15 +199,15 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
                     p.about, static_cast<double>(p.limit) / (1024.0 * 1024.0),
                     o.fit.gpu ? " of device memory per process" : "", p.elapsed_s);
     }
-    std::cerr << line << std::flush;
+    say.text(line);
   };
   fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
   r.request_margin = o.request_margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
   const std::size_t width = output_columns(STDERR_FILENO);
-  if (r.baseline && !o.quiet) std::cerr << fit::text_report(r, width);
-  if (!r.message.empty()) std::cerr << fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4);
-  if (!o.quiet && r.baseline && r.probes_s > 0) print_cost(r, width);
+  if (r.baseline && !o.quiet) say.text(fit::text_report(r, width));
+  if (!r.message.empty()) say.text(fit::wrap_line("qprof fit: " + terminal_text(r.message), width, 4));
+  if (!o.quiet && r.baseline && r.probes_s > 0) say_cost(r, width, say);
   // An output not written is qprof's failure; fit's own status (a failed or interrupted search) wins.
   if (Result<void> written = write_results(o, r); !written) {
     return Failure{written.failure().message, r.status != 0 ? r.status : kUsageError};

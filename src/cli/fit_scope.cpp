@@ -18,6 +18,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/fit/systemd_scope.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 namespace {
@@ -51,10 +52,9 @@ void rerun_fit_in_user_scope_if_needed() {
   if (!argv) return;
   const std::string runner = find_program(argv->front());
   if (runner.empty()) return;
-  std::cerr << "qprof fit: qprof may not create memory cgroups here (" << terminal_text(probe.failure().message)
-            << "); running again in a systemd user scope with its cgroup delegated (systemd-run --user --scope "
-               "-p Delegate=yes)\n"
-            << std::flush;
+  stderr_speaker("fit").line("qprof may not create memory cgroups here (" + terminal_text(probe.failure().message) +
+                             "); running again in a systemd user scope with its cgroup delegated (systemd-run --user "
+                             "--scope -p Delegate=yes)");
   std::vector<char*> words;
   for (const std::string& w : *argv) words.push_back(const_cast<char*>(w.c_str()));
   words.push_back(nullptr);
@@ -63,7 +63,7 @@ void rerun_fit_in_user_scope_if_needed() {
   ::execv(runner.c_str(), words.data());  // replaces qprof: its PID, terminal and exit status pass on
   const int error = errno;
   ::unsetenv(fit::kInScopeVariable);
-  std::cerr << "qprof fit: cannot run " << terminal_text(runner) << ": " << std::strerror(error) << '\n';
+  stderr_speaker("fit").line("cannot run " + terminal_text(runner) + ": " + std::strerror(error));
 }
 
 }  // namespace qprof::cli

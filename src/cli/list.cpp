@@ -15,6 +15,7 @@
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/default_metric.hpp"
 #include "qprof/common/units.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::default_traces;
@@ -71,8 +72,7 @@ Result<std::vector<std::string>> traces_to_list(const ListCli& o) {
     } catch (const std::exception& e) {
       return Failure{terminal_text(e.what())};
     }
-    if (found.empty())
-      std::cerr << "qprof list: no traces in " << terminal_text(p) << ": it looks for " << kLooksFor << '\n';
+    if (found.empty()) stderr_speaker("list").line("no traces in " + terminal_text(p) + ": it looks for " + kLooksFor);
     traces.insert(traces.end(), found.begin(), found.end());
   }
   return traces;
@@ -102,7 +102,7 @@ Result<int> list_action(const ListCli& o) {
     try {
       l = summarize_trace(path);
     } catch (const std::exception& e) {
-      std::cerr << "qprof list: " << terminal_text(e.what()) << '\n';
+      stderr_speaker("list").line(terminal_text(e.what()));
       status = kUsageError;
       continue;
     }

@@ -26,6 +26,7 @@
 #include "habits.hpp"
 #include "help_format.hpp"
 #include "man_page.hpp"
+#include "stderr_speaker.hpp"
 #include "qprof/common/version.hpp"
 
 namespace {
@@ -49,7 +50,7 @@ void open_standard_descriptors() {
 // for a subcommand's, "qprof: why" before one is chosen.
 int exit_status(const qprof::Result<int>& result, std::string_view subcommand = {}) {
   if (result) return *result;
-  std::cerr << "qprof" << (subcommand.empty() ? "" : " ") << subcommand << ": " << result.failure().message << '\n';
+  qprof::cli::stderr_speaker(std::string(subcommand)).line(result.failure().message);
   return result.failure().status;
 }
 
@@ -107,8 +108,8 @@ int with_stdout_checked(int status, std::string_view subcommand) {
   pollfd out{STDOUT_FILENO, 0, 0};
   if (::poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) error = EPIPE;  // a pipe without reader
   if (error == EPIPE) return 128 + SIGPIPE;
-  std::cerr << "qprof " << subcommand
-            << ": cannot write to stdout: " << (error != 0 ? std::strerror(error) : "a write failed") << '\n';
+  qprof::cli::stderr_speaker(std::string(subcommand))
+      .line(std::string("cannot write to stdout: ") + (error != 0 ? std::strerror(error) : "a write failed"));
   return 2;
 }
 
@@ -219,9 +220,9 @@ int main(int argc, char** argv) {
         if (!opt->get_positional()) continue;
         for (const std::string& r : opt->results()) inputs += (inputs.empty() ? "" : ", ") + r;
       }
-      std::cerr << "qprof " << c.app->get_name() << ": "
-                << qprof::terminal_text(inputs.empty() ? std::string("the input") : inputs)
-                << ": too large to process in memory\n";
+      qprof::cli::stderr_speaker(c.app->get_name())
+          .line(qprof::terminal_text(inputs.empty() ? std::string("the input") : inputs) +
+                ": too large to process in memory");
       return qprof::cli::kUsageError;
     }
   }

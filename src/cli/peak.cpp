@@ -105,13 +105,15 @@ report::PeakLine peak_of(const Trace& t, const PeakCli& o, bool run_mode = false
   return line;
 }
 
+// peak's words beside its figures: "qprof peak: …" on stderr.
+void say(const std::string& message) { stderr_speaker("peak").line(message); }
+
 // stdout keeps its form (the bare figure with -- CMD): where the default fell back to Σ RSS, that
 // is said on stderr, once per trace.
 void say_fallbacks(const std::vector<report::PeakLine>& lines, bool run_mode) {
   for (const report::PeakLine& l : lines) {
     if (!l.peak || l.metric_fallback.empty()) continue;
-    std::cerr << "qprof peak: " << (run_mode || l.file.empty() ? "" : terminal_text(l.file) + ": ") << l.metric_fallback
-              << '\n';
+    say((run_mode || l.file.empty() ? "" : terminal_text(l.file) + ": ") + l.metric_fallback);
   }
 }
 
@@ -122,7 +124,7 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   bool error = false, over = false;
   for (const auto& l : lines) {
     if (l.peak) continue;
-    std::cerr << "qprof peak: " << terminal_text(l.error) << '\n';  // it quotes stage names
+    say(terminal_text(l.error));  // it quotes stage names
     error = true;
   }
   std::cout << (o.json ? report::peak_json(lines, unit, run_mode) : report::peak_lines(lines, unit, !run_mode));
@@ -131,14 +133,13 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
   // stdout keeps mprof's form; an OOM kill, and that a figure misses processes, are said beside it.
   for (const auto& l : lines) {
     for (const std::string& k : l.oom_kills) {
-      std::cerr << "qprof peak: OOM kill" << (run_mode ? "" : " in " + terminal_text(l.file)) << ": "
-                << terminal_text(k) << '\n';
+      say("OOM kill" + (run_mode ? "" : " in " + terminal_text(l.file)) + ": " + terminal_text(k));
     }
   }
   for (std::size_t i = 0; i < lines.size() && !run_mode; ++i) {
     if (lines[i].peak && traces[i]->unread_processes > 0) {
-      std::cerr << "qprof peak: warning: " << terminal_text(lines[i].file) << " is INCOMPLETE: its figures miss "
-                << traces[i]->unread_processes << " process(es) qprof could not read (out of file descriptors)\n";
+      say("warning: " + terminal_text(lines[i].file) + " is INCOMPLETE: its figures miss " +
+          std::to_string(traces[i]->unread_processes) + " process(es) qprof could not read (out of file descriptors)");
     }
   }
   if (!o.max_peak.empty()) {
@@ -146,7 +147,7 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
       if (!lines[i].peak) continue;
       const auto limit = budget_bytes(o.max_peak, *traces[i]);  // 90%: of this trace's limit
       if (!limit) {
-        std::cerr << "qprof peak: " << terminal_text(limit.failure().message) << '\n';
+        say(terminal_text(limit.failure().message));
         error = true;
         continue;
       }
@@ -154,8 +155,8 @@ int print_peaks(const std::vector<report::PeakLine>& lines, const std::vector<co
       if (!check.exceeded()) continue;
       over = true;
       const std::string& fallback = lines[i].metric_fallback;
-      std::cerr << "qprof peak: memory budget exceeded" << (run_mode ? "" : " in " + lines[i].file) << ": "
-                << report::budget_message(*traces[i], check) << (fallback.empty() ? "" : " (" + fallback + ")") << '\n';
+      say("memory budget exceeded" + (run_mode ? "" : " in " + lines[i].file) + ": " +
+          report::budget_message(*traces[i], check) + (fallback.empty() ? "" : " (" + fallback + ")"));
     }
   }
   return error ? kUsageError : over ? kBudgetExceeded : 0;
@@ -187,13 +188,13 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
   for (const Trace* t : traces) {
     if (!has_metric(*t, metric)) return Failure{report::missing_metric(*t, metric)};
   }
-  if (!chosen.fallback.empty()) std::cerr << "qprof peak: " << terminal_text(chosen.fallback) << '\n';
+  if (!chosen.fallback.empty()) say(terminal_text(chosen.fallback));
   const Align align = o.align == "start" ? Align::start : Align::wall;
   const Unit unit = *unit_of(o.unit);
   std::cout << (o.json ? report::job_peak_json(traces, metric, align, o.by_host, unit)
                        : report::job_peak_lines(traces, metric, align, o.by_host, unit));
   std::cout.flush();
-  if (const auto skew = clock_skew_note(traces)) std::cerr << "qprof peak: warning: " << *skew << '\n';
+  if (const auto skew = clock_skew_note(traces)) say("warning: " + *skew);
   if (o.max_peak.empty()) return 0;
   if (!parse_size(o.max_peak)) {
     return Failure{"--max-peak " + o.max_peak + ": a percentage of the limit is per trace; the job's sum takes a size"};
@@ -212,10 +213,10 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
     for (std::size_t i : g.traces) part.push_back(traces[i]);
     const auto peak = job_peak(part, metric, align);
     if (!peak || peak->bytes <= limit) continue;
-    std::cerr << "qprof peak: memory budget exceeded: " << (o.by_host ? "host " : "") << g.host << " peaks at "
-              << human_bytes(peak->bytes) << " (" << metric_info(metric).title << ", ranks summed) at "
-              << human_seconds(peak->t) << ", over the budget of " << human_bytes(limit) << " by "
-              << human_bytes(peak->bytes - limit) << '\n';
+    say("memory budget exceeded: " + std::string(o.by_host ? "host " : "") + g.host + " peaks at " +
+        human_bytes(peak->bytes) + " (" + std::string(metric_info(metric).title) + ", ranks summed) at " +
+        human_seconds(peak->t) + ", over the budget of " + human_bytes(limit) + " by " +
+        human_bytes(peak->bytes - limit));
     status = kBudgetExceeded;
   }
   return status;
@@ -272,7 +273,7 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
   const int peak_status = print_peaks({line}, {&trace}, o, true);
   if (status != 0) return status;
   if (peak_status == 0 && incomplete) {
-    std::cerr << "qprof peak: the trace is incomplete (" << report.trace_error << "); the peak is what qprof sampled\n";
+    say("the trace is incomplete (" + report.trace_error + "); the peak is what qprof sampled");
     return kTraceIncomplete;
   }
   return peak_status;
@@ -351,9 +352,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
             for (const std::string& f : o.files) {
               try {
                 traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
-                if (const std::string cut = incomplete_notice(*traces.back(), "peak"); !cut.empty()) {
-                  std::cerr << cut << '\n';
-                }
+                if (const std::string cut = incomplete_notice(*traces.back()); !cut.empty()) say(cut);
               } catch (const std::exception& e) {
                 report::PeakLine l;
                 l.file = f;
@@ -366,14 +365,15 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
               lines.push_back(peak_of(*traces.back(), o));
               read.push_back(traces.back().get());
               if (o.children && traces.back()->children.empty() && !o.sum && !o.by_host) {
-                std::cerr << "qprof peak: " << terminal_text(f)
-                          << ": no child lines: the trace has no processes of their own (record with qprof run -M)\n";
+                say(terminal_text(f) +
+                    ": no child lines: the trace has no processes of their own (record with qprof "
+                    "run -M)");
               }
             }
             if (o.sum || o.by_host) {
               for (const auto& l : lines) {
                 if (!l.error.empty() && !l.peak && std::find(read.begin(), read.end(), nullptr) != read.end()) {
-                  std::cerr << "qprof peak: " << l.error << '\n';
+                  say(l.error);
                 }
               }
               if (std::find(read.begin(), read.end(), nullptr) != read.end()) return kUsageError;

@@ -55,7 +55,7 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   for (const std::string& f : files) {
     auto reduced = trace::read_trace_reduced(f, analysis::kTimeSlack);
     traces.push_back(reduced ? std::move(*reduced) : trace::read_trace(f));
-    if (const std::string cut = incomplete_notice(traces.back(), "plot"); !cut.empty()) std::cerr << cut << '\n';
+    if (const std::string cut = incomplete_notice(traces.back()); !cut.empty()) stderr_speaker("plot").line(cut);
   }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
@@ -73,7 +73,7 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   for (std::size_t i = 0; i < files.size(); ++i) {
     inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true, origin});
   }
-  if (const auto skew = clock_skew_note(ranks)) std::cerr << "qprof plot: warning: " << *skew << '\n';
+  if (const auto skew = clock_skew_note(ranks)) stderr_speaker("plot").line("warning: " + *skew);
   return {};
 }
 

@@ -19,6 +19,7 @@
 #include "qprof/common/clock.hpp"
 #include "qprof/record/markers.hpp"
 #include "qprof/common/units.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::choose_metric;
@@ -139,7 +140,7 @@ Result<void> resolve_job(RunOptions& o, std::string_view who) {
     }
   }
   o.identity = detect_job(o.identity.host);
-  for (const std::string& w : o.identity.warnings) std::cerr << "qprof " << who << ": warning: " << w << '\n';
+  for (const std::string& w : o.identity.warnings) stderr_speaker(std::string(who)).line("warning: " + w);
   if (o.output.find('%') == std::string::npos) return {};
   const auto expanded = expand_output(o.output, o.identity, ::getpid(), WallAnchor().unix_at(monotonic_ns()));
   if (!expanded) return expanded.failure();

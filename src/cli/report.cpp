@@ -16,6 +16,7 @@
 #include "qprof/report/job.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/request.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::Align;
@@ -103,7 +104,7 @@ Result<void> read_whole_unless_reduced(std::vector<Trace>& traces) {
 
 // A trace cut short still reads: the report says so, once, on stderr.
 void say_if_incomplete(const Trace& trace) {
-  if (const std::string cut = incomplete_notice(trace, "report"); !cut.empty()) std::cerr << cut << '\n';
+  if (const std::string cut = incomplete_notice(trace); !cut.empty()) stderr_speaker("report").line(cut);
 }
 
 // --sum: the traces of a job's ranks as one report.

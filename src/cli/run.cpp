@@ -75,7 +75,8 @@ bool is_stream_output(const std::string& output) {
 
 // The budget, on what qprof held in memory when the trace cannot be read back (or on the trace
 // read back, which then holds the same samples). Returns the status it adds (0 or 3), or 2.
-int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail) {
+int check_run_budget(const RunCli& o, const Trace& trace, const std::function<int(const std::string&)>& fail,
+                     const Speaker& say) {
   const MetricChoice chosen = metric_for(o.metric, trace);
   if (!has_metric(trace, chosen.metric)) return fail("--max-peak: " + report::missing_metric(trace, chosen.metric));
   const auto budget = budget_bytes(o.max_peak, trace);
@@ -84,40 +85,39 @@ int check_run_budget(const RunCli& o, const Trace& trace, const std::function<in
   // Said where the default fell back to Σ RSS: the budget then holds mprof's figure.
   const std::string basis = chosen.fallback.empty() ? "" : " (" + chosen.fallback + ")";
   if (check->exceeded()) {
-    std::cerr << "qprof: memory budget exceeded: " << report::budget_message(trace, *check) << basis << '\n';
+    say.line("memory budget exceeded: " + report::budget_message(trace, *check) + basis);
     return kBudgetExceeded;
   }
-  if (!o.run.quiet) std::cerr << "qprof: " << report::budget_message(trace, *check) << basis << '\n';
+  if (!o.run.quiet) say.line(report::budget_message(trace, *check) + basis);
   return 0;
 }
 
 // After the run: the stage table, the YAML report and the budget, from the trace read back when
 // it is a complete file, else from what qprof holds in memory (the budget only).
-int after_run(const RunCli& o, const RunReport& report, int status) {
+int after_run(const RunCli& o, const RunReport& report, int status, const Speaker& say) {
   const bool cmd_failed = status != 0;
   const auto fail = [&](const std::string& why) {
-    std::cerr << "qprof: " << why << '\n';
+    say.line(why);
     return cmd_failed ? status : kUsageError;
   };
   // The status that says the trace is incomplete, when nothing worse happened.
   const auto incomplete = [&](int result) {
     if (report.trace_error.empty() || result != 0) return result;
-    std::cerr << "qprof: the trace " << report.trace_path << " is incomplete (" << report.trace_error
-              << "); exit status " << kTraceIncomplete << '\n';
+    say.line("the trace " + report.trace_path + " is incomplete (" + report.trace_error + "); exit status " +
+             std::to_string(kTraceIncomplete));
     return kTraceIncomplete;
   };
   if (!report.trace_readable_back || !report.trace_error.empty()) {
     int result = status;
     if (!o.run.quiet && !report.stages.empty()) {
-      std::cerr << "qprof: no stage table: "
-                << (report.trace_error.empty() ? "qprof does not read back a trace it streamed"
-                                               : "the trace is incomplete")
-                << '\n';
+      say.line(std::string("no stage table: ") + (report.trace_error.empty()
+                                                      ? "qprof does not read back a trace it streamed"
+                                                      : "the trace is incomplete"));
     }
     // Status 4 says the trace is incomplete, and so that there is no report of it.
-    if (!o.yaml.empty()) std::cerr << "qprof: --yaml: not written: the trace is incomplete\n";
+    if (!o.yaml.empty()) say.line("--yaml: not written: the trace is incomplete");
     if (!o.max_peak.empty()) {
-      const int budget = check_run_budget(o, peaks_in_memory(report), fail);
+      const int budget = check_run_budget(o, peaks_in_memory(report), fail, say);
       if (result == 0) result = budget;
     }
     return incomplete(result);
@@ -134,8 +134,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
 
   // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
   if (!o.run.quiet) {
-    if (const auto growth = report::growth_summary(trace))
-      std::cerr << "qprof:   trend           " << terminal_text(*growth) << '\n';
+    if (const auto growth = report::growth_summary(trace)) say.line("  trend           " + terminal_text(*growth));
   }
 
   if (!o.run.quiet && !trace.stages.empty()) {
@@ -149,7 +148,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     narrow.named_width = 80;
     narrow.text_width = narrow.named_width - std::string_view("qprof: ").size();
     narrow.wider = "qprof report shows them";
-    std::cerr << prefixed(report::render(doc, report::Format::text, narrow), "qprof: ");
+    say.text(prefixed(report::render(doc, report::Format::text, narrow), "qprof: "));
   }
   int result = status;
   if (!o.yaml.empty()) {
@@ -162,7 +161,7 @@ int after_run(const RunCli& o, const RunReport& report, int status) {
     }
   }
   if (!o.max_peak.empty()) {
-    const int budget = check_run_budget(o, trace, fail);
+    const int budget = check_run_budget(o, trace, fail, say);
     if (result == 0) result = budget;
   }
   return result;
@@ -344,10 +343,10 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
             if (!report.refusal.empty()) return Failure{report.refusal};
             if (stream) {
               stream->finish();
-              for (const std::string& e : stream->errors()) std::cerr << "qprof: --yaml-stream: " << e << '\n';
+              for (const std::string& e : stream->errors()) hooks.speaker.line("--yaml-stream: " + e);
             }
             if (!report.launched) return status;
-            return after_run(o, report, status);
+            return after_run(o, report, status, hooks.speaker);
           }};
 }
 

@@ -5,8 +5,11 @@
 
 namespace qprof::cli {
 
-Speaker stderr_speaker() {
-  return Speaker([](const std::string& message) { std::cerr << "qprof: " << message << '\n'; },
+Speaker stderr_speaker(const std::string& who) {
+  const std::string prefix = who.empty() ? "qprof: " : "qprof " + who + ": ";
+  // Each message in one write: std::cerr is unbuffered, so a line put together first leaves whole,
+  // never split by what the job writes to the same terminal meanwhile.
+  return Speaker([prefix](const std::string& message) { std::cerr << (prefix + message + '\n'); },
                  [](const std::string& text) { std::cerr << text; });
 }
 

@@ -82,7 +82,7 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   request.parameters = *parameters;
   request.speaker = stderr_speaker();
   const Result<runs::SweepRuns> done = runs::run_sweep(
-      request, [](const std::string& line) { std::cerr << "qprof sweep: " << terminal_text(line) << '\n'; });
+      request, [say = stderr_speaker("sweep")](const std::string& line) { say.line(terminal_text(line)); });
   if (!done) return done.failure();
   const SweepModelRequest model{request.parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
   const SweepDocument printed = sweep_document(request.parameters, done->runs, model);

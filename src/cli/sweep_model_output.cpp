@@ -40,9 +40,9 @@ std::optional<double> as_number(const std::string& text) {
 
 // qprof fit's limits for a trace, from the JSON qprof sweep --fit wrote beside it; none where
 // there is no such file (a file that is not fit's JSON is said).
-FitLimits saved_fit_limits(const Trace& t, const char* who) {
+FitLimits saved_fit_limits(const Trace& t, const Speaker& say) {
   const Result<std::optional<fit::SavedLimits>> read = fit::read_saved_limits(fit::saved_result_path(t.source));
-  if (!read) std::cerr << who << ": " << terminal_text(read.failure().message) << "; its fit limits left out\n";
+  if (!read) say.line(terminal_text(read.failure().message) + "; its fit limits left out");
   FitLimits f;
   if (!read || !*read) return f;
   const fit::SavedLimits* saved = &**read;
@@ -54,14 +54,13 @@ FitLimits saved_fit_limits(const Trace& t, const char* who) {
 }  // namespace
 
 Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces,
-                             const SweepModelRequest& request, const char* who) {
+                             const SweepModelRequest& request, const Speaker& say) {
   std::vector<SweepPointRuns> points;
   for (const LabelledTrace& lt : traces) {
     auto text = value_in_label(lt.label, request.parameter);
     if (!text) text = value_in_label(lt.trace->source, request.parameter);
     if (!text) {
-      std::cerr << who << ": " << terminal_text(lt.label) << ": no " << request.parameter
-                << "=VALUE in its label or file name; left out\n";
+      say.line(terminal_text(lt.label) + ": no " + request.parameter + "=VALUE in its label or file name; left out");
       continue;
     }
     const auto value = as_number(*text);
@@ -70,8 +69,8 @@ Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTr
                      " is not a number: no model over it"};
     }
     if (lt.trace->exit && lt.trace->exit->status != 0) {
-      std::cerr << who << ": " << terminal_text(lt.label) << ": the job exited with status " << lt.trace->exit->status
-                << "; left out of the model\n";
+      say.line(terminal_text(lt.label) + ": the job exited with status " + std::to_string(lt.trace->exit->status) +
+               "; left out of the model");
       continue;
     }
     auto same = std::find_if(points.begin(), points.end(), [&](const SweepPointRuns& p) { return p.value == *value; });
@@ -80,13 +79,13 @@ Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTr
       same = points.end() - 1;
     }
     same->runs.push_back(lt.trace);
-    same->fits.push_back(saved_fit_limits(*lt.trace, who));
+    same->fits.push_back(saved_fit_limits(*lt.trace, say));
   }
   if (points.empty()) {
     return Failure{"no completed run carries " + request.parameter + "=VALUE: no model"};
   }
   if (points.size() < 2) {
-    std::cerr << who << ": one value of " << request.parameter << " only: the table, and no fit\n";
+    say.line("one value of " + request.parameter + " only: the table, and no fit");
   }
   report::SweepModelOptions options;
   options.at = request.at;

@@ -10,6 +10,7 @@
 #include "qprof/common/failure.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/trace/trace.hpp"
+#include "qprof/common/speaker.hpp"
 
 namespace qprof::cli {
 
@@ -27,10 +28,10 @@ struct SweepModelRequest {
 };
 
 // Adds the points and the model to `doc` (its CSV table: the model). Traces of a failed run
-// (non-zero exit) and traces without the parameter are left out, each said on stderr (`who`
-// first); fails when no value remains, a value is not a number, --limit cannot be read or the
-// chart fails (what `doc` holds by then is still worth printing).
+// (non-zero exit) and traces without the parameter are left out, each said through `say`; fails when no value remains,
+// a value is not a number, --limit cannot be read or the chart fails (what `doc` holds by then is still worth
+// printing).
 Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces,
-                             const SweepModelRequest& request, const char* who);
+                             const SweepModelRequest& request, const Speaker& say);
 
 }  // namespace qprof::cli

@@ -8,6 +8,7 @@
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/timeline.hpp"
+#include "stderr_speaker.hpp"
 
 namespace qprof::cli {
 using analysis::find_peak;
@@ -98,7 +99,7 @@ SweepDocument sweep_document(const std::vector<SweepParameter>& parameters, cons
     for (const SweepRun& r : runs) {
       if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
     }
-    if (!traces.empty()) out.model = add_sweep_model(doc, traces, model, "qprof sweep");
+    if (!traces.empty()) out.model = add_sweep_model(doc, traces, model, stderr_speaker("sweep"));
   } else {
     doc.tables.front().notes.push_back(
         "a grid has no model: qprof compare --sweep NAME on the traces of one line of it");

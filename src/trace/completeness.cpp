@@ -41,10 +41,10 @@ Completeness file_completeness(const std::string& path) {
   return r.seen;
 }
 
-std::string incomplete_notice(const std::string& command, const std::string& file, const Completeness& seen) {
+std::string incomplete_notice(const std::string& file, const Completeness& seen) {
   const std::string why = seen.reason();
   if (why.empty()) return "";
-  return "qprof " + command + ": " + terminal_text(seen.where(file)) + ": incomplete trace: " + terminal_text(why);
+  return terminal_text(seen.where(file)) + ": incomplete trace: " + terminal_text(why);
 }
 
 }  // namespace qprof::trace

@@ -31,12 +31,11 @@ std::string incomplete_reason(const Trace& trace);
 // command checks before it writes its first byte.
 Completeness file_completeness(const std::string& path);
 
-// "qprof CMD: FILE[:LINE]: incomplete trace: WHY", ready for stderr (terminal-safe), or "" when
-// the trace is whole.
-std::string incomplete_notice(const std::string& command, const std::string& file, const Completeness& seen);
-inline std::string incomplete_notice(const Trace& trace, const std::string& command) {
-  return incomplete_notice(command, trace.source,
-                           Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
+// "FILE[:LINE]: incomplete trace: WHY", ready for a Speaker's line (terminal-safe), or "" when the
+// trace is whole.
+std::string incomplete_notice(const std::string& file, const Completeness& seen);
+inline std::string incomplete_notice(const Trace& trace) {
+  return incomplete_notice(trace.source, Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
 }
 
 }  // namespace qprof::trace
