@@ -126,15 +126,6 @@ void LiveLine::update(const LiveStatus& status, std::int64_t mono_ns) {
   ++draws_;
 }
 
-void LiveLine::message(std::string_view line) {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::string text(line);
-  text += '\n';
-  const bool was_open = open_;
-  write_all(text);
-  open_ = was_open;
-}
-
 void LiveLine::release_row() {
   if (rows_ > 0) write_all("\0337\033[r\033[" + std::to_string(rows_) + ";1H\033[2K\0338");
   rows_ = 0;

@@ -94,19 +94,28 @@ TEST(SessionTraceSink, DiscardRemovesAFileButNeverAStream) {
   std::filesystem::remove(stream);
 }
 
+TEST(SessionNotices, QuietKeepsAWarningForTheSummaryAndSaysNothing) {
+  std::vector<std::string> said, spoken;
+  Notices notices(said, true, Speaker([&spoken](const std::string& line) { spoken.push_back(line); }, {}));
+  notices.warn("the limit is near");
+  EXPECT_TRUE(spoken.empty());
+  EXPECT_EQ(said, (std::vector<std::string>{"the limit is near"}));
+}
+
 TEST(SessionNotices, WarningsBeforeTheHeaderWaitForItThenQuietNotesThenAsTheyCome) {
   const std::string path = test::unit_temp_file("notices.dat");
   std::vector<std::string> said;
-  Notices notices(said);
+  std::vector<std::string> spoken;
+  Notices notices(said, false, Speaker([&spoken](const std::string& line) { spoken.push_back(line); }, {}));
   TraceSink sink(output_to(path), {});
   testing::internal::CaptureStderr();
   notices.warn("early");
   notices.note_quietly("no GPU found");
   notices.write_to(sink.writer());
   notices.warn("late");
-  const std::string stderr_text = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // said through the speaker alone
   sink.close();
-  EXPECT_EQ(stderr_text, "qprof: early\nqprof: late\n");  // the quiet note is the trace's only
+  EXPECT_EQ(spoken, (std::vector<std::string>{"early", "late"}));  // the quiet note is the trace's only
   EXPECT_EQ(said, (std::vector<std::string>{"early", "late"}));
   const std::string trace = test::whole_file(path);
   const auto early = trace.find("NOTE early"), quiet = trace.find("NOTE no GPU found"), late = trace.find("NOTE late");

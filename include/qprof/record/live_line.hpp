@@ -3,7 +3,8 @@
 // now and at its peak, GPU memory, CPU %, the current stage. It lives on the terminal's last row,
 // kept out of the scrolling region (DECSTBM, as apt's progress bar does), so that nothing the job
 // prints (on stderr through qprof, or on stdout straight to the terminal) is ever written over
-// or interleaved with it; qprof's own messages go above it through message().
+// or interleaved with it; qprof's own messages go above it, written between before_output() and
+// after_output() as the job's stderr copy is.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +45,6 @@ class LiveLine : public TeeOutputGuard {
   // is not in the terminal's foreground (started with &, or continued with bg): the line is
   // then the shell's to draw on.
   void update(const LiveStatus& status, std::int64_t mono_ns);
-  // One line of qprof's own (a warning: the 90 % limit one, for instance), shown once, above.
-  void message(std::string_view line);
   // Gives the terminal back: the row cleared, the scrolling region reset. Before the summary.
   void close();
   // Job control: the terminal given back as close() does before qprof stops (Ctrl-Z), and taken

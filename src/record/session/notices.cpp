@@ -1,29 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "notices.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "qprof/common/charset.hpp"
 
 namespace qprof::record::session {
 
 void Notices::say(const std::string& text) {
-  // Said in the locale's charset (Σ as "sum" where it is not UTF-8).
-  if (live_) {
-    live_->message("qprof: " + locale_text(text));  // above the live line, never through it
-  } else {
-    // One write, between the job's: never inside one of its lines' writes.
-    const std::string line = "qprof: " + locale_text(text) + '\n';
-    std::lock_guard<std::mutex> lock(plain_.mu_);
-    for (std::size_t done = 0; done < line.size();) {
-      const ssize_t w = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;  // stderr gone: the trace's NOTE still has it
-      done += static_cast<std::size_t>(w);
-    }
-  }
+  // Between the writes of the job's stderr copy, never inside one; with a live line, also between
+  // its frames, on the rows above it (its scrolling region).
+  TeeOutputGuard& terminal = live_ ? static_cast<TeeOutputGuard&>(*live_) : plain_;
+  terminal.before_output();
+  speaker_.line(locale_text(text));  // in the locale's charset (Σ as "sum" where it is not UTF-8)
+  terminal.after_output();
 }
 
 void Notices::warn(const std::string& text) {

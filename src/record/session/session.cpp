@@ -55,7 +55,7 @@ class Session {
       : o_(o),
         report_(r),
         hooks_(hooks),
-        notices_(r.warnings, o.quiet),
+        notices_(r.warnings, o.quiet, hooks.speaker),
         cpu_(o.stats_interval),
         dirs_(o.watch_dirs, o.watch_interval),
         intake_([thread = pthread_self()] { SignalRelay::wake(thread); }) {}
