@@ -15,7 +15,9 @@ deb=$(ls "$work"/pkg/qprof_*.deb)
 dpkg-deb --field "$deb" Depends Recommends | tee "$work/fields"
 # yaml-cpp is linked from its static archive (qprof run never pays for its shared library).
 ! grep -q '^Depends:.*libyaml-cpp' "$work/fields"
-grep -q '^Depends:.*libstdc++6' "$work/fields"
+# The C++ runtime too (QPROF_STATIC_RUNTIME): linked in, so no libstdc++6 or libgcc-s1.
+! grep -q '^Depends:.*\(libstdc++6\|libgcc-s1\)' "$work/fields"
+grep -q '^Depends:.*libc6' "$work/fields"
 grep -q '^Depends:.*libpcre2-8-0' "$work/fields"  # --marker-regex
 grep -q '^Recommends: gnuplot-nox' "$work/fields"
 
