@@ -81,6 +81,16 @@ std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric 
   return best;
 }
 
+PickContext pick_context(const Trace& t, Metric m) {
+  PickContext c;
+  c.cgroup = !t.cgroup.empty();
+  if (m.kind == MetricKind::dir) {
+    std::string name;
+    if (const WatchedDir* d = dir_metric_info(m, &name) ? find_watched_dir(t, name) : nullptr) c.dir = d->index;
+  }
+  return c;
+}
+
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
 std::vector<MemSample> series_as_written(const Trace& t, Metric m) {

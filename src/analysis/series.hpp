@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qprof/analysis/metric.hpp"
+#include "qprof/analysis/metric_table.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/peaks.hpp"
 
@@ -30,6 +31,9 @@ std::optional<Peak> peak_in_stages(const std::vector<trace::MemSample>& series, 
 double round_to(double v, double step);
 // A metric's series as the trace holds it (GPU: devices summed at each sample time).
 std::vector<trace::MemSample> series_as_written(const trace::Trace& t, Metric m);
+// What the metric's row functions need of the trace: whether it has CGROUP lines, and for a
+// dir:NAME metric the index of its directory.
+PickContext pick_context(const trace::Trace& t, Metric m);
 // A dir:NAME metric's info and NAME (dirs.cpp); nullptr for any other metric.
 const MetricInfo* dir_metric_info(Metric m, std::string* name = nullptr);
 
