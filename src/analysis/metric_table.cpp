@@ -159,6 +159,13 @@ const MetricRow& metric_row(MetricKind kind) {
   return kRows[0];
 }
 
+const MetricRow* metric_row_named(std::string_view name) {
+  for (const MetricRow& r : kRows) {
+    if (r.info.metric.kind != MetricKind::dir && r.info.name == name) return &r;
+  }
+  return nullptr;
+}
+
 bool is_charge(const MetricRow& row, const Trace& t) {
   return row.peak == PeakRule::charge || (row.peak == PeakRule::footprint && !t.cgroup.empty());
 }

@@ -35,9 +35,7 @@ const MetricInfo& metric_info(Metric m) {
 
 std::optional<Metric> parse_metric(std::string_view name) {
   if (name.size() > 4 && name.substr(0, 4) == "dir:") return dir_metric(name.substr(4));
-  for (const MetricRow& r : metric_rows()) {
-    if (r.info.metric.kind != MetricKind::dir && r.info.name == name) return r.info.metric;
-  }
+  if (const MetricRow* r = metric_row_named(name)) return r->info.metric;
   return std::nullopt;
 }
 

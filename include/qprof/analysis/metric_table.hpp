@@ -60,6 +60,8 @@ struct MetricRow {
 std::span<const MetricRow> metric_rows();
 // The row of a kind (every kind has one).
 const MetricRow& metric_row(MetricKind kind);
+// The row of a built-in metric by its name ("rss"); nullptr for any other name (dir:NAME too).
+const MetricRow* metric_row_named(std::string_view name);
 // The trace lines a row reads besides MEM ("PSS", "CGROUP", ...), for scans that skip the rest.
 template <class Out>
 void lines_read(const MetricRow& row, Out&& add) {
