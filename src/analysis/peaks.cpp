@@ -24,7 +24,7 @@ using trace::Trace;
 using namespace detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
-  std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper
+  std::string what = metric_row(m.kind).peak == PeakRule::hwm_bound && !peak_bracket(trace).upper
                          ? "sum of each process's peak so far, not a bound"
                          : std::string(metric_info(m).what);
   if (trace.unread_processes > 0) {
@@ -120,11 +120,13 @@ std::optional<Bytes> window_peak(const Trace& t, Metric m, const Stage& s) {
 // it) but is timed after it, so a lookup by time would take the reading before, from before the
 // marker. Every other series has a reading timed at the marker itself.
 std::optional<Bytes> at_marker(const Trace& t, Metric m, const std::vector<MemSample>& series, Seconds when) {
-  const bool pss_based = m == Metric::pss || m == Metric::uss || (m == Metric::footprint && t.cgroup.empty());
+  const AtMarker rule = metric_row(m.kind).at_marker;
+  const bool pss_based =
+      rule == AtMarker::pss || rule == AtMarker::uss || (rule == AtMarker::footprint && t.cgroup.empty());
   if (pss_based) {
     for (const trace::Marker& k : t.markers) {
       if (std::abs(k.t - when) > kTimeSlack) continue;
-      if (const auto v = m == Metric::uss ? k.at.uss : k.at.pss) return v;
+      if (const auto v = rule == AtMarker::uss ? k.at.uss : k.at.pss) return v;
     }
   }
   return value_at(series, when);
@@ -175,7 +177,7 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
     st.end = relative_time(t, s.t_end);
     st.duration = std::max(0.0, s.t_end - s.t_start);
     st.share = total > 0 ? st.duration / total : 0.0;
-    if (m == Metric::rss) {
+    if (metric_row(m.kind).at_marker == AtMarker::stage_memory) {
       st.at_start = s.mem_start;
       st.at_end = s.mem_end;
     } else {

@@ -62,16 +62,18 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
   return std::prev(it)->bytes;
 }
 
-// The highest sample inside any of the stages (a stage can run several times). For rss the memory
-// at the markers counts too: it is the stage's own (an mprof FUNC line measures it itself).
+// The highest sample inside any of the stages (a stage can run several times). For rss
+// (AtMarker::stage_memory) the memory at the markers counts too: it is the stage's own (an mprof
+// FUNC line measures it itself).
 std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m,
                                    const std::vector<const Stage*>& stages) {
   std::optional<Peak> best;
   auto consider = [&](Bytes b, Seconds when) {
     if (!best || b > best->bytes) best = Peak{b, when, false};
   };
+  const bool own_memory = metric_row(m.kind).at_marker == AtMarker::stage_memory;
   for (const Stage* s : stages) {
-    if (m == Metric::rss) {
+    if (own_memory) {
       consider(s->mem_start, s->t_start);
       consider(s->mem_end, s->t_end);
     }

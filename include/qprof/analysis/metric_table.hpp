@@ -48,12 +48,24 @@ enum class PeakRule : std::uint8_t {
   kernel_end,      // the PEAK kernel_process line: exact, with no moment
 };
 
+// What a metric is at a stage's start and end markers (stage_stats).
+enum class AtMarker : std::uint8_t {
+  series,        // its latest sample at the marker's time
+  stage_memory,  // the stage's own readings at its markers (Σ RSS, as an mprof FUNC line holds
+                 // them), which count for the stage's peak too
+  pss,           // the PSS pass the marker asked for (its line is timed after the marker), else
+                 // the latest sample
+  uss,           // likewise, that pass's USS
+  footprint,     // as pss where the footprint is Σ PSS (no CGROUP lines), else the latest sample
+};
+
 struct MetricRow {
   MetricInfo info;               // name, title, what, windowed (dir: NAME is made per directory)
   std::string_view chart_title;  // plot's name of the series in legends: "tree RSS"
   bool (*has)(const trace::Trace&, const PickContext&);
   SamplePicks picks;
   PeakRule peak;
+  AtMarker at_marker;
 };
 
 // Every row: the built-in metrics in the order tables list them, then dir (dir:NAME metrics).
