@@ -4,24 +4,14 @@
 #include "qprof/analysis/metric_table.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <stdexcept>
 
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
 
 namespace qprof::analysis {
-using trace::CgroupSample;
-using trace::DirSample;
 using trace::MemSample;
-using trace::PssSample;
 using trace::Trace;
-using trace::WatchedDir;
 
 using namespace detail;
 

@@ -2,13 +2,7 @@
 #include "series.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <unordered_map>
-#include <stdexcept>
 
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
@@ -16,11 +10,7 @@
 #include "series.hpp"
 
 namespace qprof::analysis::detail {
-using trace::CgroupSample;
-using trace::DirSample;
-using trace::MemKindsSample;
 using trace::MemSample;
-using trace::PssSample;
 using trace::Stage;
 using trace::Trace;
 using trace::WatchedDir;
