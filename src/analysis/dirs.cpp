@@ -10,6 +10,7 @@
 
 #include "qprof/analysis/metric.hpp"
 #include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/metric_table.hpp"
 #include "qprof/common/path_name.hpp"
 #include "qprof/common/units.hpp"
 #include "series.hpp"
@@ -49,8 +50,8 @@ Metric dir_metric(std::string_view name) {
   r.keys.push_back("dir:" + std::string(name));
   r.titles.push_back("dir " + std::string(name));
   const Metric m{MetricKind::dir, static_cast<std::uint32_t>(r.names.size() - 1)};
-  r.infos.push_back(
-      MetricInfo{m, r.keys.back(), r.titles.back(), "apparent size of a watched directory, sampled", true});
+  const MetricInfo& row = metric_row(MetricKind::dir).info;
+  r.infos.push_back(MetricInfo{m, r.keys.back(), r.titles.back(), row.what, row.windowed});
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/metric_table.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
 #include "series.hpp"
@@ -23,7 +24,7 @@ using trace::Trace;
 using namespace detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
-  std::string what = m == Metric::hwm_sum && !peak_bracket(trace).upper
+  std::string what = metric_row(m.kind).peak == PeakRule::hwm_bound && !peak_bracket(trace).upper
                          ? "sum of each process's peak so far, not a bound"
                          : std::string(metric_info(m).what);
   if (trace.unread_processes > 0) {
@@ -32,51 +33,50 @@ std::string peak_meaning(const Trace& trace, Metric m) {
   return what;
 }
 
+namespace {
+
+// The cgroup charge's peak: the kernel's high-water mark is exact and at least every usage
+// sample. Its time is that of the first sample that saw it (it was reached since the sample before).
+Peak charge_peak(const Trace& t, const std::optional<MemSample>& sampled, Peak p) {
+  Bytes kernel = peak_line(t, trace::kPeakCgroup).value_or(0);
+  for (const CgroupSample& s : t.cgroup) kernel = std::max(kernel, s.peak);
+  if (kernel < p.bytes || kernel == 0) return p;
+  std::optional<Seconds> when;
+  if (sampled && sampled->bytes == kernel) when = sampled->t;
+  for (const CgroupSample& s : t.cgroup) {
+    if (!when && s.peak >= kernel) when = s.t;
+  }
+  return Peak{kernel, when, true};
+}
+
+// Σ VmHWM: the PEAK line where higher; a bound obeys the bracket (traces of older versions did
+// not always).
+Peak hwm_peak(const Trace& t, Peak p) {
+  const auto line = peak_line(t, trace::kPeakHwmSum);
+  const auto partial = peak_line(t, trace::kPeakHwmSumPartial);
+  if (const auto end = line ? line : partial; end && *end > p.bytes) p = Peak{*end, std::nullopt, false};
+  if (const auto b = peak_bracket(t); b.upper) p.bytes = std::max(p.bytes, *b.upper);
+  return p;
+}
+
+}  // namespace
+
 std::optional<Peak> find_peak(const Trace& t, Metric m) {
   if (!has_metric(t, m)) return std::nullopt;
+  const MetricRow& row = metric_row(m.kind);
   const auto sampled = highest(metric_series(t, m));
   Peak p;
   if (sampled) p = Peak{sampled->bytes, sampled->t, false};
-  const bool charge = m == Metric::cgroup || (m == Metric::footprint && !t.cgroup.empty());
-  switch (charge ? MetricKind::cgroup : m.kind) {
-    case MetricKind::cgroup: {
-      // The kernel's high-water mark is exact and at least every usage sample. Its time is that
-      // of the first sample that saw it (it was reached since the sample before).
-      Bytes kernel = peak_line(t, trace::kPeakCgroup).value_or(0);
-      for (const CgroupSample& s : t.cgroup) kernel = std::max(kernel, s.peak);
-      if (kernel >= p.bytes && kernel > 0) {
-        std::optional<Seconds> when;
-        if (sampled && sampled->bytes == kernel) when = sampled->t;
-        for (const CgroupSample& s : t.cgroup) {
-          if (!when && s.peak >= kernel) when = s.t;
-        }
-        p = Peak{kernel, when, true};
-      }
+  if (is_charge(row, t)) return charge_peak(t, sampled, p);
+  switch (row.peak) {
+    case PeakRule::hwm_bound:
+      return hwm_peak(t, p);
+    case PeakRule::kernel_end:
+      return Peak{*peak_line(t, trace::kPeakKernelProcess), std::nullopt, true};
+    case PeakRule::charge:     // is_charge above
+    case PeakRule::footprint:  // without a cgroup: Σ PSS, sampled
+    case PeakRule::highest_sample:
       break;
-    }
-    case MetricKind::hwm_sum: {
-      const auto line = peak_line(t, trace::kPeakHwmSum);
-      const auto partial = peak_line(t, trace::kPeakHwmSumPartial);
-      if (const auto end = line ? line : partial; end && *end > p.bytes) p = Peak{*end, std::nullopt, false};
-      // A bound obeys the bracket (traces of older versions did not always).
-      if (const auto b = peak_bracket(t); b.upper) p.bytes = std::max(p.bytes, *b.upper);
-      break;
-    }
-    case MetricKind::kernel_process:
-      p = Peak{*peak_line(t, trace::kPeakKernelProcess), std::nullopt, true};
-      break;
-    case MetricKind::footprint:  // without a cgroup: Σ PSS, sampled
-    case MetricKind::unreclaimable:
-    case MetricKind::rss:
-    case MetricKind::pss:
-    case MetricKind::uss:
-    case MetricKind::gpu:
-    case MetricKind::anon:
-    case MetricKind::file:
-    case MetricKind::shmem:
-    case MetricKind::swap:
-    case MetricKind::dir:
-      break;  // the highest sample is the peak
   }
   return p;
 }
@@ -100,8 +100,7 @@ namespace {
 // windows, the metric is not the charge, or the stage runs past the last window (its tail is
 // sampled only).
 std::optional<Bytes> window_peak(const Trace& t, Metric m, const Stage& s) {
-  const bool charge = m == Metric::cgroup || (m == Metric::footprint && !t.cgroup.empty());
-  if (!charge || t.cgroup_windows.empty() || !s.closed) return std::nullopt;
+  if (!is_charge(metric_row(m.kind), t) || t.cgroup_windows.empty() || !s.closed) return std::nullopt;
   constexpr Seconds kSameMoment = 1e-3;  // a window and its marker are written at the same time
   const auto& w = t.cgroup_windows;
   const bool opens_at_start =
@@ -121,11 +120,13 @@ std::optional<Bytes> window_peak(const Trace& t, Metric m, const Stage& s) {
 // it) but is timed after it, so a lookup by time would take the reading before, from before the
 // marker. Every other series has a reading timed at the marker itself.
 std::optional<Bytes> at_marker(const Trace& t, Metric m, const std::vector<MemSample>& series, Seconds when) {
-  const bool pss_based = m == Metric::pss || m == Metric::uss || (m == Metric::footprint && t.cgroup.empty());
+  const AtMarker rule = metric_row(m.kind).at_marker;
+  const bool pss_based =
+      rule == AtMarker::pss || rule == AtMarker::uss || (rule == AtMarker::footprint && t.cgroup.empty());
   if (pss_based) {
     for (const trace::Marker& k : t.markers) {
       if (std::abs(k.t - when) > kTimeSlack) continue;
-      if (const auto v = m == Metric::uss ? k.at.uss : k.at.pss) return v;
+      if (const auto v = rule == AtMarker::uss ? k.at.uss : k.at.pss) return v;
     }
   }
   return value_at(series, when);
@@ -176,7 +177,7 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
     st.end = relative_time(t, s.t_end);
     st.duration = std::max(0.0, s.t_end - s.t_start);
     st.share = total > 0 ? st.duration / total : 0.0;
-    if (m == Metric::rss) {
+    if (metric_row(m.kind).at_marker == AtMarker::stage_memory) {
       st.at_start = s.mem_start;
       st.at_end = s.mem_end;
     } else {

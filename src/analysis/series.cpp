@@ -2,13 +2,7 @@
 #include "series.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <unordered_map>
-#include <stdexcept>
 
 #include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
@@ -16,11 +10,7 @@
 #include "series.hpp"
 
 namespace qprof::analysis::detail {
-using trace::CgroupSample;
-using trace::DirSample;
-using trace::MemKindsSample;
 using trace::MemSample;
-using trace::PssSample;
 using trace::Stage;
 using trace::Trace;
 using trace::WatchedDir;
@@ -62,16 +52,18 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
   return std::prev(it)->bytes;
 }
 
-// The highest sample inside any of the stages (a stage can run several times). For rss the memory
-// at the markers counts too: it is the stage's own (an mprof FUNC line measures it itself).
+// The highest sample inside any of the stages (a stage can run several times). For rss
+// (AtMarker::stage_memory) the memory at the markers counts too: it is the stage's own (an mprof
+// FUNC line measures it itself).
 std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric m,
                                    const std::vector<const Stage*>& stages) {
   std::optional<Peak> best;
   auto consider = [&](Bytes b, Seconds when) {
     if (!best || b > best->bytes) best = Peak{b, when, false};
   };
+  const bool own_memory = metric_row(m.kind).at_marker == AtMarker::stage_memory;
   for (const Stage* s : stages) {
-    if (m == Metric::rss) {
+    if (own_memory) {
       consider(s->mem_start, s->t_start);
       consider(s->mem_end, s->t_end);
     }
@@ -81,80 +73,50 @@ std::optional<Peak> peak_in_stages(const std::vector<MemSample>& series, Metric 
   return best;
 }
 
+PickContext pick_context(const Trace& t, Metric m) {
+  PickContext c;
+  c.cgroup = !t.cgroup.empty();
+  if (m.kind == MetricKind::dir) {
+    std::string name;
+    if (const WatchedDir* d = dir_metric_info(m, &name) ? find_watched_dir(t, name) : nullptr) c.dir = d->index;
+  }
+  return c;
+}
+
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
+namespace {
+
+// The samples `pick` finds among one kind of line, appended.
+template <class Sample>
+void append_picked(const std::vector<Sample>& lines, Pick<Sample> pick, const PickContext& c,
+                   std::vector<MemSample>& out) {
+  if (!pick) return;
+  out.reserve(out.size() + lines.size());
+  for (const Sample& s : lines) {
+    if (const auto v = pick(s, c)) out.push_back({s.t, *v});
+  }
+}
+
+}  // namespace
+
+// A series takes its samples from one kind of line in a given trace (metric_table.hpp): the
+// picks, appended kind after kind, keep the file's order.
 std::vector<MemSample> series_as_written(const Trace& t, Metric m) {
+  const SamplePicks& p = metric_row(m.kind).picks;
+  const PickContext c = pick_context(t, m);
   std::vector<MemSample> out;
-  switch (m.kind) {
-    case MetricKind::dir: {
-      std::string name;
-      const WatchedDir* d = dir_metric_info(m, &name) ? find_watched_dir(t, name) : nullptr;
-      if (!d) return out;
-      for (const DirSample& s : t.dir_samples) {
-        if (s.dir == d->index) out.push_back({s.t, s.apparent});
-      }
-      return out;
-    }
-    case MetricKind::rss:
-      return t.mem;
-    case MetricKind::pss:
-    case MetricKind::uss:
-      out.reserve(t.pss.size());
-      for (const PssSample& s : t.pss) out.push_back({s.t, m == Metric::pss ? s.pss : s.uss});
-      return out;
-    case MetricKind::gpu: {
-      // Devices are sampled together (one GPU line each, same time): one value per time, the
-      // latest value of every device seen so far summed.
-      // The sum is kept as devices change, not summed again per time: with many devices
-      // that was quadratic (200 000 devices took a report 38 s). Unsigned: the updates cancel.
-      std::unordered_map<int, Bytes> latest;
-      Bytes sum = 0;
-      for (std::size_t i = 0; i < t.gpu.size(); ++i) {
-        Bytes& held = latest[t.gpu[i].device];
-        sum += t.gpu[i].tree - held;
-        held = t.gpu[i].tree;
-        if (i + 1 < t.gpu.size() && t.gpu[i + 1].t == t.gpu[i].t) continue;
-        out.push_back({t.gpu[i].t, sum});
-      }
-      return out;
-    }
-    case MetricKind::footprint:
-      if (t.cgroup.empty()) {
-        for (const PssSample& s : t.pss) {
-          if (s.pss > 0) out.push_back({s.t, s.pss});
-        }
-        return out;
-      }
-      [[fallthrough]];
-    case MetricKind::cgroup:
-      out.reserve(t.cgroup.size());
-      for (const CgroupSample& s : t.cgroup) out.push_back({s.t, s.usage});
-      return out;
-    case MetricKind::unreclaimable:
-      if (t.cgroup.empty()) {
-        for (const PssSample& s : t.pss) {
-          if (s.unreclaimable) out.push_back({s.t, *s.unreclaimable});
-        }
-      } else {
-        for (const CgroupSample& s : t.cgroup) {
-          if (s.anon) out.push_back({s.t, *s.anon});
-        }
-      }
-      return out;
-    case MetricKind::hwm_sum:
-      return t.hwm;
-    case MetricKind::kernel_process:
-      return out;
-    case MetricKind::anon:
-    case MetricKind::file:
-    case MetricKind::shmem:
-    case MetricKind::swap:
-      out.reserve(t.kinds.size());
-      for (const MemKindsSample& s : t.kinds) {
-        const Bytes b = m == Metric::anon ? s.anon : m == Metric::file ? s.file : m == Metric::shmem ? s.shmem : s.swap;
-        out.push_back({s.t, b});
-      }
-      return out;
+  append_picked(t.mem, p.mem, c, out);
+  append_picked(t.hwm, p.hwm, c, out);
+  append_picked(t.pss, p.pss, c, out);
+  append_picked(t.cgroup, p.cgroup, c, out);
+  append_picked(t.kinds, p.kinds, c, out);
+  append_picked(t.dir_samples, p.dir, c, out);
+  if (p.gpu) {
+    GpuTotals totals;
+    const auto keep = [&out](const MemSample& s) { out.push_back(s); };
+    for (const trace::GpuSample& s : t.gpu) totals.add(s, keep);
+    totals.finish(keep);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "chart_builder.hpp"
+#include "qprof/analysis/metric_table.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/labels.hpp"
@@ -25,15 +26,14 @@ std::string command_name(std::string_view cmdline) {
   return first.empty() ? "root" : std::string(first);
 }
 
+// The row's chart title; Σ RSS's for a name no row has (plot checked --metric before).
 std::string metric_title(const std::string& metric) {
-  if (metric == "footprint") return "footprint";
-  if (metric == "unreclaimable") return "unreclaimable";  // anonymous and shared memory
-  if (metric == "pss") return "tree PSS";
-  if (metric == "uss") return "tree USS";
-  if (metric == "gpu") return "tree GPU memory";
-  if (metric == "cgroup") return "cgroup charge (includes page cache)";
-  if (metric.rfind("dir:", 0) == 0) return "size of " + display_text(metric.substr(4), 40);
-  return "tree RSS";
+  using analysis::metric_row;
+  if (metric.rfind("dir:", 0) == 0) {
+    return std::string(metric_row(analysis::MetricKind::dir).chart_title) + " " + display_text(metric.substr(4), 40);
+  }
+  const analysis::MetricRow* row = analysis::metric_row_named(metric);
+  return std::string((row ? *row : metric_row(analysis::MetricKind::rss)).chart_title);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The memory figures a trace can hold, by name and meaning, and their series (metrics.cpp);
-// the dir:NAME metrics of watched directories (dirs.cpp).
+// The memory figures a trace can hold, by name and meaning, and their series (metrics.cpp); what
+// each one is lives in its row of the metric table (metric_table.hpp); the dir:NAME metrics of
+// watched directories (dirs.cpp).
 #pragma once
 
 #include <compare>
@@ -14,7 +15,7 @@
 
 namespace qprof::analysis {
 
-// The kinds of memory figure a trace can hold.
+// The kinds of memory figure a trace can hold, each with one row in metric_table.cpp (dir last).
 enum class MetricKind : std::uint8_t {
   footprint,       // shared pages once: CGROUP usage where the tree had its own group, else PSS
   unreclaimable,   // of the footprint, anonymous and shared memory (CGROUP anon, PSS's appended field)
