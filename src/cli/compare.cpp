@@ -150,93 +150,111 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
 
 }  // namespace
 
-Command add_compare(CLI::App& app, const Invocation& invocation) {
-  auto opts = std::make_shared<CompareCli>();
-  CLI::App* cmp = app.add_subcommand("compare", "Compare runs side by side: duration, peaks, disk, stages");
-  cmp->footer(
-      "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
-      "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
-      "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). Columns: the footprint, Σ RSS peak,\n"
-      "duration, then the rest; a text table fits the terminal (80 columns into a pipe) and names the columns it left "
-      "out\n"
-      "(--wide, csv, json and md keep them all). The lowest value of each column is marked where the\n"
-      "values differ as printed; ratios are to the first row; a job's total row gets neither. The\n"
-      "commands' stdout goes to stderr.\n"
-      "--pivot model,method with --label 64MiB/minmax,64MiB/percentile,... folds the rows into a grid:\n"
-      "rows 64MiB, ..., columns minmax, percentile, ..., cells the peak of --metric.\n"
-      "--sweep workers on traces named or labelled workers=VALUE (qprof sweep's): each figure (footprint,\n"
-      "Σ RSS peak, duration) fitted against workers, linear or a power law where its R² is higher by\n"
-      "over 0.01; --at 16 predicts, --limit 16G solves for the largest workers that fits (default: the\n"
-      "limit the first trace recorded). Runs that exited non-zero are left out of the model. With\n"
-      "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME: the runs, the fit, the\n"
-      "limit and the solved value.\n"
-      "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
-      "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
-      "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
-      "own status wins. Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT): the table of the runs done, and\n"
-      "128+N.");
-  cmp->add_option("files", opts->files, "Trace files (.dat of qprof or mprof)");
-  cmp->add_option("--label", opts->labels,
-                  "Row name, one per use in row order, or a comma list (default: the file name, or the command)")
+namespace {
+
+constexpr const char* kCompareFooter =
+    "Usage: qprof compare [OPTIONS] [FILE...] [--run 'CMD'...]\n"
+    "Rows: --baseline, then the FILEs, then the --run commands (each run with sh -c under qprof, its\n"
+    "trace kept as PREFIX-K.dat, or PREFIX-K-R.dat with --repeat). Columns: the footprint, Σ RSS peak,\n"
+    "duration, then the rest; a text table fits the terminal (80 columns into a pipe) and names the columns it left "
+    "out\n"
+    "(--wide, csv, json and md keep them all). The lowest value of each column is marked where the\n"
+    "values differ as printed; ratios are to the first row; a job's total row gets neither. The\n"
+    "commands' stdout goes to stderr.\n"
+    "--pivot model,method with --label 64MiB/minmax,64MiB/percentile,... folds the rows into a grid:\n"
+    "rows 64MiB, ..., columns minmax, percentile, ..., cells the peak of --metric.\n"
+    "--sweep workers on traces named or labelled workers=VALUE (qprof sweep's): each figure (footprint,\n"
+    "Σ RSS peak, duration) fitted against workers, linear or a power law where its R² is higher by\n"
+    "over 0.01; --at 16 predicts, --limit 16G solves for the largest workers that fits (default: the\n"
+    "limit the first trace recorded). Runs that exited non-zero are left out of the model. With\n"
+    "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME: the runs, the fit, the\n"
+    "limit and the solved value.\n"
+    "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
+    "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
+    "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
+    "own status wins. Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT): the table of the runs done, and\n"
+    "128+N.";
+
+// The rows (files, commands run first, their labels) and what the table shows of them. The three
+// groups register in the order --help lists them.
+void add_row_options(CLI::App& cmp, CompareCli& o) {
+  cmp.add_option("files", o.files, "Trace files (.dat of qprof or mprof)");
+  cmp.add_option("--label", o.labels,
+                 "Row name, one per use in row order, or a comma list (default: the file name, or the command)")
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmp->add_option("--run", opts->commands,
-                  "Run this shell command under qprof first and compare its trace (repeatable)");
-  cmp->add_option("--repeat", opts->repeat, "Run each --run command N times: the median, and min-max")
+  cmp.add_option("--run", o.commands, "Run this shell command under qprof first and compare its trace (repeatable)");
+  cmp.add_option("--repeat", o.repeat, "Run each --run command N times: the median, and min-max")
       ->check(CLI::Range(1, 1000));
-  cmp->add_flag("--stages", opts->stages, "Also the peak inside each stage");
-  cmp->add_option("--format", opts->format, "text (default), md, csv or json")->check(format_check());
-  cmp->add_option("--unit", opts->unit,
-                  "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
+  cmp.add_flag("--stages", o.stages, "Also the peak inside each stage");
+  cmp.add_option("--format", o.format, "text (default), md, csv or json")->check(format_check());
+  cmp.add_option("--unit", o.unit,
+                 "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB (default: MiB or GiB for text, bytes for csv/json)")
       ->check(unit_check());
-  cmp->add_option("--metric", opts->metric,
-                  "Metric of --stages, of the ratio column, of the marks, of --plot and of budgets (default: the "
-                  "footprint, shared pages once, where every trace recorded it, else Σ RSS; rss: Σ RSS as mprof "
-                  "counts it)")
+  cmp.add_option("--metric", o.metric,
+                 "Metric of --stages, of the ratio column, of the marks, of --plot and of budgets (default: the "
+                 "footprint, shared pages once, where every trace recorded it, else Σ RSS; rss: Σ RSS as mprof "
+                 "counts it)")
       ->check(metric_check());
-  cmp->add_option("--baseline", opts->baseline,
-                  "Reference trace: the first row, that ratios and --max-growth measure from");
-  cmp->add_option("--max-growth", opts->max_growth,
-                  "Budget: a peak at most this much above the first row's (10%, 200MiB; a bare number is MiB)")
+}
+
+// The baseline, the budgets, the chart, the pivot and the sweep model.
+void add_verdict_options(CLI::App& cmp, CompareCli& o) {
+  cmp.add_option("--baseline", o.baseline, "Reference trace: the first row, that ratios and --max-growth measure from");
+  cmp.add_option("--max-growth", o.max_growth,
+                 "Budget: a peak at most this much above the first row's (10%, 200MiB; a bare number is MiB)")
       ->check(growth_check());
-  cmp->add_option("--max-peak", opts->max_peak,
-                  "Budget: a peak at most SIZE (4GiB, 512MB; a bare number is MiB), or PCT (90%) of the memory limit "
-                  "each row's traces "
-                  "recorded")
+  cmp.add_option("--max-peak", o.max_peak,
+                 "Budget: a peak at most SIZE (4GiB, 512MB; a bare number is MiB), or PCT (90%) of the memory limit "
+                 "each row's traces "
+                 "recorded")
       ->check(budget_check());
-  cmp->add_option("--plot", opts->plot,
-                  "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
+  cmp.add_option("--plot", o.plot,
+                 "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
       ->check([](const std::string& out) -> std::string {
         return plot::format_for(out) ? "" : "'" + out + "' is not .png, .svg, .pdf or -";
       });
-  cmp->add_option("--pivot", opts->pivot,
-                  "Fold the rows into a grid named ROWS,COLUMNS (e.g. model,method): each row's label is "
-                  "ROW/COLUMN, each cell the peak of --metric, and a last column names the lowest")
+  cmp.add_option("--pivot", o.pivot,
+                 "Fold the rows into a grid named ROWS,COLUMNS (e.g. model,method): each row's label is "
+                 "ROW/COLUMN, each cell the peak of --metric, and a last column names the lowest")
       ->expected(2)
       ->allow_extra_args(false)
       ->delimiter(',');
-  cmp->add_option("--sweep", opts->sweep,
-                  "Read the rows as a sweep over NAME (labels or file names carry NAME=VALUE, as qprof sweep names "
-                  "them): each figure fitted against NAME, linear or power law")
+  cmp.add_option("--sweep", o.sweep,
+                 "Read the rows as a sweep over NAME (labels or file names carry NAME=VALUE, as qprof sweep names "
+                 "them): each figure fitted against NAME, linear or power law")
       ->excludes("--pivot");
-  cmp->add_option("--at", opts->at, "With --sweep: predict each figure at this value of NAME");
-  cmp->add_option("--limit", opts->limit,
-                  "With --sweep: the largest NAME whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
-                  "limit in force (default: the limit the first trace recorded)")
+  cmp.add_option("--at", o.at, "With --sweep: predict each figure at this value of NAME");
+  cmp.add_option("--limit", o.limit,
+                 "With --sweep: the largest NAME whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
+                 "limit in force (default: the limit the first trace recorded)")
       ->check(budget_check());
-  cmp->add_flag("--wide", opts->wide,
-                "Text: every column, however wide (by default a table fits the terminal and names what it left out)");
-  cmp->add_flag("--plot-facet", opts->plot_facet, "With --plot: one small panel per run instead of one overlay");
-  cmp->add_option("--align", opts->align,
-                  "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
-                  "on one time axis")
-      ->check(CLI::IsMember({"wall", "start"}));
-  cmp->add_option(
-      "-o,--output-prefix", opts->prefix,
-      "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …; where one exists, the next free "
-      "qprof_compare-1.run2.dat, …: never overwritten)");
-  add_sampling_options(*cmp, opts->run);
+}
 
+// The text table's width, the facet chart, a job's time axis, and the --run commands' traces.
+void add_layout_options(CLI::App& cmp, CompareCli& o) {
+  cmp.add_flag("--wide", o.wide,
+               "Text: every column, however wide (by default a table fits the terminal and names what it left out)");
+  cmp.add_flag("--plot-facet", o.plot_facet, "With --plot: one small panel per run instead of one overlay");
+  cmp.add_option("--align", o.align,
+                 "Traces of one job's ranks get a row each and the job's total: wall (default) or start lays them "
+                 "on one time axis")
+      ->check(CLI::IsMember({"wall", "start"}));
+  cmp.add_option("-o,--output-prefix", o.prefix,
+                 "Trace names of --run (default qprof_compare: qprof_compare-1.dat, …; where one exists, the next free "
+                 "qprof_compare-1.run2.dat, …: never overwritten)");
+  add_sampling_options(cmp, o.run);
+}
+
+}  // namespace
+
+Command add_compare(CLI::App& app, const Invocation& invocation) {
+  auto opts = std::make_shared<CompareCli>();
+  CLI::App* cmp = app.add_subcommand("compare", "Compare runs side by side: duration, peaks, disk, stages");
+  cmp->footer(kCompareFooter);
+  add_row_options(*cmp, *opts);
+  add_verdict_options(*cmp, *opts);
+  add_layout_options(*cmp, *opts);
   return {cmp, [opts, &invocation] { return compare_action(*opts, invocation); }};
 }
 

@@ -279,6 +279,50 @@ Result<int> peak_of_command(PeakCli& o, const std::vector<std::string>& command)
   return peak_status;
 }
 
+// FILE...: each trace's peak, or with --sum/--by-host the job's.
+Result<int> peak_of_files(PeakCli& o) {
+  if (o.files.empty()) {
+    const auto newest = newest_trace();
+    if (!newest) return Failure{"no trace given, and no qprof_*.dat or mprofile_*.dat here"};
+    o.files.push_back(*newest);
+  }
+  std::vector<std::unique_ptr<Trace>> traces;
+  std::vector<const Trace*> read;
+  std::vector<report::PeakLine> lines;
+  for (const std::string& f : o.files) {
+    try {
+      traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
+      if (const std::string cut = incomplete_notice(*traces.back()); !cut.empty()) say(cut);
+    } catch (const std::exception& e) {
+      report::PeakLine l;
+      l.file = f;
+      l.metric = asked_metric(o.metric).value_or(Metric::rss);
+      l.error = read_failure(e, f);
+      lines.push_back(std::move(l));
+      read.push_back(nullptr);
+      continue;
+    }
+    lines.push_back(peak_of(*traces.back(), o));
+    read.push_back(traces.back().get());
+    if (o.children && traces.back()->children.empty() && !o.sum && !o.by_host) {
+      say(terminal_text(f) +
+          ": no child lines: the trace has no processes of their own (record with qprof "
+          "run -M)");
+    }
+  }
+  if (o.sum || o.by_host) {
+    for (const auto& l : lines) {
+      if (!l.error.empty() && !l.peak && std::find(read.begin(), read.end(), nullptr) != read.end()) {
+        say(l.error);
+      }
+    }
+    if (std::find(read.begin(), read.end(), nullptr) != read.end()) return kUsageError;
+    if (auto whole = sum_ranks_whole(traces); !whole) return whole.failure();
+    return print_job_peak(read, o);
+  }
+  return print_peaks(lines, read, o, false);
+}
+
 }  // namespace
 
 Command add_peak(CLI::App& app, const Invocation& invocation) {
@@ -341,46 +385,7 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
               if (auto resolved = resolve_job(o.run, "peak"); !resolved) return resolved.failure();
               return peak_of_command(o, invocation.after_dashdash);
             }
-            if (o.files.empty()) {
-              const auto newest = newest_trace();
-              if (!newest) return Failure{"no trace given, and no qprof_*.dat or mprofile_*.dat here"};
-              o.files.push_back(*newest);
-            }
-            std::vector<std::unique_ptr<Trace>> traces;
-            std::vector<const Trace*> read;
-            std::vector<report::PeakLine> lines;
-            for (const std::string& f : o.files) {
-              try {
-                traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
-                if (const std::string cut = incomplete_notice(*traces.back()); !cut.empty()) say(cut);
-              } catch (const std::exception& e) {
-                report::PeakLine l;
-                l.file = f;
-                l.metric = asked_metric(o.metric).value_or(Metric::rss);
-                l.error = read_failure(e, f);
-                lines.push_back(std::move(l));
-                read.push_back(nullptr);
-                continue;
-              }
-              lines.push_back(peak_of(*traces.back(), o));
-              read.push_back(traces.back().get());
-              if (o.children && traces.back()->children.empty() && !o.sum && !o.by_host) {
-                say(terminal_text(f) +
-                    ": no child lines: the trace has no processes of their own (record with qprof "
-                    "run -M)");
-              }
-            }
-            if (o.sum || o.by_host) {
-              for (const auto& l : lines) {
-                if (!l.error.empty() && !l.peak && std::find(read.begin(), read.end(), nullptr) != read.end()) {
-                  say(l.error);
-                }
-              }
-              if (std::find(read.begin(), read.end(), nullptr) != read.end()) return kUsageError;
-              if (auto whole = sum_ranks_whole(traces); !whole) return whole.failure();
-              return print_job_peak(read, o);
-            }
-            return print_peaks(lines, read, o, false);
+            return peak_of_files(o);
           }};
 }
 

@@ -210,13 +210,15 @@ constexpr const char* kNoBackend =
 // run's options that only a command qprof started has (attach leaves them out).
 constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--mem"};
 
-Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) {
-  auto opts = std::make_shared<RunCli>();
+namespace {
+
+// run's or attach's options, into `opts`.
+CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
   CLI::App* run = nullptr;
   if (attach) {
     run = app.add_subcommand("attach", "Record the memory of a running process and its descendants until it exits");
     run->footer(kAttachFooter);
-    run->add_option("PID", opts->attach_pid, "The process to follow (never signalled by qprof)")
+    run->add_option("PID", opts.attach_pid, "The process to follow (never signalled by qprof)")
         ->required()
         ->check(pid_check());
   } else {
@@ -228,40 +230,39 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
         "trace failed (the trace is incomplete): 4. Usage errors (a device as -o included): 2.");
     run->prefix_command();  // everything from CMD on belongs to CMD, options included
     run->allow_extras();
-    run->add_option("--mem", opts->mem,
+    run->add_option("--mem", opts.mem,
                     "Run the tree in a memory cgroup of its own limited to SIZE (4GiB, 600M) with no swap, as Slurm's "
                     "--mem or a container's limit would (root, or a delegated cgroup v2 subtree; else exit 2)")
         ->type_name("SIZE");
-    run->add_option("--attach", opts->attach_pid,
+    run->add_option("--attach", opts.attach_pid,
                     "Follow the running process PID instead of a command (as qprof attach PID)")
         ->check(pid_check());
   }
-  run->add_flag("--no-live", opts->no_live, "No live status line on a terminal");
+  run->add_flag("--no-live", opts.no_live, "No live status line on a terminal");
   run->add_option(
-      "-o,--output", opts->run.output,
+      "-o,--output", opts.run.output,
       std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank "
                   "under a launcher; - for stdout") +
           (attach ? "" : ", then CMD's stdout goes to stderr") +
           "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
-  add_sampling_options(*run, opts->run);
-  run->add_flag("-M,--multiprocess", opts->run.multiprocess,
+  add_sampling_options(*run, opts.run);
+  run->add_flag("-M,--multiprocess", opts.run.multiprocess,
                 "Also record each process of the tree (CHLD lines, as mprof -M)");
-  run->add_flag("-q,--quiet", opts->run.quiet, "No summary, no stage table and no live line");
+  run->add_flag("-q,--quiet", opts.run.quiet, "No summary, no stage table and no live line");
   CLI::Option* yaml =
-      run->add_option("--yaml", opts->yaml, "Also write a YAML report in the layout of Quark's quark_profile.yaml");
-  run->add_flag("--yaml-stream", opts->yaml_stream,
-                "Rewrite the --yaml file at every checkpoint while the command runs")
+      run->add_option("--yaml", opts.yaml, "Also write a YAML report in the layout of Quark's quark_profile.yaml");
+  run->add_flag("--yaml-stream", opts.yaml_stream, "Rewrite the --yaml file at every checkpoint while the command runs")
       ->needs(yaml);
-  run->add_option("--max-peak", opts->max_peak,
+  run->add_option("--max-peak", opts.max_peak,
                   "Memory budget: exit with status 3 when the peak exceeds SIZE (4GiB, 512MB; a bare number is MiB) or "
                   "PCT of the "
                   "memory limit in force (90%) and CMD succeeded")
       ->check(budget_check());
-  run->add_option("--margin", opts->margin,
+  run->add_option("--margin", opts.margin,
                   "The summary's memory request: the footprint's peak plus PCT (default 15%, the margin of "
                   "Kubernetes' Vertical Pod Autoscaler)")
       ->type_name("PCT");
-  run->add_option("--metric", opts->metric,
+  run->add_option("--metric", opts.metric,
                   "The metric of the stage table and of --max-peak (default: the footprint, shared pages once, where "
                   "recorded, else Σ RSS; rss: Σ RSS as mprof counts it; pss, uss, all: also record PSS and USS even "
                   "with --no-pss), any of " +
@@ -284,69 +285,87 @@ Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) 
     run->add_flag("-E,--exit-code")
         ->description("Accepted for mprof compatibility (qprof always returns CMD's status)");
 
-  CLI::App* self = run;
-  return {run, [opts, self, &invocation]() -> Result<int> {
-            RunCli& o = *opts;
-            o.run.command = invocation.command(*self);
-            o.run.live = !o.no_live;
-            if (o.attach_pid) {
-              // run --attach takes run's options: those that only a started command has are errors.
-              for (const char* name : kNotForAttach) {
-                const CLI::Option* given = self->get_option_no_throw(name);
-                if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
-                  return Failure{
-                      std::string(name) +
-                      " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
-                }
-              }
-              if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();
-            } else if (o.run.command.empty()) {
-              return Failure{"no command given\nUsage: qprof run [OPTIONS] [--] CMD [ARGS...]"};
+  return run;
+}
+
+// The request as the run will take it, or the usage error that stops it before the command starts.
+Result<void> check_recording_request(RunCli& o, CLI::App& self, const Invocation& invocation) {
+  o.run.command = invocation.command(self);
+  o.run.live = !o.no_live;
+  if (o.attach_pid) {
+    // run --attach takes run's options: those that only a started command has are errors.
+    for (const char* name : kNotForAttach) {
+      const CLI::Option* given = self.get_option_no_throw(name);
+      if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
+        return Failure{std::string(name) +
+                       " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
+      }
+    }
+    if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();
+  } else if (o.run.command.empty()) {
+    return Failure{"no command given\nUsage: qprof run [OPTIONS] [--] CMD [ARGS...]"};
+  }
+  // prefix_command() stops at the first word it does not know, an unknown option too.
+  const std::vector<std::string> before_dashdash = self.remaining();
+  if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
+    if (before_dashdash.front().starts_with("--backend")) return Failure{kNoBackend};
+    const std::string near = option_suggestion(self, before_dashdash.front());
+    return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
+                   (near.empty() ? "" : "; did you mean " + near + "?") + " (see qprof " + self.get_name() +
+                   " --help; a command starting with '-' goes after --)"};
+  }
+  if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+  if (auto sizing = sizing_options(o); !sizing) return sizing.failure();
+  record_metric(o.run, o.metric);
+  if (auto resolved = resolve_job(o.run, self.get_name()); !resolved) return resolved.failure();
+  if (!o.yaml.empty() && is_stream_output(o.run.output)) {
+    return Failure{"--yaml reads the trace back: it needs -o to be a file, not " +
+                   std::string(o.run.output == "-" ? "stdout" : "a pipe")};
+  }
+  // A bad --yaml must fail before the command runs, as a bad -o does.
+  if (!o.yaml.empty()) {
+    Result<void> checked = o.run.output.empty() ? Result<void>{} : refuse_output_over(o.yaml, {o.run.output});
+    if (checked) checked = check_output(o.yaml);
+    if (!checked) return Failure{"--yaml: " + terminal_text(checked.failure().message)};
+  }
+  return {};
+}
+
+// The run itself, its summary, and what was asked of it after (stage table, YAML, budget).
+Result<int> record_and_report(RunCli& o) {
+  std::unique_ptr<report::QuarkYamlStream> stream;
+  RunHooks hooks;
+  hooks.speaker = stderr_speaker();
+  if (o.yaml_stream) {
+    // The trace's name is known once it is created (the default one is unique).
+    hooks.on_trace_opened = [&stream, &o](const std::string& trace) {
+      stream = std::make_unique<report::QuarkYamlStream>(trace, o.yaml);
+    };
+    hooks.on_checkpoint = [&stream](const Marker&) { stream->checkpoint(); };
+    hooks.on_trace_failed = [&stream] { stream->abandon(); };
+  }
+  RunReport report;
+  const int status = run_profiled(o.run, &report, hooks);
+  runs::say_summary(o.run, report, hooks.speaker);
+  if (!report.refusal.empty()) return Failure{report.refusal};
+  if (stream) {
+    stream->finish();
+    for (const std::string& e : stream->errors()) hooks.speaker.line("--yaml-stream: " + e);
+  }
+  if (!report.launched) return status;
+  return after_run(o, report, status, hooks.speaker);
+}
+
+}  // namespace
+
+Command add_recording(CLI::App& app, const Invocation& invocation, bool attach) {
+  auto opts = std::make_shared<RunCli>();
+  CLI::App* self = add_recording_options(app, *opts, attach);
+  return {self, [opts, self, &invocation]() -> Result<int> {
+            if (Result<void> checked = check_recording_request(*opts, *self, invocation); !checked) {
+              return checked.failure();
             }
-            // prefix_command() stops at the first word it does not know, an unknown option too.
-            const std::vector<std::string> before_dashdash = self->remaining();
-            if (!before_dashdash.empty() && before_dashdash.front().size() > 1 && before_dashdash.front()[0] == '-') {
-              if (before_dashdash.front().starts_with("--backend")) return Failure{kNoBackend};
-              const std::string near = option_suggestion(*self, before_dashdash.front());
-              return Failure{"unknown option " + terminal_text(before_dashdash.front()) +
-                             (near.empty() ? "" : "; did you mean " + near + "?") + " (see qprof " + self->get_name() +
-                             " --help; a command starting with '-' goes after --)"};
-            }
-            if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
-            if (auto sizing = sizing_options(o); !sizing) return sizing.failure();
-            record_metric(o.run, o.metric);
-            if (auto resolved = resolve_job(o.run, self->get_name()); !resolved) return resolved.failure();
-            if (!o.yaml.empty() && is_stream_output(o.run.output)) {
-              return Failure{"--yaml reads the trace back: it needs -o to be a file, not " +
-                             std::string(o.run.output == "-" ? "stdout" : "a pipe")};
-            }
-            // A bad --yaml must fail before the command runs, as a bad -o does.
-            if (!o.yaml.empty()) {
-              Result<void> checked = o.run.output.empty() ? Result<void>{} : refuse_output_over(o.yaml, {o.run.output});
-              if (checked) checked = check_output(o.yaml);
-              if (!checked) return Failure{"--yaml: " + terminal_text(checked.failure().message)};
-            }
-            std::unique_ptr<report::QuarkYamlStream> stream;
-            RunHooks hooks;
-            hooks.speaker = stderr_speaker();
-            if (o.yaml_stream) {
-              // The trace's name is known once it is created (the default one is unique).
-              hooks.on_trace_opened = [&stream, &o](const std::string& trace) {
-                stream = std::make_unique<report::QuarkYamlStream>(trace, o.yaml);
-              };
-              hooks.on_checkpoint = [&stream](const Marker&) { stream->checkpoint(); };
-              hooks.on_trace_failed = [&stream] { stream->abandon(); };
-            }
-            RunReport report;
-            const int status = run_profiled(o.run, &report, hooks);
-            runs::say_summary(o.run, report, hooks.speaker);
-            if (!report.refusal.empty()) return Failure{report.refusal};
-            if (stream) {
-              stream->finish();
-              for (const std::string& e : stream->errors()) hooks.speaker.line("--yaml-stream: " + e);
-            }
-            if (!report.launched) return status;
-            return after_run(o, report, status, hooks.speaker);
+            return record_and_report(*opts);
           }};
 }
 
