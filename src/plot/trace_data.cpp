@@ -21,23 +21,18 @@ void Series::add(double t, double v) {
   }
 }
 
-std::vector<Point> Series::points() const {
+std::vector<Point> Series::with_neighbours(const std::vector<Point>& inner) const {
   std::vector<Point> out;
+  out.reserve(inner.size() + 2);
   if (before_) out.push_back(*before_);
-  const std::vector<Point> inner = env_.points();
   out.insert(out.end(), inner.begin(), inner.end());
   if (after_) out.push_back(*after_);
   return out;
 }
 
-std::vector<Point> Series::last_points() const {
-  std::vector<Point> out;
-  if (before_) out.push_back(*before_);
-  const std::vector<Point> inner = env_.last_points();
-  out.insert(out.end(), inner.begin(), inner.end());
-  if (after_) out.push_back(*after_);
-  return out;
-}
+std::vector<Point> Series::points() const { return with_neighbours(env_.points()); }
+
+std::vector<Point> Series::last_points() const { return with_neighbours(env_.last_points()); }
 
 TraceData::TraceData(std::size_t columns, double from, double to)
     : TraceData(std::make_shared<EnvelopeGrid>(columns), from, to) {}

@@ -34,6 +34,9 @@ class Series {
   std::vector<Point> last_points() const;
 
  private:
+  // `inner` between the sample before the window and the one after it.
+  std::vector<Point> with_neighbours(const std::vector<Point>& inner) const;
+
   Envelope env_;
   double from_, to_;
   std::optional<Point> before_, after_;
