@@ -45,6 +45,25 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
   EXPECT_NE(rss_only.err.find("no gpu series (it has: rss, footprint, "), std::string::npos) << rss_only.err;
 }
 
+// The memory kinds are titled as what they are, not as the tree's RSS they are parts of.
+TEST(Plot, MemoryKindsAreTitledAsThemselves) {
+  const std::string dir = test_dir();
+  const std::string trace = dir + "/kinds.dat";
+  const Result run = qprof({"run", "-q", "--stats-interval", "0.05", "--cgroup", "off", "-o", trace, "--",
+                            workload("alloc_tree"), "20", "1", "20", "300"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const auto& [metric, title] : {std::pair{"anon", "tree anonymous RSS"},
+                                      std::pair{"file", "tree file-backed RSS"}, std::pair{"swap", "tree swap"}}) {
+    const std::string gp = dir + "/" + metric + ".gp";
+    const Result r = qprof({"plot", "--metric", metric, "-o", dir + "/" + metric + ".svg", "--script", gp, trace});
+    ASSERT_EQ(r.status, 0) << metric << ": " << r.err;
+    const std::string script = read_file(gp);
+    EXPECT_NE(script.find(std::string(title) + ", peak "), std::string::npos) << metric << "\n"
+                                                                              << script.substr(0, 4000);
+    EXPECT_EQ(script.find("tree RSS, peak "), std::string::npos) << metric;
+  }
+}
+
 // --metric footprint draws each trace's footprint on its own basis: the cgroup's charge where the
 // tree had a group, else Σ PSS; unreclaimable, its anonymous and shared part (truth by
 // construction: the traces below hold the values).
