@@ -346,16 +346,18 @@ limits = {
         f"of each 2 ms and it keeps {f512_2['rounds_ratio']:.3f} of its rounds): {misses(get(512, 0.002))}"),
     6: f"the kernel: one statm read of a sleeping process costs the floor {floor_marginal * 1e6:.2f} µs "
        f"(cold caches: the task, its mm and the seq_file every time)",
-    9: "file-backed pages: the shared libraries' page cache that qprof touched (libstdc++ ≈ 1.8 MB, "
-       "libc ≈ 1.3 MB, libm, yaml-cpp, ld.so) and its own text (≈ 1.4 MB); stripping does not lower "
-       "it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
+    9: "file-backed pages: qprof's own code with the C++ runtime linked in (≈ 2.7 MB of it touched, "
+       "each fault mapping 64 KiB around it) and the page cache of the C library, libm and ld.so "
+       "(≈ 1.3, 0.3 and 0.2 MB); stripping does not lower it (debug sections are never mapped); "
+       "qprof's own anonymous memory is RssAnon",
     10: f"gnuplot, which draws only after the last line ({float(plot[2]):.2f} s of it in this run), and the two threads "
         "before it, the reading thread (parser, batches, the kernel's copy of the file) and the "
         "reduction (envelopes), now about even on the two cores",
     12: "the work per line: about 180 instructions on qprof's and mprof's own form, about 300 on "
         "the other plain forms (callgrind; the division that gives the time's nearest double is 2 % "
         "of it)",
-    13: "loading libstdc++ and yaml-cpp (1.1 ms), the fork and exec of the command (about 1.2 ms with its own start), and a dozen set-up steps of 0.1–0.3 ms each",
+    13: "the fork and exec of the command (about 1.2 ms with its own start), loading and relocating qprof and "
+        "its C libraries, and a dozen set-up steps of 0.1–0.3 ms each",
     7: f"what the busy machine costs beyond membership: the floor's own busy / quiet in this run is "
        f"{fb33['cpu_per_round'] / f33['cpu_per_round']:.2f}×; with the kernel's process-event connector (root), only the "
        f"new processes' forks reach qprof ({os.environ['BUSY_RATE']} a second asked of the loop; their exec and exit "
