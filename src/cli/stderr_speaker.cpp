@@ -13,9 +13,9 @@ namespace {
 // The whole text on fd 2, in one write where the kernel takes it so (a line then never splits
 // around what the job writes to the same terminal). A signal that cuts a write short (qprof's
 // relay installs its handlers without SA_RESTART, to wake the sampler) is no failure: the write
-// goes on: std::cerr would drop the rest of the line there, and every later line with it.
+// goes on: the C++ error stream would drop the rest of the line there, and every later line.
 void write_to_stderr(std::string_view text) {
-  // What the command printed on stdout before it comes first, as std::cerr (tied to std::cout) did.
+  // What was printed on stdout before comes first, as the error stream's tie to std::cout did.
   std::cout.flush();
   while (!text.empty()) {
     const ssize_t w = ::write(STDERR_FILENO, text.data(), text.size());

@@ -21,6 +21,18 @@ class TeeOutputGuard {
   virtual ~TeeOutputGuard() = default;
   virtual void before_output() = 0;
   virtual void after_output() = 0;
+
+  // before_output() now, after_output() when it goes out of scope.
+  class Held {
+   public:
+    explicit Held(TeeOutputGuard& guard) : guard_(guard) { guard_.before_output(); }
+    ~Held() { guard_.after_output(); }
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    TeeOutputGuard& guard_;
+  };
 };
 
 class StderrTee {

@@ -9,9 +9,8 @@ void Notices::say(const std::string& text) {
   // Between the writes of the job's stderr copy, never inside one; with a live line, also between
   // its frames, on the rows above it (its scrolling region).
   TeeOutputGuard& terminal = live_ ? static_cast<TeeOutputGuard&>(*live_) : plain_;
-  terminal.before_output();
-  speaker_.line(locale_text(text));  // in the locale's charset (Σ as "sum" where it is not UTF-8)
-  terminal.after_output();
+  const TeeOutputGuard::Held held(terminal);  // released however the sink returns
+  speaker_.line(locale_text(text));           // in the locale's charset (Σ as "sum" where it is not UTF-8)
 }
 
 void Notices::warn(const std::string& text) {
