@@ -3,26 +3,22 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <iostream>
 #include <string_view>
+
+#include "qprof/common/write_all.hpp"
 
 namespace qprof::cli {
 namespace {
 
 // The whole text on fd 2, in one write where the kernel takes it so (a line then never splits
-// around what the job writes to the same terminal). A signal that cuts a write short (qprof's
-// relay installs its handlers without SA_RESTART, to wake the sampler) is no failure: the write
-// goes on: the C++ error stream would drop the rest of the line there, and every later line.
+// around what the job writes to the same terminal). Not the C++ error stream: a signal that cuts
+// its write short sets its badbit, and the rest of the line and every later line are dropped.
+// A failure is not said: with stderr closed or gone, the trace and the exit status still say it.
 void write_to_stderr(std::string_view text) {
   // What was printed on stdout before comes first, as the error stream's tie to std::cout did.
   std::cout.flush();
-  while (!text.empty()) {
-    const ssize_t w = ::write(STDERR_FILENO, text.data(), text.size());
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;  // stderr closed or gone: the trace and the exit status still say it
-    text.remove_prefix(static_cast<std::size_t>(w));
-  }
+  write_all(STDERR_FILENO, text);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/common/fd_ostream.hpp"
 
-#include <unistd.h>
+#include <string_view>
 
-#include <cerrno>
+#include "qprof/common/write_all.hpp"
 
 namespace qprof::detail {
 
@@ -12,15 +12,10 @@ FdStreamBuf::FdStreamBuf(int fd) : fd_(fd), buffer_(std::size_t{1} << 16) {
 }
 
 bool FdStreamBuf::drain() {
-  const char* from = pbase();
-  while (from < pptr()) {
-    const ssize_t n = ::write(fd_, from, static_cast<std::size_t>(pptr() - from));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error_ = n < 0 ? errno : EIO;
-      return false;
-    }
-    from += n;
+  const WriteOutcome w = write_all(fd_, std::string_view(pbase(), static_cast<std::size_t>(pptr() - pbase())));
+  if (!w.ok()) {
+    error_ = w.error;
+    return false;
   }
   setp(buffer_.data(), buffer_.data() + buffer_.size());
   return true;

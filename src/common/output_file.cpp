@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "output_target.hpp"
+#include "qprof/common/write_all.hpp"
 #include "unlink_on_signal.hpp"
 
 namespace qprof {
@@ -209,12 +210,8 @@ Failure OutputFile::failed(const std::string& what, int error) const {
 }
 
 Result<void> OutputFile::write(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return failed("cannot write " + path_, n < 0 ? errno : EIO);
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
+  const WriteOutcome w = write_all(fd_, bytes);
+  if (!w.ok()) return failed("cannot write " + path_, w.error);
   return {};
 }
 

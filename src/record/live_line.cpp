@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qprof/common/units.hpp"
+#include "qprof/common/write_all.hpp"
 
 namespace qprof::record {
 namespace {
@@ -81,15 +82,8 @@ LiveLine::LiveLine(int fd) : fd_(fd) {}
 LiveLine::~LiveLine() { close(); }
 
 void LiveLine::write_all(std::string_view s) {
-  while (!s.empty() && open_) {
-    const ssize_t w = ::write(fd_, s.data(), s.size());
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      open_ = false;  // the terminal is gone: nothing more to show
-      return;
-    }
-    s.remove_prefix(static_cast<std::size_t>(w));
-  }
+  // The terminal gone: nothing more to show.
+  if (open_ && !qprof::write_all(fd_, s).ok()) open_ = false;
 }
 
 void LiveLine::reserve_row(int rows) {

@@ -10,6 +10,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+
+#include "qprof/common/write_all.hpp"
 
 namespace qprof::record {
 
@@ -76,16 +79,8 @@ void StderrTee::loop() {
 
 void StderrTee::copy_out(const char* data, std::size_t n) {
   if (guard_) guard_->before_output();
-  while (n > 0 && output_ok_) {
-    const ssize_t w = ::write(to_, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      output_ok_ = false;  // our stderr is gone: keep draining the child's, so it never blocks
-      break;
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  // Our stderr gone: the child's is still drained, so that it never blocks.
+  if (output_ok_ && !write_all(to_, std::string_view(data, n)).ok()) output_ok_ = false;
   if (guard_) guard_->after_output();
 }
 

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <utility>
 
+#include "qprof/common/write_all.hpp"
 #include "qprof/trace/format.hpp"
 #include "oom_record.hpp"
 
@@ -116,19 +117,16 @@ void Writer::cut_to_whole_line() {
 
 bool Writer::flush() {
   if (fd_ < 0) used_ = 0;  // closed: dropped
-  std::size_t done = 0;
-  while (done < used_ && error_.empty()) {
-    const ssize_t n = ::write(fd_, buf_.data() + done, used_ - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error_ = "writing " + path_ + " failed: " + std::strerror(n < 0 ? errno : EIO);
+  if (used_ > 0 && error_.empty()) {
+    const WriteOutcome w = write_all(fd_, std::string_view(buf_.data(), used_));
+    // The bytes of a line begun and not ended on disk, which a failure cuts back.
+    const std::string_view written(buf_.data(), w.written);
+    const std::size_t newline = written.rfind('\n');
+    partial_ = newline == std::string_view::npos ? partial_ + written.size() : written.size() - newline - 1;
+    if (!w.ok()) {
+      error_ = "writing " + path_ + " failed: " + std::strerror(w.error);
       cut_to_whole_line();
-      break;
     }
-    const std::string_view chunk(buf_.data() + done, static_cast<std::size_t>(n));
-    const std::size_t newline = chunk.rfind('\n');
-    partial_ = newline == std::string_view::npos ? partial_ + chunk.size() : chunk.size() - newline - 1;
-    done += chunk.size();
   }
   used_ = 0;
   return error_.empty();
