@@ -331,84 +331,102 @@ void Sampler::write_util(trace::Writer& out, Seconds t) {
   }
 }
 
+bool Sampler::query(std::int64_t mono_ns, std::span<const pid_t> tree) {
+  const std::uint64_t before = process_queries_;
+  take_process_result(mono_ns);
+  if (!in_flight_ && mono_ns >= next_process_ns_) {
+    post_process_query(mono_ns, tree);
+    if (!opt_.process_thread) take_process_result(mono_ns);
+  }
+  const bool fresh_processes = process_queries_ != before;
+  // A new per-process figure is written beside a device total read after it was asked for
+  // (one more read per query, microseconds): a checkpoint's line, and every line, then never
+  // shows the tree above a device total older than its figure.
+  if (mono_ns >= next_device_ns_ || fresh_processes) {
+    read_device_totals(mono_ns);
+    return true;
+  }
+  return fresh_processes;
+}
+
+void Sampler::read_device_totals(std::int64_t mono_ns) {
+  const std::int64_t t0 = monotonic_ns();
+  backend_->device_used(used_);
+  const std::int64_t cost = monotonic_ns() - t0;
+  ++device_queries_;
+  device_cost_total_ += cost;
+  device_cost_.add(cost);
+  // Device totals may take a quarter of the budget.
+  const auto needed =
+      static_cast<std::int64_t>(static_cast<double>(device_cost_.steady_ns()) / (opt_.cpu_budget * 0.25));
+  next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
+  for (std::size_t i = 0; i < devs_.size(); ++i) {
+    Dev& d = devs_[i];
+    if (used_[i] == kUnknown) continue;
+    if (d.first_used == kUnknown) d.first_used = used_[i];
+    d.max_used = std::max(d.max_used, used_[i]);
+  }
+}
+
+void Sampler::say_backend_warnings() {
+  backend_->take_warnings(scratch_warnings_);  // a lock, no allocation, when there are none
+  if (scratch_warnings_.empty()) return;
+  for (std::string& w : scratch_warnings_) warn(std::move(w));
+  scratch_warnings_.clear();
+}
+
+std::optional<Bytes> Sampler::write_device_sample(std::int64_t mono_ns, Seconds t, std::size_t i, trace::Writer& out) {
+  Dev& d = devs_[i];
+  const Bytes used = used_[i] == kUnknown ? 0 : used_[i];
+  Bytes tree_bytes = d.fallback != kNone ? used : d.tree;
+  // The device's total is never older than the tree's figure (query). When it is below it, the
+  // tree freed memory since its query: the tree holds no more than the device does.
+  if (used > 0 && tree_bytes > used) tree_bytes = used;  // 0: a backend that cannot say
+  // Devices the job may see are recorded from the start; the others once the tree uses them.
+  if (d.index < 0 && !d.visible && tree_bytes == 0) return std::nullopt;
+  write_device(out, i);
+  // How old the tree's figure is at this line: a device total is read now; a per-process
+  // figure is that of the last query that answered, asked at most --gpu-interval ago (more
+  // when a query is slow); before any answered, the 0 assumed stands from the first sample.
+  const std::int64_t asked = d.tree_asked_ns >= 0 ? d.tree_asked_ns : first_ns_;
+  const Seconds tree_age =
+      d.fallback != kNone ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, mono_ns - asked)) * 1e-9;
+  out.gpu(GpuSample{t, d.index, tree_bytes, used, tree_age});
+  if (d.peak_tree_t == 0 || tree_bytes > d.peak_tree) {
+    d.peak_tree = tree_bytes;
+    d.peak_tree_t = t;
+  }
+  d.peak_used = std::max(d.peak_used, used);
+  return tree_bytes;
+}
+
+void Sampler::add_tree_total(Seconds t, Bytes total) {
+  ++samples_;
+  last_total_ = total;
+  if (samples_ == 1 || total > peak_total_) {
+    peak_total_ = total;
+    peak_total_t_ = t;
+  }
+}
+
 void Sampler::sample(std::int64_t mono_ns, Seconds t, std::span<const pid_t> tree, trace::Writer& out) noexcept {
   if (!backend_ || stopped_) return;
   try {
     if (first_ns_ < 0) first_ns_ = mono_ns;
     last_ns_ = mono_ns;
-    const std::uint64_t before = process_queries_;
-    take_process_result(mono_ns);
-    if (!in_flight_ && mono_ns >= next_process_ns_) {
-      post_process_query(mono_ns, tree);
-      if (!opt_.process_thread) take_process_result(mono_ns);
-    }
-    const bool fresh_processes = process_queries_ != before;
-    bool fresh = fresh_processes;
-    // A new per-process figure is written beside a device total read after it was asked for
-    // (one more read per query, microseconds): a checkpoint's line, and every line, then never
-    // shows the tree above a device total older than its figure.
-    if (mono_ns >= next_device_ns_ || fresh_processes) {
-      const std::int64_t t0 = monotonic_ns();
-      backend_->device_used(used_);
-      const std::int64_t cost = monotonic_ns() - t0;
-      ++device_queries_;
-      device_cost_total_ += cost;
-      device_cost_.add(cost);
-      // Device totals may take a quarter of the budget.
-      const auto needed =
-          static_cast<std::int64_t>(static_cast<double>(device_cost_.steady_ns()) / (opt_.cpu_budget * 0.25));
-      next_device_ns_ = mono_ns + std::max(opt_.device_interval_ns, needed);
-      fresh = true;
-    }
-    if (!fresh) return;
-    for (std::size_t i = 0; i < devs_.size(); ++i) {
-      Dev& d = devs_[i];
-      if (used_[i] == kUnknown) continue;
-      if (d.first_used == kUnknown) d.first_used = used_[i];
-      d.max_used = std::max(d.max_used, used_[i]);
-    }
+    if (!query(mono_ns, tree)) return;
     judge_fallbacks();
-    backend_->take_warnings(scratch_warnings_);  // a lock, no allocation, when there are none
-    if (!scratch_warnings_.empty()) {
-      for (std::string& w : scratch_warnings_) warn(std::move(w));
-      scratch_warnings_.clear();
-    }
+    say_backend_warnings();
     Bytes total = 0;
     bool wrote = false;
     for (std::size_t i = 0; i < devs_.size(); ++i) {
-      Dev& d = devs_[i];
-      const Bytes used = used_[i] == kUnknown ? 0 : used_[i];
-      Bytes tree_bytes = d.fallback != kNone ? used : d.tree;
-      // The device's total is never older than the tree's figure (above). When it is below it,
-      // the tree freed memory since its query: the tree holds no more than the device does.
-      if (used > 0 && tree_bytes > used) tree_bytes = used;  // 0: a backend that cannot say
-      // Devices the job may see are recorded from the start; the others once the tree uses them.
-      if (d.index < 0 && !d.visible && tree_bytes == 0) continue;
-      write_device(out, i);
-      // How old the tree's figure is at this line: a device total is read now; a per-process
-      // figure is that of the last query that answered, asked at most --gpu-interval ago (more
-      // when a query is slow); before any answered, the 0 assumed stands from the first sample.
-      const std::int64_t asked = d.tree_asked_ns >= 0 ? d.tree_asked_ns : first_ns_;
-      const Seconds tree_age =
-          d.fallback != kNone ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, mono_ns - asked)) * 1e-9;
-      out.gpu(GpuSample{t, d.index, tree_bytes, used, tree_age});
-      wrote = true;
-      total += tree_bytes;
-      if (d.peak_tree_t == 0 || tree_bytes > d.peak_tree) {
-        d.peak_tree = tree_bytes;
-        d.peak_tree_t = t;
+      if (const auto tree_bytes = write_device_sample(mono_ns, t, i, out)) {
+        total += *tree_bytes;
+        wrote = true;
       }
-      d.peak_used = std::max(d.peak_used, used);
     }
     if (util_fresh_) write_util(out, t);
-    if (wrote) {
-      ++samples_;
-      last_total_ = total;
-      if (samples_ == 1 || total > peak_total_) {
-        peak_total_ = total;
-        peak_total_t_ = t;
-      }
-    }
+    if (wrote) add_tree_total(t, total);
   } catch (...) {
     // A GPU sample is never worth the run: this one is lost.
   }

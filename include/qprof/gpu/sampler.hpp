@@ -148,7 +148,15 @@ class Sampler {
   void measure_pcie(std::int64_t asked_ns);
   void take_process_result(std::int64_t now);
   void post_process_query(std::int64_t now, std::span<const pid_t> tree);
+  // The tree's processes asked for where due, and the device totals read where due or where a
+  // process figure came: true when either brought something new.
+  bool query(std::int64_t mono_ns, std::span<const pid_t> tree);
+  void read_device_totals(std::int64_t mono_ns);
   void judge_fallbacks();
+  void say_backend_warnings();
+  // Device i's GPU line, where the device is recorded: the tree's bytes on it.
+  std::optional<Bytes> write_device_sample(std::int64_t mono_ns, Seconds t, std::size_t i, trace::Writer& out);
+  void add_tree_total(Seconds t, Bytes total);
   void warn(std::string text);
   void write_device(trace::Writer& out, std::size_t i);
   void write_util(trace::Writer& out, Seconds t);
