@@ -229,6 +229,150 @@ GpuUtilSample parse_gpu_util(Fields& f) {
   return s;
 }
 
+// "BYTES_MIB TIME": MEM and CHLD, as mprof writes them.
+MemSample mib_at(Fields& f) {
+  MemSample s;
+  s.bytes = from_mib(f.non_negative("memory (MiB)"));
+  s.t = f.number("time");
+  return s;
+}
+
+// "TIME BYTES": HWM and CGPEAK.
+MemSample bytes_at(Fields& f, const char* what) {
+  MemSample s;
+  s.t = f.number("time");
+  s.bytes = f.count(what);
+  return s;
+}
+
+void parse_func(Fields& f, Visitor& v) {
+  const std::string_view name = f.word("name");
+  MemSample start, end;
+  start.bytes = from_mib(f.non_negative("start memory (MiB)"));
+  start.t = f.number("start time");
+  end.bytes = from_mib(f.non_negative("end memory (MiB)"));
+  end.t = f.number("end time");
+  if (!f.empty()) f.integer("stack level");
+  v.func(name, start, end);
+}
+
+PssSample pss_of(Fields& f) {
+  PssSample s;
+  s.t = f.number("time");
+  s.pss = f.count("PSS bytes");
+  s.uss = f.count("USS bytes");
+  if (!f.empty()) s.unreclaimable = f.count("unreclaimable bytes");
+  return s;
+}
+
+IoSample io_of(Fields& f) {
+  IoSample s;
+  s.t = f.number("time");
+  s.read_bytes = f.count("read_bytes");
+  s.write_bytes = f.count("write_bytes");
+  s.rchar = f.count("rchar");
+  s.wchar = f.count("wchar");
+  return s;
+}
+
+CpuSample cpu_of(Fields& f) {
+  CpuSample s;
+  s.t = f.number("time");
+  s.cpu_seconds = f.non_negative("CPU seconds");
+  return s;
+}
+
+CgroupSample cgroup_of(Fields& f) {
+  CgroupSample s;
+  s.t = f.number("time");
+  s.usage = f.count("usage bytes");
+  s.peak = f.count("peak bytes");
+  if (!f.empty()) {
+    s.anon = f.count("anon bytes");
+    s.file = f.count("file bytes");
+  }
+  return s;
+}
+
+MemKindsSample kinds_of(Fields& f) {
+  MemKindsSample s;
+  s.t = f.number("time");
+  s.anon = f.count("anon bytes");
+  s.file = f.count("file bytes");
+  s.shmem = f.count("shmem bytes");
+  s.swap = f.count("swap bytes");
+  return s;
+}
+
+TasksSample tasks_of(Fields& f) {
+  TasksSample s;
+  s.t = f.number("time");
+  s.processes = f.count("processes");
+  s.threads = f.count("threads");
+  s.vsz = f.count("vsz bytes");
+  return s;
+}
+
+GpuDevice gpu_device_of(Fields& f) {
+  GpuDevice d;
+  d.index = static_cast<int>(f.integer("device index"));
+  d.uuid = unescape_text(f.word("uuid"));
+  d.total = f.count("total bytes");
+  d.name = unescape_text(f.text());
+  return d;
+}
+
+GpuSample gpu_of(Fields& f) {
+  GpuSample s;
+  s.t = f.number("time");
+  s.device = static_cast<int>(f.integer("device index"));
+  s.tree = f.count("tree bytes");
+  s.used = f.count("device used bytes");
+  if (!f.empty()) s.tree_age = f.non_negative("tree figure age");
+  return s;
+}
+
+TorchSample torch_of(Fields& f) {
+  TorchSample s;
+  s.t = f.number("time");
+  s.device = static_cast<int>(f.integer("device index"));
+  s.allocated = f.count("allocated bytes");
+  s.reserved = f.count("reserved bytes");
+  return s;
+}
+
+WatchedDir dir_def_of(Fields& f) {
+  WatchedDir d;
+  d.index = static_cast<int>(f.integer("directory index"));
+  d.path = unescape_text(f.text());
+  return d;
+}
+
+DirSample dir_of(Fields& f) {
+  DirSample s;
+  s.t = f.number("time");
+  s.dir = static_cast<int>(f.integer("directory index"));
+  s.apparent = f.count("apparent bytes");
+  s.allocated = f.count("allocated bytes");
+  s.fs_free = f.count("free bytes");
+  return s;
+}
+
+// The lines that name something: a mark, a pid's process, a peak of the end. Their parts are
+// parsed in order into locals first (a call's arguments are evaluated in no set order).
+void parse_named(std::string_view kind, Fields& f, Visitor& v) {
+  if (kind == "MARK") {
+    const double t = f.number("time");
+    v.mark(t, unescape_text(f.text()));
+  } else if (kind == "PROC") {
+    const std::int64_t pid = f.integer("pid");
+    v.process_name(pid, unescape_text(f.text()));
+  } else if (kind == "PEAK") {
+    const std::string name = unescape_text(f.word("name"));
+    v.peak(name, f.count("bytes"));
+  }
+}
+
 }  // namespace
 
 void parse_line(std::string_view line, Visitor& v) {
@@ -236,132 +380,48 @@ void parse_line(std::string_view line, Visitor& v) {
   const std::string_view kind = line.substr(0, sp);
   if (v.skips(kind)) return;
   Fields f(kind, sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1));
-
+  // The most frequent kinds first: this is the reader's hot path.
   if (kind == "MEM") {
-    MemSample s;
-    s.bytes = from_mib(f.non_negative("memory (MiB)"));
-    s.t = f.number("time");
-    v.mem(s);
+    v.mem(mib_at(f));
   } else if (kind == "CHLD") {
-    const std::int64_t pid = f.integer("pid");
-    MemSample s;
-    s.bytes = from_mib(f.non_negative("memory (MiB)"));
-    s.t = f.number("time");
-    v.child(pid, s);
-  } else if (kind == "MARK") {
-    const double t = f.number("time");
-    v.mark(t, unescape_text(f.text()));
+    const std::int64_t pid = f.integer("pid");  // before the sample's fields
+    v.child(pid, mib_at(f));
+  } else if (kind == "MARK" || kind == "PROC" || kind == "PEAK") {
+    parse_named(kind, f, v);
   } else if (kind == "FUNC") {
-    const std::string_view name = f.word("name");
-    MemSample start, end;
-    start.bytes = from_mib(f.non_negative("start memory (MiB)"));
-    start.t = f.number("start time");
-    end.bytes = from_mib(f.non_negative("end memory (MiB)"));
-    end.t = f.number("end time");
-    if (!f.empty()) f.integer("stack level");
-    v.func(name, start, end);
+    parse_func(f, v);
   } else if (kind == "CMDLINE") {
     v.cmdline(f.text());
   } else if (kind == "QPROF") {
     parse_header(f, v);
   } else if (kind == "PSS") {
-    PssSample s;
-    s.t = f.number("time");
-    s.pss = f.count("PSS bytes");
-    s.uss = f.count("USS bytes");
-    if (!f.empty()) s.unreclaimable = f.count("unreclaimable bytes");
-    v.pss(s);
+    v.pss(pss_of(f));
   } else if (kind == "IO") {
-    IoSample s;
-    s.t = f.number("time");
-    s.read_bytes = f.count("read_bytes");
-    s.write_bytes = f.count("write_bytes");
-    s.rchar = f.count("rchar");
-    s.wchar = f.count("wchar");
-    v.io(s);
+    v.io(io_of(f));
   } else if (kind == "CPU") {
-    CpuSample s;
-    s.t = f.number("time");
-    s.cpu_seconds = f.non_negative("CPU seconds");
-    v.cpu(s);
+    v.cpu(cpu_of(f));
   } else if (kind == "HWM") {
-    MemSample s;
-    s.t = f.number("time");
-    s.bytes = f.count("bytes");
-    v.hwm(s);
+    v.hwm(bytes_at(f, "bytes"));
   } else if (kind == "CGROUP") {
-    CgroupSample s;
-    s.t = f.number("time");
-    s.usage = f.count("usage bytes");
-    s.peak = f.count("peak bytes");
-    if (!f.empty()) {
-      s.anon = f.count("anon bytes");
-      s.file = f.count("file bytes");
-    }
-    v.cgroup(s);
+    v.cgroup(cgroup_of(f));
   } else if (kind == "CGPEAK") {
-    MemSample s;
-    s.t = f.number("time");
-    s.bytes = f.count("peak bytes");
-    v.cgroup_window(s);
+    v.cgroup_window(bytes_at(f, "peak bytes"));
   } else if (kind == "GPUDEV") {
-    GpuDevice d;
-    d.index = static_cast<int>(f.integer("device index"));
-    d.uuid = unescape_text(f.word("uuid"));
-    d.total = f.count("total bytes");
-    d.name = unescape_text(f.text());
-    v.gpu_device(d);
+    v.gpu_device(gpu_device_of(f));
   } else if (kind == "GPU") {
-    GpuSample s;
-    s.t = f.number("time");
-    s.device = static_cast<int>(f.integer("device index"));
-    s.tree = f.count("tree bytes");
-    s.used = f.count("device used bytes");
-    if (!f.empty()) s.tree_age = f.non_negative("tree figure age");
-    v.gpu(s);
+    v.gpu(gpu_of(f));
   } else if (kind == "TORCH") {
-    TorchSample s;
-    s.t = f.number("time");
-    s.device = static_cast<int>(f.integer("device index"));
-    s.allocated = f.count("allocated bytes");
-    s.reserved = f.count("reserved bytes");
-    v.torch(s);
+    v.torch(torch_of(f));
   } else if (kind == "KINDS") {
-    MemKindsSample s;
-    s.t = f.number("time");
-    s.anon = f.count("anon bytes");
-    s.file = f.count("file bytes");
-    s.shmem = f.count("shmem bytes");
-    s.swap = f.count("swap bytes");
-    v.kinds(s);
+    v.kinds(kinds_of(f));
   } else if (kind == "TASKS") {
-    TasksSample s;
-    s.t = f.number("time");
-    s.processes = f.count("processes");
-    s.threads = f.count("threads");
-    s.vsz = f.count("vsz bytes");
-    v.tasks(s);
+    v.tasks(tasks_of(f));
   } else if (kind == "GPUUTIL") {
     v.gpu_util(parse_gpu_util(f));
-  } else if (kind == "PEAK") {
-    const std::string name = unescape_text(f.word("name"));
-    v.peak(name, f.count("bytes"));
   } else if (kind == "DIRDEF") {
-    WatchedDir d;
-    d.index = static_cast<int>(f.integer("directory index"));
-    d.path = unescape_text(f.text());
-    v.dir_def(d);
+    v.dir_def(dir_def_of(f));
   } else if (kind == "DIR") {
-    DirSample s;
-    s.t = f.number("time");
-    s.dir = static_cast<int>(f.integer("directory index"));
-    s.apparent = f.count("apparent bytes");
-    s.allocated = f.count("allocated bytes");
-    s.fs_free = f.count("free bytes");
-    v.dir(s);
-  } else if (kind == "PROC") {
-    const std::int64_t pid = f.integer("pid");
-    v.process_name(pid, unescape_text(f.text()));
+    v.dir(dir_of(f));
   } else if (kind == "UNREAD") {
     v.unread(f.count("processes"));
   } else if (kind == "NOTE") {
