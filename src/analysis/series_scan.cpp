@@ -6,6 +6,7 @@
 
 #include "qprof/analysis/dirs.hpp"
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/piece_reader.hpp"
 #include "series.hpp"
 
 namespace qprof::analysis::detail {
@@ -108,6 +109,32 @@ void scan_series(const Trace& t, const std::vector<Metric>& metrics, const Index
   FanOut all(series, metrics);
   scan_records(t, all);
   for (SeriesVisitor& v : series) v.finish();
+}
+
+struct SeriesPieces::Parts {
+  Parts(const Trace& t, Metric m, SampleSink sink)
+      : each(std::move(sink)),
+        series{SeriesVisitor(t, m, each)},
+        all(series, {m}),
+        reader(t.reduced->file, t.reduced->bytes, all) {}
+  SampleSink each;  // before the visitor that holds a reference to it
+  std::vector<SeriesVisitor> series;
+  FanOut all;
+  trace::PieceReader reader;
+  bool ended = false;
+};
+
+SeriesPieces::SeriesPieces(const Trace& t, Metric m, SampleSink each)
+    : parts_(std::make_unique<Parts>(t, m, std::move(each))) {}
+
+SeriesPieces::~SeriesPieces() = default;
+
+bool SeriesPieces::next() {
+  if (parts_->ended) return false;
+  if (parts_->reader.next()) return true;
+  parts_->series.front().finish();
+  parts_->ended = true;
+  return false;
 }
 
 }  // namespace qprof::analysis::detail

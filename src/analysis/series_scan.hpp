@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "qprof/analysis/metric.hpp"
@@ -21,5 +22,22 @@ using IndexedSink = std::function<void(std::size_t metric, const trace::MemSampl
 void scan_series(const trace::Trace& t, const std::vector<Metric>& metrics, const IndexedSink& each);
 // A reduced trace's records, read again from its file.
 void scan_records(const trace::Trace& t, trace::Visitor& visitor);
+
+// One metric's series of a reduced trace, as scan_series gives it, read a piece of the file at a
+// time (trace::PieceReader): for a caller that walks many traces at once on one thread.
+class SeriesPieces {
+ public:
+  SeriesPieces(const trace::Trace& t, Metric m, SampleSink each);
+  ~SeriesPieces();
+  SeriesPieces(const SeriesPieces&) = delete;
+  SeriesPieces& operator=(const SeriesPieces&) = delete;
+
+  // The next piece's samples to `each`; false once the last were given (in this call or before).
+  bool next();
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 
 }  // namespace qprof::analysis::detail

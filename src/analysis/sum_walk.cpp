@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each rank's series from its own reader thread, through a queue of a few blocks, merged by time.
+// Each rank's series from its file, merged by time: from a reader thread of its own for the few
+// ranks of a node, a piece at a time on the merging thread for more.
 #include "sum_walk.hpp"
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "qprof/analysis/timeline.hpp"
 #include "series_scan.hpp"
@@ -23,13 +26,38 @@ namespace {
 // which bounds the memory whatever the trace's length.
 constexpr std::size_t kBlockEvents = 4096;
 constexpr std::size_t kBlocks = 2;
+// Up to this many ranks each have a reader thread (parsing on every core); more are read a piece
+// at a time on the merging thread, so that neither threads (a limit on processes ended qprof),
+// nor open files, nor memory (a 1 MiB line buffer and 200 KiB of blocks a thread) grow with them.
+constexpr std::size_t kThreadedRanks = 8;
+
+// After its end the trace's tree is gone: it holds nothing.
+RankEvent end_of(const Trace& t, Seconds last, Seconds offset) {
+  const Seconds end = std::max(trace_end(t), last) - offset;
+  return {std::nextafter(end, std::numeric_limits<Seconds>::infinity()), 0};
+}
+
+// The earliest event first, of equal times the lowest trace index (walk_series' stable sort).
+bool later(const std::pair<Seconds, std::size_t>& a, const std::pair<Seconds, std::size_t>& b) {
+  return a.first > b.first || (a.first == b.first && a.second > b.second);
+}
 }  // namespace
 
-// One rank's events, made by a reader thread and taken by the merge in order.
+// One rank's events, taken by the merge in order.
 class RankStream {
  public:
-  RankStream(const Trace& t, Metric m, Seconds offset) : reader_([this, &t, m, offset] { read(t, m, offset); }) {}
-  ~RankStream() {
+  virtual ~RankStream() = default;
+  // The next event; false at the stream's end.
+  virtual bool next(RankEvent& e) = 0;
+};
+
+namespace {
+
+// Made by a reader thread ahead of the merge.
+class ThreadedRank : public RankStream {
+ public:
+  ThreadedRank(const Trace& t, Metric m, Seconds offset) : reader_([this, &t, m, offset] { read(t, m, offset); }) {}
+  ~ThreadedRank() override {
     {
       std::lock_guard lock(mutex_);
       abandoned_ = true;  // the reader drops the rest of its events instead of waiting
@@ -38,8 +66,7 @@ class RankStream {
     reader_.join();
   }
 
-  // The next event; false at the stream's end.
-  bool next(RankEvent& e) {
+  bool next(RankEvent& e) override {
     if (at_ == taken_.size()) {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return !blocks_.empty() || done_; });
@@ -69,11 +96,7 @@ class RankStream {
         last = s.t;
         if (block.size() == kBlockEvents) hand_over(block);
       });
-      // After its end the trace's tree is gone: it holds nothing.
-      if (any) {
-        const Seconds end = std::max(trace_end(t), last) - offset;
-        block.push_back({std::nextafter(end, std::numeric_limits<Seconds>::infinity()), 0});
-      }
+      if (any) block.push_back(end_of(t, last, offset));
       if (!block.empty()) hand_over(block);
     } catch (...) {
       std::lock_guard lock(mutex_);
@@ -106,32 +129,74 @@ class RankStream {
   std::thread reader_;  // last: it starts once the members above are made
 };
 
+// Read a piece of its file at a time when the merge has taken every event of the piece before.
+class PulledRank : public RankStream {
+ public:
+  PulledRank(const Trace& t, Metric m, Seconds offset)
+      : trace_(t), offset_(offset), pieces_(t, m, [this](const MemSample& s) {
+          events_.push_back({s.t - offset_, s.bytes});
+          last_ = s.t;
+        }) {}
+
+  bool next(RankEvent& e) override {
+    while (at_ == events_.size()) {
+      if (ended_) return false;
+      events_.clear();
+      at_ = 0;
+      ended_ = !pieces_.next();
+      if (ended_ && last_) events_.push_back(end_of(trace_, *last_, offset_));
+    }
+    e = events_[at_++];
+    return true;
+  }
+
+ private:
+  const Trace& trace_;
+  Seconds offset_;
+  std::vector<RankEvent> events_;
+  std::size_t at_ = 0;
+  std::optional<Seconds> last_;
+  bool ended_ = false;
+  SeriesPieces pieces_;  // last: its sink writes the members above
+};
+
+}  // namespace
+
 bool all_reduced(const std::vector<const Trace*>& traces) {
   return std::all_of(traces.begin(), traces.end(), [](const Trace* t) { return t->reduced.has_value(); });
 }
 
 SumWalk::SumWalk(const std::vector<const Trace*>& traces, Metric m, Align align)
-    : head_(traces.size()), has_head_(traces.size(), false), current_(traces.size(), 0) {
+    : head_(traces.size()), current_(traces.size(), 0) {
   const JobClock clock = job_clock(traces, align);
+  const bool threads = traces.size() <= kThreadedRanks;
   streams_.reserve(traces.size());
   for (std::size_t i = 0; i < traces.size(); ++i) {
-    streams_.push_back(std::make_unique<RankStream>(*traces[i], m, clock.offset[i]));
+    if (threads) {
+      streams_.push_back(std::make_unique<ThreadedRank>(*traces[i], m, clock.offset[i]));
+    } else {
+      streams_.push_back(std::make_unique<PulledRank>(*traces[i], m, clock.offset[i]));
+    }
   }
-  for (std::size_t i = 0; i < traces.size(); ++i) has_head_[i] = streams_[i]->next(head_[i]);
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    if (streams_[i]->next(head_[i])) heap_.push_back({head_[i].t, i});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), later);
 }
 
 SumWalk::~SumWalk() = default;
 
 // The earliest head, the lowest trace index among equal times (walk_series' stable sort).
 bool SumWalk::pop(std::size_t& trace, RankEvent& e) {
-  std::size_t best = head_.size();
-  for (std::size_t i = 0; i < head_.size(); ++i) {
-    if (has_head_[i] && (best == head_.size() || head_[i].t < head_[best].t)) best = i;
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  trace = heap_.back().second;
+  heap_.pop_back();
+  e = head_[trace];
+  if (streams_[trace]->next(head_[trace])) {
+    heap_.push_back({head_[trace].t, trace});
+    std::push_heap(heap_.begin(), heap_.end(), later);
   }
-  if (best == head_.size()) return false;
-  trace = best;
-  e = head_[best];
-  has_head_[best] = streams_[best]->next(head_[best]);
   return true;
 }
 
@@ -143,9 +208,7 @@ bool SumWalk::next(Seconds& t, Bytes& sum) {
     sum_ = sum_ - current_[i] + e.bytes;
     current_[i] = e.bytes;
     // The step ends where the next event has another time (every head is at e.t or later).
-    bool same = false;
-    for (std::size_t k = 0; k < head_.size() && !same; ++k) same = has_head_[k] && head_[k].t == e.t;
-    if (!same) break;
+    if (heap_.empty() || heap_.front().first != e.t) break;
     pop(i, e);
   }
   t = e.t;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // A job's summed series in memory flat in the traces' length: each rank's series read from its
-// file by a thread of its own (series_scan), the K streams merged in time order. Private to
-// analysis/.
+// file (series_scan), by a thread of its own for a few ranks, a piece at a time for many, the K
+// streams merged in time order. Private to analysis/.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "qprof/analysis/job.hpp"
@@ -42,7 +43,8 @@ class SumWalk {
 
   std::vector<std::unique_ptr<RankStream>> streams_;
   std::vector<RankEvent> head_;
-  std::vector<bool> has_head_;
+  // (time, trace) of each stream's head not yet taken, earliest at the front.
+  std::vector<std::pair<Seconds, std::size_t>> heap_;
   std::vector<Bytes> current_;
   Bytes sum_ = 0;
 };

@@ -48,11 +48,9 @@ std::string file_text(const std::string& path) {
   return s.str();
 }
 
-TEST(JobStream, ReducedRanksSumAsWholeOnesDoBitForBit) {
-  // Ranks 0 and 1 sample at the same times (ties go in rank order), 2 between them, 3 later and
-  // shorter: it starts and ends inside the others.
-  const std::vector<std::string> files = {rank_trace(0, 3000, 1000.0, 0.01), rank_trace(1, 3000, 1000.0, 0.01),
-                                          rank_trace(2, 2500, 1000.005, 0.012), rank_trace(3, 700, 1010.0, 0.02)};
+// Every summed series, job peak and job trace from the ranks in `files` read reduced equals the
+// one from them read whole.
+void expect_reduced_sum_as_whole(const std::vector<std::string>& files, std::size_t more_than) {
   std::vector<Trace> whole, reduced;
   for (const std::string& f : files) {
     whole.push_back(trace::read_trace(f));
@@ -71,7 +69,7 @@ TEST(JobStream, ReducedRanksSumAsWholeOnesDoBitForBit) {
     for (Metric m : {Metric::rss, Metric::pss, Metric::uss, Metric::cgroup}) {
       const auto expected = analysis::summed_series(w, m, align), got = analysis::summed_series(r, m, align);
       ASSERT_EQ(got.size(), expected.size());
-      ASSERT_GT(got.size(), 1200u);  // more than a rank alone has
+      ASSERT_GT(got.size(), more_than);  // more than a rank alone has
       for (std::size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got[i].t, expected[i].t) << i;
         ASSERT_EQ(got[i].bytes, expected[i].bytes) << i;
@@ -97,6 +95,24 @@ TEST(JobStream, ReducedRanksSumAsWholeOnesDoBitForBit) {
     EXPECT_GT(expected.size(), 100000u);
     EXPECT_EQ(file_text(streamed), expected);
   }
+}
+
+TEST(JobStream, ReducedRanksSumAsWholeOnesDoBitForBit) {
+  // Ranks 0 and 1 sample at the same times (ties go in rank order), 2 between them, 3 later and
+  // shorter: it starts and ends inside the others.
+  expect_reduced_sum_as_whole({rank_trace(0, 3000, 1000.0, 0.01), rank_trace(1, 3000, 1000.0, 0.01),
+                               rank_trace(2, 2500, 1000.005, 0.012), rank_trace(3, 700, 1010.0, 0.02)},
+                              1200);
+}
+
+// More ranks than get a reader thread each: read a piece of each file at a time, on one thread.
+TEST(JobStream, ManyRanksReadAPieceAtATimeSumAsWholeOnesDo) {
+  std::vector<std::string> files;
+  for (int rank = 0; rank < 20; ++rank) {
+    // Pairs of ranks at the same times; starts and lengths that differ from pair to pair.
+    files.push_back(rank_trace(rank, 400 + rank / 2 * 90, 1000.0 + rank / 2 * 0.37, 0.01 + rank / 2 * 0.001));
+  }
+  expect_reduced_sum_as_whole(files, 2000);
 }
 
 }  // namespace
