@@ -6,7 +6,9 @@
 // line is longer than the bound both readers must agree, and a longer line must be refused.
 // And the MEM fast paths (trace/plain_numbers.cpp) against the general one: every MEM line is
 // read again with an extra field, which only the general path takes; the samples must be equal
-// to the bit, and a line one path refuses the other must refuse too.
+// to the bit, and a line one path refuses the other must refuse too. And the piece reader (a job's
+// sum over many ranks) in its smallest pieces against the text reader: the same records, or the
+// same error.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include <string_view>
 
 #include "qprof/trace/format.hpp"
+#include "qprof/trace/piece_reader.hpp"
 
 namespace {
 
@@ -63,6 +66,19 @@ bool has_line_longer_than(std::string_view text, std::size_t bound) {
     start = nl + 1;
   }
   return false;
+}
+
+// The error's text after the input's name, "" for none.
+template <typename Read>
+std::string error_of(const std::string& name, Read&& read) {
+  try {
+    read();
+  } catch (const qprof::trace::ParseError& e) {
+    const std::string_view what(e.what());
+    if (what.substr(0, name.size()) != name) __builtin_trap();
+    return std::string(what.substr(name.size()));
+  }
+  return "";
 }
 
 }  // namespace
@@ -114,5 +130,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (refused_long || counts.mem_lines != whole->mem.size() || counts.markers != whole->markers.size())
       __builtin_trap();
   }
+
+  Counts by_text, by_pieces;
+  const std::string text_error = error_of("fuzz.dat", [&] { qprof::trace::parse_text(text, "fuzz.dat", by_text); });
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const std::string pieces_error = error_of(path, [&] {
+    qprof::trace::PieceReader reader(path, size, by_pieces, qprof::trace::PieceReader::kMinPieceBytes);
+    while (reader.next()) {
+    }
+  });
+  if (pieces_error != text_error || by_pieces.mem_lines != by_text.mem_lines || by_pieces.markers != by_text.markers)
+    __builtin_trap();
   return 0;
 }
