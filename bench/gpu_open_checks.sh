@@ -12,11 +12,13 @@
 #   bench/gpu_open_checks.sh check OUTDIR        there, as root, from the tree's root, with
 #                                                build-gpu-carry/ carried along
 set -u
+# A relative BUILD_DIR or OUTDIR is the caller's, not the tree root's.
+arg=${2:+$(realpath -m "$2")}
 cd "$(dirname "$0")/.." || exit 2
 carry="build-gpu-carry"
 case "${1:-}" in
   carry)
-    build=${2:?usage: bench/gpu_open_checks.sh carry BUILD_DIR}
+    build=${arg:?usage: bench/gpu_open_checks.sh carry BUILD_DIR}
     mkdir -p "$carry" || exit 2
     for b in "$build/qprof" "$build/bench/qprof_gpu_bench"; do
       [ -x "$b" ] || { echo "no $b: build with -DQPROF_BUILD_BENCH=ON first" >&2; exit 2; }
@@ -25,8 +27,8 @@ case "${1:-}" in
     du -sh "$carry"
     ;;
   check)
-    out=${2:?usage: bench/gpu_open_checks.sh check OUTDIR}
-    mkdir -p "$out" && out=$(realpath "$out")
+    out=${arg:?usage: bench/gpu_open_checks.sh check OUTDIR}
+    mkdir -p "$out" || exit 2
     qprof=$PWD/$carry/qprof
     "$qprof" --version || { echo "the carried qprof does not run here" >&2; exit 2; }
     py=$(command -v python3)

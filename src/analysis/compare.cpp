@@ -34,39 +34,53 @@ std::optional<Spread> spread_of(std::vector<double> v) {
   return Spread{median, v.front(), v.back()};
 }
 
-Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool stages) {
-  Comparison c;
-  c.metric = metric;
-  using Kind = CompareColumn::Kind;
-  // What one run gives for a column; nullopt where the trace does not have it.
-  using Extract = std::function<std::optional<double>(const Trace&)>;
-  std::vector<Extract> extract;
-  auto add = [&](CompareColumn col, Extract e) {
-    c.columns.push_back(std::move(col));
-    extract.push_back(std::move(e));
-  };
-  auto any_run = [&](auto pred) {
-    for (const CompareEntry& e : entries) {
-      for (const Trace* t : e.runs) {
-        if (pred(*t)) return true;
-      }
-    }
-    return false;
-  };
+namespace {
 
-  add({"duration", "duration", Kind::seconds, std::nullopt, ""},
-      [](const Trace& t) -> std::optional<double> { return trace_duration(t); });
-  for (Metric m : all_metrics()) {
-    if (m != Metric::rss && !any_run([m](const Trace& t) { return has_metric(t, m); })) continue;
-    add({"peak_" + std::string(metric_info(m).name), "peak " + std::string(metric_info(m).title), Kind::bytes, m, ""},
-        [m](const Trace& t) -> std::optional<double> {
-          const auto p = find_peak(t, m);
-          if (!p) return std::nullopt;
-          return static_cast<double>(p->bytes);
-        });
+// What one run gives for a column; nullopt where the trace does not have it.
+using Extract = std::function<std::optional<double>(const Trace&)>;
+
+// The columns of a comparison as they are added, each with how a run gives its value.
+struct ColumnList {
+  std::vector<CompareColumn>& columns;
+  std::vector<Extract> extract;
+
+  void add(CompareColumn col, Extract e) {
+    columns.push_back(std::move(col));
+    extract.push_back(std::move(e));
   }
-  // Watched directories: the peak size (a dir:NAME metric) and the growth, of every name a trace has.
-  // At most kMaxDirMetrics names: each is two columns and a pass over every run's directories.
+};
+
+template <typename Pred>
+bool any_run(const std::vector<CompareEntry>& entries, Pred pred) {
+  for (const CompareEntry& e : entries) {
+    for (const Trace* t : e.runs) {
+      if (pred(*t)) return true;
+    }
+  }
+  return false;
+}
+
+void add_peak_column(ColumnList& list, Metric m) {
+  list.add({"peak_" + std::string(metric_info(m).name), "peak " + std::string(metric_info(m).title),
+            CompareColumn::Kind::bytes, m, ""},
+           [m](const Trace& t) -> std::optional<double> {
+             const auto p = find_peak(t, m);
+             if (!p) return std::nullopt;
+             return static_cast<double>(p->bytes);
+           });
+}
+
+// The peak of every metric one run or more has; rss always.
+void add_metric_peak_columns(ColumnList& list, const std::vector<CompareEntry>& entries) {
+  for (Metric m : all_metrics()) {
+    if (m != Metric::rss && !any_run(entries, [m](const Trace& t) { return has_metric(t, m); })) continue;
+    add_peak_column(list, m);
+  }
+}
+
+// Watched directories: every name a trace has, in the order met.
+// At most kMaxDirMetrics names: each is two columns and a pass over every run's directories.
+std::vector<std::string> watched_dir_names(const std::vector<CompareEntry>& entries) {
   std::vector<std::string> dir_names;
   std::unordered_set<std::string> named;
   for (const CompareEntry& e : entries) {
@@ -77,61 +91,76 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
       }
     }
   }
-  for (const std::string& name : dir_names) {
-    const Metric m = dir_metric(name);
-    add({"peak_" + std::string(metric_info(m).name), "peak " + std::string(metric_info(m).title), Kind::bytes, m, ""},
-        [m](const Trace& t) -> std::optional<double> {
-          const auto p = find_peak(t, m);
-          if (!p) return std::nullopt;
-          return static_cast<double>(p->bytes);
-        });
-    add({"growth_dir:" + name, "growth dir " + name, Kind::bytes, std::nullopt, ""},
-        [name](const Trace& t) -> std::optional<double> {
-          for (const DirGrowth& g : dir_growths(t)) {
-            if (g.name == name) return static_cast<double>(g.growth);
-          }
-          return std::nullopt;
-        });
+  return dir_names;
+}
+
+// The peak size (a dir:NAME metric) and the growth of every watched directory.
+void add_dir_columns(ColumnList& list, const std::vector<CompareEntry>& entries) {
+  for (const std::string& name : watched_dir_names(entries)) {
+    add_peak_column(list, dir_metric(name));
+    list.add({"growth_dir:" + name, "growth dir " + name, CompareColumn::Kind::bytes, std::nullopt, ""},
+             [name](const Trace& t) -> std::optional<double> {
+               for (const DirGrowth& g : dir_growths(t)) {
+                 if (g.name == name) return static_cast<double>(g.growth);
+               }
+               return std::nullopt;
+             });
   }
-  if (any_run([](const Trace& t) { return !t.io.empty(); })) {
-    add({"disk_read", "disk read", Kind::bytes, std::nullopt, ""}, [](const Trace& t) -> std::optional<double> {
-      if (t.io.empty()) return std::nullopt;
-      return static_cast<double>(t.io.back().read_bytes);
-    });
-    add({"disk_write", "disk write", Kind::bytes, std::nullopt, ""}, [](const Trace& t) -> std::optional<double> {
-      if (t.io.empty()) return std::nullopt;
-      return static_cast<double>(t.io.back().write_bytes);
-    });
-  }
-  if (stages && metric_info(metric).windowed) {
-    // At most kMaxStageColumns names, the first met: each column is a pass over every run's
-    // samples, so 100 000 stage names made a comparison quadratic (and unreadable).
-    std::vector<std::string> names;
-    std::unordered_set<std::string> named;
-    for (const CompareEntry& e : entries) {
-      for (const Trace* t : e.runs) {
-        for (std::string& n : stage_names(*t)) {
-          if (named.count(n)) continue;
-          if (names.size() == kMaxStageColumns) {
-            ++c.stages_left_out;
-            named.insert(n);
-            continue;
-          }
+}
+
+// Total disk read and write, where a run has IO.
+void add_disk_columns(ColumnList& list, const std::vector<CompareEntry>& entries) {
+  if (!any_run(entries, [](const Trace& t) { return !t.io.empty(); })) return;
+  list.add({"disk_read", "disk read", CompareColumn::Kind::bytes, std::nullopt, ""},
+           [](const Trace& t) -> std::optional<double> {
+             if (t.io.empty()) return std::nullopt;
+             return static_cast<double>(t.io.back().read_bytes);
+           });
+  list.add({"disk_write", "disk write", CompareColumn::Kind::bytes, std::nullopt, ""},
+           [](const Trace& t) -> std::optional<double> {
+             if (t.io.empty()) return std::nullopt;
+             return static_cast<double>(t.io.back().write_bytes);
+           });
+}
+
+// The stage names that get a column, in the order met; `left_out` counts those past the limit.
+// At most kMaxStageColumns names, the first met: each column is a pass over every run's
+// samples, so 100 000 stage names made a comparison quadratic (and unreadable).
+std::vector<std::string> stage_column_names(const std::vector<CompareEntry>& entries, std::size_t& left_out) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> named;
+  for (const CompareEntry& e : entries) {
+    for (const Trace* t : e.runs) {
+      for (std::string& n : stage_names(*t)) {
+        if (named.count(n)) continue;
+        if (names.size() == kMaxStageColumns) {
+          ++left_out;
           named.insert(n);
-          names.push_back(std::move(n));
+          continue;
         }
+        named.insert(n);
+        names.push_back(std::move(n));
       }
     }
-    for (const std::string& name : names) {
-      add({"stage_peak", "peak in " + name, Kind::bytes, metric, name},
-          [metric, name](const Trace& t) -> std::optional<double> {
-            const auto p = stage_peak(t, metric, name);
-            if (!p) return std::nullopt;
-            return static_cast<double>(p->bytes);
-          });
-    }
   }
+  return names;
+}
 
+// The peak of `metric` inside each stage name.
+void add_stage_columns(ColumnList& list, const std::vector<CompareEntry>& entries, Metric metric,
+                       std::size_t& left_out) {
+  for (const std::string& name : stage_column_names(entries, left_out)) {
+    list.add({"stage_peak", "peak in " + name, CompareColumn::Kind::bytes, metric, name},
+             [metric, name](const Trace& t) -> std::optional<double> {
+               const auto p = stage_peak(t, metric, name);
+               if (!p) return std::nullopt;
+               return static_cast<double>(p->bytes);
+             });
+  }
+}
+
+// One row per entry: the spread of each column's value over the entry's runs.
+void add_rows(Comparison& c, const std::vector<CompareEntry>& entries, const std::vector<Extract>& extract) {
   for (const CompareEntry& e : entries) {
     std::vector<CompareValue> row;
     for (const Extract& x : extract) {
@@ -143,6 +172,10 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
     }
     c.rows.push_back(std::move(row));
   }
+}
+
+// Each column's lowest value and every value's ratio to the first row's.
+void mark_lowest_and_ratios(Comparison& c, const std::vector<CompareEntry>& entries) {
   for (std::size_t col = 0; col < c.columns.size(); ++col) {
     // A summed row (a job's total) is no candidate: neither lowest nor a ratio to a rank.
     std::optional<double> lowest, highest;
@@ -162,6 +195,22 @@ Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool
       if (first > 0) v.ratio = v.value->median / first;
     }
   }
+}
+
+}  // namespace
+
+Comparison compare(const std::vector<CompareEntry>& entries, Metric metric, bool stages) {
+  Comparison c;
+  c.metric = metric;
+  ColumnList list{c.columns, {}};
+  list.add({"duration", "duration", CompareColumn::Kind::seconds, std::nullopt, ""},
+           [](const Trace& t) -> std::optional<double> { return trace_duration(t); });
+  add_metric_peak_columns(list, entries);
+  add_dir_columns(list, entries);
+  add_disk_columns(list, entries);
+  if (stages && metric_info(metric).windowed) add_stage_columns(list, entries, metric, c.stages_left_out);
+  add_rows(c, entries, list.extract);
+  mark_lowest_and_ratios(c, entries);
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -160,6 +161,17 @@ class PulledRank : public RankStream {
   SeriesPieces pieces_;  // last: its sink writes the members above
 };
 
+std::unique_ptr<RankStream> rank_stream(const Trace& t, Metric m, Seconds offset, bool thread) {
+  if (thread) {
+    try {
+      return std::make_unique<ThreadedRank>(t, m, offset);
+    } catch (const std::system_error&) {
+      // No thread to be had (a limit on processes, memory): read on the merging thread.
+    }
+  }
+  return std::make_unique<PulledRank>(t, m, offset);
+}
+
 }  // namespace
 
 bool all_reduced(const std::vector<const Trace*>& traces) {
@@ -171,13 +183,8 @@ SumWalk::SumWalk(const std::vector<const Trace*>& traces, Metric m, Align align)
   const JobClock clock = job_clock(traces, align);
   const bool threads = traces.size() <= kThreadedRanks;
   streams_.reserve(traces.size());
-  for (std::size_t i = 0; i < traces.size(); ++i) {
-    if (threads) {
-      streams_.push_back(std::make_unique<ThreadedRank>(*traces[i], m, clock.offset[i]));
-    } else {
-      streams_.push_back(std::make_unique<PulledRank>(*traces[i], m, clock.offset[i]));
-    }
-  }
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    streams_.push_back(rank_stream(*traces[i], m, clock.offset[i], threads));
   for (std::size_t i = 0; i < traces.size(); ++i) {
     if (streams_[i]->next(head_[i])) heap_.push_back({head_[i].t, i});
   }

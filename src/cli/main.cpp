@@ -12,6 +12,7 @@
 #include <iostream>
 #include <iterator>
 #include <new>
+#include <optional>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -113,20 +114,19 @@ int with_stdout_checked(int status, std::string_view subcommand) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  open_standard_descriptors();
-  qprof::child_process::ignore_sigpipe_in_qprof();
-  std::cout.rdbuf(&stdout_buf());
-  CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
+// The options every subcommand inherits from qprof itself (its help layout, --version).
+void configure_app(CLI::App& app) {
   app.name("qprof");
   app.formatter(qprof::cli::help_formatter());  // before the subcommands, which inherit it
   app.set_version_flag(
       "--version", [] { return qprof::cli::version_text(); },
       "Print the version, the build type and the GPU backends that work here, and exit");
   app.require_subcommand(1, 1);
-  qprof::cli::Invocation invocation;
+}
+
+// The arguments up to "--", in the order typed, habits rewritten; what follows "--" goes to
+// `invocation`.
+std::vector<std::string> arguments_before_dashdash(int argc, char** argv, qprof::cli::Invocation& invocation) {
   std::vector<std::string> args(argv + 1, argv + argc);
   qprof::cli::rewrite_habits(args);
   if (auto dd = std::find(args.begin(), args.end(), "--"); dd != args.end()) {
@@ -134,11 +134,13 @@ int main(int argc, char** argv) {
     invocation.after_dashdash.assign(dd + 1, args.end());
     args.erase(dd, args.end());
   }
-  const std::vector<std::string> typed = args;  // before "--", in the order typed
-  std::reverse(args.begin(), args.end());       // CLI11 takes its vector in reverse order
+  return args;
+}
 
-  // One line for a bad option, and where to look: not the whole help screen. A mistyped option
-  // gets the nearest one, as a mistyped subcommand does.
+// One line for a bad option, and where to look: not the whole help screen. A mistyped option
+// gets the nearest one, as a mistyped subcommand does. `args` (CLI11's reversed vector) must
+// outlive the parse.
+void set_failure_message(CLI::App& app, const std::vector<std::string>& args) {
   app.failure_message([&args](const CLI::App* failed, const CLI::Error& e) {
     std::string where = "qprof", hint;
     for (const CLI::App* sub : failed->get_subcommands()) {
@@ -152,25 +154,57 @@ int main(int argc, char** argv) {
     }
     return "qprof: " + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.\n";
   });
+}
 
-  // Where the first argument names a subcommand, only that one is built: its options are all
-  // that parsing, its --help and its errors need, and building the other nine took 0.6 ms of
-  // every start (bench/RESULTS.md). Anything else (--help, --version, a typo, the generators
-  // below) gets the whole tree.
-  using Adder = qprof::cli::Command (*)(CLI::App&, const qprof::cli::Invocation&);
-  static constexpr std::pair<std::string_view, Adder> kSubcommands[] = {
+using Adder = qprof::cli::Command (*)(CLI::App&, const qprof::cli::Invocation&);
+using Subcommand = std::pair<std::string_view, Adder>;
+constexpr Subcommand kSubcommands[] = {
 #define QPROF_SUBCOMMAND(name) {#name, qprof::cli::add_##name},
 #include "subcommands.def"
 #undef QPROF_SUBCOMMAND
-  };
+};
+
+// The subcommand the first argument names (`args` reversed, as CLI11 takes them); null if none.
+const Subcommand* named_subcommand(const std::vector<std::string>& args) {
   const auto named = std::find_if(std::begin(kSubcommands), std::end(kSubcommands),
                                   [&](const auto& s) { return !args.empty() && args.back() == s.first; });
+  return named == std::end(kSubcommands) ? nullptr : named;
+}
+
+// Where the first argument names a subcommand, only that one is built: its options are all
+// that parsing, its --help and its errors need, and building the other nine took 0.6 ms of
+// every start (bench/RESULTS.md). Anything else (--help, --version, a typo, the generators
+// below) gets the whole tree.
+std::vector<qprof::cli::Command> add_subcommands(CLI::App& app, const qprof::cli::Invocation& invocation,
+                                                 const Subcommand* named) {
   std::vector<qprof::cli::Command> commands;
   for (const auto& [name, add] : kSubcommands) {
-    if (named == std::end(kSubcommands) || name == named->first) commands.push_back(add(app, invocation));
+    if (named == nullptr || name == named->first) commands.push_back(add(app, invocation));
   }
   qprof::cli::add_help_examples(app);
+  return commands;
+}
 
+// qprof --help-man [SUBCOMMAND [EXTRAS_DIR]]: a manual page from the options --help shows
+// (hidden: the build runs it to write the pages).
+int print_man_page(const CLI::App& app, const std::vector<std::string>& args) {
+  const std::string name = args.size() > 1 ? args[args.size() - 2] : "qprof";
+  const std::string extras = args.size() > 2 ? args[args.size() - 3] : "";
+  const CLI::App* sub = nullptr;
+  if (name != "qprof") {
+    try {
+      sub = app.get_subcommand(name);
+    } catch (const CLI::OptionNotFound&) {
+      return exit_status(qprof::Failure{"--help-man: no subcommand " + name});
+    }
+  }
+  std::cout << qprof::cli::man_page(app, sub, extras);
+  return 0;
+}
+
+// The hidden generators the build runs (shell completion, manual pages): their exit status, or
+// nullopt when the arguments ask for neither.
+std::optional<int> run_generator(CLI::App& app, const std::vector<std::string>& args) {
   // qprof --help-completion [zsh]: the bash completion script, or zsh's
   // (hidden: the build runs them).
   if (!args.empty() && args.back() == "--help-completion") {
@@ -178,27 +212,61 @@ int main(int argc, char** argv) {
                                                                     : qprof::cli::bash_completion(app));
     return 0;
   }
-  // qprof --help-man [SUBCOMMAND [EXTRAS_DIR]]: a manual page from the options --help shows
-  // (hidden: the build runs it to write the pages).
-  if (!args.empty() && args.back() == "--help-man") {
-    const std::string name = args.size() > 1 ? args[args.size() - 2] : "qprof";
-    const std::string extras = args.size() > 2 ? args[args.size() - 3] : "";
-    const CLI::App* sub = nullptr;
-    if (name != "qprof") {
-      try {
-        sub = app.get_subcommand(name);
-      } catch (const CLI::OptionNotFound&) {
-        return exit_status(qprof::Failure{"--help-man: no subcommand " + name});
-      }
-    }
-    std::cout << qprof::cli::man_page(app, sub, extras);
-    return 0;
+  if (!args.empty() && args.back() == "--help-man") return print_man_page(app, args);
+  return std::nullopt;
+}
+
+// A subcommand's inputs as its user named them: its positional arguments, comma-separated.
+std::string positional_inputs(const CLI::App& sub) {
+  std::string inputs;
+  for (const CLI::Option* opt : sub.get_options()) {
+    if (!opt->get_positional()) continue;
+    for (const std::string& r : opt->results()) inputs += (inputs.empty() ? "" : ", ") + r;
   }
+  return inputs;
+}
+
+// Runs the subcommand the arguments chose; its exit status.
+int run_parsed(const std::vector<qprof::cli::Command>& commands) {
+  for (const auto& c : commands) {
+    if (!c.app->parsed()) continue;
+    try {
+      return with_stdout_checked(exit_status(c.action(), c.app->get_name()), c.app->get_name());
+    } catch (const std::bad_alloc&) {
+      // Out of memory anywhere in a command (a chart, a table, an analysis) is exit 2 naming
+      // what it read, as a bad input is, never an abort. Its inputs: the positional arguments.
+      const std::string inputs = positional_inputs(*c.app);
+      qprof::cli::stderr_speaker(c.app->get_name())
+          .line(qprof::terminal_text(inputs.empty() ? std::string("the input") : inputs) +
+                ": too large to process in memory");
+      return qprof::cli::kUsageError;
+    }
+  }
+  return qprof::cli::kUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  open_standard_descriptors();
+  qprof::child_process::ignore_sigpipe_in_qprof();
+  std::cout.rdbuf(&stdout_buf());
+  CLI::App app{"qprof: memory over time of a whole process tree (RSS, stages, peaks), mprof-compatible"};
+  configure_app(app);
+  qprof::cli::Invocation invocation;  // outlives the commands, which keep a reference to it
+  std::vector<std::string> args = arguments_before_dashdash(argc, argv, invocation);
+  const std::vector<std::string> typed = args;  // before "--", in the order typed
+  std::reverse(args.begin(), args.end());       // CLI11 takes its vector in reverse order
+  set_failure_message(app, args);
+
+  const Subcommand* named = named_subcommand(args);
+  const std::vector<qprof::cli::Command> commands = add_subcommands(app, invocation, named);
+  if (const auto status = run_generator(app, args)) return *status;
 
   if (!args.empty()) {
     if (auto unknown = qprof::cli::unknown_subcommand(app, args.back())) return exit_status(std::move(*unknown));
   }
-  if (named != std::end(kSubcommands)) {
+  if (named != nullptr) {
     if (auto split = qprof::cli::split_size(*app.get_subcommand(std::string(named->first)), typed))
       return exit_status(std::move(*split), named->first);
   }
@@ -208,25 +276,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : qprof::cli::kUsageError;
   }
-  for (const auto& c : commands) {
-    if (!c.app->parsed()) continue;
-    try {
-      return with_stdout_checked(exit_status(c.action(), c.app->get_name()), c.app->get_name());
-    } catch (const std::bad_alloc&) {
-      // Out of memory anywhere in a command (a chart, a table, an analysis) is exit 2 naming
-      // what it read, as a bad input is, never an abort. Its inputs: the positional arguments.
-      std::string inputs;
-      for (const CLI::Option* opt : c.app->get_options()) {
-        if (!opt->get_positional()) continue;
-        for (const std::string& r : opt->results()) inputs += (inputs.empty() ? "" : ", ") + r;
-      }
-      qprof::cli::stderr_speaker(c.app->get_name())
-          .line(qprof::terminal_text(inputs.empty() ? std::string("the input") : inputs) +
-                ": too large to process in memory");
-      return qprof::cli::kUsageError;
-    }
-  }
-  return qprof::cli::kUsageError;
+  return run_parsed(commands);
 }
 
 namespace qprof::cli {

@@ -111,15 +111,28 @@ class Builder {
   // Width in pixels of the y tic labels of an axis reaching `ymax`.
   double tic_label_width(double ymax) const;
   void geometry();
+  double key_margin();
+  void wrap_key_titles(std::size_t chars);
+  double left_margin() const;
+  double top_chrome() const;
+  double stack_panels(double plot_left, double plot_right);
+  void canvas_labels(double plot_left, double plot_right, double bottom);
+  void note_labels(double bottom);
   bool any_seeds() const;
   std::string title_text() const;
   void place_labels();
   void y_ranges();
+  double headroom(const Draft& d) const;
+  void lane_stages(Draft& d);
+  void row_labels(Draft& d);
+  void peak_label(Draft& d);
   void time_axis();
 
   void note(std::string n) { chart_.notes.push_back(std::move(n)); }
 
   double lane_h() const { return text_ ? 1.0 : 1.2 * line_; }
+  // Room between a panel's top and its first stage lane.
+  double lane_pad() const { return text_ ? 0 : 0.3 * line_; }
 
   // Width of an average character: `ems` of the font, or one cell of a text chart.
   double char_w(double ems) const { return text_ ? 1.0 : ems * em_; }

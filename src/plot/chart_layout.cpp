@@ -25,8 +25,21 @@ double Builder::tic_label_width(double ymax) const {
   return text_ ? static_cast<double>(chars) + 1 : (chars * 0.64 + 0.6) * em_;
 }
 
+// The canvas laid out: margins, panels stacked, labels placed, y ranges, canvas labels; the
+// drafts' panels then move into the chart.
 void Builder::geometry() {
-  // Right margin: the widest key.
+  const double right_margin = key_margin();
+  const double plot_left = left_margin();
+  const double plot_right = W_ - right_margin;
+  const double bottom = stack_panels(plot_left, plot_right);
+  place_labels();
+  y_ranges();
+  canvas_labels(plot_left, plot_right, bottom);
+  for (Draft& d : drafts_) chart_.panels.push_back(std::move(d.panel));
+}
+
+// Right margin: the widest key, capped at about a third of the width (wider entries wrap).
+double Builder::key_margin() {
   const double sample = text_ ? 8 : 3.2 * em_;  // the key's line sample and its gaps
   double key_w = 0;
   for (const Draft& d : drafts_) {
@@ -35,30 +48,43 @@ void Builder::geometry() {
     }
   }
   const double key_cap = W_ * (text_ ? 0.34 : 0.36);
-  double right_margin = key_w > 0 ? std::min(key_cap, key_w + sample + 1.5 * em_) : 1.5 * em_;
+  const double right_margin = key_w > 0 ? std::min(key_cap, key_w + sample + 1.5 * em_) : 1.5 * em_;
   if (key_w > 0 && key_w + sample + 1.5 * em_ > key_cap) {
     // Entries wider than the key wrap onto lines of their own (at ~0.6 em a character): a cut
     // would drop the peak, or the part of a name that tells two runs apart.
     const auto chars =
         static_cast<std::size_t>(std::max(6.0, (key_cap - sample - 1.5 * em_) / ((text_ ? 1.0 : 0.6) * em_)));
-    for (Draft& d : drafts_) {
-      for (ChartSeries& s : d.panel.series) {
-        if (s.title.empty()) continue;
-        std::vector<std::string> lines = wrap_title(display_text(s.title, 400), chars);
-        s.title = lines.front();
-        s.title_more.assign(lines.begin() + 1, lines.end());
-      }
+    wrap_key_titles(chars);
+  }
+  return right_margin;
+}
+
+// Every key entry wrapped at `chars` characters: its first line the title, the rest title_more.
+void Builder::wrap_key_titles(std::size_t chars) {
+  for (Draft& d : drafts_) {
+    for (ChartSeries& s : d.panel.series) {
+      if (s.title.empty()) continue;
+      std::vector<std::string> lines = wrap_title(display_text(s.title, 400), chars);
+      s.title = lines.front();
+      s.title_more.assign(lines.begin() + 1, lines.end());
     }
   }
+}
 
-  // Left margin: y label and the widest tic labels (the axes reach a little above the data).
+// Left margin: y label and the widest tic labels (the axes reach a little above the data).
+double Builder::left_margin() const {
   double tics = 0;
   for (const Draft& d : drafts_) tics = std::max(tics, tic_label_width(d.data_max * 1.25));
-  const double left_margin = (text_ ? 2 : 1.7 * line_) + tics + (text_ ? 0 : 0.4 * em_);
+  return (text_ ? 2 : 1.7 * line_) + tics + (text_ ? 0 : 0.4 * em_);
+}
 
-  // Vertical layout, from the top.
-  const bool has_title = !title_text().empty();
-  const double top_chrome = has_title ? 2.0 * line_ : (text_ ? 1 : 0.8 * line_);
+// Room above the first panel: the title's, or a little.
+double Builder::top_chrome() const { return !title_text().empty() ? 2.0 * line_ : (text_ ? 1 : 0.8 * line_); }
+
+// Vertical layout, from the top: each panel's box and key, the facets' titles; returns the
+// last panel's foot (pixels from the top).
+double Builder::stack_panels(double plot_left, double plot_right) {
+  const double top = top_chrome();
   const double facet_title = o_.facet ? (text_ ? 1 : 1.5 * line_) : 0;
   const double panel_gap = text_ ? 1 : 0.7 * line_;
   const double stack_gap = text_ ? 0 : 0.5 * line_;
@@ -71,16 +97,14 @@ void Builder::geometry() {
            (text_ ? 0 : 0.3 * line_);
   };
   std::size_t reserved_notes = chart_.notes.size() + (any_seeds() ? 1 : 0);
-  double fixed = top_chrome + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
+  double fixed = top + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
                  static_cast<double>(stacks - 1) * stack_gap;
   double weights = 0;
   for (const Draft& d : drafts_) weights += panel_weight(d.panel.kind);
   fixed += static_cast<double>(drafts_.size() - stacks) * panel_gap;
   const double avail = std::max(static_cast<double>(H_) - fixed, 3.0 * static_cast<double>(drafts_.size()));
 
-  const double plot_left = left_margin;
-  const double plot_right = W_ - right_margin;
-  double y = top_chrome;
+  double y = top;
   for (std::size_t i = 0; i < drafts_.size(); ++i) {
     Draft& d = drafts_[i];
     if (d.top_of_stack) {
@@ -104,14 +128,14 @@ void Builder::geometry() {
     d.panel.key_y = d.panel.box.top;
   }
   drafts_.back().panel.xtic_labels = true;
+  return y;
+}
 
-  place_labels();
-  y_ranges();
-
-  // Canvas labels: title, facet titles, notes.
-  if (has_title) {
+// Canvas labels: title, facet titles, notes (below `bottom`, the last panel's foot, in pixels).
+void Builder::canvas_labels(double plot_left, double plot_right, double bottom) {
+  if (const std::string title = title_text(); !title.empty()) {
     ChartLabel l;
-    l.text = display_text(title_text(), static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.62))));
+    l.text = display_text(title, static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.62))));
     l.kind = LabelKind::title;
     l.coords = ChartLabel::Coords::screen;
     l.x = 0.5;
@@ -132,7 +156,12 @@ void Builder::geometry() {
     l.y = 1.0 - yy / H_;
     chart_.canvas_labels.push_back(std::move(l));
   }
-  const double xlabel_y = y + (text_ ? 1.5 : 2.1 * line_);
+  note_labels(bottom);
+}
+
+// The notes, one a line below the time axis's label.
+void Builder::note_labels(double bottom) {
+  const double xlabel_y = bottom + (text_ ? 1.5 : 2.1 * line_);
   double note_y = xlabel_y + (text_ ? 1 : 1.2 * line_);
   for (const std::string& n : chart_.notes) {
     ChartLabel l;
@@ -144,27 +173,16 @@ void Builder::geometry() {
     chart_.canvas_labels.push_back(std::move(l));
     note_y += text_ ? 1 : 1.15 * line_;
   }
-  for (Draft& d : drafts_) chart_.panels.push_back(std::move(d.panel));
 }
 
 void Builder::y_ranges() {
   // Headroom for the label rows and the peak's text, as a fraction of each panel's height;
   // panels of one kind share their y range (facets compare at a glance).
   std::map<int, double> data_max, frac;
-  for (Draft& d : drafts_) {
+  for (const Draft& d : drafts_) {
     const int k = static_cast<int>(d.panel.kind);
-    double reserved = d.top_of_stack && !text_ ? 0.3 * line_ : 0.0;
-    reserved += d.lanes * lane_h();
-    if (d.layout.rows > 0) reserved += d.layout.rows * line_ + (text_ ? 0 : 0.2 * line_);
-    if (d.peak)
-      reserved += text_ ? 2.0 : 1.4 * line_;
-    else if (!d.panel.points.empty())
-      reserved += text_ ? 1.0 : 0.6 * line_;  // the peaks' marks
-    double f = std::min(reserved / std::max(d.plot_h, 1.0), 0.6);
-    if (d.panel.kind != Panel::memory && f < 0.07) f = 0.07;
-    if (d.panel.kind == Panel::memory && f < 0.05) f = 0.05;
     data_max[k] = std::max(data_max[k], d.data_max);
-    frac[k] = std::max(frac[k], f);
+    frac[k] = std::max(frac[k], headroom(d));
   }
   for (Draft& d : drafts_) {
     const int k = static_cast<int>(d.panel.kind);
@@ -173,62 +191,89 @@ void Builder::y_ranges() {
     d.panel.ymax = top / (1.0 - frac[k]);
 
     // Stage lanes (overlays), then label rows, from the top of the panel down.
-    const double pad = text_ ? 0 : 0.3 * line_;
-    for (const Draft::LaneStage& ls : d.lane_stages) {
-      const double top_px = pad + ls.lane * lane_h();
-      const double bar_h = lane_h() - (text_ ? 0 : 0.2 * line_);
-      const LabelSeed& s = ls.seed;
-      if (!text_) {
-        d.panel.bands.push_back(
-            ChartBand{s.x0, s.x1, ls.shade, s.color, 1.0 - (top_px + bar_h) / d.plot_h, 1.0 - top_px / d.plot_h});
-      }
-      // The stage's name inside its bar, shortened to fit, or not at all.
-      const double room = px(d, s.x1) - px(d, s.x0) - (text_ ? 1 : 0.7 * em_);
-      const std::size_t fit = static_cast<std::size_t>(std::max(0.0, room / char_w(0.66)));
-      if (fit < 3) continue;
-      ChartLabel l;
-      l.text = display_text(s.text, fit);
-      if (text_width_px(l.text, em_, text_) > room) l.text = display_text(s.text, fit * 3 / 4);
-      if (l.text.size() < 2) continue;
-      l.kind = LabelKind::stage;
-      l.color = s.color;
-      l.coords = ChartLabel::Coords::first_graph;
-      l.x = s.x0;
-      l.dx_em = text_ ? 0 : 0.35;
-      l.y = 1.0 - (top_px + (text_ ? 1.0 : bar_h / 2)) / d.plot_h;
-      d.panel.labels.push_back(std::move(l));
-    }
-    const double rows_top = pad + d.lanes * lane_h();
-    for (const PlacedLabel& p : d.layout.placed) {
-      const LabelSeed& s = d.seeds[p.item];
-      ChartLabel l;
-      l.text = p.text;
-      l.kind = s.kind;
-      l.color = s.color;
-      l.coords = ChartLabel::Coords::first_graph;
-      const double pad_x = text_ ? 1 : 0.35 * em_;
-      l.right = p.right_aligned;
-      l.x = p.right_aligned ? s.x1 : s.x0;
-      l.dx_em = (p.right_aligned ? -pad_x : pad_x) / em_;
-      l.y = 1.0 - (rows_top + (p.row + (text_ ? 1.0 : 0.5)) * line_) / d.plot_h;
-      d.panel.labels.push_back(std::move(l));
-    }
-    if (d.peak) {
-      d.panel.points.push_back(*d.peak);
-      ChartLabel l;
-      l.text = d.peak_text;
-      l.kind = LabelKind::peak;
-      l.coords = ChartLabel::Coords::first_first;
-      l.x = d.peak->x;
-      l.y = d.peak->y;
-      const double w = text_width_px(l.text, em_, text_);
-      const double off = text_ ? 1 : 0.7 * em_;
-      l.right = px(d, d.peak->x) + off + w > d.plot_left + d.plot_w;
-      l.dx_em = (l.right ? -off : off) / em_;
-      l.dy_em = text_ ? 1 : 0.75 * line_ / em_;
-      d.panel.labels.push_back(std::move(l));
-    }
+    lane_stages(d);
+    row_labels(d);
+    if (d.peak) peak_label(d);
   }
+}
+
+// The fraction of `d`'s height kept free above its data: its label rows and its peak's text.
+double Builder::headroom(const Draft& d) const {
+  double reserved = d.top_of_stack && !text_ ? 0.3 * line_ : 0.0;
+  reserved += d.lanes * lane_h();
+  if (d.layout.rows > 0) reserved += d.layout.rows * line_ + (text_ ? 0 : 0.2 * line_);
+  if (d.peak)
+    reserved += text_ ? 2.0 : 1.4 * line_;
+  else if (!d.panel.points.empty())
+    reserved += text_ ? 1.0 : 0.6 * line_;  // the peaks' marks
+  double f = std::min(reserved / std::max(d.plot_h, 1.0), 0.6);
+  if (d.panel.kind != Panel::memory && f < 0.07) f = 0.07;
+  if (d.panel.kind == Panel::memory && f < 0.05) f = 0.05;
+  return f;
+}
+
+// Overlays' stages as bars, one lane per trace, each with its name inside.
+void Builder::lane_stages(Draft& d) {
+  for (const Draft::LaneStage& ls : d.lane_stages) {
+    const double top_px = lane_pad() + ls.lane * lane_h();
+    const double bar_h = lane_h() - (text_ ? 0 : 0.2 * line_);
+    const LabelSeed& s = ls.seed;
+    if (!text_) {
+      d.panel.bands.push_back(
+          ChartBand{s.x0, s.x1, ls.shade, s.color, 1.0 - (top_px + bar_h) / d.plot_h, 1.0 - top_px / d.plot_h});
+    }
+    // The stage's name inside its bar, shortened to fit, or not at all.
+    const double room = px(d, s.x1) - px(d, s.x0) - (text_ ? 1 : 0.7 * em_);
+    const std::size_t fit = static_cast<std::size_t>(std::max(0.0, room / char_w(0.66)));
+    if (fit < 3) continue;
+    ChartLabel l;
+    l.text = display_text(s.text, fit);
+    if (text_width_px(l.text, em_, text_) > room) l.text = display_text(s.text, fit * 3 / 4);
+    if (l.text.size() < 2) continue;
+    l.kind = LabelKind::stage;
+    l.color = s.color;
+    l.coords = ChartLabel::Coords::first_graph;
+    l.x = s.x0;
+    l.dx_em = text_ ? 0 : 0.35;
+    l.y = 1.0 - (top_px + (text_ ? 1.0 : bar_h / 2)) / d.plot_h;
+    d.panel.labels.push_back(std::move(l));
+  }
+}
+
+// The placed labels (stages, checkpoints), in their rows below the lanes.
+void Builder::row_labels(Draft& d) {
+  const double rows_top = lane_pad() + d.lanes * lane_h();
+  for (const PlacedLabel& p : d.layout.placed) {
+    const LabelSeed& s = d.seeds[p.item];
+    ChartLabel l;
+    l.text = p.text;
+    l.kind = s.kind;
+    l.color = s.color;
+    l.coords = ChartLabel::Coords::first_graph;
+    const double pad_x = text_ ? 1 : 0.35 * em_;
+    l.right = p.right_aligned;
+    l.x = p.right_aligned ? s.x1 : s.x0;
+    l.dx_em = (p.right_aligned ? -pad_x : pad_x) / em_;
+    l.y = 1.0 - (rows_top + (p.row + (text_ ? 1.0 : 0.5)) * line_) / d.plot_h;
+    d.panel.labels.push_back(std::move(l));
+  }
+}
+
+// The peak's point and its text, turned left where it would run past the plot's right edge.
+void Builder::peak_label(Draft& d) {
+  d.panel.points.push_back(*d.peak);
+  ChartLabel l;
+  l.text = d.peak_text;
+  l.kind = LabelKind::peak;
+  l.coords = ChartLabel::Coords::first_first;
+  l.x = d.peak->x;
+  l.y = d.peak->y;
+  const double w = text_width_px(l.text, em_, text_);
+  const double off = text_ ? 1 : 0.7 * em_;
+  l.right = px(d, d.peak->x) + off + w > d.plot_left + d.plot_w;
+  l.dx_em = (l.right ? -off : off) / em_;
+  l.dy_em = text_ ? 1 : 0.75 * line_ / em_;
+  d.panel.labels.push_back(std::move(l));
 }
 
 void Builder::time_axis() {

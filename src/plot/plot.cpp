@@ -306,6 +306,43 @@ Result<void> draw_file(const Setup& setup, const Chart& chart, const PlotOptions
   return out.commit();
 }
 
+// The chart's size as asked: a text chart without --size takes the terminal's; a height of 0
+// is left to the panels (default_size).
+std::pair<int, int> asked_size(const PlotOptions& o, Format format) {
+  int width = o.width, height = o.height;
+  if (format == Format::text && (width <= 0 || height <= 0)) {
+    const auto term = terminal_size();
+    width = width > 0 ? width : term ? std::max(term->first, 40) : 80;  // 80: a pipe's width
+    height = height > 0 ? height : term ? std::max(term->second - 1, 12) : 32;
+  }
+  if (width <= 0) width = 1280;
+  return {width, height};
+}
+
+// The chart's inputs: each trace's data, name and fitted trends (-s).
+Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, std::vector<TraceData>& data,
+                                             const PlotOptions& o) {
+  std::vector<TraceInput> traces;
+  const std::vector<std::string> labels = trace_labels(inputs);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    traces.push_back({&data[i], labels[i], inputs[i].faint, {}});
+    try {
+      if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
+    } catch (const trace::ParseError& e) {  // the trace reader's boundary
+      return Failure{e.what()};
+    }
+  }
+  return traces;
+}
+
+// The height of the panels the chart will draw.
+int panels_height(const std::vector<TraceInput>& traces, const PlotOptions& o) {
+  PlotOptions quiet = o;  // build_chart gives the warnings about panels
+  quiet.warn = nullptr;
+  const std::vector<Panel> panels = resolve_panels(traces, quiet);
+  return default_size(panels, o.facet ? traces.size() : 1).second;
+}
+
 }  // namespace
 
 Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) {
@@ -316,14 +353,7 @@ Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) 
   const Format format = setup->format;
 
   // Width first: the envelopes are as fine as the chart is wide.
-  int width = o.width, height = o.height;
-  if (format == Format::text && (width <= 0 || height <= 0)) {
-    const auto term = terminal_size();
-    width = width > 0 ? width : term ? std::max(term->first, 40) : 80;  // 80: a pipe's width
-    height = height > 0 ? height : term ? std::max(term->second - 1, 12) : 32;
-  }
-  if (width <= 0) width = 1280;
-
+  auto [width, height] = asked_size(o, format);
   ReduceOptions ro;
   ro.columns = static_cast<std::size_t>(std::max(width, 200));
   ro.from = o.from;
@@ -331,24 +361,11 @@ Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) 
   ro.children = o.children;
   Result<std::vector<TraceData>> data = reduce_all(inputs, ro, o);
   if (!data) return data.failure();
-  std::vector<TraceInput> traces;
-  const std::vector<std::string> labels = trace_labels(inputs);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    traces.push_back({&(*data)[i], labels[i], inputs[i].faint, {}});
-    try {
-      if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, (*data)[i].t0);
-    } catch (const trace::ParseError& e) {  // the trace reader's boundary
-      return Failure{e.what()};
-    }
-  }
+  const Result<std::vector<TraceInput>> traces = trace_inputs(inputs, *data, o);
+  if (!traces) return traces.failure();
 
-  if (height <= 0) {
-    PlotOptions quiet = o;  // build_chart gives the warnings about panels
-    quiet.warn = nullptr;
-    const std::vector<Panel> panels = resolve_panels(traces, quiet);
-    height = default_size(panels, o.facet ? inputs.size() : 1).second;
-  }
-  const Result<Chart> chart = build_chart(traces, o, format, width, height);
+  if (height <= 0) height = panels_height(*traces, o);
+  const Result<Chart> chart = build_chart(*traces, o, format, width, height);
   if (!chart) return chart.failure();
 
   if (!o.script.empty()) {

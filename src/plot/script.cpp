@@ -169,14 +169,8 @@ void key_lines(ScriptChunk& chunk, const ChartSeries& s) {
   }
 }
 
-void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bool first) {
-  const bool text_chart = chart.format == Format::text;
-  std::ostringstream out;
-  out << "# ---- panel: " << panel_name(p.kind) << "\n";
-  out << "unset label\nunset arrow\nunset object\n";
-  if (first) {
-    for (const ChartLabel& l : chart.canvas_labels) write_label(out, l, text_chart);
-  }
+// Margins, ranges, tics, axis labels and key of panel `p`.
+void write_frame(std::ostream& out, const Chart& chart, const ChartPanel& p) {
   out << "set lmargin at screen " << num(p.box.left) << "\nset rmargin at screen " << num(p.box.right)
       << "\nset bmargin at screen " << num(p.box.bottom) << "\nset tmargin at screen " << num(p.box.top) << "\n";
   out << "set xrange [" << num(p.xmin) << ":" << num(p.xmax) << "]\n";
@@ -199,16 +193,20 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
   } else {
     out << "unset key\n";
   }
+}
 
-  // A text chart rounds graph 1 up to the row above the frame.
-  const std::string top = text_chart ? "graph 0.98" : "graph 1";
+// The top of a vertical line: a text chart rounds graph 1 up to the row above the frame.
+std::string graph_top(bool text_chart) { return text_chart ? "graph 0.98" : "graph 1"; }
+
+// Stage bands, shaded behind the series.
+void write_bands(std::ostream& out, const ChartPanel& p, bool text_chart) {
   int object = 1;
   for (const ChartBand& b : p.bands) {
     if (text_chart) {
       // A text chart cannot shade: the stage's edges instead.
-      out << "set arrow from first " << num(b.x0) << ", graph 0 to first " << num(b.x0) << ", " << top
+      out << "set arrow from first " << num(b.x0) << ", graph 0 to first " << num(b.x0) << ", " << graph_top(text_chart)
           << " nohead back ls 24\n";
-      out << "set arrow from first " << num(b.x1) << ", graph 0 to first " << num(b.x1) << ", " << top
+      out << "set arrow from first " << num(b.x1) << ", graph 0 to first " << num(b.x1) << ", " << graph_top(text_chart)
           << " nohead back ls 24\n";
       continue;
     }
@@ -220,8 +218,13 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
       out << "fc rgb qprof_band_color" << b.shade << " fs solid 1.0 noborder\n";
     }
   }
+}
+
+// Checkpoints and the end of a killed command.
+void write_vlines(std::ostream& out, const ChartPanel& p, bool text_chart) {
   for (const ChartVLine& v : p.vlines) {
-    out << "set arrow from first " << num(v.x) << ", graph 0 to first " << num(v.x) << ", " << top << " nohead back ";
+    out << "set arrow from first " << num(v.x) << ", graph 0 to first " << num(v.x) << ", " << graph_top(text_chart)
+        << " nohead back ";
     if (v.exit)
       out << "ls 25\n";
     else if (v.color > 0)
@@ -229,55 +232,89 @@ void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bo
     else
       out << "ls 24\n";
   }
-  for (const ChartLabel& l : p.labels) write_label(out, l, text_chart);
+}
 
-  // One plot command; its data sets follow in the same order.
-  const auto item = [&](std::string spec, std::vector<std::pair<double, double>> data) {
-    chunk.plot.push_back({std::move(spec), static_cast<int>(chunk.data.size())});
-    chunk.data.push_back(std::move(data));
-  };
+// One plot command; its data sets follow in the same order.
+void add_item(ScriptChunk& chunk, std::string spec, std::vector<std::pair<double, double>> data) {
+  chunk.plot.push_back({std::move(spec), static_cast<int>(chunk.data.size())});
+  chunk.data.push_back(std::move(data));
+}
+
+// A series' points for gnuplot.
+std::vector<std::pair<double, double>> series_points(const ChartSeries& s) {
+  std::vector<std::pair<double, double>> d;
+  d.reserve(s.data.size());
+  for (const Point& pt : s.data) {
+    // An undefined point (NaN, in text and in binary) ends gnuplot's line: none across a gap.
+    if (s.gap > 0 && !d.empty() && pt.t - d.back().first > s.gap) {
+      d.emplace_back((d.back().first + pt.t) / 2, std::numeric_limits<double>::quiet_NaN());
+    }
+    d.emplace_back(pt.t, pt.v);
+  }
+  return d;
+}
+
+std::string title_spec(const ChartSeries& s) { return s.title.empty() ? " notitle" : " title " + gp_string(s.title); }
+
+// An opaque area: the stacked kinds are sent largest first, each covering the next.
+std::string filled_spec(const ChartSeries& s) {
+  std::string spec =
+      "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) + " fs solid 0.6 noborder";
+  return spec + title_spec(s);
+}
+
+// A line; `text_mark` is its linetype on a text chart.
+std::string line_spec(const ChartSeries& s, bool text_chart, int text_mark) {
+  // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
+  // dashes: each series its own linetype there, or two would share one mark.
+  std::string spec = std::string("using 1:2 with ") +
+                     (s.steps   ? "steps "
+                      : s.marks ? "linespoints "
+                                : "lines ") +
+                     (text_chart ? "lt " + std::to_string(text_mark) : series_style(s));
+  if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
+  return spec + title_spec(s);
+}
+
+// The panel's series and points, as the items of its plot command.
+void plot_items(ScriptChunk& chunk, const ChartPanel& p, bool text_chart) {
   int text_marks = 0;
   for (const ChartSeries& s : p.series) {
     if (s.data.empty()) continue;
-    std::vector<std::pair<double, double>> d;
-    d.reserve(s.data.size());
-    for (const Point& pt : s.data) {
-      // An undefined point (NaN, in text and in binary) ends gnuplot's line: none across a gap.
-      if (s.gap > 0 && !d.empty() && pt.t - d.back().first > s.gap) {
-        d.emplace_back((d.back().first + pt.t) / 2, std::numeric_limits<double>::quiet_NaN());
-      }
-      d.emplace_back(pt.t, pt.v);
-    }
+    std::vector<std::pair<double, double>> d = series_points(s);
     if (s.role == Role::tree && !text_chart) {
-      item("using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle", d);
+      add_item(chunk, "using 1:2 with filledcurves y1=0 ls 10 fs transparent solid qprof_fill_alpha noborder notitle",
+               d);
     }
     if (s.filled && !text_chart) {
-      // An opaque area: the stacked kinds are sent largest first, each covering the next.
-      std::string spec =
-          "using 1:2 with filledcurves y1=0 lt " + std::to_string(std::max(s.color, 1)) + " fs solid 0.6 noborder";
-      spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
-      item(std::move(spec), std::move(d));
-      key_lines(chunk, s);
-      continue;
+      add_item(chunk, filled_spec(s), std::move(d));
+    } else {
+      add_item(chunk, line_spec(s, text_chart, text_chart ? ++text_marks : 0), std::move(d));
     }
-    // gnuplot's dumb terminal draws a line with its linetype's character and ignores colours and
-    // dashes: each series its own linetype there, or two would share one mark.
-    std::string spec = std::string("using 1:2 with ") +
-                       (s.steps   ? "steps "
-                        : s.marks ? "linespoints "
-                                  : "lines ") +
-                       (text_chart ? "lt " + std::to_string(++text_marks) : series_style(s));
-    if (s.marks && !s.steps) spec += " pt 7 ps qprof_point_size * 0.4";  // a dot at each reading
-    spec += s.title.empty() ? " notitle" : " title " + gp_string(s.title);
-    item(std::move(spec), std::move(d));
     key_lines(chunk, s);
   }
   for (const ChartPoint& pt : p.points) {
-    item(pt.color > 0 ? "using 1:2 with points lt " + std::to_string(pt.color) + " pt 7 ps qprof_point_size notitle"
-                      : std::string("using 1:2 with points ls 23 notitle"),
-         {{pt.x, pt.y}});
+    add_item(chunk,
+             pt.color > 0 ? "using 1:2 with points lt " + std::to_string(pt.color) + " pt 7 ps qprof_point_size notitle"
+                          : std::string("using 1:2 with points ls 23 notitle"),
+             {{pt.x, pt.y}});
   }
   if (chunk.plot.empty()) chunk.plot.push_back({"NaN notitle", -1});
+}
+
+void write_panel(ScriptChunk& chunk, const Chart& chart, const ChartPanel& p, bool first) {
+  const bool text_chart = chart.format == Format::text;
+  std::ostringstream out;
+  out << "# ---- panel: " << panel_name(p.kind) << "\n";
+  out << "unset label\nunset arrow\nunset object\n";
+  if (first) {
+    for (const ChartLabel& l : chart.canvas_labels) write_label(out, l, text_chart);
+  }
+  write_frame(out, chart, p);
+  write_bands(out, p, text_chart);
+  write_vlines(out, p, text_chart);
+  for (const ChartLabel& l : p.labels) write_label(out, l, text_chart);
+  plot_items(chunk, p, text_chart);
   chunk.commands = out.str();
 }
 

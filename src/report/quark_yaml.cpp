@@ -218,15 +218,8 @@ constexpr const char* kDefinitions =
     "peak_cache_dir_disk_usage_mb: with --watch-dir only, the largest growth of any watched directory over its "
     "size at the start (Σ st_size of its files, hard links once), walked every second or less often";
 
-}  // namespace
-
-std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
-  const std::vector<Checkpoint> cps = checkpoints(t, !options.in_progress);
-  const bool has_gpu = has_metric(t, Metric::gpu);
-  const auto io = io_totals(t);
-
-  YAML::Emitter e;
-  e << YAML::BeginMap;
+// Quark's memory_usage list: one entry a checkpoint.
+void emit_memory_usage(YAML::Emitter& e, const std::vector<Checkpoint>& cps, const Trace& t) {
   key(e, "memory_usage");
   e << YAML::BeginSeq;
   for (const Checkpoint& c : cps) {
@@ -241,11 +234,12 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
     e << YAML::EndMap;
   }
   e << YAML::EndSeq;
+}
 
-  // Quark's summary keys with Quark's meanings (its profiler's code, not only its docs):
-  // peak_memory_mb is the kernel's high-water mark of the job's main process; under qprof the
-  // largest single process of the tree (ru_maxrss), the Python process behind a wrapper shell.
-  const auto main_peak = find_peak(t, Metric::kernel_process);
+// Quark's summary keys with Quark's meanings; `main_peak` is the peak of the kernel's high-water
+// mark (see quark_yaml).
+void emit_summary(YAML::Emitter& e, const Trace& t, const std::optional<Peak>& main_peak,
+                  const std::optional<trace::IoSample>& io) {
   const auto gpu_peak = find_peak(t, Metric::gpu);
   e << YAML::Newline << YAML::Comment("Summary Metrics (mb: MiB, 2^20 bytes)");
   put(e, "total_quantization_time_seconds", secs(trace_duration(t)));
@@ -257,26 +251,28 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   put(e, "total_disk_write_mb", mb(io ? io->write_bytes : 0));
   // Quark writes its cache-dir figure only when it watched one (None otherwise): so does qprof.
   if (const auto dir_growth = peak_dir_growth(t)) put(e, "peak_cache_dir_disk_usage_mb", mb(*dir_growth));
+}
 
-  e << YAML::Newline << YAML::Comment(kDefinitions);
+// The keys written as 0.0 above because the trace has no such series.
+void emit_missing(YAML::Emitter& e, bool has_main_peak, bool has_gpu, bool has_io) {
   e << YAML::Newline << YAML::Comment("Keys above written as 0.0 because the trace has no such series");
   key(e, "missing");
   e << YAML::Flow << YAML::BeginSeq;
-  if (!main_peak) e << "peak_memory_mb";
+  if (!has_main_peak) e << "peak_memory_mb";
   if (!has_gpu)
     e << "gpu_memory_mb"
       << "peak_gpu_memory_mb"
       << "gpu_peak_memory_mb";
-  if (!io)
+  if (!has_io)
     e << "disk_read_mb"
       << "disk_write_mb"
       << "total_disk_read_mb"
       << "total_disk_write_mb";
   e << YAML::EndSeq;
+}
 
-  e << YAML::Newline << YAML::Comment("Everything else qprof knows about the run");
-  key(e, "qprof");
-  e << YAML::BeginMap;
+// The run's own facts in the qprof map: versions, command, host, sampling.
+void emit_run_facts(YAML::Emitter& e, const Trace& t, const QuarkYamlOptions& options) {
   text(e, "version", std::string(kVersion));
   text(e, "trace", t.source);
   put(e, "trace_format", t.meta.format_version);
@@ -288,39 +284,72 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   put(e, "samples", t.samples());
   text(e, "memory_unit", "MiB");
   put(e, "in_progress", options.in_progress);
-  if (const auto f = footprint_of(t)) {
-    // The answer to "how much memory does it need": shared pages once (Quark's keys above keep
-    // their meanings: peak_memory_mb is the main process's high-water mark).
-    key(e, "footprint");
-    e << YAML::BeginMap;
-    put(e, "peak_mb", mb(f->peak));
-    text(e, "basis", std::string(basis_name(f->basis)));
-    if (f->t) put(e, "at_secs", secs(*f->t - t.t0()));
-    if (f->unreclaimable) put(e, "unreclaimable_peak_mb", mb(*f->unreclaimable));
-    if (f->reclaimable) put(e, "reclaimable_at_peak_mb", mb(*f->reclaimable));
-    e << YAML::EndMap;
-  }
-  if (t.exit) {
-    key(e, "exit");
-    e << YAML::BeginMap;
-    put(e, "status", t.exit->status);
-    put(e, "signal", t.exit->signal);
-    put(e, "timed_out", t.exit->timed_out);
-    if (!t.exit->status_known) put(e, "status_known", false);
-    e << YAML::EndMap;
-  }
+}
+
+void emit_footprint(YAML::Emitter& e, const Trace& t) {
+  const auto f = footprint_of(t);
+  if (!f) return;
+  // The answer to "how much memory does it need": shared pages once (Quark's keys above keep
+  // their meanings: peak_memory_mb is the main process's high-water mark).
+  key(e, "footprint");
+  e << YAML::BeginMap;
+  put(e, "peak_mb", mb(f->peak));
+  text(e, "basis", std::string(basis_name(f->basis)));
+  if (f->t) put(e, "at_secs", secs(*f->t - t.t0()));
+  if (f->unreclaimable) put(e, "unreclaimable_peak_mb", mb(*f->unreclaimable));
+  if (f->reclaimable) put(e, "reclaimable_at_peak_mb", mb(*f->reclaimable));
+  e << YAML::EndMap;
+}
+
+void emit_exit(YAML::Emitter& e, const Trace& t) {
+  if (!t.exit) return;
+  key(e, "exit");
+  e << YAML::BeginMap;
+  put(e, "status", t.exit->status);
+  put(e, "signal", t.exit->signal);
+  put(e, "timed_out", t.exit->timed_out);
+  if (!t.exit->status_known) put(e, "status_known", false);
+  e << YAML::EndMap;
+}
+
+void emit_notes(YAML::Emitter& e, const Trace& t) {
+  if (t.notes.empty()) return;
+  key(e, "notes");
+  e << YAML::BeginSeq;
+  for (const std::string& n : t.notes) e << YAML::DoubleQuoted << yaml_text(n);
+  e << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
+  const std::vector<Checkpoint> cps = checkpoints(t, !options.in_progress);
+  const auto io = io_totals(t);
+  // Quark's summary keys with Quark's meanings (its profiler's code, not only its docs):
+  // peak_memory_mb is the kernel's high-water mark of the job's main process; under qprof the
+  // largest single process of the tree (ru_maxrss), the Python process behind a wrapper shell.
+  const auto main_peak = find_peak(t, Metric::kernel_process);
+
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  emit_memory_usage(e, cps, t);
+  emit_summary(e, t, main_peak, io);
+  e << YAML::Newline << YAML::Comment(kDefinitions);
+  emit_missing(e, main_peak.has_value(), has_metric(t, Metric::gpu), io.has_value());
+
+  e << YAML::Newline << YAML::Comment("Everything else qprof knows about the run");
+  key(e, "qprof");
+  e << YAML::BeginMap;
+  emit_run_facts(e, t, options);
+  emit_footprint(e, t);
+  emit_exit(e, t);
   emit_peaks(e, t);
   emit_dirs_and_limit(e, t);
   emit_stages(e, t);
   detail::emit_trends(e, t);
   emit_bottlenecks(e, t);
   emit_checkpoint_extras(e, cps, t);
-  if (!t.notes.empty()) {
-    key(e, "notes");
-    e << YAML::BeginSeq;
-    for (const std::string& n : t.notes) e << YAML::DoubleQuoted << yaml_text(n);
-    e << YAML::EndSeq;
-  }
+  emit_notes(e, t);
   e << YAML::EndMap;
   e << YAML::EndMap;
   // Every Begin has its End above and every text went through yaml_text: an emitter gone bad is

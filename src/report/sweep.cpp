@@ -80,12 +80,10 @@ std::optional<std::string> solved_words(const SweepModel& m, const SweepModelOpt
   return m.parameter + " \u2264 " + value_text(m, bound) + " fit " + limit + " " + model;
 }
 
-void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions& o) {
-  // The points: one row per value, a column per figure.
-  Table points;
-  points.name = "sweep_points";
-  points.title = "Sweep over " + m.parameter;
-  points.columns.push_back(Column::of(m.parameter, m.parameter, m.integer_values ? Kind::count : Kind::text));
+namespace {
+
+// Every value of the parameter that some figure was run at, in increasing order.
+std::vector<double> swept_values(const SweepModel& m) {
   std::vector<double> values;
   for (const FigureModel& f : m.figures) {
     for (double x : f.x) {
@@ -93,10 +91,25 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     }
   }
   std::sort(values.begin(), values.end());
+  return values;
+}
+
+// Whether a point was run more than once with different results (a spread to show).
+bool has_repeats(const SweepModel& m) {
   bool repeated = false;
   for (const FigureModel& f : m.figures) {
     for (std::size_t i = 0; i < f.x.size(); ++i) repeated = repeated || f.low[i] != f.high[i];
   }
+  return repeated;
+}
+
+// The points: one row per value, a column per figure.
+Table points_table(const SweepModel& m) {
+  Table points;
+  points.name = "sweep_points";
+  points.title = "Sweep over " + m.parameter;
+  points.columns.push_back(Column::of(m.parameter, m.parameter, m.integer_values ? Kind::count : Kind::text));
+  const bool repeated = has_repeats(m);
   for (std::size_t k = 0; k < m.figures.size(); ++k) {
     const FigureModel& f = m.figures[k];
     Column c = Column::of(f.key, f.title, f.bytes ? Kind::bytes : Kind::seconds);
@@ -106,7 +119,7 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     c.narrow = static_cast<int>(k);
     points.columns.push_back(c);
   }
-  for (double v : values) {
+  for (double v : swept_values(m)) {
     std::vector<Cell> row;
     row.push_back(m.integer_values ? Cell::number(v) : Cell::string(value_text(m, v)));
     for (const FigureModel& f : m.figures) {
@@ -122,17 +135,16 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
     points.rows.push_back(std::move(row));
   }
   if (repeated) points.notes.push_back("repeated runs: the median, then (min\u2013max)");
-  doc.tables.push_back(std::move(points));
+  return points;
+}
 
-  // The model of each figure.
-  Table model;
-  model.name = "sweep_model";
-  model.title = "Model of each figure against " + m.parameter;
+// The model table's columns: words for people, the numbers for machines; with --at, the prediction.
+std::vector<Column> model_columns(const SweepModel& m, const SweepModelOptions& o) {
   Column title = Column::of("figure", "figure", Kind::text);
   title.machine = false;
   Column r2_words = Column::of("r2", "R\u00b2", Kind::text);
   r2_words.machine = false;
-  model.columns = {
+  std::vector<Column> columns = {
       title,
       machine_only("figure", Kind::text),
       Column::of("model", "model", Kind::text),
@@ -148,43 +160,55 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
       machine_only("power_r2", kRaw),
   };
   if (o.at) {
-    model.columns.push_back(Column::of("at", "at " + m.parameter + "=" + value_text(m, *o.at), Kind::text));
-    model.columns.back().machine = false;
-    model.columns.push_back(machine_only("predicted", kRaw));
-    model.columns.push_back(machine_only("predicted_spread", kRaw));
+    columns.push_back(Column::of("at", "at " + m.parameter + "=" + value_text(m, *o.at), Kind::text));
+    columns.back().machine = false;
+    columns.push_back(machine_only("predicted", kRaw));
+    columns.push_back(machine_only("predicted_spread", kRaw));
   }
-  for (const FigureModel& f : m.figures) {
-    std::vector<Cell> row{
-        Cell::string(f.title), Cell::string(f.key), Cell{}, Cell{}, Cell{}, Cell::string(f.bytes ? "bytes" : "s")};
+  return columns;
+}
+
+// One figure's row of the model table, in model_columns' order.
+std::vector<Cell> model_row(const FigureModel& f, const SweepModel& m, const SweepModelOptions& o) {
+  std::vector<Cell> row{
+      Cell::string(f.title), Cell::string(f.key), Cell{}, Cell{}, Cell{}, Cell::string(f.bytes ? "bytes" : "s")};
+  if (f.fitted()) {
+    row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
+    row[3] = Cell::string(formula_words(f, m.parameter));
+    row[4] = Cell::string(r2_text(f));
+  } else {
+    row[2] = Cell::string("not fitted (one value)");
+  }
+  auto opt = [](std::optional<double> v) { return v ? Cell::number(*v) : Cell{}; };
+  row.push_back(opt(f.line ? std::optional<double>(f.line->intercept) : std::nullopt));
+  row.push_back(opt(f.line ? std::optional<double>(f.line->slope) : std::nullopt));
+  row.push_back(opt(f.power ? std::optional<double>(f.power->coefficient) : std::nullopt));
+  row.push_back(opt(f.power ? std::optional<double>(f.power->exponent) : std::nullopt));
+  row.push_back(f.fitted() ? Cell::number(f.r2()) : Cell{});
+  row.push_back(opt(f.line ? std::optional<double>(f.line->r2) : std::nullopt));
+  row.push_back(opt(f.power ? std::optional<double>(f.power->r2) : std::nullopt));
+  if (o.at) {
     if (f.fitted()) {
-      row[2] = Cell::string(f.power_chosen ? "power law" : "linear");
-      row[3] = Cell::string(formula_words(f, m.parameter));
-      row[4] = Cell::string(r2_text(f));
+      const double p = f.predict(*o.at);
+      std::string words = value_words(f, p);
+      if (f.spread() > 0) words += " \u00b1 " + value_words(f, f.spread());
+      row.push_back(Cell::string(words));
+      row.push_back(Cell::number(p));
+      row.push_back(Cell::number(f.spread()));
     } else {
-      row[2] = Cell::string("not fitted (one value)");
+      row.insert(row.end(), 3, Cell{});
     }
-    auto opt = [](std::optional<double> v) { return v ? Cell::number(*v) : Cell{}; };
-    row.push_back(opt(f.line ? std::optional<double>(f.line->intercept) : std::nullopt));
-    row.push_back(opt(f.line ? std::optional<double>(f.line->slope) : std::nullopt));
-    row.push_back(opt(f.power ? std::optional<double>(f.power->coefficient) : std::nullopt));
-    row.push_back(opt(f.power ? std::optional<double>(f.power->exponent) : std::nullopt));
-    row.push_back(f.fitted() ? Cell::number(f.r2()) : Cell{});
-    row.push_back(opt(f.line ? std::optional<double>(f.line->r2) : std::nullopt));
-    row.push_back(opt(f.power ? std::optional<double>(f.power->r2) : std::nullopt));
-    if (o.at) {
-      if (f.fitted()) {
-        const double p = f.predict(*o.at);
-        std::string words = value_words(f, p);
-        if (f.spread() > 0) words += " \u00b1 " + value_words(f, f.spread());
-        row.push_back(Cell::string(words));
-        row.push_back(Cell::number(p));
-        row.push_back(Cell::number(f.spread()));
-      } else {
-        row.insert(row.end(), 3, Cell{});
-      }
-    }
-    model.rows.push_back(std::move(row));
   }
+  return row;
+}
+
+// The model of each figure, with the notes on how far to trust it.
+Table model_table(const SweepModel& m, const SweepModelOptions& o) {
+  Table model;
+  model.name = "sweep_model";
+  model.title = "Model of each figure against " + m.parameter;
+  model.columns = model_columns(m, o);
+  for (const FigureModel& f : m.figures) model.rows.push_back(model_row(f, m, o));
   model.notes.push_back("power law where it explains more than a line (R\u00b2 higher by over 0.01), else linear");
   const bool two_points = std::any_of(m.figures.begin(), m.figures.end(),
                                       [](const FigureModel& f) { return f.fitted() && too_few_points(f); });
@@ -197,18 +221,31 @@ void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions
       std::any_of(m.figures.begin(), m.figures.end(), [](const FigureModel& f) { return f.spread() > 0; });
   if (o.at && spread)
     model.notes.push_back("\u00b1: half the mean spread (max\u2212min) of the repeated runs at each value");
-  if (const auto solved = solved_words(m, o)) {
-    model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
-    doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
-    if (const FigureModel* f = limit_figure(m, o.rss)) {
-      if (const auto x = f->solve(static_cast<double>(*o.limit))) {
-        Column c = machine_only("solved_value", kRaw);
-        doc.facts.push_back({c, Cell::number(m.integer_values ? std::floor(*x + 1e-9) : *x)});
-      }
-      doc.facts.push_back({machine_only("limit_bytes", Kind::count), Cell::number(static_cast<double>(*o.limit))});
-      doc.facts.push_back({machine_only("solved_figure", Kind::text), Cell::string(f->key)});
+  return model;
+}
+
+// The largest value that fits --limit: a note of the model table and the document's facts.
+void add_solved(Document& doc, Table& model, const SweepModel& m, const SweepModelOptions& o) {
+  const auto solved = solved_words(m, o);
+  if (!solved) return;
+  model.notes.push_back(*solved + (o.limit_source.empty() ? "" : " [limit: " + o.limit_source + "]"));
+  doc.facts.push_back({machine_only("solved", Kind::text), Cell::string(*solved)});
+  if (const FigureModel* f = limit_figure(m, o.rss)) {
+    if (const auto x = f->solve(static_cast<double>(*o.limit))) {
+      Column c = machine_only("solved_value", kRaw);
+      doc.facts.push_back({c, Cell::number(m.integer_values ? std::floor(*x + 1e-9) : *x)});
     }
+    doc.facts.push_back({machine_only("limit_bytes", Kind::count), Cell::number(static_cast<double>(*o.limit))});
+    doc.facts.push_back({machine_only("solved_figure", Kind::text), Cell::string(f->key)});
   }
+}
+
+}  // namespace
+
+void add_sweep_model(Document& doc, const SweepModel& m, const SweepModelOptions& o) {
+  doc.tables.push_back(points_table(m));
+  Table model = model_table(m, o);
+  add_solved(doc, model, m, o);
   doc.tables.push_back(std::move(model));
 }
 

@@ -18,7 +18,8 @@ PieceReader::PieceReader(std::string path, std::uint64_t length, Visitor& visito
       length_(length),
       // At least a few bytes: the file's first (a byte-order mark, a compressed file's magic) are
       // judged in the first piece.
-      buf_(std::clamp(piece, kMinPieceBytes, kMaxLineBytes + 1), '\0'),
+      piece_(std::clamp(piece, kMinPieceBytes, kMaxLineBytes + 1)),
+      buf_(piece_, '\0'),
       feeder_(std::make_unique<detail::LineFeeder>(path_, visitor)) {}
 
 PieceReader::~PieceReader() = default;
@@ -47,6 +48,10 @@ std::size_t PieceReader::read_piece() {
   } else if (st.st_dev != dev_ || st.st_ino != ino_) {
     ::close(fd);
     throw ParseError(path_, 0, "the file was replaced while it was being read");
+  } else if (st.st_size < static_cast<off_t>(offset_)) {
+    // Cut, and maybe written anew: what follows would not continue the lines read.
+    ::close(fd);
+    throw ParseError(path_, 0, "the file was cut while it was being read");
   }
   ssize_t n = 0;
   while ((n = ::pread(fd, buf_.data() + have_, room, static_cast<off_t>(offset_))) < 0 && errno == EINTR) {
@@ -65,6 +70,12 @@ bool PieceReader::next() {
   const std::size_t used = feeder_->feed(std::string_view(buf_.data(), have_));
   std::memmove(buf_.data(), buf_.data() + used, have_ - used);
   have_ -= used;
+  // After a long line the buffer goes back to one piece: a rank's huge CMDLINE is not held a MiB
+  // for the rest of the walk.
+  if (buf_.size() > piece_ && have_ <= piece_) {
+    buf_.resize(piece_);
+    buf_.shrink_to_fit();
+  }
   // The end: the length read, or the file shorter than it (cut since), or a line too long for
   // the buffer at its largest.
   if (n == 0 || offset_ == length_) {

@@ -262,6 +262,7 @@ const std::vector<std::string>& many_ranks() {
       const std::string path = recorded_trace("many_ranks" + std::to_string(r), 1000, job, r * 0.003);
       out.push_back(dir + "/" + fs::path(path).filename().string());
       fs::rename(path, out.back());
+      fs::permissions(out.back(), fs::perms::others_read, fs::perm_options::add);  // whatever the umask
     }
     return out;
   }();
@@ -303,6 +304,23 @@ TEST(Scaling, JobSumOfManyRanksUnderLimitsOnFilesAndThreads) {
   const Result r = run(argv, "", kDeadline);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("h,256,"), std::string::npos) << r.out;
+}
+
+// The few ranks of a node have a reader thread each; with no thread to be had (a limit of one
+// process for the user: qprof itself), they are read on the merging thread, with the same sum.
+TEST(Scaling, JobSumOfFewRanksWithNoThreadToBeHad) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run qprof as another user (RLIMIT_NPROC spares root)";
+  const std::string qprof = copy_for_other_users(qprof_bin());
+  const std::vector<std::string> ranks(many_ranks().begin(), many_ranks().begin() + 4);
+  std::vector<std::string> sum{"report", "--sum", "--format", "json"};
+  sum.insert(sum.end(), ranks.begin(), ranks.end());
+  std::vector<std::string> limited{"runuser", "-u", "nobody", "--", "prlimit", "--nproc=1", "--", qprof};
+  limited.insert(limited.end(), sum.begin(), sum.end());
+  sum.insert(sum.begin(), {"runuser", "-u", "nobody", "--", qprof});
+  const Result free = run(sum, "", kDeadline), bound = run(limited, "", kDeadline);
+  ASSERT_EQ(free.status, 0) << free.err;
+  EXPECT_EQ(bound.status, 0) << bound.err;
+  EXPECT_EQ(bound.out, free.out);
 }
 
 // Out of memory is exit 2 naming the trace, never an abort.

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/piece_reader.hpp"
@@ -32,6 +33,23 @@ struct Counts : qprof::trace::Visitor {
   std::size_t mem_lines = 0, markers = 0;
   void mem(const qprof::trace::MemSample&) override { ++mem_lines; }
   void mark(qprof::Seconds, std::string_view) override { ++markers; }
+};
+
+// The MEM samples (to the bit), the markers and the warnings, as a reader gave them.
+struct Records : qprof::trace::Visitor {
+  std::vector<qprof::trace::MemSample> samples;
+  std::size_t markers = 0, warnings = 0;
+  void mem(const qprof::trace::MemSample& s) override { samples.push_back(s); }
+  void mark(qprof::Seconds, std::string_view) override { ++markers; }
+  void warning(const std::string&) override { ++warnings; }
+  bool operator==(const Records& o) const {
+    if (samples.size() != o.samples.size() || markers != o.markers || warnings != o.warnings) return false;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (samples[i].bytes != o.samples[i].bytes || std::memcmp(&samples[i].t, &o.samples[i].t, sizeof(double)) != 0)
+        return false;
+    }
+    return true;
+  }
 };
 
 // The text with " x" added to every MEM line (before a '\r' that ends it): what the reader
@@ -131,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       __builtin_trap();
   }
 
-  Counts by_text, by_pieces;
+  Records by_text, by_pieces;
   const std::string text_error = error_of("fuzz.dat", [&] { qprof::trace::parse_text(text, "fuzz.dat", by_text); });
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   const std::string pieces_error = error_of(path, [&] {
@@ -139,7 +157,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (reader.next()) {
     }
   });
-  if (pieces_error != text_error || by_pieces.mem_lines != by_text.mem_lines || by_pieces.markers != by_text.markers)
-    __builtin_trap();
+  if (pieces_error != text_error || !(by_pieces == by_text)) __builtin_trap();
   return 0;
 }

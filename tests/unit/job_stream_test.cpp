@@ -20,7 +20,8 @@ using analysis::Metric;
 using trace::Trace;
 
 // A rank's trace: `n` samples every `dt` from `start`, MEM and CGROUP each, PSS every third,
-// a stage over its middle; values that differ per rank and per sample.
+// a stage over its middle; values that differ per rank and per sample. Every tenth MEM line has
+// its MiB in exponent form, which only the reader's general path takes.
 std::string rank_trace(int rank, int n, double start, double dt) {
   const std::string path = ::testing::TempDir() + "/job_stream_" + std::to_string(rank) + ".dat";
   std::FILE* f = std::fopen(path.c_str(), "w");
@@ -31,7 +32,8 @@ std::string rank_trace(int rank, int n, double start, double dt) {
     const double t = start + i * dt;
     const double mib = 10 + rank * 3 + (i * 37 + rank * 11) % 23 * 0.25;
     const auto bytes = static_cast<unsigned long long>(mib * 1048576);
-    std::fprintf(f, "MEM %.6f %.4f\nCGROUP %.6f %llu %llu\n", mib, t, t, bytes + 4096, bytes + 8192);
+    std::fprintf(f, i % 10 == 5 ? "MEM %e %.4f\n" : "MEM %.6f %.4f\n", mib, t);
+    std::fprintf(f, "CGROUP %.6f %llu %llu\n", t, bytes + 4096, bytes + 8192);
     if (i % 3 == 0) std::fprintf(f, "PSS %.6f %llu %llu\n", t, bytes - 4096 * i % 7, bytes / 2 + i);
     if (i == n / 4) std::fprintf(f, "MARK %.6f train Start\n", t);
     if (i == 3 * n / 4) std::fprintf(f, "MARK %.6f train End\n", t);

@@ -3,6 +3,7 @@
 // and fails as it does.
 #include "qprof/trace/piece_reader.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -29,13 +30,20 @@ class Recording : public Visitor {
   void add(std::string s) { got.push_back(std::to_string(line()) + ": " + std::move(s)); }
 };
 
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/piece_reader_" + name;
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  return path;
-}
+// A file under the test's temporary directory, removed with the object.
+struct TempFile {
+  std::string path;
+  TempFile(const std::string& name, const std::string& text) : path(::testing::TempDir() + "/piece_reader_" + name) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    EXPECT_NE(f, nullptr) << path;
+    if (!f) return;
+    EXPECT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
+    std::fclose(f);
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
 
 std::vector<std::string> by_pieces(const std::string& path, std::uint64_t length, std::size_t piece) {
   Recording r;
@@ -65,7 +73,8 @@ std::string sample_trace() {
 
 TEST(PieceReader, GivesWhatTheWholeReadGivesWhateverThePiece) {
   const std::string text = sample_trace();
-  const std::string path = write_file("sample.dat", text);
+  const TempFile path_file("sample.dat", text);
+  const std::string& path = path_file.path;
   const auto expected = whole(path, text.size());
   ASSERT_GT(expected.size(), 3400u);
   EXPECT_EQ(expected.back().find("warning"), expected.back().find(": ") + 2);  // the cut last line
@@ -77,18 +86,21 @@ TEST(PieceReader, GivesWhatTheWholeReadGivesWhateverThePiece) {
 
 TEST(PieceReader, ReadsTheLengthAnEarlierPassRead) {
   const std::string text = sample_trace();
-  const std::string path = write_file("prefix.dat", text);
+  const TempFile path_file("prefix.dat", text);
+  const std::string& path = path_file.path;
   // Ends in the middle of a line: what parse_file_prefix makes of that, too.
   for (std::uint64_t length : {std::uint64_t{0}, std::uint64_t{100}, std::uint64_t{text.size() / 2}}) {
     EXPECT_EQ(by_pieces(path, length, 512), whole(path, length)) << "length " << length;
   }
   // A file cut shorter than the length since: its lines, then the end.
-  const std::string cut = write_file("cut.dat", text.substr(0, 5000));
+  const TempFile cut_file("cut.dat", text.substr(0, 5000));
+  const std::string& cut = cut_file.path;
   EXPECT_EQ(by_pieces(cut, text.size(), 512), whole(cut, text.size()));
 }
 
 TEST(PieceReader, FailsAsTheWholeReadFails) {
-  const std::string bad = write_file("bad.dat", "MEM 1.0 100.0\nMEM 1.0 100.1\nMEM x 100.2\n");
+  const TempFile bad_file("bad.dat", "MEM 1.0 100.0\nMEM 1.0 100.1\nMEM x 100.2\n");
+  const std::string& bad = bad_file.path;
   Recording r;
   PieceReader reader(bad, 100, r, 8);
   try {
@@ -98,11 +110,13 @@ TEST(PieceReader, FailsAsTheWholeReadFails) {
   } catch (const ParseError& e) {
     EXPECT_EQ(std::string(e.what()), bad + ":3: MEM: memory (MiB) 'x' is not a number");
   }
-  const std::string gz = write_file("gz.dat", "\x1F\x8B\x08 compressed\n");
+  const TempFile gz_file("gz.dat", "\x1F\x8B\x08 compressed\n");
+  const std::string& gz = gz_file.path;
   Recording r2;
   PieceReader compressed(gz, 14, r2, 4);
   EXPECT_THROW(compressed.next(), ParseError);
-  const std::string long_line = write_file("long.dat", "NOTE " + std::string(kMaxLineBytes + 10, 'a') + "\n");
+  const TempFile long_line_file("long.dat", "NOTE " + std::string(kMaxLineBytes + 10, 'a') + "\n");
+  const std::string& long_line = long_line_file.path;
   Recording r3;
   PieceReader too_long(long_line, kMaxLineBytes + 16, r3, 4096);
   try {
@@ -116,11 +130,13 @@ TEST(PieceReader, FailsAsTheWholeReadFails) {
 
 TEST(PieceReader, AFileReplacedBetweenPiecesIsAnError) {
   const std::string text = sample_trace();
-  const std::string path = write_file("replaced.dat", text);
+  const TempFile path_file("replaced.dat", text);
+  const std::string& path = path_file.path;
   Recording r;
   PieceReader reader(path, text.size(), r, 1024);
   ASSERT_TRUE(reader.next());
-  const std::string other = write_file("replacement.dat", text);
+  const TempFile other_file("replacement.dat", text);
+  const std::string& other = other_file.path;
   ASSERT_EQ(std::rename(other.c_str(), path.c_str()), 0);
   try {
     while (reader.next()) {
@@ -133,17 +149,35 @@ TEST(PieceReader, AFileReplacedBetweenPiecesIsAnError) {
 
 TEST(PieceReader, HoldsNoDescriptorBetweenPieces) {
   const std::string text = sample_trace();
-  const std::string path = write_file("descriptors.dat", text);
+  const TempFile file("descriptors.dat", text);
+  // The lowest free descriptor before the reader is made: still free after pieces read.
+  const int before = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(before, 0);
+  ::close(before);
   Recording r;
-  PieceReader reader(path, text.size(), r, 1024);
+  PieceReader reader(file.path, text.size(), r, 1024);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(reader.next());
+  const int after = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(after, 0);
+  ::close(after);
+  EXPECT_EQ(after, before);
+}
+
+TEST(PieceReader, AFileCutWhileItIsReadIsAnError) {
+  const std::string text = sample_trace();
+  const TempFile file("cut_while_read.dat", text);
+  Recording r;
+  PieceReader reader(file.path, text.size(), r, 1024);
   ASSERT_TRUE(reader.next());
-  // The next descriptor the process gets is the one it would have got before the reader.
-  const int probe = ::dup(0);
-  ::close(probe);
   ASSERT_TRUE(reader.next());
-  const int again = ::dup(0);
-  ::close(again);
-  EXPECT_EQ(again, probe);
+  ASSERT_EQ(::truncate(file.path.c_str(), 100), 0);
+  try {
+    while (reader.next()) {
+    }
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()), file.path + ": the file was cut while it was being read");
+  }
 }
 
 }  // namespace

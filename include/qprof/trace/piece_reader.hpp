@@ -41,6 +41,7 @@ class PieceReader {
   std::string path_;
   std::uint64_t length_;
   std::uint64_t offset_ = 0;
+  std::size_t piece_;
   std::string buf_;
   std::size_t have_ = 0;
   std::unique_ptr<detail::LineFeeder> feeder_;
