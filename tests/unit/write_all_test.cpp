@@ -4,14 +4,13 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <string>
-#include <thread>
+
+#include "interrupted_pipe.hpp"
 
 namespace qprof {
 namespace {
@@ -28,36 +27,12 @@ struct Pipe {
   }
 };
 
-// A handler without SA_RESTART, as qprof's signal relay installs them: a blocked write returns
-// EINTR, or a short count, at each signal.
+// 20 signals while a write of 300 kB is blocked on a full pipe.
 TEST(WriteAll, SignalsDuringABlockedWriteLoseNothing) {
-  Pipe p;
-  ASSERT_GE(p.write, 0);
-  struct sigaction quiet {
-  }, old{};
-  quiet.sa_handler = [](int) {};
-  sigemptyset(&quiet.sa_mask);
-  quiet.sa_flags = 0;
-  ASSERT_EQ(::sigaction(SIGUSR1, &quiet, &old), 0);
-  const pthread_t writer = ::pthread_self();
-  std::string got;
-  std::thread reader([&] {
-    // The write of 300 kB fills the 64 KiB pipe and blocks until the drain below.
-    for (int i = 0; i < 20; ++i) {
-      ::pthread_kill(writer, SIGUSR1);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    char buf[65536];
-    ssize_t n = 0;
-    while ((n = ::read(p.read, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
-  });
   std::string text(300000, 'x');
   text.back() = '\n';
-  const WriteOutcome w = write_all(p.write, text);
-  ::close(p.write);
-  p.write = -1;
-  reader.join();
-  ::sigaction(SIGUSR1, &old, nullptr);
+  WriteOutcome w;
+  const std::string got = test::written_while_interrupted([&](int fd) { w = write_all(fd, text); });
   EXPECT_TRUE(w.ok());
   EXPECT_EQ(w.written, text.size());
   EXPECT_EQ(got, text);
