@@ -59,7 +59,7 @@ overhead() {  # overhead SUFFIX VARIANT...
       bin=$qprof backend=$variant
       [ "$variant" = baseline ] && bin=$baseline backend=nvml
       step "overhead round $round: $variant$suffix"
-      timeout 60 "$bin" run --gpu "$backend" -o "$out/overhead_${variant}${suffix}_$round.dat" -- "$out/cuda_busy" 2>&1 |
+      timeout 60 "$bin" run -v --gpu "$backend" -o "$out/overhead_${variant}${suffix}_$round.dat" -- "$out/cuda_busy" 2>&1 |
         grep -E 'qprof: +overhead ' | sed "s/^/$variant$suffix $round: /" | tee -a "$out/overhead.log"
     done
   done

@@ -11,7 +11,7 @@
 2. The job's slowdown: bench/fault_heavy.c, 4 workers of 8 threads that map, write and unmap
    96 MiB each (3 GiB at the peak), run alone, under `qprof run --no-pss` and under `qprof run`,
    alternating within each round: its own wall time. Goal: PSS costs the job at most 1 %.
-   The PSS line of qprof's summary says how often PSS was read.
+   How often PSS was read: the trace's PSS lines.
 
 Prints Markdown: medians of ROUNDS rounds (default 5), min–max in brackets.
 """

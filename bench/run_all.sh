@@ -346,10 +346,9 @@ limits = {
         f"of each 2 ms and it keeps {f512_2['rounds_ratio']:.3f} of its rounds): {misses(get(512, 0.002))}"),
     6: f"the kernel: one statm read of a sleeping process costs the floor {floor_marginal * 1e6:.2f} µs "
        f"(cold caches: the task, its mm and the seq_file every time)",
-    9: "file-backed pages: qprof's own code with the C++ runtime linked in (≈ 2.7 MB of it touched, "
-       "each fault mapping 64 KiB around it) and the page cache of the C library, libm and ld.so "
-       "(≈ 1.3, 0.3 and 0.2 MB); stripping does not lower it (debug sections are never mapped); "
-       "qprof's own anonymous memory is RssAnon",
+    9: "file-backed pages (RssFile above): qprof's own code with the C++ runtime linked in (each fault "
+       "mapping 64 KiB around it) and the pages of the C library, libm and ld.so; stripping does not "
+       "lower it (debug sections are never mapped); qprof's own anonymous memory is RssAnon",
     10: f"gnuplot, which draws only after the last line ({float(plot[2]):.2f} s of it in this run), and the two threads "
         "before it, the reading thread (parser, batches, the kernel's copy of the file) and the "
         "reduction (envelopes), now about even on the two cores",

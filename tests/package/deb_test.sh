@@ -14,9 +14,9 @@ cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg" >"$work/cpack.lo
 deb=$(ls "$work"/pkg/qprof_*.deb)
 dpkg-deb --field "$deb" Depends Recommends | tee "$work/fields"
 # yaml-cpp is linked from its static archive (qprof run never pays for its shared library).
-! grep -q '^Depends:.*libyaml-cpp' "$work/fields"
+if grep -q '^Depends:.*libyaml-cpp' "$work/fields"; then echo 'depends on libyaml-cpp' >&2; exit 1; fi
 # The C++ runtime too (QPROF_STATIC_RUNTIME): linked in, so no libstdc++6 or libgcc-s1.
-! grep -q '^Depends:.*\(libstdc++6\|libgcc-s1\)' "$work/fields"
+if grep -q '^Depends:.*\(libstdc++6\|libgcc-s1\)' "$work/fields"; then echo 'depends on the shared C++ runtime' >&2; exit 1; fi
 grep -q '^Depends:.*libc6' "$work/fields"
 grep -q '^Depends:.*libpcre2-8-0' "$work/fields"  # --marker-regex
 grep -q '^Recommends: gnuplot-nox' "$work/fields"
