@@ -31,11 +31,14 @@ case "${1:-}" in
     mkdir -p "$out" || exit 2
     qprof=$PWD/$carry/qprof
     "$qprof" --version || { echo "the carried qprof does not run here" >&2; exit 2; }
-    py=$(command -v python3)
+    py=$(command -v python3) || { echo "no python3 here" >&2; exit 2; }
+    [ "$(id -u)" -eq 0 ] || echo "not root: fit --gpu will refuse (MPS and the probes' cgroups need root)" >&2
     printf '\n== what the GPU backend adds to a short run (%s)\n' "$(date -u +%T)"
     timeout 120 "$py" bench/gpu_startup.py "$qprof" --rounds 40 | tee "$out/startup.md"
+    echo "gpu_startup.py: exit ${PIPESTATUS[0]} (124: cut at its time limit)"
     printf '\n== fit --gpu (%s)\n' "$(date -u +%T)"
     timeout 300 bench/gpu_fit_real.sh "$qprof" "$out/fit" 2>&1 | tee "$out/fit.log"
+    echo "gpu_fit_real.sh: exit ${PIPESTATUS[0]} (124: cut at its time limit)"
     printf '\n== the other real-GPU checks (%s)\n' "$(date -u +%T)"
     timeout 240 bench/gpu_real.sh "$qprof" "$PWD/$carry/qprof_gpu_bench" "$out/real" >"$out/real.log" 2>&1
     echo "gpu_real.sh: exit $? (124: cut at its time limit; its log: real.log)"

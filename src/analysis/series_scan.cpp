@@ -57,11 +57,10 @@ class FanOut : public trace::Visitor {
   FanOut(std::vector<SeriesVisitor>& to, const std::vector<Metric>& metrics) : to_(to) {
     for (Metric m : metrics) lines_read(metric_row(m.kind), [this](std::string_view kind) { reads_.push_back(kind); });
   }
-  // The file was read whole once already: lines of other kinds need not be parsed again. MEM
-  // lines are read by every metric's row, as Visitor promises (one the fast path does not take,
-  // "MEM 1.5e2 T" or a newer writer's extra field, reaches here).
+  // The file was read whole once already: lines of other kinds need not be parsed again (MEM
+  // lines are given whatever this says).
   bool skips(std::string_view kind) const override {
-    return kind != "MEM" && std::find(reads_.begin(), reads_.end(), kind) == reads_.end();
+    return std::find(reads_.begin(), reads_.end(), kind) == reads_.end();
   }
   void mem(const MemSample& s) override {
     for (auto& v : to_) v.mem(s);

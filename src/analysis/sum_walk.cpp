@@ -29,7 +29,7 @@ constexpr std::size_t kBlockEvents = 4096;
 constexpr std::size_t kBlocks = 2;
 // Up to this many ranks each have a reader thread (parsing on every core); more are read a piece
 // at a time on the merging thread, so that neither threads (a limit on processes ended qprof),
-// nor open files, nor memory (a 1 MiB line buffer and 200 KiB of blocks a thread) grow with them.
+// nor open files, nor memory (a 1 MiB line buffer and up to 4 blocks of 64 KiB a thread) grow with them.
 constexpr std::size_t kThreadedRanks = 8;
 
 // After its end the trace's tree is gone: it holds nothing.

@@ -346,7 +346,7 @@ bool Sampler::query(std::int64_t mono_ns, std::span<const pid_t> tree) {
     read_device_totals(mono_ns);
     return true;
   }
-  return fresh_processes;
+  return false;
 }
 
 void Sampler::read_device_totals(std::int64_t mono_ns) {

@@ -2,6 +2,7 @@
 // qprof plot end to end: options → streamed reduction of each trace → chart → gnuplot.
 #include "qprof/plot/plot.hpp"
 #include "qprof/analysis/default_metric.hpp"
+#include "qprof/analysis/metric_table.hpp"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -181,21 +182,36 @@ std::optional<std::vector<Panel>> parse_panels(std::string_view spec) {
   return out;
 }
 
+// The metrics plot draws: the rows with a series over time (dir:NAME apart), rss first, as mprof
+// users read it.
+static const std::vector<std::string_view>& series_metrics() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out{analysis::metric_row(analysis::MetricKind::rss).info.name};
+    for (const analysis::MetricRow& r : analysis::metric_rows()) {
+      const analysis::MetricKind kind = r.info.metric.kind;
+      if (r.info.windowed && kind != analysis::MetricKind::dir && kind != analysis::MetricKind::rss) {
+        out.push_back(r.info.name);
+      }
+    }
+    return out;
+  }();
+  return names;
+}
+
 // Every trace must have the metric's series over time (the Failure names those it has).
 static Result<void> check_metric(const std::vector<TraceData>& data, const std::string& metric) {
-  static const char* const kSeries[] = {"rss",    "footprint", "unreclaimable", "pss",   "uss", "gpu",
-                                        "cgroup", "anon",      "file",          "shmem", "swap"};
+  const auto& series = series_metrics();
   const bool dir = metric.size() > 4 && metric.compare(0, 4, "dir:") == 0;
-  if (!dir && std::find(std::begin(kSeries), std::end(kSeries), metric) == std::end(kSeries)) {
-    return Failure{"--metric " + metric +
-                   ": one of rss, footprint, unreclaimable, pss, uss, gpu, cgroup, anon, file, shmem, swap, dir:NAME "
-                   "(series over time)"};
+  if (!dir && std::find(series.begin(), series.end(), metric) == series.end()) {
+    std::string names;
+    for (std::string_view m : series) names += std::string(m) + ", ";
+    return Failure{"--metric " + metric + ": one of " + names + "dir:NAME (series over time)"};
   }
   for (const TraceData& t : data) {
     if (metric_series_of(t, metric)) continue;
     std::string has;
-    for (const char* m : kSeries) {
-      if (metric_series_of(t, m)) has += std::string(has.empty() ? "" : ", ") + m;
+    for (std::string_view m : series) {
+      if (metric_series_of(t, m)) has += (has.empty() ? "" : ", ") + std::string(m);
     }
     for (const DirData& d : t.dirs) has += std::string(has.empty() ? "" : ", ") + "dir:" + d.info.path;
     return Failure{t.path + ": no " + metric + " series (it has: " + has + ")"};

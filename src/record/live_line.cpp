@@ -81,9 +81,9 @@ LiveLine::LiveLine(int fd) : fd_(fd) {}
 
 LiveLine::~LiveLine() { close(); }
 
-void LiveLine::write_all(std::string_view s) {
+void LiveLine::put(std::string_view s) {
   // The terminal gone: nothing more to show.
-  if (open_ && !qprof::write_all(fd_, s).ok()) open_ = false;
+  if (open_ && !write_all(fd_, s).ok()) open_ = false;
 }
 
 void LiveLine::reserve_row(int rows) {
@@ -94,7 +94,7 @@ void LiveLine::reserve_row(int rows) {
   // row), the cursor back where it was, column kept. Then the scrolling region stops above the
   // last row (DECSTBM homes the cursor: saved and restored around it).
   seq += "\033D\033M\0337\033[1;" + std::to_string(rows - 1) + "r\0338";
-  write_all(seq);
+  put(seq);
   rows_ = rows;
 }
 
@@ -116,12 +116,12 @@ void LiveLine::update(const LiveStatus& status, std::int64_t mono_ns) {
   }
   if (rows != rows_) reserve_row(rows);
   buf_ = "\0337\033[" + std::to_string(rows) + ";1H\r\033[2K" + format_live_status(status, cols) + "\0338";
-  write_all(buf_);
+  put(buf_);
   ++draws_;
 }
 
 void LiveLine::release_row() {
-  if (rows_ > 0) write_all("\0337\033[r\033[" + std::to_string(rows_) + ";1H\033[2K\0338");
+  if (rows_ > 0) put("\0337\033[r\033[" + std::to_string(rows_) + ";1H\033[2K\0338");
   rows_ = 0;
 }
 

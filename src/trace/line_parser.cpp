@@ -358,10 +358,23 @@ DirSample dir_of(Fields& f) {
   return s;
 }
 
-// The lines that name something: a mark, a pid's process, a peak of the end. Their parts are
-// parsed in order into locals first (a call's arguments are evaluated in no set order).
-void parse_named(std::string_view kind, Fields& f, Visitor& v) {
-  if (kind == "MARK") {
+}  // namespace
+
+void parse_line(std::string_view line, Visitor& v) {
+  const std::size_t sp = line.find(' ');
+  const std::string_view kind = line.substr(0, sp);
+  // MEM lines are always given (Visitor): the fast path gives them without asking, so a MEM line
+  // it leaves here ("MEM 1.5e2 T", a newer writer's extra field) is given too.
+  if (kind != "MEM" && v.skips(kind)) return;
+  Fields f(kind, sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1));
+  // The most frequent kinds first: this is the reader's hot path.
+  if (kind == "MEM") {
+    v.mem(mib_at(f));
+  } else if (kind == "CHLD") {
+    const std::int64_t pid = f.integer("pid");  // before the sample's fields
+    v.child(pid, mib_at(f));
+  } else if (kind == "MARK") {
+    // A line's parts in order into locals first: a call's arguments are evaluated in no set order.
     const double t = f.number("time");
     v.mark(t, unescape_text(f.text()));
   } else if (kind == "PROC") {
@@ -370,24 +383,6 @@ void parse_named(std::string_view kind, Fields& f, Visitor& v) {
   } else if (kind == "PEAK") {
     const std::string name = unescape_text(f.word("name"));
     v.peak(name, f.count("bytes"));
-  }
-}
-
-}  // namespace
-
-void parse_line(std::string_view line, Visitor& v) {
-  const std::size_t sp = line.find(' ');
-  const std::string_view kind = line.substr(0, sp);
-  if (v.skips(kind)) return;
-  Fields f(kind, sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1));
-  // The most frequent kinds first: this is the reader's hot path.
-  if (kind == "MEM") {
-    v.mem(mib_at(f));
-  } else if (kind == "CHLD") {
-    const std::int64_t pid = f.integer("pid");  // before the sample's fields
-    v.child(pid, mib_at(f));
-  } else if (kind == "MARK" || kind == "PROC" || kind == "PEAK") {
-    parse_named(kind, f, v);
   } else if (kind == "FUNC") {
     parse_func(f, v);
   } else if (kind == "CMDLINE") {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "line_feeder.hpp"
+#include "qprof/common/proc_file.hpp"
 
 namespace qprof::trace {
 
@@ -34,31 +35,23 @@ std::size_t PieceReader::read_piece() {
   }
   const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size() - have_, length_ - offset_));
   if (room == 0) return 0;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw ParseError(path_, 0, std::strerror(errno));
+  const ProcFile file(path_);  // closed on every way out
+  if (!file.is_open()) throw ParseError(path_, 0, std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw ParseError(path_, 0, std::strerror(error));
-  }
+  if (::fstat(file.fd(), &st) != 0) throw ParseError(path_, 0, std::strerror(errno));
   if (offset_ == 0) {
     dev_ = st.st_dev;
     ino_ = st.st_ino;
   } else if (st.st_dev != dev_ || st.st_ino != ino_) {
-    ::close(fd);
     throw ParseError(path_, 0, "the file was replaced while it was being read");
   } else if (st.st_size < static_cast<off_t>(offset_)) {
     // Cut, and maybe written anew: what follows would not continue the lines read.
-    ::close(fd);
     throw ParseError(path_, 0, "the file was cut while it was being read");
   }
   ssize_t n = 0;
-  while ((n = ::pread(fd, buf_.data() + have_, room, static_cast<off_t>(offset_))) < 0 && errno == EINTR) {
+  while ((n = ::pread(file.fd(), buf_.data() + have_, room, static_cast<off_t>(offset_))) < 0 && errno == EINTR) {
   }
-  const int error = errno;
-  ::close(fd);
-  if (n < 0) throw ParseError(path_, 0, std::strerror(error));
+  if (n < 0) throw ParseError(path_, 0, std::strerror(errno));
   return static_cast<std::size_t>(n);
 }
 

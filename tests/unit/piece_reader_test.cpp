@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof::trace {
 namespace {
@@ -30,10 +31,10 @@ class Recording : public Visitor {
   void add(std::string s) { got.push_back(std::to_string(line()) + ": " + std::move(s)); }
 };
 
-// A file under the test's temporary directory, removed with the object.
+// A file of the test process's own (test::unit_temp_file), removed with the object.
 struct TempFile {
   std::string path;
-  TempFile(const std::string& name, const std::string& text) : path(::testing::TempDir() + "/piece_reader_" + name) {
+  TempFile(const std::string& name, const std::string& text) : path(test::unit_temp_file("piece_reader_" + name)) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     EXPECT_NE(f, nullptr) << path;
     if (!f) return;

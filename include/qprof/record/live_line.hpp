@@ -59,7 +59,7 @@ class LiveLine : public TeeOutputGuard {
   std::uint64_t draws() const { return draws_; }
 
  private:
-  void write_all(std::string_view s);
+  void put(std::string_view s);
   // The row cleared and the scrolling region reset (caller holds mu_).
   void release_row();
   // Sets the scrolling region to all rows but the last for a terminal of `rows` rows.

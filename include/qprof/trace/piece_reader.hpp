@@ -29,7 +29,8 @@ class PieceReader {
   PieceReader& operator=(const PieceReader&) = delete;
 
   // Parses the whole lines of the next piece into the visitor; false once every line was given.
-  // Throws ParseError, as parse_file does, and where the file was replaced since the first piece.
+  // Throws ParseError, as parse_file does, and where the file was replaced, or cut below what was
+  // read, since the first piece; a file cut after that ends there, as parse_file_prefix's does.
   bool next();
 
   static constexpr std::size_t kPieceBytes = 16 << 10;  // about 600 samples
