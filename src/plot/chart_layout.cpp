@@ -199,7 +199,7 @@ void Builder::y_ranges() {
 
 // The fraction of `d`'s height kept free above its data: its label rows and its peak's text.
 double Builder::headroom(const Draft& d) const {
-  double reserved = d.top_of_stack && !text_ ? 0.3 * line_ : 0.0;
+  double reserved = d.top_of_stack ? lane_pad() : 0.0;
   reserved += d.lanes * lane_h();
   if (d.layout.rows > 0) reserved += d.layout.rows * line_ + (text_ ? 0 : 0.2 * line_);
   if (d.peak)

@@ -336,7 +336,7 @@ std::pair<int, int> asked_size(const PlotOptions& o, Format format) {
 }
 
 // The chart's inputs: each trace's data, name and fitted trends (-s).
-Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, std::vector<TraceData>& data,
+Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, const std::vector<TraceData>& data,
                                              const PlotOptions& o) {
   std::vector<TraceInput> traces;
   const std::vector<std::string> labels = trace_labels(inputs);
