@@ -15,8 +15,13 @@ deb=$(ls "$work"/pkg/qprof_*.deb)
 dpkg-deb --field "$deb" Depends Recommends | tee "$work/fields"
 # yaml-cpp is linked from its static archive (qprof run never pays for its shared library).
 if grep -q '^Depends:.*libyaml-cpp' "$work/fields"; then echo 'depends on libyaml-cpp' >&2; exit 1; fi
-# The C++ runtime too (QPROF_STATIC_RUNTIME): linked in, so no libstdc++6 or libgcc-s1.
-if grep -q '^Depends:.*\(libstdc++6\|libgcc-s1\)' "$work/fields"; then echo 'depends on the shared C++ runtime' >&2; exit 1; fi
+# The C++ runtime too (QPROF_STATIC_RUNTIME): linked in, so no libstdc++6 or libgcc-s1. Not under
+# the sanitizers, whose runtimes need the shared one (CMakeLists.txt links it then).
+if grep -q '^QPROF_STATIC_RUNTIME:BOOL=ON' "$build/CMakeCache.txt" && ! grep -q '^QPROF_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" &&
+  grep -q '^Depends:.*\(libstdc++6\|libgcc-s1\)' "$work/fields"; then
+  echo 'depends on the shared C++ runtime' >&2
+  exit 1
+fi
 grep -q '^Depends:.*libc6' "$work/fields"
 grep -q '^Depends:.*libpcre2-8-0' "$work/fields"  # --marker-regex
 grep -q '^Recommends: gnuplot-nox' "$work/fields"
