@@ -7,6 +7,7 @@
 #include "qprof/record/attach.hpp"
 #include "qprof/record/live_line.hpp"
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof {
 using record::format_live_status;
@@ -35,7 +36,8 @@ TEST(AttachStat, ZombieWaitStatusIsField52) {
 }
 
 TEST(AttachTrace, UnknownStatusSurvivesTheTraceFormat) {
-  const std::string path = testing::TempDir() + "/attach_exit.dat";
+  const test::RemovedTempFile file("attach_exit.dat");
+  const std::string& path = file.path();
   {
     trace::Writer w(path);
     TraceMeta meta;

@@ -199,7 +199,7 @@ TEST(Writer, CloseWritesWhatIsBufferedAndDropsWhatComesAfter) {
 // A full disk (here a file-size limit: EFBIG, no mount needed) cuts the trace back to its last
 // whole line, and the error says where it ends: never a cut "MEM 31.601562 1795731".
 TEST(Writer, AFullDiskLeavesTheLastWholeLine) {
-  const std::string path = testing::TempDir() + "/efbig.dat";
+  const std::string path = unit_temp_file("efbig.dat");
   constexpr rlim_t kLimit = 10000;
   const int status = qprof::test::in_bounded_child([&] {
     ::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead of killing

@@ -12,6 +12,7 @@
 #include "qprof/analysis/job.hpp"
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof::test {
 namespace {
@@ -23,7 +24,7 @@ using trace::Trace;
 // a stage over its middle; values that differ per rank and per sample. Every tenth MEM line has
 // its MiB in exponent form, which only the reader's general path takes.
 std::string rank_trace(int rank, int n, double start, double dt) {
-  const std::string path = ::testing::TempDir() + "/job_stream_" + std::to_string(rank) + ".dat";
+  const std::string path = unit_temp_file("job_stream_" + std::to_string(rank) + ".dat");
   std::FILE* f = std::fopen(path.c_str(), "w");
   std::fprintf(f, "QPROF 1 version=0.1 interval=0.01 host=h%d root_pid=1 start=%.6f metric=all rank=%d job=5\n",
                rank % 2, start, rank);
@@ -53,6 +54,12 @@ std::string file_text(const std::string& path) {
 // Every summed series, job peak and job trace from the ranks in `files` read reduced equals the
 // one from them read whole.
 void expect_reduced_sum_as_whole(const std::vector<std::string>& files, std::size_t more_than) {
+  struct RemovedAtEnd {
+    const std::vector<std::string>& files;
+    ~RemovedAtEnd() {
+      for (const std::string& f : files) std::remove(f.c_str());
+    }
+  } const remove_ranks{files};
   std::vector<Trace> whole, reduced;
   for (const std::string& f : files) {
     whole.push_back(trace::read_trace(f));
@@ -83,8 +90,8 @@ void expect_reduced_sum_as_whole(const std::vector<std::string>& files, std::siz
       EXPECT_EQ(peak_r->each, peak_w->each);
     }
     // The job's trace as it streams is the one written from job_trace, byte for byte.
-    const std::string streamed = ::testing::TempDir() + "/job_stream_streamed.dat",
-                      held = ::testing::TempDir() + "/job_stream_held.dat";
+    const RemovedTempFile streamed_file("job_stream_streamed.dat"), held_file("job_stream_held.dat");
+    const std::string &streamed = streamed_file.path(), &held = held_file.path();
     {
       trace::Writer out(streamed);
       analysis::write_job_trace(r, align, out);

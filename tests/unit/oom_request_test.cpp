@@ -6,6 +6,7 @@
 #include "qprof/record/oom_log.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/oom.hpp"
+#include "temp_files.hpp"
 
 namespace qprof {
 namespace {
@@ -86,7 +87,8 @@ TEST(OomRecord, WrittenAndReadBack) {
   EXPECT_EQ(r.tree, k.tree);
   EXPECT_EQ(r.stage, "Load");
   // And the writer writes what the reader read.
-  const std::string path = ::testing::TempDir() + "/oom_written.dat";
+  const test::RemovedTempFile file("oom_written.dat");
+  const std::string& path = file.path();
   {
     trace::Writer w(path);
     w.mem(1795744560.0, kMiB);

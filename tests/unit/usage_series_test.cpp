@@ -8,6 +8,7 @@
 #include "qprof/analysis/bottleneck.hpp"
 #include "qprof/common/proc_status.hpp"
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof {
 using analysis::kGpuIdleBelowPercent;
@@ -51,7 +52,8 @@ TEST(ProcStatus, ZombieHasNoMemoryButIsValid) {
 }
 
 TEST(UsageLines, RoundTripThroughWriterAndReader) {
-  const std::string path = ::testing::TempDir() + "/usage_lines.dat";
+  const test::RemovedTempFile file("usage_lines.dat");
+  const std::string& path = file.path();
   {
     trace::Writer w(path);
     TraceMeta meta;

@@ -13,6 +13,7 @@
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof::test {
 using analysis::available_metrics;
@@ -59,7 +60,7 @@ TEST(WatchTrace, DirLinesRoundTripThroughTheWriter) {
   EXPECT_EQ(t.dirs[1].path, "/data/tmp dir");
   ASSERT_EQ(t.dir_samples.size(), 6u);
   EXPECT_EQ(t.dir_samples[2].apparent, 51 * kMiB);
-  const std::string path = ::testing::TempDir() + "/watch_roundtrip_" + std::to_string(::getpid()) + ".dat";
+  const std::string path = unit_temp_file("watch_roundtrip.dat");
   {
     trace::Writer w(path);
     w.header(t.meta);
