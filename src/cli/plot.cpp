@@ -20,7 +20,6 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/format.hpp"
 #include "profiled.hpp"
-#include "qprof/trace/completeness.hpp"
 #include "qprof/plot/plot.hpp"
 
 namespace qprof::cli {
@@ -28,7 +27,6 @@ using analysis::Align;
 using analysis::clock_skew_note;
 using analysis::job_clock;
 using analysis::rank_label;
-using trace::incomplete_notice;
 using trace::Trace;
 
 namespace {
@@ -55,7 +53,6 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   for (const std::string& f : files) {
     auto reduced = trace::read_trace_reduced(f, analysis::kTimeSlack);
     traces.push_back(reduced ? std::move(*reduced) : trace::read_trace(f));
-    if (const std::string cut = incomplete_notice(traces.back()); !cut.empty()) stderr_speaker("plot").line(cut);
   }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
@@ -69,7 +66,8 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   // drawn where its memory counted in the sum; with --align start each is drawn from its start.
   std::optional<Seconds> origin;
   if (align == Align::wall) origin = job_clock(ranks, align).origin;
-  inputs.push_back({tmp.path, "job (" + std::to_string(files.size()) + " ranks, summed)", false, origin});
+  // Each rank is an input of its own below, whose end record the chart's reading checks.
+  inputs.push_back({tmp.path, "job (" + std::to_string(files.size()) + " ranks, summed)", false, origin, true});
   for (std::size_t i = 0; i < files.size(); ++i) {
     inputs.push_back({files[i], i < labels.size() ? labels[i] : rank_label(traces[i]), true, origin});
   }

@@ -278,6 +278,7 @@ Result<std::vector<TraceData>> reduce_all(const std::vector<Input>& inputs, cons
   for (const Input& in : inputs) {
     ReduceOptions one = ro;
     one.t0 = in.t0;
+    one.warn_incomplete = !in.sum_of_others;
     Result<TraceData> reduced = reduce_file(in.path, one, o.warn);
     if (!reduced) return reduced.failure();
     data.push_back(std::move(*reduced));

@@ -424,7 +424,7 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
   if (d.samples == 0) return Failure{name + ": no memory samples (MEM lines): the trace is empty"};
   // One line: a trace without its end record or with its last line cut is incomplete.
   const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
-  if (const std::string why = seen.reason(); !why.empty() && warn)
+  if (const std::string why = seen.reason(); !why.empty() && warn && options.warn_incomplete)
     warn(seen.where(name) + ": incomplete trace: " + why);
   return d;
 }

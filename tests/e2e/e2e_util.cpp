@@ -144,6 +144,8 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
 bool sanitized() { return QPROF_TEST_SANITIZED != 0; }
 
 std::string as_limit(const std::string& bytes) { return sanitized() ? "--as=unlimited" : "--as=" + bytes; }

@@ -61,6 +61,7 @@ std::string as_limit(const std::string& bytes);
 inline double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 Bytes max_mem(const trace::Trace& t);
 std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
 // A summary's wrapped lines joined again (a continuation starts with spaces): what a test
 // looks for may span a line break at 80 columns.
 std::string unwrapped(const std::string& summary);

@@ -13,8 +13,6 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
 // A whole trace of a short run, and two copies: one without its EXIT record (qprof SIGKILLed)
 // and one cut in the middle of its last line (a copy cut short).
 struct Traces {

@@ -49,8 +49,6 @@ std::set<std::string> names(const std::string& dir) {
   return out;
 }
 
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
 TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
   // It wrote 25 KB of the first trace's JSON to stdout, then failed on the second.
   const std::string dir = fresh_dir("inputs");
@@ -58,7 +56,7 @@ TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "qprof export: " + dir + "/missing.dat: No such file or directory\n");
-  write_text(dir + "/out.json", "old");
+  write_file(dir + "/out.json", "old");
   EXPECT_EQ(bounded_qprof({"export", trace(), dir, "-o", dir + "/out.json"}).status, 2) << "a folder as a trace";
   EXPECT_EQ(read_file(dir + "/out.json"), "old");
   EXPECT_EQ(names(dir), std::set<std::string>{"out.json"});
@@ -75,7 +73,7 @@ TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
 TEST(OutputFile, ARegularFileIsReplacedWholeNotRewritten) {
   const std::string dir = fresh_dir("regular");
   const std::string out = dir + "/out.csv";
-  write_text(out, "old");
+  write_file(out, "old");
   // A reader that opened the old file keeps reading the old bytes: a new inode took the name.
   std::ifstream reader(out);
   const Result r = bounded_qprof({"export", trace(), "--format", "csv", "-o", out});
@@ -96,7 +94,7 @@ TEST(OutputFile, ARegularFileIsReplacedWholeNotRewritten) {
 TEST(OutputFile, ALinkIsFollowedAndStaysALink) {
   // The rule: a link to a regular file gets the file replaced; the link is never replaced.
   const std::string dir = fresh_dir("links");
-  write_text(dir + "/real.yaml", "old");
+  write_file(dir + "/real.yaml", "old");
   fs::create_symlink("real.yaml", dir + "/link.yaml");
   ASSERT_EQ(bounded_qprof({"report", "--yaml", dir + "/link.yaml", trace()}).status, 0);
   EXPECT_TRUE(fs::is_symlink(dir + "/link.yaml"));
@@ -200,7 +198,7 @@ TEST(OutputFile, AKilledExportLeavesNothingBehind) {
   const std::string dir = fresh_dir("killed");
   const std::string big = big_trace(dir);
   for (int sig : {SIGTERM, SIGINT, SIGKILL}) {
-    write_text(dir + "/out.json", "old");
+    write_file(dir + "/out.json", "old");
     Process p(bounded({"export", big, "-o", dir + "/out.json"}));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!writing_unnamed(p.pid(), dir) && std::chrono::steady_clock::now() < deadline) {

@@ -150,6 +150,7 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   const std::string script = dir + "/job.gp";
   const Result r = qprof({"plot", "--sum", "--metric", "rss", a, b, "-o", dir + "/job.svg", "--script", script});
   ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "both ranks ended on one host: nothing to warn of";
   EXPECT_GT(fs::file_size(dir + "/job.svg"), 1000u);
   const std::string gp = read_file(script);
   // The job's line with its peak (the ranks summed), then each rank, dashed.
@@ -165,6 +166,23 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   }
   // The temporary trace of the sum is gone.
   EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
+}
+
+// A rank without its end record is said once, by its own name: never again as the sum's
+// temporary file (/proc/self/fd/N), which is as complete as the ranks are.
+TEST(Ranks, PlotSumSaysARankWithoutItsEndOnceByItsName) {
+  const std::string dir = fresh_dir("plot_sum_cut");
+  run_two_ranks(dir, "nodeA", "nodeA");
+  const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeA.1.dat";
+  std::string text = read_file(b);
+  const auto exit_line = text.rfind("\nEXIT ");
+  ASSERT_NE(exit_line, std::string::npos) << text.substr(text.size() - 200);
+  text.resize(exit_line + 1);  // as a rank killed before its last line
+  write_file(b, text);
+  const Result r = qprof({"plot", "--sum", a, b, "-o", dir + "/job.svg"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "qprof: warning: " + b + ": incomplete trace: no end record (EXIT): qprof was killed, or the run " +
+                       "still goes on\n");
 }
 
 // In Perfetto each rank's trace is a process named as in the plot and listed in rank order,

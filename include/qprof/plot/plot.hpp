@@ -35,6 +35,9 @@ struct Input {
   std::string label;            // empty: the file's stem
   bool faint = false;           // an overlay line drawn dashed, without its peak mark (a job's ranks under their sum)
   std::optional<Seconds> t0{};  // Unix time of its second 0 (a job's origin); nullopt: its own start
+  // qprof's own sum of the other inputs (plot --sum): as complete as they are, and they are each
+  // checked, so its missing end record is not said again under its temporary file's name.
+  bool sum_of_others = false;
 };
 
 struct PlotOptions {

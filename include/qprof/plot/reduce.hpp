@@ -136,6 +136,7 @@ struct ReduceOptions {
   // Unix time of second 0, so that a job's ranks share one axis (their sum's); nullopt: the
   // trace's own start.
   std::optional<Seconds> t0;
+  bool warn_incomplete = true;  // say where the trace has no end record or its last line is cut
 };
 
 // At most this many processes, devices or directories of a trace get series of their own (a
