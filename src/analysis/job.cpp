@@ -290,6 +290,15 @@ bool job_sums_pss(const std::vector<const Trace*>& traces) {
   return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, Metric::pss); });
 }
 
+bool job_sums_cgroup(const std::vector<const Trace*>& traces) {
+  return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, Metric::cgroup); });
+}
+
+trace::CgroupSample job_charge(Seconds t, Bytes sum, Bytes& high) {
+  high = std::max(high, sum);
+  return trace::CgroupSample{t, sum, high, std::nullopt, std::nullopt};
+}
+
 }  // namespace detail
 
 Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
@@ -302,6 +311,11 @@ Trace job_trace(const std::vector<const Trace*>& traces, Align align) {
     for (std::size_t i = 0; i < pss.size() && i < uss.size(); ++i) {
       job.pss.push_back({origin + pss[i].t, pss[i].bytes, uss[i].bytes, std::nullopt});
     }
+  }
+  if (detail::job_sums_cgroup(traces)) {
+    Bytes high = 0;
+    for (const MemSample& s : summed_series(traces, Metric::cgroup, align))
+      job.cgroup.push_back(detail::job_charge(origin + s.t, s.bytes, high));
   }
   add_job_gpu(traces, align, origin, job);
   if (!job.gpu_devices.empty() &&

@@ -10,6 +10,7 @@
 #include "sum_walk.hpp"
 
 namespace qprof::analysis {
+using trace::CgroupSample;
 using trace::MemSample;
 using trace::PssSample;
 using trace::Stage;
@@ -38,7 +39,8 @@ std::vector<StageLine> stage_lines(const Trace& head) {
 }
 
 // The summed series, one sample ahead: RSS as MEM lines, PSS with USS (where every rank has
-// them) as PSS lines, each step of the two walks paired as job_trace pairs them.
+// them) as PSS lines, each step of the two walks paired as job_trace pairs them, and the cgroup
+// charge (where every rank has one) as CGROUP lines.
 class SummedLines {
  public:
   SummedLines(const std::vector<const Trace*>& traces, Align align, Seconds origin)
@@ -47,11 +49,14 @@ class SummedLines {
       pss_walk_.emplace(traces, Metric::pss, align);
       uss_walk_.emplace(traces, Metric::uss, align);
     }
+    if (detail::job_sums_cgroup(traces)) charge_walk_.emplace(traces, Metric::cgroup, align);
     advance_mem();
     advance_pss();
+    advance_charge();
   }
   const std::optional<MemSample>& mem() const { return mem_; }
   const std::optional<PssSample>& pss() const { return pss_; }
+  const std::optional<CgroupSample>& charge() const { return charge_; }
   void advance_mem() {
     Seconds t = 0;
     Bytes sum = 0;
@@ -65,13 +70,21 @@ class SummedLines {
     Bytes pss = 0, uss = 0;
     if (pss_walk_->next(t, pss) && uss_walk_->next(t_uss, uss)) pss_ = PssSample{origin_ + t, pss, uss, std::nullopt};
   }
+  void advance_charge() {
+    charge_.reset();
+    Seconds t = 0;
+    Bytes sum = 0;
+    if (charge_walk_ && charge_walk_->next(t, sum)) charge_ = detail::job_charge(origin_ + t, sum, charge_high_);
+  }
 
  private:
   Seconds origin_;
   detail::SumWalk rss_;
-  std::optional<detail::SumWalk> pss_walk_, uss_walk_;
+  std::optional<detail::SumWalk> pss_walk_, uss_walk_, charge_walk_;
   std::optional<MemSample> mem_;
   std::optional<PssSample> pss_;
+  std::optional<CgroupSample> charge_;
+  Bytes charge_high_ = 0;
 };
 
 }  // namespace
@@ -92,7 +105,7 @@ void write_job_trace(const std::vector<const Trace*>& traces, Align align, trace
   SummedLines series(traces, align, job_clock(traces, align).origin);
   const std::vector<StageLine> stages = stage_lines(head);
   std::size_t io = 0, cpu = 0, stage = 0;
-  // Of the heads of the five sources (in write_trace's order of kinds, which breaks ties), the
+  // Of the heads of the six sources (in write_trace's order of kinds, which breaks ties), the
   // earliest line by time, then by its place in a time.
   for (;;) {
     constexpr int kNone = -1;
@@ -110,7 +123,8 @@ void write_job_trace(const std::vector<const Trace*>& traces, Align align, trace
     if (series.pss()) consider(1, series.pss()->t, 2);
     if (io < head.io.size()) consider(2, head.io[io].t, 2);
     if (cpu < head.cpu.size()) consider(3, head.cpu[cpu].t, 2);
-    if (stage < stages.size()) consider(4, stages[stage].t, stages[stage].order);
+    if (series.charge()) consider(4, series.charge()->t, 2);
+    if (stage < stages.size()) consider(5, stages[stage].t, stages[stage].order);
     if (best == kNone) break;
     switch (best) {
       case 0:
@@ -126,6 +140,10 @@ void write_job_trace(const std::vector<const Trace*>& traces, Align align, trace
         break;
       case 3:
         out.cpu(head.cpu[cpu++]);
+        break;
+      case 4:
+        out.cgroup(*series.charge());
+        series.advance_charge();
         break;
       default: {
         const StageLine& l = stages[stage++];

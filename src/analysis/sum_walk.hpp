@@ -53,6 +53,12 @@ class SumWalk {
 trace::Trace job_head(const std::vector<const trace::Trace*>& traces, Align align);
 // Whether the job's trace has a PSS series: every rank has one.
 bool job_sums_pss(const std::vector<const trace::Trace*>& traces);
+// Whether the job's trace has a cgroup charge series (CGROUP lines of the ranks' charges summed),
+// which is then its footprint as each rank's is: every rank has one.
+bool job_sums_cgroup(const std::vector<const trace::Trace*>& traces);
+// The job's CGROUP line at a step of its summed charge: the peak so far is the highest sum,
+// which `high` keeps from step to step (the ranks' own high-water marks are not of one time).
+trace::CgroupSample job_charge(Seconds t, Bytes sum, Bytes& high);
 
 // True when the summed series can be read by SumWalk: every trace read reduced.
 bool all_reduced(const std::vector<const trace::Trace*>& traces);

@@ -281,6 +281,7 @@ Result<std::vector<TraceData>> reduce_all(const std::vector<Input>& inputs, cons
     one.warn_incomplete = !in.sum_of_others;
     Result<TraceData> reduced = reduce_file(in.path, one, o.warn);
     if (!reduced) return reduced.failure();
+    if (in.sum_of_others) reduced->path = in.label;  // its file is a descriptor's: said by what it is
     data.push_back(std::move(*reduced));
   }
   resolve_metric(data, o);

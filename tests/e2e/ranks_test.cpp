@@ -138,6 +138,13 @@ TEST(Ranks, CompareGivesARowPerRankAndTheJobsTotal) {
   EXPECT_EQ(rows[2]["label"], "job (2 ranks)");
   const double job = static_cast<double>(rows[2]["peak_rss_bytes"]["value"]) / (1 << 20);
   EXPECT_NEAR(job, p0 + p1, 1.0) << r.out;
+  // The job's footprint is its ranks' footprints summed, as peak --sum sums them: their cgroup
+  // charges where each ran in one (root), else their PSS; never one basis for one and another
+  // for the other.
+  const Result sum = qprof({"peak", "--sum", "--unit", "B", a, b});
+  ASSERT_EQ(sum.status, 0) << sum.err;
+  EXPECT_EQ(static_cast<double>(rows[2]["peak_footprint_bytes"]["value"]), first_number(sum.out))
+      << r.out << sum.out;
   const Result text = qprof({"compare", a, b});
   EXPECT_NE(text.out.find("highest peak of a rank: rank 1 (nodeA)"), std::string::npos) << text.out;
 }
@@ -164,6 +171,16 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
     const std::string line = gp.substr(gp.rfind('\n', at) + 1, gp.find('\n', at) - gp.rfind('\n', at) - 1);
     EXPECT_NE(line.find("dt 2"), std::string::npos) << line;
   }
+  // Ranks that ran in cgroups of their own (root) have their charges summed: the sum can be
+  // drawn as any rank's charge can.
+  if (!trace::read_trace(a).cgroup.empty() && !trace::read_trace(b).cgroup.empty()) {
+    const Result charge = qprof({"plot", "--sum", "--metric", "cgroup", a, b, "-o", dir + "/charge.svg"});
+    EXPECT_EQ(charge.status, 0) << charge.err;
+  }
+  // A metric the sum does not hold is said of the job, not of its temporary file.
+  const Result swap = qprof({"plot", "--sum", "--metric", "swap", a, b, "-o", dir + "/swap.svg"});
+  EXPECT_EQ(swap.status, 2);
+  EXPECT_NE(swap.err.find("job (2 ranks, summed): no swap series (it has: "), std::string::npos) << swap.err;
   // The temporary trace of the sum is gone.
   EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
 }

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "qprof/analysis/peaks.hpp"
 #include "qprof/record/job.hpp"
 
 namespace qprof {
@@ -197,6 +198,36 @@ TEST(JobStages, EarliestStartLatestEndAndTheSlowestRank) {
   EXPECT_EQ(stages[1].name, "Save");
   EXPECT_EQ(stages[1].ranks, 1u);
   EXPECT_EQ(rank_label(b), "rank 1 (h)");
+}
+
+// Ranks that each ran in a cgroup of their own: each one's footprint is its charge, and so is the
+// job's, summed as peak --sum sums it; never their PSS, which here is 1.5x the charge.
+TEST(JobTrace, TheFootprintOfRanksInCgroupsIsTheirChargesSummed) {
+  auto in_cgroup = [](Trace t, std::vector<Bytes> charges) {
+    const Seconds start = *t.meta.start;
+    for (std::size_t i = 0; i < charges.size(); ++i) {
+      const Seconds at = start + static_cast<Seconds>(i);
+      t.cgroup.push_back({at, charges[i], charges[i], std::nullopt, std::nullopt});
+      t.pss.push_back({at, charges[i] * 3 / 2, charges[i], std::nullopt});
+    }
+    return t;
+  };
+  const Trace r0 = in_cgroup(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}), {10 * MiB, 30 * MiB, 20 * MiB});
+  const Trace r1 = in_cgroup(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}}), {5 * MiB, 40 * MiB});
+  const std::vector<const Trace*> ranks{&r0, &r1};
+  const Trace job = job_trace(ranks, Align::wall);
+  const auto summed = job_peak(ranks, Metric::footprint, Align::wall);
+  ASSERT_TRUE(summed);
+  EXPECT_EQ(summed->bytes, 70 * MiB);
+  const auto peak = analysis::find_peak(job, Metric::footprint);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->bytes, 70 * MiB) << "the charges summed (30 + 40), not the PSS (105)";
+  EXPECT_EQ(analysis::find_peak(job, Metric::cgroup)->bytes, 70 * MiB);
+  EXPECT_EQ(analysis::find_peak(job, Metric::pss)->bytes, 105 * MiB);
+  // A rank without a cgroup: no charge to sum, and the job's footprint is its ranks' PSS.
+  const Trace r2 = rank_trace("b", 2, 100, {{0, MiB}});
+  const Trace mixed = job_trace({&r0, &r1, &r2}, Align::wall);
+  EXPECT_TRUE(mixed.cgroup.empty());
 }
 
 TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {
