@@ -93,7 +93,9 @@ Result<void> check_options(PlotArgs& a, std::size_t traces) {
   if (a.size) {
     const auto s = plot::parse_size_spec(*a.size);
     if (!s)
-      return usage("--size " + *a.size + ": expected WIDTHxHEIGHT, such as 1600x900 (characters for a text chart)");
+      return usage("--size " + *a.size +
+                   ": expected WIDTHxHEIGHT from 20x10 to 20000x20000, such as 1600x900 (pixels; characters for a "
+                   "text chart)");
     o.width = s->first;
     o.height = s->second;
   }

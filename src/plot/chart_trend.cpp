@@ -18,15 +18,22 @@ namespace {
 constexpr double kMinDrawnR2 = 0.5;
 }  // namespace
 
-std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0) {
+std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0, const WarningSink& skipped) {
   const Trace trace = trace::read_trace(path);
   // The fit's times count from the trace's own start; the chart's from the reduction's t0.
   const Seconds shift = trace.t0() - t0;
   std::vector<TrendLine> lines;
-  for (const SeriesTrend& s : run_trends(trace)) {
+  const std::vector<SeriesTrend> trends = run_trends(trace);
+  if (trends.empty()) skipped("no trend drawn: too few samples between its start-up and tear-down to fit one");
+  for (const SeriesTrend& s : trends) {
     const Trend& t = s.trend;
     // A line that explains little of the series (a flat run's R² near 0) says nothing: not drawn.
-    if (!(t.fit.r2 >= kMinDrawnR2)) continue;
+    if (!(t.fit.r2 >= kMinDrawnR2)) {
+      char r2[64];
+      std::snprintf(r2, sizeof r2, "R\u00b2 %.2f, below %.1f", t.fit.r2, kMinDrawnR2);
+      skipped("trend of " + s.title + " not drawn: a line explains little of it (" + r2 + ")");
+      continue;
+    }
     lines.push_back(
         {s.title, {t.from + shift, t.fit.at(t.from)}, {t.to + shift, t.fit.at(t.to)}, t.bytes_per_second(), t.fit.r2});
   }

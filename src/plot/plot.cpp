@@ -24,6 +24,7 @@
 #include "qprof/common/find_program.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/trace_label.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/plot/chart.hpp"
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/reduce.hpp"
@@ -214,6 +215,10 @@ static Result<void> check_metric(const std::vector<TraceData>& data, const std::
       if (metric_series_of(t, m)) has += (has.empty() ? "" : ", ") + std::string(m);
     }
     for (const DirData& d : t.dirs) has += std::string(has.empty() ? "" : ", ") + "dir:" + d.info.path;
+    // Nothing at all: every sample lies outside --window (reduce refuses a trace without any).
+    if (has.empty())
+      return Failure{t.path + ": no samples inside --window (its last is at " + human_seconds(t.t_end) +
+                     " from its start)"};
     return Failure{t.path + ": no " + metric + " series (it has: " + has + ")"};
   }
   return {};
@@ -345,7 +350,12 @@ Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, c
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     traces.push_back({&data[i], labels[i], inputs[i].faint, {}});
     try {
-      if (o.trend) traces.back().trends = fitted_trends(inputs[i].path, data[i].t0);
+      if (o.trend) {
+        const std::string& name = data[i].path;
+        traces.back().trends = fitted_trends(inputs[i].path, data[i].t0, [&](const std::string& why) {
+          if (o.warn) o.warn(name + ": " + why);
+        });
+      }
     } catch (const trace::ParseError& e) {  // the trace reader's boundary
       return Failure{e.what()};
     }

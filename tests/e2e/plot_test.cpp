@@ -321,6 +321,11 @@ TEST(Plot, UsageErrors) {
     EXPECT_TRUE(has(r.err, "qprof plot: ")) << r.err;
   }
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
+  // The reason names what is wrong: the window past the trace's end, the size's range.
+  Result r = qprof({"plot", f, "-o", dir + "/x.png", "--window", "100,200"});
+  EXPECT_TRUE(has(r.err, "full.dat: no samples inside --window (its last is at ")) << r.err;
+  r = qprof({"plot", f, "-o", dir + "/x.png", "--size", "10x10"});
+  EXPECT_TRUE(has(r.err, "--size 10x10: expected WIDTHxHEIGHT from 20x10 to 20000x20000")) << r.err;
 }
 
 TEST(Plot, MissingGnuplotNamesThePackage) {

@@ -63,10 +63,25 @@ TEST(RunTrend, PlotTrendDrawsTheFittedLine) {
   EXPECT_NE(script.find("ls 27"), std::string::npos) << script;
   EXPECT_NE(script.find("title \"trend of \u03a3 RSS +"), std::string::npos) << script;
   EXPECT_NE(script.find(" MiB/s (R\u00b2 "), std::string::npos) << script;
+  EXPECT_EQ(p.err.find("not drawn"), std::string::npos) << p.err;
   // Without --trend, no such line.
   const Result plain = qprof({"plot", trace, "-o", dir + "/plain.svg", "--script", dir + "/plain.gp"});
   ASSERT_EQ(plain.status, 0) << plain.err;
   EXPECT_EQ(read_file(dir + "/plain.gp").find("ls 27"), std::string::npos);
+}
+
+// A flat run has no line worth drawing (R² near 0): --trend draws none and says so, rather than
+// leave the user to wonder whether the option was taken.
+TEST(RunTrend, PlotTrendSaysWhyItDrawsNoLine) {
+  Result r;
+  const std::string trace = run_shape("flat", r);
+  const std::string dir = temp_dir();
+  const Result p = qprof({"plot", "--trend", trace, "-o", dir + "/flat.svg", "--script", dir + "/flat.gp"});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_EQ(read_file(dir + "/flat.gp").find("ls 27"), std::string::npos);
+  EXPECT_NE(p.err.find("trend_flat.dat: trend of \u03a3 RSS not drawn: a line explains little of it (R\u00b2 "),
+            std::string::npos)
+      << p.err;
 }
 
 TEST(RunTrend, FlatStepAndSpikeSayNoLeak) {

@@ -49,8 +49,10 @@ struct TrendLine {
   double bytes_per_second = 0;
   double r2 = 0;
 };
-// The trends of the trace at `path` (read whole), with times from `t0` (Unix seconds).
-std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0);
+// The trends of the trace at `path` (read whole), with times from `t0` (Unix seconds). Each one
+// not drawn (too few samples to fit, or a line that explains little of the series) is said to
+// `skipped` (the sentence starts with the series' name).
+std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0, const WarningSink& skipped);
 
 struct ChartSeries {
   Role role = Role::tree;
