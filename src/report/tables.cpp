@@ -168,7 +168,11 @@ Document trace_report(const Trace& trace, std::optional<Metric> asked) {
   fact("samples", "samples", Kind::count, Cell::number(static_cast<double>(trace.samples())));
   if (trace.meta.interval > 0) fact("interval", "interval", Kind::seconds, Cell::number(trace.meta.interval));
   if (trace.exit) {
-    fact("exit_status", "exit status", Kind::count, Cell::number(trace.exit->status));
+    // Attached to a process that was not qprof's child: its status was never learnt, and a 0 here
+    // would read as success (to a script reading the JSON too).
+    fact("exit_status", "exit status", Kind::count,
+         trace.exit->status_known ? Cell::number(trace.exit->status) : Cell{});
+    if (!trace.exit->status_known) fact("exit_status_known", "exit status known", Kind::flag, Cell::number(0));
     if (trace.exit->signal) fact("signal", "signal", Kind::count, Cell::number(trace.exit->signal));
     if (trace.exit->timed_out) fact("timed_out", "timed out", Kind::flag, Cell::number(1));
   }

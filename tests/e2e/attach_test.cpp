@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "e2e_util.hpp"
@@ -200,6 +201,14 @@ TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
   ASSERT_TRUE(t.exit.has_value());
   EXPECT_FALSE(t.exit->status_known);
   EXPECT_TRUE(t.exit->timed_out);
+  // The report never makes the unknown status a 0 (success), for a reader or a script.
+  const Result json = qprof({"report", "--format", "json", dir + "/t.dat"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(doc["exit_status"].is_null()) << json.out.substr(0, 2000);
+  EXPECT_EQ(doc["exit_status_known"], false) << json.out.substr(0, 2000);
+  const Result text = qprof({"report", dir + "/t.dat"});
+  EXPECT_TRUE(contains(text.out, "\nexit status known    no\n")) << text.out;
 
   Process q(bounded({"attach", "-o", dir + "/s.dat", std::to_string(target.pid())}));
   wait_for([&] { return contains(read_file(dir + "/s.dat"), "\nMEM "); });
