@@ -83,7 +83,7 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
   }
   stages.columns.push_back(column("read_mean_bytes_per_s", "read mean B/s", Kind::count, false));
   stages.columns.push_back(column("read_peak_bytes_per_s", "read peak B/s", Kind::count, false));
-  stages.columns.push_back(column("memory_growth", "memory growth", Kind::signed_bytes, false));
+  stages.columns.push_back(column("memory_growth", "Σ RSS growth", Kind::signed_bytes, false));
   stages.columns.push_back(column("input_bound", "input-bound", Kind::flag, false));
   stages.columns.push_back(column("verdict", "verdict", Kind::text, false));
   (void)first;
@@ -101,7 +101,7 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
   }
   h.columns.push_back(column("read_mean", "read MB/s", Kind::count, true, false));
   h.columns.push_back(column("read_peak", "read peak MB/s", Kind::count, true, false));
-  h.columns.push_back(column("growth", "growth", Kind::signed_bytes, true, false));
+  h.columns.push_back(column("growth", "RSS growth", Kind::signed_bytes, true, false));
 
   for (std::size_t i = 0; i < all.size(); ++i) {
     const StageBottleneck& b = all[i];
