@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "qprof/common/find_program.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/plot.hpp"
@@ -97,15 +96,12 @@ Result<void> plot_fit(const FitChart& chart, const std::string& output, const Wa
   if (!format || *format == Format::text) {
     return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
   }
-  const std::string program = find_program(gnuplot);
-  if (program.empty()) {
-    return Failure{"--plot draws with gnuplot, and there is no '" + gnuplot +
-                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
-  }
+  const Result<std::string> program = find_gnuplot(gnuplot, "--plot");
+  if (!program) return program.failure();
   Result<std::unique_ptr<OutputFile>> out = OutputFile::open(output);
   if (!out) return out.failure();
   const Result<void> drawn =
-      run_gnuplot(program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(), warn);
+      run_gnuplot(*program, fit_script(chart, std::string(format_name(*format))), (*out)->fd(), warn);
   if (!drawn) return drawn;
   return (*out)->commit();
 }

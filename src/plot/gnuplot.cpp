@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "qprof/common/child_process.hpp"
+#include "qprof/common/find_program.hpp"
 #include "qprof/plot/plot.hpp"
 
 namespace bp = boost::process;
@@ -292,6 +293,15 @@ Result<void> send_script(Fd& pipe_write, pid_t pid, Watchdog& watchdog, const Sc
 
 }  // namespace
 
+Result<std::string> find_gnuplot(const std::string& name, const std::string& who) {
+  std::string path = find_program(name);
+  if (!path.empty()) return path;
+  const std::string missing = name.find('/') != std::string::npos ? "there is no program at '" + name + "'"
+                                                                  : "there is no '" + name + "' on PATH";
+  return Failure{who + " draws with gnuplot, and " + missing +
+                 ": install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
+}
+
 Result<void> run_gnuplot(const std::string& gnuplot, const Script& script, int output_fd, const WarningSink& warn,
                          double timeout_s) {
   if (!(timeout_s > 0)) timeout_s = render_timeout(script);
@@ -315,7 +325,7 @@ Result<void> run_gnuplot(const std::string& gnuplot, const Script& script, int o
   }
   if (timed_out) {
     char why[160];
-    std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.0f s and was stopped (--render-timeout)",
+    std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.3g s and was stopped (--render-timeout)",
                   timeout_s);
     return Failure{why};
   }

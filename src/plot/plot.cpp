@@ -21,7 +21,6 @@
 #include <random>
 #include <sstream>
 
-#include "qprof/common/find_program.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/common/units.hpp"
@@ -257,11 +256,9 @@ Result<Setup> set_up(const std::vector<Input>& inputs, const PlotOptions& o) {
   }
   Setup setup;
   setup.format = *format;
-  setup.gnuplot = find_program(o.gnuplot);
-  if (setup.gnuplot.empty()) {
-    return Failure{"qprof plot draws with gnuplot, and there is no '" + o.gnuplot +
-                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
-  }
+  Result<std::string> gnuplot = find_gnuplot(o.gnuplot, "qprof plot");
+  if (!gnuplot) return gnuplot.failure();
+  setup.gnuplot = std::move(*gnuplot);
   setup.styles.push_back(default_style());
   if (!o.style.empty()) {
     Result<std::string> style = read_style(o.style);

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
-#include "qprof/common/find_program.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/gnuplot.hpp"
@@ -53,11 +52,8 @@ Result<void> plot_sweep(const SweepModel& model, const FigureModel& f, std::opti
   if (!format || *format == Format::text)
     return Failure{"--plot " + o.output + ": a sweep's chart is a .png, .svg or .pdf file"};
   if (!f.fitted()) return Failure{"--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw"};
-  const std::string gnuplot = find_program(o.gnuplot);
-  if (gnuplot.empty()) {
-    return Failure{"the chart is drawn by gnuplot, and there is no '" + o.gnuplot +
-                   "' on PATH: install the Debian package gnuplot-nox (apt-get install gnuplot-nox), or gnuplot"};
-  }
+  const Result<std::string> gnuplot = find_gnuplot(o.gnuplot, "--plot");
+  if (!gnuplot) return gnuplot.failure();
   // Sizes in one unit, chosen from the largest value drawn; durations in seconds.
   double top = *std::max_element(f.high.begin(), f.high.end());
   if (limit && f.bytes) top = std::max(top, static_cast<double>(*limit));
@@ -120,7 +116,7 @@ Result<void> plot_sweep(const SweepModel& model, const FigureModel& f, std::opti
   }
   Result<std::unique_ptr<OutputFile>> out = OutputFile::open(o.output);
   if (!out) return out.failure();
-  if (Result<void> drawn = run_gnuplot(gnuplot, script, (*out)->fd(), [](const std::string&) {}); !drawn) return drawn;
+  if (Result<void> drawn = run_gnuplot(*gnuplot, script, (*out)->fd(), [](const std::string&) {}); !drawn) return drawn;
   return (*out)->commit();
 }
 

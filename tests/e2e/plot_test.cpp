@@ -336,6 +336,10 @@ TEST(Plot, MissingGnuplotNamesThePackage) {
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(has(r.err, "gnuplot-nox")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
+  // A path is no name looked up on PATH: said as the path it is.
+  const Result path = qprof({"plot", plot_data("full.dat"), "-o", dir + "/x.png", "--gnuplot", dir + "/no/gnuplot"});
+  EXPECT_EQ(path.status, 2);
+  EXPECT_TRUE(has(path.err, "there is no program at '" + dir + "/no/gnuplot': install")) << path.err;
 }
 
 TEST(Plot, StyleFileChangesTheLookAndItsErrorsAreReported) {

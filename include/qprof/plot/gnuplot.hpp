@@ -22,6 +22,10 @@ inline constexpr double kRenderBaseSeconds = 30;
 inline constexpr double kRenderPointsPerSecond = 20000;
 double render_timeout(const Script& script);
 
+// The path of the gnuplot program `name` (--gnuplot: a name looked up on PATH, or a path), or
+// the Failure that says, after `who` ("qprof plot", "--plot"), what is missing and what to install.
+Result<std::string> find_gnuplot(const std::string& name, const std::string& who);
+
 // Runs `gnuplot` (a path) on the script; `output_fd` becomes its descriptor 3 (-1: none, the
 // chart goes to stdout). Its Failure carries gnuplot's own messages; what it says on success
 // (warnings) goes to `warn`. gnuplot dies with qprof (PR_SET_PDEATHSIG), and is killed, with a
