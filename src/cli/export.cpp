@@ -75,7 +75,10 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
     for (const exports::Input& in : inputs) {
       struct stat st {};
       if (::stat(in.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      if (const std::string cut = incomplete_notice(in.path, file_completeness(in.path)); !cut.empty()) say.line(cut);
+      const trace::Completeness seen = file_completeness(in.path);
+      // As every other reader of traces says it (exit 2), never an export of nothing.
+      if (!seen.samples) return Failure{terminal_text(in.path) + ": no memory samples (MEM lines): the trace is empty"};
+      if (const std::string cut = incomplete_notice(in.path, seen); !cut.empty()) say.line(cut);
     }
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};

@@ -11,6 +11,7 @@ class CompletenessReader : public trace::Visitor {
  public:
   void header(const TraceMeta& m) override { seen.qprof = m.format_version > 0; }
   void exit(const ExitInfo&) override { seen.exit = true; }
+  void mem(const MemSample&) override { seen.samples = true; }
   void warning(const std::string&) override { seen.cut_line = line(); }  // the reader's one warning
   Completeness seen;
 };

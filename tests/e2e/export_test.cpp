@@ -246,6 +246,15 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
     EXPECT_EQ(e.path().string().find("bad.json"), std::string::npos);
   EXPECT_EQ(bounded_qprof({"export", full(), "--format", "xml"}).status, 2);
   EXPECT_EQ(bounded_qprof({"export"}).status, 2);
+  // An empty file is no trace, in every format, as plot and compare say.
+  const std::string empty = temp_dir() + "/empty.dat";
+  write_file(empty, "");
+  for (const char* format : {"perfetto", "csv", "json"}) {
+    const Result e = bounded_qprof({"export", "--format", format, empty});
+    EXPECT_EQ(e.status, 2) << format;
+    EXPECT_NE(e.err.find("empty.dat: no memory samples (MEM lines): the trace is empty"), std::string::npos) << e.err;
+    EXPECT_EQ(e.out, "") << format;
+  }
 }
 
 // A failed write of stdout is qprof's own error, as a failed write of -o is: status 2, said.

@@ -19,6 +19,7 @@ struct Completeness {
   bool qprof = false;        // it has a qprof header
   bool exit = false;         // its EXIT record was read
   std::size_t cut_line = 0;  // a last line without its newline (ignored); 0: none
+  bool samples = false;      // it has a MEM line (a trace without one is empty to every reader)
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
   // "FILE:LINE" of the cut line, else "FILE".
