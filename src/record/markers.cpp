@@ -60,7 +60,6 @@ Result<MarkerMatcher> MarkerMatcher::compile(const std::string& regex) {
 std::uint64_t MarkerMatcher::gave_up() const { return regex_ ? regex_->gave_up.load() : 0; }
 
 std::optional<std::string> MarkerMatcher::match(std::string_view line) const {
-  if (line.size() > kMarkerScanLimit) line = line.substr(0, kMarkerScanLimit);
   if (regex_) {
     std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> m(
         pcre2_match_data_create_from_pattern(regex_->code, nullptr), &pcre2_match_data_free);
