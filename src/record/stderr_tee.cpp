@@ -70,13 +70,13 @@ void StderrTee::loop() {
     if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     const ssize_t n = ::read(from_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {  // every writer is gone: a last line without its end is whole now
-      scanner_.finish();
-      break;
-    }
+    if (n <= 0) break;  // every writer is gone
     copy_out(buf, static_cast<std::size_t>(n));
     scanner_.feed(buf, static_cast<std::size_t>(n));
   }
+  // A last line without its end is whole now: the stream ended, or qprof stopped reading it (a
+  // daemon holds it open after the job's end).
+  scanner_.finish();
 }
 
 void StderrTee::copy_out(const char* data, std::size_t n) {

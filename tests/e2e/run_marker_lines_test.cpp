@@ -81,6 +81,18 @@ TEST(RunMarkerLines, TheLastLineWithoutItsNewlineIsAMarkerWhenStderrCloses) {
   EXPECT_GT(t.stages[0].t_end - t.stages[0].t_start, 0.15);
 }
 
+TEST(RunMarkerLines, TheLastLineWithoutItsNewlineIsAMarkerWhenADaemonHoldsStderr) {
+  // qprof stops reading when the command ends (--no-wait-daemons); the sleep still holds stderr.
+  const std::string out = temp_dir() + "/unended_daemon.dat";
+  const Result r = qprof({"run", "-q", "--no-wait-daemons", "-o", out, "--", "sh", "-c",
+                          "printf 'QPROF_MARK: D Start\n' >&2; printf 'QPROF_MARK: D End' >&2; (sleep 3 &)"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Trace t = trace::read_trace(out);
+  EXPECT_EQ(labels_of(t), (std::vector<std::string>{"D Start", "D End"}));
+  ASSERT_EQ(t.stages.size(), 1u);
+  EXPECT_TRUE(t.stages[0].closed);
+}
+
 TEST(RunMarkerLines, AnEndWithoutItsStartIsSaidAsAStartWithoutItsEndIs) {
   const std::string out = temp_dir() + "/orphan.dat";
   const Result r = qprof({"run", "-o", out, "--", "sh", "-c",
