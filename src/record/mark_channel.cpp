@@ -231,11 +231,14 @@ void MarkChannel::read_source(Source& s) {
     while (left > 0) {
       const void* nl = std::memchr(data, '\n', left);
       const std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data) : left;
-      // A longer line is cut, as on stderr: its first kMarkerScanLimit bytes are its text.
-      s.line.append(data, std::min(len, kMarkerScanLimit - s.line.size()));
+      // A longer line is cut: its first kMarkerScanLimit bytes are its text (a marker so taken is counted).
+      const std::size_t room = kMarkerScanLimit - s.line.size();
+      s.line.append(data, std::min(len, room));
+      if (len > room) s.cut = true;
       if (!nl) break;
       on_line(s);
       s.line.clear();
+      s.cut = false;
       data += len + 1;
       left -= len + 1;
     }
@@ -250,6 +253,7 @@ void MarkChannel::on_line(Source& s) {
   }
   auto* marker = std::get_if<PendingMarker>(&parsed);
   if (!marker) return;
+  if (s.cut) ++cut_;
   marker->torch.swap(s.torch);
   s.torch.clear();
   if (!post_(std::move(*marker))) ++dropped_;

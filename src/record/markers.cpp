@@ -60,10 +60,12 @@ Result<MarkerMatcher> MarkerMatcher::compile(const std::string& regex) {
 std::uint64_t MarkerMatcher::gave_up() const { return regex_ ? regex_->gave_up.load() : 0; }
 
 std::optional<std::string> MarkerMatcher::match(std::string_view line) const {
-  if (line.size() > kMarkerScanLimit) line = line.substr(0, kMarkerScanLimit);
   if (regex_) {
-    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> m(
-        pcre2_match_data_create_from_pattern(regex_->code, nullptr), &pcre2_match_data_free);
+    // One match block a thread, kept: the tee matches every line of a chatty stderr, and a block
+    // (with the backtracking frames PCRE2 keeps in it) made for each line cost more than the match.
+    // Two pairs fit every pattern: compile() took only those with exactly one group.
+    thread_local const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> m(
+        pcre2_match_data_create(2, nullptr), &pcre2_match_data_free);
     if (!m) return std::nullopt;
     const int rc = pcre2_match(regex_->code, reinterpret_cast<PCRE2_SPTR>(line.data()), line.size(), 0, 0, m.get(),
                                regex_->context);

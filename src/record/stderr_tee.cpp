@@ -20,9 +20,8 @@ StderrTee::StderrTee(int from, int to, MarkerMatcher matcher, OnMarker on_marker
     : from_(from),
       to_(to),
       stop_fd_(::eventfd(0, EFD_CLOEXEC)),
-      matcher_(std::move(matcher)),
-      on_marker_(std::move(on_marker)) {
-  line_.reserve(kMarkerScanLimit);
+      on_marker_(std::move(on_marker)),
+      scanner_(std::move(matcher), [this](const std::string& label) { offer(label); }) {
   const int size = ::fcntl(from_, F_GETPIPE_SZ);
   if (size > 0) pipe_size_ = size;
 }
@@ -73,8 +72,11 @@ void StderrTee::loop() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // every writer is gone
     copy_out(buf, static_cast<std::size_t>(n));
-    scan(buf, static_cast<std::size_t>(n));
+    scanner_.feed(buf, static_cast<std::size_t>(n));
   }
+  // A last line without its end is whole now: the stream ended, or qprof stopped reading it (a
+  // daemon holds it open after the job's end).
+  scanner_.finish();
 }
 
 void StderrTee::copy_out(const char* data, std::size_t n) {
@@ -82,20 +84,6 @@ void StderrTee::copy_out(const char* data, std::size_t n) {
   // Our stderr gone: the child's is still drained, so that it never blocks.
   if (output_ok_ && !write_all(to_, std::string_view(data, n)).ok()) output_ok_ = false;
   if (guard_) guard_->after_output();
-}
-
-void StderrTee::scan(const char* data, std::size_t n) {
-  while (n > 0) {
-    const void* nl = std::memchr(data, '\n', n);
-    const std::size_t len = nl ? static_cast<const char*>(nl) - data : n;
-    const std::size_t room = kMarkerScanLimit - line_.size();
-    line_.append(data, std::min(len, room));
-    if (!nl) return;
-    if (auto label = matcher_.match(line_)) offer(*label);
-    line_.clear();
-    data += len + 1;
-    n -= len + 1;
-  }
 }
 
 bool StderrTee::pipe_has_room() const {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -162,7 +163,7 @@ TEST(RunChannel, AFloodingWriterIsDroppedWithOneNoteNotBuffered) {
   EXPECT_EQ(n_dropped + t.markers.size(), 200000u);
 }
 
-TEST(RunChannel, ALongLineIsCutAsOnStderr) {
+TEST(RunChannel, ALongLineIsCutAndSaid) {
   const std::string out = temp_dir() + "/long.dat";
   const Result r = bounded_qprof(
       {"run", "-q", "-o", out, "--", "sh", "-c", "printf 'QPROF_MARK: %020000d\\nShort\\n' 0 >&$QPROF_MARK_FD"});
@@ -171,6 +172,9 @@ TEST(RunChannel, ALongLineIsCutAsOnStderr) {
   ASSERT_EQ(t.markers.size(), 2u);
   EXPECT_EQ(t.markers[0].label, std::string(4096 - std::string("QPROF_MARK: ").size(), '0'));
   EXPECT_EQ(t.markers[1].label, "Short");  // the bare label, without the prefix
+  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& n) {
+    return n == "the marker channel: 1 marker line longer than 4096 bytes, cut there";
+  }));
 }
 
 }  // namespace

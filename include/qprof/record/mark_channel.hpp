@@ -84,6 +84,8 @@ class MarkChannel {
   const std::string& fifo_problem() const { return fifo_problem_; }
   // Lines dropped because the queue was full (a writer flooding the channel).
   std::uint64_t dropped() const { return dropped_.load(); }
+  // Markers whose line was longer than kMarkerScanLimit: taken cut there.
+  std::uint64_t cut() const { return cut_.load(); }
 
   void start(Post post, Pending pending, Wake wake);
   // Reads whatever is already written, then stops the reader. Never waits for an end of file:
@@ -95,6 +97,7 @@ class MarkChannel {
   struct Source {
     int fd = -1;
     std::string line;                // the current line's first kMarkerScanLimit bytes
+    bool cut = false;                // the current line is longer than that
     std::vector<TorchFigure> torch;  // figures waiting for this source's next marker
   };
   bool open_fifo(const std::string& fifo_at, std::string& why_not);
@@ -114,6 +117,7 @@ class MarkChannel {
   Pending pending_;
   Wake wake_;
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> cut_{0};
   std::thread thread_;
 };
 

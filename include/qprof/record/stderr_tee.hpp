@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copies the child's stderr to qprof's stderr byte for byte (binary-safe, any line length, in a
-// fixed amount of memory) and hands each complete marker line to a callback.
+// fixed amount of memory) and hands each marker line's label to a callback (lines as
+// MarkerScanner reads them; the last one, unended, at the end of the stream).
 #pragma once
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "qprof/record/marker_scanner.hpp"
 #include "qprof/record/markers.hpp"
 
 namespace qprof::record {
@@ -64,11 +66,13 @@ class StderrTee {
   void finish(int wait_ms);
   // Markers dropped: the callback had no room while the job's writes were filling the pipe.
   std::uint64_t dropped() const { return dropped_.load(); }
+  // Marker labels cut at kMarkerLabelLimit, and lines too long for --marker-regex (not searched).
+  std::uint64_t labels_cut() const { return scanner_.labels_cut(); }
+  std::uint64_t lines_too_long() const { return scanner_.lines_too_long(); }
 
  private:
   void loop();
   void copy_out(const char* data, std::size_t n);
-  void scan(const char* data, std::size_t n);
   void offer(const std::string& label);
   bool pipe_has_room() const;
 
@@ -80,11 +84,10 @@ class StderrTee {
   std::atomic<std::uint64_t> dropped_{0};
   bool output_ok_ = true;
   TeeOutputGuard* guard_ = nullptr;
-  MarkerMatcher matcher_;
   OnMarker on_marker_;
   std::function<bool()> pending_;
   std::function<void()> wake_;
-  std::string line_;          // the current line's first kMarkerScanLimit bytes
+  MarkerScanner scanner_;     // hands its labels to offer()
   std::promise<void> ended_;  // set when the thread has seen the end of the stream
   std::thread thread_;
 };

@@ -49,6 +49,8 @@ void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   if (auto stage = tracker_.on_marker(marker.label, t, *marker.at.rss)) {
     out.func(stage->name, {stage->t_start, stage->mem_start}, {stage->t_end, stage->mem_end});
     stages_.push_back(*stage);
+  } else if (const auto name = trace::stage_end_name(marker.label)) {
+    note_end_without_start(*name);
   }
   parts_.trace.flush();
   parts_.trace.start_cadence(monotonic_ns());
@@ -64,7 +66,20 @@ std::vector<trace::Stage> Checkpoints::finish(Notices& notices) const {
     notices.warn("stage '" + s.name + "' was started but never ended");
     stages.push_back(s);
   }
+  for (const std::string& name : ended_unstarted_) notices.warn("stage '" + name + "' was ended but never started");
+  if (more_ended_unstarted_ > 0) {
+    notices.warn(std::to_string(more_ended_unstarted_) + " more stages were ended but never started");
+  }
   return stages;
+}
+
+void Checkpoints::note_end_without_start(std::string_view name) {
+  if (std::find(ended_unstarted_.begin(), ended_unstarted_.end(), name) != ended_unstarted_.end()) return;
+  if (ended_unstarted_.size() < kEndsWithoutStartNamed) {
+    ended_unstarted_.emplace_back(name);
+  } else {
+    ++more_ended_unstarted_;
+  }
 }
 
 std::string Checkpoints::stage_at(Seconds t) const {

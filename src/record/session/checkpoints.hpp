@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_sampling.hpp"
@@ -42,7 +44,7 @@ class Checkpoints {
   // Every marker waiting in `inbox`, in the order they arrived.
   void take(MarkerInbox& inbox, Notices& notices);
   // Every stage of the run: the closed ones, then those never ended, closed at the last sample
-  // and said.
+  // and said; an End that closed no stage is said too.
   std::vector<trace::Stage> finish(Notices& notices) const;
   // Checkpoints that sampled the tree (it was not empty).
   std::uint64_t samples() const { return samples_; }
@@ -54,13 +56,20 @@ class Checkpoints {
 
  private:
   void checkpoint(PendingMarker& item, Notices& notices);
+  void note_end_without_start(std::string_view name);
+
+  // Ends without a Start named in the warnings, each once; past these they are counted (a job
+  // printing a new name each time cannot make the list grow).
+  static constexpr std::size_t kEndsWithoutStartNamed = 16;
 
   Parts parts_;
   const RunHooks& hooks_;
   StatsPass stats_pass_;
   trace::StageTracker tracker_;
-  std::vector<trace::Stage> stages_;  // closed, as the markers closed them
-  std::uint64_t samples_ = 0;         // checkpoints that sampled the tree (it was not empty)
+  std::vector<trace::Stage> stages_;          // closed, as the markers closed them
+  std::uint64_t samples_ = 0;                 // checkpoints that sampled the tree (it was not empty)
+  std::vector<std::string> ended_unstarted_;  // the names of Ends that closed no stage, first seen first
+  std::uint64_t more_ended_unstarted_ = 0;    // further such names, beyond kEndsWithoutStartNamed
 };
 
 }  // namespace qprof::record::session

@@ -90,9 +90,28 @@ void MarkerIntake::say_dropped_total(Notices& notices) {
     notices.warn("stderr's marker lines: dropped " + std::to_string((tee_ ? tee_->dropped() : 0)) +
                  " markers (flooded)");
   }
+  say_cut(notices);
   if (matcher_.gave_up() > 0) {
     notices.warn("--marker-regex gave up on " + std::to_string(matcher_.gave_up()) + " lines (more than " +
                  std::to_string(kMarkerMatchSteps) + " steps each): they were not taken as markers");
+  }
+}
+
+void MarkerIntake::say_cut(Notices& notices) const {
+  const auto times = [](std::uint64_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  if (const std::uint64_t cut = tee_ ? tee_->labels_cut() : 0) {
+    notices.warn("stderr: " + times(cut, "marker label") + " longer than " + std::to_string(kMarkerLabelLimit) +
+                 " bytes, cut there");
+  }
+  if (const std::uint64_t cut = channel_ ? channel_->cut() : 0) {
+    notices.warn("the marker channel: " + times(cut, "marker line") + " longer than " +
+                 std::to_string(kMarkerScanLimit) + " bytes, cut there");
+  }
+  if (const std::uint64_t unsearched = tee_ ? tee_->lines_too_long() : 0) {
+    notices.warn("stderr: " + times(unsearched, "line") + " longer than " + std::to_string(kMarkerLineLimit) +
+                 " bytes, not searched for --marker-regex's markers");
   }
 }
 

@@ -46,6 +46,9 @@ class MarkerIntake {
   void release_stderr();
 
  private:
+  // Markers whose label or line was cut at its bound, and lines --marker-regex could not search.
+  void say_cut(Notices& notices) const;
+
   MarkerInbox inbox_;
   MarkerInbox::Wake wake_;
   std::unique_ptr<MarkChannel> channel_;
