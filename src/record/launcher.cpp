@@ -197,6 +197,7 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
     d.exit_status = 128 + d.signal;
     d.message = terminal_text(command_name) + " was killed by " + signal_name(d.signal) + " (signal " +
                 std::to_string(d.signal) + ")";
+    if (d.signal == SIGTERM && kill_source == KillSource::qprof_timeout_term) d.message += "; qprof sent it: --timeout";
     if (d.signal == SIGKILL) {
       switch (kill_source) {
         case KillSource::qprof_timeout:
@@ -206,6 +207,7 @@ ExitDescription describe_wait_status(int wait_status, const std::string& command
           d.message += "; the OOM killer killed it (oom_kill in the tree's cgroup)";
           break;
         case KillSource::unknown:
+        case KillSource::qprof_timeout_term:  // SIGTERM was qprof's; this came from elsewhere
           d.message += "; the OOM killer does this when memory runs out";
           break;
       }

@@ -61,6 +61,12 @@ TEST(DescribeWaitStatus, ExitCodesAndSignals) {
             "job was killed by SIGKILL (signal 9); qprof sent it after --timeout and the grace period");
   EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::oom_killer).message,
             "job was killed by SIGKILL (signal 9); the OOM killer killed it (oom_kill in the tree's cgroup)");
+  // qprof's --timeout sent the SIGTERM (said with -q too, where no other line says it); a SIGKILL
+  // after it that qprof did not send is not its own.
+  EXPECT_EQ(describe_wait_status(SIGTERM, "job", KillSource::qprof_timeout_term).message,
+            "job was killed by SIGTERM (signal 15); qprof sent it: --timeout");
+  EXPECT_EQ(describe_wait_status(SIGKILL, "job", KillSource::qprof_timeout_term).message,
+            "job was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out");
 }
 
 TEST(FindProgram, AsAShellSearchesPath) {

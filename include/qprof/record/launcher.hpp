@@ -63,7 +63,9 @@ struct ExitDescription {
 };
 // Who sent a SIGKILL, as far as qprof knows: itself (after --timeout and the grace period), the
 // OOM killer (the tree's cgroup counted an oom_kill), or nobody qprof can name.
-enum class KillSource { unknown, qprof_timeout, oom_killer };
+// Who sent the signal that ended the command, where qprof knows: its --timeout (SIGTERM, then
+// SIGKILL after the grace period) or the OOM killer.
+enum class KillSource { unknown, qprof_timeout_term, qprof_timeout, oom_killer };
 // Describes a wait status of `command_name`. A SIGKILL from an unknown source gets the OOM
 // killer as a hint, never one that qprof sent itself.
 ExitDescription describe_wait_status(int wait_status, const std::string& command_name,

@@ -156,6 +156,8 @@ ExitReport record_exit(const ExitTracker& exit, const std::string& command_name,
            std::any_of(report.oom_events.begin(), report.oom_events.end(),
                        [](const trace::OomKill& k) { return k.role == "command"; }))
     source = KillSource::oom_killer;
+  else if (exit.timed_out())
+    source = KillSource::qprof_timeout_term;
   ExitReport ended;
   ended.timed_out = exit.timed_out();
   ended.status_known = exit.wait_status_known();
