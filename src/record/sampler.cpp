@@ -79,7 +79,7 @@ void Sampler::sample_charge(Seconds t) {
   const auto usage = cgroup_->usage();
   const auto peak = cgroup_->peak();
   if (!usage || !peak) return;
-  out_.cgroup({t, *usage, *peak, std::nullopt, std::nullopt});
+  out_.cgroup({t, *usage, *peak, std::nullopt, std::nullopt, std::nullopt});
   footprint_reading(*usage);
 }
 
@@ -130,10 +130,11 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
     const auto peak = cgroup_->peak();
     if (usage && peak) {
       const TreeCgroup::Parts parts = cgroup_->parts();
-      const CgroupSample sample{t, *usage, *peak, parts.anon, parts.file};
+      const CgroupSample sample{t, *usage, *peak, parts.anon, parts.file, parts.shmem};
       out_.cgroup(sample);
       if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = sample;
-      if (parts.anon) peak_cgroup_anon_ = std::max(peak_cgroup_anon_.value_or(0), *parts.anon);
+      if (const auto u = sample.unreclaimable())
+        peak_cgroup_unreclaimable_ = std::max(peak_cgroup_unreclaimable_.value_or(0), *u);
       footprint_reading(*usage);
     }
   }
