@@ -83,7 +83,8 @@ class Sampler {
   Member* find(pid_t pid);
   void sync_pss_members();  // hands the PSS thread the tree's members when they changed
   void name_member(Member& m);
-  void sample_charge(Seconds t);  // the CGROUP line of a sample (no parts)
+  void sample_charge(Seconds t);  // the CGROUP line of a sample (parts at a new high of the charge)
+  void cgroup_with_parts(Seconds t, Bytes usage, Bytes peak);  // a CGROUP line with memory.stat's parts
   void footprint_reading(Bytes bytes);
 
   ProcTree& tree_;
@@ -101,7 +102,8 @@ class Sampler {
   Bytes peak_uss_ = 0;
   std::optional<trace::CgroupSample> largest_cgroup_;
   std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_unreclaimable_;
-  Bytes rise_floor_ = 0;  // the Σ RSS that asks the PSS thread for its next early pass
+  Bytes rise_floor_ = 0;        // the Σ RSS that asks the PSS thread for its next early pass
+  Bytes parts_rise_floor_ = 0;  // the charge at which a sample reads memory.stat's parts too
   std::optional<Bytes> footprint_now_;
   Bytes footprint_peak_ = 0;
   UsageSeries usage_;
