@@ -28,7 +28,8 @@ bool has_footprint(const Trace& t, const PickContext&) {
   return !t.cgroup.empty() || std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.pss > 0; });
 }
 bool has_unreclaimable(const Trace& t, const PickContext&) {
-  return std::any_of(t.cgroup.begin(), t.cgroup.end(), [](const CgroupSample& s) { return s.anon.has_value(); }) ||
+  return std::any_of(t.cgroup.begin(), t.cgroup.end(),
+                     [](const CgroupSample& s) { return s.unreclaimable().has_value(); }) ||
          (t.cgroup.empty() &&
           std::any_of(t.pss.begin(), t.pss.end(), [](const PssSample& s) { return s.unreclaimable.has_value(); }));
 }
@@ -61,7 +62,7 @@ Value footprint_pss(const PssSample& s, const PickContext& c) {
 }
 Value unreclaimable_pss(const PssSample& s, const PickContext& c) { return c.cgroup ? std::nullopt : s.unreclaimable; }
 Value usage_of(const CgroupSample& s, const PickContext&) { return s.usage; }
-Value anon_of_cgroup(const CgroupSample& s, const PickContext&) { return s.anon; }
+Value unreclaimable_of_cgroup(const CgroupSample& s, const PickContext&) { return s.unreclaimable(); }
 Value anon_of(const MemKindsSample& s, const PickContext&) { return s.anon; }
 Value file_of(const MemKindsSample& s, const PickContext&) { return s.file; }
 Value shmem_of(const MemKindsSample& s, const PickContext&) { return s.shmem; }
@@ -82,7 +83,7 @@ constexpr MetricRow kRows[] = {
       "anonymous and shared memory of the footprint, which cannot be dropped", true},
      "unreclaimable",
      has_unreclaimable,
-     {.pss = unreclaimable_pss, .cgroup = anon_of_cgroup},
+     {.pss = unreclaimable_pss, .cgroup = unreclaimable_of_cgroup},
      PeakRule::highest_sample,
      AtMarker::series},
     {{Metric::rss, "rss", "RSS", "RSS of the tree, sampled", true},

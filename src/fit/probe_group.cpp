@@ -64,9 +64,9 @@ std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view 
 }
 
 std::optional<Bytes> unreclaimable_bytes(std::string_view memory_stat, bool v1) {
-  const auto anon = stat_value(memory_stat, v1 ? "rss" : "anon");
-  if (!anon) return std::nullopt;
-  return *anon + stat_value(memory_stat, "shmem").value_or(0);
+  // The rule of the recorded figures (trace::CgroupSample): anon + shmem.
+  const TreeCgroup::Parts p = record::memory_stat_parts(memory_stat, v1);
+  return trace::CgroupSample{0, 0, 0, p.anon, p.file, p.shmem}.unreclaimable();
 }
 
 Result<std::unique_ptr<ProbeGroup>> ProbeGroup::create() {

@@ -34,7 +34,7 @@ const Series* named_series_of(const TraceData& t, std::string_view metric) {
   }
   // The footprint's basis, as trace/footprint.hpp chooses it: the tree's own cgroup, else Σ PSS.
   if (metric == "footprint") return t.cgroup.empty() ? &t.pss : &t.cgroup;
-  if (metric == "unreclaimable") return t.cgroup.empty() ? &t.pss_unreclaimable : &t.cgroup_anon;
+  if (metric == "unreclaimable") return t.cgroup.empty() ? &t.pss_unreclaimable : &t.cgroup_unreclaimable;
   if (metric.substr(0, 4) == "dir:") return dir_series_of(t, metric.substr(4));
   return nullptr;
 }

@@ -135,7 +135,7 @@ class Reducer : public trace::Visitor {
   void cgroup(const CgroupSample& s) override {
     const double t = rel(s.t);
     d_.cgroup.add(t, static_cast<double>(s.usage));
-    if (s.anon) d_.cgroup_anon.add(t, static_cast<double>(*s.anon));
+    if (const auto u = s.unreclaimable()) d_.cgroup_unreclaimable.add(t, static_cast<double>(*u));
     cgroup_peak_ = std::max({cgroup_peak_, s.peak, s.usage});
   }
   void gpu_device(const GpuDevice& dev) override {

@@ -45,7 +45,7 @@ TraceData::TraceData(std::shared_ptr<EnvelopeGrid> grid, double from, double to)
       pss(grid, from, to),
       uss(grid, from, to),
       cgroup(grid, from, to),
-      cgroup_anon(grid, from, to),
+      cgroup_unreclaimable(grid, from, to),
       pss_unreclaimable(grid, from, to),
       other_children(grid, from, to),
       gpu_total(grid, from, to),

@@ -27,13 +27,18 @@ std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view
 
 }  // namespace
 
-TreeCgroup::Parts TreeCgroup::parts() const {
-  Parts p;
-  std::string text;
-  if (!read_small_file(dir_ + "/memory.stat", text)) return p;
-  p.anon = keyed_value(text, v1_ ? "rss" : "anon");
-  p.file = keyed_value(text, v1_ ? "cache" : "file");
+TreeCgroup::Parts memory_stat_parts(std::string_view text, bool v1) {
+  TreeCgroup::Parts p;
+  p.anon = keyed_value(text, v1 ? "rss" : "anon");
+  p.file = keyed_value(text, v1 ? "cache" : "file");
+  p.shmem = keyed_value(text, "shmem");
   return p;
+}
+
+TreeCgroup::Parts TreeCgroup::parts() const {
+  std::string text;
+  if (!read_small_file(dir_ + "/memory.stat", text)) return {};
+  return memory_stat_parts(text, v1_);
 }
 
 std::optional<std::uint64_t> oom_kills_in(const std::string& dir, bool v1) {

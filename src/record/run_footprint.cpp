@@ -11,8 +11,8 @@ std::optional<Footprint> footprint_of_run(const RunReport& r) {
   if (r.cgroup.peak) {
     f.basis = Footprint::Basis::cgroup;
     f.peak = *r.cgroup.peak;
-    f.unreclaimable = r.cgroup.anon_peak;
-    f.reclaimable = r.cgroup.file;  // at the largest usage sample
+    f.unreclaimable = r.cgroup.unreclaimable_peak;
+    f.reclaimable = r.cgroup.droppable_cache;  // at the largest usage sample
     return f;
   }
   if (!r.pss.peak || r.pss.peak->pss == 0) return std::nullopt;

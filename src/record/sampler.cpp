@@ -79,8 +79,26 @@ void Sampler::sample_charge(Seconds t) {
   const auto usage = cgroup_->usage();
   const auto peak = cgroup_->peak();
   if (!usage || !peak) return;
-  out_.cgroup({t, *usage, *peak, std::nullopt, std::nullopt});
+  // The parts come with the stats, and at each new high of the charge too: a job that fills
+  // shared memory and is killed for it between two stats passes (the OOM killer within the
+  // first 100 ms) still has its unreclaimable part, and the largest reading its split.
+  if (*usage >= parts_rise_floor_) {
+    cgroup_with_parts(t, *usage, *peak);
+  } else {
+    out_.cgroup({t, *usage, *peak, std::nullopt, std::nullopt, std::nullopt});
+  }
   footprint_reading(*usage);
+}
+
+void Sampler::cgroup_with_parts(Seconds t, Bytes usage, Bytes peak) {
+  const TreeCgroup::Parts parts = cgroup_->parts();
+  const CgroupSample sample{t, usage, peak, parts.anon, parts.file, parts.shmem};
+  out_.cgroup(sample);
+  if (!largest_cgroup_ || usage > largest_cgroup_->usage) largest_cgroup_ = sample;
+  if (const auto u = sample.unreclaimable())
+    peak_cgroup_unreclaimable_ = std::max(peak_cgroup_unreclaimable_.value_or(0), *u);
+  // A rise of a page is not worth a read: by at least 1 MiB or 1 %, as the PSS passes.
+  parts_rise_floor_ = std::max(parts_rise_floor_, usage + std::max<Bytes>(Bytes{1} << 20, usage / 100));
 }
 
 void Sampler::footprint_reading(Bytes bytes) {
@@ -129,11 +147,7 @@ void Sampler::sample_stats(std::int64_t mono_ns) {
     const auto usage = cgroup_->usage();
     const auto peak = cgroup_->peak();
     if (usage && peak) {
-      const TreeCgroup::Parts parts = cgroup_->parts();
-      const CgroupSample sample{t, *usage, *peak, parts.anon, parts.file};
-      out_.cgroup(sample);
-      if (!largest_cgroup_ || *usage > largest_cgroup_->usage) largest_cgroup_ = sample;
-      if (parts.anon) peak_cgroup_anon_ = std::max(peak_cgroup_anon_.value_or(0), *parts.anon);
+      cgroup_with_parts(t, *usage, *peak);
       footprint_reading(*usage);
     }
   }

@@ -189,6 +189,8 @@ Document trace_report(const Trace& trace, std::optional<Metric> asked) {
   if (const auto cg = largest_cgroup_sample(trace); cg && cg->anon && cg->file) {
     fact("cgroup_anon", "cgroup anon", Kind::bytes, Cell::bytes(*cg->anon));
     fact("cgroup_file", "cgroup file", Kind::bytes, Cell::bytes(*cg->file));
+    // Of file: shared memory, which cannot be dropped (reclaimable at peak is file less it).
+    if (cg->shmem) fact("cgroup_shmem", "cgroup shmem (of file)", Kind::bytes, Cell::bytes(*cg->shmem));
   }
   if (const auto b = peak_bracket(trace); has_metric(trace, Metric::hwm_sum) && !b.upper) {
     fact("hwm_sum_is_bound", "Σ VmHWM bound", Kind::flag, Cell::number(0));

@@ -75,7 +75,8 @@ class PeakReducer : public TraceBuilder {
   void cgroup(const CgroupSample& s) override {
     TraceBuilder::cgroup(s);
     compact(tr_.cgroup, [](const CgroupSample& c) {
-      return std::array<Bytes, 4>{c.usage, c.peak, c.anon ? *c.anon + 1 : 0, c.file ? *c.file + 1 : 0};
+      const auto unreclaimable = c.unreclaimable();
+      return std::array<Bytes, 4>{c.usage, c.peak, unreclaimable ? *unreclaimable + 1 : 0, c.file ? *c.file + 1 : 0};
     });
   }
   void kinds(const MemKindsSample& s) override {

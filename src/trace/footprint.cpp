@@ -31,13 +31,14 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
     f.t.reset();
   }
   // The charge is read at every sample, its parts (memory.stat) with the stats: the page cache
-  // of the largest reading that has them.
+  // of the largest reading that has them. Shared memory is charged as page cache, yet only swap
+  // could free it: it counts as unreclaimable (CgroupSample::unreclaimable).
   const CgroupSample* with_parts = nullptr;
   for (const CgroupSample& s : t.cgroup) {
-    if (s.anon) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *s.anon);
+    if (const auto u = s.unreclaimable()) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *u);
     if (s.file && (with_parts == nullptr || s.usage > with_parts->usage)) with_parts = &s;
   }
-  if (with_parts != nullptr) f.reclaimable = with_parts->file;
+  if (with_parts != nullptr) f.reclaimable = with_parts->droppable_cache();
   // A window's peak (CGPEAK, read at a checkpoint) is the kernel's too.
   for (const MemSample& w : t.cgroup_windows) {
     if (w.bytes > f.peak) {

@@ -290,6 +290,7 @@ CgroupSample cgroup_of(Fields& f) {
   if (!f.empty()) {
     s.anon = f.count("anon bytes");
     s.file = f.count("file bytes");
+    if (!f.empty()) s.shmem = f.count("shmem bytes");  // traces of older qprofs end at file
   }
   return s;
 }

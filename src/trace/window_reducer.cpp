@@ -68,8 +68,8 @@ class WindowReducer : public TraceBuilder {
   void cgroup(const CgroupSample& s) override {
     TraceBuilder::cgroup(s);
     // The usage of the largest reading with its parts too (the footprint's split, largest_cgroup_sample).
-    cgroup_.add(
-        s, {s.usage, s.peak, present(s.anon), present(s.file), s.anon ? s.usage + 1 : 0, s.file ? s.usage + 1 : 0});
+    cgroup_.add(s, {s.usage, s.peak, present(s.unreclaimable()), present(s.file), s.anon ? s.usage + 1 : 0,
+                    s.file ? s.usage + 1 : 0});
     latest_only(tr_.cgroup);
   }
   void kinds(const MemKindsSample& s) override {

@@ -221,10 +221,12 @@ void Writer::cpu(const CpuSample& s) { Line(*this, "CPU", 2).fixed(s.t, 6).fixed
 void Writer::hwm(Seconds t, Bytes bytes) { Line(*this, "HWM", 2).fixed(t, 6).uinteger(bytes); }
 
 void Writer::cgroup(const CgroupSample& s) {
-  Line line(*this, "CGROUP", 5);
+  Line line(*this, "CGROUP", 6);
   line.fixed(s.t, 6).uinteger(s.usage).uinteger(s.peak);
   // Appended fields (the format's compatibility rule): older readers skip them.
-  if (s.anon && s.file) line.uinteger(*s.anon).uinteger(*s.file);
+  if (!s.anon || !s.file) return;
+  line.uinteger(*s.anon).uinteger(*s.file);
+  if (s.shmem) line.uinteger(*s.shmem);
 }
 
 void Writer::cgroup_window(Seconds t, Bytes peak) { Line(*this, "CGPEAK", 2).fixed(t, 6).uinteger(peak); }

@@ -100,7 +100,7 @@ TEST(Writer, EveryKindRoundTripsThroughTheReader) {
     w.mark(1700000000.5, "Calibration Start");
     w.mem(1700000001.0, 300 << 20);
     w.hwm(1700000001.0, 310 << 20);
-    w.cgroup({1700000001.0, 305 << 20, 320 << 20, std::nullopt, std::nullopt});
+    w.cgroup({1700000001.0, 305 << 20, 320 << 20, std::nullopt, std::nullopt, std::nullopt});
     w.mark(1700000001.0, "Calibration End");
     w.peak(kPeakKernelProcess, 299 << 20);
     w.note("a warning\nwith a newline");

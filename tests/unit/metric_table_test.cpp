@@ -43,7 +43,7 @@ Trace every_line() {
     t.mem.push_back({at, mib(100)});
     t.hwm.push_back({at, mib(300)});
     t.pss.push_back({at, mib(200), mib(150), mib(180)});
-    t.cgroup.push_back({at, mib(400), mib(450), mib(350), mib(40)});
+    t.cgroup.push_back({at, mib(400), mib(450), mib(350), mib(40), std::nullopt});
     t.kinds.push_back({at, mib(10), mib(20), mib(30), mib(40)});
     t.gpu.push_back({at, 0, mib(50), mib(500), std::nullopt});
     t.gpu.push_back({at, 1, mib(60), mib(600), std::nullopt});

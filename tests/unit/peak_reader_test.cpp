@@ -57,9 +57,9 @@ std::string generated_trace(unsigned seed, int samples, bool stats = false) {
                   100 + i % 3, next(500) * 4096 / 1048576.0, t);
     out += line;
     if (i % 3 == 0) {
-      std::snprintf(line, sizeof line, "PSS %.6f %lld %lld %lld\nCGROUP %.6f %lld %lld %lld %lld\n", t,
+      std::snprintf(line, sizeof line, "PSS %.6f %lld %lld %lld\nCGROUP %.6f %lld %lld %lld %lld %lld\n", t,
                     next(900) * 4096, next(800) * 4096, next(700) * 4096, t, next(900) * 4096, next(2000) * 4096,
-                    next(500) * 4096, next(500) * 4096);
+                    next(500) * 4096, next(500) * 4096, next(400) * 4096);
       out += line;
       std::snprintf(line, sizeof line,
                     "KINDS %.6f %lld %lld %lld %lld\nHWM %.6f %d\nDIR %.6f %d %lld %lld 1000000000\n", t,
@@ -205,6 +205,7 @@ TEST(PeakReader, TheTwoPassTraceGivesEveryFigureOfTheWholeTrace) {
     EXPECT_EQ(fa->peak, fb->peak);
     EXPECT_EQ(fa->t, fb->t);
     EXPECT_EQ(fa->unreclaimable, fb->unreclaimable);
+    EXPECT_EQ(fa->reclaimable, fb->reclaimable);
     const auto ca = analysis::checkpoints(whole, true), cb = analysis::checkpoints(reduced, true);
     ASSERT_EQ(ca.size(), cb.size());
     EXPECT_EQ(ca.back().at.rss, cb.back().at.rss);

@@ -111,6 +111,20 @@ TEST(PlotReduce, AGivenOriginPutsALaterTraceWhereItRan) {
   EXPECT_NEAR(own.t_end, 2.0, 1e-6);
 }
 
+// The unreclaimable series of a run in a cgroup: anon + shmem (shared memory is charged as page
+// cache, yet only swap could free it); a line of an older qprof, without shmem, gives anon.
+TEST(PlotReduce, TheCgroupsUnreclaimableSeriesHoldsItsSharedMemory) {
+  const std::string text =
+      "QPROF 1 start=100\nMEM 30.0 100.0\nCGROUP 100.0 115343360 116391936 4194304 110100480 104857600\n"
+      "MEM 30.0 100.5\nCGROUP 100.5 115343360 116391936 6291456 110100480\n";
+  const TraceData d = *reduce_text(text, "shm.dat", {});
+  const Series* u = metric_series_of(d, "unreclaimable");
+  ASSERT_NE(u, nullptr);
+  ASSERT_FALSE(u->points().empty());
+  EXPECT_DOUBLE_EQ(u->envelope().max().v, 104 * kMiB);
+  EXPECT_DOUBLE_EQ(u->points().back().v, 6 * kMiB);
+}
+
 // A process named at its join, before its exec, is named again once it exec'd: the later PROC
 // line holds in the legend.
 TEST(PlotReduce, ALaterNameOfTheSameProcessHolds) {

@@ -136,7 +136,7 @@ std::string long_trace_of_every_kind() {
         w.io(IoSample{t, m, m, m, m});
         w.cpu(CpuSample{t, 0.5 * i});
         w.hwm(t, m);
-        w.cgroup(CgroupSample{t, m, m, m, 0});
+        w.cgroup(CgroupSample{t, m, m, m, 0, std::nullopt});
         w.gpu(GpuSample{t, 0, m, m, 0.0});
         w.torch(TorchSample{t, 0, m, m});
         w.kinds(MemKindsSample{t, m, 0, 0, 0});

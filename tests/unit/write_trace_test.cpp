@@ -42,7 +42,7 @@ std::string record_everything() {
     w.io(IoSample{t, 1 * m, 2 * m, 3 * m, 4 * m});
     w.cpu(CpuSample{t, 0.5 * i});
     w.hwm(t, 120 * m);
-    w.cgroup(CgroupSample{t, 110 * m, 115 * m, 80 * m, 30 * m});
+    w.cgroup(CgroupSample{t, 110 * m, 115 * m, 80 * m, 30 * m, 20 * m});
     w.gpu(GpuSample{t, 0, 500 * m, 600 * m, 0.0});
     w.torch(TorchSample{t, 0, 300 * m, 400 * m});
     w.kinds(MemKindsSample{t, 70 * m, 25 * m, 5 * m, 1 * m});
@@ -95,6 +95,8 @@ TEST(WriteTrace, ReadingItBackGivesTheSameTrace) {
   same(b.markers, a.markers, "MARK");
   EXPECT_EQ(b.mem[1].bytes, a.mem[1].bytes);
   EXPECT_EQ(b.cgroup[1].anon, a.cgroup[1].anon);
+  EXPECT_EQ(b.cgroup[1].shmem, a.cgroup[1].shmem);
+  EXPECT_EQ(b.cgroup[1].shmem, 40u << 20);
   EXPECT_EQ(b.kinds[1].shmem, a.kinds[1].shmem);
   EXPECT_EQ(b.tasks[1].threads, a.tasks[1].threads);
   EXPECT_EQ(b.gpu_util[1].pcie_tx_bytes_per_s, a.gpu_util[1].pcie_tx_bytes_per_s);

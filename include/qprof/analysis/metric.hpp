@@ -18,7 +18,7 @@ namespace qprof::analysis {
 // The kinds of memory figure a trace can hold, each with one row in metric_table.cpp (dir last).
 enum class MetricKind : std::uint8_t {
   footprint,       // shared pages once: CGROUP usage where the tree had its own group, else PSS
-  unreclaimable,   // of the footprint, anonymous and shared memory (CGROUP anon, PSS's appended field)
+  unreclaimable,   // of the footprint, anonymous and shared memory (CGROUP anon + shmem, PSS's appended field)
   rss,             // MEM lines: the tree's RSS, sampled
   pss,             // PSS lines: the tree's proportional set size, sampled
   uss,             // PSS lines: the tree's unique set size, sampled

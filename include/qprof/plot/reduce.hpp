@@ -91,9 +91,9 @@ struct TraceData {
   Series mem;
   Series pss, uss;
   Series cgroup;  // usage
-  // The unreclaimable part of the footprint: the cgroup's anonymous memory where the tree had a
-  // group of its own, else Pss_Anon + Pss_Shmem of the PSS passes (trace/footprint.hpp's rule).
-  Series cgroup_anon, pss_unreclaimable;
+  // The unreclaimable part of the footprint: the cgroup's anon + shmem where the tree had a group
+  // of its own, else Pss_Anon + Pss_Shmem of the PSS passes (trace/footprint.hpp's rule).
+  Series cgroup_unreclaimable, pss_unreclaimable;
   std::vector<ChildData> children;  // in order of appearance; with root_line, the root first
   // The processes past kMaxSeriesPerKind, as one envelope of all their samples: a series per
   // process cost up to ≈ 170 KB each, and 14 000 of them aborted a plot under 2 GiB.

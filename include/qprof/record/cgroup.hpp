@@ -47,11 +47,13 @@ class TreeCgroup {
   // (Linux 6.12+, each descriptor its own). nullopt where the kernel cannot reset (the peaks
   // between checkpoints are sampled then).
   std::optional<Bytes> close_window();
-  // The charge's parts from memory.stat (cgroup_stat.cpp): anonymous memory (v2 anon, v1 rss)
-  // and page cache (v2 file, v1 cache); absent where the kernel does not give them.
+  // The charge's parts from memory.stat (cgroup_stat.cpp): anonymous memory (v2 anon, v1 rss),
+  // page cache (v2 file, v1 cache) and, of it, shared memory (shmem in both), which only swap
+  // could free; absent where the kernel does not give them.
   struct Parts {
     std::optional<Bytes> anon;
     std::optional<Bytes> file;
+    std::optional<Bytes> shmem;
   };
   Parts parts() const;
   // How many processes the OOM killer killed in the cgroup: oom_kill of v2 memory.events or v1
@@ -70,6 +72,10 @@ class TreeCgroup {
   bool resettable_;        // false once a reset failed
   Bytes closed_peak_ = 0;  // the highest window closed so far
 };
+
+// The parts of a memory.stat's text (TreeCgroup::Parts): the group's own figures, as v1 rss and
+// cache are (not total_rss, total_cache), since the tree's processes are in the group itself.
+TreeCgroup::Parts memory_stat_parts(std::string_view text, bool v1);
 
 // The PIDs of a cgroup.procs file's text, whole lines only: the file is read up to a bound, and
 // a line cut there would name another process (the kernel ends every line with '\n').

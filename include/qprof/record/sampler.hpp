@@ -68,9 +68,9 @@ class Sampler {
   std::optional<trace::PssSample> peak_pss() const { return peak_pss_; }
   Bytes peak_uss() const { return peak_uss_; }
   // The largest unreclaimable part of a PSS pass (Pss_Anon + Pss_Shmem) and of a cgroup sample
-  // (its anonymous memory), each at its own moment; absent where the kernel does not split.
+  // (anon + shmem of memory.stat), each at its own moment; absent where the kernel does not split.
   std::optional<Bytes> peak_pss_unreclaimable() const { return peak_pss_unreclaimable_; }
-  std::optional<Bytes> peak_cgroup_anon() const { return peak_cgroup_anon_; }
+  std::optional<Bytes> peak_cgroup_unreclaimable() const { return peak_cgroup_unreclaimable_; }
   // The footprint as of the latest stats pass (the cgroup's charge where the tree has a group of
   // its own, else Σ PSS), and its largest reading so far: for the live line.
   std::optional<Bytes> footprint_now() const { return footprint_now_; }
@@ -83,7 +83,8 @@ class Sampler {
   Member* find(pid_t pid);
   void sync_pss_members();  // hands the PSS thread the tree's members when they changed
   void name_member(Member& m);
-  void sample_charge(Seconds t);  // the CGROUP line of a sample (no parts)
+  void sample_charge(Seconds t);  // the CGROUP line of a sample (parts at a new high of the charge)
+  void cgroup_with_parts(Seconds t, Bytes usage, Bytes peak);  // a CGROUP line with memory.stat's parts
   void footprint_reading(Bytes bytes);
 
   ProcTree& tree_;
@@ -100,8 +101,9 @@ class Sampler {
   std::optional<trace::PssSample> latest_pss_, peak_pss_;
   Bytes peak_uss_ = 0;
   std::optional<trace::CgroupSample> largest_cgroup_;
-  std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_anon_;
-  Bytes rise_floor_ = 0;  // the Σ RSS that asks the PSS thread for its next early pass
+  std::optional<Bytes> peak_pss_unreclaimable_, peak_cgroup_unreclaimable_;
+  Bytes rise_floor_ = 0;        // the Σ RSS that asks the PSS thread for its next early pass
+  Bytes parts_rise_floor_ = 0;  // the charge at which a sample reads memory.stat's parts too
   std::optional<Bytes> footprint_now_;
   Bytes footprint_peak_ = 0;
   UsageSeries usage_;

@@ -42,10 +42,10 @@ struct ExitReport {
 // The tree's own cgroup (end_figures' record_cgroup); oom_kills also counts in qprof's own
 // cgroup, which the job shares, where the tree had none.
 struct CgroupReport {
-  std::optional<Bytes> peak;               // the peak of the cgroup's charge (includes page cache)
-  std::optional<Bytes> anon, file;         // memory.stat parts at the highest usage sample
-  std::optional<Bytes> anon_peak;          // the cgroup's anonymous memory, the largest sample
-  std::optional<std::uint64_t> oom_kills;  // oom_kill of the tree's cgroup, where the kernel tells
+  std::optional<Bytes> peak;                // the peak of the cgroup's charge (includes page cache)
+  std::optional<Bytes> droppable_cache;     // page cache less shared memory at the highest usage sample
+  std::optional<Bytes> unreclaimable_peak;  // anon + shmem of memory.stat, the largest sample
+  std::optional<std::uint64_t> oom_kills;   // oom_kill of the tree's cgroup, where the kernel tells
 };
 
 // Σ VmHWM (end_figures' record_hwm_sum): the tree's upper bound.

@@ -21,8 +21,10 @@
 //   IO       <t> <read_bytes> <write_bytes> <rchar> <wchar>  cumulative, reaped members included
 //   CPU      <t> <cpu seconds>                               cumulative user+system of the tree
 //   HWM      <t> <bytes>                                     Σ VmHWM of the tree so far
-//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file>] the tree's cgroup charge (--cgroup), every
-//                                                            sample; its parts with the stats
+//   CGROUP   <t> <usage bytes> <peak bytes> [<anon> <file> [<shmem>]]  the tree's cgroup charge
+//                                                            (--cgroup), every sample; its parts with
+//                                                            the stats and at its rises (shmem: of
+//                                                            file, not droppable)
 //   CGPEAK   <t> <bytes>                                     at a checkpoint: the kernel's peak of the charge
 //                                                            since the previous CGPEAK or the start, then reset
 //   GPUDEV   <index> <uuid> <total bytes> <name…>            once per GPU device

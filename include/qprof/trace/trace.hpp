@@ -57,7 +57,22 @@ struct CgroupSample {
   Bytes usage = 0;
   Bytes peak = 0;             // the kernel's high-water mark of the charge so far
   std::optional<Bytes> anon;  // memory.stat: anonymous memory (v2 anon, v1 rss)
-  std::optional<Bytes> file;  // memory.stat: page cache (v2 file, v1 cache)
+  std::optional<Bytes> file;  // memory.stat: page cache (v2 file, v1 cache), shared memory included
+  // memory.stat shmem: tmpfs, /dev/shm, memfd, SysV and MAP_SHARED anonymous memory. The kernel
+  // counts it in `file`, yet it cannot drop it without swap. Absent in traces of older qprofs.
+  std::optional<Bytes> shmem;
+
+  // What the kernel cannot drop without swap: anon + shmem (anon alone where shmem is absent).
+  std::optional<Bytes> unreclaimable() const {
+    if (!anon) return std::nullopt;
+    return *anon + shmem.value_or(0);
+  }
+  // The page cache it can drop: file less shmem.
+  std::optional<Bytes> droppable_cache() const {
+    if (!file) return std::nullopt;
+    const Bytes shared = shmem.value_or(0);
+    return shared < *file ? *file - shared : 0;
+  }
 };
 
 struct GpuDevice {

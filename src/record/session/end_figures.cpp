@@ -26,10 +26,7 @@ CgroupReport record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, tra
     report.peak = *peak;
     out.peak(trace::kPeakCgroup, *peak);
   }
-  if (const auto largest = sampler.largest_cgroup()) {
-    report.anon = largest->anon;
-    report.file = largest->file;
-  }
+  if (const auto largest = sampler.largest_cgroup()) report.droppable_cache = largest->droppable_cache();
   report.oom_kills = cgroup.oom_kills();
   return report;
 }
@@ -130,7 +127,7 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
   const TreeAccounting::Totals& totals = sampler.totals();
   report.usage = usage_report(in, totals, report.sampled_peak ? report.sampled_peak->bytes : 0);
   report.pss = pss_report(sampler);
-  report.cgroup.anon_peak = sampler.peak_cgroup_anon();
+  report.cgroup.unreclaimable_peak = sampler.peak_cgroup_unreclaimable();
   report.hwm = record_hwm_sum(totals, sampler, out, notices, report);
   report.footprint = footprint_of_run(report);
   if (totals.uncovered == 0 && report.sampling.unread_members == 0) {
