@@ -296,7 +296,7 @@ bool job_sums_cgroup(const std::vector<const Trace*>& traces) {
 
 trace::CgroupSample job_charge(Seconds t, Bytes sum, Bytes& high) {
   high = std::max(high, sum);
-  return trace::CgroupSample{t, sum, high, std::nullopt, std::nullopt};
+  return trace::CgroupSample{t, sum, high, std::nullopt, std::nullopt, std::nullopt};
 }
 
 }  // namespace detail

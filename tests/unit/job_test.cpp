@@ -207,7 +207,7 @@ TEST(JobTrace, TheFootprintOfRanksInCgroupsIsTheirChargesSummed) {
     const Seconds start = *t.meta.start;
     for (std::size_t i = 0; i < charges.size(); ++i) {
       const Seconds at = start + static_cast<Seconds>(i);
-      t.cgroup.push_back({at, charges[i], charges[i], std::nullopt, std::nullopt});
+      t.cgroup.push_back({at, charges[i], charges[i], std::nullopt, std::nullopt, std::nullopt});
       t.pss.push_back({at, charges[i] * 3 / 2, charges[i], std::nullopt});
     }
     return t;
