@@ -54,7 +54,8 @@ Result<double> margin_of(const ReportCli& o) {
 // --request: the four forms for the trace's footprint, or why there are none.
 Result<int> print_request(const Trace& trace, double margin) {
   const auto request = report::trace_request(trace, margin);
-  if (!request) return Failure{"--request: the trace has no footprint (an mprof trace?): nothing to size from"};
+  if (!request)
+    return Failure{"--request: the trace has no footprint (recorded with --no-pss, or by mprof): nothing to size from"};
   std::cout << request_block(*request);
   return 0;
 }
