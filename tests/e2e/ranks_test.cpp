@@ -143,8 +143,7 @@ TEST(Ranks, CompareGivesARowPerRankAndTheJobsTotal) {
   // for the other.
   const Result sum = qprof({"peak", "--sum", "--unit", "B", a, b});
   ASSERT_EQ(sum.status, 0) << sum.err;
-  EXPECT_EQ(static_cast<double>(rows[2]["peak_footprint_bytes"]["value"]), first_number(sum.out))
-      << r.out << sum.out;
+  EXPECT_EQ(static_cast<double>(rows[2]["peak_footprint_bytes"]["value"]), first_number(sum.out)) << r.out << sum.out;
   const Result text = qprof({"compare", a, b});
   EXPECT_NE(text.out.find("highest peak of a rank: rank 1 (nodeA)"), std::string::npos) << text.out;
 }
