@@ -291,7 +291,8 @@ bool job_sums_pss(const std::vector<const Trace*>& traces) {
 }
 
 bool job_sums_cgroup(const std::vector<const Trace*>& traces) {
-  return std::all_of(traces.begin(), traces.end(), [&](const Trace* t) { return has_metric(*t, Metric::cgroup); });
+  // Samples of the charge, not a PEAK cgroup line alone: that rank would add nothing to the sum.
+  return std::all_of(traces.begin(), traces.end(), [](const Trace* t) { return !t->cgroup.empty(); });
 }
 
 trace::CgroupSample job_charge(Seconds t, Bytes sum, Bytes& high) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // plot --trend: each trace's fitted trend (analysis/trend.hpp, fitted on the whole trace by
 // plot()) as a dashed segment over the window it was fitted on, as mprof plot -s draws its slope.
+#include <cmath>
 #include <cstdio>
 
 #include "chart_builder.hpp"
@@ -28,6 +29,10 @@ std::vector<TrendLine> fitted_trends(const std::string& path, Seconds t0, const 
   for (const SeriesTrend& s : trends) {
     const Trend& t = s.trend;
     // A line that explains little of the series (a flat run's R² near 0) says nothing: not drawn.
+    if (!std::isfinite(t.fit.r2)) {
+      skipped("trend of " + s.title + " not drawn: the series is flat");
+      continue;
+    }
     if (!(t.fit.r2 >= kMinDrawnR2)) {
       char r2[64];
       std::snprintf(r2, sizeof r2, "R\u00b2 %.2f, below %.1f", t.fit.r2, kMinDrawnR2);

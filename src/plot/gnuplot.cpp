@@ -325,8 +325,8 @@ Result<void> run_gnuplot(const std::string& gnuplot, const Script& script, int o
   }
   if (timed_out) {
     char why[160];
-    std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.3g s and was stopped (--render-timeout)",
-                  timeout_s);
+    std::snprintf(why, sizeof why, "gnuplot did not finish the chart within %.*f s and was stopped (--render-timeout)",
+                  timeout_s < 1 ? 3 : 0, timeout_s);
     return Failure{why};
   }
   const std::vector<std::string> said = lines_of(read_all(fds.err.fd));

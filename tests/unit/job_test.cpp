@@ -228,6 +228,10 @@ TEST(JobTrace, TheFootprintOfRanksInCgroupsIsTheirChargesSummed) {
   const Trace r2 = rank_trace("b", 2, 100, {{0, MiB}});
   const Trace mixed = job_trace({&r0, &r1, &r2}, Align::wall);
   EXPECT_TRUE(mixed.cgroup.empty());
+  // Nor one with the charge's PEAK line alone: it would add nothing to the sum.
+  Trace peak_only = rank_trace("b", 2, 100, {{0, MiB}});
+  peak_only.peaks["cgroup"] = 50 * MiB;
+  EXPECT_TRUE(job_trace({&r0, &r1, &peak_only}, Align::wall).cgroup.empty());
 }
 
 TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {

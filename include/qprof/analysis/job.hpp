@@ -71,7 +71,8 @@ std::optional<std::string> clock_skew_note(const std::vector<const trace::Trace*
 // The job as one trace, for the tables that take traces (qprof compare's job row): RSS, and PSS,
 // USS, the cgroup charge and GPU where every rank has them, summed on the job's time axis (Unix
 // times from the earliest start with wall alignment); stages across ranks; CPU and I/O totals
-// summed. Its footprint is then the ranks' footprints summed, as peak --sum gives it: their
+// summed. Where every rank has the same footprint basis, its footprint is then the ranks'
+// footprints summed, as peak --sum gives it: their
 // charges where every rank ran in a cgroup of its own, else their PSS.
 trace::Trace job_trace(const std::vector<const trace::Trace*>& traces, Align align);
 

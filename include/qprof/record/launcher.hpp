@@ -61,8 +61,6 @@ struct ExitDescription {
   int signal = 0;
   std::string message;  // empty for a normal exit; without "qprof: " (the speaker's)
 };
-// Who sent a SIGKILL, as far as qprof knows: itself (after --timeout and the grace period), the
-// OOM killer (the tree's cgroup counted an oom_kill), or nobody qprof can name.
 // Who sent the signal that ended the command, where qprof knows: its --timeout (SIGTERM, then
 // SIGKILL after the grace period) or the OOM killer.
 enum class KillSource { unknown, qprof_timeout_term, qprof_timeout, oom_killer };

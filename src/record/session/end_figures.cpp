@@ -147,14 +147,15 @@ void record_tree_figures(const TreeSources& in, trace::Writer& out, Notices& not
 ExitReport record_exit(const ExitTracker& exit, const std::string& command_name, Seconds t_end, trace::Writer& out,
                        const RunReport& report, const Speaker& speaker) {
   KillSource source = KillSource::unknown;
+  // The OOM killer sends SIGKILL only: after --timeout's SIGTERM, a SIGTERM death is qprof's.
   if (exit.killed())
     source = KillSource::qprof_timeout;
+  else if (exit.timed_out())
+    source = KillSource::qprof_timeout_term;
   else if ((report.cgroup.oom_kills && *report.cgroup.oom_kills > 0) ||
            std::any_of(report.oom_events.begin(), report.oom_events.end(),
                        [](const trace::OomKill& k) { return k.role == "command"; }))
     source = KillSource::oom_killer;
-  else if (exit.timed_out())
-    source = KillSource::qprof_timeout_term;
   ExitReport ended;
   ended.timed_out = exit.timed_out();
   ended.status_known = exit.wait_status_known();
