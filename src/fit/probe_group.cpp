@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -50,17 +49,7 @@ bool kill_members(const std::string& dir) {
 }
 
 std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view key) {
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (line.size() <= key.size() || !line.starts_with(key) || line[key.size()] != ' ') continue;
-    line.remove_prefix(key.size() + 1);
-    std::uint64_t v = 0;
-    const auto r = std::from_chars(line.data(), line.data() + line.size(), v);
-    if (r.ec == std::errc()) return v;
-  }
-  return std::nullopt;
+  return record::keyed_value(text, key);  // the recording's reader of the same files
 }
 
 std::optional<Bytes> unreclaimable_bytes(std::string_view memory_stat, bool v1) {

@@ -8,9 +8,6 @@
 #include "qprof/record/cgroup.hpp"
 
 namespace qprof::record {
-namespace {
-
-// The value of `key` in a "key value" per line file.
 std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key) {
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
@@ -24,8 +21,6 @@ std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 TreeCgroup::Parts memory_stat_parts(std::string_view text, bool v1) {
   TreeCgroup::Parts p;

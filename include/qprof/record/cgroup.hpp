@@ -76,6 +76,9 @@ class TreeCgroup {
 // The parts of a memory.stat's text (TreeCgroup::Parts): the group's own figures, as v1 rss and
 // cache are (not total_rss, total_cache), since the tree's processes are in the group itself.
 TreeCgroup::Parts memory_stat_parts(std::string_view text, bool v1);
+// The value of `key` in a "key value" per line file (memory.stat, memory.events): a key is a
+// whole word ("rss" is not "rss_huge").
+std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key);
 
 // The PIDs of a cgroup.procs file's text, whole lines only: the file is read up to a bound, and
 // a line cut there would name another process (the kernel ends every line with '\n').
