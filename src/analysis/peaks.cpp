@@ -94,6 +94,8 @@ PeakBracket peak_bracket(const Trace& t) { return make_bracket(bracket_inputs(t)
 
 namespace {
 
+constexpr Seconds kSameMoment = 1e-3;  // a window and its marker are written at the same time
+
 // The cgroup charge's exact peak over a stage, from the kernel's counter read and reset at every
 // checkpoint (CGPEAK lines): the stage is the union of the windows that close inside it, when a
 // window closed at its start marker and another at its end marker. nullopt where the trace has no
@@ -101,7 +103,6 @@ namespace {
 // sampled only).
 std::optional<Bytes> window_peak(const Trace& t, Metric m, const Stage& s) {
   if (!is_charge(metric_row(m.kind), t) || t.cgroup_windows.empty() || !s.closed) return std::nullopt;
-  constexpr Seconds kSameMoment = 1e-3;  // a window and its marker are written at the same time
   const auto& w = t.cgroup_windows;
   const bool opens_at_start =
       std::any_of(w.begin(), w.end(), [&](const MemSample& x) { return std::abs(x.t - s.t_start) <= kSameMoment; });
@@ -133,9 +134,13 @@ std::optional<Bytes> at_marker(const Trace& t, Metric m, const std::vector<MemSa
 }
 
 // The sampled peak, raised to the kernel's where a window gives it (exact then, with no moment).
-std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<Bytes> exact) {
+// The charge read at the start marker was read before that marker's window opened: a page freed
+// between the two leaves it above the window's peak. The stage's peak is then that reading, and
+// exact still: the window covers the rest of the stage.
+std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<Bytes> exact, const Stage& s) {
   if (!exact) return sampled;
   if (!sampled || *exact >= sampled->bytes) return Peak{*exact, std::nullopt, true};
+  if (sampled->t && std::abs(*sampled->t - s.t_start) <= kSameMoment) return Peak{sampled->bytes, std::nullopt, true};
   return sampled;
 }
 
@@ -143,11 +148,11 @@ std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<
 
 std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) {
   const std::vector<const Stage*> runs = stages_named(t, name);
-  std::optional<Peak> best = peak_in_stages(metric_series(t, m), m, runs);
+  const std::vector<MemSample> series = metric_series(t, m);
+  std::optional<Peak> best;
   for (const Stage* s : runs) {
-    const auto exact = window_peak(t, m, *s);
-    if (!exact) continue;
-    if (!best || *exact >= best->bytes) best = Peak{*exact, std::nullopt, true};
+    const std::optional<Peak> one = with_window_peak(peak_in_stages(series, m, {s}), window_peak(t, m, *s), *s);
+    if (one && (!best || one->bytes > best->bytes || (one->bytes == best->bytes && one->exact))) best = one;
   }
   return best;
 }
@@ -184,7 +189,7 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
       st.at_start = at_marker(t, m, series, s.t_start);
       st.at_end = at_marker(t, m, series, s.t_end);
     }
-    st.peak = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s));
+    st.peak = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s), s);
     out.push_back(std::move(st));
   }
   return out;

@@ -116,6 +116,22 @@ TEST(Peaks, InsideAStageIncludesBothMarkerSamples) {
   EXPECT_EQ(stage_peak(q, Metric::gpu, "Pre-process"), std::nullopt);  // no GPU sample inside
 }
 
+TEST(Peaks, TheChargeReadAtAStartMarkerBelongsToTheStagesExactPeak) {
+  // The charge at B's start marker (100 MiB + 8 KiB) was read before B's window opened; 8 KiB was
+  // freed between the two, so the window's peak is 100 MiB. B's peak is that reading, and exact.
+  const Trace t = fixture("window_after_start.dat");
+  const auto st = stage_stats(t, Metric::footprint);
+  ASSERT_EQ(st.size(), 1u);
+  ASSERT_TRUE(st[0].peak && st[0].at_start);
+  EXPECT_EQ(st[0].peak->bytes, 100 * MiB + 8192);
+  EXPECT_TRUE(st[0].peak->exact);
+  EXPECT_GE(st[0].peak->bytes, *st[0].at_start) << "a peak below the stage's own start reading";
+  const auto p = stage_peak(t, Metric::footprint, "B");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->bytes, 100 * MiB + 8192);
+  EXPECT_TRUE(p->exact);
+}
+
 TEST(Peaks, ChildrenOfAMultiprocessTrace) {
   const Trace t = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
   const auto c = child_peaks(t);

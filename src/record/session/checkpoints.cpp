@@ -21,6 +21,10 @@ void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   const std::int64_t now = monotonic_ns();
   const auto s = sampler.sample(now);
   const Seconds t = parts_.clock.unix_at(now);
+  // The kernel's peak of the charge up to this marker, exact: a stage between two markers is the
+  // union of such windows, its peak theirs, whatever the samples missed. Closed next to the
+  // sample, before the PSS pass: the charge read at the marker is then of the window's moment.
+  sampler.close_cgroup_window(t);
   if (s) {
     ++samples_;
     parts_.gpu.sample_checkpoint(now, t, parts_.tree, out, notices);
@@ -29,9 +33,6 @@ void Checkpoints::checkpoint(PendingMarker& item, Notices& notices) {
   // checkpoint's figures are of one moment; otherwise the checkpoint carries the PSS's age.
   if (s) sampler.fresh_pss(kPssBudget);
   stats_pass_(now);
-  // The kernel's peak of the charge up to this marker, exact: a stage between two markers is the
-  // union of such windows, its peak theirs, whatever the samples missed.
-  sampler.close_cgroup_window(t);
   Marker marker{t, std::move(item.label), {}};
   marker.at.rss = s ? s->bytes : sampler.last().bytes;
   if (const auto pss = sampler.latest_pss()) {
