@@ -80,8 +80,7 @@ Result<void> read_files(const CompareCli& o, Rows& rows) {
   auto read = [&](const std::string& path) -> Result<void> {
     try {
       rows.files.push_back(std::make_unique<Trace>(read_for_compare(path)));
-      const std::string cut = trace::incomplete_notice(*rows.files.back());
-      if (!cut.empty()) stderr_speaker("compare").line(cut);
+      for (const std::string& n : trace::reading_notices(*rows.files.back())) stderr_speaker("compare").line(n);
     } catch (const std::exception& e) {
       return Failure{terminal_text(read_failure(e, path))};
     }

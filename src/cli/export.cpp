@@ -17,7 +17,6 @@
 
 namespace qprof::cli {
 using trace::file_completeness;
-using trace::incomplete_notice;
 
 namespace {
 
@@ -78,7 +77,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
       const trace::Completeness seen = file_completeness(in.path);
       // As every other reader of traces says it (exit 2), never an export of nothing.
       if (!seen.samples) return Failure{terminal_text(in.path) + ": no memory samples (MEM lines): the trace is empty"};
-      if (const std::string cut = incomplete_notice(in.path, seen); !cut.empty()) say.line(cut);
+      for (const std::string& n : trace::reading_notices(in.path, seen)) say.line(n);
     }
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};

@@ -43,7 +43,6 @@ using analysis::stages_named;
 using record::peaks_in_memory;
 using record::RunOptions;
 using record::RunReport;
-using trace::incomplete_notice;
 using trace::Stage;
 using trace::Trace;
 
@@ -292,7 +291,7 @@ Result<int> peak_of_files(PeakCli& o) {
   for (const std::string& f : o.files) {
     try {
       traces.push_back(std::make_unique<Trace>(read_for_peak(f, o)));
-      if (const std::string cut = incomplete_notice(*traces.back()); !cut.empty()) say(cut);
+      for (const std::string& n : trace::reading_notices(*traces.back())) say(n);
     } catch (const std::exception& e) {
       report::PeakLine l;
       l.file = f;

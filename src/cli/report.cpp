@@ -25,7 +25,6 @@ using analysis::has_series_over_time;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::MetricChoice;
-using trace::incomplete_notice;
 using trace::Trace;
 
 namespace {
@@ -103,9 +102,9 @@ Result<void> read_whole_unless_reduced(std::vector<Trace>& traces) {
   return {};
 }
 
-// A trace cut short still reads: the report says so, once, on stderr.
+// A trace cut short, or of runs appended, still reads: the report says so, once, on stderr.
 void say_if_incomplete(const Trace& trace) {
-  if (const std::string cut = incomplete_notice(trace); !cut.empty()) stderr_speaker("report").line(cut);
+  for (const std::string& n : trace::reading_notices(trace)) stderr_speaker("report").line(n);
 }
 
 // --sum: the traces of a job's ranks as one report.

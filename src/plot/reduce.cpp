@@ -64,8 +64,10 @@ class Reducer : public trace::Visitor {
       have_t0_ = true;
     }
   }
+  // The last command, as every other reader keeps it; a second one is a run appended.
   void cmdline(std::string_view c) override {
-    if (d_.cmdline.empty()) d_.cmdline = std::string(c);
+    if (cmdlines_++ == 1) second_run_ = line();
+    d_.cmdline = std::string(c);
   }
   void mem(const MemSample& s) override {
     const double t = rel(s.t);
@@ -213,6 +215,7 @@ class Reducer : public trace::Visitor {
   // The reader's one warning, a cut last line: said with the rest of what is incomplete.
   void warning(const std::string&) override { cut_line_ = line(); }
   std::size_t cut_line() const { return cut_line_; }
+  std::size_t second_run() const { return second_run_; }
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
@@ -406,6 +409,8 @@ class Reducer : public trace::Visitor {
   Bytes hwm_max_ = 0;
   Bytes cgroup_peak_ = 0;
   std::size_t cut_line_ = 0;
+  int cmdlines_ = 0;
+  std::size_t second_run_ = 0;
 };
 
 template <typename Parse>
@@ -426,6 +431,7 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
   const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
   if (const std::string why = seen.reason(); !why.empty() && warn && options.warn_incomplete)
     warn(seen.where(name) + ": incomplete trace: " + why);
+  if (const std::string runs = trace::appended_runs_notice(name, r.second_run()); !runs.empty() && warn) warn(runs);
   return d;
 }
 

@@ -12,8 +12,14 @@ class CompletenessReader : public trace::Visitor {
   void header(const TraceMeta& m) override { seen.qprof = m.format_version > 0; }
   void exit(const ExitInfo&) override { seen.exit = true; }
   void mem(const MemSample&) override { seen.samples = true; }
+  void cmdline(std::string_view) override {
+    if (cmdlines_++ == 1) seen.second_run = line();
+  }
   void warning(const std::string&) override { seen.cut_line = line(); }  // the reader's one warning
   Completeness seen;
+
+ private:
+  int cmdlines_ = 0;
 };
 
 }  // namespace
@@ -46,6 +52,21 @@ std::string incomplete_notice(const std::string& file, const Completeness& seen)
   const std::string why = seen.reason();
   if (why.empty()) return "";
   return terminal_text(seen.where(file)) + ": incomplete trace: " + terminal_text(why);
+}
+
+std::string appended_runs_notice(const std::string& file, std::size_t second_run) {
+  if (second_run == 0) return "";
+  return terminal_text(file) + ":" + std::to_string(second_run) +
+         ": a second run starts here (a second CMDLINE): `mprof run -o` appends to its file; the runs are read as "
+         "one trace, under the last command. Record each run to a file of its own";
+}
+
+std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen) {
+  std::vector<std::string> out;
+  for (std::string n : {incomplete_notice(file, seen), appended_runs_notice(file, seen.second_run)}) {
+    if (!n.empty()) out.push_back(std::move(n));
+  }
+  return out;
 }
 
 }  // namespace qprof::trace

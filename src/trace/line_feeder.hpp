@@ -88,7 +88,7 @@ class LineFeeder {
     if (line.empty()) return;
     try {
       if (detail::fast_mem_line(line, limit, v_)) return;
-      parse_line(line, v_);
+      parse_line(line, v_, before_);
     } catch (const LineError& e) {
       throw ParseError(name_, line_no_, e.reason);
     } catch (const BadRecord& e) {
@@ -98,6 +98,7 @@ class LineFeeder {
 
   const std::string& name_;
   Visitor& v_;
+  LinesBefore before_;
   std::size_t max_line_;
   std::size_t line_no_ = 0;
   bool started_ = false;

@@ -3,8 +3,10 @@
 // std::from_chars.
 #include "line_parser.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "oom_record.hpp"
 #include "plain_numbers.hpp"
+#include "record_range.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::trace::detail {
@@ -51,6 +54,27 @@ class Fields {
       throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a number"};
     }
     return v;
+  }
+
+  // A time, in the range of record_range.hpp.
+  Seconds time(const char* what) {
+    const double t = number(what);
+    if (auto why = time_out_of_range(kind_, what, t)) throw LineError{std::move(*why)};
+    return t;
+  }
+
+  // A memory figure in MiB (mprof's unit), as bytes, in the range of record_range.hpp.
+  Bytes mib(const char* what) {
+    const Bytes b = from_mib(non_negative(what));
+    if (auto why = bytes_out_of_range(kind_, what, b)) throw LineError{std::move(*why)};
+    return b;
+  }
+
+  // A memory figure in bytes, in the range of record_range.hpp.
+  Bytes bytes(const char* what) {
+    const Bytes b = count(what);
+    if (auto why = bytes_out_of_range(kind_, what, b)) throw LineError{std::move(*why)};
+    return b;
   }
 
   double non_negative(const char* what) {
@@ -155,9 +179,10 @@ void parse_header(Fields& f, Visitor& v) {
       meta.host = std::move(value);
     else if (k == "root_pid")
       meta.root_pid = to_int(k, value);
-    else if (k == "start")
+    else if (k == "start") {
       meta.start = to_double(k, value);
-    else if (k == "metric")
+      if (auto why = time_out_of_range("QPROF", "start", *meta.start)) throw LineError{std::move(*why)};
+    } else if (k == "metric")
       meta.metric = std::move(value);
     else if (k == "rank")
       meta.job.rank = to_int(k, value);
@@ -187,7 +212,7 @@ int to_small_int(const std::string& key, const std::string& value) {
 
 void parse_exit(Fields& f, Visitor& v) {
   ExitInfo e;
-  e.t = f.number("time");
+  e.t = f.time("time");
   for_each_pair(f, [&](std::string_view key, const std::string& value) {
     const std::string k(key);
     if (k == "status")
@@ -205,7 +230,7 @@ void parse_exit(Fields& f, Visitor& v) {
 // GPUUTIL: percentages within 0–100 (a little above is rounding), '-' for what the driver did not say.
 GpuUtilSample parse_gpu_util(Fields& f) {
   GpuUtilSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.device = static_cast<int>(f.integer("device index"));
   const auto percent = [&f](const char* what) {
     const double p = f.non_negative(what);
@@ -232,42 +257,43 @@ GpuUtilSample parse_gpu_util(Fields& f) {
 // "BYTES_MIB TIME": MEM and CHLD, as mprof writes them.
 MemSample mib_at(Fields& f) {
   MemSample s;
-  s.bytes = from_mib(f.non_negative("memory (MiB)"));
-  s.t = f.number("time");
+  s.bytes = f.mib("memory (MiB)");
+  s.t = f.time("time");
   return s;
 }
 
 // "TIME BYTES": HWM and CGPEAK.
 MemSample bytes_at(Fields& f, const char* what) {
   MemSample s;
-  s.t = f.number("time");
-  s.bytes = f.count(what);
+  s.t = f.time("time");
+  s.bytes = f.bytes(what);
   return s;
 }
 
 void parse_func(Fields& f, Visitor& v) {
   const std::string_view name = f.word("name");
   MemSample start, end;
-  start.bytes = from_mib(f.non_negative("start memory (MiB)"));
-  start.t = f.number("start time");
-  end.bytes = from_mib(f.non_negative("end memory (MiB)"));
-  end.t = f.number("end time");
+  start.bytes = f.mib("start memory (MiB)");
+  start.t = f.time("start time");
+  end.bytes = f.mib("end memory (MiB)");
+  end.t = f.time("end time");
   if (!f.empty()) f.integer("stack level");
+  if (end.t < start.t) throw LineError{"FUNC: the end time is before the start time"};
   v.func(name, start, end);
 }
 
 PssSample pss_of(Fields& f) {
   PssSample s;
-  s.t = f.number("time");
-  s.pss = f.count("PSS bytes");
-  s.uss = f.count("USS bytes");
-  if (!f.empty()) s.unreclaimable = f.count("unreclaimable bytes");
+  s.t = f.time("time");
+  s.pss = f.bytes("PSS bytes");
+  s.uss = f.bytes("USS bytes");
+  if (!f.empty()) s.unreclaimable = f.bytes("unreclaimable bytes");
   return s;
 }
 
 IoSample io_of(Fields& f) {
   IoSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.read_bytes = f.count("read_bytes");
   s.write_bytes = f.count("write_bytes");
   s.rchar = f.count("rchar");
@@ -277,37 +303,37 @@ IoSample io_of(Fields& f) {
 
 CpuSample cpu_of(Fields& f) {
   CpuSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.cpu_seconds = f.non_negative("CPU seconds");
   return s;
 }
 
 CgroupSample cgroup_of(Fields& f) {
   CgroupSample s;
-  s.t = f.number("time");
-  s.usage = f.count("usage bytes");
-  s.peak = f.count("peak bytes");
+  s.t = f.time("time");
+  s.usage = f.bytes("usage bytes");
+  s.peak = f.bytes("peak bytes");
   if (!f.empty()) {
-    s.anon = f.count("anon bytes");
-    s.file = f.count("file bytes");
-    if (!f.empty()) s.shmem = f.count("shmem bytes");  // traces of older qprofs end at file
+    s.anon = f.bytes("anon bytes");
+    s.file = f.bytes("file bytes");
+    if (!f.empty()) s.shmem = f.bytes("shmem bytes");  // traces of older qprofs end at file
   }
   return s;
 }
 
 MemKindsSample kinds_of(Fields& f) {
   MemKindsSample s;
-  s.t = f.number("time");
-  s.anon = f.count("anon bytes");
-  s.file = f.count("file bytes");
-  s.shmem = f.count("shmem bytes");
-  s.swap = f.count("swap bytes");
+  s.t = f.time("time");
+  s.anon = f.bytes("anon bytes");
+  s.file = f.bytes("file bytes");
+  s.shmem = f.bytes("shmem bytes");
+  s.swap = f.bytes("swap bytes");
   return s;
 }
 
 TasksSample tasks_of(Fields& f) {
   TasksSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.processes = f.count("processes");
   s.threads = f.count("threads");
   s.vsz = f.count("vsz bytes");
@@ -325,20 +351,20 @@ GpuDevice gpu_device_of(Fields& f) {
 
 GpuSample gpu_of(Fields& f) {
   GpuSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.device = static_cast<int>(f.integer("device index"));
-  s.tree = f.count("tree bytes");
-  s.used = f.count("device used bytes");
+  s.tree = f.bytes("tree bytes");
+  s.used = f.bytes("device used bytes");
   if (!f.empty()) s.tree_age = f.non_negative("tree figure age");
   return s;
 }
 
 TorchSample torch_of(Fields& f) {
   TorchSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.device = static_cast<int>(f.integer("device index"));
-  s.allocated = f.count("allocated bytes");
-  s.reserved = f.count("reserved bytes");
+  s.allocated = f.bytes("allocated bytes");
+  s.reserved = f.bytes("reserved bytes");
   return s;
 }
 
@@ -351,17 +377,32 @@ WatchedDir dir_def_of(Fields& f) {
 
 DirSample dir_of(Fields& f) {
   DirSample s;
-  s.t = f.number("time");
+  s.t = f.time("time");
   s.dir = static_cast<int>(f.integer("directory index"));
   s.apparent = f.count("apparent bytes");
-  s.allocated = f.count("allocated bytes");
+  s.allocated = f.bytes("allocated bytes");
   s.fs_free = f.count("free bytes");
   return s;
 }
 
+// Markers come in the order they happened (a time written to the microsecond, so 1 ms of slack
+// is for hand-made traces only).
+void check_mark_order(Seconds t, LinesBefore& before) {
+  constexpr Seconds kSlack = 1e-3;
+  if (before.last_mark && t < *before.last_mark - kSlack) {
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "MARK: time %.6f is %.3g s before the marker above it (%.6f): markers are written in the order "
+                  "they happen",
+                  t, *before.last_mark - t, *before.last_mark);
+    throw LineError{why};
+  }
+  before.last_mark = std::max(t, before.last_mark.value_or(t));
+}
+
 }  // namespace
 
-void parse_line(std::string_view line, Visitor& v) {
+void parse_line(std::string_view line, Visitor& v, LinesBefore& before) {
   const std::size_t sp = line.find(' ');
   const std::string_view kind = line.substr(0, sp);
   // MEM lines are always given (Visitor): the fast path gives them without asking, so a MEM line
@@ -376,14 +417,15 @@ void parse_line(std::string_view line, Visitor& v) {
     v.child(pid, mib_at(f));
   } else if (kind == "MARK") {
     // A line's parts in order into locals first: a call's arguments are evaluated in no set order.
-    const double t = f.number("time");
+    const double t = f.time("time");
+    check_mark_order(t, before);
     v.mark(t, unescape_text(f.text()));
   } else if (kind == "PROC") {
     const std::int64_t pid = f.integer("pid");
     v.process_name(pid, unescape_text(f.text()));
   } else if (kind == "PEAK") {
     const std::string name = unescape_text(f.word("name"));
-    v.peak(name, f.count("bytes"));
+    v.peak(name, f.bytes("bytes"));
   } else if (kind == "FUNC") {
     parse_func(f, v);
   } else if (kind == "CMDLINE") {

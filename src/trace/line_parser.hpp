@@ -3,6 +3,7 @@
 // it lines and adds FILE:LINE to what it refuses).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,8 +16,15 @@ struct LineError {
   std::string reason;
 };
 
+// What a line's checks need of the lines before it in the same file.
+struct LinesBefore {
+  // Markers are written as they happen: one timed before the marker above it is a broken line
+  // (its stage would end before it starts).
+  std::optional<Seconds> last_mark;
+};
+
 // Parses a line (a record of any kind but the fast MEM forms, plain_numbers.hpp) and passes it
 // to the visitor; unknown all-capitals kinds are skipped. Throws LineError.
-void parse_line(std::string_view line, Visitor& v);
+void parse_line(std::string_view line, Visitor& v, LinesBefore& before);
 
 }  // namespace qprof::trace::detail

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "oom_record.hpp"
 
+#include "record_range.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -48,7 +50,7 @@ OomKill parse_oom_record(std::string_view fields) {
   const std::size_t sp = fields.find(' ');
   const std::string_view t = fields.substr(0, sp);
   k.t = number_of<double>("time", t);
-  if (!std::isfinite(k.t)) throw BadRecord("OOM: the time is not finite");
+  if (auto why = detail::time_out_of_range("OOM", "time", k.t)) throw BadRecord(*why);
   fields.remove_prefix(sp == std::string_view::npos ? fields.size() : sp + 1);
   while (!fields.empty()) {
     const std::size_t end = fields.find(' ');

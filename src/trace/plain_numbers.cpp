@@ -3,6 +3,7 @@
 // splitting fields (most lines of every trace). Anything irregular is left to reader.cpp's
 // general path, which also words the errors.
 #include "plain_numbers.hpp"
+#include "record_range.hpp"
 
 #include <array>
 #include <cstdint>
@@ -240,10 +241,20 @@ namespace {
 }
 #endif
 
+[[noreturn, gnu::cold]] void refuse_mem(const MemSample& s) {
+  if (auto why = time_out_of_range("MEM", "time", s.t)) throw BadRecord(*why);
+  throw BadRecord(bytes_out_of_range("MEM", "memory (MiB)", s.bytes).value_or("MEM: out of range"));
+}
+
+// A record out of record_range.hpp's range is refused here, in the general path's words (the
+// caller adds the line): one comparison each, on figures already made.
 [[gnu::always_inline]] inline void emit_mem(Decimal mib, Decimal t, Visitor& v) {
   MemSample s;
   if (!mib_bytes(mib, s.bytes)) s.bytes = from_mib(to_double(mib));
   s.t = to_double(t);
+  if (s.t >= kLatestTime || s.bytes > kMostBytes) [[unlikely]] {
+    refuse_mem(s);
+  }
   v.mem(s);
 }
 

@@ -19,7 +19,11 @@ class TraceBuilder : public Visitor {
   TraceBuilder(Trace& trace, std::vector<std::string>* warnings) : tr_(trace), warnings_(warnings) {}
 
   void header(const TraceMeta& meta) override { tr_.meta = meta; }
-  void cmdline(std::string_view c) override { tr_.cmdline = std::string(c); }
+  // The last command, as mprof's own reader keeps it; a second one is a run appended.
+  void cmdline(std::string_view c) override {
+    if (!tr_.cmdline.empty() && tr_.second_run_line == 0) tr_.second_run_line = line();
+    tr_.cmdline = std::string(c);
+  }
   void mem(const MemSample& s) override {
     tr_.mem.push_back(s);
     now_.rss = s.bytes;

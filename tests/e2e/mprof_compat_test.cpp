@@ -2,7 +2,9 @@
 // The original mprof reads qprof's traces; qprof reads mprof's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "e2e_util.hpp"
@@ -67,6 +69,43 @@ TEST(MprofCompat, QprofReadsMprofsTraces) {
   EXPECT_EQ(func.stages[0].name, "__main__.load");
   EXPECT_EQ(func.stages[0].source, Stage::Source::func);
   EXPECT_NEAR(mib(func.stages[0].mem_end), 61.7930, 1e-4);
+}
+
+// `mprof run -o FILE` appends: two runs in one file, each under its own CMDLINE. Every command
+// that reads it says where the second run starts and reads it under the last command, as mprof's
+// own reader does (plot took the first, report the last).
+TEST(MprofCompat, RunsAppendedToOneFileAreSaidByEveryReader) {
+  const std::string out = temp_dir() + "/appended.dat";
+  std::filesystem::remove(out);
+  for (const char* mib : {"80", "40"}) {
+    const Result r = run({mprof_bin(), "run", "-o", out, debian_python(), "-c",
+                          std::string("a = bytearray(") + mib + " << 20); import time; time.sleep(0.3)"},
+                         "", 120);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const std::string text = read_file(out);
+  const std::size_t second = text.find("CMDLINE", 1);
+  ASSERT_NE(second, std::string::npos) << "mprof no longer appends: " << text.substr(0, 200);
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(second), '\n');
+  const std::string where = out + ":" + std::to_string(line) + ": a second run starts here";
+  const std::string script = temp_dir() + "/appended.gp";
+  const std::vector<std::vector<std::string>> commands = {
+      {"report", out},
+      {"export", out},
+      {"compare", out},
+      {"peak", out},
+      {"plot", out, "-o", temp_dir() + "/appended.svg", "--script", script}};
+  for (const auto& c : commands) {
+    const Result r = qprof(c);
+    EXPECT_EQ(r.status, 0) << c[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(where), std::string::npos) << c[0] << ": " << r.err;
+  }
+  EXPECT_NE(read_file(script).find("bytearray(40"), std::string::npos) << "the chart is titled by the last command";
+  EXPECT_NE(qprof({"report", out}).out.find("bytearray(40"), std::string::npos);
+  // One run: not a word.
+  const std::string one = temp_dir() + "/one_run.dat";
+  write_file(one, text.substr(0, second));
+  EXPECT_EQ(qprof({"report", one}).err.find("second run"), std::string::npos);
 }
 
 }  // namespace

@@ -63,18 +63,25 @@ TEST(SharedText, HugeTimesAreWholeNumbersInTheYaml) {
   // fixed() cut 1e57 and more at a 64-byte buffer and wrote the stack's bytes after it.
   const std::string dir = temp_dir() + "/huge";
   fs::create_directories(dir);
-  write(dir + "/t.dat", "CMDLINE x\nMEM 1 0\nMARK 0 Load Start\nMARK 1e300 Load End\nMEM 2 1e300\n");
+  // The latest time a trace holds (the reader refuses 1e10 s and later, 1e300 among them).
+  write(dir + "/t.dat", "CMDLINE x\nMEM 1 0\nMARK 0 Load Start\nMARK 9999999999 Load End\nMEM 2 9999999999\n");
   const Result r = bounded_qprof({"report", "--yaml", dir + "/t.yaml", dir + "/t.dat"});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string yaml = read_file(dir + "/t.yaml");
   EXPECT_FALSE(has_control_byte(yaml));
-  const Result py = run({debian_python(), "-c",
-                         "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\n"
-                         "assert d['total_quantization_time_seconds'] == 1e300, d['total_quantization_time_seconds']\n"
-                         "s = d['qprof']['stages'][0]\n"
-                         "assert s['duration_secs'] == 1e300, s\n",
-                         dir + "/t.yaml"});
+  const Result py =
+      run({debian_python(), "-c",
+           "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\n"
+           "assert d['total_quantization_time_seconds'] == 9999999999, d['total_quantization_time_seconds']\n"
+           "s = d['qprof']['stages'][0]\n"
+           "assert s['duration_secs'] == 9999999999, s\n",
+           dir + "/t.yaml"});
   EXPECT_EQ(py.status, 0) << py.err << yaml.substr(0, 2000);
+  write(dir + "/far.dat", "CMDLINE x\nMEM 1 0\nMARK 0 Load Start\nMARK 1e300 Load End\nMEM 2 1e300\n");
+  const Result far = bounded_qprof({"report", "--yaml", dir + "/far.yaml", dir + "/far.dat"});
+  EXPECT_EQ(far.status, 2) << far.err;
+  EXPECT_NE(far.err.find("far.dat:4: MARK: time 1e+300 is after 2286"), std::string::npos) << far.err;
+  EXPECT_FALSE(fs::exists(dir + "/far.yaml"));
 }
 
 TEST(SharedText, CsvCellsHoldNoRawControlCharacter) {

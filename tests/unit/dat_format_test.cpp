@@ -396,7 +396,7 @@ TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
     std::snprintf(mib, sizeof mib, i % 7 == 3 ? "%.5f" : "%.6f", scale * (1 + 9 * unit(rng)) * 0.99999);
     const int variant = i % 11;
     const double time = variant == 4   ? 999999999.0 * unit(rng)
-                        : variant == 5 ? 1e10 + 9e10 * unit(rng)
+                        : variant == 5 ? 9.9e9 + 9.9e7 * unit(rng)  // near the latest time a trace holds
                                        : 1e9 + 9e9 * unit(rng);
     std::snprintf(t, sizeof t, variant == 6 ? "%.3f" : variant == 7 ? "%.5f" : "%.4f", time);
     written.emplace_back(mib, t);
@@ -420,14 +420,22 @@ TEST(Reader, TheWritersOwnFormReadsAsTheOtherPathsRead) {
 // general path and read as it reads them.
 TEST(Reader, RunsOfDigitsToTheEndOfTheFastPathsWindow) {
   const std::string ones(80, '1');
-  const std::string text = "MEM 1." + ones + " 2\nMEM " + ones + " 3\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" + "NOTE " +
-                           std::string(70, 'x') + "\n";
+  const std::string text =
+      "MEM 1." + ones + " 2\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" + "NOTE " + std::string(70, 'x') + "\n";
   const Trace t = read_trace_text(text, "f.dat");
-  ASSERT_EQ(t.mem.size(), 4u);
+  ASSERT_EQ(t.mem.size(), 3u);
   EXPECT_EQ(t.mem[0].bytes, from_mib(std::strtod(("1." + ones).c_str(), nullptr)));
-  EXPECT_EQ(t.mem[1].bytes, from_mib(std::strtod(ones.c_str(), nullptr)));
-  EXPECT_EQ(t.mem[2].t, std::strtod(("4." + ones).c_str(), nullptr));
-  EXPECT_EQ(t.mem[3].bytes, Bytes{1} << 20);
+  EXPECT_EQ(t.mem[1].t, std::strtod(("4." + ones).c_str(), nullptr));
+  EXPECT_EQ(t.mem[2].bytes, Bytes{1} << 20);
+  // 80 digits of MiB, and of seconds: past what a trace holds, refused in either window.
+  for (const std::string& line : {"MEM " + ones + " 3\n", "MEM 1.0 " + ones + "\n"}) {
+    try {
+      read_trace_text("MEM 1.0 2.0\n" + line + std::string(70, '\n'), "f.dat");
+      ADD_FAILURE() << line << " was read";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 2u) << e.what();
+    }
+  }
 }
 
 TEST(Reader, TruncatedLastLineIsAWarningNotAnError) {

@@ -232,7 +232,7 @@ TEST(PeakReader, ManyStagesKeepOnlyThoseAtAPeak) {
       out << line;
       if (i % 3 == 0) {
         std::snprintf(line, sizeof line, "PSS %.6f %d %d\nMARK %.6f tick\n", t + 0.001, (i == 12000 ? 900 : 100) << 12,
-                      50 << 12, t + 0.002);
+                      50 << 12, t + 0.005);  // after the End at t + 0.004: markers come in time order
         out << line;
       }
     }

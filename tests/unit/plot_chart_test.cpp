@@ -109,14 +109,16 @@ TEST(PlotChart, AShortLastIntervalIsNoCpuSpike) {
 
 TEST(PlotChart, ExtremeValuesStayNumbers) {
   const std::string text =
-      "QPROF 1 start=0\nMEM 0 0\nMEM 17592186044415.999999 0.5\nPEAK cgroup 18446744073709551615\n"
-      "GPU 0.5 0 18446744073709551615 0\n";
+      "QPROF 1 start=0\nMEM 0 0\nMEM 1099511627776 0.5\nPEAK cgroup 1152921504606846976\n"
+      "GPU 0.5 0 1152921504606846976 0\n";
   const TraceData d = *reduce_text(text, "big.dat", {});
   const Chart c = *build_chart({{&d, "big"}}, {}, Format::png, 1280, 720);
   EXPECT_EQ(c.panels.at(0).ylabel, "memory (GiB)");
   EXPECT_TRUE(std::isfinite(c.panels.at(0).ymax));
-  // 2^64 bytes in GiB, whether the reader keeps the sample or the axis reaches the PEAK line.
-  EXPECT_GT(c.panels.at(0).ymax, 8.5e9);
+  // 1 EiB (the most a trace line holds) in GiB, from the sample or from the PEAK line.
+  EXPECT_GE(c.panels.at(0).ymax, 1073741824.0);
+  EXPECT_FALSE(reduce_text("QPROF 1 start=0\nMEM 0 0\nMEM 1099511627777 0.5\n", "bigger.dat", {}))
+      << "a MiB more than 1 EiB is a broken line";
 }
 
 TEST(PlotChart, ABoundFarAboveTheDataIsNeitherDrawnNorWritten) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "qprof/trace/trace.hpp"
 
@@ -16,10 +17,11 @@ inline constexpr const char* kNoEndRecord = "no end record (EXIT): qprof was kil
 
 // What a reader saw of a trace's completeness. An mprof trace has no end record to miss.
 struct Completeness {
-  bool qprof = false;        // it has a qprof header
-  bool exit = false;         // its EXIT record was read
-  std::size_t cut_line = 0;  // a last line without its newline (ignored); 0: none
-  bool samples = false;      // it has a MEM line (a trace without one is empty to every reader)
+  bool qprof = false;          // it has a qprof header
+  bool exit = false;           // its EXIT record was read
+  std::size_t cut_line = 0;    // a last line without its newline (ignored); 0: none
+  bool samples = false;        // it has a MEM line (a trace without one is empty to every reader)
+  std::size_t second_run = 0;  // the line of a second CMDLINE (Trace::second_run_line); 0: none
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
   // "FILE:LINE" of the cut line, else "FILE".
@@ -37,6 +39,18 @@ Completeness file_completeness(const std::string& path);
 std::string incomplete_notice(const std::string& file, const Completeness& seen);
 inline std::string incomplete_notice(const Trace& trace) {
   return incomplete_notice(trace.source, Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
+}
+
+// "FILE:LINE: a second run starts here ...", terminal-safe, or "" for a file of one run.
+std::string appended_runs_notice(const std::string& file, std::size_t second_run);
+
+// What every command that reads a trace says of it on stderr before its output: the file is cut
+// short, or holds runs appended. One line each; none for a whole trace of one run.
+std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen);
+inline std::vector<std::string> reading_notices(const Trace& trace) {
+  Completeness seen{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut};
+  seen.second_run = trace.second_run_line;
+  return reading_notices(trace.source, seen);
 }
 
 }  // namespace qprof::trace

@@ -228,6 +228,9 @@ struct Trace {
   std::uint64_t unread_processes = 0;
   // The line (from 1) of a last line without its newline, ignored by the reader; 0: none.
   std::size_t last_line_cut = 0;
+  // The line of a second CMDLINE: runs appended to one file (`mprof run -o` appends), read as
+  // one trace under the last command; 0: one run.
+  std::size_t second_run_line = 0;
   // Set by read_trace_reduced: of each sampled series only the records its peaks come from are
   // kept; a figure that needs every record reads the file again, as far as this reading went.
   struct Reduced {
