@@ -125,6 +125,12 @@ Result<int> run_commands(const CompareCli& o, Rows& rows) {
 // files of one name in other folders by their paths ("d1/x", "d2/x"), equal names by their place
 // ("a #1", "a #2"), so that no two rows read alike. A job's ranks keep their rank names.
 void name_rows(const CompareCli& o, Rows& rows) {
+  // --pivot reads each label as ROW/COLUMN: a name made up here would make up a cell, and two rows
+  // of one cell must stay an error.
+  if (!o.pivot.empty()) {
+    for (std::size_t i = 0; i < o.labels.size() && i < rows.entries.size(); ++i) rows.entries[i].label = o.labels[i];
+    return;
+  }
   std::vector<std::string> paths, labels;
   for (std::size_t i = 0; i < rows.entries.size(); ++i) {
     const bool file = i < rows.files.size() && rows.job == nullptr;
