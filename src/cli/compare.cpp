@@ -12,6 +12,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/plot/plot.hpp"
+#include "qprof/plot/sweep_chart.hpp"
 #include "qprof/runs/command_runs.hpp"
 #include "stderr_speaker.hpp"
 #include "qprof/trace/completeness.hpp"
@@ -58,6 +59,10 @@ Result<void> check_request(const CompareCli& o) {
   }
   if (!o.commands.empty()) {
     if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
+  }
+  // A sweep's chart is a picture: said before any trace is read or command run.
+  if (!o.sweep.empty() && !o.plot.empty() && !plot::sweep_chart_output(o.plot)) {
+    return Failure{"--plot " + terminal_text(o.plot) + ": " + std::string(plot::kSweepChartFiles) + " (with --sweep)"};
   }
   if (!o.pivot.empty() && o.stages) {
     return Failure{"--pivot shows one figure per cell, the peak of --metric; --stages is a table of its own"};
@@ -115,6 +120,27 @@ Result<int> run_commands(const CompareCli& o, Rows& rows) {
   return 0;
 }
 
+// The rows' names: --label, else as qprof plot names traces shown together (common/trace_label):
+// files of one name in other folders by their paths ("d1/x", "d2/x"), equal names by their place
+// ("a #1", "a #2"), so that no two rows read alike. A job's ranks keep their rank names.
+void name_rows(const CompareCli& o, Rows& rows) {
+  // --pivot reads each label as ROW/COLUMN: a name made up here would make up a cell, and two rows
+  // of one cell must stay an error.
+  if (!o.pivot.empty()) {
+    for (std::size_t i = 0; i < o.labels.size() && i < rows.entries.size(); ++i) rows.entries[i].label = o.labels[i];
+    return;
+  }
+  std::vector<std::string> paths, labels;
+  for (std::size_t i = 0; i < rows.entries.size(); ++i) {
+    const bool file = i < rows.files.size() && rows.job == nullptr;
+    paths.push_back(rows.entries[i].runs.empty() ? std::string() : rows.entries[i].runs.front()->source);
+    labels.push_back(i < o.labels.size() ? o.labels[i] : file ? std::string() : rows.entries[i].label);
+  }
+  std::vector<std::string> names = trace_names(paths, labels);
+  mark_equal_names(names);
+  for (std::size_t i = 0; i < names.size(); ++i) rows.entries[i].label = std::move(names[i]);
+}
+
 Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
   o.files.insert(o.files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   if (auto checked = check_request(o); !checked) return checked.failure();
@@ -140,7 +166,7 @@ Result<int> compare_action(CompareCli& o, const Invocation& invocation) {
     rows.job_file = std::move(job->file);
     rows.highest_note = std::move(job->highest_note);
   }
-  for (std::size_t i = 0; i < o.labels.size() && i < rows.entries.size(); ++i) rows.entries[i].label = o.labels[i];
+  name_rows(o, rows);
   const Result<int> printed =
       print_comparison(o, rows.entries, rows.highest_note, rows.job != nullptr, failed ? failed : kUsageError);
   if (!printed) return printed;
@@ -166,8 +192,8 @@ constexpr const char* kCompareFooter =
     "Σ RSS peak, duration) fitted against workers, linear or a power law where its R² is higher by\n"
     "over 0.01; --at 16 predicts, --limit 16G solves for the largest workers that fits (default: the\n"
     "limit the first trace recorded). Runs that exited non-zero are left out of the model. With\n"
-    "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME: the runs, the fit, the\n"
-    "limit and the solved value.\n"
+    "--sweep, --plot draws the footprint (else Σ RSS peak) against NAME into a .png, .svg or .pdf\n"
+    "(not -): the runs, the fit, the limit and the solved value.\n"
     "Budgets, on the --metric peak (the median of repeated runs): --max-peak on every row but\n"
     "--baseline; --max-growth on every row against the first. Exit status: 3 when one is exceeded,\n"
     "2 for usage errors, unreadable traces, or a budget that could not be checked; a failed command's\n"
@@ -209,7 +235,8 @@ void add_verdict_options(CLI::App& cmp, CompareCli& o) {
                  "recorded")
       ->check(budget_check());
   cmp.add_option("--plot", o.plot,
-                 "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text)")
+                 "Also draw the runs overlaid (aligned at t=0) into OUT: .png, .svg, .pdf, or - (text); with --sweep, "
+                 "the model's chart: .png, .svg or .pdf")
       ->check([](const std::string& out) -> std::string {
         return plot::format_for(out) ? "" : "'" + out + "' is not .png, .svg, .pdf or -";
       });

@@ -14,6 +14,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/probe_group.hpp"
+#include "qprof/plot/sweep_chart.hpp"
 #include "qprof/runs/sweep_runs.hpp"
 #include "sweep_table.hpp"
 
@@ -154,9 +155,13 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
                    "Solve for the largest value whose predicted footprint (or Σ RSS peak) fits SIZE or PCT of the "
                    "limit in force (default: the limit in force)")
       ->check(budget_check());
-  sweep->add_option("--plot", opts->plot,
-                    "Over one parameter: draw the footprint (else Σ RSS peak) against it into OUT (.png, .svg, .pdf): "
-                    "the runs, the fit, the limit and the solved value");
+  sweep
+      ->add_option("--plot", opts->plot,
+                   "Over one parameter: draw the footprint (else Σ RSS peak) against it into OUT (.png, .svg, .pdf): "
+                   "the runs, the fit, the limit and the solved value")
+      ->check([](const std::string& out) -> std::string {
+        return plot::sweep_chart_output(out) ? "" : "'" + out + "': " + std::string(plot::kSweepChartFiles);
+      });
   sweep->add_option("--format", opts->format, "text (default), md, csv (the model; the runs without one) or json")
       ->check(format_check());
   sweep->add_option("--unit", opts->unit, "Unit of sizes: B, KiB, MiB, GiB, KB, MB, GB")->check(unit_check());

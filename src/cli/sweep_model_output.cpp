@@ -119,7 +119,9 @@ Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTr
   try {  // what the standard library throws (a thread that cannot start)
     if (Result<void> drawn = plot::plot_sweep(model, *figure, options.limit, solved, {request.plot, {}, "gnuplot"});
         !drawn) {
-      return Failure{"--plot: " + terminal_text(drawn.failure().message)};
+      // The chart's own failures name --plot already ("--plot draws with gnuplot, and …").
+      const std::string& why = drawn.failure().message;
+      return Failure{(why.starts_with("--plot") ? "" : "--plot: ") + terminal_text(why)};
     }
   } catch (const std::exception& e) {
     return Failure{"--plot: " + terminal_text(e.what())};

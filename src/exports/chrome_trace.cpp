@@ -13,16 +13,14 @@
 #include <unordered_map>
 #include <ostream>
 
-#include "qprof/analysis/job.hpp"
 #include "qprof/common/number_text.hpp"
-#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
 #include "text_out.hpp"
+#include "trace_name.hpp"
 
 namespace qprof::exports {
-using analysis::rank_label;
 using trace::CgroupSample;
 using trace::CpuSample;
 using trace::ExitInfo;
@@ -230,12 +228,7 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
     // Named and ordered once the header is read (metadata events may come anywhere): a rank's
     // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the
     // files given.
-    if (!inputs[i].label.empty())
-      f.label = inputs[i].label;
-    else if (f.rank)
-      f.label = rank_label(*f.rank, f.host);
-    else
-      f.label = default_label(inputs[i].path);
+    f.label = trace_name(inputs[i], f.rank, f.host);
     const std::int64_t sort_index = f.rank ? *f.rank : 1000000000 + pid;  // traces without a rank after the ranks
     out << ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":" << json_string(f.label)
         << "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p

@@ -14,16 +14,14 @@
 #include "chrome_trace.hpp"
 #include "qprof/common/csv_cell.hpp"
 #include "qprof/common/number_text.hpp"
-#include "qprof/common/trace_label.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
 #include "table.hpp"
 #include "text_out.hpp"
+#include "trace_name.hpp"
 
 namespace qprof::exports {
 namespace {
-
-std::string label_of(const Input& in) { return in.label.empty() ? default_label(in.path) : in.label; }
 
 // A value the trace lacks, or one with no number (NaN), is `missing`: "" in CSV, null in JSON.
 std::string value_text(const std::optional<double>& v, const char* missing) {
@@ -31,15 +29,16 @@ std::string value_text(const std::optional<double>& v, const char* missing) {
 }
 
 // One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
-void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
+void write_csv(const std::vector<Input>& inputs, const std::vector<std::string>& names, const ColumnSet& set, Unit unit,
+               std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   const bool several = inputs.size() > 1;
   if (several) out << "trace,";
   for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i].name;
   out << '\n';
-  for (const Input& in : inputs) {
-    const std::string label = csv_cell(label_of(in));
-    stream_rows(in.path, set, unit, [&](const Row& r) {
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::string label = csv_cell(names[k]);
+    stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
       if (several) out << label << ',';
       out << number_text(r.time_s, "");
       for (const auto& v : r.values) out << ',' << value_text(v, "");
@@ -49,7 +48,8 @@ void write_csv(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit
 }
 
 // {"producer", "columns": [{name, unit}…], "traces": [{label, file, rows: [[t, v…]…]}…]}
-void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit unit, std::ostream& out) {
+void write_json(const std::vector<Input>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
+                Unit unit, std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   out << "{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\n\"columns\":[";
   for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -58,8 +58,8 @@ void write_json(const std::vector<Input>& inputs, const ColumnSet& set, Unit uni
   }
   out << "],\n\"traces\":[";
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(label_of(inputs[k]))
-        << ",\"file\":" << json_string(inputs[k].path) << ",\"rows\":[";
+    out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(names[k]) << ",\"file\":" << json_string(inputs[k].path)
+        << ",\"rows\":[";
     bool first = true;
     stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
       out << (first ? "\n[" : ",\n[") << number_text(r.time_s, "null");
@@ -114,16 +114,20 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
   }
   // CSV and JSON read every trace through (the column scan) before their first byte.
   ColumnSet set;
-  for (const Input& in : inputs) set.scan(in.path);
+  std::vector<std::string> names;  // as the Chrome trace names them: a rank's trace "rank N (HOST)"
+  for (const Input& in : inputs) {
+    const TraceIdentity id = set.scan(in.path);
+    names.push_back(trace_name(in, id.rank, id.host));
+  }
   if (options.warn && set.children_left_out + set.gpus_left_out > 0) {
     options.warn(std::to_string(set.children_left_out) + " processes and " + std::to_string(set.gpus_left_out) +
                  " GPU devices beyond the first " + std::to_string(ColumnSet::kMaxColumnsPerKind) +
                  " of each have no column");
   }
   if (options.format == Format::csv)
-    write_csv(inputs, set, options.unit, out);
+    write_csv(inputs, names, set, options.unit, out);
   else
-    write_json(inputs, set, options.unit, out);
+    write_json(inputs, names, set, options.unit, out);
 }
 
 }  // namespace qprof::exports

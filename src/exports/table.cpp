@@ -37,6 +37,7 @@ std::string suffix(Unit u) {
 class Scanner : public trace::Visitor {
  public:
   explicit Scanner(ColumnSet& c) : c_(c) {}
+  void header(const TraceMeta& m) override { identity = {m.job.rank, m.host}; }
   void pss(const PssSample&) override { c_.pss = true; }
   void cgroup(const CgroupSample&) override { c_.cgroup = true; }
   void cpu(const CpuSample&) override { c_.cpu = true; }
@@ -49,6 +50,7 @@ class Scanner : public trace::Visitor {
   void gpu_util(const GpuUtilSample& s) override {
     if (c_.gpu_util.size() < kMaxGpuUtilColumns) c_.gpu_util.emplace(s.device, 0);
   }
+  TraceIdentity identity;
 
  private:
   static constexpr std::size_t kMaxGpuUtilColumns = 64;  // a hostile trace cannot widen rows without end
@@ -203,7 +205,7 @@ class RowStreamer : public trace::Visitor {
 
 }  // namespace
 
-void ColumnSet::scan(const std::string& path) {
+TraceIdentity ColumnSet::scan(const std::string& path) {
   Scanner s(*this);
   trace::parse_file(path, s);
   std::size_t i = 0;
@@ -212,6 +214,7 @@ void ColumnSet::scan(const std::string& path) {
   for (auto& [pid, pos] : child) pos = i++;
   i = 0;
   for (auto& [index, pos] : gpu_util) pos = i++;
+  return s.identity;
 }
 
 std::vector<Column> ColumnSet::columns(Unit unit) const {

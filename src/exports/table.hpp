@@ -20,11 +20,18 @@ struct Column {
   std::string unit;  // "MiB", "%", "MiB/s", "s"
 };
 
+// A job's rank and the host it ran on, from a trace's header.
+struct TraceIdentity {
+  std::optional<std::int64_t> rank;
+  std::string host;
+};
+
 // Which series the traces have, gathered over every trace.
 class ColumnSet {
  public:
-  // Streams `path` once and adds the series it has. Throws trace::ParseError.
-  void scan(const std::string& path);
+  // Streams `path` once and adds the series it has; returns what its name needs (trace_name.hpp).
+  // Throws trace::ParseError.
+  TraceIdentity scan(const std::string& path);
   std::vector<Column> columns(Unit unit) const;
 
   bool pss = false, cgroup = false, cpu = false, io = false;

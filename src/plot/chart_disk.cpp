@@ -6,15 +6,9 @@
 #include "chart_builder.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/plot/escape.hpp"
+#include "qprof/plot/off_chart.hpp"
 
 namespace qprof::plot::chart_detail {
-
-namespace {
-
-// A figure more than this many times the drawn data's top is written, not drawn.
-constexpr double kOffChart = 1.5;
-
-}  // namespace
 
 void Builder::limit_line(Draft& d, const TraceData& t, double unit) {
   const auto it = t.meta.other.find("limit");
@@ -30,7 +24,7 @@ void Builder::limit_line(Draft& d, const TraceData& t, double unit) {
   const std::string title = (src == t.meta.other.end() ? std::string("memory") : display_text(src->second, 16)) +
                             " limit " + bytes_text(bytes, units_.chosen);
   // A limit far above the tree (the machine's MemTotal) would flatten the chart: written instead.
-  if (d.data_max > 0 && bytes / unit > kOffChart * d.data_max) {
+  if (off_chart(bytes / unit, d.data_max)) {
     note(title + " (off the chart)");
     return;
   }
@@ -53,7 +47,7 @@ void Builder::disk_panel(Draft& d, const std::vector<TraceInput>& in) {
   }
   // Free space is drawn when it shares the sizes' scale (a small or nearly full file system);
   // otherwise the key gives its lowest value.
-  const bool draw_free = any_free && free_low <= kOffChart * std::max(top, 1.0);
+  const bool draw_free = any_free && !off_chart(free_low, std::max(top, 1.0));
   const Unit u = o_.unit.value_or(auto_unit(bytes_from_double(draw_free ? std::max(top, free_low) : top), Unit::KiB));
   const double unit = unit_bytes(u);
   d.panel.ylabel = "disk (" + std::string(unit_name(u)) + ")";

@@ -11,13 +11,11 @@
 #include "qprof/common/units.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/labels.hpp"
+#include "qprof/plot/off_chart.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::plot::chart_detail {
 using trace::TorchSample;
-
-// A figure more than this many times the drawn data's top is written, not drawn.
-constexpr double kOffChartFactor = 1.5;
 
 // The program of a shell-quoted command line: "python3" of "/usr/bin/python3 -c '…'".
 std::string command_name(std::string_view cmdline) {
@@ -249,7 +247,7 @@ void Builder::exact_peaks(Draft& d, const TraceData& t, int color, double unit, 
     auto it = t.peaks.find(std::string(k.name));
     if (it == t.peaks.end()) continue;
     const double b = static_cast<double>(it->second);
-    if (drawn > 0 && b / unit > kOffChartFactor * drawn) {
+    if (off_chart(b / unit, drawn)) {
       // An upper bound that far above what was drawn bounds nothing (workers that never
       // coexisted): left out, as the run's summary leaves it out.
       if (k.role != Role::peak_hwm) note(panel + k.title + bytes_text(b, units_.chosen) + " (off the chart)");

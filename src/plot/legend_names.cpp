@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <string_view>
 
+#include "qprof/common/trace_label.hpp"
 #include "qprof/plot/escape.hpp"
 
 namespace qprof::plot {
@@ -93,13 +93,9 @@ std::vector<std::string> legend_names(const std::vector<std::string>& labels, st
   } else if (!fit) {
     names[0] = display_text(names[0], max_chars);
   }
-  std::map<std::string, int> seen;
-  for (const std::string& s : names) ++seen[s];
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (seen[names[i]] < 2) continue;
-    const std::string mark = " #" + std::to_string(i + 1);
-    names[i] = display_text(names[i], max_chars > mark.size() + 1 ? max_chars - mark.size() : 1) + mark;
-  }
+  mark_equal_names(names, [&](const std::string& name, std::size_t mark_chars) {
+    return display_text(name, max_chars > mark_chars + 1 ? max_chars - mark_chars : 1);
+  });
   return names;
 }
 

@@ -73,17 +73,15 @@ Result<std::string> read_style(const std::string& path) {
   return text;
 }
 
-// Each trace's name: its --label, else its file's name less ".dat"; files of one name in other
-// folders ("a/run.dat", "b/run.dat") are named by their paths, so that the key tells them apart.
+// Each trace's name: its --label, else its file's name less ".dat" (common/trace_label: the
+// names every command gives traces shown together).
 std::vector<std::string> trace_labels(const std::vector<Input>& inputs) {
-  std::vector<std::string> out;
-  for (const Input& in : inputs) out.push_back(in.label.empty() ? default_label(in.path) : in.label);
-  const std::vector<std::string> plain = out;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const bool shared = std::count(plain.begin(), plain.end(), plain[i]) > 1;
-    if (inputs[i].label.empty() && shared) out[i] = std::string(without_dat_suffix(inputs[i].path));
+  std::vector<std::string> paths, labels;
+  for (const Input& in : inputs) {
+    paths.push_back(in.path);
+    labels.push_back(in.label);
   }
-  return out;
+  return trace_names(paths, labels);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // qprof compare: traces side by side, commands run first (with repeats), budgets on a baseline.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -150,6 +151,50 @@ TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
   EXPECT_NE(chart.find("layerwise, peak"), std::string::npos);
   // A bad chart name is a usage error before anything is read or run.
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), "--plot", temp_dir() + "/chart.gif"}).status, 2);
+  // A sweep's chart is a picture: a text chart is refused before the table is printed.
+  const Result text = qprof({"compare", "--sweep", "n", fixture("minmax.dat"), "--plot", "-"});
+  EXPECT_EQ(text.status, 2);
+  EXPECT_EQ(text.out, "");
+  EXPECT_NE(text.err.find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
+  std::string help;  // its lines joined: the help wraps to the terminal
+  for (const char c : qprof({"compare", "--help"}).out) {
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      help += c;
+    else if (!help.empty() && help.back() != ' ')
+      help += ' ';
+  }
+  EXPECT_NE(help.find("with --sweep, the model's chart: .png, .svg or .pdf"), std::string::npos) << help;
+}
+
+// Rows are named as qprof plot names traces: two files of one name in other folders by their
+// paths, one file given twice by its place; in every format and in the ratio line.
+TEST(CompareFiles, RowsOfOneNameAreToldApart) {
+  const std::string d1 = temp_dir() + "/names/d1", d2 = temp_dir() + "/names/d2";
+  fs::create_directories(d1);
+  fs::create_directories(d2);
+  fs::copy_file(fixture("minmax.dat"), d1 + "/x.dat", fs::copy_options::overwrite_existing);
+  fs::copy_file(fixture("layerwise.dat"), d2 + "/x.dat", fs::copy_options::overwrite_existing);
+  const Result text = qprof({"compare", d1 + "/x.dat", d2 + "/x.dat"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(text.out.find("\n" + d1 + "/x ") != std::string::npos) << text.out;
+  EXPECT_TRUE(text.out.find("\n" + d2 + "/x ") != std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ratios: to the first row (" + d1 + "/x)"), std::string::npos) << text.out;
+  const Result md = qprof({"compare", "--format", "md", d1 + "/x.dat", d2 + "/x.dat"});
+  EXPECT_NE(md.out.find("| " + d2 + "/x "), std::string::npos) << md.out;
+
+  const std::string a = fixture("minmax.dat");
+  const Result csv = qprof({"compare", "--format", "csv", a, a});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  const std::string path = a.substr(0, a.size() - 4);  // one file: its path less .dat, then its place
+  EXPECT_NE(csv.out.find("\n" + path + " #1," + a + ","), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\n" + path + " #2," + a + ","), std::string::npos) << csv.out;
+  const auto j = nlohmann::json::parse(qprof({"compare", "--format", "json", "--label", "v,v", a, a}).out);
+  EXPECT_EQ(j["comparison"][0]["label"], "v #1");
+  EXPECT_EQ(j["comparison"][1]["label"], "v #2");
+  // Names that differ stay as they were.
+  const auto k = nlohmann::json::parse(qprof({"compare", "--format", "json", a, fixture("layerwise.dat")}).out);
+  EXPECT_EQ(k["comparison"][0]["label"], "minmax");
+  EXPECT_EQ(k["comparison"][1]["label"], "layerwise");
 }
 
 TEST(CompareBudgets, GrowthAgainstABaselineFile) {

@@ -225,6 +225,18 @@ TEST(Ranks, ExportNamesAndOrdersTheRanks) {
   EXPECT_GT(order[3], order[1]);
   EXPECT_EQ(doc["metadata"]["traces"][0]["rank"], 1);
   EXPECT_FALSE(doc["metadata"]["traces"][2].contains("rank"));
+  // CSV's trace column and JSON's labels name each trace as the Chrome trace does.
+  const Result csv =
+      qprof({"export", "--format", "csv", dir + "/job.1.dat", dir + "/job.0.dat", data_file("mprof/func.dat")});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\nrank 1 (nodeB),"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\nrank 0 (nodeB),"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\nfunc,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.find("job.1"), std::string::npos) << csv.out;
+  const auto json = nlohmann::json::parse(
+      qprof({"export", "--format", "json", dir + "/job.1.dat", dir + "/job.0.dat", data_file("mprof/func.dat")}).out);
+  EXPECT_EQ(json["traces"][0]["label"], "rank 1 (nodeB)");
+  EXPECT_EQ(json["traces"][2]["label"], "func");
 }
 
 TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {

@@ -212,6 +212,14 @@ TEST(Sweep, UsageErrors) {
   EXPECT_EQ(qprof({"sweep", "-p", "1n=1", "--", "true", "{1n}"}).status, 2);   // not a name
   EXPECT_EQ(qprof({"sweep", "-p", "n=1,,2", "--", "true", "{n}"}).status, 2);  // an empty value
   EXPECT_EQ(qprof({"sweep", "-p", "n=1"}).status, 2);                          // no command
+  // A text chart is refused before any run: the command would write the file.
+  const std::string ran = temp_dir() + "/sweep_text_chart_ran";
+  const Result text =
+      qprof({"sweep", "-d", temp_dir() + "/text_chart", "-p", "n=1,2", "--plot", "-", "--", "touch", ran + "{n}"});
+  EXPECT_EQ(text.status, 2);
+  EXPECT_EQ(text.out, "");
+  EXPECT_NE(text.err.find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
+  EXPECT_FALSE(fs::exists(ran + "1"));
 }
 
 }  // namespace

@@ -45,6 +45,20 @@ TEST(TraceLabel, DatSuffixRuleIsOneForLabelsAndSweepValues) {
   EXPECT_EQ(without_dat_suffix("x.DAT"), "x.DAT");
 }
 
+// The names of traces shown together, plot's and compare's: files of one name by their paths,
+// equal names by their place, a label kept as given.
+TEST(TraceLabel, TracesShownTogetherNeverReadAlike) {
+  EXPECT_EQ(trace_names({"d1/x.dat", "d2/x.dat", "y.dat"}, {}), (std::vector<std::string>{"d1/x", "d2/x", "y"}));
+  EXPECT_EQ(trace_names({"d1/x.dat", "d2/x.dat"}, {"", "mine"}), (std::vector<std::string>{"x", "mine"}));
+  std::vector<std::string> same = trace_names({"a.dat", "a.dat", "b.dat"}, {});
+  EXPECT_EQ(same, (std::vector<std::string>{"a", "a", "b"}));
+  mark_equal_names(same);
+  EXPECT_EQ(same, (std::vector<std::string>{"a #1", "a #2", "b"}));
+  std::vector<std::string> fitted{"long", "long"};
+  mark_equal_names(fitted, [](const std::string& name, std::size_t mark) { return name.substr(0, 5 - mark); });
+  EXPECT_EQ(fitted, (std::vector<std::string>{"lo #1", "lo #2"}));
+}
+
 TEST(PathName, LastComponentIgnoresTrailingSlashes) {
   EXPECT_EQ(last_component("/scratch/run/cache"), "cache");
   EXPECT_EQ(last_component("/scratch/run/cache//"), "cache");

@@ -28,7 +28,7 @@ std::optional<Format> parse_format(std::string_view name);
 
 struct Input {
   std::string path;
-  std::string label;  // the trace's name in the output; empty: default_label (common/trace_label.hpp)
+  std::string label;  // the trace's name in the output; empty: "rank N (HOST)" for a rank, else default_label
 };
 
 struct Options {
