@@ -257,7 +257,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   report->add_flag("--request", opts->request,
                    "Print only the memory request to paste (Slurm --mem=, Kubernetes resources, Docker --memory=, "
                    "systemd MemoryMax=): the footprint's peak plus --margin, grown after an OOM kill as Kubernetes' "
-                   "VPA grows it");
+                   "VPA grows it; text, or one JSON object with --format json");
   report->add_option("--margin", opts->margin, "The request's margin over the footprint's peak (default 15%, VPA's)")
       ->type_name("PCT");
   report->add_option("--yaml", opts->yaml,
