@@ -50,13 +50,24 @@ Result<double> margin_of(const ReportCli& o) {
   return *margin;
 }
 
-// --request: the four forms for the trace's footprint, or why there are none.
-Result<int> print_request(const Trace& trace, double margin) {
+// --request: the four forms for the trace's footprint (text), or the same figures as one JSON
+// object, keyed as the report's JSON keys them; or why there are none.
+Result<int> print_request(const Trace& trace, double margin, const ReportCli& o) {
   const auto request = report::trace_request(trace, margin);
   if (!request)
     return Failure{"--request: the trace has no footprint (recorded with --no-pss, or by mprof): nothing to size from"};
+  if (o.format == "json") {
+    std::cout << report::render(*report::request_document(trace, margin), report::Format::json, {unit_of(o.unit)});
+    return 0;
+  }
   std::cout << request_block(*request);
   return 0;
+}
+
+// --request writes text or JSON: another format is a usage error, not the text form unasked.
+Result<void> check_request_format(const ReportCli& o) {
+  if (!o.request || o.format == "text" || o.format == "json") return {};
+  return Failure{"--request writes text or json; --format " + o.format + " does not combine with it"};
 }
 
 // --table: the table CSV writes; a usage error naming the document's tables when it has no such one.
@@ -145,6 +156,7 @@ Result<int> report_job(const ReportCli& o) {
 // One trace: its report, or its YAML (--yaml -) on stdout.
 Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
+  if (auto checked = check_request_format(o); !checked) return checked.failure();
   if (!o.yaml.empty()) {
     if (Result<void> checked = refuse_output_over(o.yaml, o.traces); !checked) {
       return Failure{"--yaml: " + terminal_text(checked.failure().message)};
@@ -190,7 +202,7 @@ Result<int> report_trace(const ReportCli& o) {
   }
   const auto margin = margin_of(o);
   if (!margin) return margin.failure();
-  if (o.request) return print_request(trace, *margin);
+  if (o.request) return print_request(trace, *margin, o);
   report::Document doc = report::trace_report(trace, asked_metric(o.metric));  // says a fallback itself
   report::add_oom_and_request_facts(doc, trace, *margin);
   return print(doc, o);
@@ -244,7 +256,7 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   report->add_flag("--request", opts->request,
                    "Print only the memory request to paste (Slurm --mem=, Kubernetes resources, Docker --memory=, "
                    "systemd MemoryMax=): the footprint's peak plus --margin, grown after an OOM kill as Kubernetes' "
-                   "VPA grows it");
+                   "VPA grows it; text, or one JSON object with --format json");
   report->add_option("--margin", opts->margin, "The request's margin over the footprint's peak (default 15%, VPA's)")
       ->type_name("PCT");
   report->add_option("--yaml", opts->yaml,

@@ -29,6 +29,13 @@ bool unit_follows(std::string_view line, std::size_t space) {
   return next.starts_with('s') && (next.size() == 1 || !std::isalpha(static_cast<unsigned char>(next[1])));
 }
 
+// Where the word running over byte `cut` ends: the next space not before a unit, or the end.
+std::size_t word_end(std::string_view line, std::size_t cut) {
+  std::size_t space = line.find(' ', cut);
+  while (space != std::string_view::npos && unit_follows(line, space)) space = line.find(' ', space + 1);
+  return space == std::string_view::npos ? line.size() : space;
+}
+
 }  // namespace
 
 std::string wrap_line(std::string_view line, std::size_t width, std::size_t indent) {
@@ -47,10 +54,12 @@ std::string wrap_line(std::string_view line, std::size_t width, std::size_t inde
     std::size_t space = line.rfind(' ', cut);
     while (space != std::string_view::npos && space > 0 && unit_follows(line, space))
       space = line.rfind(' ', space - 1);
-    // Break at the last space that leaves text on this line; none: break the word itself.
-    std::size_t end = space != std::string_view::npos && space > 0 ? space : cut;
-    while (end > 0 && line[end - 1] == ' ') --end;
-    if (end == 0) end = cut;
+    // Break at the last space that leaves text on this line; none: after the word that is wider
+    // than the line, whole on a line of its own (a cgroup path stays one to copy), as --help and
+    // report's notes keep it.
+    std::size_t end = space != std::string_view::npos && space > 0 ? space : std::string_view::npos;
+    while (end != std::string_view::npos && end > 0 && line[end - 1] == ' ') --end;
+    if (end == std::string_view::npos || end == 0) end = word_end(line, cut);
     out += prefix + std::string(line.substr(0, end)) + '\n';
     line.remove_prefix(end);
     while (!line.empty() && line.front() == ' ') line.remove_prefix(1);

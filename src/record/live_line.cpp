@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,48 +28,91 @@ bool window(int fd, int& rows, int& cols) {
   return rows >= 2 && cols >= 20;
 }
 
+constexpr int kLastRank = 5;
+// The stage is shown last but ranks second, after the elapsed time and the memory: where the job
+// is (its latest marker) is what a user of a training script looks at first. It is text, the one
+// part that may be cut: it claims up to kStageClaim columns before the parts ranked after it (at
+// least kStageShownAtLeast, or it is left out), and whatever room they leave after that.
+constexpr int kStageRank = 2;
+constexpr std::size_t kStageClaim = 20;
+constexpr std::size_t kStageShownAtLeast = 4;
+constexpr std::string_view kSeparator = " | ";
+
+// A label is the job's text: printable ASCII only, so that it never drives the terminal and its
+// width is its length.
+std::string printable_stage(std::string_view label) {
+  std::string stage;
+  for (unsigned char c : label.substr(0, 200)) stage += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
+  return stage;
+}
+
+// One part of the line and its rank (0 first) in the choice of what fits.
+struct LivePart {
+  std::string text;
+  int rank;
+};
+
+// The parts that fit `room`, in their order, taken by rank: one that does not fit is left out
+// whole, never cut inside a number ("RSS sum 1.01 GiB (peak 1.0"), and a later-ranked one that
+// fits is still shown. parts.front() is the elapsed time: where it alone does not fit, what of it does.
+std::string join_fitting(const std::vector<LivePart>& parts, const std::string& stage, std::size_t room) {
+  if (parts.front().text.size() > room) return parts.front().text.substr(0, room);
+  std::vector<bool> shown(parts.size(), false);
+  std::size_t used = 0;  // the columns of the parts taken so far, separators included
+  const auto take = [&](std::size_t width) {
+    const std::size_t more = used == 0 ? width : kSeparator.size() + width;
+    if (used + more > room) return false;
+    used += more;
+    return true;
+  };
+  bool stage_shown = false;
+  for (int rank = 0; rank <= kLastRank; ++rank) {
+    if (rank == kStageRank && !stage.empty()) {
+      const std::size_t left = room - used;
+      const std::size_t claim =
+          std::min({stage.size(), kStageClaim, left > kSeparator.size() ? left - kSeparator.size() : 0});
+      stage_shown = claim >= std::min(stage.size(), kStageShownAtLeast) && take(claim);
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (parts[i].rank == rank) shown[i] = take(parts[i].text.size());
+  }
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (shown[i]) text += (text.empty() ? "" : std::string(kSeparator)) + parts[i].text;
+  }
+  if (stage_shown) {
+    text += std::string(kSeparator) + stage;
+    if (text.size() > room) text.resize(room);
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string format_live_status(const LiveStatus& s, int columns) {
-  // The line's parts, most telling first; those that do not fit are left out whole, so that the
-  // line is never cut inside a number ("RSS sum 1.01 GiB (peak 1.0").
-  std::vector<std::string> parts;
+  // The line's parts in the order they are shown, each with its rank where not all fit:
+  // elapsed time, memory, the stage, GPU memory, CPU, then Σ RSS beside a footprint.
+  std::vector<LivePart> parts;
   char head[64];
   std::snprintf(head, sizeof head, "qprof %.1f s", s.elapsed);
-  parts.emplace_back(head);
-  // The footprint first (shared pages once), as the summary gives it; then Σ RSS as mprof counts it.
+  parts.push_back({head, 0});
+  // The footprint first (shared pages once), as the summary gives it; then Σ RSS as mprof counts
+  // it, which ranks last beside a footprint (the second count of the same memory).
   if (s.footprint)
-    parts.push_back("footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")");
-  parts.push_back(std::string(s.footprint ? "RSS sum " : "RSS ") + human_bytes(s.rss) + " (peak " +
-                  human_bytes(s.peak_rss) + ")");
-  if (s.gpu) parts.push_back("GPU " + human_bytes(*s.gpu));
+    parts.push_back({"footprint " + human_bytes(*s.footprint) + " (peak " + human_bytes(s.peak_footprint) + ")", 1});
+  parts.push_back(
+      {std::string(s.footprint ? "RSS sum " : "RSS ") + human_bytes(s.rss) + " (peak " + human_bytes(s.peak_rss) + ")",
+       s.footprint ? kLastRank : 1});
+  if (s.gpu) parts.push_back({"GPU " + human_bytes(*s.gpu), 3});
   if (s.cpu_percent) {
     char cpu[32];
     std::snprintf(cpu, sizeof cpu, "CPU %.0f %%", *s.cpu_percent);
-    parts.emplace_back(cpu);
+    parts.push_back({cpu, 4});
   }
-  std::string stage;
-  // A label is the job's text: printable ASCII only, so that it never drives the terminal
-  // and its width is its length.
-  for (unsigned char c : s.stage.substr(0, 200)) stage += (c >= 0x20 && c < 0x7F) ? static_cast<char>(c) : '?';
   // One short of the width: a character in the last column would wrap on some terminals.
   const std::size_t room = columns > 1 ? static_cast<std::size_t>(columns - 1) : 0;
-  std::string text;
-  std::size_t shown = 0;
-  for (const std::string& part : parts) {
-    const std::string next = text.empty() ? part : text + " | " + part;
-    if (next.size() > room) break;
-    text = next;
-    ++shown;
-  }
-  // The stage's name is the one part that may be cut (it is text, not a figure): after all the
-  // figures, where a few of its letters fit.
-  if (!stage.empty() && shown == parts.size() && text.size() + 3 + 4 <= room) {
-    text += " | " + stage;
-    if (text.size() > room) text.resize(room);
-  }
-  if (text.empty()) text = std::string(parts.front()).substr(0, room);
-  return text;
+  const std::string stage = printable_stage(s.stage);
+  return join_fitting(parts, stage, room);
 }
 
 bool LiveLine::wanted(int fd, bool quiet, bool live_option) {

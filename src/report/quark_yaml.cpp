@@ -10,6 +10,7 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/checkpoints.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/footprint.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/report/quark_yaml.hpp"
@@ -272,7 +273,10 @@ void emit_missing(YAML::Emitter& e, bool has_main_peak, bool has_gpu, bool has_i
 }
 
 // The run's own facts in the qprof map: versions, command, host, sampling.
-void emit_run_facts(YAML::Emitter& e, const Trace& t, const QuarkYamlOptions& options) {
+// `in_progress`: the run goes on (--yaml-stream), or its trace was cut short (no EXIT record:
+// qprof was killed, or the machine stopped), so that no figure of it is the run's last.
+// `incomplete` says why, in a report made afterwards.
+void emit_run_facts(YAML::Emitter& e, const Trace& t, bool in_progress, const std::string& incomplete) {
   text(e, "version", std::string(kVersion));
   text(e, "trace", t.source);
   put(e, "trace_format", t.meta.format_version);
@@ -283,7 +287,8 @@ void emit_run_facts(YAML::Emitter& e, const Trace& t, const QuarkYamlOptions& op
   if (t.meta.interval > 0) put(e, "interval_secs", secs(t.meta.interval));
   put(e, "samples", t.samples());
   text(e, "memory_unit", "MiB");
-  put(e, "in_progress", options.in_progress);
+  put(e, "in_progress", in_progress);
+  if (!incomplete.empty()) text(e, "incomplete", incomplete);
 }
 
 void emit_footprint(YAML::Emitter& e, const Trace& t) {
@@ -323,7 +328,11 @@ void emit_notes(YAML::Emitter& e, const Trace& t) {
 }  // namespace
 
 std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
-  const std::vector<Checkpoint> cps = checkpoints(t, !options.in_progress);
+  // A trace without its EXIT record ends where qprof stopped, not where the run did: no End
+  // record is made up for it.
+  const bool cut_short = t.is_qprof() && !t.exit;
+  const bool in_progress = options.in_progress || cut_short;
+  const std::vector<Checkpoint> cps = checkpoints(t, !in_progress);
   const auto io = io_totals(t);
   // Quark's summary keys with Quark's meanings (its profiler's code, not only its docs):
   // peak_memory_mb is the kernel's high-water mark of the job's main process; under qprof the
@@ -340,7 +349,7 @@ std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   e << YAML::Newline << YAML::Comment("Everything else qprof knows about the run");
   key(e, "qprof");
   e << YAML::BeginMap;
-  emit_run_facts(e, t, options);
+  emit_run_facts(e, t, in_progress, options.in_progress ? "" : trace::incomplete_reason(t));
   emit_footprint(e, t);
   emit_exit(e, t);
   emit_peaks(e, t);

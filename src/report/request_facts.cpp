@@ -20,6 +20,32 @@ std::optional<MemoryRequest> trace_request(const Trace& trace, double margin) {
   return memory_request(footprint->peak, "footprint", margin, killed_at);
 }
 
+namespace {
+
+// The request's facts: request, request_margin, request_rule and one per form.
+void add_request_facts(Document& doc, const MemoryRequest& request) {
+  auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
+    doc.facts.push_back({Column::of(std::move(key), std::move(title), kind), std::move(cell)});
+  };
+  fact("request", "request", Kind::bytes, Cell::bytes(request.bytes));
+  fact("request_margin", "request margin", Kind::share, Cell::number(request.margin));
+  fact("request_rule", "request rule", Kind::text, Cell::string(request_rule(request)));
+  fact("request_slurm", "Slurm", Kind::text, Cell::string(slurm_request(request)));
+  fact("request_kubernetes", "Kubernetes", Kind::text, Cell::string(kubernetes_request(request)));
+  fact("request_docker", "Docker", Kind::text, Cell::string(docker_request(request)));
+  fact("request_systemd", "systemd", Kind::text, Cell::string(systemd_request(request)));
+}
+
+}  // namespace
+
+std::optional<Document> request_document(const Trace& trace, double margin) {
+  const auto request = trace_request(trace, margin);
+  if (!request) return std::nullopt;
+  Document doc;
+  add_request_facts(doc, *request);
+  return doc;
+}
+
 void add_oom_and_request_facts(Document& doc, const Trace& trace, double margin) {
   std::vector<Document::Fact> kills;
   for (std::size_t i = 0; i < trace.oom_kills.size(); ++i) {
@@ -30,18 +56,7 @@ void add_oom_and_request_facts(Document& doc, const Trace& trace, double margin)
   // Said first: an OOM kill explains the figures that follow (a worker gone, a peak at the limit).
   const std::size_t after_command = std::min<std::size_t>(2, doc.facts.size());
   doc.facts.insert(doc.facts.begin() + static_cast<std::ptrdiff_t>(after_command), kills.begin(), kills.end());
-  const auto request = trace_request(trace, margin);
-  if (!request) return;
-  auto fact = [&](std::string key, std::string title, Kind kind, Cell cell) {
-    doc.facts.push_back({Column::of(std::move(key), std::move(title), kind), std::move(cell)});
-  };
-  fact("request", "request", Kind::bytes, Cell::bytes(request->bytes));
-  fact("request_margin", "request margin", Kind::share, Cell::number(request->margin));
-  fact("request_rule", "request rule", Kind::text, Cell::string(request_rule(*request)));
-  fact("request_slurm", "Slurm", Kind::text, Cell::string(slurm_request(*request)));
-  fact("request_kubernetes", "Kubernetes", Kind::text, Cell::string(kubernetes_request(*request)));
-  fact("request_docker", "Docker", Kind::text, Cell::string(docker_request(*request)));
-  fact("request_systemd", "systemd", Kind::text, Cell::string(systemd_request(*request)));
+  if (const auto request = trace_request(trace, margin)) add_request_facts(doc, *request);
 }
 
 }  // namespace qprof::report

@@ -7,6 +7,7 @@
 #include "qprof/analysis/default_metric.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/report/trend.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/footprint.hpp"
 #include "usage_report.hpp"
 
@@ -150,6 +151,9 @@ Document trace_report(const Trace& trace, std::optional<Metric> asked) {
   };
   fact("trace", "trace", Kind::text, Cell::string(trace.source));
   fact("command", "command", Kind::text, Cell::string(trace.cmdline));
+  // A trace cut short (qprof or the machine stopped first): said in every format, not only on stderr.
+  if (const std::string why = trace::incomplete_reason(trace); !why.empty())
+    fact("incomplete", "trace incomplete", Kind::text, Cell::string(why));
   // Machine formats name the stage table's metric; human ones in its title.
   d.facts.push_back(
       {machine_only(column("metric", "metric", Kind::text)), Cell::string(std::string(metric_info(metric).name))});

@@ -131,6 +131,8 @@ std::string hostile_trace(const std::string& dir) {
          " raw \x1b]52;c;AAAA\x07 \x7F \xC0\xAF \x9B"
          "1m Start\n";
   dat += "NOTE note \x1b[5m\xFF\nMEM 5.0 " + std::to_string(t + 1) + "\n";
+  // Whole (its EXIT record): the YAML then ends with its End record.
+  dat += "EXIT " + std::to_string(t + 1) + " status=0 signal=0 timed_out=0\n";
   const std::string path = dir + "/hostile.dat";
   write(path, dat);
   return path;

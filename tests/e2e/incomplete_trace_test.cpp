@@ -71,6 +71,35 @@ TEST(IncompleteTrace, EveryReaderSaysSoInOneLineWithWhy) {
   }
 }
 
+// The report itself says it, not only stderr: YAML in progress with no End record made up,
+// text, md and json a fact.
+TEST(IncompleteTrace, TheReportSaysSoInEveryFormat) {
+  const std::string dir = temp_dir();
+  const Traces t = make_traces(dir);
+  const std::string checks =
+      "import sys, yaml\n"
+      "d = yaml.safe_load(sys.stdin)\n"
+      "steps = [r['step'] for r in d['memory_usage']]\n"
+      "if sys.argv[1] == 'killed':\n"
+      "  assert d['qprof']['in_progress'] is True, d['qprof']\n"
+      "  assert 'End' not in steps, steps\n"
+      "  assert d['qprof']['incomplete'].startswith('no end record (EXIT)'), d['qprof']\n"
+      "else:\n"
+      "  assert d['qprof']['in_progress'] is False and steps[-1] == 'End', (d['qprof'], steps)\n"
+      "  assert 'incomplete' not in d['qprof']\n";
+  for (const auto& [name, path] : {std::pair{"killed", t.killed}, std::pair{"whole", t.whole}}) {
+    const Result yaml = qprof({"report", "--format", "yaml", path});
+    ASSERT_EQ(yaml.status, 0) << yaml.err;
+    const Result py = run({debian_python(), "-c", checks, name}, yaml.out);
+    EXPECT_EQ(py.status, 0) << name << "\n" << py.err << yaml.out;
+    for (const std::string format : {"text", "md", "json"}) {
+      const Result r = qprof({"report", "--format", format, path});
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(contains(r.out, "no end record (EXIT)"), std::string(name) == "killed") << format << "\n" << r.out;
+    }
+  }
+}
+
 TEST(IncompleteTrace, ExportToStdoutWritesNothingWhenAnInputIsBad) {
   const std::string dir = temp_dir();
   const Traces t = make_traces(dir);

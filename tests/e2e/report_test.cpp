@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,30 @@ Result python_checks(const std::string& yaml_path, const std::string& checks,
   std::vector<std::string> argv{debian_python(), "-c", script, yaml_path};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv);
+}
+
+TEST(ReportCli, RequestInJsonHasTheFiguresOfTheTextForm) {
+  const Result text = qprof({"report", "--request", fixture("quark.dat")});
+  const Result json = qprof({"report", "--request", "--format", "json", fixture("quark.dat")});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  // The text form's lines, each form's value the JSON's, keyed as the report's JSON keys them.
+  for (const char* form : {"slurm", "kubernetes", "docker", "systemd"}) {
+    const std::string value = j["request_" + std::string(form)].get<std::string>();
+    EXPECT_NE(text.out.find(form + std::string(std::max<std::size_t>(12 - std::strlen(form), 1), ' ') + value + "\n"),
+              std::string::npos)
+        << form << "\n"
+        << text.out;
+  }
+  EXPECT_EQ(j["request_bytes"].get<std::uint64_t>() >> 20, 1093u) << "--mem=1093M: " << json.out;
+  const auto full = nlohmann::json::parse(qprof({"report", "--format", "json", fixture("quark.dat")}).out);
+  for (const auto& [key, value] : j.items()) EXPECT_EQ(full[key], value) << key;
+  // Another format is refused, naming the combination, rather than given the text form.
+  const Result md = qprof({"report", "--request", "--format", "md", fixture("quark.dat")});
+  EXPECT_EQ(md.status, 2);
+  EXPECT_EQ(md.out, "");
+  EXPECT_NE(md.err.find("--request writes text or json; --format md does not combine with it"), std::string::npos)
+      << md.err;
 }
 
 TEST(ReportCli, TablesInEveryFormat) {

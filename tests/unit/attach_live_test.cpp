@@ -71,18 +71,52 @@ TEST(LiveLine, TextFitsTheWidthAndIsPrintable) {
   f.peak_footprint = Bytes{200} << 20;
   EXPECT_EQ(format_live_status(f, 200).substr(0, 80),
             "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | RSS sum 300.0 MiB (peak 51");
-  // Narrower: whole parts are left out from the end, never a figure cut in two; the stage's name
-  // alone may be cut.
-  EXPECT_EQ(format_live_status(f, 80), "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB)");
+  // Narrower: parts are taken by rank (elapsed, memory, the stage, GPU, CPU, Σ RSS beside a
+  // footprint); one that does not fit is left out whole, never a figure cut in two, and later
+  // ones that fit are still shown. The stage's name alone may be cut.
+  EXPECT_EQ(format_live_status(f, 80),
+            "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | Calibration ?[31mStart???");
+  EXPECT_EQ(format_live_status(f, 60), "qprof 12.3 s | footprint 100.0 MiB (peak 200.0 MiB) | Calib");
   EXPECT_EQ(format_live_status(s, 80),
-            "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | GPU 2.00 GiB | CPU 98 % | Calib");
-  EXPECT_EQ(format_live_status(s, 40), "qprof 12.3 s");
+            "qprof 12.3 s | RSS 300.0 MiB (peak 512.0 MiB) | CPU 98 % | Calibration ?[31mSta");
+  EXPECT_EQ(format_live_status(s, 40), "qprof 12.3 s | Calibration ?[31mStart??");
   EXPECT_EQ(format_live_status(s, 8), "qprof 1");
-  for (int cols : {8, 20, 40, 60, 80, 100}) {
-    const std::string t = format_live_status(s, cols);
-    EXPECT_LE(t.size(), static_cast<std::size_t>(cols - 1));
-    EXPECT_EQ(wide.substr(0, t.size()), t);
+  for (int cols = 8; cols <= 200; ++cols) {
+    const std::string t = format_live_status(f, cols);
+    EXPECT_LE(t.size(), static_cast<std::size_t>(cols - 1)) << cols;
+    EXPECT_TRUE(t.starts_with("qprof 1")) << t;
+    // Every part shown is one of the wide line's, whole; the stage (last) may be cut.
+    std::size_t from = 0;
+    for (std::size_t bar = t.find(" | "); from < t.size(); bar = t.find(" | ", from)) {
+      const std::string part = t.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+      const bool last = bar == std::string::npos;
+      EXPECT_TRUE(format_live_status(f, 200).find(part) != std::string::npos && (last || part.size() > 3)) << t;
+      from = last ? t.size() : bar + 3;
+    }
   }
+}
+
+TEST(LiveLine, APartThatDoesNotFitLeavesTheLaterOnesThatDo) {
+  // At 80 columns the Σ RSS part does not fit: CPU and the stage after it do.
+  LiveStatus s;
+  s.elapsed = 3.1;
+  s.rss = s.peak_rss = Bytes{67} << 20;
+  s.footprint = Bytes{64} << 20;
+  s.peak_footprint = Bytes{64} << 20;
+  s.cpu_percent = 10;
+  s.stage = "Grow Start";
+  EXPECT_EQ(format_live_status(s, 80), "qprof 3.1 s | footprint 64.0 MiB (peak 64.0 MiB) | CPU 10 % | Grow Start");
+  EXPECT_EQ(
+      format_live_status(s, 120),
+      "qprof 3.1 s | footprint 64.0 MiB (peak 64.0 MiB) | RSS sum 67.0 MiB (peak 67.0 MiB) | CPU 10 % | Grow Start");
+  // Without the stage and with no room for the footprint: GPU and CPU still shown.
+  s.stage = {};
+  s.gpu = Bytes{2} << 30;
+  EXPECT_EQ(format_live_status(s, 40), "qprof 3.1 s | GPU 2.00 GiB | CPU 10 %");
+  // The stage ranks before GPU and CPU (it is shown last): it takes the room of GPU, and CPU,
+  // which still fits, is shown.
+  s.stage = "Calibration";
+  EXPECT_EQ(format_live_status(s, 40), "qprof 3.1 s | CPU 10 % | Calibration");
 }
 
 }  // namespace

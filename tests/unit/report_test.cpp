@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
@@ -183,6 +184,19 @@ TEST(Report, TextStartsWithTheFactsOfTheRun) {
                       "peak, a lower bound\n"),
             std::string::npos)
       << text;
+}
+
+TEST(Report, ATraceCutShortSaysSoInEveryFormat) {
+  // open_stage.dat ends without its EXIT record, as a trace does when qprof is SIGKILLed.
+  const Document cut = trace_report(fixture("open_stage.dat"));
+  const std::string why = trace::kNoEndRecord;
+  const std::string text = render(cut, Format::text);
+  EXPECT_NE(text.find("\ntrace incomplete  " + why + "\n"), std::string::npos) << text;
+  EXPECT_NE(render(cut, Format::markdown).find("trace incomplete: " + why), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render(cut, Format::json))["incomplete"], why);
+  const Document whole = trace_report(fixture("quark.dat"));
+  EXPECT_EQ(render(whole, Format::text).find("incomplete"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(render(whole, Format::json)).contains("incomplete"));
 }
 
 struct Calibrations {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::report {
@@ -191,6 +192,20 @@ TEST(QuarkYaml, InProgressHasNoEndRecordYet) {
   const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat"), {.in_progress = true}));
   EXPECT_EQ(y["memory_usage"][y["memory_usage"].size() - 1]["step"].as<std::string>(), "Eval End");
   EXPECT_TRUE(y["qprof"]["in_progress"].as<bool>());
+}
+
+TEST(QuarkYaml, ATraceCutShortIsInProgressWithoutAMadeUpEnd) {
+  // open_stage.dat ends without its EXIT record (qprof SIGKILLed): its last record is its last
+  // marker, not an End made of its last sample, and the YAML says why.
+  const YAML::Node y = YAML::Load(quark_yaml(fixture("open_stage.dat")));
+  EXPECT_EQ(y["memory_usage"][y["memory_usage"].size() - 1]["step"].as<std::string>(), "Eval End");
+  EXPECT_TRUE(y["qprof"]["in_progress"].as<bool>());
+  EXPECT_EQ(y["qprof"]["incomplete"].as<std::string>(), trace::kNoEndRecord);
+  // A whole trace: finished, its End record made of its last sample.
+  const YAML::Node whole = YAML::Load(quark_yaml(fixture("quark.dat")));
+  EXPECT_EQ(whole["memory_usage"][whole["memory_usage"].size() - 1]["step"].as<std::string>(), "End");
+  EXPECT_FALSE(whole["qprof"]["in_progress"].as<bool>());
+  EXPECT_FALSE(whole["qprof"]["incomplete"]);
 }
 
 TEST(QuarkYaml, LabelsAreQuotedAndEscaped) {

@@ -96,7 +96,7 @@ TEST(SafeText, QuarkYamlReadsBackForAnyLabelBytes) {
   for (std::size_t i = 0; i < labels.size(); ++i) {
     dat += "MARK " + std::to_string(100.1 + 0.1 * i) + " " + trace::escape_text(labels[i]) + "\n";
   }
-  dat += "MEM 2.0 102.0\n";
+  dat += "MEM 2.0 102.0\nEXIT 102.0 status=0 signal=0 timed_out=0\n";  // whole: its End record made
   const Trace t = trace::read_trace_text(dat, "hostile.dat");
   const std::string yaml = report::quark_yaml(t, {});
   for (unsigned char c : yaml) EXPECT_NE(c, 0x7F);

@@ -11,8 +11,10 @@
 namespace qprof::fit {
 
 // `line` (no newline) broken into lines of at most `width` columns, each ending in '\n'; the
-// continuations start with `indent` spaces. A word longer than a line is broken where it must be
-// (never inside a UTF-8 character). A width too small for the indent drops the indent to 2.
+// continuations start with `indent` spaces. A word wider than a line (a path) stays whole on a
+// line of its own, as common's wrap_text keeps it. A width too small for the indent drops the
+// indent to 2. (Not common's fit_lines: a unit stays by its number, "104.8 MiB", and the indent is
+// the caller's.)
 std::string wrap_line(std::string_view line, std::size_t width, std::size_t indent);
 
 // Every line of `text` wrapped, continuing 4 columns right of where the line's own text starts.
