@@ -89,5 +89,28 @@ TEST(RecordRange, TheEdgesOfTheRangeAreRead) {
   EXPECT_EQ(t.stages.size(), 1u);
 }
 
+// The fast path looks at a 64-byte window from the start of a record: runs of digits that fill
+// it (found by the fuzzer: under UBSan, a count of trailing zeros taken of zero) go to the
+// general path and read as it reads them.
+TEST(Reader, RunsOfDigitsToTheEndOfTheFastPathsWindow) {
+  const std::string ones(80, '1');
+  const std::string text =
+      "MEM 1." + ones + " 2\nMEM 2.5 4." + ones + "\nMEM 1.0 5.0\n" + "NOTE " + std::string(70, 'x') + "\n";
+  const Trace t = read_trace_text(text, "f.dat");
+  ASSERT_EQ(t.mem.size(), 3u);
+  EXPECT_EQ(t.mem[0].bytes, from_mib(std::strtod(("1." + ones).c_str(), nullptr)));
+  EXPECT_EQ(t.mem[1].t, std::strtod(("4." + ones).c_str(), nullptr));
+  EXPECT_EQ(t.mem[2].bytes, Bytes{1} << 20);
+  // 80 digits of MiB, and of seconds: past what a trace holds, refused in either window.
+  for (const std::string& line : {"MEM " + ones + " 3\n", "MEM 1.0 " + ones + "\n"}) {
+    try {
+      read_trace_text("MEM 1.0 2.0\n" + line + std::string(70, '\n'), "f.dat");
+      ADD_FAILURE() << line << " was read";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(e.line(), 2u) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qprof::trace
