@@ -66,7 +66,7 @@ class Reducer : public trace::Visitor {
   }
   // The last command, as every other reader keeps it; a second one is a run appended.
   void cmdline(std::string_view c) override {
-    if (cmdlines_++ == 1) second_run_ = line();
+    runs_.cmdline_at(line());
     d_.cmdline = std::string(c);
   }
   void mem(const MemSample& s) override {
@@ -215,7 +215,7 @@ class Reducer : public trace::Visitor {
   // The reader's one warning, a cut last line: said with the rest of what is incomplete.
   void warning(const std::string&) override { cut_line_ = line(); }
   std::size_t cut_line() const { return cut_line_; }
-  std::size_t second_run() const { return second_run_; }
+  std::size_t second_run() const { return runs_.second_run(); }
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
@@ -409,8 +409,7 @@ class Reducer : public trace::Visitor {
   Bytes hwm_max_ = 0;
   Bytes cgroup_peak_ = 0;
   std::size_t cut_line_ = 0;
-  int cmdlines_ = 0;
-  std::size_t second_run_ = 0;
+  trace::AppendedRuns runs_;
 };
 
 template <typename Parse>
@@ -427,11 +426,15 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
   r.finish();
   r.add_root_line();
   if (d.samples == 0) return Failure{name + ": no memory samples (MEM lines): the trace is empty"};
-  // One line: a trace without its end record or with its last line cut is incomplete.
-  const Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
-  if (const std::string why = seen.reason(); !why.empty() && warn && options.warn_incomplete)
-    warn(seen.where(name) + ": incomplete trace: " + why);
-  if (const std::string runs = trace::appended_runs_notice(name, r.second_run()); !runs.empty() && warn) warn(runs);
+  // What every reader says of a trace cut short or of runs appended; the first may be left to
+  // the caller (warn_incomplete).
+  Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
+  seen.second_run = r.second_run();
+  if (warn) {
+    if (const std::string cut = trace::incomplete_notice(name, seen); !cut.empty() && options.warn_incomplete)
+      warn(cut);
+    if (const std::string runs = trace::appended_runs_notice(name, seen.second_run); !runs.empty()) warn(runs);
+  }
   return d;
 }
 

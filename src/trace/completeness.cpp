@@ -13,20 +13,21 @@ class CompletenessReader : public trace::Visitor {
   void exit(const ExitInfo&) override { seen.exit = true; }
   void mem(const MemSample&) override { seen.samples = true; }
   void cmdline(std::string_view) override {
-    if (cmdlines_++ == 1) seen.second_run = line();
+    runs_.cmdline_at(line());
+    seen.second_run = runs_.second_run();
   }
   void warning(const std::string&) override { seen.cut_line = line(); }  // the reader's one warning
   Completeness seen;
 
  private:
-  int cmdlines_ = 0;
+  AppendedRuns runs_;
 };
 
 }  // namespace
 
 std::string Completeness::reason() const {
   std::string why;
-  if (qprof && !exit) why = kNoEndRecord;
+  if (ends_early()) why = kNoEndRecord;
   if (cut_line > 0) {
     why += (why.empty() ? "" : "; ") + std::string("its last line (") + std::to_string(cut_line) +
            ") is cut and was ignored";
@@ -34,9 +35,13 @@ std::string Completeness::reason() const {
   return why;
 }
 
-std::string incomplete_reason(const Trace& trace) {
-  return Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut}.reason();
+Completeness completeness_of(const Trace& trace) {
+  Completeness seen{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut};
+  seen.second_run = trace.second_run_line;
+  return seen;
 }
+
+std::string incomplete_reason(const Trace& trace) { return completeness_of(trace).reason(); }
 
 std::string Completeness::where(const std::string& file) const {
   return cut_line > 0 ? file + ":" + std::to_string(cut_line) : file;

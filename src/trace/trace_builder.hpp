@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 #include "qprof/trace/stages.hpp"
 
@@ -21,7 +22,8 @@ class TraceBuilder : public Visitor {
   void header(const TraceMeta& meta) override { tr_.meta = meta; }
   // The last command, as mprof's own reader keeps it; a second one is a run appended.
   void cmdline(std::string_view c) override {
-    if (!tr_.cmdline.empty() && tr_.second_run_line == 0) tr_.second_run_line = line();
+    runs_.cmdline_at(line());
+    tr_.second_run_line = runs_.second_run();
     tr_.cmdline = std::string(c);
   }
   void mem(const MemSample& s) override {
@@ -115,6 +117,7 @@ class TraceBuilder : public Visitor {
   Snapshot now_;
   StageTracker stages_;
   std::vector<Stage> funcs_;
+  AppendedRuns runs_;
 
  protected:
   std::unordered_map<std::int64_t, std::size_t> child_index_;

@@ -3,11 +3,13 @@
 // trace under the last command, and where the second run starts is said.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
+#include "temp_files.hpp"
 
 namespace qprof::trace {
 namespace {
@@ -21,6 +23,20 @@ TEST(Reader, ASecondCmdlineIsARunAppendedReadUnderTheLastCommand) {
   const std::vector<std::string> said = reading_notices(two);
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0].rfind("two.dat:3: a second run starts here", 0), 0u) << said[0];
+}
+
+// A run is a CMDLINE record, whatever its text: the whole reader, the reduced reader (report's)
+// and the completeness check (export's, peak's) name the same line when the first is empty.
+TEST(Reader, ARunAppendedAfterAnEmptyCommandIsFoundByEveryReader) {
+  const test::RemovedTempFile file("empty_first_cmdline.dat");
+  std::ofstream(file.path()) << "CMDLINE \nMEM 1.0 1700000000.0\nCMDLINE b\nMEM 2.0 1700000001.0\n";
+  const Trace whole = read_trace(file.path());
+  EXPECT_EQ(whole.second_run_line, 3u);
+  EXPECT_EQ(whole.cmdline, "b");
+  const std::optional<Trace> reduced = read_trace_reduced(file.path(), 0.5);
+  ASSERT_TRUE(reduced.has_value());
+  EXPECT_EQ(reduced->second_run_line, 3u);
+  EXPECT_EQ(file_completeness(file.path()).second_run, 3u);
 }
 
 }  // namespace

@@ -153,6 +153,21 @@ TEST(PlotReduce, ErrorsCarryFileAndLine) {
   EXPECT_NE(warnings[0].find("its last line (23) is cut"), std::string::npos) << warnings[0];
 }
 
+// plot says what every reader says of a file cut short or of runs appended, in the same words,
+// the file's name made terminal-safe: the run appended after an empty first command is found.
+TEST(PlotReduce, ReadingNoticesAreEveryReadersOwn) {
+  std::vector<std::string> warnings;
+  const std::string name = "odd\x1b[2Jname.dat";
+  const Result<TraceData> d = reduce_text("CMDLINE \nMEM 1.0 1700000000.0\nCMDLINE b\nMEM 2.0 1700000001.0\nMEM 3",
+                                          name, {}, [&](const std::string& w) { warnings.push_back(w); });
+  ASSERT_TRUE(d);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0].rfind("odd\\x1b[2Jname.dat:5: incomplete trace: its last line (5) is cut", 0), 0u)
+      << warnings[0];
+  EXPECT_EQ(warnings[1].rfind("odd\\x1b[2Jname.dat:3: a second run starts here", 0), 0u) << warnings[1];
+  for (const std::string& w : warnings) EXPECT_EQ(w.find('\x1b'), std::string::npos) << w;
+}
+
 // A million samples with one spike: the envelope must keep it, in little memory.
 TEST(PlotReduce, MillionSamplesKeepTheSpike) {
   std::string text = "QPROF 1 start=1000\n";

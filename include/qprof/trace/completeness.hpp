@@ -24,11 +24,29 @@ struct Completeness {
   std::size_t second_run = 0;  // the line of a second CMDLINE (Trace::second_run_line); 0: none
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
+  // A qprof trace that stops before its end record: no figure of it is the run's last.
+  bool ends_early() const { return qprof && !exit; }
   // "FILE:LINE" of the cut line, else "FILE".
   std::string where(const std::string& file) const;
 };
 
+// What a whole Trace says of its completeness (its second run as Trace::second_run_line).
+Completeness completeness_of(const Trace& trace);
 std::string incomplete_reason(const Trace& trace);
+
+// Where a file holds runs appended (`mprof run -o` appends): the line of its second CMDLINE
+// record, whatever the first one's text. Every reader counts them through this one rule.
+class AppendedRuns {
+ public:
+  void cmdline_at(std::size_t line) {
+    if (++cmdlines_ == 2) second_run_ = line;
+  }
+  std::size_t second_run() const { return second_run_; }  // 0: one run
+
+ private:
+  int cmdlines_ = 0;
+  std::size_t second_run_ = 0;
+};
 
 // Reads the trace at `path` through (throws trace::ParseError where it is bad): what a streaming
 // command checks before it writes its first byte.
@@ -38,7 +56,7 @@ Completeness file_completeness(const std::string& path);
 // trace is whole.
 std::string incomplete_notice(const std::string& file, const Completeness& seen);
 inline std::string incomplete_notice(const Trace& trace) {
-  return incomplete_notice(trace.source, Completeness{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut});
+  return incomplete_notice(trace.source, completeness_of(trace));
 }
 
 // "FILE:LINE: a second run starts here ...", terminal-safe, or "" for a file of one run.
@@ -48,9 +66,7 @@ std::string appended_runs_notice(const std::string& file, std::size_t second_run
 // short, or holds runs appended. One line each; none for a whole trace of one run.
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen);
 inline std::vector<std::string> reading_notices(const Trace& trace) {
-  Completeness seen{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut};
-  seen.second_run = trace.second_run_line;
-  return reading_notices(trace.source, seen);
+  return reading_notices(trace.source, completeness_of(trace));
 }
 
 }  // namespace qprof::trace
