@@ -57,7 +57,7 @@ Result<int> print_request(const Trace& trace, double margin, const ReportCli& o)
   if (!request)
     return Failure{"--request: the trace has no footprint (recorded with --no-pss, or by mprof): nothing to size from"};
   if (o.format == "json") {
-    std::cout << report::render(*report::request_document(trace, margin), report::Format::json, {unit_of(o.unit)});
+    std::cout << report::render(report::request_document(*request), report::Format::json, {unit_of(o.unit)});
     return 0;
   }
   std::cout << request_block(*request);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
+#include "qprof/common/safe_text.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/plot/escape.hpp"
 #include "qprof/plot/gnuplot.hpp"
@@ -149,9 +150,12 @@ Script sweep_script(const SweepModel& model, const FigureModel& f, std::optional
 
 Result<void> plot_sweep(const SweepModel& model, const FigureModel& f, std::optional<Bytes> limit,
                         std::optional<double> solved, const SweepChartOptions& o) {
-  if (!sweep_chart_output(o.output)) return Failure{"--plot " + o.output + ": " + std::string(kSweepChartFiles)};
+  // Its failures are terminal-safe of themselves (the file name and the figure's title are the user's).
+  if (!sweep_chart_output(o.output))
+    return Failure{"--plot " + terminal_text(o.output) + ": " + std::string(kSweepChartFiles)};
   const Format format = *format_for(o.output);
-  if (!f.fitted()) return Failure{"--plot: " + f.title + " has fewer than two values: nothing to fit, nothing to draw"};
+  if (!f.fitted())
+    return Failure{"--plot: " + terminal_text(f.title) + " has fewer than two values: nothing to fit, nothing to draw"};
   const Result<std::string> gnuplot = find_gnuplot(o.gnuplot, "--plot");
   if (!gnuplot) return gnuplot.failure();
   const Script script = sweep_script(model, f, limit, solved, format);

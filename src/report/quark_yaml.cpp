@@ -330,8 +330,7 @@ void emit_notes(YAML::Emitter& e, const Trace& t) {
 std::string quark_yaml(const Trace& t, const QuarkYamlOptions& options) {
   // A trace without its EXIT record ends where qprof stopped, not where the run did: no End
   // record is made up for it.
-  const bool cut_short = t.is_qprof() && !t.exit;
-  const bool in_progress = options.in_progress || cut_short;
+  const bool in_progress = options.in_progress || trace::completeness_of(t).ends_early();
   const std::vector<Checkpoint> cps = checkpoints(t, !in_progress);
   const auto io = io_totals(t);
   // Quark's summary keys with Quark's meanings (its profiler's code, not only its docs):

@@ -38,11 +38,9 @@ void add_request_facts(Document& doc, const MemoryRequest& request) {
 
 }  // namespace
 
-std::optional<Document> request_document(const Trace& trace, double margin) {
-  const auto request = trace_request(trace, margin);
-  if (!request) return std::nullopt;
+Document request_document(const MemoryRequest& request) {
   Document doc;
-  add_request_facts(doc, *request);
+  add_request_facts(doc, request);
   return doc;
 }
 

@@ -16,7 +16,9 @@ struct LineError {
   std::string reason;
 };
 
-// What a line's checks need of the lines before it in the same file.
+// What a line's checks need of the lines before it in the same file. One lives as long as its
+// file's reading (one LineFeeder per file, as PieceReader keeps): a file split across two would
+// let a marker out of order through, and the readers would no longer refuse the same lines.
 struct LinesBefore {
   // Markers are written as they happen: one timed before the marker above it is a broken line
   // (its stage would end before it starts).

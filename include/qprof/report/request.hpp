@@ -19,8 +19,7 @@ std::optional<MemoryRequest> trace_request(const trace::Trace& trace, double mar
 // at the end: request, request_margin, request_rule and one per form (slurm, kubernetes, docker,
 // systemd).
 void add_oom_and_request_facts(Document& doc, const trace::Trace& trace, double margin);
-// --request --format json: the request's facts alone, with the keys the report's JSON gives them;
-// nullopt where the trace has no footprint.
-std::optional<Document> request_document(const trace::Trace& trace, double margin);
+// --request --format json: the request's facts alone, with the keys the report's JSON gives them.
+Document request_document(const MemoryRequest& request);
 
 }  // namespace qprof::report
