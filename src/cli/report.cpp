@@ -120,6 +120,11 @@ void say_if_incomplete(const Trace& trace) {
 
 // --sum: the traces of a job's ranks as one report.
 Result<int> report_job(const ReportCli& o) {
+  if (o.request) {
+    return Failure{
+        "--request sizes one run from its footprint; it does not combine with --sum (size each rank: "
+        "qprof report --request RANK.dat)"};
+  }
   if (!o.yaml.empty() || o.format == "yaml") {
     return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
                    " describes one run; it does not combine with --sum"};

@@ -57,7 +57,13 @@ TEST(ReportCli, RequestInJsonHasTheFiguresOfTheTextForm) {
   EXPECT_EQ(md.status, 2);
   EXPECT_EQ(md.out, "");
   EXPECT_NE(md.err.find("--request writes text or json; --format md does not combine with it"), std::string::npos)
-      << md.err;
+      << md.err;  // --request sizes one trace: with --sum it is refused, not left unsaid while the job's report prints.
+  const Result sum = qprof({"report", "--sum", "--request", fixture("quark.dat"), fixture("quark.dat")});
+  EXPECT_EQ(sum.status, 2);
+  EXPECT_EQ(sum.out, "");
+  EXPECT_NE(sum.err.find("--request sizes one run from its footprint; it does not combine with --sum"),
+            std::string::npos)
+      << sum.err;
 }
 
 TEST(ReportCli, TablesInEveryFormat) {
