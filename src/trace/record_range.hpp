@@ -3,9 +3,9 @@
 // writer produces is refused as the line's error, so that no command reports a duration of
 // 2.5e+96 h, a Perfetto event at 9e+105 µs or a memory figure saturated at 16 EiB. Every reader
 // (report, export, compare, plot, peak) parses through here and refuses the same lines.
-// Memory figures are bounded (MEM, CHLD, PSS, GPU, cgroup and their peaks, a directory's
-// allocated size); counts that are not memory (IO bytes, a process's virtual size, a directory's
-// apparent and free sizes) are not: no sum of memory is made of them.
+// The memory figures that are summed or compared are bounded (MEM, CHLD, HWM, PSS, CGROUP,
+// CGPEAK, KINDS, GPU use, TORCH, PEAK, a DIR's allocated size); the rest are not (IO bytes, a
+// process's virtual size, a DIR's apparent and free sizes, a GPUDEV's total): no sum is made of them.
 #pragma once
 
 #include <cstdio>

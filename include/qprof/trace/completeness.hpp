@@ -38,8 +38,9 @@ std::string incomplete_reason(const Trace& trace);
 // record, whatever the first one's text. Every reader counts them through this one rule.
 class AppendedRuns {
  public:
+  // Counts to 2 and stops: a file of billions of CMDLINE lines cannot overflow it.
   void cmdline_at(std::size_t line) {
-    if (++cmdlines_ == 2) second_run_ = line;
+    if (cmdlines_ < 2 && ++cmdlines_ == 2) second_run_ = line;
   }
   std::size_t second_run() const { return second_run_; }  // 0: one run
 
