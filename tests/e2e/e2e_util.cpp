@@ -37,6 +37,13 @@ std::string temp_dir() {
   return dir;
 }
 
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = temp_dir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
 std::string copy_for_other_users(const std::string& path) {
   namespace fs = std::filesystem;
   const std::string dir = temp_dir() + "/shared";

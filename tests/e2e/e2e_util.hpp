@@ -20,6 +20,8 @@ std::string debian_python();
 
 // A fresh directory for one test's files, removed at exit.
 std::string temp_dir();
+// An empty directory `name` under temp_dir(), made (or emptied) for one test's files.
+std::string fresh_dir(const std::string& name);
 // A copy of the executable `path` in a directory every user can reach (mode 0777 under the
 // test's temporary directory): the build may live where another user cannot go (a clone under
 // /root, mode 0700), and the tests that run qprof or a workload as another user run this copy.

@@ -36,13 +36,6 @@ Result bounded_qprof(std::vector<std::string> args) { return run(bounded(std::mo
 
 std::string trace() { return data_file("plot/full.dat"); }
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_dir() + "/" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::set<std::string> names(const std::string& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());

@@ -20,12 +20,6 @@ bool contains(const std::string& text, const std::string& what) { return text.fi
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_dir() + "/" + name;
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::string copy_of(const std::string& data, const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
   fs::copy_file(data_file(data), path, fs::copy_options::overwrite_existing);

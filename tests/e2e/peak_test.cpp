@@ -17,13 +17,7 @@ namespace fs = std::filesystem;
 
 std::string fixture(const std::string& name) { return data_file("report/" + name); }
 
-// A directory of its own for TMPDIR, to see that the temporary trace is removed.
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_dir() + "/" + name;
-  fs::create_directories(dir);
-  return dir;
-}
-
+// qprof peak with a TMPDIR of its own (a fresh_dir), to see that the temporary trace is removed.
 Result peak_with_tmpdir(const std::string& tmpdir, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"env", "TMPDIR=" + tmpdir, qprof_bin(), "peak"};
   argv.insert(argv.end(), args.begin(), args.end());

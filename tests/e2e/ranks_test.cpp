@@ -17,12 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_dir() + "/" + name;
-  fs::create_directories(dir);
-  return dir;
-}
-
 // `qprof run` as one rank of a Slurm step: the variables srun sets, by hand.
 std::vector<std::string> slurm_rank(const std::string& host, int rank, int ntasks, const std::string& output,
                                     const std::vector<std::string>& command) {
