@@ -105,8 +105,10 @@ Command add_export(CLI::App& app, const Invocation& invocation) {
   cmd->add_option("-o,--output", opts->output, "Output file (default -: stdout)");
   cmd->add_option("--unit", opts->unit, "Unit of memory values and rates: B, KiB, MiB (default), GiB, KB, MB, GB")
       ->check(unit_check());
-  cmd->add_option("--label", opts->labels,
-                  "Name of a trace, one per use in file order, or a comma list (default: the file name's stem)")
+  cmd->add_option(
+         "--label", opts->labels,
+         "Name of a trace, one per use in file order, or a comma list (default: a rank's trace 'rank N (HOST)', "
+         "else the file name less .dat)")
       ->allow_extra_args(false)
       ->delimiter(',');
   return {cmd, [opts, &invocation] { return export_action(*opts, invocation); }};

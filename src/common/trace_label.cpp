@@ -26,8 +26,12 @@ std::vector<std::string> trace_names(const std::vector<std::string>& paths, cons
   std::vector<std::string> out = plain;
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const bool labelled = i < labels.size() && !labels[i].empty();
-    const bool shared = std::count(plain.begin(), plain.end(), plain[i]) > 1;
-    if (!labelled && shared) out[i] = std::string(without_dat_suffix(paths[i]));
+    // Another file of this name: the paths tell them apart. The same file given twice keeps its
+    // name (mark_equal_names numbers them): its path would only be longer, not different.
+    bool other_file = false;
+    for (std::size_t j = 0; j < paths.size() && !other_file; ++j)
+      other_file = plain[j] == plain[i] && paths[j] != paths[i];
+    if (!labelled && other_file) out[i] = std::string(without_dat_suffix(paths[i]));
   }
   return out;
 }

@@ -225,15 +225,23 @@ void write_chrome_trace(const std::vector<Input>& inputs, Unit unit, std::ostrea
     EventWriter w(out, first, pid, unit, f);
     trace::parse_file(inputs[i].path, w);
     w.finish();
-    // Named and ordered once the header is read (metadata events may come anywhere): a rank's
-    // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the
-    // files given.
-    f.label = trace_name(inputs[i], f.rank, f.host);
-    const std::int64_t sort_index = f.rank ? *f.rank : 1000000000 + pid;  // traces without a rank after the ranks
+    facts.push_back(std::move(f));
+  }
+  // Named and ordered once every header is read (metadata events may come anywhere): a rank's
+  // trace is "rank N (HOST)", as in the plot, and sorts by its rank, whatever the order of the
+  // files given; two files of one name go by their paths.
+  std::vector<TraceIdentity> ids;
+  for (const TraceFacts& f : facts) ids.push_back({f.rank, f.host});
+  const std::vector<std::string> names = trace_names(inputs, ids);
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    TraceFacts& f = facts[i];
+    f.label = names[i];
+    const std::string p = std::to_string(i + 1);
+    const std::int64_t sort_index =
+        f.rank ? *f.rank : 1000000000 + static_cast<std::int64_t>(i) + 1;  // traces without a rank after the ranks
     out << ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << p << ",\"args\":{\"name\":" << json_string(f.label)
         << "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
         << ",\"args\":{\"sort_index\":" << sort_index << "}}";
-    facts.push_back(std::move(f));
   }
   out << "\n],\n\"metadata\":{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\"traces\":[";
   for (std::size_t i = 0; i < facts.size(); ++i) {

@@ -114,11 +114,9 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
   }
   // CSV and JSON read every trace through (the column scan) before their first byte.
   ColumnSet set;
-  std::vector<std::string> names;  // as the Chrome trace names them: a rank's trace "rank N (HOST)"
-  for (const Input& in : inputs) {
-    const TraceIdentity id = set.scan(in.path);
-    names.push_back(trace_name(in, id.rank, id.host));
-  }
+  std::vector<TraceIdentity> ids;
+  for (const Input& in : inputs) ids.push_back(set.scan(in.path));
+  const std::vector<std::string> names = trace_names(inputs, ids);  // as the Chrome trace names them
   if (options.warn && set.children_left_out + set.gpus_left_out > 0) {
     options.warn(std::to_string(set.children_left_out) + " processes and " + std::to_string(set.gpus_left_out) +
                  " GPU devices beyond the first " + std::to_string(ColumnSet::kMaxColumnsPerKind) +

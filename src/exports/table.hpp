@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qprof/common/units.hpp"
+#include "trace_name.hpp"
 
 namespace qprof::exports {
 
@@ -20,16 +21,10 @@ struct Column {
   std::string unit;  // "MiB", "%", "MiB/s", "s"
 };
 
-// A job's rank and the host it ran on, from a trace's header.
-struct TraceIdentity {
-  std::optional<std::int64_t> rank;
-  std::string host;
-};
-
 // Which series the traces have, gathered over every trace.
 class ColumnSet {
  public:
-  // Streams `path` once and adds the series it has; returns what its name needs (trace_name.hpp).
+  // Streams `path` once and adds the series it has; returns what its name needs (trace_names).
   // Throws trace::ParseError.
   TraceIdentity scan(const std::string& path);
   std::vector<Column> columns(Unit unit) const;

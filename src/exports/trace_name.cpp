@@ -6,10 +6,18 @@
 
 namespace qprof::exports {
 
-std::string trace_name(const Input& in, std::optional<std::int64_t> rank, const std::string& host) {
-  if (!in.label.empty()) return in.label;
-  if (rank) return analysis::rank_label(*rank, host);
-  return default_label(in.path);
+std::vector<std::string> trace_names(const std::vector<Input>& inputs, const std::vector<TraceIdentity>& ids) {
+  std::vector<std::string> paths, labels;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    paths.push_back(inputs[i].path);
+    const bool ranked = i < ids.size() && ids[i].rank;
+    labels.push_back(!inputs[i].label.empty() ? inputs[i].label
+                     : ranked                 ? analysis::rank_label(*ids[i].rank, ids[i].host)
+                                              : std::string());
+  }
+  std::vector<std::string> names = qprof::trace_names(paths, labels);
+  mark_equal_names(names);
+  return names;
 }
 
 }  // namespace qprof::exports

@@ -148,6 +148,51 @@ TEST(Export, SeveralTracesAreOneProcessEach) {
   EXPECT_EQ(rss[2], trace::read_trace(mprof).mem.size());
 }
 
+// Files of one name from two folders go by their paths, as in plot's key and compare's rows; one
+// file given twice is told apart by its place. The same names in all three formats.
+TEST(Export, FilesOfOneNameAreToldApart) {
+  const std::string dir = fresh_dir("export_names");
+  fs::create_directories(dir + "/d1");
+  fs::create_directories(dir + "/d2");
+  fs::copy_file(full(), dir + "/d1/x.dat");
+  fs::copy_file(data_file("mprof/func.dat"), dir + "/d2/x.dat");
+  const std::vector<std::string> two_folders = {dir + "/d1/x.dat", dir + "/d2/x.dat"};
+  const std::vector<std::string> one_twice = {dir + "/d1/x.dat", dir + "/d1/x.dat"};
+  const auto names_of = [](const std::vector<std::string>& files, const std::string& format) {
+    std::vector<std::string> args = {"export", "--format", format};
+    args.insert(args.end(), files.begin(), files.end());
+    const Result r = bounded_qprof(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> names;
+    if (format == "csv") {
+      std::istringstream lines(r.out);
+      std::string line;
+      std::getline(lines, line);  // the header
+      while (std::getline(lines, line)) {
+        std::string name = line.substr(0, line.find(','));
+        if (names.empty() || names.back() != name) names.push_back(name);
+      }
+      return names;
+    }
+    const auto j = nlohmann::json::parse(r.out);
+    if (format == "json") {
+      for (const auto& t : j["traces"]) names.push_back(t["label"]);
+      return names;
+    }
+    std::map<int, std::string> by_pid;
+    for (const auto& e : j["traceEvents"])
+      if (e["ph"] == "M" && e["name"] == "process_name") by_pid[e["pid"]] = e["args"]["name"];
+    for (const auto& [pid, name] : by_pid) names.push_back(name);
+    EXPECT_EQ(j["metadata"]["traces"][0]["label"], names.front());
+    return names;
+  };
+  for (const std::string format : {"chrome", "csv", "json"}) {
+    SCOPED_TRACE(format);
+    EXPECT_EQ(names_of(two_folders, format), (std::vector<std::string>{dir + "/d1/x", dir + "/d2/x"}));
+    EXPECT_EQ(names_of(one_twice, format), (std::vector<std::string>{"x #1", "x #2"}));
+  }
+}
+
 // CSV parsed by Python's csv module: one row per memory sample, units in the header.
 TEST(Export, CsvHasOneRowPerSampleAndOneColumnPerSeries) {
   const Trace t = trace::read_trace(full());

@@ -54,6 +54,10 @@ TEST(TraceLabel, TracesShownTogetherNeverReadAlike) {
   EXPECT_EQ(same, (std::vector<std::string>{"a", "a", "b"}));
   mark_equal_names(same);
   EXPECT_EQ(same, (std::vector<std::string>{"a #1", "a #2", "b"}));
+  // One file given twice keeps its name, not its (longer) path; beside another file of its name,
+  // both go by their paths.
+  EXPECT_EQ(trace_names({"/t/d1/x.dat", "/t/d1/x.dat"}, {}), (std::vector<std::string>{"x", "x"}));
+  EXPECT_EQ(trace_names({"d1/x.dat", "d1/x.dat", "d2/x.dat"}, {}), (std::vector<std::string>{"d1/x", "d1/x", "d2/x"}));
   std::vector<std::string> fitted{"long", "long"};
   mark_equal_names(fitted, [](const std::string& name, std::size_t mark) { return name.substr(0, 5 - mark); });
   EXPECT_EQ(fitted, (std::vector<std::string>{"lo #1", "lo #2"}));

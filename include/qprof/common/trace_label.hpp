@@ -23,7 +23,8 @@ std::string_view without_dat_suffix(std::string_view name);
 
 // The names of traces shown together (plot's key, compare's rows): labels[i] where not empty,
 // else default_label(paths[i]); files of one name in other folders ("d1/x.dat", "d2/x.dat") go by
-// their paths less ".dat" ("d1/x", "d2/x"), so that they can be told apart. paths.size() names.
+// their paths less ".dat" ("d1/x", "d2/x"), so that they can be told apart; one file given twice
+// keeps its name (mark_equal_names tells the two apart). paths.size() names.
 std::vector<std::string> trace_names(const std::vector<std::string>& paths, const std::vector<std::string>& labels);
 
 // " #N" after each name that another one reads alike, N its place in the list (1-based): "a #1",
