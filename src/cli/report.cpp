@@ -64,9 +64,12 @@ Result<int> print_request(const Trace& trace, double margin, const ReportCli& o)
   return 0;
 }
 
-// --request writes text or JSON: another format is a usage error, not the text form unasked.
+// --request writes text or JSON to stdout: another format, or the YAML there too, is a usage
+// error, not one of the two dropped unasked.
 Result<void> check_request_format(const ReportCli& o) {
-  if (!o.request || o.format == "text" || o.format == "json") return {};
+  if (!o.request) return {};
+  if (o.yaml == "-") return Failure{"--request and --yaml - both write to stdout; give --yaml a file"};
+  if (o.format == "text" || o.format == "json") return {};
   return Failure{"--request writes text or json; --format " + o.format + " does not combine with it"};
 }
 
@@ -120,10 +123,10 @@ void say_if_incomplete(const Trace& trace) {
 
 // --sum: the traces of a job's ranks as one report.
 Result<int> report_job(const ReportCli& o) {
-  if (o.request) {
-    return Failure{
-        "--request sizes one run from its footprint; it does not combine with --sum (size each rank: "
-        "qprof report --request RANK.dat)"};
+  if (o.request || !o.margin.empty()) {
+    return Failure{std::string(o.request ? "--request" : "--margin") +
+                   " sizes one run from its footprint; it does not combine with --sum (size each rank: "
+                   "qprof report --request RANK.dat)"};
   }
   if (!o.yaml.empty() || o.format == "yaml") {
     return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
@@ -162,6 +165,8 @@ Result<int> report_job(const ReportCli& o) {
 Result<int> report_trace(const ReportCli& o) {
   if (o.traces.size() != 1) return Failure{"one trace at a time (--sum reports several traces as one job)"};
   if (auto checked = check_request_format(o); !checked) return checked.failure();
+  const auto margin = margin_of(o);  // before any file is written: a usage error writes nothing
+  if (!margin) return margin.failure();
   if (!o.yaml.empty()) {
     if (Result<void> checked = refuse_output_over(o.yaml, o.traces); !checked) {
       return Failure{"--yaml: " + terminal_text(checked.failure().message)};
@@ -205,8 +210,6 @@ Result<int> report_trace(const ReportCli& o) {
       return 0;
     }
   }
-  const auto margin = margin_of(o);
-  if (!margin) return margin.failure();
   if (o.request) return print_request(trace, *margin, o);
   report::Document doc = report::trace_report(trace, asked_metric(o.metric));  // says a fallback itself
   report::add_oom_and_request_facts(doc, trace, *margin);

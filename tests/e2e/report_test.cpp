@@ -66,6 +66,32 @@ TEST(ReportCli, RequestInJsonHasTheFiguresOfTheTextForm) {
       << sum.err;
 }
 
+// Two outputs for one stdout, or a figure a command does not use, are usage errors that write
+// nothing: not one of them dropped unasked, nor a YAML file left behind by a later refusal.
+TEST(ReportCli, RequestAndMarginCombinationsAreRefusedBeforeAnyOutput) {
+  const std::string yaml = temp_dir() + "/request_combinations.yaml";
+  const Result both = qprof({"report", "--request", "--yaml", "-", fixture("quark.dat")});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.out, "");
+  EXPECT_NE(both.err.find("--request and --yaml - both write to stdout; give --yaml a file"), std::string::npos)
+      << both.err;
+  const Result bad_margin = qprof({"report", "--margin", "lots", "--yaml", yaml, fixture("quark.dat")});
+  EXPECT_EQ(bad_margin.status, 2);
+  EXPECT_NE(bad_margin.err.find("--margin: 'lots' is not a percentage"), std::string::npos) << bad_margin.err;
+  EXPECT_FALSE(std::filesystem::exists(yaml));
+  const Result margin_sum = qprof({"report", "--sum", "--margin", "20%", fixture("quark.dat"), fixture("quark.dat")});
+  EXPECT_EQ(margin_sum.status, 2);
+  EXPECT_EQ(margin_sum.out, "");
+  EXPECT_NE(margin_sum.err.find("--margin sizes one run from its footprint; it does not combine with --sum"),
+            std::string::npos)
+      << margin_sum.err;
+  // A file for the YAML and the request on stdout: both written, the request as asked alone.
+  const Result file_and_request = qprof({"report", "--request", "--yaml", yaml, fixture("quark.dat")});
+  ASSERT_EQ(file_and_request.status, 0) << file_and_request.err;
+  EXPECT_EQ(file_and_request.out, qprof({"report", "--request", fixture("quark.dat")}).out);
+  EXPECT_EQ(read_file(yaml), qprof({"report", "--yaml", "-", fixture("quark.dat")}).out);
+}
+
 TEST(ReportCli, TablesInEveryFormat) {
   const Result text = qprof({"report", fixture("open_stage.dat")});
   ASSERT_EQ(text.status, 0) << text.err;
