@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "qprof/trace/completeness.hpp"
+
 namespace qprof::report {
 using analysis::Align;
 using analysis::clock_skew_note;
@@ -59,7 +61,8 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
                column("duration", "duration", Kind::seconds),
                column("peak", "peak", Kind::bytes),
                column("at_job_peak", "at job peak", Kind::bytes),
-               column("highest", "highest", Kind::flag, false)};
+               column("highest", "highest", Kind::flag, false),
+               column("incomplete", "incomplete", Kind::text, false)};
   std::vector<std::optional<Peak>> peaks;
   for (const Trace* tr : traces) peaks.push_back(find_peak(*tr, metric));
   std::optional<std::size_t> highest;
@@ -74,7 +77,7 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
                       optional_number(tr.meta.job.local_rank), Cell::number(trace_duration(tr)),
                       Cell::bytes(peaks[i] ? std::optional<Bytes>(peaks[i]->bytes) : std::nullopt),
                       Cell::bytes(job ? std::optional<Bytes>(job->each[i]) : std::nullopt),
-                      Cell::number(highest && *highest == i ? 1 : 0)});
+                      Cell::number(highest && *highest == i ? 1 : 0), Cell::string(trace::incomplete_reason(tr))});
   }
   return t;
 }
@@ -154,6 +157,23 @@ nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metr
   return j;
 }
 
+// The ranks whose traces are cut short or not whole, as one sentence: the sum counts what they
+// hold (a rank killed early adds nothing after its last sample). The first three are named, with why.
+std::optional<std::string> incomplete_ranks(const std::vector<const Trace*>& traces) {
+  constexpr std::size_t kNamed = 3;
+  std::string named;
+  std::size_t count = 0;
+  for (const Trace* tr : traces) {
+    const std::string why = trace::incomplete_reason(*tr);
+    if (why.empty()) continue;
+    if (++count <= kNamed) named += (named.empty() ? "" : "; ") + rank_label(*tr) + " (" + tr->source + "): " + why;
+  }
+  if (count == 0) return std::nullopt;
+  if (count > kNamed) named += "; and " + std::to_string(count - kNamed) + " more";
+  return count_text(count, "trace") + " incomplete, the sum counts what " +
+         (count == 1 ? "it holds: " : "they hold: ") + named;
+}
+
 }  // namespace
 
 Document job_report(const std::vector<const Trace*>& traces, Metric metric, Align align) {
@@ -185,6 +205,7 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
          Cell::string("the world size is " + std::to_string(*first->world_size) + " but " +
                       count_text(traces.size(), "trace") + " were given: the sum misses ranks"));
   }
+  if (const auto cut = incomplete_ranks(traces)) fact("incomplete", "trace incomplete", Kind::text, Cell::string(*cut));
   if (const auto skew = clock_skew_note(traces)) fact("clock_skew", "clock skew", Kind::text, Cell::string(*skew));
   d.tables.push_back(ranks_table(traces, metric, peak));
   d.tables.push_back(hosts_table(traces, metric, align, peak));

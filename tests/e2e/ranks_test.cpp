@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e_util.hpp"
+#include "qprof/trace/completeness.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::test {
@@ -193,6 +194,34 @@ TEST(Ranks, PlotSumSaysARankWithoutItsEndOnceByItsName) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "qprof: warning: " + b + ": incomplete trace: no end record (EXIT): qprof was killed, or the run " +
                        "still goes on\n");
+}
+
+// report --sum of a job with a rank cut short: the report itself says which rank and why, in
+// every format (the warning on stderr is not in a saved report), and the rank's row carries it.
+TEST(Ranks, ReportSumSaysWhichRankIsIncomplete) {
+  const std::string dir = fresh_dir("report_sum_cut");
+  run_two_ranks(dir, "nodeA", "nodeA");
+  const std::string a = dir + "/job.nodeA.0.dat", b = dir + "/job.nodeA.1.dat";
+  const Result whole = qprof({"report", "--sum", "--format", "json", a, b});
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  EXPECT_FALSE(nlohmann::json::parse(whole.out).contains("incomplete")) << whole.out;
+  std::string text = read_file(b);
+  const auto exit_line = text.rfind("\nEXIT ");
+  ASSERT_NE(exit_line, std::string::npos) << text.substr(text.size() - 200);
+  text.resize(exit_line + 1);  // as a rank killed before its last line
+  write_file(b, text);
+  const Result json = qprof({"report", "--sum", "--format", "json", a, b});
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["incomplete"],
+            "1 trace incomplete, the sum counts what it holds: rank 1 (nodeA) (" + b + "): " + trace::kNoEndRecord)
+      << json.out;
+  EXPECT_EQ(doc["ranks"][0]["incomplete"], "");
+  EXPECT_EQ(doc["ranks"][1]["incomplete"], trace::kNoEndRecord);
+  const Result plain = qprof({"report", "--sum", a, b});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_NE(plain.out.find("trace incomplete"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("rank 1 (nodeA)"), std::string::npos) << plain.out;
 }
 
 // In Perfetto each rank's trace is a process named as in the plot and listed in rank order,
