@@ -11,6 +11,7 @@
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/trace_label.hpp"
+#include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/plot/sweep_chart.hpp"
 #include "qprof/runs/command_runs.hpp"
@@ -63,6 +64,11 @@ Result<void> check_request(const CompareCli& o) {
   // A sweep's chart is a picture: said before any trace is read or command run.
   if (!o.sweep.empty() && !o.plot.empty() && !plot::sweep_chart_output(o.plot)) {
     return Failure{"--plot " + terminal_text(o.plot) + ": " + std::string(plot::kSweepChartFiles) + " (with --sweep)"};
+  }
+  // The chart's program too, before a run or the table: the table and no chart, or a command's
+  // runs and no chart, would be half the answer asked for.
+  if (!o.plot.empty()) {
+    if (const auto gnuplot = plot::find_gnuplot("gnuplot", "--plot"); !gnuplot) return gnuplot.failure();
   }
   if (!o.pivot.empty() && o.stages) {
     return Failure{"--pivot shows one figure per cell, the peak of --metric; --stages is a table of its own"};

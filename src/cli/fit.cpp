@@ -19,6 +19,7 @@
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/report.hpp"
 #include "qprof/fit/text_width.hpp"
+#include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/fit_chart.hpp"
 #include "qprof/plot/plot.hpp"
 #include "qprof/report/quark_yaml.hpp"
@@ -156,6 +157,10 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
   }
   if (!o.plot.empty() && (!plot::format_for(o.plot) || *plot::format_for(o.plot) == plot::Format::text)) {
     return Failure{"--plot: the chart's file must end in .png, .svg or .pdf"};
+  }
+  // A chart that cannot be drawn is said before the first run: not after minutes of probes.
+  if (!o.plot.empty()) {
+    if (const auto gnuplot = plot::find_gnuplot("gnuplot", "--plot"); !gnuplot) return gnuplot.failure();
   }
   return {};
 }

@@ -14,6 +14,7 @@
 #include "qprof/common/safe_text.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/probe_group.hpp"
+#include "qprof/plot/gnuplot.hpp"
 #include "qprof/plot/sweep_chart.hpp"
 #include "qprof/runs/sweep_runs.hpp"
 #include "sweep_table.hpp"
@@ -69,6 +70,10 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   if (!parameters) return parameters.failure();
   runs::SweepRequest& request = o.request;
   if (auto checked = check_sampling_options(request.run); !checked) return checked.failure();
+  // The chart's program, before the first run: not a sweep's minutes of runs and then no chart.
+  if (!o.plot.empty()) {
+    if (const auto gnuplot = plot::find_gnuplot("gnuplot", "--plot"); !gnuplot) return gnuplot.failure();
+  }
   std::error_code ec;
   std::filesystem::create_directories(request.output_dir, ec);
   if (ec) return Failure{"--output-dir " + terminal_text(request.output_dir) + ": " + ec.message()};
