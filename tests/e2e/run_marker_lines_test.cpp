@@ -132,6 +132,30 @@ TEST(RunMarkerLines, AMarkerRegexSeesTheLinesCarriageReturnsEnd) {
   EXPECT_NE(r.err.find("qprof: " + said), std::string::npos) << r.err.substr(70000);
 }
 
+// A line longer than qprof may hold (1.5 GB of stderr without a newline) passes through under an
+// address-space limit of 1 GiB, with the default scanner and with --marker-regex, and the marker
+// after it is found: the scanners keep a bounded part of a line, never the line. (Under the
+// sanitizers the limit cannot be set, and a shorter line keeps the test's time.)
+TEST(RunMarkerLines, ALineLongerThanQprofsMemoryLimitPassesAndTheNextMarkerIsFound) {
+  const std::string bytes = sanitized() ? "100000000" : "1500000000";
+  const std::string script = temp_dir() + "/long_line.sh";
+  write_file(script, "head -c " + bytes + " /dev/zero | tr '\\000' x >&2; printf '\\nQPROF_MARK: after\\n' >&2\n");
+  for (const bool regex : {false, true}) {
+    SCOPED_TRACE(regex ? "--marker-regex" : "QPROF_MARK:");
+    const std::string out = temp_dir() + "/long_line" + (regex ? "_regex" : "") + ".dat";
+    std::vector<std::string> argv = {
+        "sh", "-c", "exec \"$0\" \"$@\" 2>/dev/null", "prlimit", as_limit("1073741824"), "--", qprof_bin(), "run", "-q",
+        "-o", out};
+    if (regex) argv.insert(argv.end(), {"--marker-regex", "^QPROF_MARK: (.*)$"});
+    argv.insert(argv.end(), {"--", "sh", script});
+    const Result r = run(argv, "", 120);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Trace t = trace::read_trace(out);
+    EXPECT_EQ(labels_of(t), std::vector<std::string>{"after"});
+    if (regex) EXPECT_TRUE(has_note(t, "stderr: 1 line longer than 65536 bytes, not searched"));
+  }
+}
+
 TEST(RunMarkerLines, StderrReachesTheTerminalByteForByte) {
   const std::string script =
       "printf 'QPROF_MARK: P Start\\r\\n 1%%\\r 2%%\\r\\rQPROF_MARK: P End\\r' >&2; "
