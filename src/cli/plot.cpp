@@ -154,6 +154,13 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
   if (Result<void> checked = refuse_output_over(o.output, files); !checked) {
     return Failure{terminal_text(checked.failure().message)};
   }
+  if (!o.script.empty()) {  // the script is an output too: never over a trace or the chart
+    std::vector<std::string> others = files;
+    if (o.output != "-") others.push_back(o.output);
+    if (Result<void> checked = refuse_output_over(o.script, others); !checked) {
+      return Failure{"--script: " + terminal_text(checked.failure().message)};
+    }
+  }
   try {
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");

@@ -84,8 +84,12 @@ FileIdentity identity_of(const std::string& path, bool as_output) {
     id.ino = st.st_ino;
     return id;
   }
+  // Absolute first: weakly_canonical keeps a relative path whose first part does not exist as
+  // it is ("x.dat"), while "./x.dat" becomes "/cwd/x.dat", and the two spellings of one file to
+  // come would not compare equal.
   std::error_code ec;
-  id.path = std::filesystem::weakly_canonical(where, ec).string();
+  const std::filesystem::path absolute = std::filesystem::absolute(where, ec);
+  id.path = std::filesystem::weakly_canonical(ec ? std::filesystem::path(where) : absolute, ec).string();
   return id;
 }
 

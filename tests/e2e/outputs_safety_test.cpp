@@ -71,6 +71,25 @@ TEST(OutputsSafety, AnOutputThatIsAnInputIsRefusedBeforeAnyByte) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/ran"));
   EXPECT_FALSE(fs::exists(dir + "/s.dat"));
+  // The same file to come, spelt otherwise: relative to the working directory, through "..", or
+  // a link to it. Each was taken for another file, and the YAML replaced the trace at the end.
+  fs::create_directories(dir + "/sub");
+  fs::create_symlink("s.dat", dir + "/link.yaml");
+  for (const std::string& yaml : std::vector<std::string>{"./s.dat", "sub/../s.dat", dir + "/s.dat", "link.yaml"}) {
+    const Result spelt = run({"sh", "-c", "cd \"$0\" && exec \"$@\"", dir, qprof_bin(), "run", "-q", "-o", "s.dat",
+                              "--yaml", yaml, "--", "touch", dir + "/ran"});
+    EXPECT_EQ(spelt.status, 2) << yaml << ": " << spelt.err;
+    EXPECT_TRUE(contains(spelt.err, "is also")) << yaml << ": " << spelt.err;
+    EXPECT_FALSE(fs::exists(dir + "/ran")) << yaml;
+  }
+  // plot's --script is an output too: never over a trace it reads, nor over the chart.
+  r = qprof({"plot", in, "--script", dir + "/./in.dat", "-o", dir + "/c.svg"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--script: ")) << r.err;
+  EXPECT_EQ(read_file(in), before);
+  r = qprof({"plot", in, "--script", dir + "/c.svg", "-o", dir + "/c.svg"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/c.svg"));
 }
 
 TEST(OutputsSafety, ACommandThatCannotStartLeavesTheOldTraceAsItWas) {

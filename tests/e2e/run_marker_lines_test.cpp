@@ -152,8 +152,24 @@ TEST(RunMarkerLines, ALineLongerThanQprofsMemoryLimitPassesAndTheNextMarkerIsFou
     ASSERT_EQ(r.status, 0) << r.err;
     const Trace t = trace::read_trace(out);
     EXPECT_EQ(labels_of(t), std::vector<std::string>{"after"});
-    if (regex) EXPECT_TRUE(has_note(t, "stderr: 1 line longer than 65536 bytes, not searched"));
+    if (regex) {
+      EXPECT_TRUE(has_note(t, "stderr: 1 line longer than 65536 bytes, not searched"));
+    }
   }
+}
+
+// The warnings of a stage left open or ended unopened name it as every other place does: its
+// control characters shown, never acted upon (a clear screen, a window title).
+TEST(RunMarkerLines, StageNamesInTheWarningsAreEscaped) {
+  const std::string out = temp_dir() + "/escaped_stage.dat";
+  const Result r = qprof({"run", "-o", out, "--", "sh", "-c",
+                          "printf 'QPROF_MARK: Z\\033[2JZ End\\nQPROF_MARK: U\\033]0;T\\007 Start\\n' >&2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string printed = r.err.substr(r.err.find("Start\n") + 6);  // after the job's own stderr
+  EXPECT_EQ(printed.find('\033'), std::string::npos) << printed;
+  EXPECT_EQ(printed.find('\007'), std::string::npos) << printed;
+  EXPECT_NE(printed.find("stage 'Z\\x1b[2JZ' was ended but never started"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("stage 'U\\x1b]0;T\\x07' was started but never ended"), std::string::npos) << printed;
 }
 
 TEST(RunMarkerLines, StderrReachesTheTerminalByteForByte) {
