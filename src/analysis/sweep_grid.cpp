@@ -35,6 +35,11 @@ Result<SweepParameter> parse_sweep_parameter(std::string_view text) {
     const auto comma = rest.find(',');
     const std::string_view value = rest.substr(0, comma);
     if (value.empty()) return Failure{"-p " + std::string(text) + ": an empty value"};
+    // A value twice would be two runs of one point, taken for one point's repeats: --repeat is that.
+    if (std::find(p.values.begin(), p.values.end(), value) != p.values.end()) {
+      return Failure{"-p " + std::string(text) + ": the value " + std::string(value) +
+                     " is given twice (--repeat N runs each point N times)"};
+    }
     p.values.emplace_back(value);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);

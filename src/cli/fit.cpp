@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "fit_scope.hpp"
@@ -14,6 +15,7 @@
 #include "stderr_speaker.hpp"
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/stdout_to_stderr.hpp"
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/fit/fit.hpp"
@@ -144,6 +146,7 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
     if (!m) return Failure{"--margin: expected a percentage (15%, 0 to 1000), got " + terminal_text(o.margin)};
     o.request_margin = *m;
   }
+  if (o.json == "-" && o.csv == "-") return Failure{"--json - and --csv - would both write to stdout: give one a file"};
   // A file that cannot be written fails before the first run, not after the last.
   const std::vector<std::string> outputs{o.json, o.csv, o.plot};
   for (const auto& [path, option] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
@@ -206,7 +209,14 @@ Result<int> fit_action(FitCli& o, std::vector<std::string> command, const CLI::A
     }
     say.text(line);
   };
-  fit::FitReport r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  fit::FitReport r;
+  {
+    // A result on stdout (--json - or --csv -) is stdout's alone: the probes' own stdout goes to
+    // stderr meanwhile, as qprof peak -- CMD does with the command's.
+    std::optional<StdoutToStderr> results_on_stdout;
+    if (o.json == "-" || o.csv == "-") results_on_stdout.emplace();
+    r = fit::run_fit(o.fit, show_progress ? std::function<void(const fit::Progress&)>(progress) : nullptr);
+  }
   r.request_margin = o.request_margin;
   // Every line fits the terminal (80 columns into a log): wide rows and findings wrap.
   const std::size_t width = output_columns(STDERR_FILENO);

@@ -360,14 +360,17 @@ Command add_peak(CLI::App& app, const Invocation& invocation) {
   peak->add_flag("--sum", opts->sum,
                  "The traces are one job's ranks: the peak of their sum on one time axis (one line)");
   peak->add_flag("--by-host", opts->by_host, "Like --sum, one line per host (memory is a per-host limit)");
-  peak->add_option(
-          "--align", opts->align,
-          "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
-      ->check(CLI::IsMember({"wall", "start"}));
+  CLI::Option* align =
+      peak->add_option(
+              "--align", opts->align,
+              "With --sum/--by-host: wall (default: the traces' wall-clock times) or start (each from its own start)")
+          ->check(CLI::IsMember({"wall", "start"}));
 
-  return {peak, [opts, &invocation]() -> Result<int> {
+  return {peak, [opts, &invocation, align]() -> Result<int> {
             PeakCli& o = *opts;
             if (o.children && o.no_children) return Failure{"--children and --no-children: choose one"};
+            // Without a sum nothing is laid on one time axis: refused, not ignored.
+            if (align->count() > 0 && !o.sum && !o.by_host) return Failure{"--align goes with --sum or --by-host"};
             if (o.children && asked_metric(o.metric).value_or(Metric::rss) != Metric::rss) {
               return Failure{"--children gives each process's RSS; it does not combine with --metric " + o.metric};
             }

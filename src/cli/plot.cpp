@@ -217,12 +217,14 @@ Command add_plot(CLI::App& app, const Invocation& invocation) {
       "kinds), or dir:NAME (the size of a --watch-dir directory)");
   cmd->add_flag("--children", a->opts.children,
                 "Also one line per process of the tree (traces recorded with qprof run -M)");
-  cmd->add_flag("--sum", a->sum,
-                "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed underneath "
-                "(--facet instead: a panel per rank)");
+  CLI::Option* sum =
+      cmd->add_flag("--sum", a->sum,
+                    "The traces are one job's ranks (torchrun, mpirun, srun): draw their sum, each rank dashed "
+                    "underneath (--facet instead: a panel per rank)");
   cmd->add_option("--align", a->align,
                   "With --sum: wall (default: the ranks' wall-clock times) or start (each from its own start)")
-      ->check(CLI::IsMember({"wall", "start"}));
+      ->check(CLI::IsMember({"wall", "start"}))
+      ->needs(sum);  // without it nothing is laid on one axis: refused, not ignored
   cmd->add_flag("--facet", a->opts.facet, "One panel per trace, sharing the axes, instead of overlaying them");
   cmd->add_flag("-s,--trend", a->opts.trend,
                 "Also draw the fitted trend of Σ RSS (and of Σ PSS where recorded) over the steady part of each run, "

@@ -233,11 +233,13 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
       ->add_option("trace", opts->traces,
                    "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
       ->required();
-  report->add_flag("--sum", opts->sum,
-                   "The traces are one job's ranks (torchrun, mpirun, srun): the job's peak, each rank, each host, "
-                   "stages across ranks");
+  CLI::Option* sum =
+      report->add_flag("--sum", opts->sum,
+                       "The traces are one job's ranks (torchrun, mpirun, srun): the job's peak, each rank, each host, "
+                       "stages across ranks");
   report->add_option("--align", opts->align, "With --sum: wall (default) or start (each trace from its own start)")
-      ->check(CLI::IsMember({"wall", "start"}));
+      ->check(CLI::IsMember({"wall", "start"}))
+      ->needs(sum);  // without it nothing is laid on one axis: refused, not ignored
   report
       ->add_option("--format", opts->format,
                    "text (default), md, csv, json or yaml (the YAML of --yaml, in Quark's layout, on stdout)")

@@ -273,9 +273,12 @@ CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
       t->description("Stop recording after this many seconds (the process is never signalled)");
     }
     // What only a command qprof started has: signals after --timeout, its own cgroup, its stderr.
+    // Hidden, not removed: parsed, so that they are refused with why (check_recording_request),
+    // not taken for the PID ("'on' is not a process ID").
     for (const char* name : kNotForAttach) {
-      if (CLI::Option* o = run->get_option_no_throw(name)) run->remove_option(o);
+      if (CLI::Option* o = run->get_option_no_throw(name)) o->group("");
     }
+    run->add_option("--mem", opts.mem)->group("");
   }
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.
@@ -296,10 +299,14 @@ Result<void> check_recording_request(RunCli& o, CLI::App& self, const Invocation
     // run --attach takes run's options: those that only a started command has are errors.
     for (const char* name : kNotForAttach) {
       const CLI::Option* given = self.get_option_no_throw(name);
-      if (given != nullptr && given->count() > 0 && std::string_view(name) != "--cgroup") {
-        return Failure{std::string(name) +
-                       " does not go with --attach: the process is not qprof's (never signalled, its stderr not read)"};
+      if (given == nullptr || given->count() == 0 || std::string_view(name) == "--cgroup") continue;
+      if (std::string_view(name) == "--mem") {
+        return Failure{
+            "--mem runs the tree in a memory cgroup of its own: not done to a running process (it would "
+            "change the limits it runs under)"};
       }
+      return Failure{std::string(name) +
+                     " does not go with attach: the process is not qprof's (never signalled, its stderr not read)"};
     }
     if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();
   } else if (o.run.command.empty()) {
@@ -316,6 +323,16 @@ Result<void> check_recording_request(RunCli& o, CLI::App& self, const Invocation
   }
   if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
   if (auto sizing = sizing_options(o); !sizing) return sizing.failure();
+  // A metric the options record no series of is known now, not after the run (with the budget
+  // unchecked and the command's status lost to a usage error).
+  if (o.metric == "gpu" && o.run.gpu == "none") {
+    return Failure{"--metric gpu: --gpu none records no GPU memory (drop --gpu none, or choose another --metric)"};
+  }
+  if (o.metric == "cgroup" && o.run.cgroup == record::CgroupMode::off) {
+    return Failure{
+        "--metric cgroup: --cgroup off records no cgroup charge (drop --cgroup off, or choose another "
+        "--metric)"};
+  }
   record_metric(o.run, o.metric);
   if (auto resolved = resolve_job(o.run, self.get_name()); !resolved) return resolved.failure();
   if (!o.yaml.empty() && is_stream_output(o.run.output)) {

@@ -70,6 +70,11 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   if (!parameters) return parameters.failure();
   runs::SweepRequest& request = o.request;
   if (auto checked = check_sampling_options(request.run); !checked) return checked.failure();
+  // A grid has no model, so no chart: said before the first run, not by a chart left unwritten.
+  if (!o.plot.empty() && parameters->size() > 1) {
+    return Failure{"--plot draws the model of one parameter; a grid (" + std::to_string(parameters->size()) +
+                   " -p) has none: sweep one parameter to draw it"};
+  }
   // The chart's program, before the first run: not a sweep's minutes of runs and then no chart.
   if (!o.plot.empty()) {
     if (const auto gnuplot = plot::find_gnuplot("gnuplot", "--plot"); !gnuplot) return gnuplot.failure();
@@ -120,9 +125,9 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       "table and the model gain its smallest and full-speed limits, and --limit is solved on the\n"
       "full-speed limit's model.\n"
       "Exit status: 0 when every run succeeded; else the exit status of the first run (or fit) that\n"
-      "failed;\n"
-      "2 for usage errors or a command that cannot be started. Interrupted (SIGINT, SIGTERM, SIGHUP,\n"
-      "SIGQUIT): no more runs, the table of the runs done, and 128+N.");
+      "failed; 127 or 126 for a command that cannot be started (not found, not executable: no more\n"
+      "runs); 2 for usage errors. Interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT): no more runs, the\n"
+      "table of the runs done, and 128+N.");
   sweep->add_option("-p,--param", opts->parameters, "A parameter and its values, NAME=V1,V2,... (repeatable: a grid)")
       ->required()
       ->allow_extra_args(false);
@@ -132,7 +137,7 @@ Command add_sweep(CLI::App& app, const Invocation& invocation) {
       ->allow_extra_args(false);
   sweep
       ->add_option("--repeat", opts->request.repeat,
-                   "Run each point N times: the model takes the median, the spread the ±")
+                   "Run each point N times: the model takes the median, the table the range (min–max)")
       ->check(CLI::Range(1, 1000));
   sweep->add_option("-d,--output-dir", opts->request.output_dir,
                     "Directory of the traces (default qprof_sweep, created if missing)");

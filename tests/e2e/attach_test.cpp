@@ -274,8 +274,21 @@ TEST(Attach, OptionsOfAStartedCommandAreNotOffered) {
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = run(bounded(args));
     EXPECT_EQ(r.status, 2) << extra[0];
-    EXPECT_TRUE(contains(r.err, extra[0] + " does not go with --attach")) << r.err;
-    EXPECT_EQ(run(bounded({"attach", extra[0], "1"})).status, 2) << extra[0];
+    EXPECT_TRUE(contains(r.err, extra[0] + " does not go with attach")) << r.err;
+    // attach refuses them with the same reason, not by taking the option's value for the PID.
+    std::vector<std::string> attach{"attach"};
+    attach.insert(attach.end(), extra.begin(), extra.end());
+    attach.push_back("1");
+    const Result a = run(bounded(attach));
+    EXPECT_EQ(a.status, 2) << extra[0];
+    EXPECT_TRUE(contains(a.err, extra[0] + " does not go with attach")) << a.err;
+  }
+  for (const std::vector<std::string>& own : {std::vector<std::string>{"attach", "--cgroup", "on", "1"},
+                                              {"attach", "--mem", "1G", "1"},
+                                              {"run", "--attach", "1", "--mem", "1G"}}) {
+    const Result r = run(bounded(own));
+    EXPECT_EQ(r.status, 2) << own[1];
+    EXPECT_TRUE(contains(r.err, "not done to a running process")) << own[1] << ": " << r.err;
   }
 }
 

@@ -261,6 +261,17 @@ TEST(Fit, TheCommandNeverBreaksTheJson) {
   EXPECT_FALSE(contains(joined(r.err), "\x1b[2J")) << "nothing of the command drives the terminal";
 }
 
+// A result on stdout is stdout's alone: what the probes print goes to stderr meanwhile, so that
+// `qprof fit --json - -- CMD | jq` reads JSON whatever CMD writes.
+TEST(Fit, AResultOnStdoutIsStdoutsAlone) {
+  const Result r = run(bounded({"fit", "--json", "-", "--", "sh", "-c", "echo from-the-command"}), "", 60);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // throws (fails) if anything else is on stdout
+  EXPECT_TRUE(j.contains("command")) << r.out;
+  EXPECT_TRUE(contains(r.err, "from-the-command")) << r.err;
+}
+
 // The job reads its input from cache within a few milliseconds: a shell holds the file open around
 // it, as a wrapper would, so that the samples (every 10 ms) see it whatever the machine's load.
 std::string holding() { return "exec 3<\"$1\"; " + workload("anon_and_mmap") + " 100 \"$1\" 4 && sleep 0.2"; }
@@ -325,6 +336,9 @@ TEST(Fit, UsageErrorsComeBeforeAnyRun) {
   EXPECT_EQ(qprof({"fit", "--plot", temp_dir() + "/chart.txt", "--", "true"}).status, 2);
   EXPECT_EQ(qprof({"fit", "--json", "/nonexistent-dir/x.json", "--", "true"}).status, 2);
   EXPECT_EQ(qprof({"fit", "--runs-max", "1", "--", "true"}).status, 2);
+  const Result both = qprof({"fit", "--json", "-", "--csv", "-", "--", "true"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_TRUE(contains(joined(both.err), "--json - and --csv - would both write to stdout")) << both.err;
   const Result none = qprof({"fit"});
   EXPECT_EQ(none.status, 2);
   EXPECT_TRUE(contains(joined(none.err), "no command given")) << none.err;

@@ -224,6 +224,21 @@ TEST(Ranks, ReportSumSaysWhichRankIsIncomplete) {
   EXPECT_NE(plain.out.find("rank 1 (nodeA)"), std::string::npos) << plain.out;
 }
 
+// --align lays a job's ranks on one axis: without --sum (or --by-host) it would do nothing, and is
+// refused rather than ignored.
+TEST(Ranks, AlignWithoutASumIsRefused) {
+  const std::string quark = data_file("report/quark.dat");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"report", "--align", "start", quark},
+                                               {"peak", "--align", "start", quark},
+                                               {"plot", "--align", "start", quark, "-o", temp_dir() + "/align.svg"}}) {
+    const Result r = qprof(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_NE(r.err.find("--align"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("--sum"), std::string::npos) << args[0] << ": " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/align.svg"));
+}
+
 // In Perfetto each rank's trace is a process named as in the plot and listed in rank order,
 // whatever the order of the files; a trace without a rank keeps its file's name, after them.
 TEST(Ranks, ExportNamesAndOrdersTheRanks) {

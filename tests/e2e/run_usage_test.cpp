@@ -255,5 +255,20 @@ TEST(RunMprofHabits, ARefusedValueListsWhatIsAccepted) {
   }
 }
 
+// A metric that the options record no series of is refused before the command runs: after it,
+// the budget would go unchecked and the command's own status be lost to a usage error.
+TEST(RunUsage, AMetricTheOptionsCannotRecordIsRefusedFirst) {
+  const std::string ran = temp_dir() + "/metric_ran";
+  const Result gpu = qprof(
+      {"run", "--gpu", "none", "--metric", "gpu", "--max-peak", "1M", "-o", temp_dir() + "/g.dat", "--", "touch", ran});
+  EXPECT_EQ(gpu.status, 2);
+  EXPECT_NE(gpu.err.find("--metric gpu: --gpu none records no GPU memory"), std::string::npos) << gpu.err;
+  const Result cgroup = qprof({"run", "--cgroup", "off", "--metric", "cgroup", "--max-peak", "1G", "-o",
+                               temp_dir() + "/c.dat", "--", "touch", ran});
+  EXPECT_EQ(cgroup.status, 2);
+  EXPECT_NE(cgroup.err.find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos) << cgroup.err;
+  EXPECT_FALSE(std::filesystem::exists(ran));
+}
+
 }  // namespace
 }  // namespace qprof::test

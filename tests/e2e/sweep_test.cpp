@@ -211,7 +211,11 @@ TEST(Sweep, UsageErrors) {
   EXPECT_EQ(qprof({"sweep", "-p", "n=1,2", "--", "true"}).status, 2);          // {n} used nowhere
   EXPECT_EQ(qprof({"sweep", "-p", "1n=1", "--", "true", "{1n}"}).status, 2);   // not a name
   EXPECT_EQ(qprof({"sweep", "-p", "n=1,,2", "--", "true", "{n}"}).status, 2);  // an empty value
-  EXPECT_EQ(qprof({"sweep", "-p", "n=1"}).status, 2);                          // no command
+  const Result twice = qprof({"sweep", "-p", "n=1,1", "--", "true", "{n}"});   // a value twice
+  EXPECT_EQ(twice.status, 2);
+  EXPECT_NE(twice.err.find("the value 1 is given twice (--repeat N runs each point N times)"), std::string::npos)
+      << twice.err;
+  EXPECT_EQ(qprof({"sweep", "-p", "n=1"}).status, 2);  // no command
   // A text chart is refused before any run: the command would write the file.
   const std::string ran = temp_dir() + "/sweep_text_chart_ran";
   const Result text =
@@ -220,6 +224,18 @@ TEST(Sweep, UsageErrors) {
   EXPECT_EQ(text.out, "");
   EXPECT_NE(text.err.find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
   EXPECT_FALSE(fs::exists(ran + "1"));
+  // A grid has no model to draw: refused before its first run too.
+  const Result grid = qprof({"sweep", "-d", temp_dir() + "/grid_chart", "-p", "a=1,2", "-p", "b=1,2", "--plot",
+                             temp_dir() + "/grid.svg", "--", "touch", ran + "{a}{b}"});
+  EXPECT_EQ(grid.status, 2);
+  EXPECT_NE(grid.err.find("--plot draws the model of one parameter; a grid (2 -p) has none"), std::string::npos)
+      << grid.err;
+  EXPECT_FALSE(fs::exists(ran + "11"));
+  // A command that cannot be started: its 127 (as run's), and no more runs.
+  const Result missing =
+      qprof({"sweep", "-d", temp_dir() + "/missing_command", "-p", "n=1,2", "--", "/nonexistent/command", "{n}"});
+  EXPECT_EQ(missing.status, 127) << missing.err;
+  EXPECT_NE(missing.err.find("the command could not be started; no more runs"), std::string::npos) << missing.err;
 }
 
 }  // namespace
