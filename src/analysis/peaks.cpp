@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cassert>
+#include <cstdio>
 #include <unordered_set>
 
 #include "qprof/analysis/peaks.hpp"
@@ -24,9 +25,21 @@ using trace::Trace;
 using namespace detail;
 
 std::string peak_meaning(const Trace& trace, Metric m) {
-  std::string what = metric_row(m.kind).peak == PeakRule::hwm_bound && !peak_bracket(trace).upper
-                         ? "sum of each process's peak so far, not a bound"
-                         : std::string(metric_info(m).what);
+  const bool hwm = metric_row(m.kind).peak == PeakRule::hwm_bound;
+  const PeakBracket bracket = hwm ? peak_bracket(trace) : PeakBracket{};
+  std::string what =
+      hwm && !bracket.upper ? "sum of each process's peak so far, not a bound" : std::string(metric_info(m).what);
+  // A bound far above the peak it bounds (run -v leaves it out) is said to be loose, and why: the
+  // summary's rule (trace/bracket.hpp), so that report and YAML do not present it as a plan.
+  if (hwm && bracket.upper) {
+    const auto rss = highest(metric_series(trace, Metric::rss));
+    if (rss && !trace::bound_is_useful(*bracket.upper, rss->bytes)) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.1f", static_cast<double>(*bracket.upper) / static_cast<double>(rss->bytes));
+      what += "; loose here, " + std::string(ratio) +
+              "× the Σ RSS peak: processes that never ran at once are counted as if they had";
+    }
+  }
   if (trace.unread_processes > 0) {
     what += "; INCOMPLETE: misses " + std::to_string(trace.unread_processes) + " process(es) qprof could not read";
   }
@@ -144,6 +157,33 @@ std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<
   return sampled;
 }
 
+// The charge's kernel high-water mark (CGROUP's peak column) over a stage: its highest reading
+// inside the stage where that is above its reading at the stage's start (the start marker's own
+// sample, taken before the marker's checkpoint resets the mark), so a height reached within the
+// stage. It holds what no sample caught, such as the charge at an OOM kill in a stage left open.
+// Read from the highest reading inside and the one at the start, which a reduced trace keeps too.
+// nullopt where the metric is not the charge or the mark did not rise inside the stage.
+std::optional<Bytes> risen_peak(const Trace& t, Metric m, const Stage& s) {
+  if (!is_charge(metric_row(m.kind), t)) return std::nullopt;
+  std::optional<Bytes> at_start, inside;
+  for (const CgroupSample& x : t.cgroup) {
+    if (x.t <= s.t_start + kSameMoment) {
+      at_start = x.peak;
+    } else if (x.t <= s.t_end + kSameMoment) {
+      inside = std::max(inside.value_or(0), x.peak);
+    }
+  }
+  if (!at_start || !inside || *inside <= *at_start) return std::nullopt;
+  return inside;
+}
+
+// A stage's peak of `m`: sampled, raised to the kernel's counts of the charge where they say more.
+std::optional<Peak> peak_of_stage(const Trace& t, Metric m, const std::vector<MemSample>& series, const Stage& s) {
+  std::optional<Peak> p = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s), s);
+  if (const auto risen = risen_peak(t, m, s); risen && (!p || *risen > p->bytes)) p = Peak{*risen, std::nullopt, true};
+  return p;
+}
+
 }  // namespace
 
 std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) {
@@ -151,7 +191,7 @@ std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) 
   const std::vector<MemSample> series = metric_series(t, m);
   std::optional<Peak> best;
   for (const Stage* s : runs) {
-    const std::optional<Peak> one = with_window_peak(peak_in_stages(series, m, {s}), window_peak(t, m, *s), *s);
+    const std::optional<Peak> one = peak_of_stage(t, m, series, *s);
     if (one && (!best || one->bytes > best->bytes || (one->bytes == best->bytes && one->exact))) best = one;
   }
   return best;
@@ -189,7 +229,7 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
       st.at_start = at_marker(t, m, series, s.t_start);
       st.at_end = at_marker(t, m, series, s.t_end);
     }
-    st.peak = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s), s);
+    st.peak = peak_of_stage(t, m, series, s);
     out.push_back(std::move(st));
   }
   return out;

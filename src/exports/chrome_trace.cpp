@@ -119,6 +119,7 @@ class EventWriter : public trace::Visitor {
       counter("disk write", s.t, *r / unit_bytes(unit_), per_s);
   }
   void mark(Seconds t, std::string_view label) override {
+    last_mark_t_ = t;
     if (auto stage = stages_.on_marker(label, t, last_mem_)) {
       complete(*stage);
     } else if (!stage_start_name(label)) {
@@ -136,6 +137,7 @@ class EventWriter : public trace::Visitor {
     complete(s);
   }
   void exit(const ExitInfo& e) override {
+    exit_t_ = e.t;
     std::string name = "exit status " + std::to_string(e.status);
     if (e.signal != 0) name += " (signal " + std::to_string(e.signal) + ")";
     if (e.timed_out) name += " (timed out)";
@@ -144,7 +146,8 @@ class EventWriter : public trace::Visitor {
   }
 
   void finish() {
-    for (const Stage& s : stages_.unclosed(last_t_, last_mem_)) complete(s);
+    for (const Stage& s : stages_.unclosed(trace::open_stage_end(last_t_, last_mark_t_, exit_t_), last_mem_))
+      complete(s);
   }
 
  private:
@@ -199,6 +202,7 @@ class EventWriter : public trace::Visitor {
   std::optional<Seconds> t0_;
   bool qprof_ = false;
   Seconds last_t_ = 0;
+  std::optional<Seconds> last_mark_t_, exit_t_;  // where a stage left open ends (open_stage_end)
   Bytes last_mem_ = 0;
   StageTracker stages_;
   std::map<int, std::string> gpu_names_;

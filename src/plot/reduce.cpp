@@ -241,8 +241,9 @@ class Reducer : public trace::Visitor {
     std::vector<Stage> stages;
     if (d_.qprof) {
       // Stages come from the markers; the FUNC lines of a qprof trace only mirror them.
-      Seconds t_end = d_.t_end + t0;
-      if (!d_.markers.empty()) t_end = std::max(t_end, d_.markers.back().t);
+      const Seconds t_end = trace::open_stage_end(
+          d_.t_end + t0, d_.markers.empty() ? std::nullopt : std::optional<Seconds>(d_.markers.back().t),
+          d_.exit ? std::optional<Seconds>(d_.exit->t + t0) : std::nullopt);  // exit is relative by now
       stages = std::move(marker_stages_);
       for (Stage& s : tracker_.unclosed(t_end, rss_now_)) stages.push_back(std::move(s));
       for (const Stage& s : stages) mark_edges(s);

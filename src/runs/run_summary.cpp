@@ -148,12 +148,12 @@ void bound_lines(std::ostringstream& out, const RunReport& r, const std::string&
   if (r.kernel_process_peak) {
     line(out, "lower bound",
          human_bytes(*r.kernel_process_peak) +
-             "  the least the tree held: its largest process's own peak, as the kernel counts it (ru_maxrss)");
+             "  of the Σ RSS peak (resident pages per process, shared ones in each): its largest process's "
+             "own peak, as the kernel counts it (ru_maxrss)");
   }
   // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
   if (!r.hwm.useful) return;
-  std::string text =
-      human_bytes(r.hwm.sum) + "  the most the tree can have held: every process's own peak (VmHWM) added up";
+  std::string text = human_bytes(r.hwm.sum) + "  of the Σ RSS peak: every process's own peak (VmHWM) added up";
   if (r.hwm.capped > 0) {
     // Said as what happened, why the figure is high, and what reads more of them.
     text += "; maybe too high: " + count_of(r.hwm.capped, "process", "processes") + " ended before qprof read " +

@@ -97,8 +97,10 @@ class TraceBuilder : public Visitor {
 
   void finish() {
     if (tr_.is_qprof()) {
-      Seconds t_end = tr_.mem.empty() ? 0 : tr_.mem.back().t;
-      if (!tr_.markers.empty()) t_end = std::max(t_end, tr_.markers.back().t);
+      const Seconds t_end =
+          open_stage_end(tr_.mem.empty() ? 0 : tr_.mem.back().t,
+                         tr_.markers.empty() ? std::nullopt : std::optional<Seconds>(tr_.markers.back().t),
+                         tr_.exit ? std::optional<Seconds>(tr_.exit->t) : std::nullopt);
       for (Stage& s : stages_.unclosed(t_end, now_.rss.value_or(0))) tr_.stages.push_back(std::move(s));
     } else {
       // An mprof trace: its FUNC brackets are the stages (a qprof trace's FUNC lines only mirror

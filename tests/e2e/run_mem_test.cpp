@@ -8,6 +8,8 @@
 
 #include "e2e_util.hpp"
 #include "qprof/analysis/dirs.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/analysis/timeline.hpp"
 #include "qprof/trace/footprint.hpp"
 #include "qprof/trace/format.hpp"
 
@@ -126,6 +128,32 @@ TEST_P(RunMemKill, AStageNamesWhereTheKillCame) {
   EXPECT_LE(*k.held, 104 * kMiB);
   EXPECT_GE(*k.held, 20 * kMiB);
   EXPECT_NE(unwrapped(r.err).find("in stage Load"), std::string::npos) << r.err;
+}
+
+// The command itself killed inside a stage it never ends: the stage runs to the trace's end, and
+// holds the kill, its peak the footprint's (the limit reached), which the Peaks table places in it.
+TEST(RunMem, AStageLeftOpenByAKillHoldsItsPeak) {
+  std::string why;
+  if (!can_make_memory_cgroups(why)) GTEST_SKIP() << why;
+  const std::string out = temp_dir() + "/open_stage.dat";
+  const Result r = run({qprof_bin(), "run", "--mem", "100M", "-o", out, "--", "sh", "-c",
+                        "echo 'QPROF_MARK: Load Start' >&2; exec " + workload("alloc_tree") + " 200 0 0 100"});
+  EXPECT_EQ(r.status, 137) << r.err;
+  const trace::Trace t = trace::read_trace(out);
+  ASSERT_EQ(t.stages.size(), 1u);
+  const trace::Stage& load = t.stages.front();
+  EXPECT_FALSE(load.closed);
+  ASSERT_TRUE(t.exit);
+  EXPECT_DOUBLE_EQ(load.t_end, t.exit->t) << "a stage left open runs to the trace's end";
+  const auto whole = analysis::find_peak(t, analysis::Metric::footprint);
+  const auto in_load = analysis::stage_peak(t, analysis::Metric::footprint, "Load");
+  ASSERT_TRUE(whole && in_load);
+  EXPECT_GE(whole->bytes, 95 * kMiB) << "the limit was reached";
+  EXPECT_EQ(in_load->bytes, whole->bytes);
+  ASSERT_TRUE(whole->t);
+  const auto stages = analysis::stages_at(t, *whole->t);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages.front()->name, "Load");
 }
 
 INSTANTIATE_TEST_SUITE_P(Kill, RunMemKill,

@@ -132,6 +132,37 @@ TEST(Peaks, TheChargeReadAtAStartMarkerBelongsToTheStagesExactPeak) {
   EXPECT_TRUE(p->exact);
 }
 
+// A stage left open (the job OOM-killed inside it) runs to the trace's end, its EXIT record: the
+// charge read after the last RSS sample, at the kill, is the stage's peak, and the footprint's peak
+// is said to be in it. The stage ended at the last MEM sample, and the kill's peak fell in no stage.
+TEST(Peaks, AStageLeftOpenRunsToTheExitAndHoldsTheKillsPeak) {
+  const Trace t = trace::read_trace_text(
+      "QPROF 1 version=0.1.0 interval=0.010000 host=vm root_pid=1 start=100.000000 metric=all "
+      "cgroup=/sys/fs/cgroup/memory/qprof-1\n"
+      "CMDLINE python3 alloc.py\n"
+      "MEM 10.000000 100.0000\n"
+      "CGROUP 100.000000 10485760 10485760\n"
+      "MARK 100.200000 Alloc Start\n"
+      "MEM 70.000000 100.4700\n"
+      "CGROUP 100.470000 73400320 76546048\n"
+      "CGROUP 100.484000 258048 83886080\n"
+      "NOTE stage 'Alloc' was started but never ended\n"
+      "PEAK cgroup 83886080\n"
+      "EXIT 100.484000 status=137 signal=9 timed_out=0\n",
+      "oom.dat");
+  ASSERT_EQ(t.stages.size(), 1u);
+  EXPECT_FALSE(t.stages[0].closed);
+  EXPECT_DOUBLE_EQ(t.stages[0].t_end, 100.484);
+  const auto p = stage_peak(t, Metric::footprint, "Alloc");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->bytes, 80 * MiB);
+  const auto whole = find_peak(t, Metric::footprint);
+  ASSERT_TRUE(whole && whole->t);
+  const auto in = stages_at(t, *whole->t);
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in.front()->name, "Alloc");
+}
+
 TEST(Peaks, ChildrenOfAMultiprocessTrace) {
   const Trace t = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
   const auto c = child_peaks(t);
