@@ -49,9 +49,18 @@ std::string_view stamp(std::string_view name) { return name.substr(stamp_offset(
 class Summarizer : public trace::Visitor {
  public:
   explicit Summarizer(TraceListing& l) : l_(l) {}
-  void header(const TraceMeta& m) override { l_.start = m.start; }
-  void cmdline(std::string_view c) override { l_.command = std::string(c); }
+  void header(const TraceMeta& m) override {
+    l_.start = m.start;
+    l_.completeness.qprof = m.format_version > 0;
+  }
+  void cmdline(std::string_view c) override {
+    l_.command = std::string(c);
+    runs_.cmdline_at(line());
+    l_.completeness.second_run = runs_.second_run();
+  }
+  void warning(const std::string&) override { l_.completeness.cut_line = line(); }  // the reader's one warning
   void mem(const MemSample& s) override {
+    l_.completeness.samples = true;
     if (!l_.start) l_.start = s.t;
     l_.peak = std::max(l_.peak.value_or(0), s.bytes);
     end_ = std::max(end_, s.t);
@@ -69,7 +78,10 @@ class Summarizer : public trace::Visitor {
   void pss(const trace::PssSample& s) override {
     if (kept_.pss.empty() || s.pss > kept_.pss.front().pss) kept_.pss.assign(1, s);
   }
-  void exit(const ExitInfo& e) override { end_ = std::max(end_, e.t); }
+  void exit(const ExitInfo& e) override {
+    end_ = std::max(end_, e.t);
+    l_.completeness.exit = true;
+  }
   void finish() {
     if (l_.start && end_ > *l_.start) l_.duration = end_ - *l_.start;
     if (const auto f = trace::footprint_of(kept_)) l_.footprint = f->peak;
@@ -77,6 +89,7 @@ class Summarizer : public trace::Visitor {
 
  private:
   TraceListing& l_;
+  trace::AppendedRuns runs_;
   Seconds end_ = 0;
   trace::Trace kept_;
 };

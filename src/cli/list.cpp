@@ -106,6 +106,8 @@ Result<int> list_action(const ListCli& o) {
       status = kUsageError;
       continue;
     }
+    // Cut short, or runs appended: said as every command that reads the trace says it.
+    for (const std::string& n : trace::reading_notices(path, l.completeness)) stderr_speaker("list").line(n);
     // A directory's traces by their file name (as mprof list); files as they were given.
     const std::string name = o.paths.empty() ? std::filesystem::path(path).filename().string() : path;
     rows.push_back({std::to_string(rows.size()), printable(name), local_time(l.start), human_seconds(l.duration),

@@ -262,15 +262,16 @@ report::Format format_of(const std::string& name) { return report::parse_format(
 // The newest trace of a default name (qprof_*.dat or mprofile_*.dat, as `qprof list` sees them)
 // of the current directory, as mprof peak does.
 std::optional<std::string> newest_trace() {
-  std::optional<std::filesystem::directory_entry> best;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(".", ec)) {
-    const std::string name = e.path().filename().string();
-    if (!analysis::is_default_trace_name(name) || !e.is_regular_file(ec)) continue;
-    if (!best || e.last_write_time(ec) > best->last_write_time(ec)) best = e;
+  // By the time in the names, as qprof list orders them (its last row) and mprof takes its last
+  // file: a file's write time moves when it is copied or touched, its name does not.
+  std::vector<std::string> traces;
+  try {
+    traces = analysis::default_traces(".");
+  } catch (const std::filesystem::filesystem_error&) {
+    return std::nullopt;  // an unreadable directory has no trace to take
   }
-  if (!best) return std::nullopt;
-  return best->path().filename().string();
+  if (traces.empty()) return std::nullopt;
+  return std::filesystem::path(traces.back()).filename().string();
 }
 
 std::string read_failure(const std::exception& e, const std::string& file) {

@@ -96,6 +96,14 @@ double Builder::stack_panels(double plot_left, double plot_right) {
     return (text_ ? 2.0 : 2.9 * line_) + static_cast<double>(notes) * (text_ ? 1 : 1.15 * line_) +
            (text_ ? 0 : 0.3 * line_);
   };
+  // A note longer than the chart is wide goes on over the next lines (indented), never cut: its
+  // end is often the point ("… the figures are Σ RSS").
+  std::vector<std::string> wrapped;
+  const auto note_chars = static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.55)));
+  for (const std::string& n : chart_.notes) {
+    for (std::string& line : wrap_title(display_text(n, 400), note_chars)) wrapped.push_back(std::move(line));
+  }
+  chart_.notes = std::move(wrapped);
   std::size_t reserved_notes = chart_.notes.size() + (any_seeds() ? 1 : 0);
   double fixed = top + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
                  static_cast<double>(stacks - 1) * stack_gap;
@@ -280,7 +288,10 @@ void Builder::time_axis() {
   const double span = xmax_ - xmin_;
   // Tic steps keep labels about 7 ems apart.
   const double plot_w = chart_.panels.empty() ? W_ : (chart_.panels[0].box.right - chart_.panels[0].box.left) * W_;
-  const double max_tics = std::max(2.0, plot_w / ((text_ ? 8 : 6.5) * em_));
+  // A text chart's labels are as wide as their characters: "5088:00" needs more than 8 columns.
+  const double hours_digits = std::floor(std::log10(std::max(1.0, xmax_ / (xmax_ <= 2 * 3600 ? 60 : 3600)))) + 1;
+  const double label_chars = xmax_ <= 600 ? 5 : hours_digits + 3;
+  const double max_tics = std::max(2.0, plot_w / ((text_ ? std::max(8.0, label_chars + 2) : 6.5) * em_));
   const auto pick = [&](std::initializer_list<double> steps) {
     for (double s : steps) {
       if (span / s <= max_tics) return s;
@@ -290,6 +301,22 @@ void Builder::time_axis() {
   if (xmax_ <= 600) {
     chart_.time_format = TimeFormat::seconds;
     chart_.xlabel = "time from start (s)";
+    // A text chart's labels are characters: gnuplot's own choice there puts them closer than their
+    // width, and the dumb terminal overwrites one with the next ("0.2" for 0.25). A 1-2-5 step
+    // that keeps them 8 columns apart.
+    if (text_ && span > 0) {
+      const double raw = span / max_tics;
+      const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+      const double base = raw / decade;
+      double step = (base <= 1 ? 1 : base <= 2 ? 2 : base <= 5 ? 5 : 10) * decade;
+      // A chart too narrow for two labels 8 apart still gets its start and one more.
+      while (step > span) {
+        const double d = std::pow(10.0, std::floor(std::log10(step)));
+        const double b = step / d;
+        step = (b > 4.9 ? 2 : b > 1.9 ? 1 : 0.5) * d;
+      }
+      chart_.xtic_step = step;
+    }
   } else if (xmax_ <= 2 * 3600) {  // as human_seconds: minutes up to 2 h
     chart_.time_format = TimeFormat::minutes;
     chart_.xtic_step = pick({30, 60, 120, 300, 600, 900, 1200, 1800, 3600});

@@ -222,14 +222,20 @@ static Result<void> check_metric(const std::vector<TraceData>& data, const std::
 }
 
 // --metric left out: the rule every command follows (analysis::choose_metric), on the series
-// the traces hold.
-static void resolve_metric(const std::vector<TraceData>& data, PlotOptions& o) {
+// the traces hold. plot --sum's own sum is no trace given: the note counts the files.
+static void resolve_metric(const std::vector<Input>& inputs, const std::vector<TraceData>& data, PlotOptions& o) {
   if (!o.metric.empty()) return;
-  const std::size_t without = static_cast<std::size_t>(
-      std::count_if(data.begin(), data.end(), [](const TraceData& t) { return !metric_series_of(t, "footprint"); }));
+  std::size_t given = 0, without = 0, without_any = 0;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const bool lacks = !metric_series_of(data[i], "footprint");
+    without_any += lacks ? 1 : 0;
+    if (i < inputs.size() && inputs[i].sum_of_others) continue;
+    ++given;
+    without += lacks ? 1 : 0;
+  }
   const std::string who =
-      data.size() == 1 ? "this trace" : std::to_string(without) + " of the " + std::to_string(data.size()) + " traces";
-  const analysis::MetricChoice chosen = analysis::choose_metric(std::nullopt, without == 0, who);
+      given <= 1 ? "this trace" : std::to_string(without) + " of the " + std::to_string(given) + " traces";
+  const analysis::MetricChoice chosen = analysis::choose_metric(std::nullopt, without_any == 0, who);
   o.metric = std::string(analysis::metric_info(chosen.metric).name);
   o.metric_fallback = chosen.fallback;
 }
@@ -284,13 +290,32 @@ Result<std::vector<TraceData>> reduce_all(const std::vector<Input>& inputs, cons
     if (in.sum_of_others) reduced->path = in.label;  // its file is a descriptor's: said by what it is
     data.push_back(std::move(*reduced));
   }
-  resolve_metric(data, o);
+  resolve_metric(inputs, data, o);
   if (Result<void> checked = check_metric(data, o.metric); !checked) return checked.failure();
   return data;
 }
 
 // A text chart on stdout, through a temporary file: gnuplot 5.4's dumb terminal starts with a
 // form feed, even with `nofeed`, which is not for a terminal or a pipe.
+// gnuplot's dumb terminal pads every line to the chart's width and ends on padding without a
+// newline: the shell's prompt then lands on the chart's last line, and wc -l counts one short.
+// Each line less its trailing spaces, no blank lines at the end, and a newline after the last.
+std::string text_chart_lines(const std::string& drawn) {
+  std::string out;
+  std::size_t from = 0;
+  while (from < drawn.size()) {
+    std::size_t end = drawn.find('\n', from);
+    if (end == std::string::npos) end = drawn.size();
+    std::size_t last = end;
+    while (last > from && drawn[last - 1] == ' ') --last;
+    out.append(drawn, from, last - from);
+    out += '\n';
+    from = end + 1;
+  }
+  while (out.size() > 1 && out.ends_with("\n\n")) out.pop_back();
+  return out == "\n" ? std::string() : out;
+}
+
 Result<void> draw_text(const Setup& setup, const Chart& chart, const PlotOptions& o) {
   FILE* chart_file = std::tmpfile();
   if (!chart_file) return Failure{std::string("cannot create a temporary file: ") + std::strerror(errno)};
@@ -306,7 +331,7 @@ Result<void> draw_text(const Setup& setup, const Chart& chart, const PlotOptions
   std::fclose(chart_file);
   if (!drawn) return drawn;
   if (!text.empty() && text.front() == '\f') text.erase(0, 1);
-  std::cout << text << std::flush;
+  std::cout << text_chart_lines(text) << std::flush;
   return {};
 }
 

@@ -59,6 +59,19 @@ TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
   EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
 }
 
+// A trace cut short is listed, and said to be incomplete as every command that reads it says so.
+TEST(List, ATraceCutShortIsSaidIncomplete) {
+  const std::string dir = fixture_dir();
+  std::string text = read_file(data_file("report/quark.dat"));
+  text.resize(text.rfind("\nEXIT ") + 1);  // as a trace whose qprof was killed
+  write_file(dir + "/qprof_20260104120000.dat", text);
+  const Result r = qprof({"list", "--dir", dir});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\n3  qprof_20260104120000.dat"), std::string::npos) << r.out;  // listed, last
+  EXPECT_NE(r.err.find("qprof_20260104120000.dat: incomplete trace: no end record (EXIT)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("qprof_20260101"), std::string::npos) << "whole traces are not said: " << r.err;
+}
+
 // The header names the columns, and every column starts at the same place on every line though
 // qprof_ names (date, milliseconds, PID) are longer than mprofile_ ones.
 TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {

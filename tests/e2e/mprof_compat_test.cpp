@@ -90,11 +90,8 @@ TEST(MprofCompat, RunsAppendedToOneFileAreSaidByEveryReader) {
   const std::string where = out + ":" + std::to_string(line) + ": a second run starts here";
   const std::string script = temp_dir() + "/appended.gp";
   const std::vector<std::vector<std::string>> commands = {
-      {"report", out},
-      {"export", out},
-      {"compare", out},
-      {"peak", out},
-      {"plot", out, "-o", temp_dir() + "/appended.svg", "--script", script}};
+      {"report", out}, {"export", out}, {"compare", out},
+      {"peak", out},   {"list", out},   {"plot", out, "-o", temp_dir() + "/appended.svg", "--script", script}};
   for (const auto& c : commands) {
     const Result r = qprof(c);
     EXPECT_EQ(r.status, 0) << c[0] << ": " << r.err;

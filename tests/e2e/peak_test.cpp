@@ -2,6 +2,7 @@
 // qprof peak: one-liners over traces (as mprof peak prints them) and over a command run at once.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -134,6 +135,21 @@ TEST(PeakFiles, OneLinePerFileAsMprofPeakPrintsIt) {
 }
 
 // A trace of qprof run -M: the child lines as mprof peak prints them, by default.
+// Without a file, the newest trace by the time in its name: qprof list's last row, the file mprof
+// takes; not the one written last (a copy, a touch), which plot and peak took.
+TEST(PeakFiles, WithoutAFileTheNewestByNameAsListAndMprof) {
+  const std::string dir = fresh_dir("newest");
+  fs::copy_file(fixture("quark.dat"), dir + "/mprofile_20300101000000.dat");
+  fs::copy_file(fixture("minmax.dat"), dir + "/mprofile_20200101000000.dat");
+  fs::last_write_time(dir + "/mprofile_20300101000000.dat",
+                      fs::last_write_time(dir + "/mprofile_20200101000000.dat") - std::chrono::hours(24 * 365));
+  const Result r = run({"sh", "-c", "cd \"$0\" && exec \"$1\" peak", dir, qprof_bin()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("mprofile_20300101000000.dat\t", 0), 0u) << r.out;
+  const Result list = qprof({"list", "--dir", dir});
+  EXPECT_NE(list.out.find("\n1  mprofile_20300101000000.dat"), std::string::npos) << list.out;
+}
+
 TEST(PeakFiles, ChildLinesOfAMultiprocessTraceAsMprofPeak) {
   const std::string out = temp_dir() + "/tree.dat";
   ASSERT_EQ(qprof({"run", "-q", "-M", "-o", out, workload("alloc_tree"), "10", "2", "20", "200"}).status, 0);

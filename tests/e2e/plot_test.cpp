@@ -259,6 +259,12 @@ TEST(Plot, TextChartOnStdout) {
   std::size_t lines = 0;
   for (char c : r.out) lines += c == '\n';
   EXPECT_LE(lines, 37u);
+  // Whole lines, as a shell expects of a program's text: the last ends with its newline, none
+  // with the dumb terminal's padding, no blank line after the chart.
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_TRUE(r.out.ends_with("\n")) << r.out.substr(r.out.size() - std::min<std::size_t>(r.out.size(), 100));
+  EXPECT_FALSE(r.out.ends_with("\n\n"));
+  EXPECT_EQ(r.out.find(" \n"), std::string::npos) << "a line ends with padding";
 }
 
 // mprof plot's habit: no -o. Into a pipe that is the text chart, 80 columns wide, as with -o -.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qprof/common/types.hpp"
+#include "qprof/trace/completeness.hpp"
 
 namespace qprof::analysis {
 
@@ -30,6 +31,8 @@ struct TraceListing {
   // The footprint (trace/footprint.hpp: the tree's cgroup charge, else Σ PSS); none where the
   // trace has neither (mprof's, --no-pss).
   std::optional<Bytes> footprint;
+  // Whether it is whole and of one run: what every reader says of it (trace::reading_notices).
+  trace::Completeness completeness;
 };
 
 // Streams the trace once, holding nothing of it. Throws trace::ParseError.
