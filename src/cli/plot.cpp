@@ -171,7 +171,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
       for (std::size_t i = 0; i < files.size(); ++i)
         inputs.push_back({files[i], i < a.labels.size() ? a.labels[i] : ""});
     }
-    if (Result<void> drawn = plot::plot(inputs, o); !drawn) return Failure{terminal_text(drawn.failure().message)};
+    // gnuplot's own words after a failure are lines: kept as lines, each made safe.
+    if (Result<void> drawn = plot::plot(inputs, o); !drawn) return Failure{terminal_lines(drawn.failure().message)};
   } catch (const trace::ParseError& e) {
     return Failure{terminal_text(e.what())};
   } catch (const std::system_error& e) {

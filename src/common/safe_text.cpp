@@ -99,6 +99,17 @@ std::string terminal_text(std::string_view s) {
   });
 }
 
+std::string terminal_lines(std::string_view s) {
+  std::string out;
+  for (;;) {
+    const std::size_t nl = s.find('\n');
+    out += terminal_text(s.substr(0, nl));
+    if (nl == std::string_view::npos) return out;
+    out += '\n';
+    s.remove_prefix(nl + 1);
+  }
+}
+
 std::string yaml_text(std::string_view s) {
   return transform(s, [](std::string& out, std::string_view seq, std::uint32_t cp) {
     if (cp == 0x7F || cp == 0xFFFE || cp == 0xFFFF)

@@ -79,6 +79,7 @@ class Fields {
     const std::string_view w = word(what);
     std::uint64_t v = 0;
     auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (r.ec == std::errc::result_out_of_range) throw out_of_range(what, w);
     if (r.ec != std::errc() || r.ptr != w.data() + w.size()) {
       throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not a whole number"};
     }
@@ -89,6 +90,7 @@ class Fields {
     const std::string_view w = word(what);
     std::int64_t v = 0;
     auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (r.ec == std::errc::result_out_of_range) throw out_of_range(what, w);
     if (r.ec != std::errc() || r.ptr != w.data() + w.size()) {
       throw LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is not an integer"};
     }
@@ -108,7 +110,14 @@ class Fields {
     return rest_.empty();
   }
 
+  std::string_view kind() const { return kind_; }
+
  private:
+  // A whole number with too many digits for the field ("pid 99999999999999999999"): out of range,
+  // not "not an integer".
+  LineError out_of_range(const char* what, std::string_view w) const {
+    return LineError{std::string(kind_) + ": " + what + " " + quoted(w) + " is out of range"};
+  }
   void skip_spaces() {
     while (!rest_.empty() && (rest_.front() == ' ' || rest_.front() == '\t')) rest_.remove_prefix(1);
   }

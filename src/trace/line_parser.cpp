@@ -29,14 +29,19 @@ bool is_kind_word(std::string_view kind) {
   return true;
 }
 
-// key=value pairs of QPROF and EXIT lines.
+// key=value pairs of QPROF and EXIT lines; a refusal names the line's kind, as the fields' do.
 template <typename F>
 void for_each_pair(Fields& f, F&& on_pair) {
   while (!f.empty()) {
     const std::string_view w = f.word("key=value");
     const std::size_t eq = w.find('=');
-    if (eq == std::string_view::npos || eq == 0) throw LineError{"expected key=value, got " + quoted(w)};
-    on_pair(w.substr(0, eq), unescape_text(w.substr(eq + 1)));
+    try {
+      if (eq == std::string_view::npos || eq == 0) throw LineError{"expected key=value, got " + quoted(w)};
+      on_pair(w.substr(0, eq), unescape_text(w.substr(eq + 1)));
+    } catch (LineError& e) {
+      e.reason = std::string(f.kind()) + ": " + e.reason;
+      throw;
+    }
   }
 }
 
@@ -52,6 +57,7 @@ double to_double(const std::string& key, const std::string& value) {
 std::int64_t to_int(const std::string& key, const std::string& value) {
   std::int64_t v = 0;
   auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (r.ec == std::errc::result_out_of_range) throw LineError{key + "=" + quoted(value) + " is out of range"};
   if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
     throw LineError{key + "=" + quoted(value) + " is not an integer"};
   }

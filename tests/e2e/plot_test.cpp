@@ -363,6 +363,9 @@ TEST(Plot, StyleFileChangesTheLookAndItsErrorsAreReported) {
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/keep.svg", "--style", dir + "/broken.gp"});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(has(r.err, "gnuplot failed")) << r.err;
+  // Its words as lines, not one line of "\n" escapes.
+  EXPECT_TRUE(has(r.err, "\n  ")) << r.err;
+  EXPECT_FALSE(has(r.err, "\\n")) << r.err;
   EXPECT_EQ(read_file(dir + "/keep.svg"), "old chart");
   for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().extension(), e.path().extension() == ".tmp" ? ".none" : e.path().extension()) << e.path();

@@ -242,8 +242,10 @@ std::string parse_error(const std::string& text) {
 // An exit status wider than an int is refused where it is, not wrapped into a negative one.
 TEST(Reader, AnExitStatusPastAnIntIsRefused) {
   const std::string head = "QPROF 1 start=100\nMEM 1.0 100.0\n";
-  EXPECT_EQ(parse_error(head + "EXIT 101.0 status=2147483648\n"), "bad.dat:3: status='2147483648' is out of range");
-  EXPECT_EQ(parse_error(head + "EXIT 101.0 signal=-2147483649\n"), "bad.dat:3: signal='-2147483649' is out of range");
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 status=2147483648\n"),
+            "bad.dat:3: EXIT: status='2147483648' is out of range");
+  EXPECT_EQ(parse_error(head + "EXIT 101.0 signal=-2147483649\n"),
+            "bad.dat:3: EXIT: signal='-2147483649' is out of range");
   EXPECT_EQ(read_trace_text(head + "EXIT 101.0 status=2147483647\n", "ok.dat").exit->status, 2147483647);
 }
 
@@ -256,8 +258,12 @@ TEST(Reader, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(parse_error("\x89PNG\r\n"), "bad.dat:1: not a trace line (it starts with '\\x89PNG')");
   EXPECT_EQ(parse_error("QPROF 2 version=9\nMEM 1 2\n"),
             "bad.dat:1: written in trace format 2 by a newer qprof; this qprof reads format 1");
-  EXPECT_EQ(parse_error("QPROF 1 interval=fast\n"), "bad.dat:1: interval='fast' is not a number");
+  EXPECT_EQ(parse_error("QPROF 1 interval=fast\n"), "bad.dat:1: QPROF: interval='fast' is not a number");
   EXPECT_EQ(parse_error("CHLD x 1 2\n"), "bad.dat:1: CHLD: pid 'x' is not an integer");
+  EXPECT_EQ(parse_error("CHLD 99999999999999999999 1 2\n"),
+            "bad.dat:1: CHLD: pid '99999999999999999999' is out of range");
+  EXPECT_EQ(parse_error("QPROF 1 start=100\nMEM 1.0 100.0\nEXIT 101.0 status=abc\n"),
+            "bad.dat:3: EXIT: status='abc' is not an integer");
   EXPECT_EQ(parse_error("IO 1.0 1 2 3\n"), "bad.dat:1: IO: missing wchar");
   EXPECT_EQ(parse_error(""), "bad.dat: no memory samples (MEM lines): the trace is empty");
   EXPECT_EQ(parse_error("CMDLINE only\n"), "bad.dat: no memory samples (MEM lines): the trace is empty");

@@ -38,6 +38,13 @@ TEST(SafeText, ValidUtf8ReplacesOnlyWhatIsInvalid) {
   EXPECT_EQ(valid_utf8("\xFF"), kFffd);
 }
 
+TEST(SafeText, TerminalLinesKeepTheirNewlinesOnly) {
+  EXPECT_EQ(terminal_lines("gnuplot failed\n  line 0: \x1b[2Jinvalid\n"),
+            "gnuplot failed\n  line 0: \\x1b[2Jinvalid\n");
+  EXPECT_EQ(terminal_lines("a\rb"), "a\\rb");
+  EXPECT_EQ(terminal_lines(""), "");
+}
+
 TEST(SafeText, TerminalTextShowsControlsInsteadOfActingOnThem) {
   EXPECT_EQ(terminal_text("\x1b]0;owned\x07title"), "\\x1b]0;owned\\x07title");
   EXPECT_EQ(terminal_text("a\nb\tc\rd\x7F"), "a\\nb\\tc\\rd\\x7f");

@@ -28,6 +28,9 @@ std::string valid_utf8(std::string_view s);
 // bidirectional overrides that reorder what a reader sees (U+202A–U+202E, U+2066–U+2069) as
 // "\u009b". A backslash stays as it is.
 std::string terminal_text(std::string_view s);
+// terminal_text of each line of `s`, its newlines kept: a message of several lines (gnuplot's own
+// words after its failure) read as lines, with nothing in them acted upon.
+std::string terminal_lines(std::string_view s);
 
 // `s` for a double-quoted YAML scalar written by yaml-cpp: valid UTF-8 (yaml-cpp decodes the
 // overlong C0 AF as '/'), and the characters YAML does not allow that yaml-cpp writes raw (DEL,
