@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cassert>
 #include <cstdio>
+#include <iterator>
 #include <unordered_set>
 
 #include "qprof/analysis/peaks.hpp"
@@ -165,15 +166,18 @@ std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<
 // nullopt where the metric is not the charge or the mark did not rise inside the stage.
 std::optional<Bytes> risen_peak(const Trace& t, Metric m, const Stage& s) {
   if (!is_charge(metric_row(m.kind), t)) return std::nullopt;
-  std::optional<Bytes> at_start, inside;
-  for (const CgroupSample& x : t.cgroup) {
-    if (x.t <= s.t_start + kSameMoment) {
-      at_start = x.peak;
-    } else if (x.t <= s.t_end + kSameMoment) {
-      inside = std::max(inside.value_or(0), x.peak);
-    }
+  // The samples are in time order: found by bisection, so that a trace of many stages costs each
+  // stage its own samples only.
+  const std::vector<CgroupSample>& c = t.cgroup;
+  const auto first_inside =
+      std::partition_point(c.begin(), c.end(), [&](const CgroupSample& x) { return x.t <= s.t_start + kSameMoment; });
+  if (first_inside == c.begin()) return std::nullopt;  // no reading at the start to rise from
+  const Bytes at_start = std::prev(first_inside)->peak;
+  std::optional<Bytes> inside;
+  for (auto it = first_inside; it != c.end() && it->t <= s.t_end + kSameMoment; ++it) {
+    inside = std::max(inside.value_or(0), it->peak);
   }
-  if (!at_start || !inside || *inside <= *at_start) return std::nullopt;
+  if (!inside || *inside <= at_start) return std::nullopt;
   return inside;
 }
 

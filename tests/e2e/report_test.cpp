@@ -267,13 +267,15 @@ TEST(RunBudget, OverUnderAndTheCommandsFailureWins) {
   EXPECT_EQ(under.status, 0) << under.err;
   EXPECT_EQ(under.err.find("budget"), std::string::npos) << "quiet: " << under.err;
   EXPECT_EQ(qprof({"run", "-q", "-o", out, "--max-peak", "1KiB", "--", workload("exit_with"), "7"}).status, 7);
-  // A metric the trace cannot have (no cgroup) is an error, not a pass.
+  // A metric the trace cannot have (no cgroup) is an error, not a pass, and said before the run.
   const Result cgroup =
       qprof({"run", "-q", "-o", out, "--cgroup", "off", "--metric", "cgroup", "--max-peak", "1GiB", "--", "true"});
   EXPECT_EQ(cgroup.status, 2);
-  // What it has: Σ RSS always; a PSS pass (the footprint) only if one came before `true` ended.
-  EXPECT_NE(cgroup.err.find("has no cgroup (it has: "), std::string::npos) << cgroup.err;
-  EXPECT_NE(cgroup.err.find("rss, "), std::string::npos) << cgroup.err;
+  EXPECT_NE(cgroup.err.find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos) << cgroup.err;
+  // A trace without the budget's metric, read after the run: what it has is listed.
+  const Result missing = qprof({"report", "--metric", "cgroup", data_file("mprof/func.dat")});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("has no cgroup (it has: rss"), std::string::npos) << missing.err;
 }
 
 TEST(RunBudget, PssBudgetSeesThroughCopyOnWrite) {
