@@ -34,7 +34,7 @@ std::string peak_meaning(const Trace& trace, Metric m) {
   // summary's rule (trace/bracket.hpp), so that report and YAML do not present it as a plan.
   if (hwm && bracket.upper) {
     const auto rss = highest(metric_series(trace, Metric::rss));
-    if (rss && !trace::bound_is_useful(*bracket.upper, rss->bytes)) {
+    if (rss && rss->bytes > 0 && !trace::bound_is_useful(*bracket.upper, rss->bytes)) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1f", static_cast<double>(*bracket.upper) / static_cast<double>(rss->bytes));
       what += "; loose here, " + std::string(ratio) +
@@ -159,25 +159,28 @@ std::optional<Peak> with_window_peak(std::optional<Peak> sampled, std::optional<
 }
 
 // The charge's kernel high-water mark (CGROUP's peak column) over a stage: its highest reading
-// inside the stage where that is above its reading at the stage's start (the start marker's own
-// sample, taken before the marker's checkpoint resets the mark), so a height reached within the
-// stage. It holds what no sample caught, such as the charge at an OOM kill in a stage left open.
-// Read from the highest reading inside and the one at the start, which a reduced trace keeps too.
+// inside the stage where that is above its reading at the stage's start marker. The column only
+// rises over a run (the recorder keeps the highest of its counter and of the windows it closed), and
+// the recorder writes a CGROUP record at each marker's own time, so a higher reading inside is a
+// height first reached inside the stage: what no sample caught, such as the charge at an OOM kill in
+// a stage left open. A trace without a record at the marker gives nothing (a rise before the stage
+// would be taken for one inside it). The bounds are the reduced reader's (kTimeSlack), which keeps
+// the record at each stage's start and the highest inside: every reader gives the same answer.
 // nullopt where the metric is not the charge or the mark did not rise inside the stage.
 std::optional<Bytes> risen_peak(const Trace& t, Metric m, const Stage& s) {
   if (!is_charge(metric_row(m.kind), t)) return std::nullopt;
-  // The samples are in time order: found by bisection, so that a trace of many stages costs each
-  // stage its own samples only.
-  const std::vector<CgroupSample>& c = t.cgroup;
-  const auto first_inside =
-      std::partition_point(c.begin(), c.end(), [&](const CgroupSample& x) { return x.t <= s.t_start + kSameMoment; });
-  if (first_inside == c.begin()) return std::nullopt;  // no reading at the start to rise from
-  const Bytes at_start = std::prev(first_inside)->peak;
+  // By bisection, as samples_in finds a stage's samples: the readers keep each series in time order.
+  const std::vector<CgroupSample>& samples = t.cgroup;
+  const auto first_inside = std::partition_point(samples.begin(), samples.end(),
+                                                 [&](const CgroupSample& x) { return x.t <= s.t_start + kTimeSlack; });
+  if (first_inside == samples.begin()) return std::nullopt;
+  const CgroupSample& at_start = *std::prev(first_inside);
+  if (at_start.t < s.t_start - kTimeSlack) return std::nullopt;  // no reading at the marker to rise from
   std::optional<Bytes> inside;
-  for (auto it = first_inside; it != c.end() && it->t <= s.t_end + kSameMoment; ++it) {
+  for (auto it = first_inside; it != samples.end() && it->t <= s.t_end + kTimeSlack; ++it) {
     inside = std::max(inside.value_or(0), it->peak);
   }
-  if (!inside || *inside <= at_start) return std::nullopt;
+  if (!inside || *inside <= at_start.peak) return std::nullopt;
   return inside;
 }
 

@@ -73,15 +73,25 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
     if (auto reduced = trace::read_trace_reduced(file, kTimeSlack)) return std::move(*reduced);
     return trace::read_trace(file);
   }
+  if (o.stage.empty()) return trace::read_trace_peaks(file);
   struct stat st {};
   const bool regular = ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (!o.stage.empty() && !regular) return trace::read_trace(file);  // read once: bounded at 1 GiB
-  Trace t = trace::read_trace_peaks(file, {}, o.stage);
-  if (o.stage.empty()) return t;
-  std::vector<std::pair<Seconds, Seconds>> windows;
-  for (const Stage* s : stages_named(t, o.stage)) windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
-  if (windows.empty()) return t;  // peak_line says which stages there are
-  return trace::read_trace_peaks(file, windows, o.stage);
+  if (!regular) return trace::read_trace(file);  // read once: bounded at 1 GiB
+  // Σ RSS in a stage (peak_metric's choice for it), with each process's as mprof prints them: the
+  // peaks reader over the stage's windows, which keeps the children's records there.
+  if (o.metric == "rss" || (o.metric.empty() && (o.max_peak.empty() || o.children))) {
+    Trace t = trace::read_trace_peaks(file, {}, o.stage);
+    std::vector<std::pair<Seconds, Seconds>> windows;
+    for (const Stage* s : stages_named(t, o.stage)) {
+      windows.emplace_back(s->t_start - kTimeSlack, s->t_end + kTimeSlack);
+    }
+    if (windows.empty()) return t;  // peak_line says which stages there are
+    return trace::read_trace_peaks(file, windows, o.stage);
+  }
+  // Any other metric as report reads a stage (its own records and the one at its start, which the
+  // charge's high-water mark inside it is held against), so that the two give one figure.
+  if (auto reduced = trace::read_trace_reduced(file, kTimeSlack)) return std::move(*reduced);
+  return trace::read_trace(file);
 }
 
 // `qprof peak FILE` alone is mprof's one-liner and prints Σ RSS as mprof does (so do --children's

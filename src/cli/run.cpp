@@ -274,7 +274,8 @@ CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
     }
     // What only a command qprof started has: signals after --timeout, its own cgroup, its stderr.
     // Hidden, not removed: parsed, so that they are refused with why (check_recording_request),
-    // not taken for the PID ("'on' is not a process ID").
+    // not taken for the PID ("'on' is not a process ID"). --cgroup off or auto is what attach does
+    // anyway (the process keeps its cgroup): accepted; on is refused (attach_to).
     for (const char* name : kNotForAttach) {
       if (CLI::Option* o = run->get_option_no_throw(name)) o->group("");
     }

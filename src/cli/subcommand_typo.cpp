@@ -63,7 +63,8 @@ std::string option_suggestion(const CLI::App& sub, const std::string& typed) {
   std::size_t best_distance = SIZE_MAX;
   for (const CLI::Option* opt : sub.get_options()) {
     for (const std::string& name : option_names(*opt)) {
-      if (name == word) return "";  // a known option: not a typo
+      if (name == word) return "";             // a known option: not a typo
+      if (opt->get_group().empty()) continue;  // hidden (attach's refused ones): never suggested
       const std::size_t d = edit_distance(word, name);
       if (d < best_distance) {
         best_distance = d;

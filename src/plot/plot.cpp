@@ -295,8 +295,6 @@ Result<std::vector<TraceData>> reduce_all(const std::vector<Input>& inputs, cons
   return data;
 }
 
-// A text chart on stdout, through a temporary file: gnuplot 5.4's dumb terminal starts with a
-// form feed, even with `nofeed`, which is not for a terminal or a pipe.
 // gnuplot's dumb terminal pads every line to the chart's width and ends on padding without a
 // newline: the shell's prompt then lands on the chart's last line, and wc -l counts one short.
 // Each line less its trailing spaces, no blank lines at the end, and a newline after the last.
@@ -316,6 +314,8 @@ std::string text_chart_lines(const std::string& drawn) {
   return out == "\n" ? std::string() : out;
 }
 
+// A text chart on stdout, through a temporary file: gnuplot 5.4's dumb terminal starts with a
+// form feed, even with `nofeed`, which is not for a terminal or a pipe.
 Result<void> draw_text(const Setup& setup, const Chart& chart, const PlotOptions& o) {
   FILE* chart_file = std::tmpfile();
   if (!chart_file) return Failure{std::string("cannot create a temporary file: ") + std::strerror(errno)};

@@ -39,7 +39,8 @@ void for_each_pair(Fields& f, F&& on_pair) {
       if (eq == std::string_view::npos || eq == 0) throw LineError{"expected key=value, got " + quoted(w)};
       on_pair(w.substr(0, eq), unescape_text(w.substr(eq + 1)));
     } catch (LineError& e) {
-      e.reason = std::string(f.kind()) + ": " + e.reason;
+      const std::string kind = std::string(f.kind()) + ": ";
+      if (!e.reason.starts_with(kind)) e.reason = kind + e.reason;  // a time's range check names it already
       throw;
     }
   }

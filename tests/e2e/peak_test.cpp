@@ -134,7 +134,6 @@ TEST(PeakFiles, OneLinePerFileAsMprofPeakPrintsIt) {
   EXPECT_EQ(qprof(args).out, theirs.out);
 }
 
-// A trace of qprof run -M: the child lines as mprof peak prints them, by default.
 // Without a file, the newest trace by the time in its name: qprof list's last row, the file mprof
 // takes; not the one written last (a copy, a touch), which plot and peak took.
 TEST(PeakFiles, WithoutAFileTheNewestByNameAsListAndMprof) {
@@ -150,6 +149,7 @@ TEST(PeakFiles, WithoutAFileTheNewestByNameAsListAndMprof) {
   EXPECT_NE(list.out.find("\n1  mprofile_20300101000000.dat"), std::string::npos) << list.out;
 }
 
+// A trace of qprof run -M: the child lines as mprof peak prints them, by default.
 TEST(PeakFiles, ChildLinesOfAMultiprocessTraceAsMprofPeak) {
   const std::string out = temp_dir() + "/tree.dat";
   ASSERT_EQ(qprof({"run", "-q", "-M", "-o", out, workload("alloc_tree"), "10", "2", "20", "200"}).status, 0);

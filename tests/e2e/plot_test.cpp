@@ -267,6 +267,25 @@ TEST(Plot, TextChartOnStdout) {
   EXPECT_EQ(r.out.find(" \n"), std::string::npos) << "a line ends with padding";
 }
 
+// A note longer than the chart is wide wraps (its end is its point), and plot --sum's note counts
+// the files given, not its own sum among them. Time labels never run into each other.
+TEST(Plot, TextChartNotesWrapAndCountTheFilesGiven) {
+  const Result r = qprof({"plot", "--sum", data_file("mprof/func.dat"), data_file("report/minmax.dat")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "no footprint in 2 of the 2 traces")) << r.out;
+  EXPECT_TRUE(has(r.out, "the\nfigures are Σ RSS") || has(r.out, "figures are Σ RSS\n")) << r.out;
+  EXPECT_FALSE(has(r.out, "…\n")) << "a note cut: " << r.out;
+  // The axis of a 7-hour job in h:min: labels apart by at least one space.
+  const std::size_t axis = r.out.find("time from start (h:min)");
+  ASSERT_NE(axis, std::string::npos) << r.out;
+  const std::size_t line_start = r.out.rfind('\n', r.out.rfind('\n', axis) - 1) + 1;
+  const std::string labels = r.out.substr(line_start, r.out.rfind('\n', axis) - line_start);
+  ASSERT_NE(labels.find(":00"), std::string::npos) << labels;
+  for (std::size_t at = labels.find(":00"); at != std::string::npos; at = labels.find(":00", at + 3)) {
+    EXPECT_TRUE(at + 3 == labels.size() || labels[at + 3] == ' ') << "labels run together: " << labels;
+  }
+}
+
 // mprof plot's habit: no -o. Into a pipe that is the text chart, 80 columns wide, as with -o -.
 TEST(Plot, WithoutOutputIntoAPipeIsTheTextChart) {
   const Result r = qprof({"plot", plot_data("full.dat")});

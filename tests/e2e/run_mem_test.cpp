@@ -132,12 +132,15 @@ TEST_P(RunMemKill, AStageNamesWhereTheKillCame) {
 
 // The command itself killed inside a stage it never ends: the stage runs to the trace's end, and
 // holds the kill, its peak the footprint's (the limit reached), which the Peaks table places in it.
+// The marker is taken before the growth (the sleep: stderr markers are read asynchronously); the
+// last CGROUP record comes from the final stats pass after the tree is gone, before EXIT.
 TEST(RunMem, AStageLeftOpenByAKillHoldsItsPeak) {
   std::string why;
   if (!can_make_memory_cgroups(why)) GTEST_SKIP() << why;
   const std::string out = temp_dir() + "/open_stage.dat";
-  const Result r = run({qprof_bin(), "run", "--mem", "100M", "-o", out, "--", "sh", "-c",
-                        "echo 'QPROF_MARK: Load Start' >&2; exec " + workload("alloc_tree") + " 200 0 0 100"});
+  const Result r =
+      run({qprof_bin(), "run", "--mem", "100M", "-o", out, "--", "sh", "-c",
+           "echo 'QPROF_MARK: Load Start' >&2; sleep 0.3; exec " + workload("alloc_tree") + " 200 0 0 100"});
   EXPECT_EQ(r.status, 137) << r.err;
   const trace::Trace t = trace::read_trace(out);
   ASSERT_EQ(t.stages.size(), 1u);

@@ -142,6 +142,7 @@ TEST(Peaks, AStageLeftOpenRunsToTheExitAndHoldsTheKillsPeak) {
       "CMDLINE python3 alloc.py\n"
       "MEM 10.000000 100.0000\n"
       "CGROUP 100.000000 10485760 10485760\n"
+      "CGROUP 100.200000 10485760 10485760\n"  // the record qprof writes at each marker
       "MARK 100.200000 Alloc Start\n"
       "MEM 70.000000 100.4700\n"
       "CGROUP 100.470000 73400320 76546048\n"

@@ -65,6 +65,12 @@ TEST(RecordRange, WhatNoWriterProducesIsRefusedAtItsLine) {
 
 TEST(RecordRange, TheHeadersStartTooIsATime) {
   expect_refused("QPROF 1 start=9e99\n" + kTail, 1, "QPROF: start 9e+99 is after 2286", "start=9e99");
+  try {  // the kind named once, as a field's refusal names it
+    trace::read_trace_text("QPROF 1 start=9e99\n" + kTail, "h.dat");
+    ADD_FAILURE() << "read";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).find("QPROF: QPROF:"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RecordRange, AMarkerTimedBeforeTheOneAboveItIsRefused) {

@@ -17,8 +17,6 @@ namespace qprof::trace {
 std::optional<std::string_view> stage_start_name(std::string_view label);
 std::optional<std::string_view> stage_end_name(std::string_view label);
 
-// Pairs stage labels as they arrive. An "X End" closes the latest open "X Start"; an End with no
-// open Start stays a plain checkpoint.
 // Where a stage left open ends: the trace's end, its EXIT record's time where it has one (the
 // figures read at the end, an OOM kill's last charge among them, are the stage's), else its last
 // sample or marker, whichever is later.
@@ -29,6 +27,8 @@ inline Seconds open_stage_end(Seconds last_sample, std::optional<Seconds> last_m
   return end;
 }
 
+// Pairs stage labels as they arrive. An "X End" closes the latest open "X Start"; an End with no
+// open Start stays a plain checkpoint.
 class StageTracker {
  public:
   // Returns the stage this label closes, if it closes one.

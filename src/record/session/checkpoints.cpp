@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "qprof/common/safe_text.hpp"
 #include "qprof/record/mark_channel.hpp"
 
 namespace qprof::record::session {
@@ -65,12 +64,10 @@ std::vector<trace::Stage> Checkpoints::finish(Notices& notices) const {
   std::vector<trace::Stage> stages = stages_;
   const MemSample& last = parts_.sampler.last();
   for (const Stage& s : tracker_.unclosed(last.t, last.bytes)) {
-    // A stage's name is the job's text: escaped before it reaches the terminal, as everywhere.
-    notices.warn("stage '" + terminal_text(s.name) + "' was started but never ended");
+    notices.warn("stage '" + s.name + "' was started but never ended");  // the job's text: Notices escapes it
     stages.push_back(s);
   }
-  for (const std::string& name : ended_unstarted_)
-    notices.warn("stage '" + terminal_text(name) + "' was ended but never started");
+  for (const std::string& name : ended_unstarted_) notices.warn("stage '" + name + "' was ended but never started");
   if (more_ended_unstarted_ > 0) {
     notices.warn(std::to_string(more_ended_unstarted_) + " more stages were ended but never started");
   }

@@ -2,6 +2,7 @@
 #include "notices.hpp"
 
 #include "qprof/common/charset.hpp"
+#include "qprof/common/safe_text.hpp"
 
 namespace qprof::record::session {
 
@@ -10,7 +11,10 @@ void Notices::say(const std::string& text) {
   // its frames, on the rows above it (its scrolling region).
   TeeOutputGuard& terminal = live_ ? static_cast<TeeOutputGuard&>(*live_) : plain_;
   const TeeOutputGuard::Held held(terminal);  // released however the sink returns
-  speaker_.line(locale_text(text));           // in the locale's charset (Σ as "sum" where it is not UTF-8)
+  // A warning may carry the job's text (a stage's name, a process's): escaped here, where it
+  // reaches the terminal, so that the trace's NOTE keeps it as it was (its writer escapes it).
+  // Then in the locale's charset (Σ as "sum" where it is not UTF-8).
+  speaker_.line(locale_text(terminal_text(text)));
 }
 
 void Notices::warn(const std::string& text) {
