@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "qprof/analysis/default_metric.hpp"
 #include "qprof/analysis/metric.hpp"
@@ -39,7 +40,20 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   using report::Cell;
   using report::Column;
   using report::Kind;
-  for (const SweepParameter& p : parameters) t.columns.push_back(Column::of(p.name, p.name, Kind::text));
+  // A parameter of whole numbers is a number in CSV and JSON, as the model's table gives it
+  // (sweep_points): "n": 20 in both, not "20" in one.
+  const auto whole = [](const std::string& v) -> std::optional<long long> {
+    long long n = 0;
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return std::nullopt;
+    return n;
+  };
+  std::vector<bool> whole_numbers;
+  for (const SweepParameter& p : parameters) {
+    whole_numbers.push_back(
+        std::all_of(p.values.begin(), p.values.end(), [&](const std::string& v) { return whole(v).has_value(); }));
+    t.columns.push_back(Column::of(p.name, p.name, whole_numbers.back() ? Kind::count : Kind::text));
+  }
   t.columns.push_back(Column::of("repeat", "repeat", Kind::count));
   t.columns.push_back(Column::of("exit_status", "exit", Kind::count));
   t.columns.push_back(Column::of("duration", "duration", Kind::seconds));
@@ -59,7 +73,11 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   }
   for (const SweepRun& r : runs) {
     std::vector<Cell> row;
-    for (const auto& nv : r.point) row.push_back(Cell::string(nv.second));
+    for (std::size_t i = 0; i < r.point.size(); ++i) {
+      const std::string& v = r.point[i].second;
+      const auto n = i < whole_numbers.size() && whole_numbers[i] ? whole(v) : std::nullopt;
+      row.push_back(n ? Cell::number(static_cast<double>(*n)) : Cell::string(v));
+    }
     row.push_back(Cell::number(r.repeat));
     row.push_back(Cell::number(r.status));
     if (r.trace) {

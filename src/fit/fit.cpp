@@ -160,10 +160,11 @@ bool Search::run_baseline() {
     r.end = FitEnd::job_failed;
     r.status = d.exit_status;
     // The unlimited run has no limit of qprof's: a SIGKILL there is an enclosing limit's OOM
-    // killer (the machine's, a container's, a Slurm job's) far more often than anyone else.
+    // killer (the machine's, a container's, a Slurm job's) or someone's kill -9; qprof cannot
+    // tell which from here, so it names both.
     const std::string oom_hint =
-        d.signal == SIGKILL ? "; with no limit of qprof's on this run, that is most likely the OOM killer of a limit "
-                              "around qprof (the machine's memory, a container's or a Slurm job's)"
+        d.signal == SIGKILL ? "; with no limit of qprof's on this run, that is the OOM killer of a limit around qprof "
+                              "(the machine's memory, a container's or a Slurm job's) or a kill -9 from elsewhere"
                             : "";
     r.message = "the command failed in the unlimited run (" +
                 (d.signal ? "killed by " + signal_name(d.signal) : "exit status " + std::to_string(d.exit_status)) +

@@ -34,6 +34,16 @@ Script fit_script(const FitChart& chart, const std::string& format) {
   double top = chart.cutoff_seconds;
   for (const FitChartPoint& p : chart.points) top = std::max(top, p.seconds);
   head << "set yrange [0:" << num(top > 0 ? top * 1.1 : 1) << "]\n";
+  // Every run at one limit (a job with nothing to search): gnuplot would warn of an empty x range
+  // and widen it its own way; the range is set around that limit instead.
+  std::vector<double> xs;
+  for (const FitChartPoint& p : chart.points) xs.push_back(p.limit_mib);
+  for (const FitChartMark& m : chart.marks) xs.push_back(m.limit_mib);
+  if (!xs.empty() && *std::min_element(xs.begin(), xs.end()) == *std::max_element(xs.begin(), xs.end())) {
+    const double x = xs.front();
+    const double half = std::max(std::abs(x) * 0.1, 1.0);
+    head << "set xrange [" << num(x - half) << ":" << num(x + half) << "]\n";
+  }
   // Marks at one limit share one line and one label ("runs in, within 4x 230 MiB").
   std::vector<std::pair<double, std::string>> marks;
   for (const FitChartMark& m : chart.marks) {

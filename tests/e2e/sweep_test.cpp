@@ -59,6 +59,8 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   }
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["sweep_runs"].size(), 4u);
+  EXPECT_EQ(j["sweep_runs"][2]["workers"], 4) << "a number, as in sweep_points";
+  EXPECT_EQ(j["sweep_points"][2]["workers"], 4);
   const auto* rss = model_row(j, "peak_rss");
   ASSERT_TRUE(rss) << r.out;
   EXPECT_EQ((*rss)["model"], "linear");
@@ -174,12 +176,12 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
   const auto j = nlohmann::json::parse(r.out);
   const double a = 50, b = 30, step = 8;
   for (const auto& run : j["sweep_runs"]) {
-    const double n = std::stod(run["workers"].get<std::string>());
+    const double n = run["workers"].get<double>();  // a number, as in sweep_points
     const double runs_in = run["fit_runs_in_bytes"].get<double>() / (1 << 20);
     EXPECT_GE(runs_in, a + b * n) << r.err;
     EXPECT_LE(runs_in, run["footprint_bytes"].get<double>() / (1 << 20) + std::max(step, 0.02 * runs_in)) << r.err;
     EXPECT_GE(run["fit_full_speed_bytes"].get<double>(), run["fit_runs_in_bytes"].get<double>());
-    const std::string json = dir + "/workers=" + run["workers"].get<std::string>() + ".fit.json";
+    const std::string json = dir + "/workers=" + std::to_string(run["workers"].get<int>()) + ".fit.json";
     ASSERT_TRUE(fs::exists(json)) << json;
     EXPECT_EQ(nlohmann::json::parse(read_file(json))["findings"]["smallest_running"]["limit_bytes"],
               run["fit_runs_in_bytes"]);

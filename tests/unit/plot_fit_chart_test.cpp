@@ -52,5 +52,20 @@ TEST(PlotFitChart, GnuplotDrawsIt) {
   EXPECT_FALSE(plot_fit(sample_chart("x"), out + ".txt", {})) << "a file of another kind";
 }
 
+// A job with nothing to search: every run at one limit. gnuplot draws it without a word (it
+// warned of an empty x range, which fit passed on to the user).
+TEST(PlotFitChart, RunsAtOneLimitDrawWithoutAWarning) {
+  if (find_program("gnuplot").empty()) GTEST_SKIP() << "no gnuplot (gnuplot-nox)";
+  FitChart c = sample_chart("./job");
+  c.points = {{107.129, 0.3, FitChartPoint::completed}};
+  c.marks = {{"full speed", 107.129}};
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("qprof-fit-one-" + std::to_string(getpid()) + ".png")).string();
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(plot_fit(c, out, [&](const std::string& w) { warnings.push_back(w); }));
+  std::filesystem::remove(out);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+}
+
 }  // namespace
 }  // namespace qprof::plot
