@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "qprof/analysis/timeline.hpp"
+#include "qprof/trace/stages.hpp"
 #include "series.hpp"
 
 namespace qprof::analysis {
@@ -14,11 +15,12 @@ using trace::Trace;
 using namespace detail;
 
 Seconds trace_end(const Trace& t) {
-  Seconds end = t.t0();
-  if (!t.mem.empty()) end = std::max(end, t.mem.back().t);
-  if (!t.markers.empty()) end = std::max(end, t.markers.back().t);
-  for (const Stage& s : t.stages) end = std::max(end, s.t_end);  // an mprof FUNC can end after the last sample
-  if (t.exit) end = std::max(end, t.exit->t);
+  // Where a stage left open ends (the readers' rule), or later where a stage says so: an mprof
+  // FUNC can end after the last sample.
+  Seconds end = trace::open_stage_end(t.mem.empty() ? t.t0() : std::max(t.t0(), t.mem.back().t),
+                                      t.markers.empty() ? std::nullopt : std::optional<Seconds>(t.markers.back().t),
+                                      t.exit ? std::optional<Seconds>(t.exit->t) : std::nullopt);
+  for (const Stage& s : t.stages) end = std::max(end, s.t_end);
   return end;
 }
 
