@@ -51,16 +51,15 @@ class Summarizer : public trace::Visitor {
   explicit Summarizer(TraceListing& l) : l_(l) {}
   void header(const TraceMeta& m) override {
     l_.start = m.start;
-    l_.completeness.qprof = m.format_version > 0;
+    watch_.header(m);
   }
   void cmdline(std::string_view c) override {
     l_.command = std::string(c);
-    runs_.cmdline_at(line());
-    l_.completeness.second_run = runs_.second_run();
+    watch_.cmdline_at(line());
   }
-  void warning(const std::string&) override { l_.completeness.cut_line = line(); }  // the reader's one warning
+  void warning(const std::string&) override { watch_.cut_at(line()); }
   void mem(const MemSample& s) override {
-    l_.completeness.samples = true;
+    watch_.mem();
     if (!l_.start) l_.start = s.t;
     l_.peak = std::max(l_.peak.value_or(0), s.bytes);
     end_ = std::max(end_, s.t);
@@ -80,16 +79,17 @@ class Summarizer : public trace::Visitor {
   }
   void exit(const ExitInfo& e) override {
     end_ = std::max(end_, e.t);
-    l_.completeness.exit = true;
+    watch_.exit();
   }
   void finish() {
+    l_.completeness = watch_.seen();
     if (l_.start && end_ > *l_.start) l_.duration = end_ - *l_.start;
     if (const auto f = trace::footprint_of(kept_)) l_.footprint = f->peak;
   }
 
  private:
   TraceListing& l_;
-  trace::AppendedRuns runs_;
+  trace::CompletenessWatch watch_;  // what every reader says of a trace: list says it too
   Seconds end_ = 0;
   trace::Trace kept_;
 };

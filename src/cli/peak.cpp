@@ -63,9 +63,16 @@ struct PeakCli {
   std::string align = "wall";
 };
 
+// Σ RSS without --metric: mprof's one-liner (a file, no budget, no sum) and --children's lines.
+bool rss_by_default(const PeakCli& o, bool run_mode) {
+  const bool mprof_one_liner = !run_mode && o.max_peak.empty() && !o.sum && !o.by_host;
+  return o.metric.empty() && (mprof_one_liner || o.children);
+}
+
 // A trace as `peak` needs it: streamed, its samples reduced to their maxima as they are read (a
 // trace of any length, or a FIFO that never ends, in flat memory). With --stage a regular file is
-// read twice: the stage's times first, then the highest samples inside them. --sum and
+// read twice: for Σ RSS the stage's times first, then the highest samples inside them; for any
+// other metric as report reads it (read_trace_reduced). --sum and
 // --by-host add the series up on one time axis as the files stream: those traces are read
 // reduced (a pipe whole, and then every rank: sum_ranks_whole).
 Trace read_for_peak(const std::string& file, const PeakCli& o) {
@@ -79,7 +86,7 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
   if (!regular) return trace::read_trace(file);  // read once: bounded at 1 GiB
   // Σ RSS in a stage (peak_metric's choice for it), with each process's as mprof prints them: the
   // peaks reader over the stage's windows, which keeps the children's records there.
-  if (o.metric == "rss" || (o.metric.empty() && (o.max_peak.empty() || o.children))) {
+  if (o.metric == "rss" || rss_by_default(o, false)) {
     Trace t = trace::read_trace_peaks(file, {}, o.stage);
     std::vector<std::pair<Seconds, Seconds>> windows;
     for (const Stage* s : stages_named(t, o.stage)) {
@@ -98,8 +105,7 @@ Trace read_for_peak(const std::string& file, const PeakCli& o) {
 // per-process lines). Where the figure is held against a limit (--max-peak; --sum and --by-host,
 // what Slurm's --mem holds) and for -- CMD, the default is the footprint where recorded.
 MetricChoice peak_metric(const PeakCli& o, const std::vector<const Trace*>& traces, bool run_mode) {
-  const bool mprof_one_liner = !run_mode && o.max_peak.empty() && !o.sum && !o.by_host;
-  if (o.metric.empty() && (mprof_one_liner || o.children)) return {Metric::rss, {}};
+  if (rss_by_default(o, run_mode)) return {Metric::rss, {}};
   return metric_for(o.metric, traces);
 }
 

@@ -29,14 +29,14 @@ using analysis::SweepPointRuns;
 using analysis::value_in_label;
 using trace::Trace;
 
-namespace {
-
 std::optional<double> as_number(const std::string& text) {
   double v = 0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
   if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
+
+namespace {
 
 // qprof fit's limits for a trace, from the JSON qprof sweep --fit wrote beside it; none where
 // there is no such file (a file that is not fit's JSON is said).

@@ -31,6 +31,9 @@ struct SweepModelRequest {
 // (non-zero exit) and traces without the parameter are left out, each said through `say`; fails when no value remains,
 // a value is not a number, --limit cannot be read or the chart fails (what `doc` holds by then is still worth
 // printing).
+// A parameter's value as the model reads it: the whole text a finite number, else nullopt.
+std::optional<double> as_number(const std::string& text);
+
 Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTrace>& traces,
                              const SweepModelRequest& request, const Speaker& say);
 

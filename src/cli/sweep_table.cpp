@@ -2,6 +2,7 @@
 #include "sweep_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <optional>
 
@@ -41,12 +42,10 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   using report::Column;
   using report::Kind;
   // A parameter of whole numbers is a number in CSV and JSON, as the model's table gives it
-  // (sweep_points): "n": 20 in both, not "20" in one.
-  const auto whole = [](const std::string& v) -> std::optional<long long> {
-    long long n = 0;
-    const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return std::nullopt;
-    return n;
+  // (sweep_points, integer_values): "n": 20 in both, not "20" in one. Read as the model reads it.
+  const auto whole = [](const std::string& v) -> std::optional<double> {
+    const auto n = as_number(v);
+    return n && *n == std::floor(*n) ? n : std::nullopt;
   };
   std::vector<bool> whole_numbers;
   for (const SweepParameter& p : parameters) {
@@ -76,7 +75,7 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
     for (std::size_t i = 0; i < r.point.size(); ++i) {
       const std::string& v = r.point[i].second;
       const auto n = i < whole_numbers.size() && whole_numbers[i] ? whole(v) : std::nullopt;
-      row.push_back(n ? Cell::number(static_cast<double>(*n)) : Cell::string(v));
+      row.push_back(n ? Cell::number(*n) : Cell::string(v));
     }
     row.push_back(Cell::number(r.repeat));
     row.push_back(Cell::number(r.status));

@@ -128,7 +128,10 @@ class Builder {
   void peak_label(Draft& d);
   void time_axis();
 
-  void note(std::string n) { chart_.notes.push_back(std::move(n)); }
+  // A note under the chart, wrapped to its width here, once: a long one goes on over the next
+  // lines (its end is often its point), each drawn as it is.
+  void note(const std::string& n);
+  std::size_t note_chars() const;  // a note's line, in characters
 
   double lane_h() const { return text_ ? 1.0 : 1.2 * line_; }
   // Room between a panel's top and its first stage lane.

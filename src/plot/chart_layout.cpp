@@ -96,14 +96,6 @@ double Builder::stack_panels(double plot_left, double plot_right) {
     return (text_ ? 2.0 : 2.9 * line_) + static_cast<double>(notes) * (text_ ? 1 : 1.15 * line_) +
            (text_ ? 0 : 0.3 * line_);
   };
-  // A note longer than the chart is wide goes on over the next lines (indented), never cut: its
-  // end is often the point ("… the figures are Σ RSS").
-  std::vector<std::string> wrapped;
-  const auto note_chars = static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.55)));
-  for (const std::string& n : chart_.notes) {
-    for (std::string& line : wrap_title(display_text(n, 400), note_chars)) wrapped.push_back(std::move(line));
-  }
-  chart_.notes = std::move(wrapped);
   // Room for the note of labels left out, said only once they are placed: two lines, as it wraps.
   std::size_t reserved_notes = chart_.notes.size() + (any_seeds() ? 2 : 0);
   double fixed = top + bottom_chrome(reserved_notes) + static_cast<double>(stacks) * facet_title +
@@ -168,24 +160,27 @@ void Builder::canvas_labels(double plot_left, double plot_right, double bottom) 
   note_labels(bottom);
 }
 
+std::size_t Builder::note_chars() const {
+  return static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.55)));
+}
+
+void Builder::note(const std::string& n) {
+  for (std::string& line : wrap_title(display_text(n, 400), note_chars())) chart_.notes.push_back(std::move(line));
+}
+
 // The notes, one a line below the time axis's label.
 void Builder::note_labels(double bottom) {
   const double xlabel_y = bottom + (text_ ? 1.5 : 2.1 * line_);
   double note_y = xlabel_y + (text_ ? 1 : 1.2 * line_);
-  // Notes known before the layout come wrapped (stack_panels); one added by the label placing
-  // is wrapped here.
-  const auto chars = static_cast<std::size_t>(std::max(10.0, (W_ - 2 * em_) / char_w(0.55)));
-  for (const std::string& n : chart_.notes) {
-    for (const std::string& line : wrap_title(display_text(n, 400), chars)) {
-      ChartLabel l;
-      l.text = display_text(line, chars);
-      l.kind = LabelKind::note;
-      l.coords = ChartLabel::Coords::screen;
-      l.x = (text_ ? 0 : 0.6 * em_) / W_;
-      l.y = std::max(0.0, 1.0 - note_y / H_);
-      chart_.canvas_labels.push_back(std::move(l));
-      note_y += text_ ? 1 : 1.15 * line_;
-    }
+  for (const std::string& n : chart_.notes) {  // each a line already (note)
+    ChartLabel l;
+    l.text = display_text(n, note_chars());
+    l.kind = LabelKind::note;
+    l.coords = ChartLabel::Coords::screen;
+    l.x = (text_ ? 0 : 0.6 * em_) / W_;
+    l.y = std::max(0.0, 1.0 - note_y / H_);
+    chart_.canvas_labels.push_back(std::move(l));
+    note_y += text_ ? 1 : 1.15 * line_;
   }
 }
 

@@ -9,18 +9,12 @@ namespace {
 
 class CompletenessReader : public trace::Visitor {
  public:
-  void header(const TraceMeta& m) override { seen.qprof = m.format_version > 0; }
-  void exit(const ExitInfo&) override { seen.exit = true; }
-  void mem(const MemSample&) override { seen.samples = true; }
-  void cmdline(std::string_view) override {
-    runs_.cmdline_at(line());
-    seen.second_run = runs_.second_run();
-  }
-  void warning(const std::string&) override { seen.cut_line = line(); }  // the reader's one warning
-  Completeness seen;
-
- private:
-  AppendedRuns runs_;
+  void header(const TraceMeta& m) override { watch.header(m); }
+  void exit(const ExitInfo&) override { watch.exit(); }
+  void mem(const MemSample&) override { watch.mem(); }
+  void cmdline(std::string_view) override { watch.cmdline_at(line()); }
+  void warning(const std::string&) override { watch.cut_at(line()); }
+  CompletenessWatch watch;
 };
 
 }  // namespace
@@ -50,7 +44,7 @@ std::string Completeness::where(const std::string& file) const {
 Completeness file_completeness(const std::string& path) {
   CompletenessReader r;
   trace::parse_file(path, r);
-  return r.seen;
+  return r.watch.seen();
 }
 
 std::string incomplete_notice(const std::string& file, const Completeness& seen) {

@@ -49,6 +49,25 @@ class AppendedRuns {
   std::size_t second_run_ = 0;
 };
 
+// What a streaming visitor sees of a trace's completeness, record by record: a visitor that reads
+// for its own ends (qprof list's summary) calls these from its own overrides, with its line().
+class CompletenessWatch {
+ public:
+  void header(const TraceMeta& m) { seen_.qprof = m.format_version > 0; }
+  void exit() { seen_.exit = true; }
+  void mem() { seen_.samples = true; }
+  void cmdline_at(std::size_t line) {
+    runs_.cmdline_at(line);
+    seen_.second_run = runs_.second_run();
+  }
+  void cut_at(std::size_t line) { seen_.cut_line = line; }  // the reader's one warning: a cut last line
+  const Completeness& seen() const { return seen_; }
+
+ private:
+  Completeness seen_;
+  AppendedRuns runs_;
+};
+
 // Reads the trace at `path` through (throws trace::ParseError where it is bad): what a streaming
 // command checks before it writes its first byte.
 Completeness file_completeness(const std::string& path);
