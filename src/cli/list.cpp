@@ -2,6 +2,8 @@
 // qprof list [FILE|DIR...] [--dir DIR]: the default-named traces of a directory (as mprof list),
 // oldest first, or the files named, with their date, duration, peak and command under a header;
 // each trace is streamed, never held.
+#include <unistd.h>
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "commands.hpp"
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/default_metric.hpp"
@@ -124,11 +127,7 @@ Result<int> list_action(const ListCli& o) {
   Row width{"#", "NAME", "START", "DURATION", o.metric == "rss" ? "PEAK RSS" : "PEAK", "COMMAND"};
   std::size_t w[5] = {width.index.size(), width.name.size(), width.start.size(), width.duration.size(),
                       width.peak.size()};
-  const auto cells = [](const std::string& s) {  // display width: "µs" is one column, two bytes
-    std::size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
+  const auto cells = [](const std::string& s) { return text_columns(s); };  // "µs": one column, two bytes
   for (const Row& r : rows) {
     w[0] = std::max(w[0], cells(r.index));
     w[1] = std::max(w[1], cells(r.name));
@@ -136,14 +135,26 @@ Result<int> list_action(const ListCli& o) {
     w[3] = std::max(w[3], cells(r.duration));
     w[4] = std::max(w[4], cells(r.peak));
   }
+  // The command fills what the terminal has left (80 columns into a pipe), cut with "..."; where
+  // that leaves it too little, START goes first (a default name holds the same time). The names
+  // stay whole: they are what a user passes on, so a row of long ones may still be wider.
+  constexpr std::size_t kCommandAtLeast = 12;
+  const std::size_t columns = output_columns(STDOUT_FILENO);
+  std::size_t before_command = w[0] + w[1] + w[2] + w[3] + w[4] + 5 * 2;
+  const bool show_start = before_command + kCommandAtLeast <= columns;
+  if (!show_start) before_command -= w[2] + 2;
+  const std::size_t command_width = std::max(kCommandAtLeast, columns > before_command ? columns - before_command : 0);
+  for (Row& r : rows) r.command = cut_to_columns(r.command, command_width);
   const auto left = [&](const std::string& s, std::size_t n) { return s + std::string(n - cells(s), ' '); };
   const auto right = [&](const std::string& s, std::size_t n) { return std::string(n - cells(s), ' ') + s; };
   const auto print = [&](const Row& r) {
-    std::cout << left(r.index, w[0]) << "  " << left(r.name, w[1]) << "  " << left(r.start, w[2]) << "  "
-              << right(r.duration, w[3]) << "  " << right(r.peak, w[4]) << "  " << r.command << '\n';
+    std::cout << left(r.index, w[0]) << "  " << left(r.name, w[1]) << "  "
+              << (show_start ? left(r.start, w[2]) + "  " : std::string()) << right(r.duration, w[3]) << "  "
+              << right(r.peak, w[4]) << "  " << r.command << '\n';
   };
   print(width);
   for (const Row& r : rows) print(r);
+  if (!show_start) std::cout << "START left out to fit " << columns << " columns: each default name holds it\n";
   if (!fallback.empty()) std::cout << "*: " << fallback << '\n';
   return status;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <functional>
@@ -13,6 +15,7 @@
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/request.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 #include "commands.hpp"
 #include "help_examples.hpp"
@@ -133,8 +136,11 @@ int after_run(const RunCli& o, const RunReport& report, int status, const Speake
   const bool has = has_metric(trace, chosen.metric);
 
   // The summary's trend: fitted on the trace read back, since the recorder keeps no series.
+  // The summary's width: the terminal's (80 into a pipe or a log).
+  const std::size_t columns = output_columns(STDERR_FILENO);
   if (!o.run.quiet) {
-    if (const auto growth = report::growth_summary(trace)) say.line("  trend           " + terminal_text(*growth));
+    if (const auto growth = report::growth_summary(trace))
+      say.text(runs::summary_line("trend", terminal_text(*growth), columns));
   }
 
   if (!o.run.quiet && !trace.stages.empty()) {
@@ -143,9 +149,9 @@ int after_run(const RunCli& o, const RunReport& report, int status, const Speake
     doc.tables.push_back(report::stage_table(trace, table_metric));
     report::add_stage_trends(doc.tables.back(), trace, table_metric);
     if (!chosen.fallback.empty()) doc.tables.back().notes.push_back(chosen.fallback);
-    // The summary's 80 columns: the stage name, duration, share, peak and delta stay.
+    // The summary's columns: the stage name, duration, share, peak and delta stay.
     report::RenderOptions narrow;
-    narrow.named_width = 80;
+    narrow.named_width = std::max<std::size_t>(columns, 40);
     narrow.text_width = narrow.named_width - std::string_view("qprof: ").size();
     narrow.wider = "qprof report shows them";
     say.text(prefixed(report::render(doc, report::Format::text, narrow), "qprof: "));

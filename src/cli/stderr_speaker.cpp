@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/write_all.hpp"
 
 namespace qprof::cli {
@@ -21,14 +22,21 @@ void write_to_stderr(std::string_view text) {
   write_all(STDERR_FILENO, text);
 }
 
+// A message as wide as the terminal it is read in (80 into a pipe or a log): a line wider is
+// broken at its last space that fits, the rest indented under it; lines the message breaks
+// itself (gnuplot's own, a list) keep their breaks.
+void say_on_stderr(const std::string& prefix, const std::string& message) {
+  write_to_stderr(fit_lines(prefix + message, output_columns(STDERR_FILENO), prefix.size()));
+}
+
 }  // namespace
 
 Speaker stderr_speaker(const std::string& who) {
   const std::string prefix = who.empty() ? "qprof: " : "qprof " + who + ": ";
-  return Speaker([prefix](const std::string& message) { write_to_stderr(prefix + message + '\n'); },
+  return Speaker([prefix](const std::string& message) { say_on_stderr(prefix, message); },
                  [](const std::string& text) { write_to_stderr(text); });
 }
 
-void warn_on_stderr(const std::string& warning) { write_to_stderr("qprof: warning: " + warning + '\n'); }
+void warn_on_stderr(const std::string& warning) { say_on_stderr("qprof: warning: ", warning); }
 
 }  // namespace qprof::cli

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one place where qprof's words reach its stderr. The rooms below cli say through the Speaker
 // it gives them, and each subcommand says its own warnings and notes through one too: each message
-// on a line of its own after "qprof WHO: ", formatted text (a run's summary, fit's table) as it is.
+// on a line of its own after "qprof WHO: ", wrapped to the terminal's width; formatted text (a
+// run's summary, fit's table) as it is.
 #pragma once
 
 #include <string>

@@ -3,6 +3,8 @@
 // Runs the command once per point of the grid (and per repeat) under qprof, one trace per run
 // named by its values (runs/sweep_runs), then prints the runs and, over one parameter, the model
 // of each figure.
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "stderr_speaker.hpp"
 #include "qprof/analysis/sweep_grid.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/fit/fit.hpp"
 #include "qprof/fit/probe_group.hpp"
 #include "qprof/plot/gnuplot.hpp"
@@ -97,7 +100,12 @@ Result<int> sweep_action(SweepCli& o, const std::vector<std::string>& command) {
   if (!done) return done.failure();
   const SweepModelRequest model{request.parameters.front().name, o.at, o.limit, o.plot, o.metric == "rss"};
   const SweepDocument printed = sweep_document(request.parameters, done->runs, model);
-  std::cout << report::render(printed.doc, format_of(o.format), {unit_of(o.unit)});
+  report::RenderOptions options{unit_of(o.unit)};
+  // Text fits the terminal (80 columns into a pipe): notes and the answer wrap, a wide table
+  // leaves columns out and names them.
+  options.text_width = output_columns(STDOUT_FILENO);
+  options.wider = "--format csv, json and md show them";
+  std::cout << report::render(printed.doc, format_of(o.format), options);
   // An interruption's status wins, then the first failed run's, then qprof's own 2.
   const int status = done->interrupted != 0 ? done->interrupted : done->first_failure;
   if (!printed.model) return Failure{printed.model.failure().message, status != 0 ? status : kUsageError};

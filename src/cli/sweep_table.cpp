@@ -67,6 +67,12 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   const bool any_footprint = std::any_of(
       runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace && has_metric(*r.trace, Metric::footprint); });
   t.columns[parameters.size() + 3].human = any_footprint;
+  // Narrowed to the terminal, the traces' names stay whole: left out first the repeat column
+  // where every point ran once, then Σ RSS where the footprint is beside it (the sweep's own
+  // table has it per point).
+  if (std::all_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.repeat <= 1; }))
+    t.columns[parameters.size()].narrow = 2;
+  if (any_footprint) t.columns[parameters.size() + 4].narrow = 1;
   if (!any_footprint && std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace != nullptr; })) {
     t.notes.push_back(analysis::choose_metric(std::nullopt, false, "these traces").fallback);
   }

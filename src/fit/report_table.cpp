@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/fit/text_width.hpp"
 
 namespace qprof::fit {
@@ -15,30 +16,14 @@ constexpr std::size_t kLastColumnWanted = 26;
 // Right-aligned numbers stand apart by their own padding: one space before them, two before text.
 std::size_t gap_before(const TableColumn& c) { return c.right ? 1 : 2; }
 
-std::size_t code_points(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
-// `s` in at most `n` code points, its end replaced by "..." where it was longer (ASCII, as report's
-// tables: any terminal shows it).
-std::string cut(const std::string& s, std::size_t n) {
-  if (code_points(s) <= n) return s;
-  const std::size_t keep = n > 3 ? n - 3 : 0;
-  std::size_t seen = 0, end = 0;
-  for (; end < s.size(); ++end) {
-    if ((s[end] & 0xC0) != 0x80 && seen++ == keep) break;
-  }
-  return s.substr(0, end) + std::string("...").substr(0, std::min<std::size_t>(n, 3));
-}
-
 std::size_t column_width(const TableColumn& c) {
-  std::size_t w = code_points(c.header);
-  for (const std::string& cell : c.cells) w = std::max(w, code_points(cell));
+  std::size_t w = text_columns(c.header);
+  for (const std::string& cell : c.cells) w = std::max(w, text_columns(cell));
   return w;
 }
 
 std::string padded(const std::string& s, std::size_t width, bool right) {
-  const std::string fill(width > code_points(s) ? width - code_points(s) : 0, ' ');
+  const std::string fill(width > text_columns(s) ? width - text_columns(s) : 0, ' ');
   return right ? fill + s : s + fill;
 }
 
@@ -102,8 +87,8 @@ std::string fitted_table(std::vector<TableColumn> columns, std::size_t width) {
   const std::size_t room = width > last_start(columns) + 1 ? width - last_start(columns) : 1;
   bool cut_last = false;
   for (std::string& cell : columns.back().cells) {
-    cut_last = cut_last || code_points(cell) > room;
-    cell = cut(cell, room);
+    cut_last = cut_last || text_columns(cell) > room;
+    cell = cut_to_columns(cell, room);
   }
 
   std::string out;

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/trace_label.hpp"
 #include "qprof/common/units.hpp"
 #include "qprof/plot/chart.hpp"
@@ -51,12 +52,10 @@ std::optional<double> parse_seconds(std::string_view s) {
   return v;
 }
 
-// The terminal's size in characters, when stdout is one.
-std::optional<std::pair<int, int>> terminal_size() {
+// The terminal's rows, when stdout is one.
+std::optional<int> terminal_rows() {
   winsize ws{};
-  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
-    return std::pair<int, int>{ws.ws_col, ws.ws_row};
-  }
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) return ws.ws_row;
   return std::nullopt;
 }
 
@@ -354,9 +353,10 @@ Result<void> draw_file(const Setup& setup, const Chart& chart, const PlotOptions
 std::pair<int, int> asked_size(const PlotOptions& o, Format format) {
   int width = o.width, height = o.height;
   if (format == Format::text && (width <= 0 || height <= 0)) {
-    const auto term = terminal_size();
-    width = width > 0 ? width : term ? std::max(term->first, 40) : 80;  // 80: a pipe's width
-    height = height > 0 ? height : term ? std::max(term->second - 1, 12) : 32;
+    const auto rows = terminal_rows();
+    // As wide as every text output: the terminal's, 80 into a pipe, or COLUMNS.
+    width = width > 0 ? width : std::max(static_cast<int>(output_columns(STDOUT_FILENO)), 40);
+    height = height > 0 ? height : rows ? std::max(*rows - 1, 12) : 32;
   }
   if (width <= 0) width = 1280;
   return {width, height};

@@ -144,10 +144,14 @@ std::vector<Column> model_columns(const SweepModel& m, const SweepModelOptions& 
   title.machine = false;
   Column r2_words = Column::of("r2", "R\u00b2", Kind::text);
   r2_words.machine = false;
+  // Narrowed to a terminal, the model's name goes before a formula is cut: the formula shows it
+  // ("a + b × n" is a line, "a × n^k" a power law).
+  Column model = Column::of("model", "model", Kind::text);
+  model.narrow = 1;
   std::vector<Column> columns = {
       title,
       machine_only("figure", Kind::text),
-      Column::of("model", "model", Kind::text),
+      model,
       Column::of("fit", "fitted", Kind::text),
       r2_words,
       machine_only("unit", Kind::text),

@@ -8,6 +8,7 @@
 
 #include "exporters.hpp"
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 
 namespace qprof::report::detail {
 namespace {
@@ -79,19 +80,6 @@ std::string wrap_fact(const std::string& line, std::size_t value_at, std::size_t
   return out + current + "\n";
 }
 
-// `s` cut to `width` display columns, its end replaced by "..." (ASCII: any terminal shows it).
-std::string cut(const std::string& s, std::size_t width) {
-  if (display_width(s) <= width) return s;
-  const std::size_t keep = width > 3 ? width - 3 : 0;
-  std::size_t bytes = 0, columns = 0;
-  while (bytes < s.size() && columns < keep) {
-    ++bytes;
-    while (bytes < s.size() && (static_cast<unsigned char>(s[bytes]) & 0xC0) == 0x80) ++bytes;  // whole characters
-    ++columns;
-  }
-  return s.substr(0, bytes) + "...";
-}
-
 // A table still wider than `text_width` once narrowed: its widest text column (a stage's or a
 // run's name, which the user chose) is cut to fit, down to kNarrowestText columns.
 void cut_text_columns(HumanGrid& g, std::vector<std::size_t>& width, std::size_t text_width) {
@@ -105,8 +93,8 @@ void cut_text_columns(HumanGrid& g, std::vector<std::size_t>& width, std::size_t
   }
   if (!widest || width[*widest] <= kNarrowestText) return;
   const std::size_t to = std::max(kNarrowestText, width[*widest] - std::min(width[*widest], total - text_width));
-  for (auto& row : g.rows) row[*widest].text = cut(row[*widest].text, to);
-  g.columns[*widest].header = cut(g.columns[*widest].header, to);
+  for (auto& row : g.rows) row[*widest].text = cut_to_columns(row[*widest].text, to);
+  g.columns[*widest].header = cut_to_columns(g.columns[*widest].header, to);
   width[*widest] = to;
 }
 

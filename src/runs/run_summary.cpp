@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/runs/run_summary.hpp"
 
-#include <cctype>
 #include <cstdio>
-#include <sstream>
 #include <string_view>
 
 #include "qprof/common/charset.hpp"
@@ -12,6 +10,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/trace/bracket.hpp"
 #include "qprof/trace/oom.hpp"
+#include "summary_lines.hpp"
 
 namespace qprof::runs {
 using record::RunReport;
@@ -19,75 +18,6 @@ using trace::Footprint;
 using trace::MemKindsSample;
 
 namespace {
-
-// A summary is read at a glance in a terminal: no line wider than this.
-constexpr std::size_t kColumns = 80;
-constexpr std::string_view kPrefix = "qprof:   ";
-constexpr std::size_t kNameWidth = 15;
-constexpr std::size_t kTextColumn = kPrefix.size() + kNameWidth + 1;
-
-// Columns of `s`: one per character, not per byte ("Σ" is two bytes).
-std::size_t width_of(std::string_view s) {
-  std::size_t width = 0;
-  for (const char c : s) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return width;
-}
-
-// "qprof:   <what, padded>  <text>", the text wrapped at word boundaries to kColumns, its later
-// lines under its first. A word wider than a line (a long path) stays whole.
-// A number and its unit ("3.22 MiB", "51 %") are never split over two lines.
-bool is_unit(std::string_view word) {
-  static constexpr std::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB",     "ms",
-                                                "s", "%",   "min", "h",   "us",  "\u00b5s", "ns"};
-  for (std::string_view u : kUnits) {
-    if (word == u || (word.size() > u.size() && word.substr(0, u.size()) == u &&
-                      !std::isalnum(static_cast<unsigned char>(word[u.size()])))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-void line(std::ostringstream& out, std::string_view what_utf8, std::string_view text_utf8) {
-  // In the locale's charset: Σ and the other marks in ASCII where it is not UTF-8.
-  const std::string what = locale_text(what_utf8);
-  const std::string owned = locale_text(text_utf8);
-  const std::string_view text = owned;
-  out << kPrefix << what << std::string(kNameWidth - std::min(kNameWidth, width_of(what)), ' ') << ' ';
-  std::size_t column = kTextColumn;
-  bool first = true;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find(' ', pos);
-    if (end == std::string_view::npos) end = text.size();
-    // Glue the unit that follows a number to it.
-    if (end < text.size() && end > pos && std::isdigit(static_cast<unsigned char>(text[end - 1]))) {
-      std::size_t next = text.find(' ', end + 1);
-      if (next == std::string_view::npos) next = text.size();
-      if (is_unit(text.substr(end + 1, next - end - 1))) end = next;
-    }
-    const std::string_view word = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (word.empty()) {
-      if (!first) {  // the two spaces after a figure are kept
-        out << ' ';
-        ++column;
-      }
-      continue;
-    }
-    if (!first && column + 1 + width_of(word) > kColumns) {
-      out << '\n' << std::string(kTextColumn, ' ');
-      column = kTextColumn;
-    } else if (!first) {
-      out << ' ';
-      ++column;
-    }
-    out << word;
-    column += width_of(word);
-    first = false;
-  }
-  out << '\n';
-}
 
 // "4 samples", "1 sample".
 std::string count_of(std::uint64_t n, const char* one, const char* many) {
@@ -97,12 +27,12 @@ std::string count_of(std::uint64_t n, const char* one, const char* many) {
 // "once", "twice", "5 times".
 std::string times(std::uint64_t n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
 
-void footprint_check(std::ostringstream& out, const RunReport& r) {
-  if (const auto why = footprint_below_largest_process(r)) line(out, "CHECK", *why);
+void footprint_check(SummaryLines& out, const RunReport& r) {
+  if (const auto why = footprint_below_largest_process(r)) out.line("CHECK", *why);
 }
 
 // The answer first: the footprint, shared pages once, and what of it could be dropped.
-void footprint_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
+void footprint_lines(SummaryLines& out, const RunReport& r, const std::string& incomplete) {
   if (!r.footprint) return;
   const Footprint& f = *r.footprint;
   std::string what = f.basis == Footprint::Basis::cgroup
@@ -110,7 +40,7 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
                            "cache; shared pages once)"
                          : "the most the tree held at once, as Σ PSS (each shared page split between its sharers)";
   if (f.t) what += ", at " + human_seconds(*f.t - r.start);
-  line(out, "footprint", human_bytes(f.peak) + "  " + what + incomplete);
+  out.line("footprint", human_bytes(f.peak) + "  " + what + incomplete);
   if (f.unreclaimable) {
     std::string parts = "of it at most " + human_bytes(*f.unreclaimable) +
                         " the kernel cannot drop (anonymous and shared memory: the job needs it)";
@@ -118,7 +48,7 @@ void footprint_lines(std::ostringstream& out, const RunReport& r, const std::str
       parts += "; " + std::string(f.basis == Footprint::Basis::cgroup ? "page cache " : "mapped files ") +
                human_bytes(*f.reclaimable) + " at the peak, which it can drop";
     }
-    line(out, "", parts);
+    out.line("", parts);
   }
   footprint_check(out, r);
 }
@@ -144,12 +74,12 @@ std::string exit_words(const RunReport& r) {
 // How a figure of the stats schedule was read: said where it rests on a single reading.
 std::string readings_note(std::uint64_t readings) { return readings == 1 ? " (one reading)" : ""; }
 
-void bound_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
+void bound_lines(SummaryLines& out, const RunReport& r, const std::string& incomplete) {
   if (r.kernel_process_peak) {
-    line(out, "lower bound",
-         human_bytes(*r.kernel_process_peak) +
-             "  of the Σ RSS peak (resident pages per process, shared ones in each): its largest process's "
-             "own peak, as the kernel counts it (ru_maxrss)");
+    out.line("lower bound",
+             human_bytes(*r.kernel_process_peak) +
+                 "  of the Σ RSS peak (resident pages per process, shared ones in each): its largest process's "
+                 "own peak, as the kernel counts it (ru_maxrss)");
   }
   // Only a bound that brackets the peak usefully (trace/bracket.hpp): a loose one is left out.
   if (!r.hwm.useful) return;
@@ -160,27 +90,27 @@ void bound_lines(std::ostringstream& out, const RunReport& r, const std::string&
             (r.hwm.capped == 1 ? "its" : "their") + " own peak and count with the peak of the process that started " +
             (r.hwm.capped == 1 ? "it" : "them") + " (a shorter -i reads more of them)";
   }
-  line(out, "upper bound", text + incomplete);
+  out.line("upper bound", text + incomplete);
 }
 
-void usage_lines(std::ostringstream& out, const RunReport& r) {
+void usage_lines(SummaryLines& out, const RunReport& r) {
   if (r.usage.kinds_at_peak) {
     const MemKindsSample& k = *r.usage.kinds_at_peak;
-    line(out, "memory kinds",
-         "Σ RSS " + human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + ": anonymous " +
-             human_bytes(k.anon) + " (heap, stacks), mapped files " + human_bytes(k.file) + ", shared memory " +
-             human_bytes(k.shmem) + "; swap peak " + human_bytes(r.usage.peak_swap) + readings_note(r.usage.readings));
+    out.line("memory kinds", "Σ RSS " + human_bytes(k.rss()) + " at " + human_seconds(k.t - r.start) + ": anonymous " +
+                                 human_bytes(k.anon) + " (heap, stacks), mapped files " + human_bytes(k.file) +
+                                 ", shared memory " + human_bytes(k.shmem) + "; swap peak " +
+                                 human_bytes(r.usage.peak_swap) + readings_note(r.usage.readings));
   }
   if (r.usage.most_tasks) {
     std::string tasks = "at most " + count_of(r.usage.most_tasks->threads, "thread", "threads") + " in " +
                         count_of(r.usage.most_tasks->processes, "process", "processes");
     if (r.usage.peak_vsz > 0)
       tasks += "; VSZ peak " + human_bytes(r.usage.peak_vsz) + " (address space, not memory used)";
-    line(out, "tasks", tasks + readings_note(r.usage.readings));
+    out.line("tasks", tasks + readings_note(r.usage.readings));
   }
 }
 
-void cpu_line(std::ostringstream& out, const RunReport& r) {
+void cpu_line(SummaryLines& out, const RunReport& r) {
   if (r.usage.cpu_seconds <= 0) return;
   char cpu[128];
   const double average = r.duration > 0 ? 100.0 * r.usage.cpu_seconds / r.duration : 0.0;
@@ -191,17 +121,17 @@ void cpu_line(std::ostringstream& out, const RunReport& r) {
     std::snprintf(cpu, sizeof cpu, ", %.0f %% at most", *r.usage.cpu_peak_percent);
     text += cpu;
   }
-  line(out, "CPU", text);
+  out.line("CPU", text);
 }
 
 // The request to paste, one line: Slurm's form (qprof report --request gives the others). Not
 // from a run that failed on its own: it may have stopped before its peak (an OOM kill's run gets
 // one, grown past the limit it was killed at).
-void request_line(std::ostringstream& out, const RunReport& r) {
-  if (const auto text = request_text(r)) line(out, "request", *text);
+void request_line(SummaryLines& out, const RunReport& r) {
+  if (const auto text = request_text(r)) out.line("request", *text);
 }
 
-void limit_line(std::ostringstream& out, const RunReport& r) {
+void limit_line(SummaryLines& out, const RunReport& r) {
   if (!r.limit.bytes) return;
   // The headroom, on the basis the limit counts: RLIMIT_AS caps each process's address space;
   // a cgroup, Slurm or the machine's memory count pages once, as the footprint does.
@@ -219,20 +149,19 @@ void limit_line(std::ostringstream& out, const RunReport& r) {
   if (r.limit.source == "memtotal" && percent < 10 && !r.limit.warned) return;
   char share[32];
   std::snprintf(share, sizeof share, percent < 1 ? "under 1 %%" : "%.0f %%", percent);
-  line(out, "limit",
-       basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit.source + " limit of " +
-           human_bytes(*r.limit.bytes) + " (" + terminal_text(r.limit.detail) + ")" +
-           (r.limit.warned ? "; it crossed 90 %" : ""));
+  out.line("limit", basis + " " + human_bytes(figure) + " is " + share + " of the " + r.limit.source + " limit of " +
+                        human_bytes(*r.limit.bytes) + " (" + terminal_text(r.limit.detail) + ")" +
+                        (r.limit.warned ? "; it crossed 90 %" : ""));
 }
 
-void dir_lines(std::ostringstream& out, const RunReport& r) {
+void dir_lines(SummaryLines& out, const RunReport& r) {
   for (const record::WatchReport::Dir& d : r.watch.dirs) {
-    line(out, "watched dir",
-         terminal_text(d.path) + ": " +
-             (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
-                           human_bytes(d.start) + " to " + human_bytes(d.peak) + ", " + human_bytes(d.last) +
-                           " at the end); its file system had " + human_bytes(d.fs_free_min) + " free at the least"
-                     : std::string("never walked")));
+    out.line("watched dir",
+             terminal_text(d.path) + ": " +
+                 (d.seen ? "grew by " + human_bytes(d.peak > d.start ? d.peak - d.start : 0) + " at most (from " +
+                               human_bytes(d.start) + " to " + human_bytes(d.peak) + ", " + human_bytes(d.last) +
+                               " at the end); its file system had " + human_bytes(d.fs_free_min) + " free at the least"
+                         : std::string("never walked")));
   }
   if (r.watch.dirs.empty()) return;
   char cost[256];
@@ -242,10 +171,10 @@ void dir_lines(std::ostringstream& out, const RunReport& r) {
                 count_of(r.watch.walks, "walk", "walks").c_str(), r.watch.mean_interval, r.watch.asked_interval,
                 r.watch.cpu_seconds, 100.0 * r.watch.cpu_share, count_of(r.watch.entries, "entry", "entries").c_str(),
                 r.watch.first_walk_cpu);
-  line(out, "dir walks", cost);
+  out.line("dir walks", cost);
 }
 
-void samples_line(std::ostringstream& out, const RunReport& r) {
+void samples_line(SummaryLines& out, const RunReport& r) {
   std::string text = std::to_string(r.sampling.samples);
   if (r.sampling.samples > 1) {
     text += ", every " + human_seconds(r.sampling.mean_interval) + " on average (asked " +
@@ -260,20 +189,7 @@ void samples_line(std::ostringstream& out, const RunReport& r) {
             " took longer than the interval, or qprof got no CPU in time (a busy machine); the curves are " +
             "coarser than asked there (a longer -i keeps samples on time)";
   }
-  line(out, "samples", text);
-}
-
-// The first line: the command, cut to one line of the terminal.
-std::string command_line(const std::string& command) {
-  std::string text = "qprof: " + terminal_text(command);
-  if (width_of(text) <= kColumns) return text;
-  std::size_t keep = 0, columns = 0;
-  while (keep < text.size() && columns < kColumns - 3) {
-    ++keep;
-    while (keep < text.size() && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) ++keep;
-    ++columns;
-  }
-  return text.substr(0, keep) + "...";
+  out.line("samples", text);
 }
 
 }  // namespace
@@ -312,13 +228,12 @@ std::optional<std::string> request_text(const RunReport& r) {
 namespace {
 
 // Σ RSS as mprof counts it, and Σ PSS with how often it was read.
-void sum_lines(std::ostringstream& out, const RunReport& r, const std::string& incomplete) {
+void sum_lines(SummaryLines& out, const RunReport& r, const std::string& incomplete) {
   if (r.sampled_peak) {
-    line(out, "Σ RSS",
-         human_bytes(r.sampled_peak->bytes) +
-             "  peak, as mprof counts it (a page shared by N processes "
-             "counts N times), at " +
-             human_seconds(r.sampled_peak->t - r.start) + incomplete);
+    out.line("Σ RSS", human_bytes(r.sampled_peak->bytes) +
+                          "  peak, as mprof counts it (a page shared by N processes "
+                          "counts N times), at " +
+                          human_seconds(r.sampled_peak->t - r.start) + incomplete);
   }
   if (r.pss.peak) {
     std::string read = "peak " + human_bytes(r.pss.peak->pss) + " at " + human_seconds(r.pss.peak->t - r.start) +
@@ -328,11 +243,11 @@ void sum_lines(std::ostringstream& out, const RunReport& r, const std::string& i
     if (r.pss.rise_passes > 0) {
       read += ", and " + times(r.pss.rise_passes) + " as Σ RSS reached a new high";
     }
-    line(out, "Σ PSS", read + incomplete);
+    out.line("Σ PSS", read + incomplete);
   }
 }
 
-void overhead_line(std::ostringstream& out, const RunReport& r) {
+void overhead_line(SummaryLines& out, const RunReport& r) {
   if (r.duration > 0) {
     char overhead[96];
     // A share of a run shorter than a second is mostly qprof's own start: the seconds alone.
@@ -342,18 +257,18 @@ void overhead_line(std::ostringstream& out, const RunReport& r) {
     } else {
       std::snprintf(overhead, sizeof overhead, "qprof itself used %.3f s of CPU", r.profiler_cpu_seconds);
     }
-    line(out, "overhead", overhead);
+    out.line("overhead", overhead);
   }
 }
 
 }  // namespace
 
-std::string format_summary(const RunReport& r) {
-  std::ostringstream out;
-  out << locale_text(command_line(r.command)) << '\n';
+std::string format_summary(const RunReport& r, std::size_t columns) {
+  SummaryLines out(columns);
+  out.command(r.command);
   // An OOM kill first: it explains every figure below (a worker gone, a footprint at the limit).
   for (const trace::OomKill& k : r.oom_events) {
-    line(out, "OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
+    out.line("OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
   }
   // A figure that misses processes is never shown as if it were the tree's.
   const std::string incomplete =
@@ -361,50 +276,46 @@ std::string format_summary(const RunReport& r) {
           ? " INCOMPLETE: " + count_of(r.sampling.unread_members, "process", "processes") + " not read"
           : "";
   if (r.sampling.unread_members > 0) {
-    line(out, "INCOMPLETE",
-         count_of(r.sampling.unread_members, "process", "processes") +
-             " of the tree could not be read (out of file descriptors): every figure below "
-             "misses them");
+    out.line("INCOMPLETE", count_of(r.sampling.unread_members, "process", "processes") +
+                               " of the tree could not be read (out of file descriptors): every figure below "
+                               "misses them");
   }
   // The answer, then how the command ended, then the rest in a fixed order.
   footprint_lines(out, r, incomplete);
   std::string ended = human_seconds(r.duration);
   if (r.launched || r.attached) ended += ", " + exit_words(r);
-  line(out, "duration", ended);
+  out.line("duration", ended);
   if (r.sampling.stops > 0) {
-    line(out, "stopped",
-         human_seconds(r.sampling.stopped_seconds) + " in " + count_of(r.sampling.stops, "stop", "stops") +
-             " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
+    out.line("stopped", human_seconds(r.sampling.stopped_seconds) + " in " +
+                            count_of(r.sampling.stops, "stop", "stops") +
+                            " by job control (Ctrl-Z or SIGTSTP, then fg/bg): no samples then");
   }
   sum_lines(out, r, incomplete);
   bound_lines(out, r, incomplete);
   usage_lines(out, r);
   if (r.gpu.peak) {
-    line(out, "GPU peak",
-         human_bytes(r.gpu.peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
-             human_seconds(r.gpu.peak->t - r.start) + " (" + r.gpu.backend +
-             (r.gpu.is_device_total ? "; device totals, not per-process" : "") + ")");
-    for (const std::string& d : r.gpu.devices) line(out, "GPU device", d);
+    out.line("GPU peak", human_bytes(r.gpu.peak->bytes) + "  the tree's GPU memory, Σ devices, at " +
+                             human_seconds(r.gpu.peak->t - r.start) + " (" + r.gpu.backend +
+                             (r.gpu.is_device_total ? "; device totals, not per-process" : "") + ")");
+    for (const std::string& d : r.gpu.devices) out.line("GPU device", d);
   }
   cpu_line(out, r);
   limit_line(out, r);
   request_line(out, r);
   dir_lines(out, r);
-  line(out, "disk I/O",
-       "read " + human_bytes(r.usage.io.read_bytes) + " from storage, written " + human_bytes(r.usage.io.write_bytes) +
-           " to it (asked of files, page cache included: read " + human_bytes(r.usage.io.rchar) + ", written " +
-           human_bytes(r.usage.io.wchar) + ")");
+  out.line("disk I/O", "read " + human_bytes(r.usage.io.read_bytes) + " from storage, written " +
+                           human_bytes(r.usage.io.write_bytes) + " to it (asked of files, page cache included: read " +
+                           human_bytes(r.usage.io.rchar) + ", written " + human_bytes(r.usage.io.wchar) + ")");
   samples_line(out, r);
   overhead_line(out, r);
   if (r.attached) {
-    line(out, "attached",
-         "descendants that double-fork away (their parent exits before qprof's next sample sees "
-         "them) leave the tree: a process not started by qprof cannot adopt them");
+    out.line("attached",
+             "descendants that double-fork away (their parent exits before qprof's next sample sees "
+             "them) leave the tree: a process not started by qprof cannot adopt them");
   }
-  line(out, "trace",
-       (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
-           (r.trace_error.empty() ? "" : "  INCOMPLETE: " + terminal_text(r.trace_error)));
-  return out.str();
+  out.line("trace", (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
+                        (r.trace_error.empty() ? "" : "  INCOMPLETE: " + terminal_text(r.trace_error)));
+  return out.text();
 }
 
 }  // namespace qprof::runs

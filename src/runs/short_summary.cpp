@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The default summary of `qprof run`: the answer and what a user acts on, in a few lines. -v
 // gives format_summary's whole block; `qprof report TRACE` the rest.
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -11,23 +13,11 @@
 #include "qprof/common/units.hpp"
 #include "qprof/runs/run_summary.hpp"
 #include "qprof/trace/oom.hpp"
+#include "summary_lines.hpp"
 
 namespace qprof::runs {
 using record::RunReport;
 namespace {
-
-constexpr std::size_t kColumns = 80;
-constexpr std::size_t kNameWidth = 15;
-constexpr std::string_view kPrefix = "qprof:   ";
-
-// "qprof:   name            text", the text wrapped under itself at 80 columns.
-void line(std::string& out, std::string_view name, const std::string& text) {
-  const std::string head = std::string(kPrefix) + std::string(name) +
-                           std::string(kNameWidth - std::min(kNameWidth, text_columns(name)), ' ') + ' ';
-  const std::size_t column = text_columns(head);
-  const std::string body = wrap_text(text, kColumns, column, column);
-  out += locale_text(head + body.substr(std::min(body.size(), column)));
-}
 
 std::string ended(const RunReport& r) {
   std::string text = human_seconds(r.duration);
@@ -62,49 +52,48 @@ std::vector<std::string> warnings(const RunReport& r) {
 
 }  // namespace
 
-std::string format_short_summary(const RunReport& r) {
-  std::string out = "qprof: " + terminal_text(r.command);
-  if (text_columns(out) > kColumns) {  // cut between characters, never inside one
-    std::size_t keep = 0;
-    for (std::size_t columns = 0; keep < out.size() && columns < kColumns - 3; ++columns) {
-      ++keep;
-      while (keep < out.size() && (static_cast<unsigned char>(out[keep]) & 0xC0) == 0x80) ++keep;
-    }
-    out = out.substr(0, keep) + "...";
-  }
-  out = locale_text(out) + "\n";
+std::string format_short_summary(const RunReport& r, std::size_t columns) {
+  SummaryLines out(columns);
+  out.command(r.command);
   // An OOM kill first, whole: which process, when, in which stage, under which limit, holding
   // what; it explains every figure below.
   for (const trace::OomKill& k : r.oom_events)
-    line(out, "OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
+    out.line("OOM kill", terminal_text(trace::describe_oom_kill(k, r.start)));
   if (r.footprint) {
     const trace::Footprint& f = *r.footprint;
     std::string text = human_bytes(f.peak) + " peak (" +
                        (f.basis == trace::Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS") + ")";
     if (f.unreclaimable) text += "; " + human_bytes(*f.unreclaimable) + " unreclaimable";
-    line(out, "footprint", text);
+    out.line("footprint", text);
   }
-  if (r.gpu.peak && r.gpu.peak->bytes > 0) line(out, "GPU peak", human_bytes(r.gpu.peak->bytes));
-  line(out, "duration", ended(r));
+  if (r.gpu.peak && r.gpu.peak->bytes > 0) out.line("GPU peak", human_bytes(r.gpu.peak->bytes));
+  out.line("duration", ended(r));
   if (r.sampled_peak) {
-    line(out, "Σ RSS",
-         human_bytes(r.sampled_peak->bytes) + " peak, as mprof counts it: a page shared by N processes counts N times");
+    out.line("Σ RSS", human_bytes(r.sampled_peak->bytes) +
+                          " peak, as mprof counts it: a page shared by N processes counts N times");
   }
-  if (const auto request = request_text(r)) line(out, "request", *request);
+  if (const auto request = request_text(r)) out.line("request", *request);
   if (const auto w = warnings(r); !w.empty()) {
     std::string text;
     for (const std::string& s : w) text += (text.empty() ? "" : "; ") + s;
-    line(out, "warning", text);
+    out.line("warning", text);
   }
-  line(out, "trace",
-       (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
-           " (-v: every figure; qprof report: the rest)");
-  return out;
+  out.line("trace", (r.trace_path == "-" ? std::string("stdout") : terminal_text(r.trace_path)) +
+                        " (-v: every figure; qprof report: the rest)");
+  return out.text();
+}
+
+std::string summary_line(std::string_view what, std::string_view text, std::size_t columns) {
+  SummaryLines out(columns);
+  out.line(what, text);
+  return out.text();
 }
 
 void say_summary(const record::RunOptions& options, const RunReport& report, const Speaker& speaker) {
   if (options.quiet || !report.launched) return;
-  speaker.text(options.verbose ? format_summary(report) : format_short_summary(report));
+  // As wide as the terminal it is read in (80 into a pipe or a log).
+  const std::size_t columns = output_columns(STDERR_FILENO);
+  speaker.text(options.verbose ? format_summary(report, columns) : format_short_summary(report, columns));
 }
 
 }  // namespace qprof::runs

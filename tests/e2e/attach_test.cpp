@@ -94,9 +94,9 @@ TEST(Attach, RunningWorkloadOfKnownSize) {
   ASSERT_TRUE(a.trace.exit.has_value());
   EXPECT_EQ(a.trace.exit->status, 7);
   EXPECT_TRUE(a.trace.exit->status_known);
-  EXPECT_TRUE(contains(a.qprof.err, "the process exited with status 7")) << a.qprof.err;
-  EXPECT_TRUE(contains(a.qprof.err, "its stderr is not qprof's")) << a.qprof.err;
-  EXPECT_TRUE(contains(a.qprof.err, "double-fork")) << a.qprof.err;
+  EXPECT_TRUE(contains(joined(a.qprof.err), "the process exited with status 7")) << a.qprof.err;
+  EXPECT_TRUE(contains(joined(a.qprof.err), "its stderr is not qprof's")) << a.qprof.err;
+  EXPECT_TRUE(contains(joined(a.qprof.err), "double-fork")) << a.qprof.err;
   EXPECT_EQ(a.trace.meta.other.count("attached"), 1u);
 }
 
@@ -167,7 +167,7 @@ TEST(Attach, QuietWithAChosenFifoPrintsNothingAndTakesMarkers) {
   const Result r = q.wait(60);
   target.wait(60);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "") << "-q prints nothing but errors";
+  EXPECT_EQ(joined(r.err), "") << "-q prints nothing but errors";
   EXPECT_FALSE(exists(fifo)) << "the FIFO is removed at the end";
   const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.markers.size(), 1u);
@@ -177,7 +177,7 @@ TEST(Attach, QuietWithAChosenFifoPrintsNothingAndTakesMarkers) {
   touch(taken);
   const Result refused = run(bounded({"attach", "-q", "--mark-fifo", taken, std::to_string(::getpid())}));
   EXPECT_EQ(refused.status, 2) << refused.err;
-  EXPECT_TRUE(contains(refused.err, "exists")) << refused.err;
+  EXPECT_TRUE(contains(joined(refused.err), "exists")) << refused.err;
   EXPECT_EQ(read_file(taken), "go\n");
 }
 
@@ -185,7 +185,7 @@ TEST(Attach, RunAttachIsTheSame) {
   const Attached a = attach_to_target(100, 0, 200, {"run", "--attach"});
   ASSERT_EQ(a.qprof.status, 0) << a.qprof.err;
   EXPECT_GE(mib(max_mem(a.trace)), 100.0);
-  EXPECT_TRUE(contains(a.qprof.err, "the process exited with status 7")) << a.qprof.err;
+  EXPECT_TRUE(contains(joined(a.qprof.err), "the process exited with status 7")) << a.qprof.err;
 }
 
 // --timeout and SIGTERM stop the attach; the process is never signalled and keeps running.
@@ -196,7 +196,7 @@ TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
   const Result timed =
       run(bounded({"attach", "--timeout", "0.5", "-o", dir + "/t.dat", std::to_string(target.pid())}), "", 60);
   EXPECT_EQ(timed.status, 0) << timed.err;
-  EXPECT_TRUE(contains(timed.err, "stopped by --timeout")) << timed.err;
+  EXPECT_TRUE(contains(joined(timed.err), "stopped by --timeout")) << timed.err;
   const Trace t = trace::read_trace(dir + "/t.dat");
   ASSERT_TRUE(t.exit.has_value());
   EXPECT_FALSE(t.exit->status_known);
@@ -215,13 +215,13 @@ TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
   ASSERT_EQ(kill(q.pid(), SIGTERM), 0);
   const Result stopped = q.wait(60);
   EXPECT_EQ(stopped.status, 0) << stopped.err;
-  EXPECT_TRUE(contains(stopped.err, "stopping the attach")) << stopped.err;
+  EXPECT_TRUE(contains(joined(stopped.err), "stopping the attach")) << stopped.err;
   // The process got nothing: count_signals says what it got when it is finally stopped.
   EXPECT_EQ(kill(target.pid(), 0), 0);
   ASSERT_EQ(kill(target.pid(), SIGINT), 0);
   const Result r = target.wait(30);
-  EXPECT_TRUE(contains(r.err, "workload got 1 signal(s)")) << r.err;
-  EXPECT_TRUE(contains(r.err, "from pid " + std::to_string(::getpid()))) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "workload got 1 signal(s)")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "from pid " + std::to_string(::getpid()))) << r.err;
 }
 
 TEST(Attach, RefusedPids) {
@@ -231,32 +231,32 @@ TEST(Attach, RefusedPids) {
   waitpid(gone, nullptr, 0);
   Result r = run(bounded({"attach", std::to_string(gone)}));
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.err, "no process " + std::to_string(gone))) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "no process " + std::to_string(gone))) << r.err;
   // qprof's own PID: the shell's $$ is qprof once exec'd.
   const std::string self = "exec prlimit " + as_limit("1073741824") + " " + qprof_bin() + " attach $$";
   r = run({"sh", "-c", self});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.err, "is qprof itself")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "is qprof itself")) << r.err;
   // An ancestor: qprof would be in its own tree.
   r = run({"sh", "-c", "prlimit " + as_limit("1073741824") + " " + qprof_bin() + " attach $$; exit $?"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.err, "is an ancestor of qprof")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "is an ancestor of qprof")) << r.err;
   r = run(bounded({"attach", "0"}));
   EXPECT_EQ(r.status, 2);
   // A kernel thread (kthreadd, where this PID namespace shows it): no memory of its own to follow.
   if (read_file("/proc/2/comm") == "kthreadd\n") {
     r = run(bounded({"attach", "2"}));
     EXPECT_EQ(r.status, 2);
-    EXPECT_TRUE(contains(r.err, "is a kernel thread")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "is a kernel thread")) << r.err;
   }
   r = run(bounded({"attach", "--cgroup", "1"}));
   EXPECT_EQ(r.status, 2);
   r = run(bounded({"run", "--attach", "1", "--", "true"}));
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.err, "no command goes with it")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "no command goes with it")) << r.err;
   r = run(bounded({"run", "--attach", "1", "--cgroup"}));
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.err, "not done to a running process")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "not done to a running process")) << r.err;
 }
 
 // What only a command qprof started has (signals after --timeout, a cgroup of its own, its
@@ -274,21 +274,21 @@ TEST(Attach, OptionsOfAStartedCommandAreNotOffered) {
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = run(bounded(args));
     EXPECT_EQ(r.status, 2) << extra[0];
-    EXPECT_TRUE(contains(r.err, extra[0] + " does not go with attach")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), extra[0] + " does not go with attach")) << r.err;
     // attach refuses them with the same reason, not by taking the option's value for the PID.
     std::vector<std::string> attach{"attach"};
     attach.insert(attach.end(), extra.begin(), extra.end());
     attach.push_back("1");
     const Result a = run(bounded(attach));
     EXPECT_EQ(a.status, 2) << extra[0];
-    EXPECT_TRUE(contains(a.err, extra[0] + " does not go with attach")) << a.err;
+    EXPECT_TRUE(contains(joined(a.err), extra[0] + " does not go with attach")) << a.err;
   }
   for (const std::vector<std::string>& own : {std::vector<std::string>{"attach", "--cgroup", "on", "1"},
                                               {"attach", "--mem", "1G", "1"},
                                               {"run", "--attach", "1", "--mem", "1G"}}) {
     const Result r = run(bounded(own));
     EXPECT_EQ(r.status, 2) << own[1];
-    EXPECT_TRUE(contains(r.err, "not done to a running process")) << own[1] << ": " << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "not done to a running process")) << own[1] << ": " << r.err;
   }
 }
 
@@ -312,7 +312,7 @@ TEST(Attach, AnotherUsersProcessIsRefused) {
       run({"setpriv", "--reuid=1", "--regid=1", "--clear-groups", "prlimit", as_limit("1073741824"),
            copy_for_other_users(qprof_bin()), "attach", "-o", "/tmp/never_written.dat", std::to_string(sleeper)});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "belongs to another user")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "belongs to another user")) << r.err;
   EXPECT_FALSE(exists("/tmp/never_written.dat"));
   kill(sleeper, SIGKILL);
   target.wait(30);

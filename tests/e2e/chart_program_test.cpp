@@ -23,9 +23,10 @@ Result without_gnuplot(const std::string& dir, std::vector<std::string> args) {
 void expect_refused_first(const Result& r, const std::string& ran) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(r.out, "") << "no table before the refusal";
-  EXPECT_NE(r.err.find("--plot draws with gnuplot, and there is no 'gnuplot' on PATH: install the Debian package "
-                       "gnuplot-nox"),
-            std::string::npos)
+  EXPECT_NE(
+      joined(r.err).find("--plot draws with gnuplot, and there is no 'gnuplot' on PATH: install the Debian package "
+                         "gnuplot-nox"),
+      std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(ran)) << "the command ran before the refusal";
 }

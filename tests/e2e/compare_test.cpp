@@ -111,7 +111,8 @@ TEST(CompareFiles, UsageErrors) {
   EXPECT_EQ(qprof({"compare", fixture("minmax.dat"), temp_dir() + "/none.dat"}).status, 2);
   const Result metric = qprof({"compare", fixture("minmax.dat"), fixture("layerwise.dat"), "--metric", "gpu"});
   EXPECT_EQ(metric.status, 2);
-  EXPECT_NE(metric.err.find("no trace has gpu (the first has: rss, kernel_process)"), std::string::npos) << metric.err;
+  EXPECT_NE(joined(metric.err).find("no trace has gpu (the first has: rss, kernel_process)"), std::string::npos)
+      << metric.err;
 }
 
 // --label takes one value per use (or a comma list): the files after it stay files.
@@ -135,7 +136,7 @@ TEST(CompareFiles, LabelNeverSwallowsFiles) {
   // The old spelling: B and C are files now, not labels, and no such files exist.
   r = qprof({"compare", "--label", "A", "B", "C", files[0], files[1], files[2]});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err.find("nothing to compare"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("nothing to compare"), std::string::npos) << r.err;
 }
 
 TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
@@ -155,7 +156,7 @@ TEST(CompareFiles, PlotDrawsTheRunsOverlaid) {
   const Result text = qprof({"compare", "--sweep", "n", fixture("minmax.dat"), "--plot", "-"});
   EXPECT_EQ(text.status, 2);
   EXPECT_EQ(text.out, "");
-  EXPECT_NE(text.err.find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
+  EXPECT_NE(joined(text.err).find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
   std::string help;  // its lines joined: the help wraps to the terminal
   for (const char c : qprof({"compare", "--help"}).out) {
     if (!std::isspace(static_cast<unsigned char>(c)))
@@ -202,8 +203,9 @@ TEST(CompareBudgets, GrowthAgainstABaselineFile) {
   const Result over =
       qprof({"compare", "--baseline", fixture("minmax.dat"), fixture("percentile.dat"), "--max-growth", "5%"});
   EXPECT_EQ(over.status, 3) << over.err;
-  EXPECT_NE(over.err.find("memory budget exceeded: percentile: peak RSS 2.66 GiB is +5.6% against the baseline minmax "
-                          "(2.52 GiB), more than the 5% allowed, by 15.0 MiB, in stage 'Calibration'"),
+  EXPECT_NE(joined(over.err).find(
+                "memory budget exceeded: percentile: peak RSS 2.66 GiB is +5.6% against the baseline minmax "
+                "(2.52 GiB), more than the 5% allowed, by 15.0 MiB, in stage 'Calibration'"),
             std::string::npos)
       << over.err;
   EXPECT_NE(over.out.find("+5.6% over the baseline"), std::string::npos) << over.out;
@@ -253,13 +255,14 @@ TEST(CompareBudgets, MaxPeakAsAShareOfEachRowsLimit) {
   EXPECT_EQ(j["comparison"][0]["budget"], "ok");
   EXPECT_EQ(j["comparison"][1]["over_budget"], true);  // 950 MiB against 921.6 MiB
   EXPECT_EQ(j["comparison"][2]["over_budget"], true);  // 600 MiB against 460.8 MiB
-  EXPECT_NE(r.err.find("exceeds the budget of 921.6 MiB (90% of its limit) by 28.4 MiB"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("exceeds the budget of 460.8 MiB (90% of its limit)"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("exceeds the budget of 921.6 MiB (90% of its limit) by 28.4 MiB"), std::string::npos)
+      << r.err;
+  EXPECT_NE(joined(r.err).find("exceeds the budget of 460.8 MiB (90% of its limit)"), std::string::npos) << r.err;
   EXPECT_EQ(qprof({"compare", small, large, "--max-peak", "95%"}).status, 0);
   // A trace that records no limit (mprof's) cannot be held to a share of it.
   r = qprof({"compare", small, trace("mprof_like", 600, 0), "--max-peak", "90%"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("records no memory limit"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("records no memory limit"), std::string::npos) << r.err;
 }
 
 TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
@@ -274,9 +277,9 @@ TEST(CompareRuns, RunsEachCommandWithRepeatsAndKeepsTheTraces) {
   ASSERT_EQ(j["comparison"].size(), 2u);
   for (const char* name : {"-1-1.dat", "-1-2.dat", "-2-1.dat", "-2-2.dat"}) {
     EXPECT_TRUE(fs::exists(prefix + name)) << name;
-    EXPECT_NE(r.err.find(prefix + name), std::string::npos) << "the trace names are printed: " << r.err;
+    EXPECT_NE(joined(r.err).find(prefix + name), std::string::npos) << "the trace names are printed: " << r.err;
   }
-  EXPECT_NE(r.err.find("noise"), std::string::npos);
+  EXPECT_NE(joined(r.err).find("noise"), std::string::npos);
   const auto& a = j["comparison"][0];
   const auto& b = j["comparison"][1];
   EXPECT_EQ(a["label"], "small");
@@ -298,7 +301,7 @@ TEST(CompareRuns, AFailedCommandsStatusWins) {
   const std::string prefix = temp_dir() + "/cmpfail";
   const Result r = qprof({"compare", fixture("minmax.dat"), "--run", "exit 5", "-o", prefix, "--max-peak", "1KiB"});
   EXPECT_EQ(r.status, 5) << r.err;
-  EXPECT_NE(r.err.find("'exit 5' exited with status 5; its trace is kept"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("'exit 5' exited with status 5; its trace is kept"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("exit 5"), std::string::npos) << "the table is still printed: " << r.out;
   EXPECT_TRUE(fs::exists(prefix + "-1.dat"));
 }

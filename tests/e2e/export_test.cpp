@@ -285,7 +285,7 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
   const std::string out = temp_dir() + "/bad.json";
   const Result r = bounded_qprof({"export", data_file("plot/malformed.dat"), "-o", out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("malformed.dat:"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("malformed.dat:"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
   for (const auto& e : fs::directory_iterator(temp_dir()))
     EXPECT_EQ(e.path().string().find("bad.json"), std::string::npos);
@@ -297,7 +297,8 @@ TEST(Export, BadTraceIsFileLineAndNoOutput) {
   for (const char* format : {"perfetto", "csv", "json"}) {
     const Result e = bounded_qprof({"export", "--format", format, empty});
     EXPECT_EQ(e.status, 2) << format;
-    EXPECT_NE(e.err.find("empty.dat: no memory samples (MEM lines): the trace is empty"), std::string::npos) << e.err;
+    EXPECT_NE(joined(e.err).find("empty.dat: no memory samples (MEM lines): the trace is empty"), std::string::npos)
+        << e.err;
     EXPECT_EQ(e.out, "") << format;
   }
 }

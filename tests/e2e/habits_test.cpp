@@ -45,7 +45,7 @@ TEST(Habits, PlotTakesMprofsDashSAndTheNewestTrace) {
   fs::create_directory(empty);
   const Result none = run({"sh", "-c", "cd '" + empty + "' && exec '" + qprof_bin() + "' plot"});
   EXPECT_EQ(none.status, 2);
-  EXPECT_TRUE(has(none.err, "no trace given, and no qprof_*.dat or mprofile_*.dat here")) << none.err;
+  EXPECT_TRUE(has(joined(none.err), "no trace given, and no qprof_*.dat or mprofile_*.dat here")) << none.err;
 }
 
 TEST(Habits, UnitsAndFactorsAsUsersWriteThem) {
@@ -59,11 +59,11 @@ TEST(Habits, UnitsAndFactorsAsUsersWriteThem) {
   EXPECT_TRUE(has(r.out, "GiB")) << r.out;
   // A slowdown as it is said: 4x.
   r = qprof({"fit", "--max-slowdown", "4x"});
-  EXPECT_FALSE(has(r.err, "4x")) << r.err;
-  EXPECT_TRUE(has(r.err, "no command given")) << r.err;
+  EXPECT_FALSE(has(joined(r.err), "4x")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "no command given")) << r.err;
   r = qprof({"fit", "--max-slowdown", "4y", "--", "true"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "'4y' is not a factor between 1 and 1e+06 (4 or 4x)")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "'4y' is not a factor between 1 and 1e+06 (4 or 4x)")) << r.err;
 }
 
 // mprof's unit: a bare number is MiB, and the budget line says so in its unit; never bytes.
@@ -71,10 +71,10 @@ TEST(Habits, ABareSizeIsMiB) {
   const std::string dir = temp_dir();
   const Result r = qprof({"run", "--max-peak", "50", "-o", dir + "/b.dat", "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(has(r.err, "is within the budget of 50.0 MiB")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "is within the budget of 50.0 MiB")) << r.err;
   const Result peak = qprof({"peak", plot_data("full.dat"), "--max-peak", "1"});
   EXPECT_EQ(peak.status, 3) << peak.err;
-  EXPECT_TRUE(has(peak.err, "1.00 MiB")) << peak.err;
+  EXPECT_TRUE(has(joined(peak.err), "1.00 MiB")) << peak.err;
   EXPECT_TRUE(has(unwrapped(qprof({"run", "--help"}).out), "a bare number is MiB")) << "--help says so";
 }
 
@@ -83,14 +83,14 @@ TEST(Habits, ASizeSplitBySpaceIsAUsageErrorThatNamesIt) {
   const std::string dir = temp_dir();
   Result r = qprof({"run", "--max-peak", "4", "GB", "-o", dir + "/s.dat", "true"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "qprof run: --max-peak 4 GB: a size is one word: --max-peak 4GB")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "qprof run: --max-peak 4 GB: a size is one word: --max-peak 4GB")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/s.dat"));
   r = qprof({"peak", "--max-peak=1.5", "GiB", plot_data("full.dat")});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "--max-peak 1.5GiB")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "--max-peak 1.5GiB")) << r.err;
   r = qprof({"compare", "--max-growth", "10", "%", plot_data("full.dat"), plot_data("full.dat")});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "--max-growth 10%")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "--max-growth 10%")) << r.err;
   // A number and then a command is no split size.
   r = qprof({"run", "-q", "--max-peak", "4", "-o", dir + "/c.dat", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
@@ -107,20 +107,20 @@ TEST(Habits, TheDefaultSummaryIsShortAndVerboseIsWhole) {
   EXPECT_LE(lines, 12u) << r.err;
   for (const char* kept : {"qprof:   footprint", "qprof:   duration", "exit status 0", "qprof:   \u03a3 RSS",
                            "as mprof counts it", "qprof:   trace"}) {
-    EXPECT_TRUE(has(r.err, kept)) << kept << ": " << r.err;
+    EXPECT_TRUE(has(joined(r.err), kept)) << kept << ": " << r.err;
   }
-  EXPECT_FALSE(has(r.err, "overhead")) << r.err;
+  EXPECT_FALSE(has(joined(r.err), "overhead")) << r.err;
   const Result v = qprof({"run", "-v", "-o", dir + "/whole.dat", "--", "true"});
-  EXPECT_TRUE(has(v.err, "qprof:   overhead")) << v.err;
-  EXPECT_FALSE(has(v.err, "% of one core)")) << "a run of milliseconds has no meaningful share: " << v.err;
+  EXPECT_TRUE(has(joined(v.err), "qprof:   overhead")) << v.err;
+  EXPECT_FALSE(has(joined(v.err), "% of one core)")) << "a run of milliseconds has no meaningful share: " << v.err;
 }
 
 TEST(Habits, MprofsBackendIsRefusedWithWhereTheFootprintIs) {
   const Result r = qprof({"run", "--backend", "psutil_pss", "true"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "--backend: qprof has none to choose")) << r.err;
-  EXPECT_TRUE(has(r.err, "footprint")) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_TRUE(has(joined(r.err), "--backend: qprof has none to choose")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "footprint")) << r.err;
+  EXPECT_EQ(joined(r.err).find('\n'), joined(r.err).size() - 1) << "one message: " << r.err;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ void write(const std::string& path, const std::string& text) {
 TEST(BoundedReading, ReportOfDevZeroStopsAtOneMebibyte) {
   const Result r = limited_qprof({"report", "/dev/zero"});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("/dev/zero:1: line longer than 1 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("/dev/zero:1: line longer than 1 MiB"), std::string::npos) << r.err;
 }
 
 TEST(BoundedReading, SparseTwoGigabyteFile) {
@@ -48,10 +48,10 @@ TEST(BoundedReading, SparseTwoGigabyteFile) {
   ASSERT_EQ(run({"truncate", "-s", "2G", path}).status, 0);  // a hole: no disk used
   const Result r = limited_qprof({"report", path});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find(path + ":1: line longer than 1 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find(path + ":1: line longer than 1 MiB"), std::string::npos) << r.err;
   const Result p = limited_qprof({"peak", path});
   EXPECT_EQ(p.status, 2) << p.err;
-  EXPECT_NE(p.err.find("line longer than 1 MiB"), std::string::npos) << p.err;
+  EXPECT_NE(joined(p.err).find("line longer than 1 MiB"), std::string::npos) << p.err;
 }
 
 // A FIFO whose writer never sends a newline and never stops.
@@ -63,8 +63,8 @@ TEST(BoundedReading, PeakOfAFifoThatNeverEnds) {
                              "prlimit " +
                              kAsLimit + " -- '" + qprof_bin() + "' peak f; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 60);
-  EXPECT_NE(r.err.find("f:1: line longer than 1 MiB"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("f:1: line longer than 1 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("status 2"), std::string::npos) << r.err;
 }
 
 TEST(BoundedReading, APipeOfValidLinesForEverStopsAtOneGibibyte) {
@@ -74,8 +74,8 @@ TEST(BoundedReading, APipeOfValidLinesForEverStopsAtOneGibibyte) {
   const std::string script = "yes 'MEM 1.000000 2.0000' | prlimit " + as_limit("2684354560") + " -- '" + qprof_bin() +
                              "' report /dev/stdin; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 120);
-  EXPECT_NE(r.err.find("/dev/stdin: more than 1024 MiB from a pipe or device"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("status 2"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("/dev/stdin: more than 1024 MiB from a pipe or device"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("status 2"), std::string::npos) << r.err;
 }
 
 TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
@@ -84,7 +84,7 @@ TEST(BoundedReading, AnOverlongLineIsRefusedAShorterOneRead) {
   write(dir + "/long.dat", head + "NOTE " + std::string(trace::kMaxLineBytes, 'n') + "\n");
   const Result r = limited_qprof({"report", dir + "/long.dat"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(dir + "/long.dat:4: line longer than 1 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find(dir + "/long.dat:4: line longer than 1 MiB"), std::string::npos) << r.err;
   write(dir + "/fits.dat", head + "NOTE " + std::string(trace::kMaxLineBytes - 5, 'n') + "\n");
   const Result ok = limited_qprof({"report", "--format", "json", dir + "/fits.dat"});
   EXPECT_EQ(ok.status, 0) << ok.err;
@@ -236,19 +236,19 @@ TEST(HostileFileNames, ErrorsAndTheSummaryShowControlsInsteadOfRunningThem) {
   write(evil + ".dat", "not a trace\n");
   const Result bad = limited_qprof({"report", evil + ".dat"});
   EXPECT_EQ(bad.status, 2) << bad.err;
-  EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
-  EXPECT_NE(bad.err.find("evil\\x1b]0;owned\\x07\\x1b[2J.dat"), std::string::npos) << bad.err;
+  EXPECT_EQ(joined(bad.err).find('\x1b'), std::string::npos) << bad.err;
+  EXPECT_NE(joined(bad.err).find("evil\\x1b]0;owned\\x07\\x1b[2J.dat"), std::string::npos) << bad.err;
   const Result run = limited_qprof({"run", "-o", evil + "-run.dat", "--", "true"});
   EXPECT_EQ(run.status, 0) << run.err;
-  EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("evil\\x1b]0;owned\\x07\\x1b[2J-run.dat"), std::string::npos) << run.err;
+  EXPECT_EQ(joined(run.err).find('\x1b'), std::string::npos) << run.err;
+  EXPECT_NE(joined(run.err).find("evil\\x1b]0;owned\\x07\\x1b[2J-run.dat"), std::string::npos) << run.err;
 }
 
 TEST(HostileFileNames, ACommandNotFoundIsNamedWithoutItsEscapes) {
   const Result r = limited_qprof({"run", "-q", "-o", test_dir() + "/t.dat", "--", "no\x1b]0;owned\x07such"});
   EXPECT_EQ(r.status, 127) << r.err;
-  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("qprof: no\\x1b]0;owned\\x07such: command not found"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof: no\\x1b]0;owned\\x07such: command not found"), std::string::npos) << r.err;
 }
 
 // 64 MiB of address space, under the traces below: `peak` reads them as a stream of maxima.
@@ -313,7 +313,7 @@ TEST(BoundedReading, PeakOfAFifoFedForAWhileThenClosedReadsItAllInFlatMemory) {
                              "prlimit " +
                              kSmallAsLimit + " -- '" + qprof_bin() + "' peak --unit B f; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 300);
-  EXPECT_NE(r.err.find("status 0"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("status 0"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "f\t7864320 B\n") << r.err;
 }
 
@@ -330,7 +330,7 @@ TEST(BoundedReading, PeakOfAFifoOfMarkersAndStagesReadsItInFlatMemory) {
       "prlimit " +
       kSmallAsLimit + " -- '" + qprof_bin() + "' peak --json f; echo \"status $?\" >&2";
   const Result r = run({"sh", "-c", script}, "", 300);
-  ASSERT_NE(r.err.find("status 0"), std::string::npos) << r.err;
+  ASSERT_NE(joined(r.err).find("status 0"), std::string::npos) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_DOUBLE_EQ(json_mib(j.at(0)), 9.0) << r.out;
   EXPECT_EQ(j.at(0).at("stages"), nlohmann::json::array({"Late"})) << r.out;

@@ -49,22 +49,22 @@ TEST(IncompleteTrace, EveryReaderSaysSoInOneLineWithWhy) {
     std::vector<std::string> whole = args;
     whole.push_back(t.whole);
     const Result w = qprof(whole);
-    EXPECT_FALSE(contains(w.err, "incomplete")) << name << ": a whole trace is whole\n" << w.err;
+    EXPECT_FALSE(contains(joined(w.err), "incomplete")) << name << ": a whole trace is whole\n" << w.err;
 
     std::vector<std::string> killed = args;
     killed.push_back(t.killed);
     const Result k = qprof(killed);
-    EXPECT_TRUE(contains(k.err, "killed.dat: incomplete trace: no end record (EXIT)")) << name << "\n" << k.err;
+    EXPECT_TRUE(contains(joined(k.err), "killed.dat: incomplete trace: no end record (EXIT)")) << name << "\n" << k.err;
 
     std::vector<std::string> cut = args;
     cut.push_back(t.cut);
     const Result c = qprof(cut);
-    EXPECT_TRUE(contains(c.err, "cut.dat:")) << name << "\n" << c.err;
-    EXPECT_TRUE(contains(c.err, "is cut and was ignored")) << name << "\n" << c.err;
+    EXPECT_TRUE(contains(joined(c.err), "cut.dat:")) << name << "\n" << c.err;
+    EXPECT_TRUE(contains(joined(c.err), "is cut and was ignored")) << name << "\n" << c.err;
     // One line: the cut and the missing end record are said together.
     std::size_t said = 0;
-    for (std::size_t at = c.err.find("incomplete trace"); at != std::string::npos;
-         at = c.err.find("incomplete trace", at + 1)) {
+    for (std::size_t at = joined(c.err).find("incomplete trace"); at != std::string::npos;
+         at = joined(c.err).find("incomplete trace", at + 1)) {
       ++said;
     }
     EXPECT_EQ(said, 1u) << name << "\n" << c.err;
@@ -111,7 +111,7 @@ TEST(IncompleteTrace, ExportToStdoutWritesNothingWhenAnInputIsBad) {
     const Result bad = qprof({"export", "--format", format, t.whole, dir + "/bad.dat"});
     EXPECT_EQ(bad.status, 2) << format << "\n" << bad.err;
     EXPECT_EQ(bad.out, "") << format;
-    EXPECT_TRUE(contains(bad.err, "bad.dat:2:")) << bad.err;
+    EXPECT_TRUE(contains(joined(bad.err), "bad.dat:2:")) << bad.err;
   }
 }
 
@@ -137,7 +137,7 @@ TEST(IncompleteTrace, AttachKeepsTheReapedParentNoteInTheTrace) {
   const Result r = qprof({"attach", "-o", dir + "/a.dat", std::to_string(target.pid())});
   target.wait(30);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.find("never reaped"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("never reaped"), std::string::npos) << r.err;
   const std::string trace = read_file(dir + "/a.dat");
   if (trace.find("never reaped") == std::string::npos) GTEST_SKIP() << "qprof saw no reaped child this time";
   EXPECT_NE(trace.find("NOTE"), std::string::npos);

@@ -22,10 +22,17 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
+// list as wide as a wide terminal: every column, the commands whole (at 80 columns the
+// default names leave out START and cut the commands: tests/e2e/width_test.cpp).
+Result wide_list(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"env", "COLUMNS=200", qprof_bin(), "list"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
 // mprof's from 2025, two of qprof's from 2026, and files that are not traces of a default name.
 std::string fixture_dir() {
-  const std::string dir = temp_dir() + "/traces";
-  fs::create_directories(dir);
+  const std::string dir = fresh_dir("traces");  // empty for each test, in one process or many
   fs::copy_file(data_file("mprof/func.dat"), dir + "/mprofile_20250101120000.dat");
   fs::copy_file(data_file("plot/full.dat"), dir + "/qprof_20260102120000.dat");
   fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260101120000.dat");
@@ -36,7 +43,7 @@ std::string fixture_dir() {
 
 TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
+  const Result r = wide_list({"--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   auto l = lines(r.out);
   ASSERT_EQ(l.size(), 4u) << r.out;  // the header first
@@ -53,10 +60,10 @@ TEST(List, DefaultNamedTracesOldestFirstWithTheirFacts) {
 TEST(List, UnreadableTraceIsReportedAndTheOthersListed) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("plot/malformed.dat"), dir + "/qprof_20260103120000.dat");
-  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
+  const Result r = wide_list({"--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.out).size(), 4u);  // the header and three traces
-  EXPECT_NE(r.err.find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof_20260103120000.dat:5:"), std::string::npos) << r.err;
 }
 
 // A trace cut short is listed, and said to be incomplete as every command that reads it says so.
@@ -65,11 +72,12 @@ TEST(List, ATraceCutShortIsSaidIncomplete) {
   std::string text = read_file(data_file("report/quark.dat"));
   text.resize(text.rfind("\nEXIT ") + 1);  // as a trace whose qprof was killed
   write_file(dir + "/qprof_20260104120000.dat", text);
-  const Result r = qprof({"list", "--dir", dir});
+  const Result r = wide_list({"--dir", dir});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\n3  qprof_20260104120000.dat"), std::string::npos) << r.out;  // listed, last
-  EXPECT_NE(r.err.find("qprof_20260104120000.dat: incomplete trace: no end record (EXIT)"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("qprof_20260101"), std::string::npos) << "whole traces are not said: " << r.err;
+  EXPECT_NE(joined(r.err).find("qprof_20260104120000.dat: incomplete trace: no end record (EXIT)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(joined(r.err).find("qprof_20260101"), std::string::npos) << "whole traces are not said: " << r.err;
 }
 
 // The header names the columns, and every column starts at the same place on every line though
@@ -77,7 +85,7 @@ TEST(List, ATraceCutShortIsSaidIncomplete) {
 TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
   const std::string dir = fixture_dir();
   fs::copy_file(data_file("report/minmax.dat"), dir + "/qprof_20260105120000.123_4242.dat");
-  const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
+  const Result r = wide_list({"--metric", "rss", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -96,7 +104,7 @@ TEST(List, HeaderAndAlignedColumnsWhenNamesMix) {
 // Traces named with -o are listed when given as files, as they were given.
 TEST(List, TakesFilesAsWellAsADirectory) {
   const std::string dir = fixture_dir();
-  const Result r = qprof({"list", "--metric", "rss", dir + "/keep-me.dat", dir});
+  const Result r = wide_list({"--metric", "rss", dir + "/keep-me.dat", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;
@@ -113,10 +121,10 @@ TEST(List, NothingFoundSaysWhichNamesItLooksFor) {
   const Result r = qprof({"list", "--metric", "rss", "--dir", dir});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("no traces in " + dir), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("qprof_*.dat"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("mprofile_*.dat"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("qprof list DIR/*.dat"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("no traces in " + dir), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof_*.dat"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("mprofile_*.dat"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof list DIR/*.dat"), std::string::npos) << r.err;
 }
 
 TEST(Clean, DryRunKeepAndAge) {
@@ -151,7 +159,7 @@ TEST(Clean, KeepIsAWholeNumberWithinItsRange) {
   for (const char* bad : {"-1", "99999999999999999999", "1e20", "1.5", "+3"}) {
     const Result r = qprof({"clean", "--dir", dir, "--keep", bad, "--dry-run"});
     EXPECT_EQ(r.status, 2) << bad << ": " << r.err;
-    EXPECT_NE(r.err.find("a whole number of traces"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_NE(joined(r.err).find("a whole number of traces"), std::string::npos) << bad << ": " << r.err;
   }
   for (const char* good : {"0", "3", "18446744073709551615"}) {
     const Result r = qprof({"clean", "--dir", dir, "--keep", good, "--dry-run"});

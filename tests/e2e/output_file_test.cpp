@@ -48,7 +48,7 @@ TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
   const Result r = bounded_qprof({"export", trace(), dir + "/missing.dat"});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "qprof export: " + dir + "/missing.dat: No such file or directory\n");
+  EXPECT_EQ(joined(r.err), "qprof export: " + dir + "/missing.dat: No such file or directory\n");
   write_file(dir + "/out.json", "old");
   EXPECT_EQ(bounded_qprof({"export", trace(), dir, "-o", dir + "/out.json"}).status, 2) << "a folder as a trace";
   EXPECT_EQ(read_file(dir + "/out.json"), "old");
@@ -59,7 +59,7 @@ TEST(OutputFile, ExportChecksEveryInputBeforeItsFirstByte) {
     const Result bad = bounded_qprof({"export", trace(), dir + "/bad.dat", "--format", format});
     EXPECT_EQ(bad.status, 2) << format;
     EXPECT_EQ(bad.out, "") << format;
-    EXPECT_NE(bad.err.find(dir + "/bad.dat:"), std::string::npos) << bad.err;
+    EXPECT_NE(joined(bad.err).find(dir + "/bad.dat:"), std::string::npos) << bad.err;
   }
 }
 
@@ -80,7 +80,7 @@ TEST(OutputFile, ARegularFileIsReplacedWholeNotRewritten) {
   fs::create_hard_link(out, dir + "/second");
   const Result linked = bounded_qprof({"export", trace(), "--format", "json", "-o", out});
   EXPECT_EQ(linked.status, 2) << linked.err;
-  EXPECT_NE(linked.err.find("hard links"), std::string::npos) << linked.err;
+  EXPECT_NE(joined(linked.err).find("hard links"), std::string::npos) << linked.err;
   EXPECT_EQ(read_file(dir + "/second"), read_file(out));
 }
 
@@ -125,17 +125,18 @@ TEST(OutputFile, ADeviceIsWrittenNeverReplaced) {
   ASSERT_EQ(::mknod(block.c_str(), S_IFBLK | 0600, makedev(7, 200)), 0);
   const Result yaml_full = bounded_qprof({"report", "--yaml", full, trace()});
   EXPECT_EQ(yaml_full.status, 2);
-  EXPECT_EQ(yaml_full.err, "qprof report: --yaml: cannot write " + full + ": No space left on device\n");
+  EXPECT_EQ(joined(yaml_full.err), "qprof report: --yaml: cannot write " + full + ": No space left on device\n");
   const Result export_full = bounded_qprof({"export", trace(), "-o", full});
   EXPECT_EQ(export_full.status, 2);
-  EXPECT_NE(export_full.err.find(full), std::string::npos) << export_full.err;
+  EXPECT_NE(joined(export_full.err).find(full), std::string::npos) << export_full.err;
   EXPECT_EQ(bounded_qprof({"export", trace(), "-o", null}).status, 0);
   EXPECT_EQ(bounded_qprof({"report", "--yaml", null, trace()}).status, 0);
   const Result export_block = bounded_qprof({"export", trace(), "-o", block});
   EXPECT_EQ(export_block.status, 2);
-  EXPECT_EQ(export_block.err, "qprof export: " + block +
-                                  " is a block device: qprof writes only a regular file (replaced whole), a FIFO or "
-                                  "a character device\n");
+  EXPECT_EQ(joined(export_block.err),
+            "qprof export: " + block +
+                " is a block device: qprof writes only a regular file (replaced whole), a FIFO or "
+                "a character device\n");
   struct stat st {};
   ASSERT_EQ(::stat(full.c_str(), &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
@@ -160,7 +161,7 @@ TEST(OutputFile, AFolderIsRefusedByEveryWriter) {
                                              {"run", "--yaml", folder, "--", "true"}}) {
     const Result r = bounded_qprof(args);
     EXPECT_EQ(r.status, 2) << args[0];
-    EXPECT_NE(r.err.find(refusal), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find(refusal), std::string::npos) << r.err;
   }
   EXPECT_TRUE(fs::is_directory(folder));
   EXPECT_EQ(names(dir), std::set<std::string>{"chart.svg"});

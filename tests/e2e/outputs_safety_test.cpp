@@ -50,7 +50,7 @@ TEST(OutputsSafety, AFullStdoutIsExit2WithTheReason) {
   for (const std::string& c : commands) {
     const Result r = run({"sh", "-c", quoted(qprof_bin()) + " " + c + " >/dev/full"}, "", 60);
     EXPECT_EQ(r.status, 2) << c << ": " << r.err;
-    EXPECT_TRUE(contains(r.err, "cannot write to stdout: No space left on device")) << c << ": " << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "cannot write to stdout: No space left on device")) << c << ": " << r.err;
   }
 }
 
@@ -60,7 +60,7 @@ TEST(OutputsSafety, AnOutputThatIsAnInputIsRefusedBeforeAnyByte) {
   const std::string before = read_file(in);
   Result r = qprof({"export", in, "-o", in});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "is also")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "is also")) << r.err;
   r = qprof({"export", in, "-o", dir + "/./in.dat"});
   EXPECT_EQ(r.status, 2) << r.err;
   r = qprof({"report", in, "--yaml", in});
@@ -79,13 +79,13 @@ TEST(OutputsSafety, AnOutputThatIsAnInputIsRefusedBeforeAnyByte) {
     const Result spelt = run({"sh", "-c", "cd \"$0\" && exec \"$@\"", dir, qprof_bin(), "run", "-q", "-o", "s.dat",
                               "--yaml", yaml, "--", "touch", dir + "/ran"});
     EXPECT_EQ(spelt.status, 2) << yaml << ": " << spelt.err;
-    EXPECT_TRUE(contains(spelt.err, "is also")) << yaml << ": " << spelt.err;
+    EXPECT_TRUE(contains(joined(spelt.err), "is also")) << yaml << ": " << spelt.err;
     EXPECT_FALSE(fs::exists(dir + "/ran")) << yaml;
   }
   // plot's --script is an output too: never over a trace it reads, nor over the chart.
   r = qprof({"plot", in, "--script", dir + "/./in.dat", "-o", dir + "/c.svg"});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "--script: ")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "--script: ")) << r.err;
   EXPECT_EQ(read_file(in), before);
   r = qprof({"plot", in, "--script", dir + "/c.svg", "-o", dir + "/c.svg"});
   EXPECT_EQ(r.status, 2) << r.err;
@@ -107,7 +107,7 @@ TEST(OutputsSafety, ATraceCutByAnotherProcessIsSaid) {
   const std::string trace = fresh_dir("cut") + "/t.dat";
   const Result r = qprof({"run", "-o", trace, "--", "sh", "-c", "sleep 0.4; : > " + quoted(trace) + "; sleep 0.4"});
   EXPECT_EQ(r.status, 4) << r.err;
-  EXPECT_TRUE(contains(r.err, "cut by another process while qprof wrote it")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "cut by another process while qprof wrote it")) << r.err;
 }
 
 TEST(OutputsSafety, AReplacementKeepsTheOwnerAndRefusesToBreakHardLinks) {
@@ -118,7 +118,7 @@ TEST(OutputsSafety, AReplacementKeepsTheOwnerAndRefusesToBreakHardLinks) {
   fs::create_hard_link(linked, dir + "/second-name.yaml");
   Result r = qprof({"report", in, "--yaml", linked});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "hard links")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "hard links")) << r.err;
   EXPECT_EQ(read_file(dir + "/second-name.yaml"), "mine\n");
   if (::geteuid() != 0) return;
   const std::string theirs = dir + "/theirs.yaml";
@@ -153,7 +153,7 @@ TEST(OutputsSafety, GeneratedNamesNeverFollowAPlantedLink) {
   EXPECT_EQ(read_file(target), "precious\n");
   // The name is taken (the link's target exists): the next free one, said.
   EXPECT_TRUE(fs::exists(dir + "/qprof_compare-1.run2.dat")) << r.err;
-  EXPECT_TRUE(contains(r.err, "qprof_compare-1.dat exists and is kept")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "qprof_compare-1.dat exists and is kept")) << r.err;
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ TEST(PeakCommand, CommandsStdoutGoesToStderrAndItsStatusIsKept) {
   EXPECT_EQ(r.status, 4);
   ASSERT_TRUE(r.out.ends_with(" MiB\n")) << r.out;
   EXPECT_EQ(r.out.find("from the job"), std::string::npos);
-  EXPECT_NE(r.err.find("from the job\n"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("from the job\n"), std::string::npos) << r.err;
   EXPECT_EQ(qprof({"peak", "--", "no-such-command-qprof"}).status, 127);
 }
 
@@ -79,13 +79,13 @@ TEST(PeakCommand, BudgetOverUnderAndTheCommandsFailureWins) {
   const Result over = with({"--max-peak", "50MiB"});
   EXPECT_EQ(over.status, 3) << over.err;
   EXPECT_TRUE(over.out.ends_with(" MiB\n"));
-  EXPECT_NE(over.err.find("memory budget exceeded: peak footprint ("), std::string::npos) << over.err;
-  EXPECT_NE(over.err.find("exceeds the budget of 50.0 MiB by "), std::string::npos) << over.err;
+  EXPECT_NE(joined(over.err).find("memory budget exceeded: peak footprint ("), std::string::npos) << over.err;
+  EXPECT_NE(joined(over.err).find("exceeds the budget of 50.0 MiB by "), std::string::npos) << over.err;
   // Σ RSS is sampled every 10 ms: its peak's moment names the stage.
   const Result over_rss = with({"--max-peak", "50MiB", "--metric", "rss"});
   EXPECT_EQ(over_rss.status, 3) << over_rss.err;
-  EXPECT_NE(over_rss.err.find("memory budget exceeded: peak RSS "), std::string::npos) << over_rss.err;
-  EXPECT_NE(over_rss.err.find("in stage 'Calibration'"), std::string::npos) << over_rss.err;
+  EXPECT_NE(joined(over_rss.err).find("memory budget exceeded: peak RSS "), std::string::npos) << over_rss.err;
+  EXPECT_NE(joined(over_rss.err).find("in stage 'Calibration'"), std::string::npos) << over_rss.err;
   EXPECT_EQ(with({"--max-peak", "1GiB"}).status, 0);
   EXPECT_EQ(with({"--max-peak", "1073741824"}).status, 0);
   EXPECT_EQ(qprof({"peak", "--max-peak", "1KiB", "--", workload("exit_with"), "5"}).status, 5);
@@ -170,8 +170,8 @@ TEST(PeakFiles, ChildrenOfATraceWithoutThemIsSaid) {
   const Result r = qprof({"peak", "--children", fixture("minmax.dat")});
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, fixture("minmax.dat") + "\t2580.000 MiB\n");
-  EXPECT_NE(r.err.find("no child lines"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("-M"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("no child lines"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("-M"), std::string::npos) << r.err;
 }
 
 // mprof's name of --stage.
@@ -202,26 +202,26 @@ TEST(PeakFiles, ErrorsNameTheFileAndSayWhatItHas) {
   const Result missing_metric = qprof({"peak", "--metric", "gpu", fixture("open_stage.dat"), fixture("quark.dat")});
   EXPECT_EQ(missing_metric.status, 2);
   EXPECT_EQ(missing_metric.out, fixture("quark.dat") + "\t2050.000 MiB\n");
-  EXPECT_NE(missing_metric.err.find("open_stage.dat has no gpu (it has: rss)"), std::string::npos)
+  EXPECT_NE(joined(missing_metric.err).find("open_stage.dat has no gpu (it has: rss)"), std::string::npos)
       << missing_metric.err;
   const Result no_stage = qprof({"peak", "--stage", "Export", fixture("open_stage.dat")});
   EXPECT_EQ(no_stage.status, 2);
-  EXPECT_NE(no_stage.err.find("has no stage 'Export' (stages: 'Load', 'Train', 'Eval')"), std::string::npos)
+  EXPECT_NE(joined(no_stage.err).find("has no stage 'Export' (stages: 'Load', 'Train', 'Eval')"), std::string::npos)
       << no_stage.err;
   const Result unreadable = qprof({"peak", temp_dir() + "/nope.dat"});
   EXPECT_EQ(unreadable.status, 2);
-  EXPECT_NE(unreadable.err.find("nope.dat"), std::string::npos);
+  EXPECT_NE(joined(unreadable.err).find("nope.dat"), std::string::npos);
 }
 
 TEST(PeakFiles, BudgetOnFiles) {
   const Result over = qprof({"peak", "--max-peak", "1000MiB", fixture("quark.dat"), fixture("minmax.dat")});
   EXPECT_EQ(over.status, 3);
-  EXPECT_NE(over.err.find("in " + fixture("minmax.dat") +
-                          ": peak RSS 2.52 GiB exceeds the budget of 1000.0 MiB by "
-                          "1.54 GiB (+158.0%), at 4 s, in stage 'Calibration'"),
+  EXPECT_NE(joined(over.err).find("in " + fixture("minmax.dat") +
+                                  ": peak RSS 2.52 GiB exceeds the budget of 1000.0 MiB by "
+                                  "1.54 GiB (+158.0%), at 4 s, in stage 'Calibration'"),
             std::string::npos)
       << over.err;
-  EXPECT_EQ(over.err.find("quark.dat:"), std::string::npos);
+  EXPECT_EQ(joined(over.err).find("quark.dat:"), std::string::npos);
   EXPECT_EQ(qprof({"peak", "--max-peak", "3GB", fixture("quark.dat"), fixture("minmax.dat")}).status, 0);
 }
 

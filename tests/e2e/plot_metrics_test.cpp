@@ -42,7 +42,7 @@ TEST(Plot, MetricPssOverlaysThreeRuns) {
   EXPECT_EQ(bad.status, 2);
   const Result rss_only = qprof({"plot", "--metric", "gpu", "-o", dir + "/bad.svg", dir + "/a.dat"});
   EXPECT_EQ(rss_only.status, 2);
-  EXPECT_NE(rss_only.err.find("no gpu series (it has: rss, footprint, "), std::string::npos) << rss_only.err;
+  EXPECT_NE(joined(rss_only.err).find("no gpu series (it has: rss, footprint, "), std::string::npos) << rss_only.err;
 }
 
 // The memory kinds are titled as what they are, not as the tree's RSS they are parts of.
@@ -104,7 +104,7 @@ TEST(Plot, MetricFootprintTakesEachTracesOwnBasis) {
   // An mprof trace has no footprint: the error says what it has.
   r = qprof({"plot", "--metric", "footprint", data_file("mprof/func.dat"), "-o", dir + "/none.svg"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "no footprint series (it has: rss")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "no footprint series (it has: rss")) << r.err;
 }
 
 // The data a saved script sends for the series titled `title`: its plot item and its block of

@@ -30,7 +30,7 @@ TEST(Plot, PngHasTheRequestedSize) {
   const std::string out = test_dir() + "/full.png";
   const Result r = qprof({"plot", plot_data("full.dat"), "-o", out, "--size", "900x500"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(joined(r.err), "");
   expect_png(out, 900, 500);
 }
 
@@ -41,7 +41,7 @@ TEST(Plot, NoWarningUnderTheCLocale) {
   const Result r = run({"env", "-u", "LANG", "-u", "LC_CTYPE", "LC_ALL=C", qprof_bin(), "plot", plot_data("full.dat"),
                         "-o", out, "--size", "900x500"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(joined(r.err), "");
   expect_png(out, 900, 500);
 }
 
@@ -133,7 +133,7 @@ TEST(Plot, OverlayAndFacetLegendsNameEachTraceAndItsPeak) {
   EXPECT_TRUE(has(text, "C, peak")) << text;
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/x.png", "--label", "a", "--label", "b"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "2 labels (--label) for 1 trace")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "2 labels (--label) for 1 trace")) << r.err;
 }
 
 TEST(Plot, HostileStringsAreShownAndNeverRun) {
@@ -307,23 +307,23 @@ TEST(Plot, ErrorsSayFileAndLine) {
   const std::string dir = test_dir();
   Result r = qprof({"plot", plot_data("malformed.dat"), "-o", dir + "/m.png"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "malformed.dat:5: MEM: memory (MiB) '1O.5' is not a number")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "malformed.dat:5: MEM: memory (MiB) '1O.5' is not a number")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/m.png"));
 
   r = qprof({"plot", plot_data("empty.dat"), "-o", dir + "/e.png"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "empty.dat: no memory samples (MEM lines): the trace is empty")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "empty.dat: no memory samples (MEM lines): the trace is empty")) << r.err;
 
   r = qprof({"plot", dir + "/missing.dat", "-o", dir + "/x.png"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "missing.dat: No such file or directory")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "missing.dat: No such file or directory")) << r.err;
 
   // A trace whose writer was killed: drawn, with a warning.
   r = qprof({"plot", plot_data("truncated.dat"), "-o", dir + "/t.png"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(has(r.err, "qprof: warning: ")) << r.err;
-  EXPECT_TRUE(has(r.err, "truncated.dat:23: incomplete trace: ")) << r.err;
-  EXPECT_TRUE(has(r.err, "its last line (23) is cut")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "qprof: warning: ")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "truncated.dat:23: incomplete trace: ")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "its last line (23) is cut")) << r.err;
   EXPECT_TRUE(fs::exists(dir + "/t.png"));
 }
 
@@ -343,14 +343,14 @@ TEST(Plot, UsageErrors) {
   for (const auto& args : bad) {
     const Result r = qprof(args);
     EXPECT_EQ(r.status, 2) << args.back() << ": " << r.err;
-    EXPECT_TRUE(has(r.err, "qprof plot: ")) << r.err;
+    EXPECT_TRUE(has(joined(r.err), "qprof plot: ")) << r.err;
   }
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
   // The reason names what is wrong: the window past the trace's end, the size's range.
   Result r = qprof({"plot", f, "-o", dir + "/x.png", "--window", "100,200"});
-  EXPECT_TRUE(has(r.err, "full.dat: no samples inside --window (its last is at ")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "full.dat: no samples inside --window (its last is at ")) << r.err;
   r = qprof({"plot", f, "-o", dir + "/x.png", "--size", "10x10"});
-  EXPECT_TRUE(has(r.err, "--size 10x10: expected WIDTHxHEIGHT from 20x10 to 20000x20000")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "--size 10x10: expected WIDTHxHEIGHT from 20x10 to 20000x20000")) << r.err;
 }
 
 TEST(Plot, MissingGnuplotNamesThePackage) {
@@ -359,12 +359,12 @@ TEST(Plot, MissingGnuplotNamesThePackage) {
   const Result r = run({"/usr/bin/env", "PATH=" + dir + "/empty-path", qprof_bin(), "plot", plot_data("full.dat"), "-o",
                         dir + "/x.png"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "gnuplot-nox")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "gnuplot-nox")) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
   // A path is no name looked up on PATH: said as the path it is.
   const Result path = qprof({"plot", plot_data("full.dat"), "-o", dir + "/x.png", "--gnuplot", dir + "/no/gnuplot"});
   EXPECT_EQ(path.status, 2);
-  EXPECT_TRUE(has(path.err, "there is no program at '" + dir + "/no/gnuplot': install")) << path.err;
+  EXPECT_TRUE(has(joined(path.err), "there is no program at '" + dir + "/no/gnuplot': install")) << path.err;
 }
 
 TEST(Plot, StyleFileChangesTheLookAndItsErrorsAreReported) {
@@ -381,17 +381,17 @@ TEST(Plot, StyleFileChangesTheLookAndItsErrorsAreReported) {
   write(dir + "/keep.svg", "old chart");
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/keep.svg", "--style", dir + "/broken.gp"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "gnuplot failed")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "gnuplot failed")) << r.err;
   // Its words as lines, not one line of "\n" escapes.
-  EXPECT_TRUE(has(r.err, "\n  ")) << r.err;
-  EXPECT_FALSE(has(r.err, "\\n")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "\n  ")) << r.err;
+  EXPECT_FALSE(has(joined(r.err), "\\n")) << r.err;
   EXPECT_EQ(read_file(dir + "/keep.svg"), "old chart");
   for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().extension(), e.path().extension() == ".tmp" ? ".none" : e.path().extension()) << e.path();
   }
   r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/y.png", "--style", dir + "/no-such-style.gp"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(has(r.err, "no-such-style.gp")) << r.err;
+  EXPECT_TRUE(has(joined(r.err), "no-such-style.gp")) << r.err;
 }
 
 TEST(Plot, TheDarkStyleRenders) {
@@ -400,7 +400,7 @@ TEST(Plot, TheDarkStyleRenders) {
   for (const char* ext : {".png", ".svg", ".pdf"}) {
     const Result r = qprof({"plot", plot_data("full.dat"), "-o", dir + "/dark" + ext, "--style", dark});
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.err, "") << ext;  // not even a gnuplot warning
+    EXPECT_EQ(joined(r.err), "") << ext;  // not even a gnuplot warning
   }
   EXPECT_TRUE(has(read_file(dir + "/dark.svg"), "fill=\"#1e1f24\""));  // the background
 }

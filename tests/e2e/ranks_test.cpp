@@ -151,7 +151,7 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   const std::string script = dir + "/job.gp";
   const Result r = qprof({"plot", "--sum", "--metric", "rss", a, b, "-o", dir + "/job.svg", "--script", script});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "") << "both ranks ended on one host: nothing to warn of";
+  EXPECT_EQ(joined(r.err), "") << "both ranks ended on one host: nothing to warn of";
   EXPECT_GT(fs::file_size(dir + "/job.svg"), 1000u);
   const std::string gp = read_file(script);
   // The job's line with its peak (the ranks summed), then each rank, dashed.
@@ -174,7 +174,7 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   // A metric the sum does not hold is said of the job, not of its temporary file.
   const Result swap = qprof({"plot", "--sum", "--metric", "swap", a, b, "-o", dir + "/swap.svg"});
   EXPECT_EQ(swap.status, 2);
-  EXPECT_NE(swap.err.find("job (2 ranks, summed): no swap series (it has: "), std::string::npos) << swap.err;
+  EXPECT_NE(joined(swap.err).find("job (2 ranks, summed): no swap series (it has: "), std::string::npos) << swap.err;
   // The temporary trace of the sum is gone.
   EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
 }
@@ -192,8 +192,9 @@ TEST(Ranks, PlotSumSaysARankWithoutItsEndOnceByItsName) {
   write_file(b, text);
   const Result r = qprof({"plot", "--sum", a, b, "-o", dir + "/job.svg"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "qprof: warning: " + b + ": incomplete trace: no end record (EXIT): qprof was killed, or the run " +
-                       "still goes on\n");
+  EXPECT_EQ(joined(r.err), "qprof: warning: " + b +
+                               ": incomplete trace: no end record (EXIT): qprof was killed, or the run " +
+                               "still goes on\n");
 }
 
 // report --sum of a job with a rank cut short: the report itself says which rank and why, in
@@ -233,8 +234,8 @@ TEST(Ranks, AlignWithoutASumIsRefused) {
                                                {"plot", "--align", "start", quark, "-o", temp_dir() + "/align.svg"}}) {
     const Result r = qprof(args);
     EXPECT_EQ(r.status, 2) << args[0];
-    EXPECT_NE(r.err.find("--align"), std::string::npos) << args[0] << ": " << r.err;
-    EXPECT_NE(r.err.find("--sum"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_NE(joined(r.err).find("--align"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_NE(joined(r.err).find("--sum"), std::string::npos) << args[0] << ": " << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/align.svg"));
 }
@@ -290,7 +291,7 @@ TEST(Ranks, TheDefaultNameCarriesHostAndRankAndAMissingRankIsAnError) {
 
   const Result missing = qprof({"run", "-q", "-o", dir + "/x.%r.dat", "--", "true"});
   EXPECT_EQ(missing.status, 2);
-  EXPECT_NE(missing.err.find("%r (the rank) but no launcher set it"), std::string::npos) << missing.err;
+  EXPECT_NE(joined(missing.err).find("%r (the rank) but no launcher set it"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(dir + "/x.%r.dat"));
 }
 

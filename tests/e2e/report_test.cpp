@@ -56,12 +56,13 @@ TEST(ReportCli, RequestInJsonHasTheFiguresOfTheTextForm) {
   const Result md = qprof({"report", "--request", "--format", "md", fixture("quark.dat")});
   EXPECT_EQ(md.status, 2);
   EXPECT_EQ(md.out, "");
-  EXPECT_NE(md.err.find("--request writes text or json; --format md does not combine with it"), std::string::npos)
+  EXPECT_NE(joined(md.err).find("--request writes text or json; --format md does not combine with it"),
+            std::string::npos)
       << md.err;  // --request sizes one trace: with --sum it is refused, not left unsaid while the job's report prints.
   const Result sum = qprof({"report", "--sum", "--request", fixture("quark.dat"), fixture("quark.dat")});
   EXPECT_EQ(sum.status, 2);
   EXPECT_EQ(sum.out, "");
-  EXPECT_NE(sum.err.find("--request sizes one run from its footprint; it does not combine with --sum"),
+  EXPECT_NE(joined(sum.err).find("--request sizes one run from its footprint; it does not combine with --sum"),
             std::string::npos)
       << sum.err;
 }
@@ -73,16 +74,16 @@ TEST(ReportCli, RequestAndMarginCombinationsAreRefusedBeforeAnyOutput) {
   const Result both = qprof({"report", "--request", "--yaml", "-", fixture("quark.dat")});
   EXPECT_EQ(both.status, 2);
   EXPECT_EQ(both.out, "");
-  EXPECT_NE(both.err.find("--request and --yaml - both write to stdout; give --yaml a file"), std::string::npos)
+  EXPECT_NE(joined(both.err).find("--request and --yaml - both write to stdout; give --yaml a file"), std::string::npos)
       << both.err;
   const Result bad_margin = qprof({"report", "--margin", "lots", "--yaml", yaml, fixture("quark.dat")});
   EXPECT_EQ(bad_margin.status, 2);
-  EXPECT_NE(bad_margin.err.find("--margin: 'lots' is not a percentage"), std::string::npos) << bad_margin.err;
+  EXPECT_NE(joined(bad_margin.err).find("--margin: 'lots' is not a percentage"), std::string::npos) << bad_margin.err;
   EXPECT_FALSE(std::filesystem::exists(yaml));
   const Result margin_sum = qprof({"report", "--sum", "--margin", "20%", fixture("quark.dat"), fixture("quark.dat")});
   EXPECT_EQ(margin_sum.status, 2);
   EXPECT_EQ(margin_sum.out, "");
-  EXPECT_NE(margin_sum.err.find("--margin sizes one run from its footprint; it does not combine with --sum"),
+  EXPECT_NE(joined(margin_sum.err).find("--margin sizes one run from its footprint; it does not combine with --sum"),
             std::string::npos)
       << margin_sum.err;
   // A file for the YAML and the request on stdout: both written, the request as asked alone.
@@ -149,7 +150,7 @@ TEST(ReportCli, CsvTablesOfTheRunsFiguresAndPeaks) {
   EXPECT_NE(peaks.out.find("\nrss,943718400,"), std::string::npos) << peaks.out;
   const Result none = qprof({"report", "--format", "csv", "--table", "nonesuch", fixture("quark.dat")});
   EXPECT_EQ(none.status, 2);
-  EXPECT_NE(none.err.find("(it has: facts, peaks, stages"), std::string::npos) << none.err;
+  EXPECT_NE(joined(none.err).find("(it has: facts, peaks, stages"), std::string::npos) << none.err;
 }
 
 TEST(ReportCli, UsageErrors) {
@@ -158,7 +159,7 @@ TEST(ReportCli, UsageErrors) {
   EXPECT_EQ(qprof({"report", "--format", "xml", fixture("quark.dat")}).status, 2);
   const Result pss = qprof({"report", "--metric", "pss", fixture("open_stage.dat")});
   EXPECT_EQ(pss.status, 2);
-  EXPECT_NE(pss.err.find("open_stage.dat has no pss (it has: rss)"), std::string::npos) << pss.err;
+  EXPECT_NE(joined(pss.err).find("open_stage.dat has no pss (it has: rss)"), std::string::npos) << pss.err;
   EXPECT_EQ(qprof({"report", "--metric", "kernel_process", fixture("quark.dat")}).status, 2);
   EXPECT_EQ(qprof({"report", "--yaml", temp_dir() + "/no/dir/x.yaml", fixture("quark.dat")}).status, 2);
 }
@@ -199,27 +200,29 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
   const std::string out = temp_dir() + "/run_report.dat", yaml = temp_dir() + "/run_report.yaml";
   const Result r = qprof({"run", "-o", out, "--yaml", yaml, "--max-peak", "4GiB", "--", workload("markers")});
   ASSERT_EQ(r.status, 0) << r.err;
+  const std::string err = joined(r.err);  // each message on a line of its own
   // After the summary: the stage table, then the budget's verdict.
-  const std::size_t table = r.err.find("\nqprof: stage    ");
+  const std::size_t table = err.find("\nqprof: stage    ");
   ASSERT_NE(table, std::string::npos) << r.err;
-  const std::string header = r.err.substr(table + 1, r.err.find('\n', table + 1) - table - 1);
+  const std::string header = err.substr(table + 1, err.find('\n', table + 1) - table - 1);
   // Narrowed to the summary's 80 columns: the levels at start and end, and the slope, are left
   // out and named (qprof report prints them).
   for (const char* column : {"start s", "end s", "duration s", "share", "peak MiB", "delta MiB"}) {
     EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
   }
-  EXPECT_NE(r.err.find("left out to fit 80 columns: at start, at end, slope", table), std::string::npos) << r.err;
-  for (std::size_t from = table + 1; from < r.err.size();) {
+  EXPECT_NE(err.find("left out to fit 80 columns: at start, at end, slope", table), std::string::npos) << r.err;
+  // Every line as printed (messages wrapped) fits.
+  for (std::size_t from = r.err.find("\nqprof: stage    ") + 1; from < r.err.size();) {
     const std::size_t end = std::min(r.err.find('\n', from), r.err.size());
     std::size_t width = 0;
     for (std::size_t i = from; i < end; ++i) width += (static_cast<unsigned char>(r.err[i]) & 0xC0) != 0x80;
     EXPECT_LE(width, 80u) << r.err.substr(from, end - from);
     from = end + 1;
   }
-  EXPECT_GT(table, r.err.find("qprof:   trace"));
-  EXPECT_NE(r.err.find("\nqprof: Load     ", table), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("\nqprof: Calibration  ", table), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("is within the budget of 4.00 GiB"), std::string::npos) << r.err;
+  EXPECT_GT(table, err.find("qprof:   trace"));
+  EXPECT_NE(err.find("\nqprof: Load     ", table), std::string::npos) << r.err;
+  EXPECT_NE(err.find("\nqprof: Calibration  ", table), std::string::npos) << r.err;
+  EXPECT_NE(err.find("is within the budget of 4.00 GiB"), std::string::npos) << r.err;
 
   const Trace t = trace::read_trace(out);
   const double base = mib(*t.markers[0].at.rss);
@@ -247,7 +250,7 @@ TEST(RunReport, StageTableYamlAndBudgetAfterTheRun) {
 TEST(RunReport, QuietLeavesOutTheTable) {
   const Result r = qprof({"run", "-q", "-o", temp_dir() + "/quiet.dat", "--", workload("markers")});
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(r.err.find("qprof: "), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("qprof: "), std::string::npos) << r.err;
 }
 
 TEST(RunBudget, OverUnderAndTheCommandsFailureWins) {
@@ -255,27 +258,28 @@ TEST(RunBudget, OverUnderAndTheCommandsFailureWins) {
   // markers holds 120 MiB in its Calibration stage.
   const Result over = qprof({"run", "-q", "-o", out, "--max-peak", "100MiB", "--", workload("markers")});
   EXPECT_EQ(over.status, 3);
-  EXPECT_NE(over.err.find("qprof: memory budget exceeded: peak footprint ("), std::string::npos) << over.err;
-  EXPECT_NE(over.err.find("exceeds the budget of 100.0 MiB by "), std::string::npos) << over.err;
+  EXPECT_NE(joined(over.err).find("qprof: memory budget exceeded: peak footprint ("), std::string::npos) << over.err;
+  EXPECT_NE(joined(over.err).find("exceeds the budget of 100.0 MiB by "), std::string::npos) << over.err;
   // Σ RSS is sampled every 10 ms: its peak's moment names the stage.
   const Result over_rss =
       qprof({"run", "-q", "-o", out, "--max-peak", "100MiB", "--metric", "rss", "--", workload("markers")});
   EXPECT_EQ(over_rss.status, 3);
-  EXPECT_NE(over_rss.err.find("qprof: memory budget exceeded: peak RSS "), std::string::npos) << over_rss.err;
-  EXPECT_NE(over_rss.err.find("in stage 'Calibration'"), std::string::npos) << over_rss.err;
+  EXPECT_NE(joined(over_rss.err).find("qprof: memory budget exceeded: peak RSS "), std::string::npos) << over_rss.err;
+  EXPECT_NE(joined(over_rss.err).find("in stage 'Calibration'"), std::string::npos) << over_rss.err;
   const Result under = qprof({"run", "-q", "-o", out, "--max-peak", "200MB", "--", workload("markers")});
   EXPECT_EQ(under.status, 0) << under.err;
-  EXPECT_EQ(under.err.find("budget"), std::string::npos) << "quiet: " << under.err;
+  EXPECT_EQ(joined(under.err).find("budget"), std::string::npos) << "quiet: " << under.err;
   EXPECT_EQ(qprof({"run", "-q", "-o", out, "--max-peak", "1KiB", "--", workload("exit_with"), "7"}).status, 7);
   // A metric the trace cannot have (no cgroup) is an error, not a pass, and said before the run.
   const Result cgroup =
       qprof({"run", "-q", "-o", out, "--cgroup", "off", "--metric", "cgroup", "--max-peak", "1GiB", "--", "true"});
   EXPECT_EQ(cgroup.status, 2);
-  EXPECT_NE(cgroup.err.find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos) << cgroup.err;
+  EXPECT_NE(joined(cgroup.err).find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos)
+      << cgroup.err;
   // A trace without the budget's metric, read after the run: what it has is listed.
   const Result missing = qprof({"report", "--metric", "cgroup", data_file("mprof/func.dat")});
   EXPECT_EQ(missing.status, 2);
-  EXPECT_NE(missing.err.find("has no cgroup (it has: rss"), std::string::npos) << missing.err;
+  EXPECT_NE(joined(missing.err).find("has no cgroup (it has: rss"), std::string::npos) << missing.err;
 }
 
 TEST(RunBudget, PssBudgetSeesThroughCopyOnWrite) {
@@ -367,7 +371,7 @@ TEST(ReportYaml, FormatYamlIsTheYamlOfYamlDash) {
   EXPECT_NE(format.out.find("memory_usage:"), std::string::npos);
   const Result bad = qprof({"report", "--format", "yml", q});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("text, md, csv, json, yaml"), std::string::npos) << bad.err;
+  EXPECT_NE(joined(bad.err).find("text, md, csv, json, yaml"), std::string::npos) << bad.err;
   EXPECT_EQ(qprof({"report", "--sum", "--format", "yaml", q, q}).status, 2);
 }
 

@@ -39,7 +39,7 @@ TEST(RunChannel, MarkersThroughTheInheritedPipeBecomeCheckpoints) {
   const Result r = bounded_qprof({"run", "-q", "-o", out, "--interval", "2", "--", workload("mark_channel"),
                                   "mark:Load Start", "sleep:30", "touch:40", "mark:Load End", "sleep:100"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");  // nothing of the channel reaches stderr
+  EXPECT_EQ(joined(r.err), "");  // nothing of the channel reaches stderr
   const Trace t = trace::read_trace(out);
   ASSERT_EQ(labels(t), (std::vector<std::string>{"Load Start", "Load End"}));
   EXPECT_NEAR(mib(*t.markers[1].at.rss) - mib(*t.markers[0].at.rss), 40.0, 2.0);
@@ -138,8 +138,9 @@ TEST(RunChannel, AnUnusableTmpdirCostsTheFifoOnlyAndSaysSo) {
       run({"env", "TMPDIR=/nonexistent-qprof-tmp", "timeout", "-s", "KILL", "60", qprof_bin(), "run", "-o", out, "--",
            "sh", "-c", "test -z \"$QPROF_MARK_PATH\" && echo A >&$QPROF_MARK_FD && " + qprof_bin() + " mark --sync B"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("no marker FIFO (cannot create a directory for the marker FIFO (/nonexistent-qprof-tmp/"),
-            std::string::npos)
+  EXPECT_NE(
+      joined(r.err).find("no marker FIFO (cannot create a directory for the marker FIFO (/nonexistent-qprof-tmp/"),
+      std::string::npos)
       << r.err;
   EXPECT_EQ(labels(trace::read_trace(out)), (std::vector<std::string>{"A", "B"}));
 }

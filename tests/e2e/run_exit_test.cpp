@@ -33,12 +33,12 @@ TEST(RunExit, KilledBySignalGives128PlusNAndSaysSo) {
   const std::string out = temp_dir() + "/killed.dat";
   const Result r = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-9"});
   EXPECT_EQ(r.status, 137);
-  EXPECT_NE(r.err.find("was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out"),
+  EXPECT_NE(joined(r.err).find("was killed by SIGKILL (signal 9); the OOM killer does this when memory runs out"),
             std::string::npos)
       << r.err;
   const Result segv = qprof({"run", "-q", "-o", out, "--", workload("exit_with"), "-11"});
   EXPECT_EQ(segv.status, 139);
-  EXPECT_NE(segv.err.find("SIGSEGV (signal 11)"), std::string::npos) << segv.err;
+  EXPECT_NE(joined(segv.err).find("SIGSEGV (signal 11)"), std::string::npos) << segv.err;
   const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->signal, 11);
@@ -47,12 +47,12 @@ TEST(RunExit, KilledBySignalGives128PlusNAndSaysSo) {
 TEST(RunExit, CommandNotFoundIs127AndNotExecutableIs126) {
   const Result missing = qprof({"run", "-o", temp_dir() + "/none.dat", "--", "qprof-no-such-command"});
   EXPECT_EQ(missing.status, 127);
-  EXPECT_NE(missing.err.find("qprof-no-such-command: command not found"), std::string::npos) << missing.err;
+  EXPECT_NE(joined(missing.err).find("qprof-no-such-command: command not found"), std::string::npos) << missing.err;
   const Result missing_path = qprof({"run", "-o", temp_dir() + "/none.dat", "--", "/nonexistent/tool"});
   EXPECT_EQ(missing_path.status, 127);
   const Result not_exec = qprof({"run", "-o", temp_dir() + "/none.dat", "--", data_file("proc/loadavg")});
   EXPECT_EQ(not_exec.status, 126);
-  EXPECT_NE(not_exec.err.find("Permission denied"), std::string::npos) << not_exec.err;
+  EXPECT_NE(joined(not_exec.err).find("Permission denied"), std::string::npos) << not_exec.err;
   EXPECT_FALSE(std::filesystem::exists(temp_dir() + "/none.dat")) << "no trace for a command that never ran";
 }
 
@@ -76,18 +76,18 @@ TEST(RunExit, TheCommandIsFoundInPathAsAShellFindsIt) {
   const Result r = run({"env", "PATH=" + dir + "/a:" + dir + "/b:" + dir + "/c:/usr/bin:/bin", qprof_bin(), "run", "-q",
                         "-o", out, "--", "tool", "x", "y z"});
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("argv0=" + dir + "/c/tool args=x y z"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("argv0=" + dir + "/c/tool args=x y z"), std::string::npos) << r.err;
   // argv[0] as typed: the shell reports $0 as the script's path (the kernel passes the found
   // path to the interpreter); a program sees its own argv[0].
   const Result argv0 =
       run({"env", "PATH=/usr/bin:/bin", qprof_bin(), "run", "-q", "-o", out, "--", "python3", "-c",
            "import sys; sys.stderr.write('argv0=%s\\n' % open('/proc/self/cmdline').read().split('\\0')[0])"});
   EXPECT_EQ(argv0.status, 0) << argv0.err;
-  EXPECT_NE(argv0.err.find("argv0=python3\n"), std::string::npos) << argv0.err;
+  EXPECT_NE(joined(argv0.err).find("argv0=python3\n"), std::string::npos) << argv0.err;
   // Only the file without the execute bit: not found, as in a shell's PATH search.
   const Result none = run({"env", "PATH=" + dir + "/a", qprof_bin(), "run", "-q", "-o", out, "--", "tool"});
   EXPECT_EQ(none.status, 127) << none.err;
-  EXPECT_NE(none.err.find("qprof: tool: command not found"), std::string::npos) << none.err;
+  EXPECT_NE(joined(none.err).find("qprof: tool: command not found"), std::string::npos) << none.err;
   std::filesystem::remove_all(dir);
 }
 
@@ -112,8 +112,8 @@ TEST_P(RunSignals, AreForwardedAndTheTraceIsFinished) {
   ASSERT_EQ(kill(p.pid(), sig), 0);
   const Result r = p.wait();
   EXPECT_EQ(r.status, 42) << r.err;
-  EXPECT_NE(r.err.find("workload got signal " + std::to_string(sig)), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("qprof:   trace"), std::string::npos) << "the summary is printed";
+  EXPECT_NE(joined(r.err).find("workload got signal " + std::to_string(sig)), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof:   trace"), std::string::npos) << "the summary is printed";
   const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->status, 42);
@@ -131,7 +131,7 @@ TEST(RunExit, SetsidKeepsTheCommandsStatus) {
   EXPECT_EQ(qprof({"run", "-q", "-o", out, "--", "setsid", "sh", "-c", "exit 7"}).status, 7);
   const Result timed = qprof({"run", "-o", out, "--timeout", "0.3", "--", "setsid", "sleep", "30"});
   EXPECT_EQ(timed.status, 128 + SIGTERM) << timed.err;
-  EXPECT_EQ(timed.err.find("exit status 0"), std::string::npos) << timed.err;
+  EXPECT_EQ(joined(timed.err).find("exit status 0"), std::string::npos) << timed.err;
   // Not a group leader, yet in a group of its own (not qprof's).
   const Result ids = qprof({"run", "-q", "-o", out, "--", "sh", "-c", "ps -o pid=,pgid= -p $$"});
   std::istringstream in(ids.out);
@@ -148,7 +148,8 @@ TEST(RunExit, TimeoutTerminatesTheTree) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.status, 128 + SIGTERM);
   EXPECT_LT(elapsed, 10.0);
-  EXPECT_NE(r.err.find("timeout after 500 ms: sent SIGTERM to 3 process(es) of the tree"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("timeout after 500 ms: sent SIGTERM to 3 process(es) of the tree"), std::string::npos)
+      << r.err;
   const Trace t = trace::read_trace(out);
   ASSERT_TRUE(t.exit);
   EXPECT_TRUE(t.exit->timed_out);
@@ -159,9 +160,10 @@ TEST(RunExit, TimeoutEscalatesToSigkillAfterTheGracePeriod) {
   const Result r =
       qprof({"run", "-o", out, "--timeout", "0.3", "--kill-after", "0.3", "--", workload("on_signal"), "5", "ignore"});
   EXPECT_EQ(r.status, 128 + SIGKILL);
-  EXPECT_NE(r.err.find("outlived the 300 ms grace period: sent SIGKILL"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("killed by SIGKILL (signal 9); qprof sent it after --timeout"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("OOM killer"), std::string::npos) << "qprof sent the SIGKILL itself:\n" << r.err;
+  EXPECT_NE(joined(r.err).find("outlived the 300 ms grace period: sent SIGKILL"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("killed by SIGKILL (signal 9); qprof sent it after --timeout"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(joined(r.err).find("OOM killer"), std::string::npos) << "qprof sent the SIGKILL itself:\n" << r.err;
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ TEST(RunGpuStart, TheJobStartsWhileNvmlStartsAndTheGpuFiguresAreWhole) {
     // Waiting for the backend, the job would start 1.5 s after qprof; beside it, at once
     // (qprof's own start, on a loaded test machine, is well under a second).
     EXPECT_LT(latency_ns, kInitDelayUs * 1000 * 2 / 3) << gpu << ": the job started " << latency_ns / 1e6 << " ms in";
-    EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
     const Trace t = trace::read_trace(out);
     ASSERT_EQ(t.gpu_devices.size(), 1u) << r.err;
     Bytes tree_peak = 0, used_peak = 0;
@@ -65,7 +65,7 @@ TEST(RunGpuStart, TheJobStartsWhileNvmlStartsAndTheGpuFiguresAreWhole) {
     }
     EXPECT_EQ(tree_peak, 1024 * kMiB) << gpu << ": the job's step, exactly";
     EXPECT_EQ(used_peak, 2048 * kMiB) << gpu << ": the job's and the other tenant's";
-    EXPECT_NE(r.err.find("GPU peak        1.00 GiB"), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("GPU peak        1.00 GiB"), std::string::npos) << r.err;
   }
 }
 
@@ -95,11 +95,11 @@ TEST(RunGpuStart, AShortRunDoesNotWaitForTheBackendUnlessNamedOrVerbose) {
     if (c == 0) {
       EXPECT_LT(took_s, kInitDelayUs / 1e6 * 2 / 3) << "the backend's 1.5 s start was waited for";
       EXPECT_TRUE(noted) << read_file(out);
-      EXPECT_EQ(r.err.find("GPU: NVML"), std::string::npos) << r.err;
+      EXPECT_EQ(joined(r.err).find("GPU: NVML"), std::string::npos) << r.err;
     } else {
       EXPECT_GE(took_s, kInitDelayUs / 1e6) << c << ": named or -v, the backend is waited for";
       EXPECT_FALSE(noted) << read_file(out);
-      EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
+      EXPECT_NE(joined(r.err).find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
     }
   }
 }
@@ -113,7 +113,8 @@ TEST(RunGpuStart, AutoBesideTheJobTriesNoSmiAndSaysSo) {
       run({"env", "QPROF_NVML_LIBRARY=" + fake_nvml(), "QPROF_FAKE_NVML_SCRIPT=" + script.path(),
            "PATH=" + fake_scripts_dir() + ":/usr/bin:/bin", qprof_bin(), "run", "-v", "-o", out, "--", "true"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("smi: not tried (NVML's library is here; --gpu smi tries it)"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("smi: not tried (NVML's library is here; --gpu smi tries it)"), std::string::npos)
+      << r.err;
   EXPECT_TRUE(trace::read_trace(out).gpu.empty());
 }
 
@@ -130,7 +131,7 @@ TEST(RunGpuStart, SmiHelpersAreNeverInTheTree) {
              "PATH=" + fake_scripts_dir() + ":/usr/bin:/bin", qprof_bin(), "run", "-M", "--gpu", gpu, "--cgroup", "off",
              "-o", out, "--", "sh", "-c", "sleep 0.3 & sleep 0.4; wait"});
     ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_NE(r.err.find("qprof: GPU: "), std::string::npos) << r.err;
+    ASSERT_NE(joined(r.err).find("qprof: GPU: "), std::string::npos) << r.err;
     std::set<std::int64_t> helpers;
     std::istringstream calls(slurp(smi.file("calls")));
     for (std::string line; std::getline(calls, line);) helpers.insert(std::stoll(line));

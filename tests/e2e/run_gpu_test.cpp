@@ -40,8 +40,9 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   const Result r = qprof_with_fake(script, {"run", "--gpu", "nvml", "--gpu-interval", "0.02", "-o", out, "--",
                                             gpu_fake_job_bin(), script.path(), "1024:400", "2048:400", "0:200"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("PID namespace"), std::string::npos) << "a job that lists its own PIDs is not in a container";
+  EXPECT_NE(joined(r.err).find("qprof: GPU: NVML, driver 550.54.15"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("PID namespace"), std::string::npos)
+      << "a job that lists its own PIDs is not in a container";
   const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.gpu_devices.size(), 1u);
   EXPECT_EQ(t.gpu_devices[0].uuid, "GPU-1f2e3d4c-0000-1111-2222-333344445555");
@@ -60,8 +61,8 @@ TEST(RunGpu, TheTreesGpuPeakIsItsOwnMemoryNotTheDevicesOtherTenants) {
   ASSERT_TRUE(at.count("GPU 2048 MiB")) << r.err;
   EXPECT_EQ(at["GPU 2048 MiB"], 2048 * kMiB);
   EXPECT_EQ(at["GPU 0 MiB"], 0u);
-  EXPECT_NE(r.err.find("GPU peak        2.00 GiB"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(joined(r.err).find("GPU peak        2.00 GiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("NVIDIA H100 80GB HBM3"), std::string::npos);
 }
 
 // The GPU is queried for each checkpoint: with per-process queries 5 s apart otherwise, a
@@ -152,7 +153,7 @@ TEST(RunGpu, NoneMeansNoGpuLinesAndNoQueries) {
   const Trace t = trace::read_trace(out);
   EXPECT_TRUE(t.gpu_devices.empty());
   EXPECT_TRUE(t.gpu.empty());
-  EXPECT_EQ(r.err.find("GPU peak"), std::string::npos);
+  EXPECT_EQ(joined(r.err).find("GPU peak"), std::string::npos);
 }
 
 TEST(RunGpu, AnAskedForBackendThatIsMissingIsSaidAndTheRunGoesOn) {
@@ -160,7 +161,7 @@ TEST(RunGpu, AnAskedForBackendThatIsMissingIsSaidAndTheRunGoesOn) {
   const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", qprof_bin(), "run", "--gpu", "nvml",
                         "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("nvml"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("nvml"), std::string::npos) << r.err;
   const Trace t = trace::read_trace(out);
   EXPECT_TRUE(t.gpu.empty());
   ASSERT_FALSE(t.notes.empty()) << "the failed request is kept in the trace";
@@ -171,14 +172,14 @@ TEST(RunGpu, AutoWithoutAnyGpuIsANormalRun) {
   const Result r = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(),
                         "run", "-o", out, "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.find("GPU"), std::string::npos) << "no GPU is not a problem: nothing said\n" << r.err;
+  EXPECT_EQ(joined(r.err).find("GPU"), std::string::npos) << "no GPU is not a problem: nothing said\n" << r.err;
   const Trace t = trace::read_trace(out);
   ASSERT_EQ(t.notes.size(), 1u);
   EXPECT_TRUE(t.notes[0].starts_with("GPU: none found (nvml: ")) << t.notes[0];
   const Result v = run({"env", "QPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", "PATH=/usr/bin:/bin", qprof_bin(),
                         "run", "-v", "-o", out, "--", "true"});
   EXPECT_EQ(v.status, 0) << v.err;
-  EXPECT_NE(v.err.find("qprof: GPU: none found (nvml: "), std::string::npos) << "-v says why\n" << v.err;
+  EXPECT_NE(joined(v.err).find("qprof: GPU: none found (nvml: "), std::string::npos) << "-v says why\n" << v.err;
 }
 
 }  // namespace

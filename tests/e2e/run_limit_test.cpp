@@ -49,9 +49,9 @@ TEST(RunLimit, TheHeaderRecordsTheTightestLimitAndTheSummaryTheHeadroom) {
   if (limit->source == "memtotal") {
     // The machine's memory is said only where the job comes near it (not "is 0 % of the
     // memtotal limit"; unit.Summary checks that).
-    EXPECT_EQ(r.err.find("is 0 %"), std::string::npos) << r.err;
+    EXPECT_EQ(joined(r.err).find("is 0 %"), std::string::npos) << r.err;
   } else {
-    EXPECT_NE(r.err.find("qprof:   limit           " + basis + " "), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("qprof:   limit           " + basis + " "), std::string::npos) << r.err;
     EXPECT_NE(unwrapped(r.err).find(said), std::string::npos) << r.err;
   }
   // report: the facts.
@@ -73,7 +73,7 @@ TEST(RunLimit, MaxPeakAsAShareOfTheLimit) {
   Result r =
       bounded_qprof({"run", "--max-peak", "5%", "-o", out, "--", workload("alloc_tree"), "100", "0", "0", "100"});
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("memory budget exceeded"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("memory budget exceeded"), std::string::npos) << r.err;
   r = bounded_qprof({"peak", "--max-peak", "90%", out});
   EXPECT_EQ(r.status, 0) << r.err;
   r = bounded_qprof({"peak", "--max-peak", "5%", out});
@@ -83,7 +83,7 @@ TEST(RunLimit, MaxPeakAsAShareOfTheLimit) {
   std::ofstream(mprof) << "CMDLINE job\nMEM 10.0 1.0\nMEM 20.0 2.0\n";
   r = bounded_qprof({"peak", "--max-peak", "90%", mprof});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("records no memory limit"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("records no memory limit"), std::string::npos) << r.err;
   r = bounded_qprof({"peak", "--max-peak", "90 percent", mprof});
   EXPECT_EQ(r.status, 2) << r.err;
 }
@@ -137,7 +137,7 @@ TEST_F(CgroupLimit, HeadroomIsSaidAndNoWarningBelowNinetyPercent) {
   char said[64];
   std::snprintf(said, sizeof said, "is %.0f %% of the cgroup-v1 limit of 300.0 MiB", share);
   EXPECT_NE(unwrapped(r.err).find(said), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("crossed 90 %"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("crossed 90 %"), std::string::npos) << r.err;
 }
 
 TEST_F(CgroupLimit, CrossingNinetyPercentIsWarnedOnceDuringTheRun) {
@@ -145,11 +145,11 @@ TEST_F(CgroupLimit, CrossingNinetyPercentIsWarnedOnceDuringTheRun) {
   const Result r = run_in_group(out, "275");  // 275 MiB + the process's own > 270 MiB
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string warning = "crossed 90 % of the cgroup-v1 limit of 300.0 MiB";
-  const std::size_t at = r.err.find(warning);
+  const std::size_t at = joined(r.err).find(warning);
   ASSERT_NE(at, std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << "once";
+  EXPECT_EQ(joined(r.err).find(warning, at + 1), std::string::npos) << "once";
   // Said while the job ran: before the job's own "Hold End" marker line reached stderr.
-  const std::size_t hold_end = r.err.find("QPROF_MARK: Hold End");
+  const std::size_t hold_end = joined(r.err).find("QPROF_MARK: Hold End");
   ASSERT_NE(hold_end, std::string::npos) << r.err;
   EXPECT_LT(at, hold_end) << r.err;
   const Trace t = trace::read_trace(out);

@@ -61,9 +61,10 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
                             workload("alloc_tree") + " 1 400 1 1500"},
                        "", 150);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "out of file descriptors (limit 256)")) << r.err;
-  EXPECT_EQ(r.err.find("out of file descriptors (limit"), r.err.rfind("out of file descriptors (limit")) << "said once";
-  EXPECT_TRUE(contains(r.err, "qprof:   INCOMPLETE")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "out of file descriptors (limit 256)")) << r.err;
+  EXPECT_EQ(joined(r.err).find("out of file descriptors (limit"), joined(r.err).rfind("out of file descriptors (limit"))
+      << "said once";
+  EXPECT_TRUE(contains(joined(r.err), "qprof:   INCOMPLETE")) << r.err;
   const Trace t = trace::read_trace(out);
   bool counted = false;
   for (const std::string& n : t.notes) {
@@ -82,7 +83,8 @@ TEST(RunLimits, ProcessesThatCannotBeReadForLackOfDescriptorsAreCountedAndSaid) 
   EXPECT_FALSE(t.peaks.count("hwm_sum")) << "hwm_sum_partial only";
   const Result peak = qprof({"peak", out});
   EXPECT_EQ(peak.status, 0) << peak.err;
-  EXPECT_TRUE(contains(peak.err, "is INCOMPLETE: its figures miss " + std::to_string(t.unread_processes))) << peak.err;
+  EXPECT_TRUE(contains(joined(peak.err), "is INCOMPLETE: its figures miss " + std::to_string(t.unread_processes)))
+      << peak.err;
   const Result json = qprof({"report", "--format", "json", out});
   EXPECT_TRUE(contains(json.out, "\"unread_processes\": " + std::to_string(t.unread_processes))) << json.out;
   EXPECT_TRUE(contains(json.out, "not a bound; INCOMPLETE")) << json.out;
@@ -158,11 +160,11 @@ TEST(RunLimits, AJobInsideALimitedCgroupStaysInsideWithAndWithoutCgroup) {
                                   workload("spike") + " 1024 1000 0";
     const Result r = run({"sh", "-c", "echo $$ > " + limited + "/cgroup.procs && exec " + qprof_cmd}, "", 150);
     EXPECT_EQ(r.status, 128 + 9) << (with_cgroup ? "--cgroup: " : "") << r.err;
-    EXPECT_TRUE(contains(r.err, "was killed by SIGKILL")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "was killed by SIGKILL")) << r.err;
     // The kernel counted the kill (oom_kill of the tree's group: qprof's own without --cgroup).
-    EXPECT_TRUE(contains(r.err, "the OOM killer killed it")) << (with_cgroup ? "--cgroup: " : "") << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "the OOM killer killed it")) << (with_cgroup ? "--cgroup: " : "") << r.err;
     if (with_cgroup) {
-      EXPECT_FALSE(contains(r.err, "cannot create a cgroup")) << r.err;
+      EXPECT_FALSE(contains(joined(r.err), "cannot create a cgroup")) << r.err;
       const Trace t = trace::read_trace(out);
       ASSERT_TRUE(t.meta.other.count("cgroup")) << r.err;
       EXPECT_EQ(t.meta.other.at("cgroup").rfind(limited + "/qprof-", 0), 0u) << "nested: " << t.meta.other.at("cgroup");

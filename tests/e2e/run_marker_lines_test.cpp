@@ -47,7 +47,7 @@ TEST(RunMarkerLines, AStageStartedAfter4080BytesIsEndedByItsEnd) {
   ASSERT_EQ(t.stages.size(), 1u);
   EXPECT_EQ(t.stages[0].name, "Load");
   EXPECT_TRUE(t.stages[0].closed);
-  EXPECT_EQ(r.err.find("never"), std::string::npos) << r.err.substr(4081);
+  EXPECT_EQ(joined(r.err).find("never"), std::string::npos) << r.err.substr(4081);
 }
 
 TEST(RunMarkerLines, AProgressBarsCarriageReturnsEndLines) {
@@ -65,7 +65,7 @@ TEST(RunMarkerLines, AProgressBarsCarriageReturnsEndLines) {
   EXPECT_EQ(labels_of(t), (std::vector<std::string>{"T Start", "T End"}));
   ASSERT_EQ(t.stages.size(), 1u);
   EXPECT_TRUE(t.stages[0].closed);
-  EXPECT_EQ(r.err.find("never ended"), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find("never ended"), std::string::npos) << r.err;
 }
 
 TEST(RunMarkerLines, TheLastLineWithoutItsNewlineIsAMarkerWhenStderrCloses) {
@@ -98,10 +98,10 @@ TEST(RunMarkerLines, AnEndWithoutItsStartIsSaidAsAStartWithoutItsEndIs) {
   const Result r = qprof({"run", "-o", out, "--", "sh", "-c",
                           "printf 'QPROF_MARK: B End\\nQPROF_MARK: C Start\\nQPROF_MARK: B End\\n' >&2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("qprof: stage 'C' was started but never ended"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof: stage 'C' was started but never ended"), std::string::npos) << r.err;
   const std::string said = "stage 'B' was ended but never started";
-  ASSERT_NE(r.err.find("qprof: " + said), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find(said, r.err.find(said) + 1), std::string::npos) << "said once a name";
+  ASSERT_NE(joined(r.err).find("qprof: " + said), std::string::npos) << r.err;
+  EXPECT_EQ(joined(r.err).find(said, joined(r.err).find(said) + 1), std::string::npos) << "said once a name";
   const Trace t = trace::read_trace(out);
   EXPECT_TRUE(has_note(t, said));
   EXPECT_EQ(labels_of(t), (std::vector<std::string>{"B End", "C Start", "B End"}));  // still checkpoints
@@ -112,7 +112,7 @@ TEST(RunMarkerLines, ALabelLongerThanItsBoundIsCutThereAndSaid) {
   const Result r = qprof({"run", "-o", out, "--", "sh", "-c", "printf 'QPROF_MARK: %05000d\\n' 0 >&2"});
   ASSERT_EQ(r.status, 0);
   const std::string said = "stderr: 1 marker label longer than 4096 bytes, cut there";
-  EXPECT_NE(r.err.find("qprof: " + said), std::string::npos) << r.err.substr(5000);
+  EXPECT_NE(joined(r.err).find("qprof: " + said), std::string::npos) << r.err.substr(5000);
   const Trace t = trace::read_trace(out);
   EXPECT_EQ(labels_of(t), std::vector<std::string>{std::string(4096, '0')});
   EXPECT_TRUE(has_note(t, said));
@@ -129,7 +129,7 @@ TEST(RunMarkerLines, AMarkerRegexSeesTheLinesCarriageReturnsEnd) {
   ASSERT_EQ(t.stages.size(), 1u);
   const std::string said = "stderr: 1 line longer than 65536 bytes, not searched for --marker-regex's markers";
   EXPECT_TRUE(has_note(t, said));
-  EXPECT_NE(r.err.find("qprof: " + said), std::string::npos) << r.err.substr(70000);
+  EXPECT_NE(joined(r.err).find("qprof: " + said), std::string::npos) << r.err.substr(70000);
 }
 
 // A line longer than qprof may hold (1.5 GB of stderr without a newline) passes through under an
@@ -165,7 +165,7 @@ TEST(RunMarkerLines, StageNamesInTheWarningsAreEscaped) {
   const Result r = qprof({"run", "-o", out, "--", "sh", "-c",
                           "printf 'QPROF_MARK: Z\\033[2JZ End\\nQPROF_MARK: U\\033]0;T\\007 Start\\n' >&2"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string printed = r.err.substr(r.err.find("Start\n") + 6);  // after the job's own stderr
+  const std::string printed = joined(r.err.substr(r.err.find("Start\n") + 6));  // after the job's own stderr
   EXPECT_EQ(printed.find('\033'), std::string::npos) << printed;
   EXPECT_EQ(printed.find('\007'), std::string::npos) << printed;
   EXPECT_NE(printed.find("stage 'Z\\x1b[2JZ' was ended but never started"), std::string::npos) << printed;

@@ -167,7 +167,7 @@ TEST(RunMem, RefusedWithoutTheRightToMakeACgroup) {
   if (::geteuid() != 0) {
     const Result r = qprof({"run", "--mem", "100M", "--", "true"});
     EXPECT_EQ(r.status, 2) << r.err;
-    EXPECT_NE(r.err.find("--mem"), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("--mem"), std::string::npos) << r.err;
     return;
   }
   const std::string qprof_copy = copy_for_other_users(qprof_bin());
@@ -175,18 +175,19 @@ TEST(RunMem, RefusedWithoutTheRightToMakeACgroup) {
   const Result r = run({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", qprof_copy, "run", "--mem",
                         "100M", "-o", dir + "/refused.dat", "--", "true"});
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("--mem 100.0 MiB: qprof cannot make a memory cgroup for the tree"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("as root, or in a delegated cgroup v2 subtree"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("--mem 100.0 MiB: qprof cannot make a memory cgroup for the tree"), std::string::npos)
+      << r.err;
+  EXPECT_NE(joined(r.err).find("as root, or in a delegated cgroup v2 subtree"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/refused.dat")) << "no trace of a run that did not happen";
 }
 
 TEST(RunMem, BadSizesAndCgroupOffAreUsageErrors) {
   Result r = qprof({"run", "--mem", "lots", "--", "true"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--mem: 'lots' is not a size"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("--mem: 'lots' is not a size"), std::string::npos) << r.err;
   r = qprof({"run", "--mem", "1G", "--cgroup", "off", "--", "true"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("does not go with --cgroup off"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("does not go with --cgroup off"), std::string::npos) << r.err;
 }
 
 }  // namespace

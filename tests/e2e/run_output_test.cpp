@@ -47,7 +47,7 @@ TEST(RunOutput, ADeviceIsRefusedBeforeTheCommandStarts) {
   const std::string marker = temp_dir() + "/device_ran";
   const Result r = run(bounded({"run", "-o", "/dev/full", "--", "touch", marker}));
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(contains(r.err, "/dev/full is a device")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "/dev/full is a device")) << r.err;
   EXPECT_FALSE(fs::exists(marker)) << "the command must not run";
 }
 
@@ -60,15 +60,15 @@ TEST(RunOutput, AFailedWriteIsSaidAtOnceAndTheJobGoesOn) {
   const Result r = run({"timeout", "-s", "KILL", "60", "prlimit", as_limit("1073741824"), "--fsize=1500", qprof_bin(),
                         "run", "-v", "-o", out, "--", "sh", "-c", job});
   EXPECT_EQ(r.status, 4) << r.err;
-  const auto said = r.err.find("the trace is incomplete from here on");
+  const auto said = joined(r.err).find("the trace is incomplete from here on");
   ASSERT_NE(said, std::string::npos) << r.err;
-  EXPECT_LT(said, r.err.find("job-finished")) << "said while the job runs, not at the end:\n" << r.err;
-  EXPECT_TRUE(contains(r.err, "File too large")) << r.err;
-  EXPECT_TRUE(contains(r.err, "exit status 4")) << r.err;
+  EXPECT_LT(said, joined(r.err).find("job-finished")) << "said while the job runs, not at the end:\n" << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "File too large")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "exit status 4")) << r.err;
   EXPECT_LE(fs::file_size(out), 1500u);
   // The summary still has the figures sampled into memory.
-  EXPECT_TRUE(contains(r.err, "qprof:   Σ RSS")) << r.err;
-  EXPECT_TRUE(contains(r.err, "INCOMPLETE")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "qprof:   Σ RSS")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "INCOMPLETE")) << r.err;
 }
 
 TEST(RunOutput, TheCommandsFailureWinsAndBudgetsUseTheSamplesInMemory) {
@@ -83,10 +83,10 @@ TEST(RunOutput, TheCommandsFailureWinsAndBudgetsUseTheSamplesInMemory) {
   // The spike workload holds 60 MiB for 1.5 s after the trace broke: the budget sees it.
   const Result over = with({"--max-peak", "30MiB", "--", workload("spike"), "60", "1500", "1500"});
   EXPECT_EQ(over.status, 3) << over.err;
-  EXPECT_TRUE(contains(over.err, "memory budget exceeded: peak footprint")) << over.err;
+  EXPECT_TRUE(contains(joined(over.err), "memory budget exceeded: peak footprint")) << over.err;
   const Result within = with({"--max-peak", "1GiB", "--", workload("spike"), "60", "1500", "1500"});
   EXPECT_EQ(within.status, 4) << within.err;
-  EXPECT_TRUE(contains(within.err, "is within the budget of 1.00 GiB")) << within.err;
+  EXPECT_TRUE(contains(joined(within.err), "is within the budget of 1.00 GiB")) << within.err;
 }
 
 // The end of a run reads the trace through the descriptor it wrote: moved away and replaced by
@@ -113,8 +113,8 @@ TEST(RunOutput, TheEndOfARunReadsTheTraceItWroteNotWhatIsAtItsPathNow) {
     EXPECT_EQ(read_file(out), impostor);  // never written, never described
     // The stage table and the YAML's steps are those of the recorded trace (the command line
     // names the impostor's text, so only these are looked at).
-    EXPECT_TRUE(contains(r.err, "qprof: Work ")) << r.err;
-    EXPECT_FALSE(contains(r.err, "qprof: Impostor ")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), "qprof: Work ")) << r.err;
+    EXPECT_FALSE(contains(joined(r.err), "qprof: Impostor ")) << r.err;
     const std::string y = read_file(yaml);
     EXPECT_TRUE(contains(y, "step: \"Work Start\"")) << y;
     EXPECT_FALSE(contains(y, "step: \"Impostor")) << y;
@@ -136,8 +136,8 @@ TEST(RunOutput, AnIncompleteTraceIsNeverReadBack) {
   argv.insert(argv.end(), {"run", "-o", out, "--yaml", yaml, "--yaml-stream", "--", "sh", "-c", job});
   const Result r = run(argv);
   EXPECT_EQ(r.status, 4) << r.err;
-  EXPECT_TRUE(contains(r.err, "--yaml: not written: the trace is incomplete")) << r.err;
-  EXPECT_TRUE(contains(r.err, "no stage table: the trace is incomplete")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "--yaml: not written: the trace is incomplete")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "no stage table: the trace is incomplete")) << r.err;
   // Every checkpoint came after the failure: a rewrite would have read the broken trace back.
   EXPECT_FALSE(fs::exists(yaml)) << read_file(yaml);
   // qprof peak -- CMD answers from the peaks it held in memory, and says the trace is incomplete.
@@ -151,7 +151,7 @@ TEST(RunOutput, AnIncompleteTraceIsNeverReadBack) {
   argv.insert(argv.end(), {"compare", "-o", dir + "/c", "--run", "sleep 1.5"});
   const Result cmp = run(argv);
   EXPECT_EQ(cmp.status, 4) << cmp.err;
-  EXPECT_TRUE(contains(cmp.err, "is incomplete")) << cmp.err;
+  EXPECT_TRUE(contains(joined(cmp.err), "is incomplete")) << cmp.err;
 }
 
 TEST(RunOutput, AFullSmallTmpfs) {
@@ -172,9 +172,10 @@ TEST(RunOutput, AFullSmallTmpfs) {
   // Cut back to its last whole line, never "MEM 31.601562 1795731"; the summary says where it ends.
   ASSERT_FALSE(trace.empty());
   EXPECT_EQ(trace.back(), '\n') << trace.substr(trace.size() > 80 ? trace.size() - 80 : 0);
-  EXPECT_TRUE(contains(r.err, "the trace ends at its last whole line, byte " + std::to_string(trace.size()))) << r.err;
-  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
-  EXPECT_TRUE(contains(r.err, "is within the budget")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "the trace ends at its last whole line, byte " + std::to_string(trace.size())))
+      << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "is within the budget")) << r.err;
 }
 
 TEST(RunOutput, DashIsStdoutAndTheCommandsStdoutGoesToStderr) {
@@ -182,12 +183,12 @@ TEST(RunOutput, DashIsStdoutAndTheCommandsStdoutGoesToStderr) {
   EXPECT_EQ(r.status, 0) << r.err;
   // The CMDLINE line quotes the job; its output is a line of its own, on stderr only.
   EXPECT_FALSE(contains(r.out, "\njob-out\n")) << r.out;
-  EXPECT_TRUE(contains(r.err, "job-out\n")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "job-out\n")) << r.err;
   const Trace t = trace::read_trace_text(r.out, "stdout");
   ASSERT_TRUE(t.exit);
   EXPECT_EQ(t.exit->status, 0);
   EXPECT_FALSE(t.mem.empty());
-  EXPECT_TRUE(contains(r.err, "qprof:   trace           stdout")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "qprof:   trace           stdout")) << r.err;
 }
 
 // A FIFO without a reader holds the run before its command starts, as a shell redirection does,
@@ -202,7 +203,8 @@ TEST(RunOutput, AFifoWithNoReaderIsSaidWhileItWaits) {
   const Result copy = run({"cat", fifo}, "", 30);
   const Result r = run_it.wait(30);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "is a FIFO with no reader yet: waiting for one before the command starts")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "is a FIFO with no reader yet: waiting for one before the command starts"))
+      << r.err;
   EXPECT_TRUE(fs::exists(marker));
   EXPECT_NO_THROW(trace::read_trace_text(copy.out, "fifo"));
 }
@@ -214,7 +216,7 @@ TEST(RunOutput, AFifoIsStreamedAndNeverReadBack) {
   const Result r = run(bounded({"run", "-o", fifo, "--max-peak", "1GiB", "--", workload("markers")}));
   const Result copy = reader.wait(30);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "no stage table: qprof does not read back a trace it streamed")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "no stage table: qprof does not read back a trace it streamed")) << r.err;
   const Trace t = trace::read_trace_text(copy.out, "fifo");
   ASSERT_TRUE(t.exit);
   EXPECT_FALSE(t.markers.empty());
@@ -255,7 +257,7 @@ TEST(RunOutput, AFileAnotherLiveQprofWritesIsRefused) {
   const std::string marker = temp_dir() + "/second_ran";
   const Result second = run(bounded({"run", "-o", out, "--", "touch", marker}));
   EXPECT_EQ(second.status, 2) << second.err;
-  EXPECT_TRUE(contains(second.err, "is being written by another qprof")) << second.err;
+  EXPECT_TRUE(contains(joined(second.err), "is being written by another qprof")) << second.err;
   EXPECT_FALSE(fs::exists(marker));
   EXPECT_EQ(first.wait().status, 0);
   const Trace t = trace::read_trace(out);

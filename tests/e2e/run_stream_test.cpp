@@ -36,7 +36,7 @@ TEST(RunStream, StdinAndStdoutAreInherited) {
   const Result r = qprof({"run", "-q", "-o", temp_dir() + "/cat.dat", "--", "cat"}, "hello through qprof\n");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "hello through qprof\n");
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(joined(r.err), "");
 }
 
 TEST(RunStream, TraceIsReadableWhileTheRunGoesOn) {
@@ -87,7 +87,7 @@ TEST(RunStream, FastIntervalHoldsItsSchedule) {
   EXPECT_GE(mean, 0.00095);
   EXPECT_LT(mean, 0.003);
   EXPECT_GE(t.mem.size(), 300u);
-  EXPECT_NE(r.err.find("asked 1 ms"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("asked 1 ms"), std::string::npos) << r.err;
 }
 
 TEST(RunStream, MissedSpikeIsReported) {
@@ -101,7 +101,8 @@ TEST(RunStream, MissedSpikeIsReported) {
   ASSERT_TRUE(t.peaks.count("kernel_process")) << r.err;
   EXPECT_GE(mib(t.peaks.at("kernel_process")), spike);
   if (mib(max_mem(t)) < 0.95 * spike) {  // the sampler missed the top (it almost always does at 100 ms)
-    EXPECT_NE(r.err.find("a spike between samples was missed; try a smaller --interval"), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("a spike between samples was missed; try a smaller --interval"), std::string::npos)
+        << r.err;
     EXPECT_FALSE(t.notes.empty());
   }
 }

@@ -53,7 +53,7 @@ TEST(RunUsage, MappedFileIsFileBackedNotAnonymous) {
   EXPECT_LT(mib(k.shmem), 4.0);
   // The split adds up to the RSS the fast path saw at about that moment.
   EXPECT_NEAR(mib(k.rss()), mib(max_mem(t)), 16.0);
-  EXPECT_NE(r.err.find("memory kinds"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("memory kinds"), std::string::npos) << r.err;
 
   // The metrics: peak, report, export.
   const Result peak = bounded_qprof({"peak", "--metric", "file", out});
@@ -103,7 +103,7 @@ TEST(RunUsage, CountsThreadsAndProcessesOfTheTree) {
   EXPECT_EQ(processes, 4u) << "the program and its 3 children";
   EXPECT_EQ(threads, 9u) << "1 + 5 threads, and 1 in each child";
   EXPECT_GT(mib(vsz), 5 * 1.0) << "each thread's stack is address space";
-  EXPECT_NE(r.err.find("at most 9 threads in 4 processes"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("at most 9 threads in 4 processes"), std::string::npos) << r.err;
 
   // The panels, drawn by gnuplot: the stacked kinds as filled areas, the task counts.
   const std::string script = temp_dir() + "/tasks.gp";
@@ -204,11 +204,11 @@ TEST(RunMprofHabits, APythonScriptRunsWithThePythonOnPath) {
   const Result r = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -q -o calib.dat calib.py a b"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "ran ['a', 'b']\n");
-  EXPECT_EQ(r.err.find("Python script"), std::string::npos) << r.err;  // a note only under -v
+  EXPECT_EQ(joined(r.err).find("Python script"), std::string::npos) << r.err;  // a note only under -v
   const Result v =
       run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " run -v --no-live -o calib2.dat calib.py"});
   ASSERT_EQ(v.status, 0) << v.err;
-  EXPECT_NE(v.err.find("calib.py is a Python script: run with "), std::string::npos) << v.err;
+  EXPECT_NE(joined(v.err).find("calib.py is a Python script: run with "), std::string::npos) << v.err;
   // peak -- CMD goes through the same launcher.
   const Result peak = run({"sh", "-c", "cd " + dir + " && exec " + qprof_bin() + " peak -- calib.py"});
   EXPECT_EQ(peak.status, 0) << peak.err;
@@ -216,7 +216,7 @@ TEST(RunMprofHabits, APythonScriptRunsWithThePythonOnPath) {
   const Result none =
       run({"env", "PATH=/nonexistent", qprof_bin(), "run", "-q", "-o", dir + "/none.dat", dir + "/calib.py"});
   EXPECT_EQ(none.status, 127);
-  EXPECT_NE(none.err.find("no python3 or python on PATH"), std::string::npos) << none.err;
+  EXPECT_NE(joined(none.err).find("no python3 or python on PATH"), std::string::npos) << none.err;
 }
 
 // --max-peak 4G, -i 10ms were refused; every size and duration takes units.
@@ -250,7 +250,7 @@ TEST(RunMprofHabits, ARefusedValueListsWhatIsAccepted) {
         args[1] == "-i" || args[1] == "--timeout" || args[1] == "--render-timeout" || args[1] == "--window";
     for (const char* form :
          duration ? std::vector<const char*>{"10ms", "0.5s", "1m"} : std::vector<const char*>{"4G", "4GiB", "512MiB"}) {
-      EXPECT_NE(r.err.find(form), std::string::npos) << args[1] << ": " << r.err;
+      EXPECT_NE(joined(r.err).find(form), std::string::npos) << args[1] << ": " << r.err;
     }
   }
 }
@@ -262,11 +262,12 @@ TEST(RunUsage, AMetricTheOptionsCannotRecordIsRefusedFirst) {
   const Result gpu = qprof(
       {"run", "--gpu", "none", "--metric", "gpu", "--max-peak", "1M", "-o", temp_dir() + "/g.dat", "--", "touch", ran});
   EXPECT_EQ(gpu.status, 2);
-  EXPECT_NE(gpu.err.find("--metric gpu: --gpu none records no GPU memory"), std::string::npos) << gpu.err;
+  EXPECT_NE(joined(gpu.err).find("--metric gpu: --gpu none records no GPU memory"), std::string::npos) << gpu.err;
   const Result cgroup = qprof({"run", "--cgroup", "off", "--metric", "cgroup", "--max-peak", "1G", "-o",
                                temp_dir() + "/c.dat", "--", "touch", ran});
   EXPECT_EQ(cgroup.status, 2);
-  EXPECT_NE(cgroup.err.find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos) << cgroup.err;
+  EXPECT_NE(joined(cgroup.err).find("--metric cgroup: --cgroup off records no cgroup charge"), std::string::npos)
+      << cgroup.err;
   EXPECT_FALSE(std::filesystem::exists(ran));
 }
 

@@ -57,9 +57,9 @@ TEST(RunWatch, FiftyMiBWrittenAndDeletedIsTheGrowthInTraceSummaryYamlAndPeak) {
   EXPECT_GT(g[0].fs_free_min, 0u);
   EXPECT_GE(g[0].samples, 4u);
   // The summary: the directory's growth, the walks and their cost.
-  EXPECT_NE(r.err.find("watched dir"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("grew by 50.0 MiB"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("dir walks"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("watched dir"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("grew by 50.0 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("dir walks"), std::string::npos) << r.err;
   // Quark's key, read back by PyYAML.
   const Result py = run({debian_python(), "-c",
                          "import sys, yaml\n"
@@ -95,7 +95,7 @@ TEST(RunWatch, ADirectoryThatAppearsLaterIsWatchedFromThen) {
       "sleep 1.2 && mkdir " + dir + " && dd if=/dev/zero of=" + dir + "/f bs=1048576 count=8 status=none && sleep 2.2";
   const Result r = bounded_qprof({"run", "-q", "--watch-dir", dir, "-o", out, "--", "sh", "-c", job});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << "absent is not unreadable: " << r.err;
+  EXPECT_EQ(joined(r.err).find("cannot read"), std::string::npos) << "absent is not unreadable: " << r.err;
   const Trace t = trace::read_trace(out);
   const auto g = dir_growths(t);
   ASSERT_EQ(g.size(), 1u);
@@ -149,7 +149,7 @@ TEST(RunWatch, AnUnreadableDirectoryIsAWarningOnceAndTheRunSucceeds) {
     fs::permissions(base + "/watched/secret", fs::perms::owner_all);
   }
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count_of(r.err, "cannot read " + base + "/watched/secret"), 1u) << "said once: " << r.err;
+  EXPECT_EQ(count_of(joined(r.err), "cannot read " + base + "/watched/secret"), 1u) << "said once: " << r.err;
   const Trace t = trace::read_trace(out);
   std::size_t notes = 0;
   for (const std::string& n : t.notes) notes += n.find("/watched/secret") != std::string::npos ? 1 : 0;

@@ -55,7 +55,7 @@ TEST(Sweep, WorkersModelRecoversInterceptSlopeAndTheSolvedCount) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* n : {"1", "2", "4", "8"}) {
     EXPECT_TRUE(fs::exists(dir + "/workers=" + n + ".dat")) << n;
-    EXPECT_NE(r.err.find("workers=" + std::string(n) + ": ok"), std::string::npos) << r.err;
+    EXPECT_NE(joined(r.err).find("workers=" + std::string(n) + ": ok"), std::string::npos) << r.err;
   }
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["sweep_runs"].size(), 4u);
@@ -112,7 +112,7 @@ TEST(Sweep, AFailingPointIsRecordedAndTheSweepGoesOn) {
   args.insert(args.end(), cmd.begin(), cmd.end());
   const Result r = bounded_qprof(args);
   EXPECT_EQ(r.status, 3) << r.err;  // the first failed run's own status
-  EXPECT_NE(r.err.find("[2/3] v=2: FAILED, exit status 3"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("[2/3] v=2: FAILED, exit status 3"), std::string::npos) << r.err;
   for (const char* v : {"1", "2", "3"}) EXPECT_TRUE(fs::exists(dir + "/v=" + std::string(v) + ".dat")) << v;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["sweep_runs"].size(), 3u);
@@ -157,7 +157,7 @@ TEST(Sweep, AGridOfTwoByThreeMakesSixTraces) {
       EXPECT_TRUE(fs::exists(dir + "/a=" + std::string(a) + ",b=" + b + ".dat")) << a << b;
     }
   }
-  EXPECT_NE(r.err.find("[6/6] a=2 b=z: ok"), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("[6/6] a=2 b=z: ok"), std::string::npos) << r.err;
 }
 
 // --fit: qprof fit at each point. alloc_tree's anonymous memory cannot be dropped, so the smallest
@@ -171,7 +171,7 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
       bounded_qprof({"sweep", "-d", dir, "-p", "workers=1,2,4", "--fit", "--fit-runs-max", "10", "--limit", "400MiB",
                      "--format", "json", "--", workload("alloc_tree"), "50", "{workers}", "30", "300"},
                     400);
-  if (r.status == 2 && r.err.find("may not create one here") != std::string::npos) GTEST_SKIP() << r.err;
+  if (r.status == 2 && joined(r.err).find("may not create one here") != std::string::npos) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const double a = 50, b = 30, step = 8;
@@ -191,7 +191,7 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
   EXPECT_NEAR((*fit)["slope"].get<double>() / (1 << 20), b, 2 * step / (4 - 1)) << r.out;
   // The limit is solved on what the job needs at full speed, not on what it touches.
   EXPECT_EQ(j["solved_figure"], "fit_full_speed");
-  EXPECT_NE(r.err.find("workers=4: fit: runs in "), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("workers=4: fit: runs in "), std::string::npos) << r.err;
 
   // compare --sweep finds fit's JSON beside each trace: the same model.
   std::vector<std::string> args{"compare", "--sweep", "workers", "--limit", "400MiB", "--format", "json"};
@@ -206,7 +206,7 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
   std::ofstream(dir + "/workers=1.fit.json") << "{\"findings\": 3";
   const Result d = qprof(args);
   EXPECT_EQ(d.status, 0) << d.err;
-  EXPECT_NE(d.err.find("workers=1.fit.json: "), std::string::npos) << d.err;
+  EXPECT_NE(joined(d.err).find("workers=1.fit.json: "), std::string::npos) << d.err;
 }
 
 TEST(Sweep, UsageErrors) {
@@ -215,7 +215,8 @@ TEST(Sweep, UsageErrors) {
   EXPECT_EQ(qprof({"sweep", "-p", "n=1,,2", "--", "true", "{n}"}).status, 2);  // an empty value
   const Result twice = qprof({"sweep", "-p", "n=1,1", "--", "true", "{n}"});   // a value twice
   EXPECT_EQ(twice.status, 2);
-  EXPECT_NE(twice.err.find("the value 1 is given twice (--repeat N runs each point N times)"), std::string::npos)
+  EXPECT_NE(joined(twice.err).find("the value 1 is given twice (--repeat N runs each point N times)"),
+            std::string::npos)
       << twice.err;
   EXPECT_EQ(qprof({"sweep", "-p", "n=1"}).status, 2);  // no command
   // A text chart is refused before any run: the command would write the file.
@@ -224,20 +225,21 @@ TEST(Sweep, UsageErrors) {
       qprof({"sweep", "-d", temp_dir() + "/text_chart", "-p", "n=1,2", "--plot", "-", "--", "touch", ran + "{n}"});
   EXPECT_EQ(text.status, 2);
   EXPECT_EQ(text.out, "");
-  EXPECT_NE(text.err.find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
+  EXPECT_NE(joined(text.err).find("a sweep's chart is a .png, .svg or .pdf file"), std::string::npos) << text.err;
   EXPECT_FALSE(fs::exists(ran + "1"));
   // A grid has no model to draw: refused before its first run too.
   const Result grid = qprof({"sweep", "-d", temp_dir() + "/grid_chart", "-p", "a=1,2", "-p", "b=1,2", "--plot",
                              temp_dir() + "/grid.svg", "--", "touch", ran + "{a}{b}"});
   EXPECT_EQ(grid.status, 2);
-  EXPECT_NE(grid.err.find("--plot draws the model of one parameter; a grid (2 -p) has none"), std::string::npos)
+  EXPECT_NE(joined(grid.err).find("--plot draws the model of one parameter; a grid (2 -p) has none"), std::string::npos)
       << grid.err;
   EXPECT_FALSE(fs::exists(ran + "11"));
   // A command that cannot be started: its 127 (as run's), and no more runs.
   const Result missing =
       qprof({"sweep", "-d", temp_dir() + "/missing_command", "-p", "n=1,2", "--", "/nonexistent/command", "{n}"});
   EXPECT_EQ(missing.status, 127) << missing.err;
-  EXPECT_NE(missing.err.find("the command could not be started; no more runs"), std::string::npos) << missing.err;
+  EXPECT_NE(joined(missing.err).find("the command could not be started; no more runs"), std::string::npos)
+      << missing.err;
 }
 
 }  // namespace

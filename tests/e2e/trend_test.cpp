@@ -36,7 +36,7 @@ nlohmann::json report_json(const std::string& trace) {
 TEST(RunTrend, AGrowingJobIsSaidWithItsSlope) {
   Result r;
   const std::string trace = run_shape("grow", r);
-  EXPECT_NE(r.err.find("qprof:   trend           \u03a3 RSS grows "), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find("qprof:   trend           \u03a3 RSS grows "), std::string::npos) << r.err;
   const auto j = report_json(trace);
   EXPECT_NEAR(j["trend_rss_slope_bytes_per_s"].get<double>(), kRate, 0.05 * kRate);
   EXPECT_TRUE(j["trend_rss_significant"].get<bool>());
@@ -63,7 +63,7 @@ TEST(RunTrend, PlotTrendDrawsTheFittedLine) {
   EXPECT_NE(script.find("ls 27"), std::string::npos) << script;
   EXPECT_NE(script.find("title \"trend of \u03a3 RSS +"), std::string::npos) << script;
   EXPECT_NE(script.find(" MiB/s (R\u00b2 "), std::string::npos) << script;
-  EXPECT_EQ(p.err.find("not drawn"), std::string::npos) << p.err;
+  EXPECT_EQ(joined(p.err).find("not drawn"), std::string::npos) << p.err;
   // Without --trend, no such line.
   const Result plain = qprof({"plot", trace, "-o", dir + "/plain.svg", "--script", dir + "/plain.gp"});
   ASSERT_EQ(plain.status, 0) << plain.err;
@@ -79,7 +79,7 @@ TEST(RunTrend, PlotTrendSaysWhyItDrawsNoLine) {
   const Result p = qprof({"plot", "--trend", trace, "-o", dir + "/flat.svg", "--script", dir + "/flat.gp"});
   ASSERT_EQ(p.status, 0) << p.err;
   EXPECT_EQ(read_file(dir + "/flat.gp").find("ls 27"), std::string::npos);
-  EXPECT_NE(p.err.find("trend_flat.dat: trend of \u03a3 RSS not drawn: a line explains little of it (R\u00b2 "),
+  EXPECT_NE(joined(p.err).find("trend_flat.dat: trend of \u03a3 RSS not drawn: a line explains little of it (R\u00b2 "),
             std::string::npos)
       << p.err;
 }
@@ -88,7 +88,7 @@ TEST(RunTrend, FlatStepAndSpikeSayNoLeak) {
   for (const std::string shape : {"flat", "step", "spike"}) {
     Result r;
     const std::string trace = run_shape(shape, r);
-    EXPECT_EQ(r.err.find("trend  "), std::string::npos) << shape << ": " << r.err;
+    EXPECT_EQ(joined(r.err).find("trend  "), std::string::npos) << shape << ": " << r.err;
     const auto j = report_json(trace);
     EXPECT_FALSE(j["trend_rss_significant"].get<bool>()) << shape;
     EXPECT_FALSE(j.contains("trend_rss")) << shape;
@@ -109,7 +109,7 @@ TEST(RunTrend, EachStageHasItsOwnSlope) {
   EXPECT_FALSE(load["slope_significant"].get<bool>());
   EXPECT_NEAR(leak["slope_bytes_per_s"].get<double>(), kRate, 0.05 * kRate);
   // The stage table under the summary says it in words.
-  EXPECT_NE(r.err.find(" MiB/s (R\u00b2 "), std::string::npos) << r.err;
+  EXPECT_NE(joined(r.err).find(" MiB/s (R\u00b2 "), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every line qprof prints fits 80 columns where its output is not a terminal (a pipe, a log, a
-// CI page): help, report, compare, fit and the text chart.
+// CI page): help, report, compare, fit, the text chart, run's summary and warnings, sweep, list,
+// and the messages of every command (wrapped, their words all there).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -66,6 +68,59 @@ TEST(Width, FitFits80Columns) {
   const Result r = qprof({"fit", "--runs-max", "3", "--", workload("anon_and_mmap"), "20", data, "1"});
   if (r.status == 2 && r.err.find("cgroup") != std::string::npos) GTEST_SKIP() << "no memory cgroup here: " << r.err;
   expect_fits("fit", r.err);
+}
+
+// run's summary and what it says after the command (a budget's verdict, the stage table), -v's
+// whole block too: wrapped lines, every word kept.
+TEST(Width, RunsSummaryAndWarningsFit80Columns) {
+  const std::string dir = fresh_dir("width_run");
+  for (const bool verbose : {false, true}) {
+    std::vector<std::string> args{"run", "--max-peak", "1M", "-o", dir + "/run.dat", "--", workload("stage_spike"),
+                                  "20",  "50",         "20", "50"};
+    if (verbose) args.insert(args.begin() + 1, "-v");
+    const Result r = qprof(args);
+    EXPECT_EQ(r.status, 3) << "over the budget\n" << r.err;
+    expect_fits(verbose ? "run -v" : "run", r.err);
+    EXPECT_NE(joined(r.err).find("memory budget exceeded:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("qprof:   trace"), std::string::npos) << "the summary\n" << r.err;
+  }
+}
+
+// A usage error of a hundred and more columns wraps under itself; the words are all there.
+TEST(Width, LongErrorsWrapAndKeepTheirWords) {
+  const Result r = qprof({"plot", "--window", "3,1", data_file("plot/full.dat")});
+  EXPECT_EQ(r.status, 2) << r.err;
+  expect_fits("plot --window 3,1", r.err);
+  EXPECT_NE(r.err.find('\n'), r.err.size() - 1) << "more than one line: " << r.err;
+  EXPECT_NE(joined(r.err).find("--window 3,1: expected T0,T1 from the start (T0 < T1; either may be left out)"),
+            std::string::npos)
+      << r.err;
+}
+
+// sweep's tables leave out what the traces' names need room for, and say so; list leaves out
+// START where the default names (which hold it) and the command need the room.
+TEST(Width, SweepAndListFit80Columns) {
+  const std::string dir = fresh_dir("width_sweep");
+  const Result sweep =
+      qprof({"sweep", "-d", dir, "-p", "n=1,2", "--", workload("stage_spike"), "{n}", "50", "{n}", "50"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  expect_fits("sweep", sweep.out);
+  expect_fits("sweep's stderr", sweep.err);
+  EXPECT_NE(sweep.out.find(dir + "/n=1.dat"), std::string::npos) << "the trace's name whole\n" << sweep.out;
+  EXPECT_NE(joined(sweep.out).find("left out to fit 80 columns: repeat"), std::string::npos) << sweep.out;
+
+  const std::string traces = fresh_dir("width_list");
+  for (const char* name : {"qprof_20260101120000.000_4242.dat", "qprof_20260101120100.000_4243.dat"}) {
+    std::filesystem::copy_file(dir + "/n=1.dat", traces + "/" + name);
+  }
+  const Result list = qprof({"list", "--dir", traces});
+  ASSERT_EQ(list.status, 0) << list.err;
+  expect_fits("list", list.out);
+  EXPECT_NE(list.out.find("START left out to fit 80 columns"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("qprof_20260101120100.000_4243.dat"), std::string::npos) << "names whole\n" << list.out;
+  const Result named = qprof({"list", dir + "/n=1.dat"});
+  EXPECT_NE(named.out.find("START"), std::string::npos) << "short names leave room for it\n" << named.out;
+  expect_fits("list FILE", named.out);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ TEST(Recipes, BudgetGateAsAShellStep) {
   ASSERT_EQ(c.sh("sh", "qprof run -q -o small.dat -- python3 examples/calibrate.py --model 16").status, 0);
   const Result grown = c.sh("sh", gate + "small.dat" + job);
   EXPECT_EQ(grown.status, 3) << grown.err;
-  EXPECT_NE(grown.err.find("memory budget exceeded"), std::string::npos) << grown.err;
+  EXPECT_NE(joined(grown.err).find("memory budget exceeded"), std::string::npos) << grown.err;
   // main's trace of the same job: within 5 %.
   ASSERT_EQ(c.sh("sh", "cp pr.dat same.dat").status, 0);
   const Result same = c.sh("sh", gate + "same.dat" + job);
@@ -69,7 +69,7 @@ TEST(Recipes, BudgetGateAsAShellStep) {
   // A fixed budget below the job's peak (about 140 MiB).
   const Result over = c.sh("sh", gate + "same.dat" + job, {"MEMORY_BUDGET=100MiB"});
   EXPECT_EQ(over.status, 3) << over.err;
-  EXPECT_NE(over.err.find("exceeds the budget of 100.0 MiB"), std::string::npos) << over.err;
+  EXPECT_NE(joined(over.err).find("exceeds the budget of 100.0 MiB"), std::string::npos) << over.err;
 }
 
 TEST(Recipes, BudgetGateAsAGitHubActionsStep) {

@@ -15,6 +15,7 @@
 #include "qprof/analysis/bottleneck.hpp"
 #include "qprof/analysis/checkpoints.hpp"
 #include "qprof/common/charset.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/report/quark_yaml.hpp"
 #include "qprof/report/report.hpp"
 #include "qprof/runs/run_summary.hpp"
@@ -326,7 +327,9 @@ TEST(Summary, AFootprintBelowTheLargestProcessIsSaid) {
   EXPECT_EQ(format_short_summary(r).find("below the largest"), std::string::npos);
 }
 
-TEST(Summary, EveryLineFitsEightyColumns) {
+// Both summaries as wide as the terminal they are read in: 80 into a pipe, narrower or wider
+// where the terminal is; below 40 columns at 40.
+TEST(Summary, EveryLineFitsTheColumnsItIsGiven) {
   RunReport r = short_failed_run();
   r.command = std::string(200, 'x');
   r.pss.peak = PssSample{kStart + 0.01, 8 * kMiB, 7 * kMiB, std::nullopt};
@@ -341,22 +344,31 @@ TEST(Summary, EveryLineFitsEightyColumns) {
       record::WatchReport::Dir{"/very/long/path/of/a/watched/directory/that/goes/on/and/on/and/on", 1, 2, 3, 4, true});
   r.watch.walks = 3;
   r.sampling.unread_members = 2;
-  const std::string s = format_summary(r);
-  std::size_t from = 0;
-  while (from < s.size()) {
-    const std::size_t end = s.find('\n', from);
-    const std::string line = s.substr(from, end - from);
-    std::size_t width = 0;
-    for (const char c : line) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    // A path longer than a line is kept whole (it is copied, not read).
-    if (line.find("/very/long") == std::string::npos) {
-      EXPECT_LE(width, 80u) << line;
+  for (const std::size_t columns : {80u, 60u, 120u, 20u}) {
+    const std::size_t fits = std::max<std::size_t>(columns, 40);
+    for (const std::string& s : {format_summary(r, columns), format_short_summary(r, columns)}) {
+      std::size_t from = 0, widest = 0;
+      while (from < s.size()) {
+        const std::size_t end = s.find('\n', from);
+        const std::string line = s.substr(from, end - from);
+        // A path longer than a line is kept whole (it is copied, not read).
+        if (line.find("/very/long") == std::string::npos) {
+          EXPECT_LE(text_columns(line), fits) << columns << " columns: " << line;
+          widest = std::max(widest, text_columns(line));
+        }
+        from = end + 1;
+      }
+      EXPECT_GT(widest, fits - 12) << "the lines use the width they have\n" << s;
+      EXPECT_NE(s.find("qprof: xxxx"), std::string::npos) << "the command, cut to a line\n" << s;
     }
-    from = end + 1;
   }
+  const std::string s = format_summary(r);
+  EXPECT_EQ(s, format_summary(r, 80)) << "80 columns unless told";
   EXPECT_NE(s.find("upper bound"), std::string::npos) << s;
   EXPECT_NE(s.find("150 %"), std::string::npos) << "the CPU peak, measured\n" << s;
   EXPECT_NE(s.find("read 12 times"), std::string::npos) << s;
+  EXPECT_EQ(runs::summary_line("trend", "footprint grows 1.00 MiB/s", 80),
+            "qprof:   trend           footprint grows 1.00 MiB/s\n");
 }
 
 TEST(Summary, MarksInAsciiWhereTheLocaleIsNotUtf8) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "interrupted_pipe.hpp"
@@ -35,6 +36,24 @@ TEST(StderrSpeaker, APrefixNamesTheSubcommandOrQprofAlone) {
   stderr_speaker().line("a failure");
   warn_on_stderr("a note");
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "qprof peak: a budget\nqprof: a failure\nqprof: warning: a note\n");
+}
+
+// A message wider than the output wraps at spaces, continued 4 columns in; never right after
+// its prefix nor between a number and its unit, and a word wider than the line stays whole. COLUMNS sets the width here
+// (stderr is a file, 80 columns without it).
+TEST(StderrSpeaker, ALongMessageWrapsUnderItself) {
+  ::setenv("COLUMNS", "30", 1);
+  testing::internal::CaptureStderr();
+  stderr_speaker("peak").line("the budget of 1.00 GiB was exceeded by 12.0 MiB");
+  stderr_speaker("peak").line("/a/path/wider/than/thirty/columns/x.dat: gone");
+  const std::string got = testing::internal::GetCapturedStderr();
+  ::unsetenv("COLUMNS");
+  EXPECT_EQ(got,
+            "qprof peak: the budget of\n"
+            "    1.00 GiB was exceeded by\n"
+            "    12.0 MiB\n"
+            "qprof peak: /a/path/wider/than/thirty/columns/x.dat:\n"
+            "    gone\n");
 }
 
 }  // namespace

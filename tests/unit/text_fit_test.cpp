@@ -38,6 +38,24 @@ TEST(TextWrap, FitLinesKeepsWhatFitsAndBreaksTheRest) {
   for (std::size_t w : {20u, 60u, 80u}) EXPECT_LE(widest(fit_lines(wide + "\n" + wide, w)), w);
 }
 
+TEST(TextWrap, FitLinesKeepsAPrefixWithItsFirstWord) {
+  EXPECT_EQ(fit_lines("qprof peak: averyveryverylongword tail", 20, 12),
+            "qprof peak: averyveryverylongword\n    tail\n");
+  EXPECT_EQ(fit_lines("qprof peak: averyveryverylongword tail", 20),
+            "qprof peak:\n    averyveryverylongword\n    tail\n")
+      << "without it, the prefix is a line of its own";
+  EXPECT_EQ(fit_lines("peak 12.5 MiB at 3 s", 11), "peak\n    12.5 MiB\n    at 3 s\n") << "a number keeps its unit";
+  EXPECT_EQ(wrap_text("held 1.00 GiB then", 10), "held\n1.00 GiB\nthen\n");
+}
+
+TEST(TextWrap, CutToColumnsKeepsWholeCharacters) {
+  EXPECT_EQ(cut_to_columns("python3 train.py", 16), "python3 train.py") << "what fits is kept";
+  EXPECT_EQ(cut_to_columns("python3 train.py", 10), "python3...");
+  EXPECT_EQ(cut_to_columns("ΣΣΣΣΣΣ", 5), "ΣΣ...") << "one column per character, never half of one";
+  EXPECT_EQ(cut_to_columns("abcdef", 2), "..");
+  EXPECT_EQ(cut_to_columns("", 0), "");
+}
+
 TEST(RateColumn, OneUnitDownTheColumn) {
   const double mib = 1024.0 * 1024.0;
   // The largest rate, 20 MiB/s, sets it: a slow stage reads in MiB/s too, not in B/min.
