@@ -243,6 +243,10 @@ void sum_lines(SummaryLines& out, const RunReport& r, const std::string& incompl
     if (r.pss.rise_passes > 0) {
       read += ", and " + times(r.pss.rise_passes) + " as Σ RSS reached a new high";
     }
+    if (r.pss.rereads > 0) {
+      read += "; " + count_of(r.pss.rereads, "reading", "readings") +
+              " taken again at once as the tree's sharing moved (a process mapped or dropped pages shared)";
+    }
     out.line("Σ PSS", read + incomplete);
   }
 }

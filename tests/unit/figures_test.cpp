@@ -367,6 +367,11 @@ TEST(Summary, EveryLineFitsTheColumnsItIsGiven) {
   EXPECT_NE(s.find("upper bound"), std::string::npos) << s;
   EXPECT_NE(s.find("150 %"), std::string::npos) << "the CPU peak, measured\n" << s;
   EXPECT_NE(s.find("read 12 times"), std::string::npos) << s;
+  EXPECT_EQ(s.find("taken again"), std::string::npos) << "no reading was taken twice\n" << s;
+  r.pss.rereads = 2;
+  EXPECT_NE(unwrapped_summary(format_summary(r)).find("2 readings taken again at once as the tree's sharing moved"),
+            std::string::npos)
+      << format_summary(r);
   EXPECT_EQ(runs::summary_line("trend", "footprint grows 1.00 MiB/s", 80),
             "qprof:   trend           footprint grows 1.00 MiB/s\n");
 }

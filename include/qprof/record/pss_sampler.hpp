@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "qprof/common/proc_file.hpp"
 #include "qprof/common/proc_parse.hpp"
 #include "qprof/record/proc_tree.hpp"
+#include "qprof/record/pss_pass.hpp"
 
 namespace qprof::record {
 
@@ -40,7 +42,8 @@ class PssSampler {
   static constexpr std::chrono::milliseconds kRiseSpacing{100};
   static std::chrono::nanoseconds rise_spacing(std::chrono::nanoseconds since_first_pass);
 
-  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
+  // `page_size`: what a page of statm's resident count holds.
+  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock, Bytes page_size = 4096);
   ~PssSampler();
   PssSampler(const PssSampler&) = delete;
   PssSampler& operator=(const PssSampler&) = delete;
@@ -77,6 +80,8 @@ class PssSampler {
     std::lock_guard<std::mutex> lock(stop_mu_);
     return rise_passes_;
   }
+  // Of those, the passes read twice: the tree's sharing moved during the first reading.
+  std::uint64_t rereads() const { return rereads_.load(); }
 
  private:
   struct Target {
@@ -88,28 +93,28 @@ class PssSampler {
     // still shares its parent's memory would show the parent's.
     ProcDir dir;
   };
-  // One member's reading in a pass.
-  struct Share {
-    const Target* target;
-    proc::Rollup rollup;
-  };
   void loop();
   void pass();
-  // Whether the process still has its memory (false once it exited, is a zombie or is gone).
-  static bool holds_memory(const Target& t);
+  // Every target's rollup, between two readings of their resident sizes; `at`: when it began.
+  PssPass read_pass(Seconds& at);
+  // statm's resident size: 0 once the process exited or is a zombie, nullopt when it is gone.
+  std::optional<Bytes> resident(const Target& t) const;
 
   std::string proc_root_;
   const WallAnchor& clock_;
+  const Bytes page_size_;
   const std::int64_t asked_ns_;
   std::atomic<std::int64_t> interval_ns_;
   std::atomic<std::uint64_t> passes_{0};
+  std::atomic<std::uint64_t> rereads_{0};
 
   std::mutex members_mu_;
   std::vector<std::pair<pid_t, std::uint64_t>> members_;  // guarded by members_mu_
   std::uint64_t members_version_ = 0;                     // guarded by members_mu_
   std::uint64_t seen_version_ = 0;                        // thread only
   std::vector<Target> targets_;                           // thread only
-  std::vector<Share> shares_;                             // thread only: the pass's readings
+  std::vector<PssReading> readings_;                      // thread only: the pass's readings
+  std::vector<const Target*> read_targets_;               // thread only: whose they are
 
   std::mutex results_mu_;
   std::array<trace::PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains

@@ -116,6 +116,7 @@ PssReport pss_report(const Sampler& sampler) {
     r.interval = pss->interval();
     r.passes = pss->passes();
     r.rise_passes = pss->rise_passes();
+    r.rereads = pss->rereads();
   }
   return r;
 }
