@@ -99,7 +99,9 @@ Result<int> list_action(const ListCli& o) {
   if (!paths) return paths.failure();
   int status = 0;
   std::vector<Row> rows;
-  std::string fallback;  // why a row's PEAK is Σ RSS
+  std::string fallback;     // why a row's PEAK is Σ RSS
+  std::size_t marked = 0;   // rows whose PEAK is Σ RSS, marked
+  bool all_default = true;  // every name a default one (qprof_…, mprofile_…: it holds the start)
   for (const std::string& path : *paths) {
     TraceListing l;
     try {
@@ -113,8 +115,10 @@ Result<int> list_action(const ListCli& o) {
     for (const std::string& n : trace::reading_notices(path, l.completeness)) stderr_speaker("list").line(n);
     // A directory's traces by their file name (as mprof list); files as they were given.
     const std::string name = o.paths.empty() ? std::filesystem::path(path).filename().string() : path;
+    all_default = all_default && analysis::is_default_trace_name(std::filesystem::path(path).filename().string());
     rows.push_back({std::to_string(rows.size()), printable(name), local_time(l.start), human_seconds(l.duration),
                     peak_cell(l, o, fallback), printable(l.command)});
+    marked += rows.back().peak.ends_with("*");
   }
   if (rows.empty()) return status;
   // A footprint beside a marked Σ RSS: its digits in the same column.
@@ -136,12 +140,13 @@ Result<int> list_action(const ListCli& o) {
     w[4] = std::max(w[4], cells(r.peak));
   }
   // The command fills what the terminal has left (80 columns into a pipe), cut with "..."; where
-  // that leaves it too little, START goes first (a default name holds the same time). The names
-  // stay whole: they are what a user passes on, so a row of long ones may still be wider.
+  // that leaves it too little and every name is a default one, START goes first (the name holds
+  // the same time). The names stay whole: they are what a user passes on, so a row of long ones
+  // may still be wider.
   constexpr std::size_t kCommandAtLeast = 12;
   const std::size_t columns = output_columns(STDOUT_FILENO);
   std::size_t before_command = w[0] + w[1] + w[2] + w[3] + w[4] + 5 * 2;
-  const bool show_start = before_command + kCommandAtLeast <= columns;
+  const bool show_start = before_command + kCommandAtLeast <= columns || !all_default;
   if (!show_start) before_command -= w[2] + 2;
   const std::size_t command_width = std::max(kCommandAtLeast, columns > before_command ? columns - before_command : 0);
   for (Row& r : rows) r.command = cut_to_columns(r.command, command_width);
@@ -154,8 +159,9 @@ Result<int> list_action(const ListCli& o) {
   };
   print(width);
   for (const Row& r : rows) print(r);
-  if (!show_start) std::cout << "START left out to fit " << columns << " columns: each default name holds it\n";
-  if (!fallback.empty()) std::cout << "*: " << fallback << '\n';
+  if (!show_start) std::cout << "START left out to fit " << columns << " columns: each name holds it\n";
+  if (marked > 1) fallback = analysis::choose_metric(std::nullopt, false, "these traces").fallback;
+  if (!fallback.empty()) std::cout << fit_lines("*: " + fallback, columns);
   return status;
 }
 

@@ -21,6 +21,7 @@
 
 #include "qprof/common/safe_text.hpp"
 #include "qprof/common/sigpipe.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "commands.hpp"
 #include "completion.hpp"
 #include "help_examples.hpp"
@@ -152,7 +153,10 @@ void set_failure_message(CLI::App& app, const std::vector<std::string>& args) {
         }
       }
     }
-    return "qprof: " + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.\n";
+    // As wide as the terminal, as every other message (CLI11 prints it, not the speaker).
+    return qprof::fit_lines(
+        "qprof: " + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.",
+        qprof::output_columns(STDERR_FILENO), std::string_view("qprof: ").size());
   });
 }
 

@@ -19,15 +19,15 @@ constexpr std::size_t kMostColumns = 10000;
 }  // namespace
 
 std::size_t output_columns(int fd) {
-  // COLUMNS where it is set, as Python and other tools read it: a log, a script or a test that
-  // wants another width than the terminal's (or than 80) asks for it so.
+  // A terminal's own width first: it follows a resize, where a COLUMNS exported once would not.
+  winsize ws{};
+  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  // Else COLUMNS where it is set: a log or a script that wants another width than 80 asks so.
   if (const char* env = std::getenv("COLUMNS"); env && *env) {
     std::size_t columns = 0;
     const auto [end, error] = std::from_chars(env, env + std::strlen(env), columns);
     if (error == std::errc{} && *end == '\0' && columns > 0 && columns <= kMostColumns) return columns;
   }
-  winsize ws{};
-  if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   return 80;
 }
 

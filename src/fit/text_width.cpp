@@ -22,11 +22,11 @@ std::size_t offset_of_column(std::string_view s, std::size_t n) {
   return i;
 }
 
-// A unit after a number stays on its line: "1.2 s", "104.8 MiB".
+// A unit after a number stays on its line: "1.2 s", "104.8 MiB" (common's rule, as every message).
 bool unit_follows(std::string_view line, std::size_t space) {
+  if (space == 0 || !std::isdigit(static_cast<unsigned char>(line[space - 1]))) return false;
   const std::string_view next = line.substr(space + 1);
-  if (next.starts_with("MiB") || next.starts_with("GiB") || next.starts_with("KiB")) return true;
-  return next.starts_with('s') && (next.size() == 1 || !std::isalpha(static_cast<unsigned char>(next[1])));
+  return is_unit_word(next.substr(0, next.find(' ')));
 }
 
 // Where the word running over byte `cut` ends: the next space not before a unit, or the end.

@@ -37,8 +37,8 @@ TEST(CliHelp, AMistypedSubcommandSuggestsTheNearest) {
   // Nothing near: the list alone, no guess.
   const Result far = bounded_qprof({"frobnicate"});
   EXPECT_EQ(far.status, 2);
-  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
-  EXPECT_NE(far.err.find("The subcommands: run, attach, peak"), std::string::npos) << far.err;
+  EXPECT_EQ(joined(far.err).find("did you mean"), std::string::npos) << far.err;
+  EXPECT_NE(joined(far.err).find("The subcommands: run, attach, peak"), std::string::npos) << far.err;
   // A control character typed (or pasted) never reaches the terminal.
   const Result hostile = bounded_qprof({"plo\x1b[2Jt"});
   EXPECT_EQ(hostile.status, 2);

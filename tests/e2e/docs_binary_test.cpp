@@ -16,7 +16,8 @@ namespace {
 
 // "(default 0.01)" or "(default 1;" after `option` in run --help: the default in seconds.
 std::optional<double> help_default(const std::string& help, const std::string& option) {
-  const std::size_t at = help.find("  " + option + " ");
+  // The option's own line (two spaces in), not another's description that names it.
+  const std::size_t at = help.find("\n  " + option + " ");
   if (at == std::string::npos) return std::nullopt;
   std::smatch m;
   // The description as one line: --help wraps it to the terminal.

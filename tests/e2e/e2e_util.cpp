@@ -63,6 +63,9 @@ Process::Process(const std::vector<std::string>& argv, const std::string& input)
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
+    // Output as wide as a pipe's, 80 columns, whatever the shell that ran the tests exported
+    // (a test that wants another width runs `env COLUMNS=N ...`).
+    unsetenv("COLUMNS");
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -95,14 +95,14 @@ TEST(MprofCompat, RunsAppendedToOneFileAreSaidByEveryReader) {
   for (const auto& c : commands) {
     const Result r = qprof(c);
     EXPECT_EQ(r.status, 0) << c[0] << ": " << r.err;
-    EXPECT_NE(r.err.find(where), std::string::npos) << c[0] << ": " << r.err;
+    EXPECT_NE(joined(r.err).find(where), std::string::npos) << c[0] << ": " << r.err;
   }
   EXPECT_NE(read_file(script).find("bytearray(40"), std::string::npos) << "the chart is titled by the last command";
   EXPECT_NE(qprof({"report", out}).out.find("bytearray(40"), std::string::npos);
   // One run: not a word.
   const std::string one = temp_dir() + "/one_run.dat";
   write_file(one, text.substr(0, second));
-  EXPECT_EQ(qprof({"report", one}).err.find("second run"), std::string::npos);
+  EXPECT_EQ(joined(qprof({"report", one}).err).find("second run"), std::string::npos);
 }
 
 }  // namespace

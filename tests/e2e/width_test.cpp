@@ -95,6 +95,11 @@ TEST(Width, LongErrorsWrapAndKeepTheirWords) {
   EXPECT_NE(joined(r.err).find("--window 3,1: expected T0,T1 from the start (T0 < T1; either may be left out)"),
             std::string::npos)
       << r.err;
+  // One that the option parser refuses: wrapped too, with where to look.
+  const Result parser = qprof({"run", "-i", "abc", "--", "true"});
+  EXPECT_EQ(parser.status, 2) << parser.err;
+  expect_fits("run -i abc", parser.err);
+  EXPECT_NE(parser.err.find("\nRun 'qprof run --help' for the options.\n"), std::string::npos) << parser.err;
 }
 
 // sweep's tables leave out what the traces' names need room for, and say so; list leaves out
@@ -113,14 +118,23 @@ TEST(Width, SweepAndListFit80Columns) {
   for (const char* name : {"qprof_20260101120000.000_4242.dat", "qprof_20260101120100.000_4243.dat"}) {
     std::filesystem::copy_file(dir + "/n=1.dat", traces + "/" + name);
   }
+  // An mprof trace: its PEAK is Σ RSS, marked, and the note under the table wraps.
+  std::filesystem::copy_file(data_file("mprof/func.dat"), traces + "/mprofile_20250101120000.dat");
   const Result list = qprof({"list", "--dir", traces});
   ASSERT_EQ(list.status, 0) << list.err;
   expect_fits("list", list.out);
   EXPECT_NE(list.out.find("START left out to fit 80 columns"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("qprof_20260101120100.000_4243.dat"), std::string::npos) << "names whole\n" << list.out;
-  const Result named = qprof({"list", dir + "/n=1.dat"});
-  EXPECT_NE(named.out.find("START"), std::string::npos) << "short names leave room for it\n" << named.out;
-  expect_fits("list FILE", named.out);
+  EXPECT_NE(joined(list.out).find("*: no footprint in this trace"), std::string::npos) << list.out;
+  // Names that are not default ones hold no time: START stays, the command gives way (a name
+  // stays whole, here a long temporary path: the one thing that may pass 80 columns).
+  const std::string other = fresh_dir("width_list_named");
+  for (const char* name : {"calibration-minmax-llama-7b-run-a.dat", "calibration-minmax-llama-7b-run-b.dat"})
+    std::filesystem::copy_file(dir + "/n=1.dat", other + "/" + name);
+  const Result long_names = qprof(
+      {"list", other + "/calibration-minmax-llama-7b-run-a.dat", other + "/calibration-minmax-llama-7b-run-b.dat"});
+  EXPECT_NE(long_names.out.find("START"), std::string::npos) << long_names.out;
+  EXPECT_EQ(long_names.out.find("left out"), std::string::npos) << long_names.out;
 }
 
 }  // namespace

@@ -42,12 +42,18 @@ TEST(StderrSpeaker, APrefixNamesTheSubcommandOrQprofAlone) {
 // its prefix nor between a number and its unit, and a word wider than the line stays whole. COLUMNS sets the width here
 // (stderr is a file, 80 columns without it).
 TEST(StderrSpeaker, ALongMessageWrapsUnderItself) {
+  const char* inherited = std::getenv("COLUMNS");
+  const bool had = inherited != nullptr;
+  const std::string kept = had ? inherited : "";
   ::setenv("COLUMNS", "30", 1);
   testing::internal::CaptureStderr();
   stderr_speaker("peak").line("the budget of 1.00 GiB was exceeded by 12.0 MiB");
   stderr_speaker("peak").line("/a/path/wider/than/thirty/columns/x.dat: gone");
   const std::string got = testing::internal::GetCapturedStderr();
-  ::unsetenv("COLUMNS");
+  if (had)
+    ::setenv("COLUMNS", kept.c_str(), 1);
+  else
+    ::unsetenv("COLUMNS");
   EXPECT_EQ(got,
             "qprof peak: the budget of\n"
             "    1.00 GiB was exceeded by\n"

@@ -10,8 +10,8 @@
 
 namespace qprof {
 
-// The width text is written in: COLUMNS where it is set (a whole number, 1 to 10000), else the
-// columns of the terminal on `fd`, or 80 when `fd` is not one (or says 0).
+// The width text is written in: the columns of the terminal on `fd`; where `fd` is not one (or
+// says 0), COLUMNS where it is set (a whole number, 1 to 10000), else 80.
 std::size_t output_columns(int fd);
 
 // Columns that `text` takes on a terminal: one per UTF-8 character (Σ, ², × included).
