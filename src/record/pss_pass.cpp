@@ -2,46 +2,69 @@
 #include "qprof/record/pss_pass.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace qprof::record {
+namespace {
+
+struct Moved {
+  Bytes up = 0, down = 0;
+};
+Moved moved(Bytes before, Bytes after) { return after > before ? Moved{after - before, 0} : Moved{0, before - after}; }
+
+}  // namespace
 
 bool PssPass::moved() const {
   constexpr Bytes kFloor = Bytes{1} << 20;
-  return slack > kFloor && slack * 100 > sum.pss;
+  return bound > kFloor && bound * 100 > sum.pss;
 }
 
 PssPass assemble_pss_pass(std::span<const PssReading> readings) {
   PssPass p;
   Bytes raw = 0, raw_unreclaimable = 0;
   bool split = false;
+  // The members counted: one that exits during the pass hands its share of the pages it shared
+  // to the others, and those read after it count that share again (workers that end one by one
+  // made the footprint 14 MiB above the truth); left out, each share is at most what it is.
+  std::vector<const PssReading*> counted;
   for (std::size_t i = 0; i < readings.size(); ++i) {
     const PssReading& r = readings[i];
-    const bool last = i + 1 == readings.size();
-    const bool left = !r.resident_after || *r.resident_after == 0;
-    // A member that exits during the pass hands its share of the pages it shared to the others:
-    // those read after it count that share again (workers that end one by one made the footprint
-    // 14 MiB above the truth). Left out, each share is at most what it is.
-    if (left && !last) continue;
-    ++p.counted;
+    const bool left = !r.after || r.after->total() == 0;
+    if (left && i + 1 < readings.size()) continue;
+    counted.push_back(&r);
+  }
+  for (std::size_t k = 0; k < counted.size(); ++k) {
+    const PssReading& r = *counted[k];
     raw += r.rollup.pss;
     p.sum.uss += r.rollup.uss;
     if (r.rollup.has_split) {
       split = true;
       raw_unreclaimable += r.rollup.pss_unreclaimable;
     }
-    if (left) continue;  // the last one read: no member after it counted its share again
-    // Pages this member mapped or unmapped during the pass, of those it shares: each moved the
-    // shares of the members read on the other side of the change, by at most half a page. Pages
-    // of its own (USS) moved no other member's share: a job that grows is not cut.
-    const Bytes after = *r.resident_after;
-    const Bytes moved = after > r.resident_before ? after - r.resident_before : r.resident_before - after;
+    if (!r.after || r.after->total() == 0) continue;  // the last one read left: no member after it
+    const ResidentKinds before = r.before.value_or(ResidentKinds{});
+    const Moved file = moved(before.file, r.after->file), shmem = moved(before.shmem, r.after->shmem);
+    // Pages mapped count against the members read before this one (none for the first); pages
+    // dropped against those read after it (none for the last). New anonymous pages are private;
+    // anonymous pages dropped may have been shared since a fork.
+    const bool first = k == 0, last = k + 1 == counted.size();
+    const Bytes anon_down = before.anon > r.after->anon ? before.anon - r.after->anon : 0;
+    const Bytes up = first ? 0 : file.up + shmem.up, up_unreclaimable = first ? 0 : shmem.up;
+    const Bytes down = last ? 0 : file.down + shmem.down + anon_down;
+    const Bytes down_unreclaimable = last ? 0 : shmem.down + anon_down;
+    // Of the pages it shares only: half a page each.
     const Bytes shared = r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0;
-    p.slack += std::min(moved, shared) / 2;
+    p.bound += std::min(up + down, shared) / 2;
+    p.unreclaimable_bound += std::min(up_unreclaimable + down_unreclaimable, shared) / 2;
   }
-  // Never below what the members hold alone: their own pages are counted whole at any moment.
-  p.sum.pss = std::max(raw > p.slack ? raw - p.slack : 0, p.sum.uss);
-  p.slack = raw - p.sum.pss;
-  if (split) p.sum.unreclaimable = std::min(raw_unreclaimable > p.slack ? raw_unreclaimable - p.slack : 0, p.sum.pss);
+  p.counted = counted.size();
+  // Never below what the members hold alone: their own pages count whole at any moment.
+  p.sum.pss = std::max(raw > p.bound ? raw - p.bound : 0, p.sum.uss);
+  if (split) {
+    // Its overshoot is part of Σ PSS's: no more is taken off it than was taken off the sum.
+    const Bytes off = std::min(p.unreclaimable_bound, raw - p.sum.pss);
+    p.sum.unreclaimable = std::min(raw_unreclaimable > off ? raw_unreclaimable - off : 0, p.sum.pss);
+  }
   return p;
 }
 

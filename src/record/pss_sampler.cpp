@@ -7,14 +7,14 @@
 #include <chrono>
 
 #include "qprof/common/proc_parse.hpp"
+#include "qprof/common/proc_status.hpp"
 
 namespace qprof::record {
 using trace::PssSample;
 
-PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock, Bytes page_size)
+PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock)
     : proc_root_(std::move(proc_root)),
       clock_(clock),
-      page_size_(page_size),
       asked_ns_(static_cast<std::int64_t>(interval * 1e9)),
       interval_ns_(asked_ns_),
       thread_([this] { loop(); }) {}
@@ -119,19 +119,19 @@ bool PssSampler::pass_now(Seconds budget) {
          !stop_;
 }
 
-std::optional<Bytes> PssSampler::resident(const Target& t) const {
-  char buf[128];
-  const ssize_t n = t.dir.open("statm").read(buf, sizeof buf);
+std::optional<ResidentKinds> PssSampler::resident(const Target& t) {
+  char buf[4096];
+  const ssize_t n = t.dir.open("status").read(buf, sizeof buf);
   if (n <= 0) return std::nullopt;
-  const auto pages = proc::parse_statm_resident_pages(std::string_view(buf, static_cast<std::size_t>(n)));
-  if (!pages) return std::nullopt;
-  return *pages * page_size_;  // 0 for a process past its exit_mm
+  const proc::StatusUsage u = proc::parse_status_usage(std::string_view(buf, static_cast<std::size_t>(n)));
+  if (!u.valid) return std::nullopt;
+  return ResidentKinds{u.anon, u.file, u.shmem};  // nothing held by a process past its exit_mm
 }
 
 PssPass PssSampler::read_pass(Seconds& at) {
-  // Each member's resident size around the rollups: what it mapped or unmapped meanwhile.
+  // Each member's resident sizes around the rollups: what it mapped or dropped meanwhile.
   readings_.clear();
-  for (const Target& t : targets_) readings_.push_back({{}, resident(t).value_or(0), std::nullopt});
+  for (const Target& t : targets_) readings_.push_back({{}, resident(t), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
   char buf[4096];
   std::size_t kept = 0;
@@ -145,7 +145,7 @@ PssPass PssSampler::read_pass(Seconds& at) {
     readings_[kept++] = readings_[i];
   }
   readings_.resize(kept);
-  for (std::size_t i = 0; i < kept; ++i) readings_[i].resident_after = resident(*read_targets_[i]);
+  for (std::size_t i = 0; i < kept; ++i) readings_[i].after = resident(*read_targets_[i]);
   return assemble_pss_pass(readings_);
 }
 
@@ -174,17 +174,17 @@ void PssSampler::pass() {
   }
   if (targets_.empty()) return;
   read_targets_.resize(targets_.size());
-  // A pass during which the tree's sharing moved is read again at once, and the reading that
-  // moved least is kept (its bound taken off): a worker that maps its parent's buffer moves
-  // for a few milliseconds, and the second reading comes after it.
+  // A pass during which the tree's sharing moved is read again at once, up to kReadings times,
+  // and the reading that moved least is kept, its bound taken off: a worker that maps its
+  // parent's buffer moves for a few milliseconds, and a later reading comes after it.
   Seconds at = 0;
   PssPass best = read_pass(at);
-  if (best.moved()) {
-    ++rereads_;
+  for (int again = 1; again < kReadings && best.moved(); ++again) {
+    if (again == 1) ++rereads_;
     Seconds again_at = 0;
-    PssPass again = read_pass(again_at);
-    if (again.counted > 0 && again.slack < best.slack) {
-      best = again;
+    PssPass next = read_pass(again_at);
+    if (next.counted > 0 && next.bound < best.bound) {
+      best = next;
       at = again_at;
     }
   }

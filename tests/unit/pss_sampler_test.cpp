@@ -23,27 +23,32 @@ TEST(PssSampler, NewHighsAreReadSoonerAtAJobsStart) {
 }  // namespace qprof
 
 // A pass put together from its readings: the members' resident sizes around it bound what a
-// change of sharing during it added (half a page per page a member mapped or dropped, of the
-// pages it shares), and that bound is taken off.
+// change of sharing during it added (half a page per shared page a member mapped or dropped, the
+// first one read never by mapping, the last never by dropping), and that bound is taken off.
 namespace qprof {
 namespace {
 using record::assemble_pss_pass;
 using record::PssReading;
+using record::ResidentKinds;
 
 constexpr Bytes kMiB = Bytes{1} << 20;
 
 proc::Rollup rollup(Bytes rss, Bytes pss, Bytes uss, Bytes unreclaimable) {
   return {rss, pss, uss, unreclaimable, true};
 }
+ResidentKinds anon(Bytes a) { return {a, 0, 0}; }
+ResidentKinds shmem(Bytes s, Bytes a = 0) { return {a, 0, s}; }
+ResidentKinds file(Bytes f, Bytes a = 0) { return {a, f, 0}; }
 
 TEST(PssPass, AStillTreeIsItsSum) {
-  const std::vector<PssReading> still{{rollup(100 * kMiB, 50 * kMiB, 10 * kMiB, 45 * kMiB), 100 * kMiB, 100 * kMiB},
-                                      {rollup(80 * kMiB, 40 * kMiB, 0, 40 * kMiB), 80 * kMiB, 80 * kMiB}};
+  const std::vector<PssReading> still{
+      {rollup(100 * kMiB, 50 * kMiB, 10 * kMiB, 45 * kMiB), shmem(90 * kMiB, 10 * kMiB), shmem(90 * kMiB, 10 * kMiB)},
+      {rollup(80 * kMiB, 40 * kMiB, 0, 40 * kMiB), shmem(80 * kMiB), shmem(80 * kMiB)}};
   const auto p = assemble_pss_pass(still);
   EXPECT_EQ(p.sum.pss, 90 * kMiB);
   EXPECT_EQ(p.sum.uss, 10 * kMiB);
   EXPECT_EQ(p.sum.unreclaimable, 85 * kMiB);
-  EXPECT_EQ(p.slack, 0u);
+  EXPECT_EQ(p.bound, 0u);
   EXPECT_EQ(p.counted, 2u);
   EXPECT_FALSE(p.moved());
 }
@@ -52,47 +57,67 @@ TEST(PssPass, AStillTreeIsItsSum) {
 // then 3 readers read after they mapped all of it. Raw, 100 + 3 × 25 = 175 MiB; the truth at
 // every moment, 100 MiB.
 TEST(PssPass, ReadersThatMappedASharedBufferDuringThePassAreNotCountedTwice) {
-  std::vector<PssReading> pass{{rollup(100 * kMiB, 100 * kMiB, 100 * kMiB, 100 * kMiB), 100 * kMiB, 100 * kMiB}};
-  for (int i = 0; i < 3; ++i) pass.push_back({rollup(100 * kMiB, 25 * kMiB, 0, 25 * kMiB), 0, 100 * kMiB});
+  std::vector<PssReading> pass{
+      {rollup(100 * kMiB, 100 * kMiB, 100 * kMiB, 100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)}};
+  for (int i = 0; i < 3; ++i)
+    pass.push_back({rollup(100 * kMiB, 25 * kMiB, 0, 25 * kMiB), shmem(0), shmem(100 * kMiB)});
   const auto p = assemble_pss_pass(pass);
-  EXPECT_LE(p.sum.pss, 100 * kMiB);
-  EXPECT_LE(*p.sum.unreclaimable, p.sum.pss);
-  EXPECT_EQ(p.sum.pss + p.slack, 175 * kMiB) << "the bound taken off is the slack said";
+  EXPECT_EQ(p.bound, 150 * kMiB);
+  EXPECT_EQ(p.sum.pss, 100 * kMiB) << "175 less the bound, 25, is below the pages held alone";
+  EXPECT_EQ(p.sum.unreclaimable, 100 * kMiB);
   EXPECT_TRUE(p.moved()) << "read again";
-  EXPECT_GE(p.sum.pss, p.sum.uss) << "never below the pages held alone";
 }
 
-// Growth in pages of a member's own (USS) moves no other member's share: nothing is taken off.
+// A member's new anonymous pages are its own: nothing is taken off, whatever it shares besides.
+// Pages it maps from a file count in Σ PSS's bound, not in the unreclaimable part's.
 TEST(PssPass, AMemberThatGrowsPrivatelyIsNotCut) {
-  const std::vector<PssReading> growing{{rollup(60 * kMiB, 60 * kMiB, 60 * kMiB, 60 * kMiB), 50 * kMiB, 70 * kMiB},
-                                        {rollup(10 * kMiB, 8 * kMiB, 6 * kMiB, 7 * kMiB), 10 * kMiB, 10 * kMiB}};
+  const std::vector<PssReading> growing{
+      {rollup(10 * kMiB, 8 * kMiB, 6 * kMiB, 7 * kMiB), file(4 * kMiB, 6 * kMiB), file(4 * kMiB, 6 * kMiB)},
+      {rollup(1060 * kMiB, 560 * kMiB, 60 * kMiB, 560 * kMiB), shmem(1000 * kMiB, 40 * kMiB),
+       shmem(1000 * kMiB, 60 * kMiB)}};
   const auto p = assemble_pss_pass(growing);
-  EXPECT_EQ(p.sum.pss, 68 * kMiB);
-  EXPECT_EQ(p.slack, 0u);
-  // A member with shared pages that grew: at most the shared part, halved.
-  const std::vector<PssReading> mixed{{rollup(60 * kMiB, 40 * kMiB, 30 * kMiB, 0), 40 * kMiB, 60 * kMiB}};
-  EXPECT_EQ(assemble_pss_pass(mixed).slack, 10 * kMiB);
+  EXPECT_EQ(p.bound, 0u);
+  EXPECT_EQ(p.sum.pss, 568 * kMiB);
+  const std::vector<PssReading> mapping{
+      {rollup(10 * kMiB, 8 * kMiB, 6 * kMiB, 7 * kMiB), file(4 * kMiB, 6 * kMiB), file(4 * kMiB, 6 * kMiB)},
+      {rollup(60 * kMiB, 40 * kMiB, 30 * kMiB, 30 * kMiB), file(10 * kMiB, 30 * kMiB), file(30 * kMiB, 30 * kMiB)}};
+  const auto m = assemble_pss_pass(mapping);
+  EXPECT_EQ(m.bound, 10 * kMiB) << "20 MiB of a file mapped, after the first member was read: half";
+  EXPECT_EQ(m.unreclaimable_bound, 0u) << "file pages are not in the unreclaimable part";
+  EXPECT_EQ(m.sum.unreclaimable, 37 * kMiB);
+}
+
+// The first member read cannot overshoot by mapping (nobody was read before it), the last one
+// cannot by dropping (nobody after it).
+TEST(PssPass, TheReadOrderBoundsWhoCanOvershoot) {
+  const std::vector<PssReading> pass{
+      {rollup(100 * kMiB, 50 * kMiB, 0, 50 * kMiB), shmem(0), shmem(100 * kMiB)},             // maps, read first
+      {rollup(100 * kMiB, 50 * kMiB, 0, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},    // still
+      {rollup(100 * kMiB, 50 * kMiB, 0, 50 * kMiB), shmem(100 * kMiB), shmem(0, 1 * kMiB)}};  // drops, read last
+  const auto p = assemble_pss_pass(pass);
+  EXPECT_EQ(p.bound, 0u);
+  EXPECT_EQ(p.sum.pss, 150 * kMiB);
 }
 
 // A member that left during the pass is left out (its share went to those read after it), but
 // for the last one read; the sum is then the tree after it left.
 TEST(PssPass, AMemberThatLeftIsLeftOutButTheLast) {
-  const std::vector<PssReading> pass{{rollup(50 * kMiB, 25 * kMiB, 0, 0), 50 * kMiB, 0},
-                                     {rollup(50 * kMiB, 25 * kMiB, 0, 0), 50 * kMiB, 50 * kMiB},
-                                     {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), 8 * kMiB, std::nullopt}};
+  const std::vector<PssReading> pass{{rollup(50 * kMiB, 25 * kMiB, 0, 0), shmem(50 * kMiB), ResidentKinds{}},
+                                     {rollup(50 * kMiB, 25 * kMiB, 0, 0), shmem(50 * kMiB), shmem(50 * kMiB)},
+                                     {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), std::nullopt}};
   const auto p = assemble_pss_pass(pass);
   EXPECT_EQ(p.counted, 2u);
   EXPECT_EQ(p.sum.pss, 33 * kMiB);
-  EXPECT_EQ(p.slack, 0u);
-  const std::vector<PssReading> gone{{rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), 8 * kMiB, 0},
-                                     {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), 8 * kMiB, 0}};
+  EXPECT_EQ(p.bound, 0u);
+  const std::vector<PssReading> gone{{rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), ResidentKinds{}},
+                                     {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), ResidentKinds{}}};
   EXPECT_EQ(assemble_pss_pass(gone).counted, 1u);
   EXPECT_EQ(assemble_pss_pass({}).counted, 0u);
 }
 
 // A kernel without the split (before 5.9) gives no unreclaimable figure.
 TEST(PssPass, NoSplitNoUnreclaimable) {
-  const std::vector<PssReading> old{{{10 * kMiB, 9 * kMiB, 8 * kMiB, 0, false}, 10 * kMiB, 10 * kMiB}};
+  const std::vector<PssReading> old{{{10 * kMiB, 9 * kMiB, 8 * kMiB, 0, false}, anon(10 * kMiB), anon(10 * kMiB)}};
   EXPECT_FALSE(assemble_pss_pass(old).sum.unreclaimable);
 }
 

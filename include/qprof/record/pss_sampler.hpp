@@ -41,9 +41,10 @@ class PssSampler {
   static constexpr std::chrono::milliseconds kFirstRiseSpacing{10};
   static constexpr std::chrono::milliseconds kRiseSpacing{100};
   static std::chrono::nanoseconds rise_spacing(std::chrono::nanoseconds since_first_pass);
+  // A pass whose reading moved (PssPass::moved) is read again, up to this many readings in all.
+  static constexpr int kReadings = 6;
 
-  // `page_size`: what a page of statm's resident count holds.
-  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock, Bytes page_size = 4096);
+  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
   ~PssSampler();
   PssSampler(const PssSampler&) = delete;
   PssSampler& operator=(const PssSampler&) = delete;
@@ -80,7 +81,7 @@ class PssSampler {
     std::lock_guard<std::mutex> lock(stop_mu_);
     return rise_passes_;
   }
-  // Of those, the passes read twice: the tree's sharing moved during the first reading.
+  // Of those, the passes read more than once: the tree's sharing moved during the first reading.
   std::uint64_t rereads() const { return rereads_.load(); }
 
  private:
@@ -97,12 +98,12 @@ class PssSampler {
   void pass();
   // Every target's rollup, between two readings of their resident sizes; `at`: when it began.
   PssPass read_pass(Seconds& at);
-  // statm's resident size: 0 once the process exited or is a zombie, nullopt when it is gone.
-  std::optional<Bytes> resident(const Target& t) const;
+  // status's resident sizes by kind: nothing held once the process exited or is a zombie,
+  // nullopt when it is gone.
+  static std::optional<ResidentKinds> resident(const Target& t);
 
   std::string proc_root_;
   const WallAnchor& clock_;
-  const Bytes page_size_;
   const std::int64_t asked_ns_;
   std::atomic<std::int64_t> interval_ns_;
   std::atomic<std::uint64_t> passes_{0};
