@@ -59,7 +59,7 @@ class Summarizer : public trace::Visitor {
   }
   void warning(const std::string&) override { watch_.cut_at(line()); }
   void mem(const MemSample& s) override {
-    watch_.mem();
+    watch_.mem(s.t, line());
     if (!l_.start) l_.start = s.t;
     l_.peak = std::max(l_.peak.value_or(0), s.bytes);
     end_ = std::max(end_, s.t);

@@ -83,8 +83,8 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
       ->default_str("on")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_flag("--pss,!--no-pss", o.record_pss,
-               "Do not read PSS/USS (smaps_rollup). By default they are read every --pss-interval and at each new "
-               "high of Σ RSS (at most every 0.1 s), within 5 % of the time");
+               "Read PSS/USS (smaps_rollup), the default: every --pss-interval and at each new high of Σ RSS (at "
+               "most every 0.1 s), within 5 % of the time. --no-pss: not at all (no footprint without a cgroup)");
   app.add_option("--marker-regex", o.marker_regex,
                  "Regular expression (PCRE2, Perl's syntax) with one capture group (the label) for marker lines on "
                  "stderr (default: a line holding QPROF_MARK: anywhere; the label is what follows it). Each line "

@@ -170,8 +170,11 @@ Result<void> Builder::select_traces() {
 }
 
 void Builder::x_range() {
-  // To the last thing recorded: a sample, a checkpoint, or the command's end.
-  xmin_ = o_.from.value_or(0.0);
+  // From the start, or from a sample before it (a clock that went back: said as the trace is
+  // read), to the last thing recorded: a sample, a checkpoint, or the command's end.
+  double begin = 0;
+  for (const TraceInput& t : traces_) begin = std::min(begin, t.data->t_begin);
+  xmin_ = o_.from.value_or(begin);
   double end = 0;
   for (const TraceInput& t : traces_) {
     end = std::max(end, t.data->t_end);

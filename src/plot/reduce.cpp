@@ -71,6 +71,8 @@ class Reducer : public trace::Visitor {
   }
   void mem(const MemSample& s) override {
     const double t = rel(s.t);
+    clock_.mem_at(s.t, line());
+    d_.t_begin = d_.samples == 0 ? t : std::min(d_.t_begin, t);
     ++d_.samples;
     d_.t_end = std::max(d_.t_end, t);
     d_.mem.add(t, static_cast<double>(s.bytes));
@@ -216,6 +218,7 @@ class Reducer : public trace::Visitor {
   void warning(const std::string&) override { cut_line_ = line(); }
   std::size_t cut_line() const { return cut_line_; }
   std::size_t second_run() const { return runs_.second_run(); }
+  const trace::BackwardClock& clock() const { return clock_; }
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
@@ -411,6 +414,7 @@ class Reducer : public trace::Visitor {
   Bytes cgroup_peak_ = 0;
   std::size_t cut_line_ = 0;
   trace::AppendedRuns runs_;
+  trace::BackwardClock clock_;
 };
 
 template <typename Parse>
@@ -435,6 +439,8 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
     if (const std::string cut = trace::incomplete_notice(name, seen); !cut.empty() && options.warn_incomplete)
       warn(cut);
     if (const std::string runs = trace::appended_runs_notice(name, seen.second_run); !runs.empty()) warn(runs);
+    if (const std::string back = trace::clock_back_notice(name, r.clock().line(), r.clock().by()); !back.empty())
+      warn(back);
   }
   return d;
 }

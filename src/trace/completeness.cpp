@@ -2,6 +2,7 @@
 #include "qprof/trace/completeness.hpp"
 
 #include "qprof/common/safe_text.hpp"
+#include "qprof/common/units.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::trace {
@@ -11,7 +12,7 @@ class CompletenessReader : public trace::Visitor {
  public:
   void header(const TraceMeta& m) override { watch.header(m); }
   void exit(const ExitInfo&) override { watch.exit(); }
-  void mem(const MemSample&) override { watch.mem(); }
+  void mem(const MemSample& s) override { watch.mem(s.t, line()); }
   void cmdline(std::string_view) override { watch.cmdline_at(line()); }
   void warning(const std::string&) override { watch.cut_at(line()); }
   CompletenessWatch watch;
@@ -32,6 +33,8 @@ std::string Completeness::reason() const {
 Completeness completeness_of(const Trace& trace) {
   Completeness seen{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut};
   seen.second_run = trace.second_run_line;
+  seen.clock_back = trace.clock_back_line;
+  seen.clock_back_by = trace.clock_back_by;
   return seen;
 }
 
@@ -60,9 +63,17 @@ std::string appended_runs_notice(const std::string& file, std::size_t second_run
          "one trace, under the last command. Record each run to a file of its own";
 }
 
+std::string clock_back_notice(const std::string& file, std::size_t line, Seconds by) {
+  if (line == 0) return "";
+  return terminal_text(file) + ":" + std::to_string(line) + ": the clock went back " + human_seconds(by) +
+         " here (mprof stamps samples with the wall clock, which a clock step can set back): the samples are read as "
+         "written, so a chart draws back over itself and a time before the start reads negative";
+}
+
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen) {
   std::vector<std::string> out;
-  for (std::string n : {incomplete_notice(file, seen), appended_runs_notice(file, seen.second_run)}) {
+  for (std::string n : {incomplete_notice(file, seen), appended_runs_notice(file, seen.second_run),
+                        clock_back_notice(file, seen.clock_back, seen.clock_back_by)}) {
     if (!n.empty()) out.push_back(std::move(n));
   }
   return out;

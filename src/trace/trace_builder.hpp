@@ -29,6 +29,9 @@ class TraceBuilder : public Visitor {
   void mem(const MemSample& s) override {
     tr_.mem.push_back(s);
     now_.rss = s.bytes;
+    clock_.mem_at(s.t, line());
+    tr_.clock_back_line = clock_.line();
+    tr_.clock_back_by = clock_.by();
   }
   void child(std::int64_t pid, const MemSample& s) override {
     auto [it, added] = child_index_.try_emplace(pid, tr_.children.size());
@@ -120,6 +123,7 @@ class TraceBuilder : public Visitor {
   StageTracker stages_;
   std::vector<Stage> funcs_;
   AppendedRuns runs_;
+  BackwardClock clock_;
 
  protected:
   std::unordered_map<std::int64_t, std::size_t> child_index_;

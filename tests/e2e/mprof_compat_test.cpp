@@ -105,5 +105,30 @@ TEST(MprofCompat, RunsAppendedToOneFileAreSaidByEveryReader) {
   EXPECT_EQ(joined(qprof({"report", one}).err).find("second run"), std::string::npos);
 }
 
+// mprof stamps its samples with the wall clock, which a clock step sets back: a sample earlier
+// than one before it. Every reader reads the samples as written and says where the clock went
+// back; the chart reaches back to the earliest sample, so that the peak it names is drawn.
+TEST(MprofCompat, AClockThatWentBackIsSaidByEveryReader) {
+  const std::string dat = temp_dir() + "/clock_back.dat";
+  write_file(dat,
+             "CMDLINE ./job\nMEM 10 1700000000.1\nMEM 50 1700000000.0\nMEM 30 1700000000.2\nMEM 10 1700000000.3\n");
+  const std::string where = dat + ":3: the clock went back 100 ms here";
+  const std::vector<std::vector<std::string>> commands = {{"report", dat}, {"export", dat}, {"compare", dat},
+                                                          {"peak", dat},   {"list", dat},   {"plot", dat}};
+  for (const auto& c : commands) {
+    const Result r = qprof(c);
+    EXPECT_EQ(r.status, 0) << c[0] << ": " << r.err;
+    EXPECT_NE(joined(r.err).find(where), std::string::npos) << c[0] << ": " << r.err;
+    EXPECT_EQ(joined(r.err).find(where, joined(r.err).find(where) + 1), std::string::npos) << c[0] << ": said once";
+  }
+  const Result chart = qprof({"plot", dat, "--size", "80x24"});
+  EXPECT_NE(chart.out.find("peak 50.0 MiB at -100 ms"), std::string::npos) << chart.out;
+  EXPECT_NE(chart.out.find(" 50 +"), std::string::npos) << "the axis reaches the peak it names\n" << chart.out;
+  // A clock that only goes forward: not a word.
+  const std::string forward = temp_dir() + "/clock_forward.dat";
+  write_file(forward, "CMDLINE ./job\nMEM 10 1700000000.0\nMEM 50 1700000000.1\nMEM 50 1700000000.1\n");
+  EXPECT_EQ(qprof({"report", forward}).err.find("clock"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace qprof::test

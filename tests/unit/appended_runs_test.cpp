@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `mprof run -o FILE` appends: a file of several runs, each under its own CMDLINE, is read as one
-// trace under the last command, and where the second run starts is said.
+// trace under the last command, and where the second run starts is said. mprof's wall clock can
+// step back: where it did is said too.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -37,6 +38,33 @@ TEST(Reader, ARunAppendedAfterAnEmptyCommandIsFoundByEveryReader) {
   ASSERT_TRUE(reduced.has_value());
   EXPECT_EQ(reduced->second_run_line, 3u);
   EXPECT_EQ(file_completeness(file.path()).second_run, 3u);
+}
+
+// The first MEM line earlier than a sample before it, and by how much; equal times are not back.
+TEST(BackwardClock, TheFirstStepBackAndItsSize) {
+  BackwardClock c;
+  c.mem_at(10.0, 2);
+  c.mem_at(10.0, 3);
+  c.mem_at(10.5, 4);
+  EXPECT_EQ(c.line(), 0u);
+  c.mem_at(10.2, 5);  // behind the latest, 10.5
+  c.mem_at(9.0, 6);   // a second step is not the first
+  EXPECT_EQ(c.line(), 5u);
+  EXPECT_NEAR(c.by(), 0.3, 1e-9);
+}
+
+// The whole reader and the completeness check (export's, peak's) name the same line (the reduced
+// reader, report's, gives such a trace to the whole one); the notice says it once, with the step.
+TEST(BackwardClock, EveryReaderNamesTheSameLine) {
+  const test::RemovedTempFile file("clock_back.dat");
+  std::ofstream(file.path()) << "CMDLINE j\nMEM 1.0 1700000000.1\nMEM 5.0 1700000000.0\nMEM 3.0 1700000000.2\n";
+  const Trace whole = read_trace(file.path());
+  EXPECT_EQ(whole.clock_back_line, 3u);
+  EXPECT_FALSE(read_trace_reduced(file.path(), 0.5).has_value()) << "read whole";
+  EXPECT_EQ(file_completeness(file.path()).clock_back, 3u);
+  const std::vector<std::string> said = reading_notices(whole);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].rfind(file.path() + ":3: the clock went back 100 ms here", 0), 0u) << said[0];
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ struct TraceData {
   Seconds t0 = 0;
   std::uint64_t samples = 0;  // MEM lines in the whole file
   Seconds t_end = 0;          // the last MEM line of the file
+  Seconds t_begin = 0;        // the earliest MEM line: below 0 where the clock went back past the start
 
   // All series share one grid, so they are cut at the same times.
   std::shared_ptr<EnvelopeGrid> grid;

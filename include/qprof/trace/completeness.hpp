@@ -4,6 +4,8 @@
 // still reads, so every command that reads one says so, in one line with why.
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -22,6 +24,8 @@ struct Completeness {
   std::size_t cut_line = 0;    // a last line without its newline (ignored); 0: none
   bool samples = false;        // it has a MEM line (a trace without one is empty to every reader)
   std::size_t second_run = 0;  // the line of a second CMDLINE (Trace::second_run_line); 0: none
+  std::size_t clock_back = 0;  // the first MEM line earlier than one before it (Trace::clock_back_line); 0: none
+  Seconds clock_back_by = 0;   // by how much it went back there
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
   // A qprof trace that stops before its end record: no figure of it is the run's last.
@@ -49,13 +53,42 @@ class AppendedRuns {
   std::size_t second_run_ = 0;
 };
 
+// Where a trace's clock went back: the first MEM line whose time is earlier than a sample's
+// before it, and by how much. mprof stamps its samples with the wall clock, which a clock step
+// (NTP, a suspended VM) can set back; such a trace is read as written, and every reader says so
+// through this one rule.
+class BackwardClock {
+ public:
+  void mem_at(Seconds t, std::size_t line) {
+    if (seen_ && line_ == 0 && t < latest_) {
+      line_ = line;
+      by_ = latest_ - t;
+    }
+    latest_ = seen_ ? std::max(latest_, t) : t;
+    seen_ = true;
+  }
+  std::size_t line() const { return line_; }  // 0: it never went back
+  Seconds by() const { return by_; }
+
+ private:
+  bool seen_ = false;
+  Seconds latest_ = 0;
+  std::size_t line_ = 0;
+  Seconds by_ = 0;
+};
+
 // What a streaming visitor sees of a trace's completeness, record by record: a visitor that reads
 // for its own ends (qprof list's summary) calls these from its own overrides, with its line().
 class CompletenessWatch {
  public:
   void header(const TraceMeta& m) { seen_.qprof = m.format_version > 0; }
   void exit() { seen_.exit = true; }
-  void mem() { seen_.samples = true; }
+  void mem(Seconds t, std::size_t line) {
+    seen_.samples = true;
+    clock_.mem_at(t, line);
+    seen_.clock_back = clock_.line();
+    seen_.clock_back_by = clock_.by();
+  }
   void cmdline_at(std::size_t line) {
     runs_.cmdline_at(line);
     seen_.second_run = runs_.second_run();
@@ -66,6 +99,7 @@ class CompletenessWatch {
  private:
   Completeness seen_;
   AppendedRuns runs_;
+  BackwardClock clock_;
 };
 
 // Reads the trace at `path` through (throws trace::ParseError where it is bad): what a streaming
@@ -82,8 +116,12 @@ inline std::string incomplete_notice(const Trace& trace) {
 // "FILE:LINE: a second run starts here ...", terminal-safe, or "" for a file of one run.
 std::string appended_runs_notice(const std::string& file, std::size_t second_run);
 
+// "FILE:LINE: the clock went back ... here ...", terminal-safe, or "" for a clock that never did.
+std::string clock_back_notice(const std::string& file, std::size_t line, Seconds by);
+
 // What every command that reads a trace says of it on stderr before its output: the file is cut
-// short, or holds runs appended. One line each; none for a whole trace of one run.
+// short, holds runs appended, or its clock went back. One line each; none for a whole trace of
+// one run whose clock only went forward.
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen);
 inline std::vector<std::string> reading_notices(const Trace& trace) {
   return reading_notices(trace.source, completeness_of(trace));

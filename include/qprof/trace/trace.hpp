@@ -231,6 +231,10 @@ struct Trace {
   // The line of a second CMDLINE: runs appended to one file (`mprof run -o` appends), read as
   // one trace under the last command; 0: one run.
   std::size_t second_run_line = 0;
+  // The first MEM line whose time is earlier than a sample's before it (BackwardClock), and by
+  // how much; 0: the clock only went forward.
+  std::size_t clock_back_line = 0;
+  Seconds clock_back_by = 0;
   // Set by read_trace_reduced: of each sampled series only the records its peaks come from are
   // kept; a figure that needs every record reads the file again, as far as this reading went.
   struct Reduced {
