@@ -60,16 +60,11 @@ std::string cut_to_columns(std::string_view text, std::size_t width) {
   return std::string(text.substr(0, bytes)) + std::string("...").substr(0, std::min<std::size_t>(width, 3));
 }
 
-namespace {
-
-// Whether `line` may break at its space at byte `at`: not between a number and its unit.
-bool breaks_at(std::string_view line, std::size_t at) {
+bool may_break_at(std::string_view line, std::size_t at) {
   if (at == 0 || !std::isdigit(static_cast<unsigned char>(line[at - 1]))) return true;
   const std::string_view next = line.substr(at + 1, line.find(' ', at + 1) - (at + 1));
   return !is_unit_word(next);
 }
-
-}  // namespace
 
 std::string wrap_text(std::string_view text, std::size_t width, std::size_t first_indent, std::size_t indent) {
   std::string out, line(first_indent, ' ');
@@ -77,7 +72,7 @@ std::string wrap_text(std::string_view text, std::size_t width, std::size_t firs
   while (!text.empty()) {
     // A word, with the unit that follows it where it is a number ("3.22 MiB").
     std::size_t word_end = text.find(' ');
-    while (word_end != std::string_view::npos && !breaks_at(text, word_end)) word_end = text.find(' ', word_end + 1);
+    while (word_end != std::string_view::npos && !may_break_at(text, word_end)) word_end = text.find(' ', word_end + 1);
     const std::string_view word = text.substr(0, word_end);
     text.remove_prefix(word_end == std::string_view::npos ? text.size() : word_end + 1);
     if (word.empty()) continue;
@@ -105,7 +100,7 @@ std::size_t break_at(std::string_view line, std::size_t width, std::size_t whole
   std::size_t columns = 0, best = std::string_view::npos;
   for (std::size_t i = 0; i < line.size(); ++i) {
     if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
-    if (line[i] == ' ' && i > indent && breaks_at(line, i)) {
+    if (line[i] == ' ' && i > indent && may_break_at(line, i)) {
       if (columns <= width || best == std::string_view::npos) best = i;
       if (columns > width) break;
     }

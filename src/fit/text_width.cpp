@@ -2,7 +2,6 @@
 #include "qprof/fit/text_width.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "qprof/common/text_wrap.hpp"
 
@@ -23,11 +22,7 @@ std::size_t offset_of_column(std::string_view s, std::size_t n) {
 }
 
 // A unit after a number stays on its line: "1.2 s", "104.8 MiB" (common's rule, as every message).
-bool unit_follows(std::string_view line, std::size_t space) {
-  if (space == 0 || !std::isdigit(static_cast<unsigned char>(line[space - 1]))) return false;
-  const std::string_view next = line.substr(space + 1);
-  return is_unit_word(next.substr(0, next.find(' ')));
-}
+bool unit_follows(std::string_view line, std::size_t space) { return !may_break_at(line, space); }
 
 // Where the word running over byte `cut` ends: the next space not before a unit, or the end.
 std::size_t word_end(std::string_view line, std::size_t cut) {

@@ -32,7 +32,8 @@ std::string wrap(const std::string& text, std::size_t width) {
   std::size_t start = 0;
   auto next_break = [&](std::size_t from, bool after_punctuation) {
     for (std::size_t i = from; i < text.size(); ++i) {
-      if (text[i] == ' ' && (!after_punctuation || (i > 0 && std::strchr(",;:", text[i - 1])))) return i;
+      if (text[i] == ' ' && may_break_at(text, i) && (!after_punctuation || (i > 0 && std::strchr(",;:", text[i - 1]))))
+        return i;
     }
     return text.size();
   };
@@ -63,7 +64,8 @@ std::string wrap_fact(const std::string& line, std::size_t value_at, std::size_t
   std::string_view rest = std::string_view(line).substr(value_at);
   bool has_word = false;
   while (!rest.empty()) {
-    const std::size_t end = rest.find(' ');
+    std::size_t end = rest.find(' ');  // a word, with the unit that follows it where it is a number
+    while (end != std::string_view::npos && !may_break_at(rest, end)) end = rest.find(' ', end + 1);
     const std::string word(rest.substr(0, end));
     rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
     if (word.empty()) continue;

@@ -2,7 +2,6 @@
 #include "summary_lines.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "qprof/common/charset.hpp"
 #include "qprof/common/safe_text.hpp"
@@ -37,10 +36,9 @@ void SummaryLines::line(std::string_view what_utf8, std::string_view text_utf8) 
     std::size_t end = text.find(' ', pos);
     if (end == std::string_view::npos) end = text.size();
     // Glue the unit that follows a number to it.
-    if (end < text.size() && end > pos && std::isdigit(static_cast<unsigned char>(text[end - 1]))) {
-      std::size_t next = text.find(' ', end + 1);
-      if (next == std::string_view::npos) next = text.size();
-      if (is_unit_word(text.substr(end + 1, next - end - 1))) end = next;
+    if (end > pos && end < text.size() && !may_break_at(text, end)) {
+      end = text.find(' ', end + 1);
+      if (end == std::string_view::npos) end = text.size();
     }
     const std::string_view word = text.substr(pos, end - pos);
     pos = end + 1;

@@ -20,6 +20,8 @@ std::size_t text_columns(std::string_view text);
 // A unit that follows a number ("MiB" of "3.22 MiB", "%", "ms,"): a line never breaks between
 // them.
 bool is_unit_word(std::string_view word);
+// Whether `text` may break at its space at byte `at`: not between a number and its unit.
+bool may_break_at(std::string_view text, std::size_t at);
 
 // `text` cut to at most `width` columns, its end replaced by "..." where it was longer (ASCII:
 // any terminal shows it); never inside a character. Below 3 columns, as many dots as fit.
