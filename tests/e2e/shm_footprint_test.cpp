@@ -115,6 +115,9 @@ TEST_P(SharedMemory, DevShmIsUnreclaimable) {
 // 129 to 185 MiB in 5 of 5 runs before passes were read around each member's resident size.
 // Every PSS line stays within the truth (plus the kernel's per-CPU lag of the resident counts),
 // and the peak reaches it. On the cgroup basis too: the PSS lines are recorded there as well.
+// A reading that still moved after its sixth has its bound taken off and reads a little low; a
+// sanitized qprof reads several times slower, so more of its readings move (its peak came out
+// at 97.8 MiB once in the suite): there the peak is held within 5 %.
 TEST_P(SharedMemory, SigmaPssOfASharingThatNeverRestsIsThePagesOnce) {
   constexpr double kLagMiB = 3;  // the tree's own pages, and resident counts that lag a batch
   const Recorded r = record(GetParam(), "shared_flux", {"100", "3", "2", "10"});
@@ -125,7 +128,8 @@ TEST_P(SharedMemory, SigmaPssOfASharingThatNeverRestsIsThePagesOnce) {
     EXPECT_LE(mib(s.pss), kSharedMiB + kLagMiB) << "at " << s.t - r.trace.t0() << " s\n" << r.result.err;
     EXPECT_LE(s.unreclaimable.value_or(0), s.pss);
   }
-  EXPECT_GE(most, kSharedMiB - kPssRoundingMiB) << "the peak reaches the pages once\n" << r.result.err;
+  const double lowest = sanitized() ? kSharedMiB * 0.95 : kSharedMiB - kPssRoundingMiB;
+  EXPECT_GE(most, lowest) << "the peak reaches the pages once\n" << r.result.err;
 }
 
 // A job of a few hundredths of a second: 100 MiB of shared memory, held 20 ms. The stats passes
