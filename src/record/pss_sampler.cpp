@@ -128,10 +128,12 @@ std::optional<ResidentKinds> PssSampler::resident(const Target& t) {
   return ResidentKinds{u.anon, u.file, u.shmem};  // nothing held by a process past its exit_mm
 }
 
-PssPass PssSampler::read_pass(Seconds& at) {
-  // Each member's resident sizes around the rollups: what it mapped or dropped meanwhile.
+PssPass PssSampler::read_pass(Seconds& at, bool again) {
+  // Each member's resident sizes around the rollups: what it mapped or dropped meanwhile. A
+  // reading taken again at once starts from the sizes the one before ended on (read just then).
   readings_.clear();
-  for (const Target& t : targets_) readings_.push_back({{}, resident(t), std::nullopt});
+  for (std::size_t i = 0; i < targets_.size(); ++i)
+    readings_.push_back({{}, again ? last_after_[i] : resident(targets_[i]), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
   char buf[4096];
   std::size_t kept = 0;
@@ -145,7 +147,11 @@ PssPass PssSampler::read_pass(Seconds& at) {
     readings_[kept++] = readings_[i];
   }
   readings_.resize(kept);
-  for (std::size_t i = 0; i < kept; ++i) readings_[i].after = resident(*read_targets_[i]);
+  last_after_.assign(targets_.size(), std::nullopt);
+  for (std::size_t i = 0; i < kept; ++i) {
+    readings_[i].after = resident(*read_targets_[i]);
+    last_after_[static_cast<std::size_t>(read_targets_[i] - targets_.data())] = readings_[i].after;
+  }
   return assemble_pss_pass(readings_);
 }
 
@@ -178,11 +184,11 @@ void PssSampler::pass() {
   // and the reading that moved least is kept, its bound taken off: a worker that maps its
   // parent's buffer moves for a few milliseconds, and a later reading comes after it.
   Seconds at = 0;
-  PssPass best = read_pass(at);
+  PssPass best = read_pass(at, false);
   for (int again = 1; again < kReadings && best.moved(); ++again) {
-    if (again == 1) ++rereads_;
+    ++rereads_;
     Seconds again_at = 0;
-    PssPass next = read_pass(again_at);
+    PssPass next = read_pass(again_at, true);
     if (next.counted > 0 && next.bound < best.bound) {
       best = next;
       at = again_at;

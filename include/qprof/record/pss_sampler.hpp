@@ -81,7 +81,8 @@ class PssSampler {
     std::lock_guard<std::mutex> lock(stop_mu_);
     return rise_passes_;
   }
-  // Of those, the passes read more than once: the tree's sharing moved during the first reading.
+  // Readings taken again at once because the tree's sharing moved during the one before (each
+  // extra reading of a pass counts).
   std::uint64_t rereads() const { return rereads_.load(); }
 
  private:
@@ -97,7 +98,8 @@ class PssSampler {
   void loop();
   void pass();
   // Every target's rollup, between two readings of their resident sizes; `at`: when it began.
-  PssPass read_pass(Seconds& at);
+  // `again`: right after another reading, whose closing sizes open this one.
+  PssPass read_pass(Seconds& at, bool again);
   // status's resident sizes by kind: nothing held once the process exited or is a zombie,
   // nullopt when it is gone.
   static std::optional<ResidentKinds> resident(const Target& t);
@@ -116,6 +118,7 @@ class PssSampler {
   std::vector<Target> targets_;                           // thread only
   std::vector<PssReading> readings_;                      // thread only: the pass's readings
   std::vector<const Target*> read_targets_;               // thread only: whose they are
+  std::vector<std::optional<ResidentKinds>> last_after_;  // thread only: by target, the last reading's end
 
   std::mutex results_mu_;
   std::array<trace::PssSample, 256> results_{};  // a ring: the oldest results give way if nobody drains

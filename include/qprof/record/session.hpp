@@ -27,7 +27,7 @@ struct PssReport {
   Seconds interval = 0;                     // as it was adapted to the cost of a pass
   std::uint64_t passes = 0;                 // PSS readings of the tree
   std::uint64_t rise_passes = 0;            // of those, taken early at a new high of Σ RSS
-  std::uint64_t rereads = 0;                // of those, read twice: the tree's sharing moved
+  std::uint64_t rereads = 0;                // readings taken again: the tree's sharing moved during the one before
 };
 
 // How the command ended (end_figures' record_exit).
