@@ -89,20 +89,27 @@ TEST_P(RunMemKill, TheTreeRunsUnderTheLimitAndTheKillIsExplained) {
   const auto limit = analysis::memory_limit(t);
   ASSERT_TRUE(limit);
   EXPECT_EQ(limit->bytes, 120 * kMiB);
-  ASSERT_EQ(t.oom_kills.size(), 1u) << r.err;
-  const trace::OomKill& k = t.oom_kills.front();
-  EXPECT_EQ(k.role, "worker");
-  expect_name(k, "oom_workers");
-  ASSERT_TRUE(k.limit);
-  EXPECT_EQ(*k.limit, 120 * kMiB);
-  ASSERT_TRUE(k.tree);
-  EXPECT_LE(*k.tree, 121 * kMiB);
+  // Mostly one kill. On a loaded machine the kernel sometimes kills both: the second worker's
+  // pages are charged before the first one's are freed (2 of about 20 runs of the suite).
+  ASSERT_GE(t.oom_kills.size(), 1u) << r.err;
+  ASSERT_LE(t.oom_kills.size(), 2u) << r.err;
+  const std::string said = unwrapped(r.err);
+  for (const trace::OomKill& k : t.oom_kills) {
+    EXPECT_EQ(k.role, "worker");
+    expect_name(k, "oom_workers");
+    ASSERT_TRUE(k.limit);
+    EXPECT_EQ(*k.limit, 120 * kMiB);
+    ASSERT_TRUE(k.tree);
+    EXPECT_LE(*k.tree, 121 * kMiB);
+    EXPECT_NE(said.find("process " + std::to_string(k.pid) + " ("), std::string::npos) << r.err;
+  }
+  EXPECT_NE(said.find("qprof:   OOM kill        process " + std::to_string(t.oom_kills.front().pid) + " ("),
+            std::string::npos)
+      << r.err;
   // The footprint (the group's charge) never passes the limit.
   const auto fp = trace::footprint_of(t);
   ASSERT_TRUE(fp);
   EXPECT_LE(fp->peak, 120 * kMiB);
-  const std::string said = unwrapped(r.err);
-  EXPECT_NE(said.find("qprof:   OOM kill        process " + std::to_string(k.pid) + " ("), std::string::npos) << r.err;
   EXPECT_NE(said.find("a worker) killed"), std::string::npos) << r.err;
   EXPECT_NE(said.find("limit of 120.0 MiB"), std::string::npos) << r.err;
   // The next request grows as VPA's does: max(120 + 100, 120 × 1.2) = 220 MiB.
