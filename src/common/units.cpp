@@ -178,6 +178,7 @@ std::string human_seconds(Seconds s) {
   // cast of 1e13 s of hours to int is undefined behaviour.
   if (std::isnan(s)) return "? s";
   if (s < 0) return "-" + human_seconds(-s);
+  if (s < 0.5e-6) return "0 s";  // the start itself, or less than the microsecond shown: not "0 µs"
   if (s < 0.001)
     std::snprintf(buf, sizeof buf, "%.0f µs", s * 1e6);
   else if (s < 1.0)

@@ -113,6 +113,9 @@ TEST(Units, HumanForms) {
   EXPECT_EQ(human_seconds(12.34), "12.3 s");
   EXPECT_EQ(human_seconds(125), "2 min 5 s");
   EXPECT_EQ(human_seconds(0.0004), "400 µs");
+  EXPECT_EQ(human_seconds(0), "0 s") << "the start: a peak at the first sample";
+  EXPECT_EQ(human_seconds(4e-7), "0 s");
+  EXPECT_EQ(human_seconds(6e-7), "1 µs");
 }
 
 // Durations read from a trace can be anything: no integer cast overflows (it did past 7.7e12 s).
