@@ -81,6 +81,17 @@ else
 fi
 say ""
 
+echo "Σ PSS of a tree whose sharing never rests, quiet and with every core busy (about 1 minute)" >&2
+say "### Σ PSS of a tree whose sharing never rests"
+say ""
+say "\`bench/pss_sharing_cost.py --markdown\`: \`shared_flux 100 3 6 10\` (3 readers map and drop 100 MiB their"
+say "parent holds, every 10–20 ms, for 6 s: 100 MiB at every moment) and \`sh\` with 32 sleepers, \`--cgroup off\`,"
+say "on a quiet machine and with a busy loop per core beside it. qprof's CPU (schedstat), its PSS lines, and of the"
+say "readings once the buffer is written: how many read more than 5 % low or more than 3 MiB high, and their range."
+say ""
+$py bench/pss_sharing_cost.py --markdown --rounds "$rounds" "$build/tests/workloads/shared_flux" "qprof=$qprof" >> "$out"
+say ""
+
 echo "the kernel's floor: wake-ups and statm reads alone (about 75 s)" >&2
 $py - "$build/bench/statm_floor" "$rounds" "$work/floor.json" >> "$out" <<'EOF'
 import json, os, statistics, subprocess, sys
