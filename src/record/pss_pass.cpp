@@ -16,7 +16,7 @@ Moved moved(Bytes before, Bytes after) { return after > before ? Moved{after - b
 
 bool PssPass::moved() const {
   constexpr Bytes kFloor = Bytes{1} << 20;
-  return bound > kFloor && bound * 100 > sum.pss;
+  return motion() > kFloor && motion() * 100 > sum.pss;
 }
 
 PssPass assemble_pss_pass(std::span<const PssReading> readings) {
@@ -42,8 +42,8 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
       raw_unreclaimable += r.rollup.pss_unreclaimable;
     }
     if (!r.after || r.after->total() == 0) continue;  // the last one read left: no member after it
-    const ResidentKinds before = r.before.value_or(ResidentKinds{});
-    const Moved file = moved(before.file, r.after->file), shmem = moved(before.shmem, r.after->shmem);
+    const ResidentKinds before = r.before.value_or(ResidentKinds{}), after = *r.after;
+    const Moved file = moved(before.file, after.file), shmem = moved(before.shmem, after.shmem);
     // Pages mapped count against the members read before this one (none for the first); pages
     // dropped against those read after it (none for the last). New anonymous pages are private;
     // anonymous pages dropped may have been shared since a fork.
@@ -56,6 +56,19 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
     const Bytes shared = r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0;
     p.bound += std::min(up + down, shared) / 2;
     p.unreclaimable_bound += std::min(up_unreclaimable + down_unreclaimable, shared) / 2;
+    // What it left out: pages it mapped after its own rollup count against those read after it
+    // (none for the last), pages it dropped before against those read before (none for the
+    // first). Where the sizes right after its rollup are unknown, the whole pass counts.
+    const bool at_known = r.at && r.at->total() > 0;
+    const ResidentKinds& mapped_from = at_known ? *r.at : before;
+    const ResidentKinds& dropped_by = at_known ? *r.at : after;
+    const Bytes mapped_after =
+        last ? 0 : moved(mapped_from.file, after.file).up + moved(mapped_from.shmem, after.shmem).up;
+    const Bytes dropped_before = first ? 0
+                                       : moved(before.file, dropped_by.file).down +
+                                             moved(before.shmem, dropped_by.shmem).down +
+                                             moved(before.anon, dropped_by.anon).down;
+    p.missed += (mapped_after + dropped_before) / 2;
   }
   p.counted = counted.size();
   // Never below what the members hold alone: their own pages count whole at any moment.

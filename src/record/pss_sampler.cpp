@@ -143,6 +143,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
     const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!r) continue;
     readings_[i].rollup = *r;
+    readings_[i].at = resident(targets_[i]);
     read_targets_[kept] = &targets_[i];
     readings_[kept++] = readings_[i];
   }
@@ -189,7 +190,7 @@ void PssSampler::pass() {
     ++rereads_;
     Seconds again_at = 0;
     PssPass next = read_pass(again_at, true);
-    if (next.counted > 0 && next.bound < best.bound) {
+    if (next.counted > 0 && next.motion() < best.motion()) {
       best = next;
       at = again_at;
     }

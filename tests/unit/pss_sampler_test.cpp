@@ -99,6 +99,29 @@ TEST(PssPass, TheReadOrderBoundsWhoCanOvershoot) {
   EXPECT_EQ(p.sum.pss, 150 * kMiB);
 }
 
+// The other way: a reader that dropped the buffer after the parent was read and before its own
+// rollup (the parent counted the pages shared with it) leaves them half out: 69 MiB for 100.
+// Nothing could have been added, but the reading moved: it is read again, as one that added.
+TEST(PssPass, AMemberThatDroppedBeforeItsOwnReadingMovedTheOtherWay) {
+  std::vector<PssReading> pass{
+      {rollup(101 * kMiB, 50 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
+      {rollup(39 * kMiB, 19 * kMiB, 0, 19 * kMiB), shmem(100 * kMiB), shmem(20 * kMiB), shmem(22 * kMiB)}};
+  auto p = assemble_pss_pass(pass);
+  EXPECT_EQ(p.bound, 0u);
+  EXPECT_EQ(p.missed, 39 * kMiB) << "78 MiB dropped before its rollup: half a page each";
+  EXPECT_EQ(p.sum.pss, 69 * kMiB) << "left as read: only what a change added is taken off";
+  EXPECT_TRUE(p.moved());
+  pass[1].at.reset();
+  EXPECT_EQ(assemble_pss_pass(pass).missed, 40 * kMiB) << "unknown when: the whole pass's 80 MiB";
+  // Mapped after its own rollup, by a member read before another: also left out of that one.
+  const std::vector<PssReading> mapping{
+      {rollup(101 * kMiB, 100 * kMiB, 1 * kMiB, 100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
+      {rollup(1 * kMiB, 1 * kMiB, 1 * kMiB, 0), shmem(0), shmem(60 * kMiB), shmem(0)},
+      {rollup(101 * kMiB, 50 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)}};
+  EXPECT_EQ(assemble_pss_pass(mapping).missed, 30 * kMiB);
+  EXPECT_EQ(assemble_pss_pass(mapping).bound, 0u) << "its reading held none of them: nothing added";
+}
+
 // A member that left during the pass is left out (its share went to those read after it), but
 // for the last one read; the sum is then the tree after it left.
 TEST(PssPass, AMemberThatLeftIsLeftOutButTheLast) {

@@ -11,7 +11,8 @@
 // sizes moved during the pass, in pages they share: half a page per page mapped or dropped. Only
 // a member read after another can overshoot by mapping, only one read before another by dropping;
 // a member's new anonymous pages are its own and add nothing. A pass that moved more than a
-// little is read again; the bound of the reading kept is taken off.
+// little is read again (what it added or left out), and the reading that moved least is kept, its
+// bound taken off.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +36,8 @@ struct PssReading {
   proc::Rollup rollup;
   std::optional<ResidentKinds> before;  // before the pass's first rollup; nullopt: not read
   std::optional<ResidentKinds> after;   // after its last: nullopt or nothing held once it left
+  // Right after its own rollup; nullopt: not read (the whole pass then counts both ways).
+  std::optional<ResidentKinds> at = std::nullopt;
 };
 
 struct PssPass {
@@ -42,8 +45,15 @@ struct PssPass {
   // The most a change of sharing during the pass can have added to the members' Σ PSS, and of it
   // to their anonymous and shared memory (the unreclaimable part).
   Bytes bound = 0, unreclaimable_bound = 0;
+  // The most a change of sharing during the pass can have left out of the sum: a member that
+  // dropped pages before its own rollup (members read before it counted them shared with it) or
+  // mapped pages after it (members read after it count them shared with it). Not added back: it
+  // says how far the reading is from a still one.
+  Bytes missed = 0;
   std::size_t counted = 0;  // members whose reading is in the sum
-  // Moved enough to be read again: a bound over 1 MiB and over 1 % of the sum (the step of a new
+  // How far the reading is from a still one, either way.
+  Bytes motion() const { return bound + missed; }
+  // Moved enough to be read again: a motion over 1 MiB and over 1 % of the sum (the step of a new
   // Σ RSS high).
   bool moved() const;
 };
