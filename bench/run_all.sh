@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every figure of qprof's own cost (issue 17's goals) and the existing benchmarks, side by side
 # with the real mprof (Debian's python3-memory-profiler) and prmon where installed, in about
-# 16 minutes. Prints Markdown (medians, min–max, ratios, the machine) and writes it into
+# 45 minutes on 2 cores. Prints Markdown (medians, min–max, ratios, the machine) and writes it into
 # bench/RESULTS.md between the markers `<!-- run_all:begin -->` and `<!-- run_all:end -->`
 # (the rest of the file is kept).
 #
