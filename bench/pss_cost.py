@@ -15,7 +15,6 @@
 
 Prints Markdown: medians of ROUNDS rounds (default 5), min–max in brackets.
 """
-import glob
 import os
 import shutil
 import statistics
@@ -24,19 +23,11 @@ import sys
 import tempfile
 import time
 
+from schedstat import process_cpu_ns
+
 # qprof refuses a device as its trace (it would be lost): each run writes a file here instead.
 WORK = tempfile.mkdtemp(prefix="qprof-pss-cost-")
 TRACE = os.path.join(WORK, "run.dat")
-
-
-def task_cpu_ns(pid):
-    total = 0
-    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
-        try:
-            total += int(open(path).read().split()[0])
-        except (OSError, IndexError, ValueError):
-            pass  # a thread that ended between the listing and the read
-    return total
 
 
 def sampler_share(qprof, pss):
@@ -45,9 +36,9 @@ def sampler_share(qprof, pss):
     args = [qprof, "run", "-q", "-o", TRACE] + ([] if pss else ["--no-pss"]) + ["--", "sh", "-c", job]
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2)
-    a, ta = task_cpu_ns(p.pid), time.monotonic()
+    a, ta = process_cpu_ns(p.pid), time.monotonic()
     time.sleep(12)
-    b, tb = task_cpu_ns(p.pid), time.monotonic()
+    b, tb = process_cpu_ns(p.pid), time.monotonic()
     if p.wait() != 0:
         raise RuntimeError(f"{' '.join(args)} exited with status {p.returncode}")
     return (b - a) / 1e9 / (tb - ta)

@@ -16,7 +16,6 @@ parent is still writing the buffer): how many read more than 5 % low, how many m
 high (the kernel's per-CPU lag of resident counts and the tree's own pages), and their range.
 """
 import argparse
-import glob
 import os
 import statistics
 import subprocess
@@ -24,19 +23,11 @@ import sys
 import tempfile
 import time
 
+from schedstat import process_cpu_ns
+
 TRUTH_MIB = 100.0
 LOW_MIB = TRUTH_MIB * 0.95
 HIGH_MIB = TRUTH_MIB + 3
-
-
-def own_cpu_ns(pid):
-    total = 0
-    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
-        try:
-            total += int(open(path).read().split()[0])
-        except (OSError, IndexError, ValueError):
-            pass  # a thread that ended between the listing and the read
-    return total
 
 
 def record(qprof, job, trace):
@@ -45,7 +36,7 @@ def record(qprof, job, trace):
                          stdout=subprocess.DEVNULL)
     cpu = 0
     while p.poll() is None:
-        cpu = max(cpu, own_cpu_ns(p.pid))
+        cpu = max(cpu, process_cpu_ns(p.pid))
         time.sleep(0.02)
     if p.returncode != 0:
         sys.exit(f"{qprof} run exited {p.returncode}")
