@@ -12,6 +12,9 @@ struct Moved {
 };
 Moved moved(Bytes before, Bytes after) { return after > before ? Moved{after - before, 0} : Moved{0, before - after}; }
 
+// The pages of its reading it shares with another process.
+Bytes shared_of(const PssReading& r) { return r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0; }
+
 }  // namespace
 
 bool PssPass::moved() const {
@@ -33,8 +36,16 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
     if (left && i + 1 < readings.size()) continue;
     counted.push_back(&r);
   }
+  // What the members read before each one, and after it, share: the most a page it mapped or
+  // dropped can have been counted at a wrong share in their readings.
+  Bytes shared_total = 0;
+  for (const PssReading* r : counted) shared_total += shared_of(*r);
+  Bytes shared_so_far = 0;
   for (std::size_t k = 0; k < counted.size(); ++k) {
     const PssReading& r = *counted[k];
+    const Bytes shared = shared_of(r);
+    const Bytes shared_before = shared_so_far, shared_after = shared_total - shared_so_far - shared;
+    shared_so_far += shared;
     raw += r.rollup.pss;
     p.sum.uss += r.rollup.uss;
     if (r.rollup.has_split) {
@@ -53,22 +64,21 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
     const Bytes down = last ? 0 : file.down + shmem.down + anon_down;
     const Bytes down_unreclaimable = last ? 0 : shmem.down + anon_down;
     // Of the pages it shares only: half a page each.
-    const Bytes shared = r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0;
     p.bound += std::min(up + down, shared) / 2;
     p.unreclaimable_bound += std::min(up_unreclaimable + down_unreclaimable, shared) / 2;
     // What it left out: pages it mapped after its own rollup count against those read after it
     // (none for the last), pages it dropped before against those read before (none for the
-    // first). Where the sizes right after its rollup are unknown, the whole pass counts.
+    // first), each of the pages those members share only. Where the sizes right after its
+    // rollup are unknown, the whole pass counts. Anonymous pages are left out: shared only
+    // since a fork, while a heap that gives memory back would move every reading.
     const bool at_known = r.at && r.at->total() > 0;
     const ResidentKinds& mapped_from = at_known ? *r.at : before;
     const ResidentKinds& dropped_by = at_known ? *r.at : after;
     const Bytes mapped_after =
         last ? 0 : moved(mapped_from.file, after.file).up + moved(mapped_from.shmem, after.shmem).up;
-    const Bytes dropped_before = first ? 0
-                                       : moved(before.file, dropped_by.file).down +
-                                             moved(before.shmem, dropped_by.shmem).down +
-                                             moved(before.anon, dropped_by.anon).down;
-    p.missed += (mapped_after + dropped_before) / 2;
+    const Bytes dropped_before =
+        first ? 0 : moved(before.file, dropped_by.file).down + moved(before.shmem, dropped_by.shmem).down;
+    p.missed += (std::min(mapped_after, shared_after) + std::min(dropped_before, shared_before)) / 2;
   }
   p.counted = counted.size();
   // Never below what the members hold alone: their own pages count whole at any moment.

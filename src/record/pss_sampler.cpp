@@ -133,7 +133,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   // reading taken again at once starts from the sizes the one before ended on (read just then).
   readings_.clear();
   for (std::size_t i = 0; i < targets_.size(); ++i)
-    readings_.push_back({{}, again ? last_after_[i] : resident(targets_[i]), std::nullopt});
+    readings_.push_back({{}, again && last_after_[i] ? last_after_[i] : resident(targets_[i]), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
   char buf[4096];
   std::size_t kept = 0;

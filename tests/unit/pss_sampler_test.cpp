@@ -100,26 +100,48 @@ TEST(PssPass, TheReadOrderBoundsWhoCanOvershoot) {
 }
 
 // The other way: a reader that dropped the buffer after the parent was read and before its own
-// rollup (the parent counted the pages shared with it) leaves them half out: 69 MiB for 100.
+// rollup (the parent counted the pages shared with it) leaves them half out: 62 MiB for 101.
 // Nothing could have been added, but the reading moved: it is read again, as one that added.
 TEST(PssPass, AMemberThatDroppedBeforeItsOwnReadingMovedTheOtherWay) {
   std::vector<PssReading> pass{
-      {rollup(101 * kMiB, 50 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
-      {rollup(39 * kMiB, 19 * kMiB, 0, 19 * kMiB), shmem(100 * kMiB), shmem(20 * kMiB), shmem(22 * kMiB)}};
+      {rollup(101 * kMiB, 51 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
+      {rollup(22 * kMiB, 11 * kMiB, 0, 11 * kMiB), shmem(100 * kMiB), shmem(20 * kMiB), shmem(22 * kMiB)}};
   auto p = assemble_pss_pass(pass);
   EXPECT_EQ(p.bound, 0u);
   EXPECT_EQ(p.missed, 39 * kMiB) << "78 MiB dropped before its rollup: half a page each";
-  EXPECT_EQ(p.sum.pss, 69 * kMiB) << "left as read: only what a change added is taken off";
+  EXPECT_EQ(p.sum.pss, 62 * kMiB) << "left as read: only what a change added is taken off";
   EXPECT_TRUE(p.moved());
   pass[1].at.reset();
   EXPECT_EQ(assemble_pss_pass(pass).missed, 40 * kMiB) << "unknown when: the whole pass's 80 MiB";
-  // Mapped after its own rollup, by a member read before another: also left out of that one.
-  const std::vector<PssReading> mapping{
+  // The first member read has no member before it: its drops leave nothing out.
+  std::swap(pass[0], pass[1]);
+  EXPECT_EQ(assemble_pss_pass(pass).missed, 0u);
+}
+
+// Mapped after its own rollup, by a member read before another: left out of that one, as far as
+// what the members read after it share; the last member read has no member after it.
+TEST(PssPass, AMemberThatMappedAfterItsOwnReadingLeftOutWhatTheOthersShare) {
+  std::vector<PssReading> mapping{
       {rollup(101 * kMiB, 100 * kMiB, 1 * kMiB, 100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
-      {rollup(1 * kMiB, 1 * kMiB, 1 * kMiB, 0), shmem(0), shmem(60 * kMiB), shmem(0)},
+      {rollup(1 * kMiB, 1 * kMiB, 1 * kMiB, 0), shmem(0, 1 * kMiB), shmem(60 * kMiB, 1 * kMiB), shmem(0, 1 * kMiB)},
       {rollup(101 * kMiB, 50 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)}};
   EXPECT_EQ(assemble_pss_pass(mapping).missed, 30 * kMiB);
   EXPECT_EQ(assemble_pss_pass(mapping).bound, 0u) << "its reading held none of them: nothing added";
+  mapping[2].rollup = rollup(5 * kMiB, 3 * kMiB, 1 * kMiB, 2 * kMiB);
+  EXPECT_EQ(assemble_pss_pass(mapping).missed, 2 * kMiB) << "the member after it shares 4 MiB: at most those";
+  std::swap(mapping[1], mapping[2]);
+  EXPECT_EQ(assemble_pss_pass(mapping).missed, 0u) << "read last";
+}
+
+// A heap that gives memory back is no move: anonymous pages are shared only since a fork.
+TEST(PssPass, AHeapGivenBackLeavesNothingOut) {
+  const std::vector<PssReading> pass{
+      {rollup(101 * kMiB, 51 * kMiB, 1 * kMiB, 50 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB), shmem(100 * kMiB)},
+      {rollup(110 * kMiB, 60 * kMiB, 10 * kMiB, 60 * kMiB), shmem(100 * kMiB, 60 * kMiB), shmem(100 * kMiB, 10 * kMiB),
+       shmem(100 * kMiB, 10 * kMiB)}};
+  const auto p = assemble_pss_pass(pass);
+  EXPECT_EQ(p.missed, 0u);
+  EXPECT_FALSE(p.moved());
 }
 
 // A member that left during the pass is left out (its share went to those read after it), but

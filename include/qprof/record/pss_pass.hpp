@@ -36,7 +36,8 @@ struct PssReading {
   proc::Rollup rollup;
   std::optional<ResidentKinds> before;  // before the pass's first rollup; nullopt: not read
   std::optional<ResidentKinds> after;   // after its last: nullopt or nothing held once it left
-  // Right after its own rollup; nullopt: not read (the whole pass then counts both ways).
+  // Right after its own rollup; nullopt: not read (what it left out then counts over the whole
+  // pass).
   std::optional<ResidentKinds> at = std::nullopt;
 };
 
@@ -47,8 +48,9 @@ struct PssPass {
   Bytes bound = 0, unreclaimable_bound = 0;
   // The most a change of sharing during the pass can have left out of the sum: a member that
   // dropped pages before its own rollup (members read before it counted them shared with it) or
-  // mapped pages after it (members read after it count them shared with it). Not added back: it
-  // says how far the reading is from a still one.
+  // mapped pages after it (members read after it count them shared with it), of file pages and
+  // shared memory, at most what those members share. Not added back: it says how far the
+  // reading is from a still one.
   Bytes missed = 0;
   std::size_t counted = 0;  // members whose reading is in the sum
   // How far the reading is from a still one, either way.
