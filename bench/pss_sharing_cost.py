@@ -17,6 +17,7 @@ high (the kernel's per-CPU lag of resident counts and the tree's own pages), and
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -85,6 +86,7 @@ def main():
                 for s in spinners:
                     s.kill()
                     s.wait()
+    shutil.rmtree(work)
     if args.markdown:
         print("| load | tree | build | qprof CPU | PSS lines | counted | > 5 % low | > 3 MiB high | lowest | median | highest |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

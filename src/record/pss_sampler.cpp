@@ -129,8 +129,9 @@ std::optional<ResidentKinds> PssSampler::resident(const Target& t) {
 }
 
 PssPass PssSampler::read_pass(Seconds& at, bool again) {
-  // Each member's resident sizes around the rollups: what it mapped or dropped meanwhile. A
-  // reading taken again at once starts from the sizes the one before ended on (read just then).
+  // Each member's resident sizes before the first rollup, right after its own and after the last:
+  // what it mapped or dropped meanwhile. A reading taken again at once starts from the sizes the
+  // one before ended on (read just then).
   readings_.clear();
   for (std::size_t i = 0; i < targets_.size(); ++i)
     readings_.push_back({{}, again && last_after_[i] ? last_after_[i] : resident(targets_[i]), std::nullopt});
@@ -150,7 +151,8 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   readings_.resize(kept);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < kept; ++i) {
-    readings_[i].after = resident(*read_targets_[i]);
+    // The last member's sizes right after its rollup are already after the last rollup.
+    readings_[i].after = i + 1 == kept ? readings_[i].at : resident(*read_targets_[i]);
     last_after_[static_cast<std::size_t>(read_targets_[i] - targets_.data())] = readings_[i].after;
   }
   return assemble_pss_pass(readings_);
