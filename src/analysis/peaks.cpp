@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <unordered_set>
 
 #include "qprof/analysis/peaks.hpp"
@@ -49,18 +50,41 @@ std::string peak_meaning(const Trace& trace, Metric m) {
 
 namespace {
 
+// When the charge first stood at an exact peak `exact` between `from` and `to`: the moment of a
+// sample that read it, else of the first CGROUP record whose high-water column reached it (it was
+// reached since the record before). The column only rises over a run: where it already stood at
+// `exact` or above in the record at the span's start, or no record was taken there, it says nothing
+// about this span, and the moment is unknown. The bounds are risen_peak's, which the reduced reader
+// keeps records for; `from` -infinity: the whole run.
+std::optional<Seconds> charge_reached(const Trace& t, const std::optional<Peak>& sampled, Bytes exact, Seconds from,
+                                      Seconds to) {
+  if (sampled && sampled->t && sampled->bytes >= exact) return sampled->t;
+  const std::vector<CgroupSample>& records = t.cgroup;
+  const auto first_inside = std::partition_point(records.begin(), records.end(),
+                                                 [&](const CgroupSample& x) { return x.t <= from + kTimeSlack; });
+  if (std::isfinite(from)) {
+    // As risen_peak: without a record at the span's start, a rise before it would be timed inside.
+    if (first_inside == records.begin()) return std::nullopt;
+    const CgroupSample& at_start = *std::prev(first_inside);
+    if (at_start.t < from - kTimeSlack || at_start.peak >= exact) return std::nullopt;
+  }
+  for (auto it = first_inside; it != records.end() && it->t <= to + kTimeSlack; ++it) {
+    if (it->peak >= exact) return it->t;
+  }
+  return std::nullopt;
+}
+
+constexpr Seconds kWholeRun = std::numeric_limits<Seconds>::infinity();
+
 // The cgroup charge's peak: the kernel's high-water mark is exact and at least every usage
-// sample. Its time is that of the first sample that saw it (it was reached since the sample before).
+// sample.
 Peak charge_peak(const Trace& t, const std::optional<MemSample>& sampled, Peak p) {
   Bytes kernel = peak_line(t, trace::kPeakCgroup).value_or(0);
   for (const CgroupSample& s : t.cgroup) kernel = std::max(kernel, s.peak);
   if (kernel < p.bytes || kernel == 0) return p;
-  std::optional<Seconds> when;
-  if (sampled && sampled->bytes == kernel) when = sampled->t;
-  for (const CgroupSample& s : t.cgroup) {
-    if (!when && s.peak >= kernel) when = s.t;
-  }
-  return Peak{kernel, when, true};
+  std::optional<Peak> seen;
+  if (sampled) seen = Peak{sampled->bytes, sampled->t, false};
+  return Peak{kernel, charge_reached(t, seen, kernel, -kWholeRun, kWholeRun), true};
 }
 
 // Σ VmHWM: the PEAK line where higher; a bound obeys the bracket (traces of older versions did
@@ -184,10 +208,13 @@ std::optional<Bytes> risen_peak(const Trace& t, Metric m, const Stage& s) {
   return inside;
 }
 
-// A stage's peak of `m`: sampled, raised to the kernel's counts of the charge where they say more.
+// A stage's peak of `m`: sampled, raised to the kernel's counts of the charge where they say more,
+// timed as the job's peak is (charge_reached) where the kernel's count gave it.
 std::optional<Peak> peak_of_stage(const Trace& t, Metric m, const std::vector<MemSample>& series, const Stage& s) {
-  std::optional<Peak> p = with_window_peak(peak_in_stages(series, m, {&s}), window_peak(t, m, s), s);
+  const std::optional<Peak> sampled = peak_in_stages(series, m, {&s});
+  std::optional<Peak> p = with_window_peak(sampled, window_peak(t, m, s), s);
   if (const auto risen = risen_peak(t, m, s); risen && (!p || *risen > p->bytes)) p = Peak{*risen, std::nullopt, true};
+  if (p && p->exact && !p->t) p->t = charge_reached(t, sampled, p->bytes, s.t_start, s.t_end);
   return p;
 }
 
@@ -199,7 +226,10 @@ std::optional<Peak> stage_peak(const Trace& t, Metric m, std::string_view name) 
   std::optional<Peak> best;
   for (const Stage* s : runs) {
     const std::optional<Peak> one = peak_of_stage(t, m, series, *s);
-    if (one && (!best || one->bytes > best->bytes || (one->bytes == best->bytes && one->exact))) best = one;
+    // Of runs with equal peaks, the kernel's exact one, and of those one with a time.
+    const bool better_tie = one && best && one->bytes == best->bytes && one->exact &&
+                            (!best->exact || (one->t.has_value() && !best->t.has_value()));
+    if (one && (!best || one->bytes > best->bytes || better_tie)) best = one;
   }
   return best;
 }

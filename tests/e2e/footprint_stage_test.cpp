@@ -2,7 +2,8 @@
 // The footprint per stage: a 150 ms spike inside stage A, sampled once a second (-i 1), is A's
 // footprint peak and not B's; stage B, which holds 100 MiB from its start to its end, reads that
 // at both markers. On the tree's own cgroup (the kernel's peak counter, read and reset at each
-// marker: exact) and on Σ PSS (read every 100 ms: sampled), as root and as an ordinary user.
+// marker: exact, timed by the records of the charge) and on Σ PSS (read every 100 ms: sampled), as
+// root and as an ordinary user.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -59,6 +60,11 @@ void expect_spike_in_its_own_stage(Path path) {
   // The process's own pages (a few MiB) come on top of what it touched.
   EXPECT_GE(mib(a->peak->bytes), kSpikeMiB) << r.err;
   EXPECT_LE(mib(a->peak->bytes), kSpikeMiB + 16) << r.err;
+  // Timed inside A on every path: sampled, or on the cgroup when the kernel's high-water column
+  // first stood at the peak (at the latest A's end marker, which writes a record of the charge).
+  ASSERT_TRUE(a->peak->t) << "A's peak has no moment";
+  EXPECT_GE(*a->peak->t, a->stage.t_start - 1e-3);
+  EXPECT_LE(*a->peak->t, a->stage.t_end + 1e-3);
   EXPECT_GE(mib(b->peak->bytes), kHeldMiB) << r.err;
   EXPECT_LE(mib(b->peak->bytes), kHeldMiB + 16) << "the spike ended 300 ms before A did";
   ASSERT_TRUE(b->at_start && b->at_end);

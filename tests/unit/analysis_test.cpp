@@ -164,6 +164,100 @@ TEST(Peaks, AStageLeftOpenRunsToTheExitAndHoldsTheKillsPeak) {
   EXPECT_EQ(in.front()->name, "Alloc");
 }
 
+// A stage's exact peak from the kernel is timed as the job's is: by a sample that read it, else by
+// the first CGROUP record whose high-water column reached it. After a higher stage the column says
+// nothing, and the moment stays unknown unless a sample read the peak.
+TEST(Peaks, AStagesExactPeakIsTimedWhereTheRecordsSayWhen) {
+  const Trace t = trace::read_trace_text(
+      "QPROF 1 version=0.1.0 interval=0.100000 host=vm root_pid=1 start=100.000000 metric=all "
+      "cgroup=/sys/fs/cgroup/memory/qprof-1\n"
+      "CMDLINE three stages\n"
+      "MEM 5.0000 100.100000\n"
+      "CGROUP 100.100000 10485760 10485760\n"
+      "CGPEAK 100.100000 10485760\n"
+      "MARK 100.100000 A Start\n"
+      "MEM 5.0000 100.200000\n"
+      "CGROUP 100.200000 73400320 73400320\n"
+      "MEM 5.0000 100.300000\n"
+      "CGROUP 100.300000 20971520 83886080\n"  // 80 MiB reached between the two records
+      "MEM 5.0000 100.400000\n"
+      "CGROUP 100.400000 20971520 83886080\n"
+      "CGPEAK 100.400000 83886080\n"
+      "MARK 100.400000 A End\n"
+      "MARK 100.400000 B Start\n"
+      "MEM 5.0000 100.500000\n"
+      "CGROUP 100.500000 41943040 83886080\n"
+      "MEM 5.0000 100.600000\n"
+      "CGROUP 100.600000 20971520 83886080\n"
+      "CGPEAK 100.600000 52428800\n"  // 50 MiB between two records that read less
+      "MARK 100.600000 B End\n"
+      "MARK 100.600000 C Start\n"
+      "MEM 5.0000 100.700000\n"
+      "CGROUP 100.700000 31457280 83886080\n"
+      "MEM 5.0000 100.800000\n"
+      "CGROUP 100.800000 20971520 83886080\n"
+      "CGPEAK 100.800000 31457280\n"  // 30 MiB, read by the record at 100.7
+      "MARK 100.800000 C End\n"
+      "EXIT 100.900000 status=0 signal=0 timed_out=0\n",
+      "stages.dat");
+  const auto st = stage_stats(t, Metric::footprint);
+  ASSERT_EQ(st.size(), 3u);
+  struct Expect {
+    Bytes peak;
+    std::optional<double> at;
+  };
+  const Expect expected[] = {{80 * MiB, 100.3}, {50 * MiB, std::nullopt}, {30 * MiB, 100.7}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(st[i].peak) << st[i].stage.name;
+    EXPECT_EQ(st[i].peak->bytes, expected[i].peak) << st[i].stage.name;
+    EXPECT_TRUE(st[i].peak->exact) << st[i].stage.name;
+    ASSERT_EQ(st[i].peak->t.has_value(), expected[i].at.has_value()) << st[i].stage.name;
+    if (expected[i].at) {
+      EXPECT_NEAR(*st[i].peak->t, *expected[i].at, 1e-9) << st[i].stage.name;
+    }
+  }
+  const auto whole = find_peak(t, Metric::footprint);
+  ASSERT_TRUE(whole && whole->t);
+  EXPECT_NEAR(*whole->t, 100.3, 1e-9) << "the job's peak and its stage's agree";
+}
+
+// A stage that runs twice to the same exact peak: the run whose moment is known is the stage's
+// (the second began with the column already at that height, and has none).
+TEST(Peaks, OfTwoRunsWithEqualExactPeaksTheTimedOneIsGiven) {
+  const Trace t = trace::read_trace_text(
+      "QPROF 1 version=0.1.0 interval=0.100000 host=vm root_pid=1 start=100.000000 metric=all "
+      "cgroup=/sys/fs/cgroup/memory/qprof-1\n"
+      "CMDLINE one stage twice\n"
+      "MEM 5.0000 100.100000\n"
+      "CGROUP 100.100000 10485760 10485760\n"
+      "CGPEAK 100.100000 10485760\n"
+      "MARK 100.100000 E Start\n"
+      "MEM 5.0000 100.200000\n"
+      "CGROUP 100.200000 10485760 314572800\n"  // 300 MiB reached since 100.1
+      "CGPEAK 100.300000 314572800\n"
+      "MARK 100.300000 E End\n"
+      "MEM 5.0000 100.400000\n"
+      "CGROUP 100.400000 10485760 314572800\n"
+      "CGPEAK 100.400000 10485760\n"
+      "MARK 100.400000 E Start\n"
+      "MEM 5.0000 100.500000\n"
+      "CGROUP 100.500000 10485760 314572800\n"
+      "CGPEAK 100.600000 314572800\n"  // 300 MiB again, between two records that read less
+      "MARK 100.600000 E End\n"
+      "EXIT 100.700000 status=0 signal=0 timed_out=0\n",
+      "twice.dat");
+  const auto st = stage_stats(t, Metric::footprint);
+  ASSERT_EQ(st.size(), 2u);
+  ASSERT_TRUE(st[0].peak && st[1].peak);
+  EXPECT_EQ(st[0].peak->t, std::optional<double>(100.2));
+  EXPECT_EQ(st[1].peak->t, std::nullopt);
+  const auto p = stage_peak(t, Metric::footprint, "E");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->bytes, 300 * MiB);
+  EXPECT_TRUE(p->exact);
+  EXPECT_EQ(p->t, std::optional<double>(100.2));
+}
+
 TEST(Peaks, ChildrenOfAMultiprocessTrace) {
   const Trace t = trace::read_trace(std::string(QPROF_TEST_DATA) + "/mprof/children.dat");
   const auto c = child_peaks(t);
