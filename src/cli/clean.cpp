@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -57,14 +58,19 @@ Result<int> clean_action(const CleanCli& o) {
     return Failure{terminal_text(e.what())};
   }
   const std::size_t keep = std::min(paths.size(), o.keep.value_or(0));
-  const auto now = fs::file_time_type::clock::now();
+  const double now = static_cast<double>(std::time(nullptr));
   int status = 0;
   for (std::size_t i = 0; i + keep < paths.size(); ++i) {  // the newest `keep` are last
     const std::string& p = paths[i];
+    // Age, as the order of --keep and of qprof list, is from the run's start that the name holds:
+    // a copy keeps it, where a copy's time of last write would say "new".
     if (age) {
-      std::error_code ec;
-      const auto written = fs::last_write_time(p, ec);
-      if (ec || std::chrono::duration<double>(now - written).count() < *age) continue;
+      const auto started = analysis::name_start_time(fs::path(p).filename().string());
+      if (!started) {
+        std::cout << "kept " << terminal_text(p) << ": its name holds no date to tell its age\n";
+        continue;
+      }
+      if (now - *started < *age) continue;
     }
     const int lock = lock_unless_live(p);
     if (lock == -1) {
@@ -97,22 +103,25 @@ Command add_clean(CLI::App& app, const Invocation&) {
   cmd->footer(
       "Usage: qprof clean [--older-than AGE] [--keep N] [--dry-run] [--dir DIR]\n"
       "Only files named as qprof run and mprof run name them by default are removed (see qprof list);\n"
-      "without --older-than or --keep, all of them. Age is from the file's last write.\n"
+      "without --older-than or --keep, all of them, oldest first. Age and order are from the run's\n"
+      "start that each name holds (local time, as qprof list shows it), the same in a copy of\n"
+      "the file: a long run that ended just now is as old as its start.\n"
       "A trace that a qprof run is still writing (it holds its lock) is kept and said so.\n"
       "Exit status 1 when a file could not be removed, 2 for usage errors.");
   cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
   cmd->add_option("--older-than", opts->older_than,
-                  "Only traces last written longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
+                  "Only traces of runs started longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
   // Digits only, within 64 bits: CLI11 alone took -1 (wrapped) and 20 digits (saturated) but not 1e20.
-  cmd->add_option("--keep", opts->keep, "Keep the N newest traces")->check([](const std::string& s) -> std::string {
-    std::uint64_t n = 0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || r.ec != std::errc() ||
-        r.ptr != s.data() + s.size()) {
-      return "a whole number of traces, 0 or more, up to 18446744073709551615";
-    }
-    return "";
-  });
+  cmd->add_option("--keep", opts->keep, "Keep the N newest traces (the last N of qprof list)")
+      ->check([](const std::string& s) -> std::string {
+        std::uint64_t n = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), n);
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || r.ec != std::errc() ||
+            r.ptr != s.data() + s.size()) {
+          return "a whole number of traces, 0 or more, up to 18446744073709551615";
+        }
+        return "";
+      });
   cmd->add_flag("--dry-run", opts->dry_run, "Print what would be removed, remove nothing");
   return {cmd, [opts] { return clean_action(*opts); }};
 }

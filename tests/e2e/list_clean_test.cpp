@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -134,13 +135,6 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_EQ(lines(r.out).size(), 3u) << r.out;
   EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat"));
 
-  // --older-than: only the file last written 3 days ago.
-  fs::last_write_time(dir + "/qprof_20260101120000.dat", fs::file_time_type::clock::now() - std::chrono::hours(72));
-  r = qprof({"clean", "--dir", dir, "--older-than", "2d"});
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "removed " + dir + "/qprof_20260101120000.dat\n");
-  EXPECT_TRUE(fs::exists(dir + "/mprofile_20250101120000.dat"));
-
   r = qprof({"clean", "--dir", dir, "--keep", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/mprofile_20250101120000.dat"));
@@ -150,6 +144,47 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_TRUE(fs::exists(dir + "/keep-me.dat")) << "not a default name: never touched";
   EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
   EXPECT_EQ(qprof({"clean", "--dir", dir, "--older-than", "soon"}).status, 2);
+}
+
+// The default name of a run started `hours` ago, as qprof run writes it (local time).
+std::string started_hours_ago(int hours) {
+  const std::time_t t = std::time(nullptr) - hours * 3600;
+  std::tm local{};
+  ::localtime_r(&t, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &local);
+  return std::string("qprof_") + stamp + ".123_4567.dat";
+}
+
+// --older-than and --keep go by one time, the run's start that the name holds (qprof list's order):
+// a copy written just now of a run from three days ago is three days old, and a recent run's trace
+// last written long ago is recent. A default name whose time is no date is kept, and said so.
+TEST(Clean, AgeAndKeepBothGoByTheStartInTheName) {
+  const std::string dir = fresh_dir("ages");
+  const std::string old_copy = dir + "/" + started_hours_ago(72), recent = dir + "/" + started_hours_ago(1),
+                    newest = dir + "/" + started_hours_ago(0), no_date = dir + "/mprofile_19991399999999.dat";
+  for (const std::string& p : {old_copy, recent, newest, no_date}) fs::copy_file(data_file("report/minmax.dat"), p);
+  // Written just now (a copy) and long ago (touched back): neither changes what the names say.
+  const auto long_ago = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
+  fs::last_write_time(recent, long_ago);
+  fs::last_write_time(newest, long_ago);
+
+  Result r = qprof({"clean", "--dir", dir, "--older-than", "2d", "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "kept " + no_date + ": its name holds no date to tell its age\nwould remove " + old_copy + "\n");
+  r = qprof({"clean", "--dir", dir, "--keep", "2", "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(lines(r.out).size(), 2u) << r.out;
+  EXPECT_NE(r.out.find("would remove " + old_copy + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(recent), std::string::npos) << "the two newest by name are kept: " << r.out;
+  EXPECT_EQ(r.out.find(newest), std::string::npos) << r.out;
+
+  r = qprof({"clean", "--dir", dir, "--older-than", "30min", "--keep", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(old_copy));
+  EXPECT_FALSE(fs::exists(recent)) << "an hour old by its name, whatever its time of last write";
+  EXPECT_TRUE(fs::exists(newest));
+  EXPECT_TRUE(fs::exists(no_date));
 }
 
 // --keep is a count: digits within 64 bits, whatever the spelling of the out-of-range number.

@@ -18,6 +18,10 @@ namespace qprof::analysis {
 // ever touch.
 bool is_default_trace_name(std::string_view file_name);
 
+// When the run of a default-named trace started, as its name holds it (local time, as both
+// qprof and mprof write it): Unix s. nullopt for another name or a time that is no date.
+std::optional<Seconds> name_start_time(std::string_view file_name);
+
 // Paths of the default-named traces in `dir`, oldest first (by the time in their names).
 // Throws std::filesystem::filesystem_error when `dir` cannot be read.
 std::vector<std::string> default_traces(const std::string& dir);
