@@ -59,6 +59,7 @@ class Reducer : public trace::Visitor {
   void header(const TraceMeta& meta) override {
     d_.meta = meta;
     d_.qprof = true;
+    clock_.start_at(meta.start, meta.interval);
     if (meta.start && !have_t0_) {
       d_.t0 = *meta.start;
       have_t0_ = true;
@@ -441,6 +442,9 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
     if (const std::string runs = trace::appended_runs_notice(name, seen.second_run); !runs.empty()) warn(runs);
     if (const std::string back = trace::clock_back_notice(name, r.clock().line(), r.clock().by()); !back.empty())
       warn(back);
+    if (const std::string late = trace::late_start_notice(name, r.clock().late_line(), r.clock().late_by());
+        !late.empty())
+      warn(late);
   }
   return d;
 }

@@ -35,6 +35,8 @@ Completeness completeness_of(const Trace& trace) {
   seen.second_run = trace.second_run_line;
   seen.clock_back = trace.clock_back_line;
   seen.clock_back_by = trace.clock_back_by;
+  seen.late_start = trace.late_start_line;
+  seen.late_start_by = trace.late_start_by;
   return seen;
 }
 
@@ -70,10 +72,18 @@ std::string clock_back_notice(const std::string& file, std::size_t line, Seconds
          "written, so a chart draws back over itself and a time before the start reads negative";
 }
 
+std::string late_start_notice(const std::string& file, std::size_t line, Seconds by) {
+  if (line == 0) return "";
+  return terminal_text(file) + ":" + std::to_string(line) + ": the first sample comes " + human_seconds(by) +
+         " after the header's start (an edited or joined file?): every time counts from that start, so the run "
+         "seems to begin that late and a chart spans the gap";
+}
+
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen) {
   std::vector<std::string> out;
   for (std::string n : {incomplete_notice(file, seen), appended_runs_notice(file, seen.second_run),
-                        clock_back_notice(file, seen.clock_back, seen.clock_back_by)}) {
+                        clock_back_notice(file, seen.clock_back, seen.clock_back_by),
+                        late_start_notice(file, seen.late_start, seen.late_start_by)}) {
     if (!n.empty()) out.push_back(std::move(n));
   }
   return out;

@@ -19,7 +19,10 @@ class TraceBuilder : public Visitor {
  public:
   TraceBuilder(Trace& trace, std::vector<std::string>* warnings) : tr_(trace), warnings_(warnings) {}
 
-  void header(const TraceMeta& meta) override { tr_.meta = meta; }
+  void header(const TraceMeta& meta) override {
+    tr_.meta = meta;
+    clock_.start_at(meta.start, meta.interval);
+  }
   // The last command, as mprof's own reader keeps it; a second one is a run appended.
   void cmdline(std::string_view c) override {
     runs_.cmdline_at(line());
@@ -32,6 +35,8 @@ class TraceBuilder : public Visitor {
     clock_.mem_at(s.t, line());
     tr_.clock_back_line = clock_.line();
     tr_.clock_back_by = clock_.by();
+    tr_.late_start_line = clock_.late_line();
+    tr_.late_start_by = clock_.late_by();
   }
   void child(std::int64_t pid, const MemSample& s) override {
     auto [it, added] = child_index_.try_emplace(pid, tr_.children.size());

@@ -105,14 +105,8 @@ TEST(MprofCompat, RunsAppendedToOneFileAreSaidByEveryReader) {
   EXPECT_EQ(joined(qprof({"report", one}).err).find("second run"), std::string::npos);
 }
 
-// mprof stamps its samples with the wall clock, which a clock step sets back: a sample earlier
-// than one before it. Every reader reads the samples as written and says where the clock went
-// back; the chart reaches back to the earliest sample, so that the peak it names is drawn.
-TEST(MprofCompat, AClockThatWentBackIsSaidByEveryReader) {
-  const std::string dat = temp_dir() + "/clock_back.dat";
-  write_file(dat,
-             "CMDLINE ./job\nMEM 10 1700000000.1\nMEM 50 1700000000.0\nMEM 30 1700000000.2\nMEM 10 1700000000.3\n");
-  const std::string where = dat + ":3: the clock went back 100 ms here";
+// Every command that reads a trace reads `dat` (exit 0) and says `where` on stderr, once.
+void expect_every_reader_says_once(const std::string& dat, const std::string& where) {
   const std::vector<std::vector<std::string>> commands = {{"report", dat}, {"export", dat}, {"compare", dat},
                                                           {"peak", dat},   {"list", dat},   {"plot", dat}};
   for (const auto& c : commands) {
@@ -121,6 +115,17 @@ TEST(MprofCompat, AClockThatWentBackIsSaidByEveryReader) {
     EXPECT_NE(joined(r.err).find(where), std::string::npos) << c[0] << ": " << r.err;
     EXPECT_EQ(joined(r.err).find(where, joined(r.err).find(where) + 1), std::string::npos) << c[0] << ": said once";
   }
+}
+
+// mprof stamps its samples with the wall clock, which a clock step sets back: a sample earlier
+// than one before it. Every reader reads the samples as written and says where the clock went
+// back; the chart reaches back to the earliest sample, so that the peak it names is drawn.
+TEST(MprofCompat, AClockThatWentBackIsSaidByEveryReader) {
+  const std::string dat = temp_dir() + "/clock_back.dat";
+  write_file(dat,
+             "CMDLINE ./job\nMEM 10 1700000000.1\nMEM 50 1700000000.0\nMEM 30 1700000000.2\nMEM 10 1700000000.3\n");
+  const std::string where = dat + ":3: the clock went back 100 ms here";
+  expect_every_reader_says_once(dat, where);
   const Result chart = qprof({"plot", dat, "--size", "80x24"});
   EXPECT_NE(chart.out.find("peak 50.0 MiB at -100 ms"), std::string::npos) << chart.out;
   EXPECT_NE(chart.out.find(" 50 +"), std::string::npos) << "the axis reaches the peak it names\n" << chart.out;
@@ -128,6 +133,22 @@ TEST(MprofCompat, AClockThatWentBackIsSaidByEveryReader) {
   const std::string forward = temp_dir() + "/clock_forward.dat";
   write_file(forward, "CMDLINE ./job\nMEM 10 1700000000.0\nMEM 50 1700000000.1\nMEM 50 1700000000.1\n");
   EXPECT_EQ(qprof({"report", forward}).err.find("clock"), std::string::npos);
+}
+
+// A qprof trace whose header's start is far before its first sample (an edited or joined file):
+// every reader says so once, with the gap, and still reads it; a run's own trace says nothing.
+TEST(MprofCompat, AFirstSampleFarAfterTheHeadersStartIsSaidByEveryReader) {
+  const std::string dat = temp_dir() + "/late_start.dat";
+  write_file(dat,
+             "QPROF 1 version=0.1.0 interval=0.100000 host=h root_pid=1 start=1699999000.000000 metric=rss\n"
+             "CMDLINE ./job\nMEM 10 1700000000.0\nMEM 50 1700000000.1\n"
+             "EXIT 1700000000.2 status=0 signal=0 timed_out=0\n");
+  const std::string where = dat + ":3: the first sample comes 16 min 40 s after the header's start";
+  expect_every_reader_says_once(dat, where);
+  const std::string own = temp_dir() + "/late_start_own.dat";
+  const Result rec = qprof({"run", "-q", "-o", own, "--", "true"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  EXPECT_EQ(joined(qprof({"report", own}).err).find("first sample"), std::string::npos);
 }
 
 }  // namespace

@@ -179,6 +179,37 @@ TEST(Ranks, PlotSumDrawsTheJobWithEachRankDashedUnderneath) {
   EXPECT_EQ(qprof({"plot", "--sum", a, "-o", dir + "/one.svg"}).status, 2);
 }
 
+// Ranks that started 200 s apart: the job's summed trace starts with the first rank, and its
+// first sample with it, on the wall clock and from each start alike; no reader of the job says
+// its first sample came late or its clock went back.
+TEST(Ranks, RanksStartedApartMakeAJobThatStartsWithItsFirstSample) {
+  const std::string dir = fresh_dir("ranks_apart");
+  const auto rank = [&](int r, double start) {
+    std::string text = "QPROF 1 version=0.1.0 interval=0.100000 host=nodeA root_pid=" + std::to_string(100 + r) +
+                       " start=" + std::to_string(start) + " metric=rss rank=" + std::to_string(r) +
+                       " world_size=2 job=4242\nCMDLINE ./train\n";
+    for (int i = 0; i < 5; ++i)
+      text += "MEM " + std::to_string(10 * (r + 1)) + " " + std::to_string(start + 0.1 * i) + "\n";
+    text += "EXIT " + std::to_string(start + 0.5) + " status=0 signal=0 timed_out=0\n";
+    const std::string path = dir + "/job.nodeA." + std::to_string(r) + ".dat";
+    write_file(path, text);
+    return path;
+  };
+  const std::string a = rank(0, 1700000000.0), b = rank(1, 1700000200.0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"plot", "--sum", a, b, "-o", dir + "/wall.svg"},
+      {"plot", "--sum", "--align", "start", a, b, "-o", dir + "/start.svg"},
+      {"compare", a, b},
+      {"peak", "--sum", a, b},
+      {"report", "--sum", a, b}};
+  for (const auto& c : commands) {
+    const Result r = qprof(c);
+    EXPECT_EQ(r.status, 0) << c[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("first sample"), std::string::npos) << c[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("clock went back"), std::string::npos) << c[0] << ": " << r.err;
+  }
+}
+
 // A rank without its end record is said once, by its own name: never again as the sum's
 // temporary file (/proc/self/fd/N), which is as complete as the ranks are.
 TEST(Ranks, PlotSumSaysARankWithoutItsEndOnceByItsName) {

@@ -53,6 +53,63 @@ TEST(BackwardClock, TheFirstStepBackAndItsSize) {
   EXPECT_NEAR(c.by(), 0.3, 1e-9);
 }
 
+// The header's start is the clock's first reading: a first sample before it went back; one far
+// after it (a minute, or three intervals where they are longer) came late. Later samples do not
+// count against the start.
+TEST(BackwardClock, TheFirstSampleAgainstTheHeadersStart) {
+  BackwardClock before;
+  before.start_at(100.0, 0.1);
+  before.mem_at(99.5, 3);
+  EXPECT_EQ(before.line(), 3u);
+  EXPECT_NEAR(before.by(), 0.5, 1e-9);
+  EXPECT_EQ(before.late_line(), 0u);
+
+  BackwardClock with_it;
+  with_it.start_at(100.0, 0.1);
+  with_it.mem_at(99.9995, 3);  // two reads of the clock, each rounded to the microsecond
+  with_it.mem_at(100.1, 4);
+  with_it.mem_at(400.0, 5);  // a quiet stretch later in the run is not a late start
+  EXPECT_EQ(with_it.line(), 0u);
+  EXPECT_EQ(with_it.late_line(), 0u);
+
+  BackwardClock late;
+  late.start_at(100.0, 0.1);
+  late.mem_at(161.0, 3);
+  EXPECT_EQ(late.late_line(), 3u);
+  EXPECT_NEAR(late.late_by(), 61.0, 1e-9);
+  EXPECT_EQ(late.line(), 0u);
+
+  BackwardClock long_interval;  // -i 60: the first sample may come a few intervals in
+  long_interval.start_at(100.0, 60.0);
+  long_interval.mem_at(250.0, 3);
+  EXPECT_EQ(long_interval.late_line(), 0u);
+
+  BackwardClock no_header;  // mprof's: its first sample is the start
+  no_header.start_at(std::nullopt, 0);
+  no_header.mem_at(1e9, 2);
+  EXPECT_EQ(no_header.line(), 0u);
+  EXPECT_EQ(no_header.late_line(), 0u);
+}
+
+// A header whose start is three years before the first sample: every reader names the line.
+TEST(BackwardClock, AFirstSampleFarAfterTheStartIsSaid) {
+  const test::RemovedTempFile file("late_start.dat");
+  std::ofstream(file.path()) << "QPROF 1 version=0.1.0 interval=0.100000 host=h root_pid=1 start=1600000000.000000 "
+                                "metric=rss\nCMDLINE j\nMEM 2.0 1700000000.0\nMEM 2.0 1700000000.1\n"
+                                "EXIT 1700000000.2 status=0 signal=0 timed_out=0\n";
+  const Trace whole = read_trace(file.path());
+  EXPECT_EQ(whole.late_start_line, 3u);
+  EXPECT_NEAR(whole.late_start_by, 1e8, 1e-3);
+  const std::optional<Trace> reduced = read_trace_reduced(file.path(), 0.5);
+  ASSERT_TRUE(reduced.has_value());
+  EXPECT_EQ(reduced->late_start_line, 3u);
+  EXPECT_EQ(file_completeness(file.path()).late_start, 3u);
+  const std::vector<std::string> said = reading_notices(whole);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0].rfind(file.path() + ":3: the first sample comes 27777 h 46 min after the header's start", 0), 0u)
+      << said[0];
+}
+
 // The whole reader and the completeness check (export's, peak's) name the same line (the reduced
 // reader, report's, gives such a trace to the whole one); the notice says it once, with the step.
 TEST(BackwardClock, EveryReaderNamesTheSameLine) {

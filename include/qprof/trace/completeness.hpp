@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct Completeness {
   std::size_t second_run = 0;  // the line of a second CMDLINE (Trace::second_run_line); 0: none
   std::size_t clock_back = 0;  // the first MEM line earlier than one before it (Trace::clock_back_line); 0: none
   Seconds clock_back_by = 0;   // by how much it went back there
+  std::size_t late_start = 0;  // the first MEM line, far after the header's start (BackwardClock); 0: none
+  Seconds late_start_by = 0;   // how far after it
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
   // A qprof trace that stops before its end record: no figure of it is the run's last.
@@ -54,12 +57,30 @@ class AppendedRuns {
 };
 
 // Where a trace's clock went back: the first MEM line whose time is earlier than a sample's
-// before it, and by how much. mprof stamps its samples with the wall clock, which a clock step
-// (NTP, a suspended VM) can set back; such a trace is read as written, and every reader says so
-// through this one rule.
+// before it, or than the header's start, and by how much. mprof stamps its samples with the wall
+// clock, which a clock step (NTP, a suspended VM) can set back; such a trace is read as written,
+// and every reader says so through this one rule. Also where the first sample comes far after the
+// header's start (an edited or joined file): every time counts from that start.
 class BackwardClock {
  public:
+  // A qprof run samples as it starts: a first sample later than this, or than a few intervals,
+  // was not taken by the run that wrote the header.
+  static constexpr Seconds kLateFirstSample = 60;
+
+  void start_at(const std::optional<Seconds>& start, Seconds interval) {
+    start_ = start;
+    late_after_ = std::max(kLateFirstSample, 3 * interval);
+  }
   void mem_at(Seconds t, std::size_t line) {
+    if (!seen_ && start_) {
+      if (t < *start_ - kStartSlack) {
+        line_ = line;
+        by_ = *start_ - t;
+      } else if (t - *start_ > late_after_) {
+        late_line_ = line;
+        late_by_ = t - *start_;
+      }
+    }
     if (seen_ && line_ == 0 && t < latest_) {
       line_ = line;
       by_ = latest_ - t;
@@ -69,25 +90,39 @@ class BackwardClock {
   }
   std::size_t line() const { return line_; }  // 0: it never went back
   Seconds by() const { return by_; }
+  std::size_t late_line() const { return late_line_; }  // 0: the first sample came with the start
+  Seconds late_by() const { return late_by_; }
 
  private:
+  // The header's start and the first sample come from two reads of the clock, microseconds
+  // apart, rounded to the microsecond each: not a step back.
+  static constexpr Seconds kStartSlack = 1e-3;
+  std::optional<Seconds> start_;
+  Seconds late_after_ = kLateFirstSample;
   bool seen_ = false;
   Seconds latest_ = 0;
   std::size_t line_ = 0;
   Seconds by_ = 0;
+  std::size_t late_line_ = 0;
+  Seconds late_by_ = 0;
 };
 
 // What a streaming visitor sees of a trace's completeness, record by record: a visitor that reads
 // for its own ends (qprof list's summary) calls these from its own overrides, with its line().
 class CompletenessWatch {
  public:
-  void header(const TraceMeta& m) { seen_.qprof = m.format_version > 0; }
+  void header(const TraceMeta& m) {
+    seen_.qprof = m.format_version > 0;
+    clock_.start_at(m.start, m.interval);
+  }
   void exit() { seen_.exit = true; }
   void mem(Seconds t, std::size_t line) {
     seen_.samples = true;
     clock_.mem_at(t, line);
     seen_.clock_back = clock_.line();
     seen_.clock_back_by = clock_.by();
+    seen_.late_start = clock_.late_line();
+    seen_.late_start_by = clock_.late_by();
   }
   void cmdline_at(std::size_t line) {
     runs_.cmdline_at(line);
@@ -119,9 +154,13 @@ std::string appended_runs_notice(const std::string& file, std::size_t second_run
 // "FILE:LINE: the clock went back ... here ...", terminal-safe, or "" for a clock that never did.
 std::string clock_back_notice(const std::string& file, std::size_t line, Seconds by);
 
+// "FILE:LINE: the first sample comes ... after the header's start ...", terminal-safe, or "" for a
+// trace whose first sample came with its start.
+std::string late_start_notice(const std::string& file, std::size_t line, Seconds by);
+
 // What every command that reads a trace says of it on stderr before its output: the file is cut
-// short, holds runs appended, or its clock went back. One line each; none for a whole trace of
-// one run whose clock only went forward.
+// short, holds runs appended, its clock went back, or its first sample came long after its start.
+// One line each; none for a whole trace of one run whose clock only went forward.
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen);
 inline std::vector<std::string> reading_notices(const Trace& trace) {
   return reading_notices(trace.source, completeness_of(trace));
