@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/analysis/catalog.hpp"
 
+#include <time.h>  // strptime
+
 #include <algorithm>
 #include <cctype>
 #include <ctime>
@@ -99,24 +101,17 @@ class Summarizer : public trace::Visitor {
 
 std::optional<Seconds> name_start_time(std::string_view name) {
   if (!is_default_trace_name(name)) return std::nullopt;
-  const std::string_view s = stamp(name);
-  const auto field = [&](std::size_t at, std::size_t n) {
-    int v = 0;
-    for (char c : s.substr(at, n)) v = v * 10 + (c - '0');
-    return v;
-  };
+  const std::string s(stamp(name));
   std::tm tm{};
-  tm.tm_year = field(0, 4) - 1900;
-  tm.tm_mon = field(4, 2) - 1;
-  tm.tm_mday = field(6, 2);
-  tm.tm_hour = field(8, 2);
-  tm.tm_min = field(10, 2);
-  tm.tm_sec = field(12, 2);
+  if (const char* end = ::strptime(s.c_str(), "%Y%m%d%H%M%S", &tm); end == nullptr || *end != '\0') {
+    return std::nullopt;
+  }
   tm.tm_isdst = -1;  // as the clock was then: the local time of a date in summer or winter
   const std::tm asked = tm;
   const std::time_t t = std::mktime(&tm);
-  // mktime carries an out-of-range field into the next (month 13, 31 February): no such date. The
-  // hour is not compared: an hour skipped when summer time begins moves on by one.
+  // strptime refuses a field out of its range (month 13, minute 60); mktime carries a day the month
+  // lacks (31 February) into the next: no such date either. The hour is not compared: an hour
+  // skipped when summer time begins moves on by one.
   if (t == static_cast<std::time_t>(-1) || tm.tm_year != asked.tm_year || tm.tm_mon != asked.tm_mon ||
       tm.tm_mday != asked.tm_mday || tm.tm_min != asked.tm_min || tm.tm_sec != asked.tm_sec) {
     return std::nullopt;

@@ -59,7 +59,7 @@ class Reducer : public trace::Visitor {
   void header(const TraceMeta& meta) override {
     d_.meta = meta;
     d_.qprof = true;
-    clock_.start_at(meta.start, meta.interval);
+    watch_.header(meta);
     if (meta.start && !have_t0_) {
       d_.t0 = *meta.start;
       have_t0_ = true;
@@ -67,12 +67,12 @@ class Reducer : public trace::Visitor {
   }
   // The last command, as every other reader keeps it; a second one is a run appended.
   void cmdline(std::string_view c) override {
-    runs_.cmdline_at(line());
+    watch_.cmdline_at(line());
     d_.cmdline = std::string(c);
   }
   void mem(const MemSample& s) override {
     const double t = rel(s.t);
-    clock_.mem_at(s.t, line());
+    watch_.mem(s.t, line());
     d_.t_begin = d_.samples == 0 ? t : std::min(d_.t_begin, t);
     ++d_.samples;
     d_.t_end = std::max(d_.t_end, t);
@@ -214,12 +214,11 @@ class Reducer : public trace::Visitor {
   void exit(const ExitInfo& e) override {
     if (have_t0_) check_span(e.t);
     d_.exit = e;  // its time is made relative in finish()
+    watch_.exit();
   }
   // The reader's one warning, a cut last line: said with the rest of what is incomplete.
-  void warning(const std::string&) override { cut_line_ = line(); }
-  std::size_t cut_line() const { return cut_line_; }
-  std::size_t second_run() const { return runs_.second_run(); }
-  const trace::BackwardClock& clock() const { return clock_; }
+  void warning(const std::string&) override { watch_.cut_at(line()); }
+  const Completeness& seen() const { return watch_.seen(); }
 
   void finish() {
     if (gpu_round_) flush_gpu_round();
@@ -413,9 +412,7 @@ class Reducer : public trace::Visitor {
   double gpu_round_t_ = 0;
   Bytes hwm_max_ = 0;
   Bytes cgroup_peak_ = 0;
-  std::size_t cut_line_ = 0;
-  trace::AppendedRuns runs_;
-  trace::BackwardClock clock_;
+  trace::CompletenessWatch watch_;  // what every reader says of a trace, plot says too
 };
 
 template <typename Parse>
@@ -432,19 +429,13 @@ Result<TraceData> reduce(const std::string& name, const ReduceOptions& options, 
   r.finish();
   r.add_root_line();
   if (d.samples == 0) return Failure{name + ": no memory samples (MEM lines): the trace is empty"};
-  // What every reader says of a trace cut short or of runs appended; the first may be left to
-  // the caller (warn_incomplete).
-  Completeness seen{d.qprof, d.exit.has_value(), r.cut_line()};
-  seen.second_run = r.second_run();
+  // What every reader says of a trace (cut short, runs appended, its clock); that it is cut short
+  // may be left to the caller (warn_incomplete).
   if (warn) {
-    if (const std::string cut = trace::incomplete_notice(name, seen); !cut.empty() && options.warn_incomplete)
-      warn(cut);
-    if (const std::string runs = trace::appended_runs_notice(name, seen.second_run); !runs.empty()) warn(runs);
-    if (const std::string back = trace::clock_back_notice(name, r.clock().line(), r.clock().by()); !back.empty())
-      warn(back);
-    if (const std::string late = trace::late_start_notice(name, r.clock().late_line(), r.clock().late_by());
-        !late.empty())
-      warn(late);
+    const std::string cut = trace::incomplete_notice(name, r.seen());
+    for (const std::string& n : trace::reading_notices(name, r.seen())) {
+      if (options.warn_incomplete || n != cut) warn(n);
+    }
   }
   return d;
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,40 +55,39 @@ TEST(BackwardClock, TheFirstStepBackAndItsSize) {
   EXPECT_NEAR(c.by(), 0.3, 1e-9);
 }
 
+// A clock given the header's `start` and `interval`, then MEM lines from line 3 at `times`.
+BackwardClock clock_of(std::optional<Seconds> start, Seconds interval, std::initializer_list<Seconds> times) {
+  BackwardClock c;
+  c.start_at(start, interval);
+  std::size_t line = 3;
+  for (Seconds t : times) c.mem_at(t, line++);
+  return c;
+}
+
 // The header's start is the clock's first reading: a first sample before it went back; one far
 // after it (a minute, or three intervals where they are longer) came late. Later samples do not
 // count against the start.
 TEST(BackwardClock, TheFirstSampleAgainstTheHeadersStart) {
-  BackwardClock before;
-  before.start_at(100.0, 0.1);
-  before.mem_at(99.5, 3);
+  const BackwardClock before = clock_of(100.0, 0.1, {99.5});
   EXPECT_EQ(before.line(), 3u);
   EXPECT_NEAR(before.by(), 0.5, 1e-9);
   EXPECT_EQ(before.late_line(), 0u);
 
-  BackwardClock with_it;
-  with_it.start_at(100.0, 0.1);
-  with_it.mem_at(99.9995, 3);  // two reads of the clock, each rounded to the microsecond
-  with_it.mem_at(100.1, 4);
-  with_it.mem_at(400.0, 5);  // a quiet stretch later in the run is not a late start
+  // Two reads of the clock, each rounded to the microsecond; a quiet stretch later in the run is
+  // not a late start.
+  const BackwardClock with_it = clock_of(100.0, 0.1, {99.9995, 100.1, 400.0});
   EXPECT_EQ(with_it.line(), 0u);
   EXPECT_EQ(with_it.late_line(), 0u);
 
-  BackwardClock late;
-  late.start_at(100.0, 0.1);
-  late.mem_at(161.0, 3);
+  const BackwardClock late = clock_of(100.0, 0.1, {161.0});
   EXPECT_EQ(late.late_line(), 3u);
   EXPECT_NEAR(late.late_by(), 61.0, 1e-9);
   EXPECT_EQ(late.line(), 0u);
 
-  BackwardClock long_interval;  // -i 60: the first sample may come a few intervals in
-  long_interval.start_at(100.0, 60.0);
-  long_interval.mem_at(250.0, 3);
-  EXPECT_EQ(long_interval.late_line(), 0u);
+  // -i 60: the first sample may come a few intervals in.
+  EXPECT_EQ(clock_of(100.0, 60.0, {250.0}).late_line(), 0u);
 
-  BackwardClock no_header;  // mprof's: its first sample is the start
-  no_header.start_at(std::nullopt, 0);
-  no_header.mem_at(1e9, 2);
+  const BackwardClock no_header = clock_of(std::nullopt, 0, {1e9});  // mprof's: its first sample is the start
   EXPECT_EQ(no_header.line(), 0u);
   EXPECT_EQ(no_header.late_line(), 0u);
 }
