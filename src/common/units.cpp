@@ -187,10 +187,12 @@ std::string human_seconds(Seconds s) {
     std::snprintf(buf, sizeof buf, "%.3g s", s);
   else if (s < 7200.0)
     std::snprintf(buf, sizeof buf, "%.0f min %.0f s", std::floor(s / 60), std::floor(std::fmod(s, 60)));
-  else if (s < 1e9)
+  else if (s < 172800.0)
     std::snprintf(buf, sizeof buf, "%.0f h %.0f min", std::floor(s / 3600), std::floor(std::fmod(s, 3600) / 60));
+  else if (s < 1e9)  // two days and more: "1157 d 9 h" reads where "27777 h 46 min" has to be divided
+    std::snprintf(buf, sizeof buf, "%.0f d %.0f h", std::floor(s / 86400), std::floor(std::fmod(s, 86400) / 3600));
   else
-    std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);  // beyond 100 000 years: no minutes
+    std::snprintf(buf, sizeof buf, "%.3g d", s / 86400);  // beyond 30 years: no hours
   return buf;
 }
 

@@ -75,7 +75,8 @@ std::string clock_back_notice(const std::string& file, std::size_t line, Seconds
 std::string late_start_notice(const std::string& file, std::size_t line, Seconds by) {
   if (line == 0) return "";
   return terminal_text(file) + ":" + std::to_string(line) + ": the first sample comes " + human_seconds(by) +
-         " after the header's start (an edited or joined file?): every time counts from that start, so the run "
+         " after the header's start (an edited or joined file, or a recorder held up that long): every time counts "
+         "from that start, so the run "
          "seems to begin that late and a chart spans the gap";
 }
 

@@ -121,12 +121,14 @@ TEST(Units, HumanForms) {
 // Durations read from a trace can be anything: no integer cast overflows (it did past 7.7e12 s).
 TEST(Units, HumanSecondsOfAbsurdDurations) {
   EXPECT_EQ(human_seconds(7200), "2 h 0 min");
-  EXPECT_EQ(human_seconds(7.7e12), "2.14e+09 h");
-  EXPECT_EQ(human_seconds(1e300), "2.78e+296 h");
+  EXPECT_EQ(human_seconds(172799), "47 h 59 min") << "hours up to two days: a long training run";
+  EXPECT_EQ(human_seconds(172800), "2 d 0 h");
+  EXPECT_EQ(human_seconds(7.7e12), "8.91e+07 d");
+  EXPECT_EQ(human_seconds(1e300), "1.16e+295 d");
   EXPECT_EQ(human_seconds(-125), "-2 min 5 s");
-  EXPECT_EQ(human_seconds(std::numeric_limits<double>::infinity()), "inf h");
+  EXPECT_EQ(human_seconds(std::numeric_limits<double>::infinity()), "inf d");
   EXPECT_EQ(human_seconds(std::nan("")), "? s");
-  EXPECT_EQ(human_seconds(8.9e8), "247222 h 13 min");
+  EXPECT_EQ(human_seconds(8.9e8), "10300 d 22 h");
 }
 
 }  // namespace
