@@ -31,13 +31,11 @@ std::string Completeness::reason() const {
 }
 
 Completeness completeness_of(const Trace& trace) {
-  Completeness seen{trace.is_qprof(), trace.exit.has_value(), trace.last_line_cut};
-  seen.second_run = trace.second_run_line;
-  seen.clock_back = trace.clock_back_line;
-  seen.clock_back_by = trace.clock_back_by;
-  seen.late_start = trace.late_start_line;
-  seen.late_start_by = trace.late_start_by;
-  return seen;
+  return Completeness{.qprof = trace.is_qprof(),
+                      .exit = trace.exit.has_value(),
+                      .cut_line = trace.last_line_cut,
+                      .second_run = trace.second_run_line,
+                      .clock = trace.clock};
 }
 
 std::string incomplete_reason(const Trace& trace) { return completeness_of(trace).reason(); }
@@ -83,8 +81,8 @@ std::string late_start_notice(const std::string& file, std::size_t line, Seconds
 std::vector<std::string> reading_notices(const std::string& file, const Completeness& seen) {
   std::vector<std::string> out;
   for (std::string n : {incomplete_notice(file, seen), appended_runs_notice(file, seen.second_run),
-                        clock_back_notice(file, seen.clock_back, seen.clock_back_by),
-                        late_start_notice(file, seen.late_start, seen.late_start_by)}) {
+                        clock_back_notice(file, seen.clock.back_line, seen.clock.back_by),
+                        late_start_notice(file, seen.clock.late_line, seen.clock.late_by)}) {
     if (!n.empty()) out.push_back(std::move(n));
   }
   return out;

@@ -33,10 +33,7 @@ class TraceBuilder : public Visitor {
     tr_.mem.push_back(s);
     now_.rss = s.bytes;
     clock_.mem_at(s.t, line());
-    tr_.clock_back_line = clock_.line();
-    tr_.clock_back_by = clock_.by();
-    tr_.late_start_line = clock_.late_line();
-    tr_.late_start_by = clock_.late_by();
+    tr_.clock = clock_.findings();
   }
   void child(std::int64_t pid, const MemSample& s) override {
     auto [it, added] = child_index_.try_emplace(pid, tr_.children.size());

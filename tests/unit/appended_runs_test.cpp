@@ -48,11 +48,11 @@ TEST(BackwardClock, TheFirstStepBackAndItsSize) {
   c.mem_at(10.0, 2);
   c.mem_at(10.0, 3);
   c.mem_at(10.5, 4);
-  EXPECT_EQ(c.line(), 0u);
+  EXPECT_EQ(c.findings().back_line, 0u);
   c.mem_at(10.2, 5);  // behind the latest, 10.5
   c.mem_at(9.0, 6);   // a second step is not the first
-  EXPECT_EQ(c.line(), 5u);
-  EXPECT_NEAR(c.by(), 0.3, 1e-9);
+  EXPECT_EQ(c.findings().back_line, 5u);
+  EXPECT_NEAR(c.findings().back_by, 0.3, 1e-9);
 }
 
 // A clock given the header's `start` and `interval`, then MEM lines from line 3 at `times`.
@@ -69,27 +69,27 @@ BackwardClock clock_of(std::optional<Seconds> start, Seconds interval, std::init
 // count against the start.
 TEST(BackwardClock, TheFirstSampleAgainstTheHeadersStart) {
   const BackwardClock before = clock_of(100.0, 0.1, {99.5});
-  EXPECT_EQ(before.line(), 3u);
-  EXPECT_NEAR(before.by(), 0.5, 1e-9);
-  EXPECT_EQ(before.late_line(), 0u);
+  EXPECT_EQ(before.findings().back_line, 3u);
+  EXPECT_NEAR(before.findings().back_by, 0.5, 1e-9);
+  EXPECT_EQ(before.findings().late_line, 0u);
 
   // Two reads of the clock, each rounded to the microsecond; a quiet stretch later in the run is
   // not a late start.
   const BackwardClock with_it = clock_of(100.0, 0.1, {99.9995, 100.1, 400.0});
-  EXPECT_EQ(with_it.line(), 0u);
-  EXPECT_EQ(with_it.late_line(), 0u);
+  EXPECT_EQ(with_it.findings().back_line, 0u);
+  EXPECT_EQ(with_it.findings().late_line, 0u);
 
   const BackwardClock late = clock_of(100.0, 0.1, {161.0});
-  EXPECT_EQ(late.late_line(), 3u);
-  EXPECT_NEAR(late.late_by(), 61.0, 1e-9);
-  EXPECT_EQ(late.line(), 0u);
+  EXPECT_EQ(late.findings().late_line, 3u);
+  EXPECT_NEAR(late.findings().late_by, 61.0, 1e-9);
+  EXPECT_EQ(late.findings().back_line, 0u);
 
   // -i 60: the first sample may come a few intervals in.
-  EXPECT_EQ(clock_of(100.0, 60.0, {250.0}).late_line(), 0u);
+  EXPECT_EQ(clock_of(100.0, 60.0, {250.0}).findings().late_line, 0u);
 
   const BackwardClock no_header = clock_of(std::nullopt, 0, {1e9});  // mprof's: its first sample is the start
-  EXPECT_EQ(no_header.line(), 0u);
-  EXPECT_EQ(no_header.late_line(), 0u);
+  EXPECT_EQ(no_header.findings().back_line, 0u);
+  EXPECT_EQ(no_header.findings().late_line, 0u);
 }
 
 // A header whose start is three years before the first sample: every reader names the line.
@@ -99,12 +99,12 @@ TEST(BackwardClock, AFirstSampleFarAfterTheStartIsSaid) {
                                 "metric=rss\nCMDLINE j\nMEM 2.0 1700000000.0\nMEM 2.0 1700000000.1\n"
                                 "EXIT 1700000000.2 status=0 signal=0 timed_out=0\n";
   const Trace whole = read_trace(file.path());
-  EXPECT_EQ(whole.late_start_line, 3u);
-  EXPECT_NEAR(whole.late_start_by, 1e8, 1e-3);
+  EXPECT_EQ(whole.clock.late_line, 3u);
+  EXPECT_NEAR(whole.clock.late_by, 1e8, 1e-3);
   const std::optional<Trace> reduced = read_trace_reduced(file.path(), 0.5);
   ASSERT_TRUE(reduced.has_value());
-  EXPECT_EQ(reduced->late_start_line, 3u);
-  EXPECT_EQ(file_completeness(file.path()).late_start, 3u);
+  EXPECT_EQ(reduced->clock.late_line, 3u);
+  EXPECT_EQ(file_completeness(file.path()).clock.late_line, 3u);
   const std::vector<std::string> said = reading_notices(whole);
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0].rfind(file.path() + ":3: the first sample comes 1157 d 9 h after the header's start", 0), 0u)
@@ -117,9 +117,9 @@ TEST(BackwardClock, EveryReaderNamesTheSameLine) {
   const test::RemovedTempFile file("clock_back.dat");
   std::ofstream(file.path()) << "CMDLINE j\nMEM 1.0 1700000000.1\nMEM 5.0 1700000000.0\nMEM 3.0 1700000000.2\n";
   const Trace whole = read_trace(file.path());
-  EXPECT_EQ(whole.clock_back_line, 3u);
+  EXPECT_EQ(whole.clock.back_line, 3u);
   EXPECT_FALSE(read_trace_reduced(file.path(), 0.5).has_value()) << "read whole";
-  EXPECT_EQ(file_completeness(file.path()).clock_back, 3u);
+  EXPECT_EQ(file_completeness(file.path()).clock.back_line, 3u);
   const std::vector<std::string> said = reading_notices(whole);
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0].rfind(file.path() + ":3: the clock went back 100 ms here", 0), 0u) << said[0];

@@ -25,10 +25,7 @@ struct Completeness {
   std::size_t cut_line = 0;    // a last line without its newline (ignored); 0: none
   bool samples = false;        // it has a MEM line (a trace without one is empty to every reader)
   std::size_t second_run = 0;  // the line of a second CMDLINE (Trace::second_run_line); 0: none
-  std::size_t clock_back = 0;  // the first MEM line earlier than one before it (Trace::clock_back_line); 0: none
-  Seconds clock_back_by = 0;   // by how much it went back there
-  std::size_t late_start = 0;  // the first MEM line, far after the header's start (BackwardClock); 0: none
-  Seconds late_start_by = 0;   // how far after it
+  ClockFindings clock;         // where the samples' clock went back or started late (Trace::clock)
   // "no end record (EXIT) ..."; "its last line (N) is cut ..."; "" when whole.
   std::string reason() const;
   // A qprof trace that stops before its end record: no figure of it is the run's last.
@@ -74,24 +71,21 @@ class BackwardClock {
   void mem_at(Seconds t, std::size_t line) {
     if (!seen_ && start_) {
       if (t < *start_ - kStartSlack) {
-        line_ = line;
-        by_ = *start_ - t;
+        found_.back_line = line;
+        found_.back_by = *start_ - t;
       } else if (t - *start_ > late_after_) {
-        late_line_ = line;
-        late_by_ = t - *start_;
+        found_.late_line = line;
+        found_.late_by = t - *start_;
       }
     }
-    if (seen_ && line_ == 0 && t < latest_) {
-      line_ = line;
-      by_ = latest_ - t;
+    if (seen_ && found_.back_line == 0 && t < latest_) {
+      found_.back_line = line;
+      found_.back_by = latest_ - t;
     }
     latest_ = seen_ ? std::max(latest_, t) : t;
     seen_ = true;
   }
-  std::size_t line() const { return line_; }  // 0: it never went back
-  Seconds by() const { return by_; }
-  std::size_t late_line() const { return late_line_; }  // 0: the first sample came with the start
-  Seconds late_by() const { return late_by_; }
+  const ClockFindings& findings() const { return found_; }
 
  private:
   // The header's start and the first sample come from two reads of the clock, microseconds
@@ -101,10 +95,7 @@ class BackwardClock {
   Seconds late_after_ = kLateFirstSample;
   bool seen_ = false;
   Seconds latest_ = 0;
-  std::size_t line_ = 0;
-  Seconds by_ = 0;
-  std::size_t late_line_ = 0;
-  Seconds late_by_ = 0;
+  ClockFindings found_;
 };
 
 // What a streaming visitor sees of a trace's completeness, record by record: a visitor that reads
@@ -119,10 +110,7 @@ class CompletenessWatch {
   void mem(Seconds t, std::size_t line) {
     seen_.samples = true;
     clock_.mem_at(t, line);
-    seen_.clock_back = clock_.line();
-    seen_.clock_back_by = clock_.by();
-    seen_.late_start = clock_.late_line();
-    seen_.late_start_by = clock_.late_by();
+    seen_.clock = clock_.findings();
   }
   void cmdline_at(std::size_t line) {
     runs_.cmdline_at(line);

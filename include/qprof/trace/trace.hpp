@@ -14,6 +14,14 @@
 
 namespace qprof::trace {
 
+// What the clock of a trace's MEM lines says, found by BackwardClock. A line of 0: not seen.
+struct ClockFindings {
+  std::size_t back_line = 0;  // the first MEM line earlier than a sample before it or the header's start
+  Seconds back_by = 0;        // by how much it went back there
+  std::size_t late_line = 0;  // the first MEM line, far after the header's start
+  Seconds late_by = 0;        // how far after it
+};
+
 struct MemSample {
   Seconds t = 0;
   Bytes bytes = 0;
@@ -231,12 +239,7 @@ struct Trace {
   // The line of a second CMDLINE: runs appended to one file (`mprof run -o` appends), read as
   // one trace under the last command; 0: one run.
   std::size_t second_run_line = 0;
-  // The first MEM line whose time is earlier than a sample's before it or the header's start
-  // (BackwardClock), and by how much; 0: the clock only went forward.
-  std::size_t clock_back_line = 0;
-  Seconds clock_back_by = 0;
-  std::size_t late_start_line = 0;  // the first MEM line, far after the header's start; 0: none
-  Seconds late_start_by = 0;
+  ClockFindings clock;  // where the samples' clock went back, or started far after the header's start
   // Set by read_trace_reduced: of each sampled series only the records its peaks come from are
   // kept; a figure that needs every record reads the file again, as far as this reading went.
   struct Reduced {
