@@ -9,7 +9,10 @@
 
 #include "qprof/common/trace_label.hpp"
 #include "qprof/analysis/checkpoints.hpp"
+#include "qprof/analysis/peaks.hpp"
 #include "qprof/analysis/timeline.hpp"
+#include "qprof/common/units.hpp"
+#include "qprof/trace/format.hpp"
 #include "sum_walk.hpp"
 
 namespace qprof::analysis {
@@ -36,6 +39,11 @@ JobClock job_clock(const std::vector<const Trace*>& traces, Align align) {
 }
 
 bool has_series_over_time(Metric m) { return metric_info(m).windowed; }
+
+Metric job_footprint_metric(const std::vector<const Trace*>& traces, Metric m) {
+  if (m != Metric::footprint || detail::job_sums_cgroup(traces) || !detail::job_sums_pss(traces)) return m;
+  return Metric::pss;
+}
 
 namespace {
 
@@ -72,8 +80,10 @@ void walk_series(const std::vector<const Trace*>& traces, Align align, S&& serie
 }
 
 // Traces read reduced are summed from their files, rank by rank as they stream (flat in memory).
+// The footprint is summed like for like (job_footprint_metric).
 template <typename F>
-void walk_sum(const std::vector<const Trace*>& traces, Metric m, Align align, F&& f) {
+void walk_sum(const std::vector<const Trace*>& traces, Metric asked, Align align, F&& f) {
+  const Metric m = job_footprint_metric(traces, asked);
   if (!traces.empty() && detail::all_reduced(traces)) {
     detail::SumWalk walk(traces, m, align);
     Seconds t = 0;
@@ -149,11 +159,99 @@ std::vector<MemSample> summed_series(const std::vector<const Trace*>& traces, Me
   return out;
 }
 
+namespace {
+
+// A rank whose own peak is its cgroup's high-water mark, which the kernel keeps between samples:
+// a spike shorter than the interval, that no sum of samples holds. When it came, the job held at
+// least the mark plus what the other ranks held then; the least of that, over the span it can have
+// come in, is a floor of the job's peak.
+struct KernelMark {
+  std::size_t rank = 0;
+  Bytes bytes = 0;
+  // Where the mark can have come, on the job's clock: before the first record that read it, since
+  // the record before, else the rank's whole run.
+  Seconds from = 0, to = 0;
+  Bytes sampled = 0;  // the highest sample of the rank
+  std::optional<Bytes> others_least;
+  Seconds least_at = 0;
+  std::vector<Bytes> each_then;
+  std::optional<Bytes> others_before;  // at the last step before `from`: what held when the span began
+  std::vector<Bytes> each_before;
+  Seconds before_at = 0;
+};
+
+// The last CGROUP record before `t`, which had not read the mark yet (a reduced reading may have
+// left it out: an earlier one, which widens the span); else two intervals before.
+Seconds record_before(const Trace& t, Seconds at) {
+  const auto it = std::partition_point(t.cgroup.begin(), t.cgroup.end(),
+                                       [&](const trace::CgroupSample& s) { return s.t < at - kTimeSlack; });
+  return it == t.cgroup.begin() ? at - 2 * t.meta.interval : std::prev(it)->t;
+}
+
+std::vector<KernelMark> kernel_marks(const std::vector<const Trace*>& traces, Metric asked, Align align) {
+  const Metric m = job_footprint_metric(traces, asked);
+  std::vector<KernelMark> marks;
+  if (traces.size() < 2) return marks;
+  const JobClock clock = job_clock(traces, align);
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const auto own = find_peak(*traces[i], m);
+    if (!own || !own->exact) continue;
+    KernelMark k;
+    k.rank = i;
+    k.bytes = own->bytes;
+    k.from = traces[i]->t0() - clock.offset[i];
+    k.to = trace_end(*traces[i]) - clock.offset[i];
+    if (own->t) {
+      k.to = std::min(k.to, *own->t - clock.offset[i]);
+      k.from = std::max(k.from, record_before(*traces[i], *own->t) - clock.offset[i]);
+    }
+    marks.push_back(std::move(k));
+  }
+  return marks;
+}
+
+void least_others(KernelMark& k, Bytes others, Seconds t, const std::vector<Bytes>& each) {
+  if (k.others_least && others >= *k.others_least) return;
+  k.others_least = others;
+  k.least_at = t;
+  k.each_then = each;
+}
+
+void watch_marks(std::vector<KernelMark>& marks, Seconds t, Bytes sum, const std::vector<Bytes>& each) {
+  for (KernelMark& k : marks) {
+    k.sampled = std::max(k.sampled, each[k.rank]);
+    const Bytes others = sum - each[k.rank];
+    if (t < k.from) {
+      k.others_before = others;
+      k.each_before = each;
+      k.before_at = t;
+      continue;
+    }
+    if (t > k.to) continue;
+    if (k.others_before) {
+      least_others(k, *k.others_before, k.before_at, k.each_before);
+      k.others_before.reset();
+    }
+    least_others(k, others, t, each);
+  }
+}
+
+}  // namespace
+
 std::optional<JobPeak> job_peak(const std::vector<const Trace*>& traces, Metric m, Align align) {
   std::optional<JobPeak> best;
+  std::vector<KernelMark> marks = kernel_marks(traces, m, align);
   walk_sum(traces, m, align, [&](Seconds t, Bytes sum, const std::vector<Bytes>& each) {
-    if (!best || sum > best->bytes) best = JobPeak{sum, t, each};
+    if (!best || sum > best->bytes) best = JobPeak{sum, t, each, std::nullopt};
+    watch_marks(marks, t, sum, each);
   });
+  for (KernelMark& k : marks) {
+    if (k.bytes <= k.sampled || !k.others_least) continue;  // a sample read it: the sum has it
+    const Bytes floor = k.bytes + *k.others_least;
+    if (best && floor <= best->bytes) continue;
+    k.each_then[k.rank] = k.bytes;
+    best = JobPeak{floor, k.least_at, std::move(k.each_then), k.rank};
+  }
   return best;
 }
 
@@ -236,6 +334,12 @@ std::optional<std::string> clock_skew_note(const std::vector<const Trace*>& trac
   return std::nullopt;
 }
 
+std::string kernel_floor_note(const Trace& rank, Bytes mark) {
+  return rank_label(rank) + "'s own peak (" + human_bytes(mark) +
+         ", its cgroup's high-water mark) came between its samples: the job held at least it plus the least "
+         "the other ranks held while it ran; a smaller --interval catches the moment";
+}
+
 namespace detail {
 
 Trace job_head(const std::vector<const Trace*>& traces, Align align) {
@@ -275,6 +379,14 @@ Trace job_head(const std::vector<const Trace*>& traces, Align align) {
     job.io.push_back(io);
   }
   if (any_cpu) job.cpu.push_back({end, cpu});
+  // A rank's spike that only its cgroup's high-water mark kept: the job's charge peaked at least
+  // that high, as PEAK cgroup (the job's footprint and cgroup peak then say so, without a moment).
+  if (job_sums_cgroup(traces)) {
+    if (const auto peak = job_peak(traces, Metric::cgroup, align); peak && peak->kernel_rank) {
+      job.peaks[std::string(trace::kPeakCgroup)] = peak->bytes;
+      job.notes.push_back(kernel_floor_note(*traces[*peak->kernel_rank], peak->each[*peak->kernel_rank]));
+    }
+  }
   for (const JobStage& s : job_stages(traces, align)) {
     Stage st;
     st.name = s.name;

@@ -151,6 +151,7 @@ void write_job_trace(const std::vector<const Trace*>& traces, Align align, trace
       }
     }
   }
+  for (const auto& [name, bytes] : head.peaks) out.peak(name, bytes);
   for (const std::string& n : head.notes) out.note(n);
   out.flush();
 }

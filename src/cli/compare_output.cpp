@@ -88,6 +88,10 @@ Result<JobRow> add_job_row(const CompareCli& o, std::vector<CompareEntry>& entri
   std::vector<const Trace*> ranks;
   for (const CompareEntry& e : entries) ranks.push_back(e.runs.front());
   if (!analysis::is_one_job(ranks)) return row;
+  if (const auto twice = analysis::repeated_rank(ranks)) {
+    stderr_speaker("compare").line("no job row: " + *twice);
+    return row;
+  }
   const analysis::Align align = o.align == "start" ? analysis::Align::start : analysis::Align::wall;
   for (CompareEntry& e : entries) e.label = analysis::rank_label(*e.runs.front());
   auto total = job_total(ranks, align, row.file);
@@ -105,6 +109,7 @@ Result<JobRow> add_job_row(const CompareCli& o, std::vector<CompareEntry>& entri
         "highest peak of a rank: " + analysis::rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
   }
   if (const auto skew = analysis::clock_skew_note(ranks)) stderr_speaker("compare").line("warning: " + *skew);
+  if (const auto kinds = analysis::mixed_footprint_note(ranks)) stderr_speaker("compare").line("note: " + *kinds);
   return row;
 }
 

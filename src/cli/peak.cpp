@@ -203,12 +203,19 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
   for (const Trace* t : traces) {
     if (!has_metric(*t, metric)) return Failure{report::missing_metric(*t, metric)};
   }
+  if (const auto twice = analysis::repeated_rank(traces)) return Failure{*twice};
   if (!chosen.fallback.empty()) say(terminal_text(chosen.fallback));
+  if (const auto jobs = analysis::several_jobs_note(traces)) say("warning: " + *jobs);
+  if (const auto ranks = analysis::world_size_note(traces)) say("note: " + *ranks);
+  if (const auto kinds = analysis::mixed_footprint_note(traces); kinds && metric == Metric::footprint) {
+    say("note: " + *kinds);
+  }
   const Align align = o.align == "start" ? Align::start : Align::wall;
   const Unit unit = *unit_of(o.unit);
   std::cout << (o.json ? report::job_peak_json(traces, metric, align, o.by_host, unit)
                        : report::job_peak_lines(traces, metric, align, o.by_host, unit));
   std::cout.flush();
+  for (const std::string& kill : report::rank_oom_kills(traces)) say("OOM kill in " + kill);
   if (const auto skew = clock_skew_note(traces)) say("warning: " + *skew);
   if (o.max_peak.empty()) return 0;
   if (!parse_size(o.max_peak)) {
@@ -228,10 +235,11 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
     for (std::size_t i : g.traces) part.push_back(traces[i]);
     const auto peak = job_peak(part, metric, align);
     if (!peak || peak->bytes <= limit) continue;
-    say("memory budget exceeded: " + std::string(o.by_host ? "host " : "") + g.host + " peaks at " +
-        human_bytes(peak->bytes) + " (" + std::string(metric_info(metric).title) + ", ranks summed) at " +
-        human_seconds(peak->t) + ", over the budget of " + human_bytes(limit) + " by " +
-        human_bytes(peak->bytes - limit));
+    say("memory budget exceeded: " + std::string(o.by_host ? "host " : "") + terminal_text(g.host) + " peaks at " +
+        human_bytes(peak->bytes) + " (" + std::string(metric_info(metric).title) + ", ranks summed) " +
+        (peak->kernel_rank ? "between samples of " + analysis::rank_label(*part[*peak->kernel_rank])
+                           : "at " + human_seconds(peak->t)) +
+        ", over the budget of " + human_bytes(limit) + " by " + human_bytes(peak->bytes - limit));
     status = kBudgetExceeded;
   }
   return status;

@@ -56,6 +56,9 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   }
   std::vector<const Trace*> ranks;
   for (const Trace& t : traces) ranks.push_back(&t);
+  if (const auto twice = analysis::repeated_rank(ranks)) return Failure{"--sum: " + *twice};
+  if (const auto jobs = analysis::several_jobs_note(ranks)) stderr_speaker("plot").line("warning: " + *jobs);
+  if (const auto kinds = analysis::mixed_footprint_note(ranks)) stderr_speaker("plot").line("note: " + *kinds);
   if (!analysis::job_streams(ranks)) {
     for (Trace& t : traces) {
       if (t.reduced) t = trace::read_trace(t.source);

@@ -154,6 +154,7 @@ Result<int> report_job(const ReportCli& o) {
   if (auto whole = read_whole_unless_reduced(traces); !whole) return whole.failure();
   std::vector<const Trace*> job;
   for (const Trace& t : traces) job.push_back(&t);
+  if (const auto twice = analysis::repeated_rank(job)) return Failure{*twice};
   const MetricChoice chosen = metric_for(o.metric, job);
   const Align align = o.align == "start" ? Align::start : Align::wall;
   report::Document doc = report::job_report(job, chosen.metric, align);

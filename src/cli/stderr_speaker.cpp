@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "qprof/common/safe_text.hpp"
 #include "qprof/common/text_wrap.hpp"
 #include "qprof/common/write_all.hpp"
 
@@ -24,9 +25,11 @@ void write_to_stderr(std::string_view text) {
 
 // A message as wide as the terminal it is read in (80 into a pipe or a log): a line wider is
 // broken at its last space that fits, the rest indented under it; lines the message breaks
-// itself (gnuplot's own, a list) keep their breaks.
+// itself (gnuplot's own, a list) keep their breaks. What a message quotes from a trace or a job
+// (a host name, a label) is shown, never acted upon: a caller that forgot to escape it cannot
+// hand the terminal an escape sequence (escaping twice changes nothing).
 void say_on_stderr(const std::string& prefix, const std::string& message) {
-  write_to_stderr(fit_lines(prefix + message, output_columns(STDERR_FILENO), prefix.size()));
+  write_to_stderr(fit_lines(prefix + terminal_lines(message), output_columns(STDERR_FILENO), prefix.size()));
 }
 
 }  // namespace

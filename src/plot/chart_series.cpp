@@ -117,8 +117,15 @@ void Builder::memory_panel(Draft& d, const std::vector<TraceInput>& in) {
     } else {
       std::string title =
           display_text(in[i].label, 40) + ", " + (rss ? "" : metric_title(o_.metric) + " ") + "peak " + peak_text;
-      if (auto it = t.peaks.find(std::string(trace::kPeakCgroup)); rss && it != t.peaks.end()) {
-        title += " (cgroup charge " + bytes_text(static_cast<double>(it->second), units_.chosen) + ")";
+      if (auto it = t.peaks.find(std::string(trace::kPeakCgroup)); it != t.peaks.end()) {
+        const double mark = static_cast<double>(it->second);
+        if (rss) {
+          title += " (cgroup charge " + bytes_text(mark, units_.chosen) + ")";
+        } else if (chosen == &t.cgroup && mark > peak.v) {
+          // The kernel's high-water mark above every sample (a job's: a rank's spike between its
+          // samples): the peak the reports give, said beside the drawn one.
+          title += "; " + bytes_text(mark, units_.chosen) + " between samples";
+        }
       }
       ChartSeries line{Role::trace, color, in[i].faint, false, title, scaled(main.points(), unit)};
       add_series(d, rss ? std::move(line) : readings(std::move(line), t));

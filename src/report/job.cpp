@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "qprof/common/safe_text.hpp"
 #include "qprof/trace/completeness.hpp"
+#include "qprof/trace/oom.hpp"
 
 namespace qprof::report {
 using analysis::Align;
@@ -18,11 +20,14 @@ using analysis::job_peak;
 using analysis::job_stages;
 using analysis::JobPeak;
 using analysis::JobStage;
+using analysis::kernel_floor_note;
 using analysis::Metric;
 using analysis::metric_info;
 using analysis::Peak;
 using analysis::rank_label;
+using analysis::several_jobs_note;
 using analysis::trace_duration;
+using analysis::world_size_note;
 using trace::JobMeta;
 using trace::Trace;
 
@@ -49,7 +54,10 @@ Cell optional_number(const std::optional<std::int64_t>& v) {
   return v ? Cell::number(static_cast<double>(*v)) : Cell{};
 }
 
-Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const std::optional<JobPeak>& job) {
+// Each rank's figure is the one the job sums (job_footprint_metric): its value at the job's peak
+// is part of that peak.
+Table ranks_table(const std::vector<const Trace*>& traces, Metric asked, const std::optional<JobPeak>& job) {
+  const Metric metric = analysis::job_footprint_metric(traces, asked);
   Table t;
   t.name = "ranks";
   t.title = "Ranks (" + std::string(metric_info(metric).what) + ")";
@@ -62,7 +70,9 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
                column("peak", "peak", Kind::bytes),
                column("at_job_peak", "at job peak", Kind::bytes),
                column("highest", "highest", Kind::flag, false),
-               column("incomplete", "incomplete", Kind::text, false)};
+               column("incomplete", "incomplete", Kind::text, false),
+               column("exit_status", "exit status", Kind::count, false),
+               column("oom_kills", "OOM kills", Kind::count, false)};
   std::vector<std::optional<Peak>> peaks;
   for (const Trace* tr : traces) peaks.push_back(find_peak(*tr, metric));
   std::optional<std::size_t> highest;
@@ -77,7 +87,9 @@ Table ranks_table(const std::vector<const Trace*>& traces, Metric metric, const 
                       optional_number(tr.meta.job.local_rank), Cell::number(trace_duration(tr)),
                       Cell::bytes(peaks[i] ? std::optional<Bytes>(peaks[i]->bytes) : std::nullopt),
                       Cell::bytes(job ? std::optional<Bytes>(job->each[i]) : std::nullopt),
-                      Cell::number(highest && *highest == i ? 1 : 0), Cell::string(trace::incomplete_reason(tr))});
+                      Cell::number(highest && *highest == i ? 1 : 0), Cell::string(trace::incomplete_reason(tr)),
+                      tr.exit && tr.exit->status_known ? Cell::number(tr.exit->status) : Cell{},
+                      Cell::number(static_cast<double>(tr.oom_kills.size()))});
   }
   return t;
 }
@@ -95,7 +107,7 @@ Table hosts_table(const std::vector<const Trace*>& traces, Metric metric, Align 
     const auto peak = g.traces.size() == traces.size() ? whole : job_peak(subset(traces, g.traces), metric, align);
     t.rows.push_back({Cell::string(g.host), Cell::number(static_cast<double>(g.traces.size())),
                       Cell::bytes(peak ? std::optional<Bytes>(peak->bytes) : std::nullopt),
-                      peak ? Cell::number(peak->t) : Cell{}});
+                      peak && !peak->kernel_rank ? Cell::number(peak->t) : Cell{}});
   }
   return t;
 }
@@ -139,7 +151,8 @@ nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metr
     j["bytes"] = peak->bytes;
     j["value"] = in_unit(peak->bytes, unit);
     j["unit"] = std::string(unit_name(unit));
-    j["time_s"] = peak->t;
+    j["time_s"] = peak->kernel_rank ? nlohmann::ordered_json() : nlohmann::ordered_json(peak->t);
+    if (peak->kernel_rank) j["kernel_mark_of"] = rank_label(*traces[*peak->kernel_rank]);
   } else {
     j["bytes"] = nullptr;
   }
@@ -149,8 +162,11 @@ nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metr
     r["file"] = traces[i]->source;
     r["host"] = traces[i]->meta.host;
     if (traces[i]->meta.job.rank) r["rank"] = *traces[i]->meta.job.rank;
-    if (const auto own = find_peak(*traces[i], metric)) r["peak_bytes"] = own->bytes;
+    if (const auto own = find_peak(*traces[i], analysis::job_footprint_metric(traces, metric))) {
+      r["peak_bytes"] = own->bytes;
+    }
     if (peak) r["bytes_at_job_peak"] = peak->each[i];
+    r["oom_kills"] = traces[i]->oom_kills.size();
     ranks.push_back(std::move(r));
   }
   j["ranks"] = std::move(ranks);
@@ -182,6 +198,11 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
     d.facts.push_back({column(std::move(key), std::move(title), kind), std::move(cell)});
   };
   const auto hosts = group_by_host(traces);
+  // Said first, as for one run: a rank's process killed explains a sum that stays under the limit.
+  for (const std::string& kill : rank_oom_kills(traces)) {
+    const std::string key = d.facts.empty() ? "oom_kill" : "oom_kill_" + std::to_string(d.facts.size() + 1);
+    fact(key, "OOM kill", Kind::text, Cell::string(kill));
+  }
   fact("traces", "traces", Kind::count, Cell::number(static_cast<double>(traces.size())));
   d.facts.push_back(
       {column("metric", "metric", Kind::text, false), Cell::string(std::string(metric_info(metric).name))});
@@ -198,12 +219,18 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
   if (peak) {
     fact("job_peak", "job peak (" + std::string(metric_info(metric).title) + ", ranks summed)", Kind::bytes,
          Cell::bytes(peak->bytes));
-    fact("job_peak_at", "job peak at", Kind::seconds, Cell::number(peak->t));
+    if (peak->kernel_rank) {
+      const Trace& rank = *traces[*peak->kernel_rank];
+      fact("job_peak_floor", "job peak from", Kind::text,
+           Cell::string(kernel_floor_note(rank, peak->each[*peak->kernel_rank])));
+    } else {
+      fact("job_peak_at", "job peak at", Kind::seconds, Cell::number(peak->t));
+    }
   }
-  if (first && first->world_size && static_cast<std::size_t>(*first->world_size) != traces.size()) {
-    fact("missing_ranks", "note", Kind::text,
-         Cell::string("the world size is " + std::to_string(*first->world_size) + " but " +
-                      count_text(traces.size(), "trace") + " were given: the sum misses ranks"));
+  if (const auto ranks = world_size_note(traces)) fact("missing_ranks", "note", Kind::text, Cell::string(*ranks));
+  if (const auto jobs = several_jobs_note(traces)) fact("several_jobs", "jobs", Kind::text, Cell::string(*jobs));
+  if (const auto kinds = analysis::mixed_footprint_note(traces); kinds && metric == Metric::footprint) {
+    fact("footprint_kinds", "footprint", Kind::text, Cell::string(*kinds));
   }
   if (const auto cut = incomplete_ranks(traces)) fact("incomplete", "trace incomplete", Kind::text, Cell::string(*cut));
   if (const auto skew = clock_skew_note(traces)) fact("clock_skew", "clock skew", Kind::text, Cell::string(*skew));
@@ -214,13 +241,22 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
   return d;
 }
 
+std::vector<std::string> rank_oom_kills(const std::vector<const Trace*>& traces) {
+  std::vector<std::string> out;
+  for (const Trace* t : traces) {
+    for (const trace::OomKill& k : t->oom_kills)
+      out.push_back(rank_label(*t) + ": " + trace::describe_oom_kill(k, t->t0()));
+  }
+  return out;
+}
+
 std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
                            Unit unit) {
   if (!by_host)
     return one_line("job (" + count_text(traces.size(), "trace") + ")", job_peak(traces, metric, align), unit);
   std::string out;
   for (const HostGroup& g : group_by_host(traces)) {
-    out += one_line(g.host + " (" + count_text(g.traces.size(), "trace") + ")",
+    out += one_line(terminal_text(g.host) + " (" + count_text(g.traces.size(), "trace") + ")",
                     job_peak(subset(traces, g.traces), metric, align), unit);
   }
   return out;

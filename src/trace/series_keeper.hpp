@@ -2,8 +2,8 @@
 // What a reduced reader keeps of one sampled series: the records that the figures over the run and
 // over its stages are read from, whatever the series' length. Of each value (a key) the highest
 // record, the earliest of equal ones, over the whole series and inside each window; the latest
-// record at or before each point; the first and the latest record. The kept records, in file order,
-// give every such figure exactly as the whole series does.
+// record at or before each point; the first and the latest record; the record before each highest
+// kept. The kept records, in file order, give every such figure exactly as the whole series does.
 #pragma once
 
 #include <algorithm>
@@ -81,21 +81,25 @@ class SeriesKeeper {
   struct Best {
     std::uint64_t seq = kNone;
     Bytes key = 0;
+    // The record before it: where a count only rises (the kernel's high-water mark), what the
+    // series held before the highest was reached, which bounds when (a job's floor, job.cpp).
+    std::uint64_t before = kNone;
   };
 
   void hold(std::uint64_t seq, const S& s) { pool_.try_emplace(seq, s); }
 
   void consider(Best& b, std::uint64_t seq, const S& s, Bytes key) {
     if (b.seq != kNone && key <= b.key) return;
-    b = {seq, key};
+    b = {seq, key, seq > 0 ? latest_seq_ : kNone};
     hold(seq, s);
+    if (seq > 0) hold(latest_seq_, latest_);
   }
 
   std::vector<std::uint64_t> referenced() const {
     std::vector<std::uint64_t> out{0, latest_seq_};
-    for (const Best& b : best_) out.push_back(b.seq);
+    for (const Best& b : best_) out.insert(out.end(), {b.seq, b.before});
     for (const auto& keys : in_window_) {
-      for (const Best& b : keys) out.push_back(b.seq);
+      for (const Best& b : keys) out.insert(out.end(), {b.seq, b.before});
     }
     out.insert(out.end(), at_point_.begin(), at_point_.end());
     std::erase(out, kNone);

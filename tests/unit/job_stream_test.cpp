@@ -124,5 +124,39 @@ TEST(JobStream, ManyRanksReadAPieceAtATimeSumAsWholeOnesDo) {
   expect_reduced_sum_as_whole(files, 2000);
 }
 
+// Rank 1's cgroup high-water mark rises to 100 MiB between its records 49 and 50 (a spike no
+// usage reading saw); rank 0 holds 1 MiB for its first ten records, then 10 MiB. The job's floor
+// is the mark plus what rank 0 held between those two records (110 MiB), read whole or reduced:
+// the reduced reader keeps the record before the highest mark, which bounds when it came.
+TEST(JobStream, AKernelMarkBetweenRecordsGivesOneFloorReadWholeOrReduced) {
+  auto write = [](int rank, auto usage_and_mark) {
+    const std::string path = unit_temp_file("job_floor_" + std::to_string(rank) + ".dat");
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fprintf(f, "QPROF 1 version=0.1 interval=0.1 host=h root_pid=1 start=1000 metric=all rank=%d job=5\n", rank);
+    std::fprintf(f, "CMDLINE x\n");
+    for (int i = 0; i < 100; ++i) {
+      const auto [usage, mark] = usage_and_mark(i);
+      std::fprintf(f, "MEM %.6f %.4f\nCGROUP %.6f %llu %llu\n", usage, 1000 + i * 0.1, 1000 + i * 0.1,
+                   static_cast<unsigned long long>(usage * 1048576), static_cast<unsigned long long>(mark * 1048576));
+    }
+    std::fprintf(f, "EXIT %.6f status=0\n", 1010.0);
+    std::fclose(f);
+    return path;
+  };
+  const std::string r0 = write(0, [](int i) { return std::pair{i < 10 ? 1.0 : 10.0, 10.0}; });
+  const std::string r1 = write(1, [](int i) { return std::pair{5.0, i < 50 ? 5.0 : 100.0}; });
+  const Trace w0 = trace::read_trace(r0), w1 = trace::read_trace(r1);
+  auto reduced = [](const std::string& f) { return *trace::read_trace_reduced(f, analysis::kTimeSlack); };
+  const Trace d0 = reduced(r0), d1 = reduced(r1);
+  EXPECT_LT(d1.cgroup.size(), w1.cgroup.size()) << "reduced";
+  for (const std::vector<const Trace*>& ranks : {std::vector<const Trace*>{&w0, &w1}, {&d0, &d1}}) {
+    const auto peak = analysis::job_peak(ranks, Metric::footprint, Align::wall);
+    ASSERT_TRUE(peak && peak->kernel_rank);
+    EXPECT_EQ(peak->bytes, 110ull << 20);
+  }
+  std::remove(r0.c_str());
+  std::remove(r1.c_str());
+}
+
 }  // namespace
 }  // namespace qprof::test

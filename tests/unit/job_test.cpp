@@ -263,5 +263,93 @@ TEST(JobTrace, GpuIsSummedPerDeviceOfEachHost) {
   EXPECT_TRUE(job.notes.empty());
 }
 
+// Rank 1's samples read 5 MiB, but its cgroup's high-water mark rose to 100 MiB between its first
+// and second record: a spike no sample read. Rank 0 held 10 MiB throughout. The job held at least
+// 110 MiB; every view (job_peak, the job's trace) says so, with no moment.
+TEST(JobPeak, ARanksKernelMarkBetweenSamplesIsAFloorOfTheJob) {
+  auto charged = [](Trace t, std::vector<std::pair<Bytes, Bytes>> usage_and_mark) {
+    for (std::size_t i = 0; i < usage_and_mark.size(); ++i) {
+      const auto [usage, mark] = usage_and_mark[i];
+      t.cgroup.push_back(
+          {*t.meta.start + static_cast<Seconds>(i), usage, mark, std::nullopt, std::nullopt, std::nullopt});
+    }
+    t.meta.interval = 1;
+    return t;
+  };
+  const Trace r0 = charged(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}),
+                           {{10 * MiB, 10 * MiB}, {10 * MiB, 10 * MiB}, {10 * MiB, 10 * MiB}});
+  const Trace r1 = charged(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}, {2, MiB}}),
+                           {{5 * MiB, 5 * MiB}, {5 * MiB, 100 * MiB}, {5 * MiB, 100 * MiB}});
+  const std::vector<const Trace*> ranks{&r0, &r1};
+  const auto peak = job_peak(ranks, Metric::footprint, Align::wall);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->bytes, 110 * MiB) << "the mark plus rank 0's 10 MiB, not the samples' 15";
+  ASSERT_TRUE(peak->kernel_rank);
+  EXPECT_EQ(*peak->kernel_rank, 1u);
+  EXPECT_EQ(peak->each, (std::vector<Bytes>{10 * MiB, 100 * MiB}));
+  EXPECT_EQ(analysis::find_peak(job_trace(ranks, Align::wall), Metric::footprint)->bytes, 110 * MiB)
+      << "compare's job row and the chart read the job's trace";
+  EXPECT_EQ(job_peak({&r0, &r1}, Metric::cgroup, Align::wall)->bytes, 110 * MiB);
+
+  // Where rank 0 had ended before the mark could have come, it adds nothing: the floor is the mark.
+  const Trace early =
+      charged(rank_trace("a", 0, 96, {{0, MiB}, {1, MiB}}), {{10 * MiB, 10 * MiB}, {10 * MiB, 10 * MiB}});
+  EXPECT_EQ(job_peak({&early, &r1}, Metric::footprint, Align::wall)->bytes, 100 * MiB);
+  // A mark a sample read is in the sum already: no floor.
+  const Trace read = charged(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}}), {{5 * MiB, 5 * MiB}, {60 * MiB, 60 * MiB}});
+  const auto summed = job_peak({&r0, &read}, Metric::footprint, Align::wall);
+  EXPECT_EQ(summed->bytes, 70 * MiB);
+  EXPECT_FALSE(summed->kernel_rank);
+  EXPECT_EQ(job_trace({&r0, &read}, Align::wall).peaks.count("cgroup"), 0u);
+}
+
+// Rank 0 ran in a cgroup (a 200 MiB charge of page cache, 4 MiB of PSS), rank 1 without one (150
+// MiB of PSS): the job's footprint adds their PSS, like for like, in every view, and says so.
+TEST(JobPeak, FootprintsOfTwoKindsAreSummedLikeForLike) {
+  Trace r0 = rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}});
+  for (Seconds dt : {0.0, 1.0}) {
+    r0.cgroup.push_back({100 + dt, 200 * MiB, 200 * MiB, std::nullopt, std::nullopt, std::nullopt});
+    r0.pss.push_back({100 + dt, 4 * MiB, 4 * MiB, std::nullopt});
+  }
+  Trace r1 = rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}});
+  for (Seconds dt : {0.0, 1.0}) r1.pss.push_back({100 + dt, 150 * MiB, 150 * MiB, std::nullopt});
+  const std::vector<const Trace*> ranks{&r0, &r1};
+  EXPECT_EQ(analysis::job_footprint_metric(ranks, Metric::footprint), Metric::pss);
+  EXPECT_EQ(job_peak(ranks, Metric::footprint, Align::wall)->bytes, 154 * MiB);
+  EXPECT_EQ(analysis::find_peak(job_trace(ranks, Align::wall), Metric::footprint)->bytes, 154 * MiB);
+  const auto note = analysis::mixed_footprint_note(ranks);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("rank 0 (a): a cgroup's charge"), std::string::npos) << *note;
+  EXPECT_FALSE(analysis::mixed_footprint_note({&r1}));
+}
+
+TEST(JobRanks, ARankTwiceAnotherJobAndTheWorldSizeAreSaid) {
+  Trace a = rank_trace("h", 0, 100, {{0, MiB}});
+  a.source = "a.dat";
+  Trace copy = a;
+  copy.source = "copy.dat";
+  Trace b = rank_trace("h", 1, 100, {{0, MiB}});
+  b.source = "b.dat";
+  EXPECT_FALSE(analysis::repeated_rank({&a, &b}));
+  const auto twice = analysis::repeated_rank({&a, &b, &copy});
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->rfind("rank 0 (h) is given twice (a.dat and copy.dat)", 0), 0u) << *twice;
+  Trace other = b;
+  other.meta.host = "g";  // the same rank number on another host is another rank of another launch
+  EXPECT_FALSE(analysis::repeated_rank({&a, &b, &other}));
+
+  EXPECT_FALSE(analysis::several_jobs_note({&a, &b}));
+  Trace next = b;
+  next.meta.job.job_id = "j2";
+  EXPECT_EQ(analysis::several_jobs_note({&a, &next}).value_or("").rfind("traces of 2 jobs (ids j1, j2)", 0), 0u);
+
+  a.meta.job.world_size = 2;
+  EXPECT_FALSE(analysis::world_size_note({&a, &b}));
+  EXPECT_EQ(analysis::world_size_note({&a}).value_or(""),
+            "the world size is 2 but 1 trace was given: the sum misses ranks");
+  EXPECT_NE(analysis::world_size_note({&a, &b, &other}).value_or("").find("more than the job's ranks"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace qprof

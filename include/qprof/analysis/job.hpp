@@ -37,11 +37,24 @@ struct JobPeak {
   Bytes bytes = 0;
   Seconds t = 0;            // job seconds
   std::vector<Bytes> each;  // every trace's value at that moment (0: not running)
+  // Set where the peak is a rank's own kernel high-water mark (its cgroup's), which came between
+  // its samples, plus the least the other ranks held while it ran: a floor, with no moment (`t`
+  // and `each` are those of the step where the others held least, `each` with the mark).
+  std::optional<std::size_t> kernel_rank;
 };
-// The highest point of summed_series; nullopt without samples. Metrics without samples over
-// time (hwm_sum, kernel_process) cannot be summed in time: has_series_over_time says so.
+// The highest point of summed_series, or where higher, the floor a rank's own kernel high-water
+// mark sets (JobPeak::kernel_rank): the job never holds less than one of its ranks. nullopt
+// without samples. Metrics without samples over time (hwm_sum, kernel_process) cannot be summed
+// in time: has_series_over_time says so.
 std::optional<JobPeak> job_peak(const std::vector<const trace::Trace*>& traces, Metric m, Align align);
 bool has_series_over_time(Metric m);
+// The metric a job sums for `m`: the footprint like for like, the ranks' charges where every rank
+// ran in a cgroup of its own, else their Σ PSS where every rank has it (job_trace's rule); any
+// other metric as it is.
+Metric job_footprint_metric(const std::vector<const trace::Trace*>& traces, Metric m);
+// Where the ranks' footprints are of two kinds (a cgroup's charge in some, Σ PSS in others), the
+// sentence that says which and what the job's footprint is then; else nullopt.
+std::optional<std::string> mixed_footprint_note(const std::vector<const trace::Trace*>& traces);
 
 // Traces grouped by the host in their headers (memory is a per-host limit), hosts in order of
 // first appearance; a trace without a host (mprof's) counts under "unknown".
@@ -83,6 +96,20 @@ bool job_streams(const std::vector<const trace::Trace*>& traces);
 // The lines write_trace writes for job_trace(traces, align); where job_streams, without the
 // summed series ever in memory.
 void write_job_trace(const std::vector<const trace::Trace*>& traces, Align align, trace::Writer& out);
+
+// A rank given twice (the same job id, host and rank, as a file named twice, a copy, or two
+// overlapping globs give it): the sentence that names it, else nullopt. Its share would count twice.
+std::optional<std::string> repeated_rank(const std::vector<const trace::Trace*>& traces);
+// Traces of more than one job id: the sentence that says so ("traces of 2 jobs (ids 5, 7)"), else
+// nullopt. Summed, they are one job only if they ran at the same time on the same hosts.
+std::optional<std::string> several_jobs_note(const std::vector<const trace::Trace*>& traces);
+// The world size against the traces given: "the world size is 3 but 2 traces were given: the sum
+// misses ranks" (or more than the ranks: another job's, or a run's twice), else nullopt.
+std::optional<std::string> world_size_note(const std::vector<const trace::Trace*>& traces);
+
+// "rank 1 (vm)'s own peak (316.2 MiB, its cgroup's high-water mark) came between its samples: …":
+// why a job's peak (JobPeak::kernel_rank) is a floor with no moment.
+std::string kernel_floor_note(const trace::Trace& rank, Bytes mark);
 
 // True when the traces look like one job's ranks: two or more, each with a rank, and the same
 // job id where they have one.

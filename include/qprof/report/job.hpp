@@ -11,11 +11,16 @@
 
 namespace qprof::report {
 
-// Facts of the job (traces, hosts, job id, launcher, world size, the job's peak and when, the
-// alignment, clock skew), then tables: "ranks" (a row per trace: its peak, its value at the job's
-// peak, the highest peak flagged), "hosts" (the peak of each host's sum) and "stages" (across
-// ranks: earliest start to latest end, the slowest rank). CSV: the ranks table.
+// Facts of the job (its ranks' OOM kills first, traces, hosts, job id, launcher, world size, the job's peak and when,
+// the alignment, clock skew), then tables: "ranks" (a row per trace: its peak, its value at the job's peak, the highest
+// peak flagged), "hosts" (the peak of each host's sum) and "stages" (across ranks: earliest start to latest end, the
+// slowest rank). CSV: the ranks table.
 Document job_report(const std::vector<const trace::Trace*>& traces, analysis::Metric metric, analysis::Align align);
+
+// Each OOM kill of the ranks in words, the rank first: "rank 1 (vm): process 42 (python3, the
+// command) at 287 ms, …", its time from the rank's own start. Said by every job view: a rank
+// killed holds nothing after, and the job's sum can stay under the limit that killed it.
+std::vector<std::string> rank_oom_kills(const std::vector<const trace::Trace*>& traces);
 
 // `qprof peak --sum`: "job (N traces)<TAB>PEAK"; with `by_host` one line per host instead,
 // "HOST (N traces)<TAB>PEAK". Peaks in `unit`, 3 decimals as mprof peak prints.
