@@ -181,8 +181,8 @@ bool Search::run_baseline() {
 }
 
 // What of the job's input stayed cached once its group was evicted: another cgroup's pages.
+// Reported even where no file was seen: --cold then evicted nothing, which the user must be told.
 void Search::measure_input() {
-  if (files.count() == 0) return;
   InputReport in;
   in.files = files.count();
   in.size = files.size();

@@ -38,10 +38,11 @@ std::string csv_report(const FitReport& r) {
   for (const NamedFinding& n : named_findings(r)) {
     if (!*n.finding) continue;
     const Finding& f = **n.finding;
+    const std::string peak = gpu ? "the unlimited run's peak on the device" : "the unlimited run's peak charge";
     out << "finding," << n.key << ',' << f.limit << ",,,,,,,"
-        << csv_cell(f.probe ? "probe " + std::to_string(*f.probe)
-                            : std::string(gpu ? "the unlimited run's peak on the device"
-                                              : "the unlimited run's peak charge"))
+        << csv_cell(f.probe            ? "probe " + std::to_string(*f.probe)
+                    : r.probes.empty() ? peak + ", no limited run: not measured"
+                                       : peak)
         << more << '\n';
   }
   return out.str();

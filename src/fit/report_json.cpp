@@ -113,7 +113,8 @@ std::string json_report(const FitReport& r) {
     const Finding& f = **n.finding;
     findings[n.key] = {{"limit_bytes", f.limit},
                        {"probe", f.probe ? json(*f.probe) : json(nullptr)},  // index into probes; null: the baseline
-                       {"short_of_bytes", f.short_of},
+                       // null: no run fell short below it (the unreclaimable peak was assumed to)
+                       {"short_of_bytes", measured_short_of(r, f) ? json(f.short_of) : json(nullptr)},
                        {"noisy", disagreements_json(f.noisy)},  // at or above limit: some runs fell short
                        {"not_monotone", disagreements_json(f.not_monotone)}};  // below short_of: some reached
   }

@@ -67,6 +67,16 @@ bool any_torch(const FitReport& r) {
 void input_lines(const FitReport& r, std::vector<std::string>& header, std::vector<std::string>& notes) {
   if (!r.input) return;
   const InputReport& in = *r.input;
+  if (in.files == 0) {
+    // Without --cold no file is no news; with it, the user asked for an eviction that did nothing.
+    if (in.cold) {
+      header.push_back(
+          "  input: no file was seen open or mapped during the unlimited run, so --cold evicted nothing (files "
+          "opened and closed between two 10 ms samples are not seen): drop the whole cache as root (echo 1 > "
+          "/proc/sys/vm/drop_caches) before qprof fit for a cold start");
+    }
+    return;
+  }
   std::string line = "  input: " + std::to_string(in.files) + (in.files == 1 ? " file" : " files") +
                      " open or mapped, " + mib(in.size) +
                      "; cached outside the job's group after its run: " + mib(in.cached_outside);
@@ -124,8 +134,10 @@ std::string gpu_request(const FitReport& r) {
   const Finding& f = *r.findings.full_speed;
   const std::optional<Bytes> held = f.probe ? r.probes[*f.probe].gpu_peak : r.baseline->run.gpu_peak;
   if (!held) return "";
+  const std::string where = r.probes.empty() ? "in the unlimited run: no limit was measured"
+                                             : "at the full-speed limit " + mib(f.limit) + " per process";
   return "qprof fit: device memory to ask for: " + mib(*held) + " on GPU " + std::to_string(r.gpu->index) +
-         " (the tree's peak there at the full-speed limit " + mib(f.limit) + " per process)";
+         " (the tree's peak there " + where + ")";
 }
 
 // The requests to paste (host memory only: a GPU fit's limits are device memory).
@@ -138,12 +150,16 @@ std::vector<std::string> request_lines(const FitReport& r) {
   const FitRequests requests = fit_requests(r);
   const auto request = [&out](const char* which, const std::optional<MemoryRequest>& q) {
     if (!q) return;
-    out.push_back("qprof fit: request " + std::string(which) + ": " + slurm_request(*q) + ", " +
-                  kubernetes_request(*q) + ", " + docker_request(*q) + ", " + systemd_request(*q) + " (" +
-                  request_rule(*q) + ")");
+    out.push_back("qprof fit: request" + std::string(which) + ": " + slurm_request(*q) + ", " + kubernetes_request(*q) +
+                  ", " + docker_request(*q) + ", " + systemd_request(*q) + " (" + request_rule(*q) + ")");
   };
-  request("for full speed", requests.full_speed);
-  request("at the smallest limit", requests.smallest);
+  // Without a limited run both requests are the unlimited run's peak charge: one line says so.
+  if (r.probes.empty()) {
+    request("", requests.full_speed);
+    return out;
+  }
+  request(" for full speed", requests.full_speed);
+  request(" at the smallest limit", requests.smallest);
   return out;
 }
 
@@ -151,10 +167,16 @@ std::vector<std::string> request_lines(const FitReport& r) {
 
 FitRequests fit_requests(const FitReport& r) {
   FitRequests out;
+  // No limited run: the findings are the unlimited run's peak charge, which the rule names as such.
+  const bool measured = !r.probes.empty();
+  const std::string unmeasured = "no limit measured: the unlimited run's peak charge";
   if (r.findings.full_speed) {
-    out.full_speed = memory_request(r.findings.full_speed->limit, "full-speed limit", r.request_margin);
+    out.full_speed =
+        memory_request(r.findings.full_speed->limit, measured ? "full-speed limit" : unmeasured, r.request_margin);
   }
-  if (r.findings.runs) out.smallest = memory_request(r.findings.runs->limit, "smallest limit", r.request_margin);
+  if (r.findings.runs) {
+    out.smallest = memory_request(r.findings.runs->limit, measured ? "smallest limit" : unmeasured, r.request_margin);
+  }
   return out;
 }
 

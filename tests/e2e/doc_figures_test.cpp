@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -186,6 +187,50 @@ TEST(DocFigures, EveryQuotedFigureHasASource) {
     }
   }
   EXPECT_GT(figures, 20u);
+}
+
+// The first "N MiB" after `words` in `text`, or nothing.
+std::optional<Number> mib_after(const std::string& text, const std::string& words) {
+  const std::size_t at = text.find(words);
+  if (at == std::string::npos) return std::nullopt;
+  static const std::regex mib(R"((\d+(?:\.\d+)?) MiB)");
+  std::smatch m;
+  const std::string rest = text.substr(at + words.size());
+  if (!std::regex_search(rest, m, mib)) return std::nullopt;
+  return number_of(m[1].str());
+}
+
+// The prose beside fit's output names the limits its findings name: "within 4×" the limit of
+// "smallest limit it completes in within 4x", "full speed only" the full-speed one (a figure of
+// the table beside it is not enough: the table has every limit tried).
+TEST(DocFigures, FitProseNamesTheFindingsLimits) {
+  std::size_t checked = 0;
+  for (const fs::path& path : user_documents()) {
+    const Document d = parse(path);
+    std::string block;
+    for (const Block& b : d.blocks) {
+      if (b.marker != "fit") continue;
+      for (const std::string& l : b.lines) block += (l.starts_with("    ") ? " " + l.substr(4) : "\n" + l);
+    }
+    if (block.empty()) continue;
+    const auto within = mib_after(block, "smallest limit it completes in within 4x: ");
+    const auto full = mib_after(block, "smallest limit at full speed");
+    ASSERT_TRUE(within && full) << path;
+    std::map<std::size_t, std::string> paragraphs;
+    for (const Prose& p : d.prose) paragraphs[p.paragraph] += p.text + " ";
+    for (const auto& [n, text] : paragraphs) {
+      for (const auto& [words, finding] :
+           {std::pair{"within 4× of that time in", *within}, {"full speed only", *full}}) {
+        const auto quoted = mib_after(text, words);
+        if (!quoted) continue;
+        ++checked;
+        EXPECT_TRUE(among(*quoted, {finding.value}))
+            << path.filename().string() << ": \"" << words << "\" quotes " << quoted->value << " MiB; the finding is "
+            << finding.value << " MiB";
+      }
+    }
+  }
+  EXPECT_GE(checked, 2u) << "README's sentence under its fit example";
 }
 
 // The names scripts/doc-outputs makes.

@@ -313,6 +313,29 @@ TEST(Fit, ColdEvictsTheInputBeforeEachRun) {
   expect_text_agrees_with_table(r.err, j);
 }
 
+// A job of anonymous memory alone (60 MiB, no file): --cold has nothing to evict and says so, the
+// footprint is its unreclaimable peak, so no limited run is made, and nothing claims one was.
+TEST(Fit, ColdWithoutAFileAndNoLimitedRunSayWhatWasNotDone) {
+  const std::string json = temp_dir() + "/anon.json", csv = temp_dir() + "/anon.csv";
+  const Result r =
+      run(bounded({"fit", "--cold", "--json", json, "--csv", csv, "--", workload("spike"), "60", "300", "50"}), "", 90);
+  if (const std::string why = skip_reason(r); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  ASSERT_TRUE(j["input"].is_object()) << j.dump();
+  EXPECT_EQ(j["input"]["files"], 0) << j.dump();
+  EXPECT_TRUE(contains(joined(r.err), "--cold evicted nothing")) << r.err;
+  expect_text_agrees_with_table(r.err, j);
+  if (!j["probes"].empty()) GTEST_SKIP() << "a limited run was made (the charge outgrew the resolution): " << r.err;
+  for (const char* key : {"smallest_running", "smallest_within_slowdown", "full_speed"}) {
+    EXPECT_TRUE(j["findings"][key]["short_of_bytes"].is_null()) << key << ": nothing ran below it";
+  }
+  EXPECT_TRUE(contains(joined(r.err), "qprof fit: request: --mem=")) << r.err;
+  EXPECT_TRUE(contains(joined(r.err), "(no limit measured: the unlimited run's peak charge")) << r.err;
+  EXPECT_FALSE(contains(joined(r.err), "smallest limit")) << r.err;
+  EXPECT_TRUE(contains(read_file(csv), "no limited run: not measured")) << read_file(csv);
+}
+
 // As another user (uid 1), qprof may not create a group below root's: one sentence of what is
 // needed, status 2, and the command never runs.
 TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {

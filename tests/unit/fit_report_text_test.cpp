@@ -4,6 +4,7 @@
 // when no limited run was made, and every line fits the width it is given.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "qprof/fit/report.hpp"
@@ -87,7 +88,7 @@ TEST(FitText, ARunStoppedAtTheCutoffIsNeverSaidToComplete) {
   const std::string full = finding(r, "smallest limit at full speed (within 10 % of the fastest run, 1.00 s)");
   EXPECT_TRUE(has(full,
                   ": none measured below the unlimited run's peak charge, 250.0 MiB (at 175.0 MiB it "
-                  "completed slower (1.40x))"))
+                  "completed in 1.40 s, 1.40x the fastest run's 1.00 s)"))
       << full;
 }
 
@@ -152,8 +153,30 @@ TEST(FitText, NoLimitedRunIsSaidInsteadOfAnAnswer) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0],
             "qprof fit: no limited run was made, so no limit was measured: the unlimited run's peak charge, 104.0 MiB, "
-            "is within the resolution of its unreclaimable peak, 100.0 MiB: there was nothing between them to search");
+            "is within the resolution of its unreclaimable peak, 100.0 MiB: there was nothing between them to search; "
+            "the request below is made from the unlimited run's peak charge, 104.0 MiB, not from a measured limit");
   const std::string text = text_report(r, 1000);
+  // One request, named for what it rests on: no "smallest limit" that was never run.
+  EXPECT_TRUE(has(text,
+                  "qprof fit: request: --mem=120M, resources: {requests: {memory: 120Mi}, limits: {memory: 120Mi}}, "
+                  "--memory=120m, MemoryMax=120M (no limit measured: the unlimited run's peak charge 104.0 MiB + "
+                  "15 % margin)\n"))
+      << text;
+  EXPECT_FALSE(has(text, "smallest limit")) << text;
+  EXPECT_FALSE(has(text, "full-speed limit")) << text;
+  // JSON and CSV say the same: a limit from the unlimited run, nothing that fell short below it.
+  const auto j = nlohmann::json::parse(json_report(r));
+  for (const char* key : {"smallest_running", "smallest_within_slowdown", "full_speed"}) {
+    EXPECT_EQ(j["findings"][key]["limit_bytes"], 104 * MiB) << key;
+    EXPECT_TRUE(j["findings"][key]["probe"].is_null()) << key;
+    EXPECT_TRUE(j["findings"][key]["short_of_bytes"].is_null()) << key << ": nothing ran below it";
+  }
+  EXPECT_TRUE(has(j["request"]["smallest_running"]["rule"].get<std::string>(), "no limit measured")) << j.dump();
+  const std::string csv = csv_report(r);
+  EXPECT_TRUE(has(csv,
+                  "finding,full_speed,109051904,,,,,,,\"the unlimited run's peak charge, no limited run: not "
+                  "measured\"\n"))
+      << csv;
   EXPECT_TRUE(has(text,
                   "  input: 1 file open or mapped, 150.0 MiB; cached outside the job's group after its run: "
                   "150.0 MiB\n"))
@@ -163,6 +186,54 @@ TEST(FitText, NoLimitedRunIsSaidInsteadOfAnAnswer) {
   EXPECT_TRUE(has(text, "--cold evicts it before each run")) << text;
   r.end = FitEnd::interrupted;
   EXPECT_TRUE(has(finding_lines(r)[0], "the search stopped before the first")) << finding_lines(r)[0];
+}
+
+// A short_of_bytes in the JSON is a limit some run fell short at; the assumed floor is null.
+TEST(FitText, ShortOfIsALimitThatWasRun) {
+  const FitReport r = report_of(100 * MiB, 250 * MiB,
+                                {probe(175 * MiB, Outcome::completed, 1.0), probe(118 * MiB, Outcome::too_slow, 4.1)});
+  const auto j = nlohmann::json::parse(json_report(r));
+  EXPECT_TRUE(j["findings"]["smallest_running"]["short_of_bytes"].is_null()) << j.dump();
+  EXPECT_EQ(j["findings"]["smallest_within_slowdown"]["short_of_bytes"], 118 * MiB) << j.dump();
+  EXPECT_TRUE(has(finding(r, "smallest limit not OOM-killed"), "nothing was tried at or below the unreclaimable peak"));
+}
+
+// Full speed is judged against the fastest run: a run faster than a slow unlimited one (0.84x of
+// it) can fall short, and its words give the fastest run's time, never "slower (0.84x)".
+TEST(FitText, FullSpeedIsSaidAgainstTheFastestRun) {
+  const FitReport r = report_of(100 * MiB, 250 * MiB,
+                                {probe(175 * MiB, Outcome::completed, 0.60), probe(150 * MiB, Outcome::completed, 0.84),
+                                 probe(150 * MiB, Outcome::completed, 0.62)});
+  ASSERT_DOUBLE_EQ(r.reference_s, 0.60);
+  const std::vector<std::string> lines = finding_lines(r);
+  const std::string full = finding(r, "smallest limit at full speed (within 10 % of the fastest run, 0.60 s)");
+  EXPECT_TRUE(has(full, ": 150.0 MiB (completed in 0.62 s, 1.03x the fastest run's 0.60 s; nothing was tried")) << full;
+  const auto at = std::find(lines.begin(), lines.end(), full);
+  ASSERT_NE(at, lines.end());
+  ASSERT_NE(at + 1, lines.end());
+  EXPECT_EQ(*(at + 1),
+            "qprof fit:   at 150.0 MiB one run of two completed in 0.84 s, 1.40x the fastest run's 0.60 s: "
+            "noisy");
+  for (const std::string& l : lines) EXPECT_FALSE(has(l, "slower")) << l;
+}
+
+// --cold that found no file to evict says so, in the text and in the JSON (zero files, not null).
+TEST(FitText, ColdWithNoFileSeenSaysItEvictedNothing) {
+  FitReport r = report_of(100 * MiB, 250 * MiB, {probe(175 * MiB, Outcome::completed, 1.0)});
+  InputReport in;
+  in.cold = true;
+  r.input = in;
+  const std::string text = text_report(r, 1000);
+  EXPECT_TRUE(has(text,
+                  "  input: no file was seen open or mapped during the unlimited run, so --cold evicted "
+                  "nothing"))
+      << text;
+  EXPECT_TRUE(has(text, "/proc/sys/vm/drop_caches")) << text;
+  const auto j = nlohmann::json::parse(json_report(r));
+  EXPECT_EQ(j["input"]["files"], 0) << j.dump();
+  EXPECT_TRUE(j["input"]["cold"].get<bool>()) << j.dump();
+  r.input->cold = false;  // without --cold no file is no news
+  EXPECT_FALSE(has(text_report(r, 1000), "input:")) << text_report(r, 1000);
 }
 
 TEST(FitText, ColdSaysWhatStayedCached) {

@@ -78,7 +78,7 @@ struct FitReport {
   bool swap_limited = true;
   std::optional<Baseline> baseline;
   std::vector<Probe> probes;         // the limited runs, in the order they ran
-  std::optional<InputReport> input;  // nullopt where the job held no file open
+  std::optional<InputReport> input;  // host fit's (files 0 where none was seen); nullopt in fit --gpu
   Findings findings;
   double cutoff_s = 0;      // where a probe is stopped as too slow
   double reference_s = 0;   // the fastest completed run: full speed is within the margin of it

@@ -19,6 +19,9 @@ std::string text_report(const FitReport& report, std::size_t width = 80);
 // runs that disagree with a finding follow it (noisy above it, not monotone below). Without a
 // limited run there is no finding: that is said instead.
 std::vector<std::string> finding_lines(const FitReport& report);
+// The limit below a finding where runs fell short, or nullopt where none was run there: the
+// search's floor (the unreclaimable peak) is assumed to fall short, never measured.
+std::optional<Bytes> measured_short_of(const FitReport& report, const Finding& finding);
 std::string json_report(const FitReport& report);
 // One row per run, then one per finding: kind,name,limit_bytes,outcome,seconds,slowdown,
 // major_faults,read_bytes,exit_status,detail (kind: command, baseline, probe, finding).
