@@ -107,7 +107,14 @@ std::optional<std::string> value_in_label(std::string_view label, std::string_vi
     const std::size_t from = at + key.size();
     std::size_t to = from;
     while (to < label.size() && !is_separator(label[to])) ++to;
-    if (to > from) return std::string(label.substr(from, to - from));
+    std::string_view value = label.substr(from, to - from);
+    // "n=20~2.dat": a run again into the same directory, named by create_fresh's next free name;
+    // point_name never writes '~', so "~N" is that mark, not part of the value.
+    if (const std::size_t tilde = value.rfind('~'); tilde != std::string_view::npos && tilde + 1 < value.size() &&
+                                                    value.find_first_not_of("0123456789", tilde + 1) == value.npos) {
+      value = value.substr(0, tilde);
+    }
+    if (!value.empty()) return std::string(value);
   }
   return std::nullopt;
 }

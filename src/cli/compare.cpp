@@ -61,6 +61,12 @@ Result<void> check_request(const CompareCli& o) {
   if (!o.commands.empty()) {
     if (auto checked = check_sampling_options(o.run); !checked) return checked.failure();
   }
+  // `compare --sweep DIR/*.dat` took the first file for NAME: say so rather than read every trace
+  // for a parameter named like a file. A NAME (sweep -p's) has no '/' nor '=' and is not a trace.
+  if (!o.sweep.empty() && (o.sweep.find_first_of("/=") != std::string::npos || o.sweep.ends_with(".dat"))) {
+    return Failure{"--sweep takes the parameter's NAME before the traces (--sweep workers DIR/*.dat); got " +
+                   terminal_text(o.sweep) + ", a file name"};
+  }
   // A sweep's chart is a picture: said before any trace is read or command run.
   if (!o.sweep.empty() && !o.plot.empty() && !plot::sweep_chart_output(o.plot)) {
     return Failure{"--plot " + terminal_text(o.plot) + ": " + std::string(plot::kSweepChartFiles) + " (with --sweep)"};

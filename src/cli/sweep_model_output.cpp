@@ -63,15 +63,17 @@ Result<void> add_sweep_model(report::Document& doc, const std::vector<LabelledTr
       say.line(terminal_text(lt.label) + ": no " + request.parameter + "=VALUE in its label or file name; left out");
       continue;
     }
-    const auto value = as_number(*text);
-    if (!value) {
-      return Failure{terminal_text(lt.label) + ": " + request.parameter + "=" + terminal_text(*text) +
-                     " is not a number: no model over it"};
-    }
+    // A failed run is left out before its value is read: a value it failed on (sweep -p n=abc)
+    // says nothing of the model of the others.
     if (lt.trace->exit && lt.trace->exit->status != 0) {
       say.line(terminal_text(lt.label) + ": the job exited with status " + std::to_string(lt.trace->exit->status) +
                "; left out of the model");
       continue;
+    }
+    const auto value = as_number(*text);
+    if (!value) {
+      return Failure{terminal_text(lt.label) + ": " + request.parameter + "=" + terminal_text(*text) +
+                     " is not a number: no model over it"};
     }
     auto same = std::find_if(points.begin(), points.end(), [&](const SweepPointRuns& p) { return p.value == *value; });
     if (same == points.end()) {

@@ -23,12 +23,18 @@ using runs::SweepRun;
 
 namespace {
 
-// A model needs numbers: "8", "0.5", "1e3"; not "fp16".
-bool all_numbers(const SweepParameter& p) {
-  return std::all_of(p.values.begin(), p.values.end(), [](const std::string& v) {
+// A run that failed is said once, in the table's note, and left out of the model.
+bool enters_model(const SweepRun& r) { return r.trace && r.status == 0; }
+
+// A model needs numbers: "8", "0.5", "1e3"; not "fp16". Only the runs that enter it count: a
+// value that failed (n=abc) is left out of the model, not a reason for none.
+bool all_numbers(const std::vector<SweepRun>& runs) {
+  return std::all_of(runs.begin(), runs.end(), [](const SweepRun& r) {
+    if (!enters_model(r) || r.point.empty()) return true;
+    const std::string& v = r.point.front().second;
     double d = 0;
-    const auto r = std::from_chars(v.data(), v.data() + v.size(), d);
-    return r.ec == std::errc() && r.ptr == v.data() + v.size();
+    const auto parsed = std::from_chars(v.data(), v.data() + v.size(), d);
+    return parsed.ec == std::errc() && parsed.ptr == v.data() + v.size();
   });
 }
 
@@ -60,8 +66,10 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   t.columns.push_back(Column::of("peak_rss", "\u03a3 RSS peak", Kind::bytes));
   const bool fitted = std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.fit.has_value(); });
   if (fitted) {
-    t.columns.push_back(Column::of("fit_runs_in", "fit: runs in", Kind::bytes));
-    t.columns.push_back(Column::of("fit_full_speed", "fit: full speed", Kind::bytes));
+    // Short titles, named in a note: "fit: full speed MiB" alone took a fifth of 80 columns.
+    t.columns.push_back(Column::of("fit_runs_in", "runs in", Kind::bytes));
+    t.columns.push_back(Column::of("fit_full_speed", "full speed", Kind::bytes));
+    t.notes.push_back("runs in, full speed: the limits qprof fit found at each point (its JSON beside the trace)");
   }
   t.columns.push_back(Column::of("trace", "trace", Kind::text));
   const bool any_footprint = std::any_of(
@@ -69,10 +77,12 @@ report::Table runs_table(const std::vector<SweepParameter>& parameters, const st
   t.columns[parameters.size() + 3].human = any_footprint;
   // Narrowed to the terminal, the traces' names stay whole: left out first the repeat column
   // where every point ran once, then Σ RSS where the footprint is beside it (the sweep's own
-  // table has it per point).
+  // table has it per point), then fit's limits (the model has them), full speed first.
+  const int fit_columns = fitted ? 1 : 0;
   if (std::all_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.repeat <= 1; }))
-    t.columns[parameters.size()].narrow = 2;
-  if (any_footprint) t.columns[parameters.size() + 4].narrow = 1;
+    t.columns[parameters.size()].narrow = 2 + fit_columns;
+  if (any_footprint) t.columns[parameters.size() + 4].narrow = 1 + fit_columns;
+  if (fitted) t.columns[parameters.size() + 5].narrow = t.columns[parameters.size() + 6].narrow = 1;
   if (!any_footprint && std::any_of(runs.begin(), runs.end(), [](const SweepRun& r) { return r.trace != nullptr; })) {
     t.notes.push_back(analysis::choose_metric(std::nullopt, false, "these traces").fallback);
   }
@@ -115,12 +125,12 @@ SweepDocument sweep_document(const std::vector<SweepParameter>& parameters, cons
   std::size_t failed = 0;
   for (const SweepRun& r : runs) failed += r.status != 0 ? 1 : 0;
   if (failed > 0) doc.tables.front().notes.push_back(std::to_string(failed) + " run(s) failed: left out of the model");
-  if (parameters.size() == 1 && !all_numbers(parameters.front())) {
+  if (parameters.size() == 1 && !all_numbers(runs)) {
     doc.tables.front().notes.push_back("the values of " + parameters.front().name + " are not all numbers: no model");
   } else if (parameters.size() == 1) {
     std::vector<LabelledTrace> traces;
     for (const SweepRun& r : runs) {
-      if (r.trace) traces.push_back({point_name(r.point), r.trace.get()});
+      if (enters_model(r)) traces.push_back({point_name(r.point), r.trace.get()});
     }
     if (!traces.empty()) out.model = add_sweep_model(doc, traces, model, stderr_speaker("sweep"));
   } else {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "e2e_util.hpp"
 #include "qprof/trace/format.hpp"
@@ -207,6 +208,67 @@ TEST(Sweep, FitGivesEachPointItsLimitsAndTheModelSolvesOnThem) {
   const Result d = qprof(args);
   EXPECT_EQ(d.status, 0) << d.err;
   EXPECT_NE(joined(d.err).find("workers=1.fit.json: "), std::string::npos) << d.err;
+}
+
+// n=abc fails (the shell refuses a value that is not digits): left out, the model is made of the
+// runs that entered it, n = 10 and 30, which are numbers.
+TEST(Sweep, AFailedValueThatIsNoNumberLeavesTheOthersModelled) {
+  const std::string dir = temp_dir() + "/failed_word";
+  const std::string job = "case $1 in *[!0-9]*) exit 3;; esac; exec " + workload("spike") + " \"$1\" 100 0";
+  const Result r =
+      bounded_qprof({"sweep", "-d", dir, "-p", "n=10,abc,30", "--format", "json", "--", "sh", "-c", job, "sh", "{n}"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(model_row(j, "peak_rss")) << r.out;
+  EXPECT_NEAR((*model_row(j, "peak_rss"))["slope"].get<double>() / (1 << 20), 1.0, 0.1) << r.out;
+}
+
+// A point run again into the same directory is named n=20~2.dat (the next free name): compare
+// --sweep reads it as n=20 again, and a forgotten NAME is said as such.
+TEST(Sweep, ARunAgainIntoItsDirectoryIsARepeatForCompare) {
+  const std::string dir = temp_dir() + "/again";
+  const std::vector<std::string> cmd{"--", workload("spike"), "{n}", "100", "0"};
+  std::vector<std::string> args{"sweep", "-d", dir, "-p", "n=20,40"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  ASSERT_EQ(bounded_qprof(args).status, 0);
+  args = {"sweep", "-d", dir, "-p", "n=20"};
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  ASSERT_EQ(bounded_qprof(args).status, 0);
+  ASSERT_TRUE(fs::exists(dir + "/n=20~2.dat"));
+  std::vector<std::string> traces;
+  for (const char* name : {"n=20.dat", "n=20~2.dat", "n=40.dat"}) traces.push_back(dir + "/" + name);
+  std::vector<std::string> compare{"compare", "--sweep", "n", "--format", "json"};
+  compare.insert(compare.end(), traces.begin(), traces.end());
+  const Result c = qprof(compare);
+  ASSERT_EQ(c.status, 0) << c.err;
+  const auto j = nlohmann::json::parse(c.out);
+  ASSERT_TRUE(model_row(j, "peak_rss")) << c.out;
+  EXPECT_NEAR((*model_row(j, "peak_rss"))["slope"].get<double>() / (1 << 20), 1.0, 0.1) << c.out;
+  compare = {"compare", "--sweep"};
+  compare.insert(compare.end(), traces.begin(), traces.end());
+  const Result forgot = qprof(compare);
+  EXPECT_EQ(forgot.status, 2);
+  EXPECT_NE(joined(forgot.err).find("--sweep takes the parameter's NAME before the traces"), std::string::npos)
+      << forgot.err;
+}
+
+// sweep --fit's table of runs fits 80 columns (stdout is not a terminal): fit's two limits with it.
+TEST(Sweep, FitsRunsTableFitsEightyColumns) {
+  if (sanitized()) GTEST_SKIP() << "fit's probes run the job under memory limits that AddressSanitizer's shadow breaks";
+  // Run where the traces' names are short (fit80/n=20.dat), as the user's are: a long path alone
+  // leaves fit's columns out (and names them).
+  const Result r = run({"env", "-C", temp_dir(), "prlimit", as_limit("2147483648"), "--", qprof_bin(), "sweep", "-d",
+                        "fit80", "-p", "n=20,40", "--fit", "--", workload("spike"), "{n}", "100", "0"},
+                       "", 200);
+  if (r.status == 2 && joined(r.err).find("may not create one here") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) {
+    std::size_t columns = 0;
+    for (unsigned char ch : l) columns += (ch & 0xC0) != 0x80;
+    EXPECT_LE(columns, 80u) << l;
+  }
+  EXPECT_NE(r.out.find("runs in MiB  full speed MiB"), std::string::npos) << r.out;
 }
 
 TEST(Sweep, UsageErrors) {

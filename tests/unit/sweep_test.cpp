@@ -53,6 +53,11 @@ TEST(SweepGrid, ValuesAreReadBackFromLabelsAndFileNames) {
   EXPECT_EQ(value_in_label("lr=0.5", "lr"), "0.5");
   EXPECT_FALSE(value_in_label("num_workers=8", "workers"));
   EXPECT_FALSE(value_in_label("workers.dat", "workers"));
+  // A point run again into its directory takes the next free name: the same value.
+  EXPECT_EQ(value_in_label("sw1/n=20~2.dat", "n"), "20");
+  EXPECT_EQ(value_in_label("workers=8,samples=64~13", "samples"), "64");
+  EXPECT_EQ(value_in_label("n=a~b", "n"), "a~b") << "not a repeat's mark: the value, said as no number";
+  EXPECT_EQ(value_in_label("n=20~", "n"), "20~");
 }
 
 // A trace whose Σ RSS peaks at `mib` MiB.

@@ -35,7 +35,8 @@ std::string fill_placeholders(std::string_view text, const SweepPoint& point);
 std::string point_name(const SweepPoint& point);
 // The value of `name` in a label or file name that carries "name=VALUE" (at its start or after
 // ',', '/' or ' '), up to the next ',', '/', ' ' or the end; a trailing ".dat" is not part
-// of it. nullopt when it carries none.
+// of it, nor a trailing "~N" (the next free name of a point run again: "n=20~2.dat" is n=20).
+// nullopt when it carries none.
 std::optional<std::string> value_in_label(std::string_view label, std::string_view name);
 
 }  // namespace qprof::analysis
