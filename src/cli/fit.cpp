@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -41,30 +42,44 @@ struct FitCli {
   bool quiet = false;
 };
 
-// "16MiB", "5%" or "16MiB,5%" (the larger of the two at each limit).
-std::optional<fit::Resolution> parse_resolution(const std::string& spec) {
+// "16MiB", "5%" or "16MiB,5%" (the larger of the two at each limit): one SIZE and one PCT at
+// most, so that no part silently overrides another.
+Result<fit::Resolution> parse_resolution(const std::string& spec) {
+  const std::string usage = "--resolution: expected SIZE, PCT (5%) or one of each (16MiB,5%), got " +
+                            terminal_text(spec) + "; SIZE is " + size_forms();
+  const std::string once = ": give one SIZE, one PCT (5%), or one of each (16MiB,5%)";
   fit::Resolution r{0, 0};
-  std::string_view rest = spec;
-  while (!rest.empty()) {
-    const std::size_t comma = rest.find(',');
-    const std::string part(rest.substr(0, comma));
-    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
-    if (!part.empty() && part.back() == '%') {
-      try {
-        std::size_t used = 0;
-        const double pct = std::stod(part.substr(0, part.size() - 1), &used);
-        if (used != part.size() - 1 || !(pct > 0 && pct < 100)) return std::nullopt;
-        r.fraction = pct / 100;
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-    } else if (const auto size = parse_size(part); size && *size > 0) {
-      r.floor = *size;
+  bool size_given = false, pct_given = false;
+  std::vector<std::string> parts{""};  // "5%," is two parts, the second empty
+  for (char c : spec) {
+    if (c == ',') {
+      parts.emplace_back();
     } else {
-      return std::nullopt;
+      parts.back().push_back(c);
     }
   }
-  if (r.floor == 0 && r.fraction == 0) return std::nullopt;
+  for (const std::string& part : parts) {
+    if (part.empty()) return Failure{usage};
+    if (part.back() == '%') {
+      double pct = 0;
+      const char* end = part.data() + part.size() - 1;
+      const auto parsed = std::from_chars(part.data(), end, pct);
+      if (parsed.ec != std::errc() || parsed.ptr != end) return Failure{usage};
+      if (pct_given) return Failure{"--resolution: more than one PCT in " + terminal_text(spec) + once};
+      if (!(pct > 0 && pct < 100)) {
+        return Failure{"--resolution: PCT must be above 0% and below 100%, got " + terminal_text(part)};
+      }
+      r.fraction = pct / 100;
+      pct_given = true;
+    } else if (const auto size = parse_size(part)) {
+      if (size_given) return Failure{"--resolution: more than one SIZE in " + terminal_text(spec) + once};
+      if (*size == 0) return Failure{"--resolution: SIZE must be more than 0, got " + terminal_text(part)};
+      r.floor = *size;
+      size_given = true;
+    } else {
+      return Failure{usage};
+    }
+  }
   return r;
 }
 
@@ -134,11 +149,8 @@ Result<void> check_request(FitCli& o, std::vector<std::string> command, const CL
   o.fit.command = std::move(command);
   if (!o.gpu.empty()) o.fit.gpu = std::stoi(o.gpu);  // digits: checked by CLI::Range
   if (!o.resolution.empty()) {
-    const auto r = parse_resolution(o.resolution);
-    if (!r) {
-      return Failure{"--resolution: expected SIZE, PCT (5%) or both (16MiB,5%), got " + terminal_text(o.resolution) +
-                     "; SIZE is " + size_forms()};
-    }
+    const Result<fit::Resolution> r = parse_resolution(o.resolution);
+    if (!r) return r.failure();
     o.fit.resolution = *r;
   }
   if (!o.margin.empty()) {
@@ -257,9 +269,8 @@ Command add_fit(CLI::App& app, const Invocation& invocation) {
          "Stop a run that takes longer than this many times the baseline, as too slow (default 4; at least 0.1 s)")
       ->transform(factor_check(1.0, 1e6));
   fit->add_option("--resolution", opts->resolution,
-                  "How close each limit is found: SIZE (16MiB; a bare number is MiB), PCT of the limit (5%) or both "
-                  "(16MiB,5%: the larger); "
-                  "default 8MiB,2%");
+                  "How close each limit is found: SIZE (16MiB; a bare number is MiB; more than 0), PCT of the limit "
+                  "(5%; above 0 and below 100%) or one of each (16MiB,5%: the larger); default 8MiB,2%");
   fit->add_option("--runs-max", opts->fit.runs_max, "Runs in all, the baseline included (default 16)")
       ->check(CLI::Range(2, 1000));
   fit->add_option("--margin", opts->margin,

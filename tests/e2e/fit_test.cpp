@@ -356,6 +356,27 @@ TEST(Fit, WithoutTheRightToCreateCgroupsSaysWhatIsNeeded) {
 TEST(Fit, UsageErrorsComeBeforeAnyRun) {
   EXPECT_EQ(qprof({"fit", "--resolution", "lots", "--", "true"}).status, 2);
   EXPECT_EQ(qprof({"fit", "--resolution", "150%", "--", "true"}).status, 2);
+  // One SIZE and one PCT at most: no part silently wins over another; the range is named.
+  for (const char* twice : {"16MiB,5%,1", "16MiB,16MiB", "5%,6%", "5%,", ",5%"}) {
+    const Result r = qprof({"fit", "--resolution", twice, "--", "true"});
+    EXPECT_EQ(r.status, 2) << twice;
+    EXPECT_TRUE(contains(joined(r.err), "qprof fit: --resolution: ")) << r.err;
+  }
+  EXPECT_TRUE(contains(joined(qprof({"fit", "--resolution", "5%,6%", "--", "true"}).err),
+                       "more than one PCT in 5%,6%: give one SIZE, one PCT (5%), or one of each (16MiB,5%)"));
+  for (const char* pct : {"100%", "200%", "0%"}) {
+    EXPECT_TRUE(contains(joined(qprof({"fit", "--resolution", pct, "--", "true"}).err),
+                         "PCT must be above 0% and below 100%, got " + std::string(pct)))
+        << pct;
+  }
+  EXPECT_TRUE(
+      contains(joined(qprof({"fit", "--resolution", "0", "--", "true"}).err), "SIZE must be more than 0, got 0"));
+  // Valid forms pass the check and reach the next one (an output that cannot be written).
+  for (const char* ok : {"16MiB,5%", "5%,16MiB", "99%", "16"}) {
+    EXPECT_TRUE(contains(
+        joined(qprof({"fit", "--resolution", ok, "--json", "/nonexistent-dir/x.json", "--", "true"}).err), "--json: "))
+        << ok;
+  }
   EXPECT_EQ(qprof({"fit", "--plot", temp_dir() + "/chart.txt", "--", "true"}).status, 2);
   EXPECT_EQ(qprof({"fit", "--json", "/nonexistent-dir/x.json", "--", "true"}).status, 2);
   EXPECT_EQ(qprof({"fit", "--runs-max", "1", "--", "true"}).status, 2);
