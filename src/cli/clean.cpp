@@ -45,6 +45,18 @@ struct CleanCli {
   bool dry_run = false;
 };
 
+// "nothing to remove in DIR: 3 traces, none older than 2d": a clean that found nothing says so.
+std::string nothing_removed(const CleanCli& o, std::size_t traces, std::size_t kept) {
+  std::string why = traces == 0   ? "no trace of a default name"
+                    : traces == 1 ? "1 trace"
+                                  : std::to_string(traces) + " traces";
+  if (traces > 0 && kept == traces)
+    why += ", all kept by --keep";
+  else if (traces > 0 && !o.older_than.empty())
+    why += ", none older than " + o.older_than;
+  return "nothing to remove in " + terminal_text(o.dir) + ": " + terminal_text(why) + "\n";
+}
+
 Result<int> clean_action(const CleanCli& o) {
   const Speaker say = stderr_speaker("clean");
   std::optional<double> age;
@@ -60,6 +72,7 @@ Result<int> clean_action(const CleanCli& o) {
   const std::size_t keep = std::min(paths.size(), o.keep.value_or(0));
   const double now = static_cast<double>(std::time(nullptr));
   int status = 0;
+  std::size_t said = 0;                                    // files removed, or that would be, or kept with a reason
   for (std::size_t i = 0; i + keep < paths.size(); ++i) {  // the newest `keep` are last
     const std::string& p = paths[i];
     // Age, as the order of --keep and of qprof list, is from the run's start that the name holds:
@@ -68,6 +81,7 @@ Result<int> clean_action(const CleanCli& o) {
       const auto started = analysis::name_start_time(fs::path(p).filename().string());
       if (!started) {
         std::cout << "kept " << terminal_text(p) << ": its name holds no date to tell its age\n";
+        ++said;
         continue;
       }
       if (now - *started < *age) continue;
@@ -75,11 +89,13 @@ Result<int> clean_action(const CleanCli& o) {
     const int lock = lock_unless_live(p);
     if (lock == -1) {
       std::cout << "kept " << terminal_text(p) << ": a qprof run is still writing it\n";
+      ++said;
       continue;
     }
     if (o.dry_run) {
       if (lock >= 0) ::close(lock);
-      std::cout << "would remove " << p << '\n';
+      std::cout << "would remove " << terminal_text(p) << '\n';
+      ++said;
       continue;
     }
     std::error_code ec;
@@ -90,8 +106,11 @@ Result<int> clean_action(const CleanCli& o) {
       status = 1;
       continue;
     }
-    std::cout << "removed " << p << '\n';
+    std::cout << "removed " << terminal_text(p) << '\n';
+    ++said;
   }
+  // Silence would read as "done"; say why nothing went.
+  if (said == 0 && status == 0) std::cout << nothing_removed(o, paths.size(), keep);
   return status;
 }
 

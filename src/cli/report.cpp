@@ -60,7 +60,7 @@ Result<int> print_request(const Trace& trace, double margin, const ReportCli& o)
     std::cout << report::render(report::request_document(*request), report::Format::json, {unit_of(o.unit)});
     return 0;
   }
-  std::cout << request_block(*request);
+  std::cout << request_block(*request, output_columns(STDOUT_FILENO));
   return 0;
 }
 

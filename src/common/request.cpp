@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "qprof/common/number_text.hpp"
+#include "qprof/common/text_wrap.hpp"
 #include "qprof/common/units.hpp"
 
 namespace qprof {
@@ -61,13 +62,16 @@ std::string request_rule(const MemoryRequest& r) {
   return rule;
 }
 
-std::string request_block(const MemoryRequest& r) {
+std::string request_block(const MemoryRequest& r, std::size_t width) {
   std::string out;
   out += "slurm       " + slurm_request(r) + '\n';
   out += "kubernetes  " + kubernetes_request(r) + '\n';
   out += "docker      " + docker_request(r) + '\n';
   out += "systemd     " + systemd_request(r) + '\n';
-  out += "rule        " + request_rule(r) + '\n';
+  // The lines to paste stay whole; the rule, a sentence, wraps under its column.
+  constexpr std::size_t kColumn = 12;
+  out += "rule" + std::string(kColumn - 4, ' ') +
+         wrap_text(request_rule(r), std::max(width, kColumn + 20), kColumn, kColumn).substr(kColumn);
   return out;
 }
 

@@ -144,6 +144,10 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_TRUE(fs::exists(dir + "/keep-me.dat")) << "not a default name: never touched";
   EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
   EXPECT_EQ(qprof({"clean", "--dir", dir, "--older-than", "soon"}).status, 2);
+  // Nothing left to remove: said, not silence that reads as done.
+  r = qprof({"clean", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "nothing to remove in " + dir + ": no trace of a default name\n");
 }
 
 // The default name of a run started `hours` ago, as qprof run writes it (local time).
@@ -179,6 +183,11 @@ TEST(Clean, AgeAndKeepBothGoByTheStartInTheName) {
   EXPECT_EQ(r.out.find(recent), std::string::npos) << "the two newest by name are kept: " << r.out;
   EXPECT_EQ(r.out.find(newest), std::string::npos) << r.out;
 
+  fs::rename(no_date, no_date + ".away");
+  r = qprof({"clean", "--dir", dir, "--older-than", "2000d", "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "nothing to remove in " + dir + ": 3 traces, none older than 2000d\n");
+  fs::rename(no_date + ".away", no_date);
   r = qprof({"clean", "--dir", dir, "--older-than", "30min", "--keep", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::exists(old_copy));

@@ -41,9 +41,9 @@ std::string docker_request(const MemoryRequest& r);   // --memory=470m
 std::string systemd_request(const MemoryRequest& r);  // MemoryMax=470M
 // How it was made: "footprint peak 407.5 MiB + 15 % margin", or the OOM rule where it applied.
 std::string request_rule(const MemoryRequest& r);
-// The four forms, one a line ("  slurm       --mem=470M"), then the rule: what `qprof report
-// --request` prints.
-std::string request_block(const MemoryRequest& r);
+// The four forms, one a line ("  slurm       --mem=470M"), then the rule wrapped to `width`
+// columns: what `qprof report --request` prints.
+std::string request_block(const MemoryRequest& r, std::size_t width = 80);
 
 // --margin: "15%" or "15" (a percentage, 0 to 1000). nullopt for anything else.
 std::optional<double> parse_margin(std::string_view text);
