@@ -123,6 +123,7 @@ std::optional<std::uint64_t> parse_status_vmhwm(std::string_view text) {
 std::optional<Rollup> parse_smaps_rollup(std::string_view text) {
   Rollup r;
   int seen = 0;
+  std::uint64_t ksm = 0;
   for_each_key_value(text, [&](std::string_view key, std::uint64_t kib) {
     if (key == "Rss")
       r.rss = kib * 1024, seen |= 1;
@@ -132,8 +133,15 @@ std::optional<Rollup> parse_smaps_rollup(std::string_view text) {
       r.uss += kib * 1024;
     else if (key == "Pss_Anon" || key == "Pss_Shmem")
       r.pss_unreclaimable += kib * 1024, r.has_split = true;
+    if (key == "Pss_Anon")
+      r.pss_anon = kib * 1024;
+    else if (key == "Anonymous")
+      r.anon = kib * 1024;
+    else if (key == "KSM")
+      ksm = kib * 1024;
   });
   if (seen != 3) return std::nullopt;
+  r.anon = r.anon > ksm ? r.anon - ksm : 0;
   return r;
 }
 

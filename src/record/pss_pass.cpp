@@ -15,6 +15,26 @@ Moved moved(Bytes before, Bytes after) { return after > before ? Moved{after - b
 // The pages of its reading it shares with another process.
 Bytes shared_of(const PssReading& r) { return r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0; }
 
+struct AnonFloor {
+  Bytes most = 0;  // the most anonymous memory one member maps
+  Bytes gap = 0;   // how far the members' Σ Pss_Anon is below `most`
+};
+
+// Not one member's anonymous pages and the others' own pages: read at other moments, a member
+// read before a fork counts as its own the pages its child, read after, maps too.
+AnonFloor anon_floor(const std::vector<const PssReading*>& counted) {
+  AnonFloor f;
+  Bytes pss_anon = 0;
+  bool split = true;
+  for (const PssReading* r : counted) {
+    f.most = std::max(f.most, r->rollup.anon);
+    pss_anon += r->rollup.pss_anon;
+    split = split && r->rollup.has_split;
+  }
+  if (split && pss_anon < f.most) f.gap = f.most - pss_anon;
+  return f;
+}
+
 }  // namespace
 
 bool PssPass::moved() const {
@@ -52,6 +72,14 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
       split = true;
       raw_unreclaimable += r.rollup.pss_unreclaimable;
     }
+    if (r.joined) {
+      // Read after every other member, and sharing with them only since its fork: none read
+      // after it, none read before it undercounted by its mapping.
+      const Bytes share = r.rollup.pss > r.rollup.uss ? r.rollup.pss - r.rollup.uss : 0;
+      p.bound += share;
+      p.unreclaimable_bound += std::min(r.rollup.pss_unreclaimable, share);
+      continue;
+    }
     if (!r.after || r.after->total() == 0) continue;  // the last one read left: no member after it
     const ResidentKinds before = r.before.value_or(ResidentKinds{}), after = *r.after;
     const Moved file = moved(before.file, after.file), shmem = moved(before.shmem, after.shmem);
@@ -81,12 +109,18 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
     p.missed += (std::min(mapped_after, shared_after) + std::min(dropped_before, shared_before)) / 2;
   }
   p.counted = counted.size();
-  // Never below what the members hold alone: their own pages count whole at any moment.
-  p.sum.pss = std::max(raw > p.bound ? raw - p.bound : 0, p.sum.uss);
+  const AnonFloor anon = anon_floor(counted);
+  p.anon_gap = anon.gap;
+  p.missed += anon.gap;
+  // Never below what the members hold alone (their own pages count whole at any moment), nor
+  // below one member's anonymous pages: every sharer of those is a member, so the tree holds
+  // each of them whole.
+  p.sum.pss = std::max({raw > p.bound ? raw - p.bound : 0, p.sum.uss, anon.most});
   if (split) {
     // Its overshoot is part of Σ PSS's: no more is taken off it than was taken off the sum.
     const Bytes off = std::min(p.unreclaimable_bound, raw - p.sum.pss);
-    p.sum.unreclaimable = std::min(raw_unreclaimable > off ? raw_unreclaimable - off : 0, p.sum.pss);
+    p.sum.unreclaimable =
+        std::min(std::max(raw_unreclaimable > off ? raw_unreclaimable - off : 0, anon.most), p.sum.pss);
   }
   return p;
 }

@@ -17,6 +17,7 @@ PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor
       clock_(clock),
       asked_ns_(static_cast<std::int64_t>(interval * 1e9)),
       interval_ns_(asked_ns_),
+      loadavg_(proc_root_ + "/loadavg"),
       thread_([this] { loop(); }) {}
 
 PssSampler::~PssSampler() {
@@ -139,64 +140,104 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   char buf[4096];
   std::size_t kept = 0;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
+    targets_[i].read = false;
     const ssize_t n = targets_[i].dir.open("smaps_rollup").read(buf, sizeof buf);
     if (n <= 0) continue;  // gone, or a zombie
     const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
     if (!r) continue;
+    targets_[i].read = true;
     readings_[i].rollup = *r;
     readings_[i].at = resident(targets_[i]);
-    read_targets_[kept] = &targets_[i];
+    read_targets_[kept] = i;
     readings_[kept++] = readings_[i];
   }
   readings_.resize(kept);
-  last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < kept; ++i) {
     // The last member's sizes right after its rollup are already after the last rollup.
-    readings_[i].after = i + 1 == kept ? readings_[i].at : resident(*read_targets_[i]);
-    last_after_[static_cast<std::size_t>(read_targets_[i] - targets_.data())] = readings_[i].after;
+    if (i + 1 < kept)
+      readings_[i].after = resident(targets_[read_targets_[i]]);
+    else
+      readings_[i].after = readings_[i].at;
   }
+  // A member that forked during the reading: its parent may have been read at the new share.
+  const std::size_t known = targets_.size();
+  if (forked_since(complete_at_) && add_children() > 0) read_joined(known);
+  last_after_.assign(targets_.size(), std::nullopt);
+  for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
   return assemble_pss_pass(readings_);
+}
+
+void PssSampler::read_joined(std::size_t from) {
+  char buf[4096];
+  read_targets_.resize(targets_.size());
+  for (std::size_t i = from; i < targets_.size(); ++i) {
+    const ssize_t n = targets_[i].dir.open("smaps_rollup").read(buf, sizeof buf);
+    if (n <= 0) continue;
+    const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!r) continue;
+    targets_[i].read = true;
+    const auto sizes = resident(targets_[i]);
+    read_targets_[readings_.size()] = i;
+    readings_.push_back({*r, std::nullopt, sizes, sizes, true});
+  }
+}
+
+void PssSampler::sync_targets() {
+  std::lock_guard<std::mutex> lock(members_mu_);
+  version_at_pass_ = members_version_;
+  if (members_version_ == seen_version_) return;
+  seen_version_ = members_version_;
+  std::vector<Target> next;
+  for (const auto& member : members_) {
+    // Named copies, not a structured binding: a lambda may capture them in C++17 compilers too.
+    const pid_t pid = member.first;
+    const std::uint64_t start = member.second;
+    auto kept = std::find_if(targets_.begin(), targets_.end(),
+                             [&](const Target& t) { return !t.found && t.pid == pid && t.start_ticks == start; });
+    if (kept != targets_.end())
+      next.push_back(std::move(*kept));
+    else
+      next.push_back({pid, start, ProcDir(proc_root_ + "/" + std::to_string(pid))});
+  }
+  // A child the pass found stays a target until the sampler thread knows it (its own directory
+  // then, opened for the member's start time).
+  for (Target& t : targets_) {
+    const bool member = std::any_of(members_.begin(), members_.end(), [&](const auto& m) { return m.first == t.pid; });
+    if (t.found && !member) next.push_back(std::move(t));
+  }
+  targets_.swap(next);
 }
 
 void PssSampler::pass() {
   notes_at_pass_ = rss_notes_.load(std::memory_order_relaxed);
   rss_at_pass_ = rss_now_.load(std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(members_mu_);
-    version_at_pass_ = members_version_;
-    if (members_version_ != seen_version_) {
-      seen_version_ = members_version_;
-      std::vector<Target> next;
-      for (const auto& member : members_) {
-        // Named copies, not a structured binding: a lambda may capture them in C++17 compilers too.
-        const pid_t pid = member.first;
-        const std::uint64_t start = member.second;
-        auto kept = std::find_if(targets_.begin(), targets_.end(),
-                                 [&](const Target& t) { return t.pid == pid && t.start_ticks == start; });
-        if (kept != targets_.end())
-          next.push_back(std::move(*kept));
-        else
-          next.push_back({pid, start, ProcDir(proc_root_ + "/" + std::to_string(pid))});
-      }
-      targets_.swap(next);
-    }
-  }
+  sync_targets();
   if (targets_.empty()) return;
+  // Children forked since the targets were last completed: read from the pass's start.
+  if (forked_since(complete_at_)) add_children();
   read_targets_.resize(targets_.size());
   // A pass during which the tree's sharing moved is read again at once, up to kReadings times,
   // and the reading that moved least is kept, its bound taken off: a worker that maps its
-  // parent's buffer moves for a few milliseconds, and a later reading comes after it.
+  // parent's buffer moves for a few milliseconds, and a later reading comes after it. So is one
+  // during which a member forked, with the child read from its start.
   Seconds at = 0;
   PssPass best = read_pass(at, false);
+  Bytes gap = best.anon_gap;
   for (int again = 1; again < kReadings && best.moved(); ++again) {
     ++rereads_;
+    // A sharer unread: a child whose PID was taken before the last look but not yet linked to
+    // its parent, or one being forked (its parent's pages already shared, no PID yet).
+    if (gap > 0) add_children();
     Seconds again_at = 0;
     PssPass next = read_pass(again_at, true);
+    gap = next.anon_gap;
     if (next.counted > 0 && next.motion() < best.motion()) {
       best = next;
       at = again_at;
     }
   }
+  // A child found that is gone (or a zombie) is looked for no more.
+  std::erase_if(targets_, [](const Target& t) { return t.found && !t.read; });
   if (best.counted == 0) return;  // the tree is gone: no figure rather than a false zero
   PssSample sum = best.sum;
   sum.t = at;

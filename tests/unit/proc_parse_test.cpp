@@ -93,6 +93,11 @@ TEST(ProcParse, SmapsRollup) {
   EXPECT_EQ(r->uss, (4556u + 37612u) * 1024);
   EXPECT_TRUE(r->has_split);
   EXPECT_EQ(r->pss_unreclaimable, (37612u + 0u) * 1024) << "Pss_Anon + Pss_Shmem";
+  EXPECT_EQ(r->anon, 37612u * 1024);
+  EXPECT_EQ(r->pss_anon, 37612u * 1024);
+  const auto merged = parse_smaps_rollup("Rss: 80 kB\nPss: 60 kB\nPss_Anon: 30 kB\nAnonymous: 64 kB\nKSM: 16 kB\n");
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->anon, 48u * 1024) << "KSM's pages may be shared outside the tree";
   EXPECT_FALSE(parse_smaps_rollup(""));
   // Kernels before 5.9 do not split PSS: no unreclaimable part rather than a false 0.
   const auto old = parse_smaps_rollup("Rss: 8 kB\nPss: 6 kB\nPrivate_Dirty: 4 kB\n");

@@ -77,6 +77,10 @@ struct Rollup {
   // Pss_Anon + Pss_Shmem (Linux 5.9+); has_split is false on older kernels, which lack both.
   std::uint64_t pss_unreclaimable = 0;
   bool has_split = false;
+  // Anonymous pages (Anonymous, less those KSM merged, which unrelated processes may share) and
+  // its share of them (Pss_Anon, Linux 5.9+: 0 without has_split).
+  std::uint64_t anon = 0;
+  std::uint64_t pss_anon = 0;
 };
 std::optional<Rollup> parse_smaps_rollup(std::string_view text);
 

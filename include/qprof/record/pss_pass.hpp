@@ -39,6 +39,12 @@ struct PssReading {
   // Right after its own rollup; nullopt: not read (what it left out then counts over the whole
   // pass).
   std::optional<ResidentKinds> at = std::nullopt;
+  // Forked during the pass, after the members read before it (found among their children once
+  // they were read): it was read after them all. Its parent read before the fork counted the
+  // pages they now share whole; read after, at the new share. Either way the most it can have
+  // added is its share of the pages it shares (Pss − USS), which is taken off, and the pass is
+  // read again with it from the start.
+  bool joined = false;
 };
 
 struct PssPass {
@@ -52,6 +58,11 @@ struct PssPass {
   // shared memory, at most what those members share. Not added back: it says how far the
   // reading is from a still one.
   Bytes missed = 0;
+  // Anonymous pages are shared only between processes that forked one another, all of them in the
+  // tree: read at one moment, the members' Σ Pss_Anon counts each of their anonymous pages once,
+  // and is never below one member's anonymous memory. How far it fell short: a sharer was not
+  // read (forked or gone during the pass). Part of `missed`.
+  Bytes anon_gap = 0;
   std::size_t counted = 0;  // members whose reading is in the sum
   // How far the reading is from a still one, either way.
   Bytes motion() const { return bound + missed; }

@@ -94,6 +94,10 @@ class PssSampler {
     // a pyenv shim, env) would read as gone from then on; and one opened while a vfork child
     // still shares its parent's memory would show the parent's.
     ProcDir dir;
+    // Found by the pass among a target's children, not yet a member the sampler thread knows:
+    // dropped once it is a member or gone.
+    bool found = false;
+    bool read = false;  // its rollup was read in the last reading
   };
   void loop();
   void pass();
@@ -103,6 +107,17 @@ class PssSampler {
   // status's resident sizes by kind: nothing held once the process exited or is a zombie,
   // nullopt when it is gone.
   static std::optional<ResidentKinds> resident(const Target& t);
+  // The members come from the sampler thread's last look at the tree, up to a stats interval old,
+  // and a process forked since shares its parent's pages: its parent's PSS halves while the child
+  // is unread. The children of every target (of every thread of it) not yet a target become
+  // targets, theirs too. Returns how many. pss_children.cpp.
+  std::size_t add_children();
+  // Whether a PID was allocated (a fork or a thread) since `seen`, the newest PID of
+  // /proc/loadavg, which it then becomes: no fork, no child to look for. True when unreadable.
+  bool forked_since(std::optional<std::int64_t>& seen);
+  // Targets from `from` on, forked during the reading: read into it, after the others.
+  void read_joined(std::size_t from);
+  void sync_targets();
 
   std::string proc_root_;
   const WallAnchor& clock_;
@@ -117,7 +132,13 @@ class PssSampler {
   std::uint64_t seen_version_ = 0;                        // thread only
   std::vector<Target> targets_;                           // thread only
   std::vector<PssReading> readings_;                      // thread only: the pass's readings
-  std::vector<const Target*> read_targets_;               // thread only: whose they are
+  std::vector<std::size_t> read_targets_;                 // thread only: whose they are (targets_ index)
+  ProcFile loadavg_;                                      // thread only
+  // The newest PID when the targets were last completed with the children found: thread only.
+  std::optional<std::int64_t> complete_at_;
+  bool look_again_ = false;                               // thread only: the last look followed a move
+  std::vector<pid_t> children_;                           // thread only: a scan's buffer
+  std::string text_;                                      // thread only: a children file's text
   std::vector<std::optional<ResidentKinds>> last_after_;  // thread only: by target, the last reading's end
 
   std::mutex results_mu_;
