@@ -20,8 +20,8 @@ struct AnonFloor {
   Bytes gap = 0;   // how far the members' Σ Pss_Anon is below `most`
 };
 
-// Not one member's anonymous pages and the others' own pages: read at other moments, a member
-// read before a fork counts as its own the pages its child, read after, maps too.
+// The floor is one member's anonymous pages alone, without the others' own pages: read at other
+// moments, a member read before a fork counts as its own the pages its child, read after, maps.
 AnonFloor anon_floor(const std::vector<const PssReading*>& counted) {
   AnonFloor f;
   Bytes pss_anon = 0;
@@ -33,6 +33,45 @@ AnonFloor anon_floor(const std::vector<const PssReading*>& counted) {
   }
   if (split && pss_anon < f.most) f.gap = f.most - pss_anon;
   return f;
+}
+
+// Where a member stands in the pass: first or last read, and the pages shared by it, by the
+// members read before it and by those read after it.
+struct Place {
+  bool first, last;
+  Bytes shared, shared_before, shared_after;
+};
+
+// What a member's mapping or dropping during the pass can have added (bound) or left out
+// (missed).
+void add_motion(PssPass& p, const PssReading& r, const Place& at) {
+  const ResidentKinds before = r.before.value_or(ResidentKinds{}), after = *r.after;
+  const Moved file = moved(before.file, after.file), shmem = moved(before.shmem, after.shmem);
+  // Pages mapped count against the members read before this one (none for the first); pages
+  // dropped against those read after it (none for the last). New anonymous pages are private;
+  // anonymous pages dropped may have been shared since a fork.
+  const bool first = at.first, last = at.last;
+  const Bytes shared = at.shared, shared_before = at.shared_before, shared_after = at.shared_after;
+  const Bytes anon_down = before.anon > r.after->anon ? before.anon - r.after->anon : 0;
+  const Bytes up = first ? 0 : file.up + shmem.up, up_unreclaimable = first ? 0 : shmem.up;
+  const Bytes down = last ? 0 : file.down + shmem.down + anon_down;
+  const Bytes down_unreclaimable = last ? 0 : shmem.down + anon_down;
+  // Of the pages it shares only: half a page each.
+  p.bound += std::min(up + down, shared) / 2;
+  p.unreclaimable_bound += std::min(up_unreclaimable + down_unreclaimable, shared) / 2;
+  // What it left out: pages it mapped after its own rollup count against those read after it
+  // (none for the last), pages it dropped before against those read before (none for the
+  // first), each of the pages those members share only. Where the sizes right after its
+  // rollup are unknown, the whole pass counts. Anonymous pages are left out: shared only
+  // since a fork, while a heap that gives memory back would move every reading.
+  const bool at_known = r.at && r.at->total() > 0;
+  const ResidentKinds& mapped_from = at_known ? *r.at : before;
+  const ResidentKinds& dropped_by = at_known ? *r.at : after;
+  const Bytes mapped_after =
+      last ? 0 : moved(mapped_from.file, after.file).up + moved(mapped_from.shmem, after.shmem).up;
+  const Bytes dropped_before =
+      first ? 0 : moved(before.file, dropped_by.file).down + moved(before.shmem, dropped_by.shmem).down;
+  p.missed += (std::min(mapped_after, shared_after) + std::min(dropped_before, shared_before)) / 2;
 }
 
 }  // namespace
@@ -81,32 +120,7 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
       continue;
     }
     if (!r.after || r.after->total() == 0) continue;  // the last one read left: no member after it
-    const ResidentKinds before = r.before.value_or(ResidentKinds{}), after = *r.after;
-    const Moved file = moved(before.file, after.file), shmem = moved(before.shmem, after.shmem);
-    // Pages mapped count against the members read before this one (none for the first); pages
-    // dropped against those read after it (none for the last). New anonymous pages are private;
-    // anonymous pages dropped may have been shared since a fork.
-    const bool first = k == 0, last = k + 1 == counted.size();
-    const Bytes anon_down = before.anon > r.after->anon ? before.anon - r.after->anon : 0;
-    const Bytes up = first ? 0 : file.up + shmem.up, up_unreclaimable = first ? 0 : shmem.up;
-    const Bytes down = last ? 0 : file.down + shmem.down + anon_down;
-    const Bytes down_unreclaimable = last ? 0 : shmem.down + anon_down;
-    // Of the pages it shares only: half a page each.
-    p.bound += std::min(up + down, shared) / 2;
-    p.unreclaimable_bound += std::min(up_unreclaimable + down_unreclaimable, shared) / 2;
-    // What it left out: pages it mapped after its own rollup count against those read after it
-    // (none for the last), pages it dropped before against those read before (none for the
-    // first), each of the pages those members share only. Where the sizes right after its
-    // rollup are unknown, the whole pass counts. Anonymous pages are left out: shared only
-    // since a fork, while a heap that gives memory back would move every reading.
-    const bool at_known = r.at && r.at->total() > 0;
-    const ResidentKinds& mapped_from = at_known ? *r.at : before;
-    const ResidentKinds& dropped_by = at_known ? *r.at : after;
-    const Bytes mapped_after =
-        last ? 0 : moved(mapped_from.file, after.file).up + moved(mapped_from.shmem, after.shmem).up;
-    const Bytes dropped_before =
-        first ? 0 : moved(before.file, dropped_by.file).down + moved(before.shmem, dropped_by.shmem).down;
-    p.missed += (std::min(mapped_after, shared_after) + std::min(dropped_before, shared_before)) / 2;
+    add_motion(p, r, {k == 0, k + 1 == counted.size(), shared, shared_before, shared_after});
   }
   p.counted = counted.size();
   const AnonFloor anon = anon_floor(counted);
@@ -118,7 +132,7 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
   p.sum.pss = std::max({raw > p.bound ? raw - p.bound : 0, p.sum.uss, anon.most});
   if (split) {
     // Its overshoot is part of Σ PSS's: no more is taken off it than was taken off the sum.
-    const Bytes off = std::min(p.unreclaimable_bound, raw - p.sum.pss);
+    const Bytes off = std::min(p.unreclaimable_bound, raw > p.sum.pss ? raw - p.sum.pss : 0);
     p.sum.unreclaimable =
         std::min(std::max(raw_unreclaimable > off ? raw_unreclaimable - off : 0, anon.most), p.sum.pss);
   }

@@ -134,6 +134,8 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   // what it mapped or dropped meanwhile. A reading taken again at once starts from the sizes the
   // one before ended on (read just then).
   readings_.clear();
+  read_targets_.resize(targets_.size());
+  last_after_.resize(targets_.size());  // children found since the reading before start afresh
   for (std::size_t i = 0; i < targets_.size(); ++i)
     readings_.push_back({{}, again && last_after_[i] ? last_after_[i] : resident(targets_[i]), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
@@ -215,7 +217,6 @@ void PssSampler::pass() {
   if (targets_.empty()) return;
   // Children forked since the targets were last completed: read from the pass's start.
   if (forked_since(complete_at_)) add_children();
-  read_targets_.resize(targets_.size());
   // A pass during which the tree's sharing moved is read again at once, up to kReadings times,
   // and the reading that moved least is kept, its bound taken off: a worker that maps its
   // parent's buffer moves for a few milliseconds, and a later reading comes after it. So is one

@@ -150,5 +150,26 @@ TEST_F(PssSamplerChildren, APassReadsTheChildrenItsMembersForked) {
   EXPECT_EQ(got.back().pss, 200 * kMiB) << "the parent's half and its children's quarters";
 }
 
+// A child that no PID taken since the last look tells of (its PID taken just before that look,
+// the child not yet linked to its parent then): the parent's anonymous pages read at half, the
+// pass looks at the children again and reads the child into a new reading.
+TEST_F(PssSamplerChildren, AGapInTheAnonymousPagesLooksForChildrenAgain) {
+  process(10, 200 * kMiB, 200 * kMiB, 200 * kMiB, {{10, ""}});
+  record::PssSampler sampler(proc_.root(), 3600, clock_);
+  std::vector<record::Member> members(1);
+  members[0].pid = 10;
+  members[0].start_ticks = 100;
+  sampler.set_members(members);
+  std::vector<trace::PssSample> got;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(sampler.pass_now(10));  // the look after the first one
+  process(10, 200 * kMiB, 100 * kMiB, 0, {{10, "11"}});
+  process(11, 200 * kMiB, 100 * kMiB, 0, {{11, ""}});
+  ASSERT_TRUE(sampler.pass_now(10));
+  sampler.drain([&](const trace::PssSample& s) { got.push_back(s); });
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got.back().pss, 200 * kMiB);
+  EXPECT_EQ(sampler.rereads(), 1u) << "read again once, the child with it";
+}
+
 }  // namespace
 }  // namespace qprof
