@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/accounting.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string_view>
 
@@ -50,6 +52,7 @@ bool read_member(Member& m, double ticks_per_second, bool every_file = false) {
     return false;
   }
   m.threads = stat->num_threads;
+  m.faults = stat->minflt + stat->majflt;
   m.sched_run_ns = sched_known ? sched->run_ns : 0;
   m.sched_runs = sched_known ? sched->runs : 0;
   m.idle_passes = 0;
@@ -64,7 +67,7 @@ bool read_member(Member& m, double ticks_per_second, bool every_file = false) {
   // VmHWM only if the process faulted since the last reading (or that was long ago): status
   // costs ≈ 2× stat and stat + io together, most of a stats pass over processes that sleep.
   constexpr std::uint32_t kHwmRefreshPasses = 10;
-  const std::uint64_t faults = stat->minflt + stat->majflt;
+  const std::uint64_t faults = m.faults;
   if (!every_file && faults == m.faults_at_hwm && ++m.passes_since_hwm < kHwmRefreshPasses) return true;
   char status[4096];
   const std::string_view status_text = read_into(m.status, status, sizeof status);
@@ -82,7 +85,8 @@ bool read_member(Member& m, double ticks_per_second, bool every_file = false) {
 
 }  // namespace
 
-TreeAccounting::TreeAccounting(double ticks_per_second) : ticks_per_second_(ticks_per_second) {}
+TreeAccounting::TreeAccounting(double ticks_per_second)
+    : ticks_per_second_(ticks_per_second), page_size_(static_cast<Bytes>(::sysconf(_SC_PAGESIZE))) {}
 
 const TreeAccounting::Totals& TreeAccounting::read(std::vector<Member>& members) {
   Totals now = reaped_;
@@ -124,7 +128,43 @@ void TreeAccounting::count_from_now(std::vector<Member>& members) {
   }
 }
 
-void TreeAccounting::before_reap(Member& m) { read_member(m, ticks_per_second_, true); }
+void TreeAccounting::before_reap(Member& m) {
+  // Only the zombie's own count may later say that it did not grow after its last reading.
+  m.faults = kUnknownFaults;
+  read_member(m, ticks_per_second_, true);
+}
+
+std::optional<Bytes> TreeAccounting::largest_reaped_descendant(pid_t pid) const {
+  std::optional<Bytes> largest;
+  std::vector<pid_t> work{pid};
+  while (!work.empty()) {
+    const auto children = pending_.find(work.back());
+    work.pop_back();
+    if (children == pending_.end()) continue;
+    for (const Pending& p : children->second) {
+      largest = std::max(largest.value_or(0), p.hwm);
+      work.push_back(p.pid);
+    }
+  }
+  return largest;
+}
+
+Bytes TreeAccounting::own_peak(const Member& m, Bytes maxrss) const {
+  // wait4's ru_maxrss is the larger of the process's own peak and those of the children it
+  // reaped (RUSAGE_BOTH): counted as its own too, the largest child counts twice (a `sh -c`
+  // wrapper, a parent that forks and waits). Its own peak is the last reading unless it grew
+  // since, which takes page faults: the zombie's count says how many.
+  const std::optional<Bytes> reaped = largest_reaped_descendant(m.pid);
+  if (!reaped) return maxrss;  // no child of it was seen: the figure is its own
+  if (m.faults == kUnknownFaults || m.faults_at_hwm == kUnknownFaults || m.faults < m.faults_at_hwm) return maxrss;
+  const std::uint64_t faults = m.faults - m.faults_at_hwm;
+  // Above every reaped descendant's reading, the figure may be the process's own late growth.
+  if (faults > 0 && maxrss > *reaped) return maxrss;
+  // Else the figure is a descendant's (it counts with it as its cap); the process's own growth
+  // since its reading is taken as a page a fault, the most a fault maps outside huge pages and
+  // fault-around.
+  return std::min(maxrss, m.hwm + static_cast<Bytes>(faults) * page_size_);
+}
 
 void TreeAccounting::after_reap(Member& m, const rusage& usage) {
   m.reaped_by_qprof = true;
@@ -133,7 +173,7 @@ void TreeAccounting::after_reap(Member& m, const rusage& usage) {
   // wait4's peak catches growth after the last VmHWM read. The command's own figure also counts
   // its pre-exec copy of qprof: too high perhaps, never too low, which is what a bound needs.
   const Bytes maxrss = static_cast<Bytes>(usage.ru_maxrss) * 1024;
-  m.hwm = std::max(m.hwm, maxrss);
+  m.hwm = std::max(m.hwm, own_peak(m, maxrss));
   add_cap(m.pid, maxrss);
 }
 

@@ -2,7 +2,11 @@
 // The tree's cumulative CPU and I/O across reaps, over a synthetic /proc.
 #include "qprof/record/accounting.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "fake_proc.hpp"
 
@@ -145,6 +149,68 @@ TEST(TreeAccounting, AChildReapedByItsParentIsCoveredByTheParentsWait4) {
   // The child counts with the cap in the window it left in, beside the root as read then; the
   // root counts with its own ru_maxrss in the windows after its last reading, alone.
   EXPECT_EQ(totals.hwm_sum, (1024u + 5000u) * 1024);
+}
+
+// A process that reaps its children: wait4's ru_maxrss is the larger of its own peak and theirs
+// (RUSAGE_BOTH). A `sh -c` wrapper around a 100 000 KiB job, or a parent that forks one and
+// waits, must not count the child's peak as its own as well. The tree: a 2048 KiB root (read
+// with 50 faults) and a child read at `child_kib`; the child leaves (the root reaps it), then qprof
+// reaps the root, whose zombie shows `zombie_faults` (none: it cannot be read) and whose wait4
+// figure is `maxrss_kib`.
+Bytes bound_after_a_reaper_exits(std::uint64_t child_kib, std::optional<std::uint64_t> zombie_faults, long maxrss_kib) {
+  Tree t;
+  const FakeProc::Counters root{.hwm_kib = 2048, .minflt = 50};
+  t.proc.add(100, kSelf, 10, 10, root);
+  t.proc.add(101, 100, 11, 10, {.hwm_kib = child_kib});
+  t.proc.set_last_pid(101);
+  t.tree.add_root(100);
+  t.tree.refresh();
+  t.accounting.read(t.tree.members());
+  t.proc.reap(101);
+  FakeProc::Counters exited = root;
+  exited.minflt = zombie_faults.value_or(0);
+  t.proc.zombie(100, kSelf, 10, exited);
+  // qprof's order: the reaped child leaves, then the zombie is read, then reaped.
+  for (Member& m : t.tree.members()) m.gone = m.pid == 101;
+  t.tree.prune([&](const Member& m) { t.accounting.left(m); });
+  if (!zombie_faults) t.proc.reap(100);  // its files no longer read
+  Member& reaper = t.tree.members()[0];
+  t.accounting.before_reap(reaper);
+  rusage usage{};
+  usage.ru_maxrss = maxrss_kib;
+  t.accounting.after_reap(reaper, usage);
+  t.proc.reap(100);
+  reaper.gone = true;
+  t.tree.prune([&](const Member& m) { t.accounting.left(m); });
+  std::vector<Member> none;
+  const auto totals = t.accounting.read(none);
+  EXPECT_EQ(totals.uncovered, 0u);
+  return totals.hwm_sum;
+}
+
+TEST(TreeAccounting, AReaperThatDidNotFaultSinceItsReadingCountsItsChildOnce) {
+  // No fault since its reading: it did not grow, and the kernel's figure is the child's.
+  EXPECT_EQ(bound_after_a_reaper_exits(100000, 50, 100000), (2048u + 100000u) * 1024);
+}
+
+TEST(TreeAccounting, AReaperThatFaultedCountsAPageAFaultWhenTheFigureIsItsChilds) {
+  // 100 faults since its reading (its teardown): a page each on top of its reading, not the
+  // child's peak a second time.
+  const Bytes page = static_cast<Bytes>(::sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(bound_after_a_reaper_exits(100000, 150, 100000), (2048u + 100000u) * 1024 + 100 * page);
+}
+
+TEST(TreeAccounting, AReaperThatFaultedKeepsAFigureAboveEveryChildsReading) {
+  // The figure is above the child's reading: the reaper may have grown to it after its reading,
+  // or the child after its own. Both count with it: loose, never too low.
+  EXPECT_EQ(bound_after_a_reaper_exits(50000, 150, 100000), (100000u + 100000u) * 1024);
+  // Without a fault the reaper did not grow: the figure is the child's late growth.
+  EXPECT_EQ(bound_after_a_reaper_exits(50000, 50, 100000), (2048u + 100000u) * 1024);
+}
+
+TEST(TreeAccounting, AReaperWhoseZombieCannotBeReadKeepsTheKernelsFigure) {
+  // Nothing says it did not grow.
+  EXPECT_EQ(bound_after_a_reaper_exits(100000, std::nullopt, 100000), (100000u + 100000u) * 1024);
 }
 
 }  // namespace

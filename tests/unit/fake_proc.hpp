@@ -17,6 +17,7 @@ struct FakeCounters {
   std::uint64_t utime = 3, stime = 4, cutime = 0, cstime = 0;  // clock ticks
   std::uint64_t read_bytes = 0, write_bytes = 0, rchar = 0, wchar = 0;
   std::uint64_t hwm_kib = 100;
+  std::uint64_t minflt = 0;
 };
 
 class FakeProc {
@@ -43,8 +44,8 @@ class FakeProc {
   // Rewrites the files in place: descriptors already open see the new values.
   void set_counters(pid_t pid, pid_t ppid, std::uint64_t start, const Counters& c) {
     write(pid, "stat",
-          std::to_string(pid) + " (proc " + std::to_string(pid) + ") S " + std::to_string(ppid) +
-              " 1 1 0 -1 0 0 0 0 0 " + std::to_string(c.utime) + " " + std::to_string(c.stime) + " " +
+          std::to_string(pid) + " (proc " + std::to_string(pid) + ") S " + std::to_string(ppid) + " 1 1 0 -1 0 " +
+              std::to_string(c.minflt) + " 0 0 0 " + std::to_string(c.utime) + " " + std::to_string(c.stime) + " " +
               std::to_string(c.cutime) + " " + std::to_string(c.cstime) + " 20 0 1 0 " + std::to_string(start) +
               " 0 0\n");
     write(pid, "io",
@@ -52,6 +53,12 @@ class FakeProc {
               "\nsyscr: 0\nsyscw: 0\nread_bytes: " + std::to_string(c.read_bytes) +
               "\nwrite_bytes: " + std::to_string(c.write_bytes) + "\ncancelled_write_bytes: 0\n");
     write(pid, "status", "Name:\tproc\nVmHWM:\t" + std::to_string(c.hwm_kib) + " kB\nVmRSS:\t10 kB\n");
+  }
+  // The process exited and waits to be reaped: its counters still read, its memory is gone.
+  void zombie(pid_t pid, pid_t ppid, std::uint64_t start, const Counters& c) {
+    set_counters(pid, ppid, start, c);
+    write(pid, "statm", "0 0 0 0 0 0 0\n");
+    write(pid, "status", "Name:\tproc\nState:\tZ (zombie)\n");
   }
   // The process was reaped: its files read empty (as a reaped process's descriptors fail).
   void reap(pid_t pid) {

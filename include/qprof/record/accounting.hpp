@@ -6,7 +6,8 @@
 // Σ VmHWM is an upper bound of the tree's peak only if every process counts with its true peak,
 // growth after its last reading included, in every stats window it was alive in (hwm_bound.hpp:
 // only processes alive together are summed). A process qprof reaps counts with the larger of its
-// last VmHWM and its wait4 ru_maxrss. A process reaped by its own parent (a member) is gone
+// last VmHWM and its wait4 ru_maxrss, or, where that figure can be a reaped child's (own_peak),
+// with its last reading and the faults since. A process reaped by its own parent (a member) is gone
 // before qprof can ask the kernel: the parent's RUSAGE_CHILDREN (ru_maxrss of wait4 when qprof
 // reaps that parent, or the ancestor qprof reaps) is at least its peak, so it counts with the
 // larger of its last VmHWM and that figure. Until such an ancestor is reaped it is uncovered.
@@ -15,6 +16,7 @@
 #include <sys/resource.h>
 
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -44,7 +46,9 @@ class TreeAccounting {
   const Totals& read(std::vector<Member>& members);
   // Before qprof reaps a member (a zombie still reads): its final I/O counters.
   void before_reap(Member& m);
-  // After: its exact CPU time and peak from wait4, its waited-for descendants included.
+  // After: its exact CPU time and peak from wait4, its waited-for descendants included. The
+  // descendants it reaped must have left (left()) before: their readings tell whether the peak
+  // is theirs or its own.
   void after_reap(Member& m, const rusage& usage);
   // qprof reaped a process of the tree that never became a member (it lived and died between
   // two scans): what it used still counts.
@@ -72,8 +76,16 @@ class TreeAccounting {
   // reaped descendants): its pending children take it, then theirs, and so on down the tree,
   // each raising the windows it counted in by its growth over its last reading.
   void add_cap(pid_t pid, Bytes maxrss);
+  // The largest last reading of the descendants reaped under `pid` (pending on it); none if
+  // none was seen.
+  std::optional<Bytes> largest_reaped_descendant(pid_t pid) const;
+  // What a process qprof reaped counts with: its wait4 ru_maxrss, or its own last reading
+  // where that figure is a reaped descendant's and the zombie's page faults allow.
+  Bytes own_peak(const Member& m, Bytes maxrss) const;
+  static constexpr std::uint64_t kUnknownFaults = ~std::uint64_t{0};
 
   double ticks_per_second_;
+  Bytes page_size_;
   Totals before_;  // CPU time and I/O before count_from_now (io, cpu_seconds)
   Totals reaped_;  // what members reaped by qprof used (hwm: of every member that left)
   Totals totals_;

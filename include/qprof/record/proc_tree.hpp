@@ -47,6 +47,9 @@ struct Member {
   // debugger's write, khugepaged) could hide, every kHwmRefreshPasses passes.
   std::uint64_t faults_at_hwm = ~std::uint64_t{0};
   std::uint32_t passes_since_hwm = 0;
+  // The page faults its latest stat showed; read from the zombie just before qprof reaps it,
+  // they say whether it grew after its last VmHWM reading (TreeAccounting::after_reap).
+  std::uint64_t faults = ~std::uint64_t{0};
   std::uint64_t hwm_window = ~std::uint64_t{0};  // the stats window (HwmBound) of its last good reading
   // A single-threaded process whose schedstat shows it was not scheduled since the last full
   // reading has the same CPU time, I/O and VmHWM: the stats path reads nothing else of it
