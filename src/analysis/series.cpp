@@ -44,12 +44,34 @@ bool in_any(const std::vector<TimeWindow>& windows, Seconds t) {
 
 TimeWindow window_of(const Stage& s) { return {s.t_start, s.t_end}; }
 
-// The latest sample at or before t (with the slack), if any.
+// The first sample at t (with the slack), else the latest before it, if any. A marker's
+// checkpoint reads the tree as the marker arrives, then again in its stats pass, all timed at the
+// marker: the later readings may see what the job did after writing it (a job that prints its
+// last End marker and exits has begun to free its memory).
 std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
-  const auto it = std::upper_bound(series.begin(), series.end(), t + kTimeSlack,
-                                   [](Seconds v, const MemSample& s) { return v < s.t; });
-  if (it == series.begin()) return std::nullopt;
-  return std::prev(it)->bytes;
+  const auto first_at = std::lower_bound(series.begin(), series.end(), t - kTimeSlack,
+                                         [](const MemSample& s, Seconds v) { return s.t < v; });
+  if (first_at != series.end() && first_at->t <= t + kTimeSlack) return first_at->bytes;
+  if (first_at == series.begin()) return std::nullopt;
+  return std::prev(first_at)->bytes;
+}
+
+std::optional<Bytes> at_stage_end(Seconds run_end, const std::vector<MemSample>& series, const Stage& s,
+                                  std::optional<Bytes> at_marker) {
+  if (!s.closed || !at_marker || run_end - s.t_end > kExitRace) return at_marker;
+  // The stage's samples before the marker's own readings (all timed at the marker): the last one
+  // (Σ PSS is read more rarely), and those of the last kExitRace, since a busy qprof may read the
+  // marker some milliseconds after it was written.
+  const auto at = std::lower_bound(series.begin(), series.end(), s.t_end - kTimeSlack,
+                                   [](const MemSample& m, Seconds v) { return m.t < v; });
+  Bytes end = *at_marker;
+  for (auto it = at; it != series.begin();) {
+    --it;
+    if (it->t <= s.t_start + kTimeSlack) break;
+    end = std::max(end, it->bytes);
+    if (it->t < s.t_end - kExitRace - kTimeSlack) break;
+  }
+  return end;
 }
 
 // The highest sample inside any of the stages (a stage can run several times). For rss

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stage that ends just before the job exits: the job holds 60 MiB at the stage's start, touches
+// 40 MiB more, prints its End marker and exits at once, freeing it all as qprof reads the marker.
+// "at end" is the tree's memory when the marker was written (about 40 MiB above "at start"), and
+// the stage's delta and the bottleneck table's RSS growth agree, run after run: on the tree's
+// cgroup, on Σ PSS as root, and as an ordinary user.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "e2e_util.hpp"
+#include "qprof/analysis/bottleneck.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof::test {
+namespace {
+using analysis::Metric;
+using analysis::StageStats;
+
+constexpr double kGrownMiB = 40;
+
+enum class Path { cgroup, pss_root, pss_nobody };
+
+const char* const kJob =
+    "import sys, time\n"
+    "def touch(n):\n"
+    "    b = bytearray(n << 20)\n"
+    "    for i in range(0, len(b), 4096): b[i] = 1\n"
+    "    return b\n"
+    "a = touch(60)\n"
+    "print('QPROF_MARK: Grow Start', file=sys.stderr, flush=True)\n"
+    "time.sleep(0.1)\n"  // "at start" is read before the growth
+    "b = touch(40)\n"
+    "time.sleep(0.3)\n"
+    "print('QPROF_MARK: Grow End', file=sys.stderr, flush=True)\n";
+
+trace::Trace record(Path path, int run_index, std::string& text) {
+  std::vector<std::string> argv;
+  std::string dir = temp_dir();
+  if (path == Path::pss_nobody) {
+    dir = std::filesystem::path(copy_for_other_users(qprof_bin())).parent_path().string();
+    argv = {"runuser", "-u", "nobody", "--", "env", "-C", "/", dir + "/qprof", "run"};
+  } else {
+    argv = {qprof_bin(), "run", "--cgroup", path == Path::cgroup ? "on" : "off"};
+  }
+  const std::string out =
+      dir + "/stage_end_" + std::to_string(static_cast<int>(path)) + "_" + std::to_string(run_index) + ".dat";
+  for (const std::string& a : {std::string("-q"), std::string("-o"), out, std::string("--"), std::string("sh"),
+                               std::string("-c"), debian_python() + " -c \"$0\"", std::string(kJob)}) {
+    argv.push_back(a);
+  }
+  const Result r = run(argv);
+  EXPECT_EQ(r.status, 0) << r.err;
+  text = read_file(out);
+  // What came after the stage's start, to see on a failure.
+  if (const auto at = text.find("MARK "); at != std::string::npos) text = text.substr(at);
+  return trace::read_trace(out);
+}
+
+void expect_end_read_before_the_exit(Path path) {
+  if (geteuid() != 0) GTEST_SKIP() << "--cgroup and runuser need root";
+  for (int i = 0; i < 5; ++i) {
+    std::string text;
+    const trace::Trace t = record(path, i, text);
+    if (path == Path::cgroup && t.cgroup.empty()) GTEST_SKIP() << "no cgroup with a memory controller here";
+    for (const Metric m : {Metric::footprint, Metric::rss}) {
+      const std::vector<StageStats> stats = analysis::stage_stats(t, m);
+      ASSERT_EQ(stats.size(), 1u) << "run " << i;
+      ASSERT_TRUE(stats[0].at_start && stats[0].at_end) << "run " << i;
+      const double delta = mib(*stats[0].at_end) - mib(*stats[0].at_start);
+      EXPECT_GE(delta, kGrownMiB - 4) << "run " << i << ", " << analysis::metric_info(m).name << "\n" << text;
+      EXPECT_LE(delta, kGrownMiB + 4) << "run " << i << ", " << analysis::metric_info(m).name;
+    }
+    const auto b = analysis::stage_bottlenecks(t);
+    ASSERT_EQ(b.size(), 1u);
+    ASSERT_TRUE(b[0].memory_growth);
+    EXPECT_GE(static_cast<double>(*b[0].memory_growth) / (1 << 20), kGrownMiB - 4) << "run " << i;
+  }
+}
+
+TEST(StageEndExit, OnTheTreesCgroup) { expect_end_read_before_the_exit(Path::cgroup); }
+TEST(StageEndExit, OnPssAsRoot) { expect_end_read_before_the_exit(Path::pss_root); }
+TEST(StageEndExit, OnPssAsAnOrdinaryUser) { expect_end_read_before_the_exit(Path::pss_nobody); }
+
+}  // namespace
+}  // namespace qprof::test

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stage's figures at its End marker: the reading taken with the marker, not a later one of the
+// same moment, nor one that races the job's exit when the job ends right after the marker.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "qprof/analysis/bottleneck.hpp"
+#include "qprof/analysis/peaks.hpp"
+#include "qprof/trace/format.hpp"
+
+namespace qprof {
+namespace {
+using analysis::Metric;
+using analysis::StageStats;
+using trace::Trace;
+
+constexpr Bytes MiB = 1 << 20;
+
+std::string header() {
+  return "QPROF 1 version=0.1.0 interval=0.010000 host=vm root_pid=1 start=100.000000 metric=all "
+         "cgroup=/sys/fs/cgroup/memory/qprof-1\n"
+         "CMDLINE sh stages.sh\n";
+}
+
+// Stage S holds 64 MiB at its start and 104 MiB when it prints its End marker. The marker's
+// checkpoint reads the charge twice at the marker's moment: its sample (104 MiB), then its stats
+// pass, after the job had begun to free (64 MiB). `tail` is what follows the marker.
+Trace stage_trace(const std::string& end_readings, const std::string& tail) {
+  return trace::read_trace_text(header() +
+                                    "MEM 68.000000 100.1000\n"
+                                    "CGROUP 100.100000 67108864 67108864\n"
+                                    "MARK 100.100000 S Start\n"
+                                    "MEM 108.000000 100.3000\n"
+                                    "CGROUP 100.300000 109051904 109051904\n" +
+                                    end_readings +
+                                    "MARK 100.400000 S End\n"
+                                    "FUNC S 68.0000 100.1000 " +
+                                    (end_readings.find("MEM 108") != std::string::npos ? "108.0000" : "68.0000") +
+                                    " 100.4000 0\n" + tail,
+                                "stages.dat");
+}
+
+const std::string kJobGoesOn =
+    "MEM 108.000000 100.9000\n"
+    "CGROUP 100.900000 109051904 109051904\n"
+    "EXIT 101.000000 status=0 signal=0 timed_out=0\n";
+const std::string kJobExits =
+    "MEM 10.000000 100.4050\n"
+    "CGROUP 100.405000 4194304 109051904\n"
+    "EXIT 100.408000 status=0 signal=0 timed_out=0\n";
+
+TEST(StageEnd, OfTwoReadingsAtTheMarkerTheFirstIsTheStagesEnd) {
+  const Trace t = stage_trace(
+      "MEM 108.000000 100.4000\n"
+      "CGROUP 100.400000 109051904 109051904\n"
+      "CGROUP 100.400000 67108864 109051904 67108864 0 0\n",
+      kJobGoesOn);
+  const std::vector<StageStats> stats = analysis::stage_stats(t, Metric::footprint);
+  ASSERT_EQ(stats.size(), 1u);
+  ASSERT_TRUE(stats[0].at_start && stats[0].at_end);
+  EXPECT_EQ(*stats[0].at_start, 64 * MiB);
+  EXPECT_EQ(*stats[0].at_end, 104 * MiB) << "the reading taken with the marker";
+}
+
+TEST(StageEnd, AJobThatExitsAtItsEndMarkerIsReadJustBeforeIt) {
+  // Every reading at the marker raced the exit: Σ RSS and the charge had begun to fall.
+  const Trace t = stage_trace(
+      "MEM 68.000000 100.4000\n"
+      "CGROUP 100.400000 67108864 109051904\n"
+      "CGROUP 100.400000 62914560 109051904 62914560 0 0\n",
+      kJobExits);
+  const std::vector<StageStats> footprint = analysis::stage_stats(t, Metric::footprint);
+  ASSERT_EQ(footprint.size(), 1u);
+  ASSERT_TRUE(footprint[0].at_end);
+  EXPECT_EQ(*footprint[0].at_end, 104 * MiB);
+  const std::vector<StageStats> rss = analysis::stage_stats(t, Metric::rss);
+  ASSERT_TRUE(rss[0].at_start && rss[0].at_end);
+  EXPECT_EQ(*rss[0].at_end, 108 * MiB);
+  // The bottleneck table's growth is the stage table's delta: +40 MiB, not 0.
+  const auto b = analysis::stage_bottlenecks(t);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_TRUE(b[0].memory_growth);
+  EXPECT_EQ(*b[0].memory_growth, static_cast<std::int64_t>(*rss[0].at_end - *rss[0].at_start));
+  EXPECT_EQ(*b[0].memory_growth, 40 * static_cast<std::int64_t>(MiB));
+}
+
+TEST(StageEnd, AStageThatFreesBeforeItsEndMarkerKeepsTheMarkersReading) {
+  // The job goes on after the marker: a fall read at the marker is the stage's own.
+  const Trace t = stage_trace(
+      "MEM 68.000000 100.4000\n"
+      "CGROUP 100.400000 67108864 109051904\n",
+      kJobGoesOn);
+  const std::vector<StageStats> stats = analysis::stage_stats(t, Metric::footprint);
+  ASSERT_TRUE(stats[0].at_end);
+  EXPECT_EQ(*stats[0].at_end, 64 * MiB);
+  const auto b = analysis::stage_bottlenecks(t);
+  ASSERT_TRUE(b[0].memory_growth);
+  EXPECT_EQ(*b[0].memory_growth, 0);
+}
+
+}  // namespace
+}  // namespace qprof
