@@ -81,7 +81,7 @@ bool PssPass::moved() const {
   return motion() > kFloor && motion() * 100 > sum.pss;
 }
 
-PssPass assemble_pss_pass(std::span<const PssReading> readings) {
+PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree) {
   PssPass p;
   Bytes raw = 0, raw_unreclaimable = 0;
   bool split = false;
@@ -123,7 +123,7 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings) {
     add_motion(p, r, {k == 0, k + 1 == counted.size(), shared, shared_before, shared_after});
   }
   p.counted = counted.size();
-  const AnonFloor anon = anon_floor(counted);
+  const AnonFloor anon = own_tree ? anon_floor(counted) : AnonFloor{};
   p.anon_gap = anon.gap;
   p.missed += anon.gap;
   // Never below what the members hold alone (their own pages count whole at any moment), nor

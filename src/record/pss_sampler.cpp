@@ -12,10 +12,11 @@
 namespace qprof::record {
 using trace::PssSample;
 
-PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock)
+PssSampler::PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock, bool own_tree)
     : proc_root_(std::move(proc_root)),
       clock_(clock),
       asked_ns_(static_cast<std::int64_t>(interval * 1e9)),
+      own_tree_(own_tree),
       interval_ns_(asked_ns_),
       loadavg_(proc_root_ + "/loadavg"),
       thread_([this] { loop(); }) {}
@@ -166,7 +167,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   if (forked_since(complete_at_) && add_children() > 0) read_joined(known);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
-  return assemble_pss_pass(readings_);
+  return assemble_pss_pass(readings_, own_tree_);
 }
 
 void PssSampler::read_joined(std::size_t from) {

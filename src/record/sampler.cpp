@@ -26,7 +26,8 @@ Sampler::Sampler(ProcTree& tree, trace::Writer& out, const WallAnchor& clock, Sa
       config_(std::move(config)),
       cgroup_(cgroup),
       accounting_(config_.ticks_per_second) {
-  if (config_.pss_interval) pss_ = std::make_unique<PssSampler>(config_.proc_root, *config_.pss_interval, clock_);
+  if (config_.pss_interval)
+    pss_ = std::make_unique<PssSampler>(config_.proc_root, *config_.pss_interval, clock_, config_.own_tree);
 }
 
 std::optional<MemSample> Sampler::sample(std::int64_t mono_ns) {

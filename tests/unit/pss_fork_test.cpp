@@ -93,6 +93,11 @@ TEST(PssFork, ASharerUnreadLeavesAGapInTheAnonymousPages) {
   const std::vector<PssReading> left{
       {rollup(210 * kMiB, 50 * kMiB, 10 * kMiB, 50 * kMiB), anon(210 * kMiB), anon(210 * kMiB)}};
   EXPECT_EQ(assemble_pss_pass(left).sum.pss, 210 * kMiB);
+  // An attached tree: its root may share its anonymous pages with a parent outside the tree (a
+  // forked worker attached to), so there is no floor, and no gap that reads it again.
+  const auto attached = assemble_pss_pass(left, false);
+  EXPECT_EQ(attached.anon_gap, 0u);
+  EXPECT_EQ(attached.sum.pss, 50 * kMiB);
   // Pages KSM merged are not in `anon`: they may be shared outside the tree.
   const std::vector<PssReading> merged{
       {{100 * kMiB, 60 * kMiB, 20 * kMiB, 60 * kMiB, true, 20 * kMiB, 60 * kMiB}, anon(100 * kMiB), anon(100 * kMiB)}};

@@ -74,6 +74,9 @@ struct PssPass {
 // The readings in the order they were taken. A member that left during the pass is left out but
 // for the last one read (its share went to members read before it, whose figures stand); the sum
 // is then the tree after it left.
-PssPass assemble_pss_pass(std::span<const PssReading> readings);
+// `own_tree`: the tree began with an exec (qprof run), so every process that shares its
+// anonymous pages is in it, and the sum is never below one member's anonymous memory; an attached
+// tree's root may share them with a parent outside it (a forked worker), and gets no such floor.
+PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree = true);
 
 }  // namespace qprof::record

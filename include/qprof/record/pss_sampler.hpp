@@ -44,7 +44,8 @@ class PssSampler {
   // A pass whose reading moved (PssPass::moved) is read again, up to this many readings in all.
   static constexpr int kReadings = 6;
 
-  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock);
+  // `own_tree`: qprof started the tree (assemble_pss_pass); false for an attached one.
+  PssSampler(std::string proc_root, Seconds interval, const WallAnchor& clock, bool own_tree = true);
   ~PssSampler();
   PssSampler(const PssSampler&) = delete;
   PssSampler& operator=(const PssSampler&) = delete;
@@ -122,6 +123,7 @@ class PssSampler {
   std::string proc_root_;
   const WallAnchor& clock_;
   const std::int64_t asked_ns_;
+  const bool own_tree_;
   std::atomic<std::int64_t> interval_ns_;
   std::atomic<std::uint64_t> passes_{0};
   std::atomic<std::uint64_t> rereads_{0};

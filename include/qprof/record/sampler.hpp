@@ -30,6 +30,7 @@ struct SamplerConfig {
   bool multiprocess = false;            // CHLD lines per member, as mprof -M
   std::optional<Seconds> pss_interval;  // PSS/USS on their own thread when set
   std::string proc_root = "/proc";
+  bool own_tree = true;  // qprof started the tree; false when attached (assemble_pss_pass)
 };
 
 class Sampler {

@@ -323,6 +323,7 @@ void Session::start_sampling(int stderr_pipe, MarkerMatcher matcher) {
   config.multiprocess = o_.multiprocess;
   if (o_.record_pss || o_.metric != "rss") config.pss_interval = o_.pss_interval;
   config.proc_root = o_.proc_root;
+  config.own_tree = !o_.attach;
   sampler_ = std::make_unique<Sampler>(*tree_, trace_->writer(), *clock_, std::move(config), cgroup_.get());
   // Attached, CPU time and I/O count from now, not from the process's start.
   if (o_.attach) sampler_->count_from_now();
