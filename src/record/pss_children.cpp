@@ -38,9 +38,15 @@ void parse_pids(std::string_view text, std::vector<pid_t>& out) {
   }
 }
 
-// The children of every thread of the process whose task directory is `task`: a child's parent
-// is the thread that forked it (a pool or subprocess started from a thread).
-void children_of(const ProcFile& task, std::vector<pid_t>& out, std::string& text) {
+// The children of the process `pid`, whose task directory is `task`: those its main thread forked,
+// or with `all_threads` those of every thread (a child's parent is the thread that forked it: a
+// pool or subprocess started from a thread), one file a thread.
+void children_of(pid_t pid, const ProcFile& task, bool all_threads, std::vector<pid_t>& out, std::string& text) {
+  if (!all_threads) {
+    text.clear();
+    if (read_at(task.fd(), (std::to_string(pid) + "/children").c_str(), text)) parse_pids(text, out);
+    return;
+  }
   const int fd = ::dup(task.fd());
   if (fd < 0) return;
   DIR* dir = ::fdopendir(fd);
@@ -71,7 +77,7 @@ bool PssSampler::forked_since(std::optional<std::int64_t>& seen) {
   return look;
 }
 
-std::size_t PssSampler::add_children() {
+std::size_t PssSampler::add_children(bool all_threads) {
   std::vector<pid_t> known;
   known.reserve(targets_.size());
   for (const Target& t : targets_) known.push_back(t.pid);
@@ -80,7 +86,7 @@ std::size_t PssSampler::add_children() {
   // The targets added are looked at in turn: a child's own children are the tree's too.
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     children_.clear();
-    children_of(targets_[i].dir.open("task"), children_, text_);
+    children_of(targets_[i].pid, targets_[i].dir.open("task"), all_threads, children_, text_);
     for (const pid_t child : children_) {
       const auto at = std::lower_bound(known.begin(), known.end(), child);
       if (at != known.end() && *at == child) continue;

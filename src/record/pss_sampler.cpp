@@ -164,7 +164,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   }
   // A member that forked during the reading: its parent may have been read at the new share.
   const std::size_t known = targets_.size();
-  if (forked_since(complete_at_) && add_children() > 0) read_joined(known);
+  if (forked_since(complete_at_) && add_children(false) > 0) read_joined(known);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
   return assemble_pss_pass(readings_, own_tree_);
@@ -217,7 +217,7 @@ void PssSampler::pass() {
   sync_targets();
   if (targets_.empty()) return;
   // Children forked since the targets were last completed: read from the pass's start.
-  if (forked_since(complete_at_)) add_children();
+  if (forked_since(complete_at_)) add_children(false);
   // A pass during which the tree's sharing moved is read again at once, up to kReadings times,
   // and the reading that moved least is kept, its bound taken off: a worker that maps its
   // parent's buffer moves for a few milliseconds, and a later reading comes after it. So is one
@@ -229,7 +229,7 @@ void PssSampler::pass() {
     ++rereads_;
     // A sharer unread: a child whose PID was taken before the last look but not yet linked to
     // its parent, or one being forked (its parent's pages already shared, no PID yet).
-    if (gap > 0) add_children();
+    if (gap > 0) add_children(true);
     Seconds again_at = 0;
     PssPass next = read_pass(again_at, true);
     gap = next.anon_gap;

@@ -117,7 +117,8 @@ TEST(PssFork, AChildThatSharesNothingTakesNothingOff) {
 }
 
 // A synthetic /proc: member 10 (the only one the sampler thread knows) forked 11, which forked
-// 12 from a thread of its own; 20 is nobody's child of the tree. A pass reads 10, 11 and 12.
+// 12 from a thread of its own; 20 is nobody's child of the tree. A pass reads 10, 11 and 12: 12
+// once the anonymous pages' gap (10's 200 MiB against 100 + 50) has every thread looked at.
 class PssSamplerChildren : public ::testing::Test {
  protected:
   void process(pid_t pid, Bytes rss, Bytes pss, Bytes uss, std::vector<std::pair<pid_t, std::string>> tasks) {

@@ -110,9 +110,11 @@ class PssSampler {
   static std::optional<ResidentKinds> resident(const Target& t);
   // The members come from the sampler thread's last look at the tree, up to a stats interval old,
   // and a process forked since shares its parent's pages: its parent's PSS halves while the child
-  // is unread. The children of every target (of every thread of it) not yet a target become
-  // targets, theirs too. Returns how many. pss_children.cpp.
-  std::size_t add_children();
+  // is unread. The children of every target not yet a target become targets, theirs too: those of
+  // its main thread (one file a process, as a fork is looked for at most passes), or with
+  // `all_threads` of every thread (a file a thread: where a reading says a sharer is unread).
+  // Returns how many. pss_children.cpp.
+  std::size_t add_children(bool all_threads);
   // Whether a PID was allocated (a fork or a thread) since `seen`, the newest PID of
   // /proc/loadavg, which it then becomes: no fork, no child to look for. True when unreadable.
   bool forked_since(std::optional<std::int64_t>& seen);
