@@ -125,7 +125,6 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree) {
   p.counted = counted.size();
   const AnonFloor anon = own_tree ? anon_floor(counted) : AnonFloor{};
   p.anon_gap = anon.gap;
-  p.missed += anon.gap;
   // Never below what the members hold alone (their own pages count whole at any moment), nor
   // below one member's anonymous pages: every sharer of those is a member, so the tree holds
   // each of them whole.

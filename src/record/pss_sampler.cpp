@@ -63,6 +63,9 @@ void PssSampler::loop() {
       continue;
     }
     rise_asked_ = false;
+    // A marker waits for this pass: read the members the tree listed, as fast as it goes (the
+    // anonymous-memory floor still holds it up); the children are looked for by the next.
+    look_for_children_ = wanted_ <= done_;
     const std::uint64_t serving = wanted_;
     lock.unlock();
     const auto began = Clock::now();
@@ -164,7 +167,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   }
   // A member that forked during the reading: its parent may have been read at the new share.
   const std::size_t known = targets_.size();
-  if (forked_since(complete_at_) && add_children(false) > 0) read_joined(known);
+  if (look_for_children_ && forked_since(complete_at_) && add_children(false) > 0) read_joined(known);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
   return assemble_pss_pass(readings_, own_tree_);
@@ -217,7 +220,7 @@ void PssSampler::pass() {
   sync_targets();
   if (targets_.empty()) return;
   // Children forked since the targets were last completed: read from the pass's start.
-  if (forked_since(complete_at_)) add_children(false);
+  if (look_for_children_ && forked_since(complete_at_)) add_children(false);
   // A pass during which the tree's sharing moved is read again at once, up to kReadings times,
   // and the reading that moved least is kept, its bound taken off: a worker that maps its
   // parent's buffer moves for a few milliseconds, and a later reading comes after it. So is one
@@ -225,15 +228,21 @@ void PssSampler::pass() {
   Seconds at = 0;
   PssPass best = read_pass(at, false);
   Bytes gap = best.anon_gap;
-  for (int again = 1; again < kReadings && best.moved(); ++again) {
+  // A sharer unread (a child whose PID was taken before the last look but not yet linked to its
+  // parent, or one being forked: its parent's pages already shared, no PID yet) is looked for
+  // once, on every thread; the floor holds the sum up meanwhile. More readings of a tree that
+  // forks cost its processes' page-table walks again (on 2 vCPUs, samples came late).
+  bool gap_looked = false;
+  for (int again = 1; again < kReadings && (best.moved() || (gap > 0 && !gap_looked && look_for_children_)); ++again) {
     ++rereads_;
-    // A sharer unread: a child whose PID was taken before the last look but not yet linked to
-    // its parent, or one being forked (its parent's pages already shared, no PID yet).
-    if (gap > 0) add_children(true);
+    if (gap > 0 && !gap_looked && look_for_children_) {
+      add_children(true);
+      gap_looked = true;
+    }
     Seconds again_at = 0;
     PssPass next = read_pass(again_at, true);
     gap = next.anon_gap;
-    if (next.counted > 0 && next.motion() < best.motion()) {
+    if (next.counted > 0 && next.motion() + next.anon_gap < best.motion() + best.anon_gap) {
       best = next;
       at = again_at;
     }

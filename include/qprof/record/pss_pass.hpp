@@ -61,7 +61,8 @@ struct PssPass {
   // Anonymous pages are shared only between processes that forked one another, all of them in the
   // tree: read at one moment, the members' Σ Pss_Anon counts each of their anonymous pages once,
   // and is never below one member's anonymous memory. How far it fell short: a sharer was not
-  // read (forked or gone during the pass). Part of `missed`.
+  // read (forked or gone during the pass). Not part of `missed`: the floor below holds the sum up,
+  // and the sampler reads such a pass again once, its children looked for on every thread.
   Bytes anon_gap = 0;
   std::size_t counted = 0;  // members whose reading is in the sum
   // How far the reading is from a still one, either way.

@@ -140,7 +140,11 @@ class PssSampler {
   ProcFile loadavg_;                                      // thread only
   // The newest PID when the targets were last completed with the children found: thread only.
   std::optional<std::int64_t> complete_at_;
-  bool look_again_ = false;                               // thread only: the last look followed a move
+  bool look_again_ = false;
+  // thread only: false in a pass a marker waits for. Looking at children while a tree forks
+  // waits on its mmap locks (a marker's pass read during 4 forks of 200 MiB took 50-100 ms, and
+  // every sample of those ms came late).
+  bool look_for_children_ = true;                         // thread only: the last look followed a move
   std::vector<pid_t> children_;                           // thread only: a scan's buffer
   std::string text_;                                      // thread only: a children file's text
   std::vector<std::optional<ResidentKinds>> last_after_;  // thread only: by target, the last reading's end
