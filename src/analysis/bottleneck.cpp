@@ -7,14 +7,12 @@
 
 #include "qprof/analysis/timeline.hpp"
 #include "qprof/common/number_text.hpp"
-#include "series.hpp"
 #include "series_scan.hpp"
 
 namespace qprof::analysis {
 using trace::CpuSample;
 using trace::GpuUtilSample;
 using trace::IoSample;
-using trace::MemSample;
 using trace::Stage;
 using trace::Trace;
 
@@ -191,8 +189,6 @@ std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
     scan_vectors(t, scans);
   }
   std::vector<StageBottleneck> out;
-  const std::vector<MemSample> rss_series = metric_series(t, Metric::rss);
-  const Seconds run_end = trace_end(t);
   for (std::size_t i = 0; i < t.stages.size(); ++i) {
     const Stage& s = t.stages[i];
     StageBottleneck b;
@@ -211,9 +207,7 @@ std::vector<StageBottleneck> stage_bottlenecks(const Trace& t) {
     const GpuBusy& g = scans[i].gpu;
     b.gpu_peak_percent = g.peak;
     if (g.n > 0) b.gpu_mean_percent = g.sum / static_cast<double>(g.n);
-    // Σ RSS at the end as the stage table has it (a job that exits at its End marker).
-    const std::optional<Bytes> end = detail::at_stage_end(run_end, rss_series, s, s.mem_end);
-    b.memory_growth = signed_growth(s.mem_start, end.value_or(s.mem_end));
+    b.memory_growth = signed_growth(s.mem_start, s.mem_end);
     judge(b);
     out.push_back(std::move(b));
   }

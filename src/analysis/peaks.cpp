@@ -250,8 +250,7 @@ std::vector<ChildPeak> child_peaks(const Trace& t, const std::vector<TimeWindow>
 std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
   assert(metric_info(m).windowed && "a metric without samples over time has no peak inside a stage");
   const std::vector<MemSample> series = metric_series(t, m);
-  const Seconds run_end = trace_end(t);
-  const Seconds total = run_end - t.t0();
+  const Seconds total = trace_duration(t);
   std::vector<StageStats> out;
   for (const Stage& s : t.stages) {
     StageStats st;
@@ -262,10 +261,10 @@ std::vector<StageStats> stage_stats(const Trace& t, Metric m) {
     st.share = total > 0 ? st.duration / total : 0.0;
     if (metric_row(m.kind).at_marker == AtMarker::stage_memory) {
       st.at_start = s.mem_start;
-      st.at_end = at_stage_end(run_end, series, s, s.mem_end);
+      st.at_end = s.mem_end;
     } else {
       st.at_start = at_marker(t, m, series, s.t_start);
-      st.at_end = at_stage_end(run_end, series, s, at_marker(t, m, series, s.t_end));
+      st.at_end = at_marker(t, m, series, s.t_end);
     }
     st.peak = peak_of_stage(t, m, series, s);
     out.push_back(std::move(st));

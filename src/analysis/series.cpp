@@ -56,24 +56,6 @@ std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
   return std::prev(first_at)->bytes;
 }
 
-std::optional<Bytes> at_stage_end(Seconds run_end, const std::vector<MemSample>& series, const Stage& s,
-                                  std::optional<Bytes> at_marker) {
-  if (!s.closed || !at_marker || run_end - s.t_end > kExitRace) return at_marker;
-  // The stage's samples before the marker's own readings (all timed at the marker): the last one
-  // (Σ PSS is read more rarely), and those of the last kExitRace, since a busy qprof may read the
-  // marker some milliseconds after it was written.
-  const auto at = std::lower_bound(series.begin(), series.end(), s.t_end - kTimeSlack,
-                                   [](const MemSample& m, Seconds v) { return m.t < v; });
-  Bytes end = *at_marker;
-  for (auto it = at; it != series.begin();) {
-    --it;
-    if (it->t <= s.t_start + kTimeSlack) break;
-    end = std::max(end, it->bytes);
-    if (it->t < s.t_end - kExitRace - kTimeSlack) break;
-  }
-  return end;
-}
-
 // The highest sample inside any of the stages (a stage can run several times). For rss
 // (AtMarker::stage_memory) the memory at the markers counts too: it is the stage's own (an mprof
 // FUNC line measures it itself).

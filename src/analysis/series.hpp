@@ -26,13 +26,6 @@ bool in_any(const std::vector<TimeWindow>& windows, Seconds t);
 TimeWindow window_of(const trace::Stage& s);
 // The first sample at t (with the slack), else the latest before it, if any.
 std::optional<Bytes> value_at(const std::vector<trace::MemSample>& series, Seconds t);
-// The figure at a stage's end: `at_marker` (the reading with its End marker), or, where the job
-// ended (`run_end`, trace_end) within kExitRace after that marker, the highest of it, the stage's reading before it and
-// those of the kExitRace before: a job that prints its End marker and exits frees its memory as the marker is
-// read, and a busy qprof reads the marker some milliseconds after it was written.
-inline constexpr Seconds kExitRace = 0.1;
-std::optional<Bytes> at_stage_end(Seconds run_end, const std::vector<trace::MemSample>& series, const trace::Stage& s,
-                                  std::optional<Bytes> at_marker);
 // The highest sample inside any of the stages (a stage can run several times).
 std::optional<Peak> peak_in_stages(const std::vector<trace::MemSample>& series, Metric m,
                                    const std::vector<const trace::Stage*>& stages);

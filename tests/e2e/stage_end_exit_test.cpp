@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // A stage that ends just before the job exits: the job holds 60 MiB at the stage's start, touches
-// 40 MiB more, prints its End marker and exits at once, freeing it all as qprof reads the marker.
-// "at end" is the tree's memory when the marker was written (about 40 MiB above "at start"), and
-// the stage's delta and the bottleneck table's RSS growth agree, run after run: on the tree's
-// cgroup, on Σ PSS as root, and as an ordinary user.
+// 40 MiB more, marks its End and exits at once. A marker line on stderr is read after it was
+// written, and the job may be freeing its memory by then; a synchronous checkpoint (qprof_mark's
+// mark(), as docs/recording.md advises for a last stage) returns once qprof has read the tree. With
+// it, "at end" is the tree's memory at the End (about 40 MiB above "at start"), and the stage's
+// delta and the bottleneck table's RSS growth agree, run after run: on the tree's cgroup, on Σ PSS
+// as root, and as an ordinary user.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "doc_files.hpp"
 #include "e2e_util.hpp"
 #include "qprof/analysis/bottleneck.hpp"
 #include "qprof/analysis/peaks.hpp"
@@ -34,16 +37,19 @@ const char* const kJob =
     "time.sleep(0.1)\n"  // "at start" is read before the growth
     "b = touch(40)\n"
     "time.sleep(0.3)\n"
-    "print('QPROF_MARK: Grow End', file=sys.stderr, flush=True)\n";
+    "import qprof_mark\n"
+    "qprof_mark.mark('Grow End')\n";
 
 trace::Trace record(Path path, int run_index, std::string& text) {
   std::vector<std::string> argv;
   std::string dir = temp_dir();
+  const std::string module = copy_for_other_users((source_dir() / "python" / "qprof_mark.py").string());
+  const std::string python_path = "PYTHONPATH=" + std::filesystem::path(module).parent_path().string();
   if (path == Path::pss_nobody) {
     dir = std::filesystem::path(copy_for_other_users(qprof_bin())).parent_path().string();
-    argv = {"runuser", "-u", "nobody", "--", "env", "-C", "/", dir + "/qprof", "run"};
+    argv = {"runuser", "-u", "nobody", "--", "env", "-C", "/", python_path, dir + "/qprof", "run"};
   } else {
-    argv = {qprof_bin(), "run", "--cgroup", path == Path::cgroup ? "on" : "off"};
+    argv = {"env", python_path, qprof_bin(), "run", "--cgroup", path == Path::cgroup ? "on" : "off"};
   }
   const std::string out =
       dir + "/stage_end_" + std::to_string(static_cast<int>(path)) + "_" + std::to_string(run_index) + ".dat";
