@@ -180,18 +180,17 @@ struct KernelMark {
   Seconds before_at = 0;
 };
 
-// The last CGROUP record before `t`, which had not read the mark yet (a reduced reading may have
-// left it out: an earlier one, which widens the span); else two intervals before.
+// The last CGROUP record before `at`, which had not read the mark yet; else -infinity: the mark
+// can have come any time before (the span is then the rank's run up to `at`).
 Seconds record_before(const Trace& t, Seconds at) {
   const auto it = std::partition_point(t.cgroup.begin(), t.cgroup.end(),
                                        [&](const trace::CgroupSample& s) { return s.t < at - kTimeSlack; });
-  return it == t.cgroup.begin() ? at - 2 * t.meta.interval : std::prev(it)->t;
+  return it == t.cgroup.begin() ? -std::numeric_limits<Seconds>::infinity() : std::prev(it)->t;
 }
 
 std::vector<KernelMark> kernel_marks(const std::vector<const Trace*>& traces, Metric asked, Align align) {
   const Metric m = job_footprint_metric(traces, asked);
   std::vector<KernelMark> marks;
-  if (traces.size() < 2) return marks;
   const JobClock clock = job_clock(traces, align);
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const auto own = find_peak(*traces[i], m);
@@ -336,8 +335,8 @@ std::optional<std::string> clock_skew_note(const std::vector<const Trace*>& trac
 
 std::string kernel_floor_note(const Trace& rank, Bytes mark) {
   return rank_label(rank) + "'s own peak (" + human_bytes(mark) +
-         ", its cgroup's high-water mark) came between its samples: the job held at least it plus the least "
-         "the other ranks held while it ran; a smaller --interval catches the moment";
+         ", its cgroup's high-water mark) came between its samples: the job's figure is it plus the least "
+         "the other ranks were sampled at while it can have come; a smaller --interval catches the moment";
 }
 
 namespace detail {

@@ -44,16 +44,14 @@ bool in_any(const std::vector<TimeWindow>& windows, Seconds t) {
 
 TimeWindow window_of(const Stage& s) { return {s.t_start, s.t_end}; }
 
-// The first sample at t (with the slack), else the latest before it, if any. A marker's
-// checkpoint reads the tree as the marker arrives, then again in its stats pass, all timed at the
-// marker: the later readings may see what the job did after writing it (a job that prints its
-// last End marker and exits has begun to free its memory).
+// The latest sample at or before t (with the slack), if any: of a marker's checkpoint, which
+// reads the tree as the marker arrives and again in its stats pass, all timed at the marker, the
+// last (the reduced reader keeps the latest record at or before each marker, and gives the same).
 std::optional<Bytes> value_at(const std::vector<MemSample>& series, Seconds t) {
-  const auto first_at = std::lower_bound(series.begin(), series.end(), t - kTimeSlack,
-                                         [](const MemSample& s, Seconds v) { return s.t < v; });
-  if (first_at != series.end() && first_at->t <= t + kTimeSlack) return first_at->bytes;
-  if (first_at == series.begin()) return std::nullopt;
-  return std::prev(first_at)->bytes;
+  const auto it = std::upper_bound(series.begin(), series.end(), t + kTimeSlack,
+                                   [](Seconds v, const MemSample& s) { return v < s.t; });
+  if (it == series.begin()) return std::nullopt;
+  return std::prev(it)->bytes;
 }
 
 // The highest sample inside any of the stages (a stage can run several times). For rss

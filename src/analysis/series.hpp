@@ -24,7 +24,7 @@ std::pair<std::vector<trace::MemSample>::const_iterator, std::vector<trace::MemS
     const std::vector<trace::MemSample>& series, const TimeWindow& w);
 bool in_any(const std::vector<TimeWindow>& windows, Seconds t);
 TimeWindow window_of(const trace::Stage& s);
-// The first sample at t (with the slack), else the latest before it, if any.
+// The latest sample at or before t (with the slack), if any.
 std::optional<Bytes> value_at(const std::vector<trace::MemSample>& series, Seconds t);
 // The highest sample inside any of the stages (a stage can run several times).
 std::optional<Peak> peak_in_stages(const std::vector<trace::MemSample>& series, Metric m,

@@ -109,7 +109,9 @@ Result<JobRow> add_job_row(const CompareCli& o, std::vector<CompareEntry>& entri
         "highest peak of a rank: " + analysis::rank_label(*ranks[top->first]) + ", " + human_bytes(top->second);
   }
   if (const auto skew = analysis::clock_skew_note(ranks)) stderr_speaker("compare").line("warning: " + *skew);
-  if (const auto kinds = analysis::mixed_footprint_note(ranks)) stderr_speaker("compare").line("note: " + *kinds);
+  if (const auto kinds = analysis::mixed_footprint_note(ranks); kinds && m == Metric::footprint) {
+    stderr_speaker("compare").line("note: " + *kinds);
+  }
   return row;
 }
 

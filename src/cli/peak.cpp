@@ -233,7 +233,7 @@ Result<int> print_job_peak(const std::vector<const Trace*>& traces, const PeakCl
   for (const HostGroup& g : groups) {
     std::vector<const Trace*> part;
     for (std::size_t i : g.traces) part.push_back(traces[i]);
-    const auto peak = job_peak(part, metric, align);
+    const auto peak = job_peak(part, analysis::job_footprint_metric(traces, metric), align);
     if (!peak || peak->bytes <= limit) continue;
     say("memory budget exceeded: " + std::string(o.by_host ? "host " : "") + terminal_text(g.host) + " peaks at " +
         human_bytes(peak->bytes) + " (" + std::string(metric_info(metric).title) + ", ranks summed) " +

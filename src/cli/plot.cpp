@@ -44,8 +44,9 @@ struct PlotArgs {
 };
 
 // Reads the ranks, writes their sum; the inputs are the sum first, then each rank (faint).
+// `footprint`: the chart draws the footprint (the note on footprints of two kinds concerns it).
 Result<void> job_inputs(const std::vector<std::string>& files, const std::vector<std::string>& labels, Align align,
-                        JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
+                        bool footprint, JobTraceFile& tmp, std::vector<plot::Input>& inputs) {
   // Each rank read reduced (its label, its start), the sum written as the files stream: flat in
   // memory. A rank that cannot be read twice, or GPU devices, have every rank read whole.
   std::vector<Trace> traces;
@@ -58,7 +59,9 @@ Result<void> job_inputs(const std::vector<std::string>& files, const std::vector
   for (const Trace& t : traces) ranks.push_back(&t);
   if (const auto twice = analysis::repeated_rank(ranks)) return Failure{"--sum: " + *twice};
   if (const auto jobs = analysis::several_jobs_note(ranks)) stderr_speaker("plot").line("warning: " + *jobs);
-  if (const auto kinds = analysis::mixed_footprint_note(ranks)) stderr_speaker("plot").line("note: " + *kinds);
+  if (const auto kinds = analysis::mixed_footprint_note(ranks); kinds && footprint) {
+    stderr_speaker("plot").line("note: " + *kinds);
+  }
   if (!analysis::job_streams(ranks)) {
     for (Trace& t : traces) {
       if (t.reduced) t = trace::read_trace(t.source);
@@ -168,7 +171,8 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     if (a.sum) {
       if (files.size() < 2) return usage("--sum: give the traces of a job's ranks (two or more)");
       if (o.facet) return usage("--sum draws one overlay; --facet draws a panel per rank: choose one");
-      const auto read = job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall, job_file, inputs);
+      const auto read = job_inputs(files, a.labels, a.align == "start" ? Align::start : Align::wall,
+                                   o.metric.empty() || o.metric == "footprint", job_file, inputs);
       if (!read) return read.failure();
     } else {
       for (std::size_t i = 0; i < files.size(); ++i)

@@ -188,8 +188,6 @@ Member* Sampler::find(pid_t pid) {
 }
 
 void Sampler::before_reap(pid_t pid) {
-  // The descendants it reaped leave first, so that its wait4 peak can be told from theirs.
-  prune();
   if (Member* m = find(pid)) {
     accounting_.before_reap(*m);
     return;

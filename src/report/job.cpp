@@ -104,7 +104,10 @@ Table hosts_table(const std::vector<const Trace*>& traces, Metric metric, Align 
   t.columns = {column("host", "host", Kind::text), column("traces", "traces", Kind::count),
                column("peak", "peak", Kind::bytes), column("peak_at", "at", Kind::seconds)};
   for (const HostGroup& g : group_by_host(traces)) {
-    const auto peak = g.traces.size() == traces.size() ? whole : job_peak(subset(traces, g.traces), metric, align);
+    // A host's ranks are summed as the job's are (its footprint of the kind the whole job sums).
+    const auto peak = g.traces.size() == traces.size()
+                          ? whole
+                          : job_peak(subset(traces, g.traces), analysis::job_footprint_metric(traces, metric), align);
     t.rows.push_back({Cell::string(g.host), Cell::number(static_cast<double>(g.traces.size())),
                       Cell::bytes(peak ? std::optional<Bytes>(peak->bytes) : std::nullopt),
                       peak && !peak->kernel_rank ? Cell::number(peak->t) : Cell{}});
@@ -141,9 +144,11 @@ std::string one_line(const std::string& name, std::optional<JobPeak> peak, Unit 
   return name + "\t" + (peak ? peak_value(peak->bytes, unit, true) : std::string("-")) + "\n";
 }
 
-nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metric metric, Align align, Unit unit) {
+// `summed`: what the whole job sums for `metric` (job_footprint_metric), for a host's part of it.
+nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metric metric, Metric summed, Align align,
+                                   Unit unit) {
   nlohmann::ordered_json j;
-  const auto peak = job_peak(traces, metric, align);
+  const auto peak = job_peak(traces, summed, align);
   j["traces"] = traces.size();
   j["metric"] = std::string(metric_info(metric).name);
   j["align"] = align == Align::wall ? "wall" : "start";
@@ -152,7 +157,7 @@ nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metr
     j["value"] = in_unit(peak->bytes, unit);
     j["unit"] = std::string(unit_name(unit));
     j["time_s"] = peak->kernel_rank ? nlohmann::ordered_json() : nlohmann::ordered_json(peak->t);
-    if (peak->kernel_rank) j["kernel_mark_of"] = rank_label(*traces[*peak->kernel_rank]);
+    if (peak->kernel_rank) j["job_peak_kernel_mark_of"] = rank_label(*traces[*peak->kernel_rank]);
   } else {
     j["bytes"] = nullptr;
   }
@@ -162,7 +167,7 @@ nlohmann::ordered_json peak_object(const std::vector<const Trace*>& traces, Metr
     r["file"] = traces[i]->source;
     r["host"] = traces[i]->meta.host;
     if (traces[i]->meta.job.rank) r["rank"] = *traces[i]->meta.job.rank;
-    if (const auto own = find_peak(*traces[i], analysis::job_footprint_metric(traces, metric))) {
+    if (const auto own = find_peak(*traces[i], summed)) {
       r["peak_bytes"] = own->bytes;
     }
     if (peak) r["bytes_at_job_peak"] = peak->each[i];
@@ -223,6 +228,8 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
       const Trace& rank = *traces[*peak->kernel_rank];
       fact("job_peak_floor", "job peak from", Kind::text,
            Cell::string(kernel_floor_note(rank, peak->each[*peak->kernel_rank])));
+      d.facts.push_back({column("job_peak_kernel_mark_of", "job peak from the mark of", Kind::text, false),
+                         Cell::string(rank_label(rank))});
     } else {
       fact("job_peak_at", "job peak at", Kind::seconds, Cell::number(peak->t));
     }
@@ -257,19 +264,21 @@ std::string job_peak_lines(const std::vector<const Trace*>& traces, Metric metri
   std::string out;
   for (const HostGroup& g : group_by_host(traces)) {
     out += one_line(terminal_text(g.host) + " (" + count_text(g.traces.size(), "trace") + ")",
-                    job_peak(subset(traces, g.traces), metric, align), unit);
+                    job_peak(subset(traces, g.traces), analysis::job_footprint_metric(traces, metric), align), unit);
   }
   return out;
 }
 
 std::string job_peak_json(const std::vector<const Trace*>& traces, Metric metric, Align align, bool by_host,
                           Unit unit) {
-  if (!by_host) return peak_object(traces, metric, align, unit).dump(2) + "\n";
+  if (!by_host)
+    return peak_object(traces, metric, analysis::job_footprint_metric(traces, metric), align, unit).dump(2) + "\n";
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const HostGroup& g : group_by_host(traces)) {
     nlohmann::ordered_json j;
     j["host"] = g.host;
-    const nlohmann::ordered_json group = peak_object(subset(traces, g.traces), metric, align, unit);
+    const nlohmann::ordered_json group =
+        peak_object(subset(traces, g.traces), metric, analysis::job_footprint_metric(traces, metric), align, unit);
     for (const auto& [k, v] : group.items()) j[k] = v;
     all.push_back(std::move(j));
   }

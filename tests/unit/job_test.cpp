@@ -290,6 +290,7 @@ TEST(JobPeak, ARanksKernelMarkBetweenSamplesIsAFloorOfTheJob) {
   EXPECT_EQ(analysis::find_peak(job_trace(ranks, Align::wall), Metric::footprint)->bytes, 110 * MiB)
       << "compare's job row and the chart read the job's trace";
   EXPECT_EQ(job_peak({&r0, &r1}, Metric::cgroup, Align::wall)->bytes, 110 * MiB);
+  EXPECT_EQ(job_peak({&r1}, Metric::footprint, Align::wall)->bytes, 100 * MiB) << "a host of one rank: its own mark";
 
   // Where rank 0 had ended before the mark could have come, it adds nothing: the floor is the mark.
   const Trace early =

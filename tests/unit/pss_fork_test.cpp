@@ -136,6 +136,13 @@ class PssSamplerChildren : public ::testing::Test {
       std::ofstream(dir / "task" / std::to_string(tid) / "children") << children;
     }
   }
+  // Member 10 alone, as the sampler thread knows the tree.
+  static void give_member_10(record::PssSampler& sampler) {
+    std::vector<record::Member> members(1);
+    members[0].pid = 10;
+    members[0].start_ticks = 100;
+    sampler.set_members(members);
+  }
   test::FakeProc proc_;
   WallAnchor clock_;
 };
@@ -157,10 +164,7 @@ TEST_F(PssSamplerChildren, APassReadsTheChildrenItsMembersForked) {
   process(12, 200 * kMiB, 50 * kMiB, 10 * kMiB, {{12, ""}});
   process(20, 500 * kMiB, 500 * kMiB, 500 * kMiB, {{20, ""}});
   record::PssSampler sampler(proc_.root(), 0.02, clock_);
-  std::vector<record::Member> members(1);
-  members[0].pid = 10;
-  members[0].start_ticks = 100;
-  sampler.set_members(members);
+  give_member_10(sampler);
   const std::vector<trace::PssSample> got = scheduled(sampler, 2);
   ASSERT_FALSE(got.empty());
   EXPECT_EQ(got.back().pss, 200 * kMiB) << "the parent's half and its children's quarters";
@@ -173,10 +177,7 @@ TEST_F(PssSamplerChildren, APassReadsTheChildrenItsMembersForked) {
 TEST_F(PssSamplerChildren, AGapInTheAnonymousPagesLooksForChildrenAgain) {
   process(10, 200 * kMiB, 200 * kMiB, 200 * kMiB, {{10, ""}});
   record::PssSampler sampler(proc_.root(), 0.02, clock_);
-  std::vector<record::Member> members(1);
-  members[0].pid = 10;
-  members[0].start_ticks = 100;
-  sampler.set_members(members);
+  give_member_10(sampler);
   ASSERT_GE(scheduled(sampler, 2).size(), 2u);  // the look after the first one, with no PID taken since
   process(10, 200 * kMiB, 100 * kMiB, 0, {{10, "11"}});
   process(11, 200 * kMiB, 100 * kMiB, 5 * kMiB, {{11, ""}});

@@ -138,13 +138,15 @@ class PssSampler {
   std::vector<PssReading> readings_;                      // thread only: the pass's readings
   std::vector<std::size_t> read_targets_;                 // thread only: whose they are (targets_ index)
   ProcFile loadavg_;                                      // thread only
-  // The newest PID when the targets were last completed with the children found: thread only.
+  // The newest PID of /proc/loadavg at the last look for children (forked_since): thread only.
   std::optional<std::int64_t> complete_at_;
+  // The last look followed a PID taken (one more look: a child is linked to its parent after its
+  // PID is taken): thread only.
   bool look_again_ = false;
-  // thread only: false in a pass a marker waits for. Looking at children while a tree forks
-  // waits on its mmap locks (a marker's pass read during 4 forks of 200 MiB took 50-100 ms, and
-  // every sample of those ms came late).
-  bool look_for_children_ = true;                         // thread only: the last look followed a move
+  // False in a pass a marker waits for. Looking at children while a tree forks waits on its mmap
+  // locks (a marker's pass read during 4 forks of 200 MiB took 50-100 ms, and every sample of
+  // those ms came late): thread only.
+  bool look_for_children_ = true;
   std::vector<pid_t> children_;                           // thread only: a scan's buffer
   std::string text_;                                      // thread only: a children file's text
   std::vector<std::optional<ResidentKinds>> last_after_;  // thread only: by target, the last reading's end

@@ -55,7 +55,8 @@ class Sampler {
   // not from the processes' start.
   void count_from_now();
 
-  // qprof is about to reap `pid` (a zombie child) / has reaped it: keep its final figures.
+  // qprof is about to reap `pid` (a zombie child) / has reaped it: keep its final figures. Call
+  // prune() before a batch of reaps: the descendants a zombie reaped must have left.
   void before_reap(pid_t pid);
   void after_reap(pid_t pid, const rusage& usage);
 

@@ -32,6 +32,7 @@ ExitTracker::ExitTracker(const Command& command, bool wait_daemons, Timeout time
 void ExitTracker::reap(Sampler& sampler, std::span<const pid_t> outsiders) {
   // Peek first (WNOWAIT): a zombie's I/O counters still read, and must be kept before the
   // reap hands them to qprof, which is not part of the tree.
+  bool pruned = false;
   while (true) {
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
@@ -41,6 +42,12 @@ void ExitTracker::reap(Sampler& sampler, std::span<const pid_t> outsiders) {
     if (std::find(outsiders.begin(), outsiders.end(), pid) != outsiders.end()) {
       ::wait4(pid, &status, 0, &usage);  // a GPU backend's helper that died: not the tree's
       continue;
+    }
+    // The descendants a zombie reaped leave first, so that its wait4 peak can be told from
+    // theirs: once for the batch, not a scan of the tree a zombie (orphans come many at a time).
+    if (!pruned) {
+      sampler.prune();
+      pruned = true;
     }
     sampler.before_reap(pid);
     if (::wait4(pid, &status, 0, &usage) != pid) break;
@@ -68,6 +75,7 @@ void ExitTracker::watch_attached(AttachedProcess& process, Sampler& sampler, Pro
   wait_status_ = status.value_or(0);
   // Its final counters, then it leaves the tree: a zombie that its parent does not reap would
   // otherwise hold the tree open.
+  sampler.prune();
   sampler.before_reap(command_.pid);
   for (Member& m : tree.members()) {
     if (m.is_root) m.gone = true;
