@@ -338,9 +338,6 @@ void Session::loop(SignalRelay& signals) {
   Schedule& schedule = schedule_.emplace(o_.interval, o_.stats_interval, start_ns_);
   trace_->start_cadence(start_ns_);
   while (true) {
-    // Markers first: a sample taken between a marker's arrival and its checkpoint would be timed
-    // before the marker yet read after it (a job that prints its End marker and exits).
-    take_markers();
     std::int64_t now = monotonic_ns();
     if (schedule.sample_due(now)) {
       regular_sample(now);
@@ -350,6 +347,7 @@ void Session::loop(SignalRelay& signals) {
       stats_pass(now);
       schedule.stats_taken(monotonic_ns());
     }
+    take_markers();
     if (signals.take_child_event()) exit_->reap(*sampler_, gpu_.helpers());
     if (attached_) exit_->watch_attached(*attached_, *sampler_, *tree_);
     exit_->relay_signals(signals, *tree_, notices_);
