@@ -133,6 +133,13 @@ std::optional<ResidentKinds> PssSampler::resident(const Target& t) {
   return ResidentKinds{u.anon, u.file, u.shmem};  // nothing held by a process past its exit_mm
 }
 
+std::optional<proc::Rollup> PssSampler::rollup_of(const Target& t) {
+  char buf[4096];
+  const ssize_t n = t.dir.open("smaps_rollup").read(buf, sizeof buf);
+  if (n <= 0) return std::nullopt;  // gone, or a zombie
+  return proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
 PssPass PssSampler::read_pass(Seconds& at, bool again) {
   // Each member's resident sizes before the first rollup, right after its own and after the last:
   // what it mapped or dropped meanwhile. A reading taken again at once starts from the sizes the
@@ -143,13 +150,10 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   for (std::size_t i = 0; i < targets_.size(); ++i)
     readings_.push_back({{}, again && last_after_[i] ? last_after_[i] : resident(targets_[i]), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
-  char buf[4096];
   std::size_t kept = 0;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     targets_[i].read = false;
-    const ssize_t n = targets_[i].dir.open("smaps_rollup").read(buf, sizeof buf);
-    if (n <= 0) continue;  // gone, or a zombie
-    const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
+    const auto r = rollup_of(targets_[i]);
     if (!r) continue;
     targets_[i].read = true;
     readings_[i].rollup = *r;
@@ -174,12 +178,9 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
 }
 
 void PssSampler::read_joined(std::size_t from) {
-  char buf[4096];
   read_targets_.resize(targets_.size());
   for (std::size_t i = from; i < targets_.size(); ++i) {
-    const ssize_t n = targets_[i].dir.open("smaps_rollup").read(buf, sizeof buf);
-    if (n <= 0) continue;
-    const auto r = proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
+    const auto r = rollup_of(targets_[i]);
     if (!r) continue;
     targets_[i].read = true;
     const auto sizes = resident(targets_[i]);

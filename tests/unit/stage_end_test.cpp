@@ -78,34 +78,23 @@ TEST(StageEnd, OfTwoReadingsAtTheMarkerTheLastIsTheStagesEndReadWholeOrReduced) 
   }
 }
 
-// Workers that held 40 MiB left just before the End marker (their parent waited for them, then
-// wrote it) and the job exits right after: the readings before the marker held the workers, the
-// marker's does not. The stage's end is the marker's reading, not the highest of those before it.
-TEST(StageEnd, WorkersGoneBeforeTheEndMarkerAreGoneAtTheEnd) {
-  const Trace t = stage_trace(
-      "MEM 68.000000 100.4000\n"
-      "CGROUP 100.400000 67108864 109051904\n",
-      kJobExits);
-  const std::vector<StageStats> footprint = analysis::stage_stats(t, Metric::footprint);
-  ASSERT_TRUE(footprint[0].at_end);
-  EXPECT_EQ(*footprint[0].at_end, 64 * MiB);
-  const auto b = analysis::stage_bottlenecks(t);
-  ASSERT_TRUE(b[0].memory_growth);
-  EXPECT_EQ(*b[0].memory_growth, 0) << "as the stage table's delta";
-}
-
-TEST(StageEnd, AStageThatFreesBeforeItsEndMarkerKeepsTheMarkersReading) {
-  // The job goes on after the marker: a fall read at the marker is the stage's own.
-  const Trace t = stage_trace(
-      "MEM 68.000000 100.4000\n"
-      "CGROUP 100.400000 67108864 109051904\n",
-      kJobGoesOn);
-  const std::vector<StageStats> stats = analysis::stage_stats(t, Metric::footprint);
-  ASSERT_TRUE(stats[0].at_end);
-  EXPECT_EQ(*stats[0].at_end, 64 * MiB);
-  const auto b = analysis::stage_bottlenecks(t);
-  ASSERT_TRUE(b[0].memory_growth);
-  EXPECT_EQ(*b[0].memory_growth, 0);
+// A fall read at the End marker is the stage's own, whether the job goes on after it or exits
+// right after: workers that held 40 MiB and left before their parent wrote the marker are gone at
+// the end. The stage's end is the marker's reading, not the highest of those before it, and the
+// bottleneck table's growth is the stage table's delta.
+TEST(StageEnd, AFallBeforeTheEndMarkerIsTheStagesWhetherTheJobExitsOrGoesOn) {
+  for (const std::string& tail : {kJobExits, kJobGoesOn}) {
+    const Trace t = stage_trace(
+        "MEM 68.000000 100.4000\n"
+        "CGROUP 100.400000 67108864 109051904\n",
+        tail);
+    const std::vector<StageStats> footprint = analysis::stage_stats(t, Metric::footprint);
+    ASSERT_TRUE(footprint[0].at_end);
+    EXPECT_EQ(*footprint[0].at_end, 64 * MiB);
+    const auto b = analysis::stage_bottlenecks(t);
+    ASSERT_TRUE(b[0].memory_growth);
+    EXPECT_EQ(*b[0].memory_growth, 0) << "as the stage table's delta";
+  }
 }
 
 }  // namespace

@@ -108,6 +108,8 @@ class PssSampler {
   // status's resident sizes by kind: nothing held once the process exited or is a zombie,
   // nullopt when it is gone.
   static std::optional<ResidentKinds> resident(const Target& t);
+  // Its smaps_rollup, opened afresh; nullopt when it is gone, a zombie, or unreadable.
+  static std::optional<proc::Rollup> rollup_of(const Target& t);
   // The members come from the sampler thread's last look at the tree, up to a stats interval old,
   // and a process forked since shares its parent's pages: its parent's PSS halves while the child
   // is unread. The children of every target not yet a target become targets, theirs too: those of
