@@ -92,6 +92,7 @@ std::size_t PssSampler::add_children(bool all_threads) {
       if (at != known.end() && *at == child) continue;
       known.insert(at, child);
       targets_.push_back({child, 0, ProcDir(proc_root_ + "/" + std::to_string(child)), true});
+      targets_.back().parent = targets_[i].pid;
     }
   }
   return targets_.size() - before;

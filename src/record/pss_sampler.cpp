@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "qprof/record/pss_sampler.hpp"
 
+#include <linux/kcmp.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,7 +36,7 @@ PssSampler::~PssSampler() {
 void PssSampler::set_members(const std::vector<Member>& members) {
   std::lock_guard<std::mutex> lock(members_mu_);
   members_.clear();
-  for (const Member& m : members) members_.emplace_back(m.pid, m.start_ticks);
+  for (const Member& m : members) members_.push_back({m.pid, m.ppid, m.start_ticks});
   ++members_version_;
 }
 
@@ -140,6 +143,17 @@ std::optional<proc::Rollup> PssSampler::rollup_of(const Target& t) {
   return proc::parse_smaps_rollup(std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
+bool PssSampler::in_parents_memory(Target& t) const {
+  // An attached root is listed as its own parent (the tree's self is the root there).
+  if (t.own_memory || t.parent <= 0 || t.parent == t.pid || proc_root_ != "/proc") return false;
+  const long order = ::syscall(SYS_kcmp, t.parent, t.pid, KCMP_VM, 0UL, 0UL);
+  t.in_parent = order == 0;
+  // Apart (1, 2 or 3), or no way to tell: ESRCH for a parent killed in the vfork leaves the child
+  // the address space alone; EPERM or ENOSYS where kcmp is not allowed.
+  if (order != 0) t.own_memory = true;
+  return t.in_parent;
+}
+
 PssPass PssSampler::read_pass(Seconds& at, bool again) {
   // Each member's resident sizes before the first rollup, right after its own and after the last:
   // what it mapped or dropped meanwhile. A reading taken again at once starts from the sizes the
@@ -153,6 +167,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   std::size_t kept = 0;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     targets_[i].read = false;
+    if (in_parents_memory(targets_[i])) continue;
     const auto r = rollup_of(targets_[i]);
     if (!r) continue;
     targets_[i].read = true;
@@ -180,6 +195,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
 void PssSampler::read_joined(std::size_t from) {
   read_targets_.resize(targets_.size());
   for (std::size_t i = from; i < targets_.size(); ++i) {
+    if (in_parents_memory(targets_[i])) continue;
     const auto r = rollup_of(targets_[i]);
     if (!r) continue;
     targets_[i].read = true;
@@ -195,21 +211,21 @@ void PssSampler::sync_targets() {
   if (members_version_ == seen_version_) return;
   seen_version_ = members_version_;
   std::vector<Target> next;
-  for (const auto& member : members_) {
-    // Named copies, not a structured binding: a lambda may capture them in C++17 compilers too.
-    const pid_t pid = member.first;
-    const std::uint64_t start = member.second;
-    auto kept = std::find_if(targets_.begin(), targets_.end(),
-                             [&](const Target& t) { return !t.found && t.pid == pid && t.start_ticks == start; });
-    if (kept != targets_.end())
+  for (const Listed& member : members_) {
+    auto kept = std::find_if(targets_.begin(), targets_.end(), [&](const Target& t) {
+      return !t.found && t.pid == member.pid && t.start_ticks == member.start_ticks;
+    });
+    if (kept != targets_.end()) {
       next.push_back(std::move(*kept));
-    else
-      next.push_back({pid, start, ProcDir(proc_root_ + "/" + std::to_string(pid))});
+    } else {
+      next.push_back({member.pid, member.start_ticks, ProcDir(proc_root_ + "/" + std::to_string(member.pid))});
+      next.back().parent = member.ppid;
+    }
   }
   // A child the pass found stays a target until the sampler thread knows it (its own directory
   // then, opened for the member's start time).
   for (Target& t : targets_) {
-    const bool member = std::any_of(members_.begin(), members_.end(), [&](const auto& m) { return m.first == t.pid; });
+    const bool member = std::any_of(members_.begin(), members_.end(), [&](const Listed& m) { return m.pid == t.pid; });
     if (t.found && !member) next.push_back(std::move(t));
   }
   targets_.swap(next);
@@ -249,7 +265,7 @@ void PssSampler::pass() {
     }
   }
   // A child found that is gone (or a zombie) is looked for no more.
-  std::erase_if(targets_, [](const Target& t) { return t.found && !t.read; });
+  std::erase_if(targets_, [](const Target& t) { return t.found && !t.read && !t.in_parent; });
   if (best.counted == 0) return;  // the tree is gone: no figure rather than a false zero
   PssSample sum = best.sum;
   sum.t = at;

@@ -23,12 +23,13 @@ constexpr int kWorkers = 4;
 enum class As { nobody, root_without_cgroup };
 
 struct OtherUserFiles {
-  std::string dir, qprof, fork_holder;
+  std::string dir, qprof, fork_holder, vfork_window;
 };
 
 const OtherUserFiles& other_user_files() {
   static const OtherUserFiles files = [] {
-    OtherUserFiles f{"", copy_for_other_users(qprof_bin()), copy_for_other_users(workload("fork_holder"))};
+    OtherUserFiles f{"", copy_for_other_users(qprof_bin()), copy_for_other_users(workload("fork_holder")),
+                     copy_for_other_users(workload("vfork_window"))};
     f.dir = std::filesystem::path(f.qprof).parent_path().string();
     return f;
   }();
@@ -41,39 +42,73 @@ std::optional<Seconds> marker_at(const trace::Trace& t, const std::string& label
   return std::nullopt;
 }
 
-class FootprintAcrossForks : public ::testing::TestWithParam<As> {};
+// The trace of `job ARGS` recorded as `as` says; the job's stderr in `err`.
+trace::Trace record(As as, const std::string& job, const std::vector<std::string>& args, std::string& err) {
+  const OtherUserFiles& f = other_user_files();
+  const std::string out =
+      f.dir + "/" + std::filesystem::path(job).filename().string() + (as == As::nobody ? "_nobody" : "_root") + ".dat";
+  std::vector<std::string> argv;
+  if (as == As::nobody)
+    argv = {"runuser", "-u", "nobody", "--", f.qprof, "run", "-o", out, "--", job};
+  else
+    argv = {qprof_bin(), "run", "--cgroup", "off", "-o", out, "--", job};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const Result r = run(argv);
+  err = r.err;
+  EXPECT_EQ(r.status, 0) << r.err;
+  return trace::read_trace(out);
+}
+
+class FootprintAcrossForks : public ::testing::TestWithParam<As> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == As::nobody && geteuid() != 0) GTEST_SKIP() << "switching to the user nobody needs root";
+  }
+};
 
 // Each marker asks for a PSS reading at once, as the worker is being forked: the reading the
 // parent's fork races with. The workers fork 150 ms apart, so that the scheduled readings and
 // those of Σ RSS's new highs fall between forks as well.
 TEST_P(FootprintAcrossForks, NoReadingAfterTheFirstForkIsBelowWhatTheParentHolds) {
-  const As as = GetParam();
-  if (as == As::nobody && geteuid() != 0) GTEST_SKIP() << "switching to the user nobody needs root";
-  const OtherUserFiles& f = other_user_files();
-  const std::string out = f.dir + "/fork_holder" + (as == As::nobody ? "_nobody" : "_root") + ".dat";
-  const std::vector<std::string> job{f.fork_holder, std::to_string(static_cast<int>(kHeldMiB)),
-                                     std::to_string(kWorkers), "150"};
-  std::vector<std::string> argv;
-  if (as == As::nobody)
-    argv = {"runuser", "-u", "nobody", "--", f.qprof, "run", "-o", out, "--"};
-  else
-    argv = {qprof_bin(), "run", "--cgroup", "off", "-o", out, "--"};
-  argv.insert(argv.end(), job.begin(), job.end());
-  const Result r = run(argv);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const trace::Trace t = trace::read_trace(out);
+  std::string err;
+  const trace::Trace t = record(GetParam(), other_user_files().fork_holder,
+                                {std::to_string(static_cast<int>(kHeldMiB)), std::to_string(kWorkers), "150"}, err);
+  if (HasFatalFailure()) return;
   const auto first_fork = marker_at(t, "Fork 1"), end = marker_at(t, "Hold End");
-  ASSERT_TRUE(first_fork && end) << r.err;
+  ASSERT_TRUE(first_fork && end) << err;
   std::size_t readings = 0;
   for (const auto& p : t.pss) {
     if (p.t < *first_fork || p.t > *end) continue;
     ++readings;
     // The kernel counts each process's PSS in whole KiB: a few KiB below the pages at most.
-    EXPECT_GE(mib(p.pss), kHeldMiB - 0.1) << "at " << p.t - *first_fork << " s after the first fork\n" << r.err;
+    EXPECT_GE(mib(p.pss), kHeldMiB - 0.1) << "at " << p.t - *first_fork << " s after the first fork\n" << err;
     // And the pages once: the workers' own pages are a few KiB each.
-    EXPECT_LE(mib(p.pss), kHeldMiB + 4) << "at " << p.t - *first_fork << " s after the first fork\n" << r.err;
+    EXPECT_LE(mib(p.pss), kHeldMiB + 4) << "at " << p.t - *first_fork << " s after the first fork\n" << err;
   }
-  EXPECT_GE(readings, static_cast<std::size_t>(kWorkers)) << "one at each marker at least\n" << r.err;
+  EXPECT_GE(readings, static_cast<std::size_t>(kWorkers)) << "one at each marker at least\n" << err;
+}
+
+// A vfork child (as posix_spawn starts one: Python's subprocess, glibc's system) runs in its
+// parent's address space until it execs, and its smaps_rollup is then its parent's: both read
+// would count the parent's pages twice. vfork_window holds the child there 1.5 s, through a
+// marker's reading and scheduled ones.
+TEST_P(FootprintAcrossForks, AVforkChildInItsParentsMemoryIsNotCountedAgain) {
+  constexpr double kWindowMiB = 128;
+  std::string err;
+  const trace::Trace t =
+      record(GetParam(), other_user_files().vfork_window, {std::to_string(static_cast<int>(kWindowMiB)), "1500"}, err);
+  if (HasFatalFailure()) return;
+  const auto start = marker_at(t, "Window Start"), end = marker_at(t, "Window End");
+  ASSERT_TRUE(start && end) << err;
+  std::size_t readings = 0;
+  for (const auto& p : t.pss) {
+    if (p.t < *start || p.t > *end) continue;
+    ++readings;
+    EXPECT_GE(mib(p.pss), kWindowMiB - 0.1) << "at " << p.t - *start << " s into the window\n" << err;
+    // The parent's other pages (its text, stack, libc's share) are well under a MiB.
+    EXPECT_LE(mib(p.pss), kWindowMiB + 4) << "at " << p.t - *start << " s into the window\n" << err;
+  }
+  EXPECT_GE(readings, 2u) << "the marker's reading and a scheduled one at least\n" << err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, FootprintAcrossForks, ::testing::Values(As::nobody, As::root_without_cgroup),

@@ -99,6 +99,13 @@ class PssSampler {
     // dropped once it is a member or gone.
     bool found = false;
     bool read = false;  // its rollup was read in the last reading
+    pid_t parent = 0;   // the process that forked it, where known
+    // Known to have an address space of its own: a process gets a new one only at exec, so a child
+    // seen apart from its parent's never shares it again.
+    bool own_memory = false;
+    // Still in its parent's address space at the last reading (a vfork or posix_spawn child
+    // before its exec): not read, its pages are its parent's.
+    bool in_parent = false;
   };
   void loop();
   void pass();
@@ -110,6 +117,10 @@ class PssSampler {
   static std::optional<ResidentKinds> resident(const Target& t);
   // Its smaps_rollup, opened afresh; nullopt when it is gone, a zombie, or unreadable.
   static std::optional<proc::Rollup> rollup_of(const Target& t);
+  // Whether `t` still runs in its parent's address space (kcmp KCMP_VM): its smaps_rollup is then
+  // its parent's, and reading both counts the parent twice. Asked until it has one of its own;
+  // false where it cannot be told (a /proc of recorded files, kcmp not permitted).
+  bool in_parents_memory(Target& t) const;
   // The members come from the sampler thread's last look at the tree, up to a stats interval old,
   // and a process forked since shares its parent's pages: its parent's PSS halves while the child
   // is unread. The children of every target not yet a target become targets, theirs too: those of
@@ -133,13 +144,17 @@ class PssSampler {
   std::atomic<std::uint64_t> rereads_{0};
 
   std::mutex members_mu_;
-  std::vector<std::pair<pid_t, std::uint64_t>> members_;  // guarded by members_mu_
-  std::uint64_t members_version_ = 0;                     // guarded by members_mu_
-  std::uint64_t seen_version_ = 0;                        // thread only
-  std::vector<Target> targets_;                           // thread only
-  std::vector<PssReading> readings_;                      // thread only: the pass's readings
-  std::vector<std::size_t> read_targets_;                 // thread only: whose they are (targets_ index)
-  ProcFile loadavg_;                                      // thread only
+  struct Listed {
+    pid_t pid, ppid;
+    std::uint64_t start_ticks;
+  };
+  std::vector<Listed> members_;            // guarded by members_mu_
+  std::uint64_t members_version_ = 0;      // guarded by members_mu_
+  std::uint64_t seen_version_ = 0;         // thread only
+  std::vector<Target> targets_;            // thread only
+  std::vector<PssReading> readings_;       // thread only: the pass's readings
+  std::vector<std::size_t> read_targets_;  // thread only: whose they are (targets_ index)
+  ProcFile loadavg_;                       // thread only
   // The newest PID of /proc/loadavg at the last look for children (forked_since): thread only.
   std::optional<std::int64_t> complete_at_;
   // The last look followed a PID taken (one more look: a child is linked to its parent after its
