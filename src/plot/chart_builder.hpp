@@ -17,6 +17,7 @@ namespace qprof::plot::chart_detail {
 
 inline constexpr int kPalette = 8;
 inline constexpr std::size_t kMaxStageBands = 1000;  // per trace, in a window: the first ones
+inline constexpr std::size_t kMaxLanesPerTrace = 3;  // an overlay's lanes for one trace's stages
 inline constexpr std::size_t kMaxChildren = 7;  // per trace, the highest peaks: palette slots 2–8 (1 is the tree's)
 
 int palette_slot(std::size_t i);
@@ -56,7 +57,7 @@ struct Draft {
     int lane, shade;
     LabelSeed seed;
   };
-  std::vector<LaneStage> lane_stages;  // overlays: stages as bars, one lane per trace
+  std::vector<LaneStage> lane_stages;  // overlays: stages as bars, in lanes of their trace
   int lanes = 0;
   std::optional<ChartPoint> peak;  // with a label (one trace per stack)
   std::string peak_text;

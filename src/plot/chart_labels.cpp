@@ -22,7 +22,12 @@ void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {
     const TraceData& t = *ti.data;
     const int color = single ? 0 : trace_color(ti);
     int shade = 0;
-    bool lane = false;
+    // Where each of this trace's lanes ends, and its next shade: a stage that starts before the
+    // end of every lane (a job's stages, each the span of its ranks', or nested ones) takes a
+    // lane of its own, so that no two bars, nor their names, lie on each other.
+    std::vector<double> lane_ends;
+    std::vector<int> lane_shades;
+    const int first_lane = d.lanes;
     std::size_t drawn = 0, left_out = 0;
     for (const Stage& s : t.stages) {
       const double x0 = std::max(s.t_start, xmin_), x1 = std::min(s.t_end, xmax_);
@@ -38,11 +43,20 @@ void Builder::annotations(Draft& d, const std::vector<TraceInput>& in) {
         d.panel.bands.push_back(ChartBand{x0, x1, shade, 0, 0, 1});
         if (d.top_of_stack) d.seeds.push_back({std::move(name), LabelKind::stage, 0, x0, x1});
       } else if (d.top_of_stack) {
-        if (!lane) {
-          lane = true;
+        std::size_t j = 0;
+        while (j < lane_ends.size() && lane_ends[j] > x0) ++j;
+        if (j == lane_ends.size() && lane_ends.size() == kMaxLanesPerTrace) {
+          // Past the last lane: the one free soonest (the chart keeps its room for the data).
+          j = static_cast<std::size_t>(std::min_element(lane_ends.begin(), lane_ends.end()) - lane_ends.begin());
+        } else if (j == lane_ends.size()) {
+          lane_ends.push_back(x1);
+          lane_shades.push_back(0);
           ++d.lanes;
         }
-        d.lane_stages.push_back({d.lanes - 1, shade, {std::move(name), LabelKind::stage, color, x0, x1}});
+        lane_ends[j] = std::max(lane_ends[j], x1);
+        d.lane_stages.push_back(
+            {first_lane + static_cast<int>(j), lane_shades[j], {std::move(name), LabelKind::stage, color, x0, x1}});
+        lane_shades[j] ^= 1;
       }
       shade ^= 1;
     }

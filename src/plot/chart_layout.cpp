@@ -221,7 +221,7 @@ double Builder::headroom(const Draft& d) const {
   return f;
 }
 
-// Overlays' stages as bars, one lane per trace, each with its name inside.
+// Overlays' stages as bars in their trace's lanes, each with its name inside.
 void Builder::lane_stages(Draft& d) {
   for (const Draft::LaneStage& ls : d.lane_stages) {
     const double top_px = lane_pad() + ls.lane * lane_h();

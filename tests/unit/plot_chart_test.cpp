@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "qprof/plot/chart.hpp"
 #include "qprof/plot/escape.hpp"
@@ -172,7 +173,7 @@ TEST(PlotChart, OverlayAlignsAtZeroWithLanesAndAKeyOfPeaks) {
   EXPECT_EQ(mem.series[1].title.rfind("mprof run, peak 141.8 MiB", 0), 0u) << mem.series[1].title;
   EXPECT_NE(mem.series[0].color, mem.series[1].color);
   EXPECT_EQ(mem.points.size(), 2u);  // each trace's peak
-  // Stages as bars in one lane per trace, in the trace's colour, at the top.
+  // Stages as bars in their trace's lanes, in the trace's colour, at the top.
   std::size_t bars = 0;
   for (const ChartBand& band : mem.bands) {
     EXPECT_GT(band.color, 0);
@@ -180,6 +181,41 @@ TEST(PlotChart, OverlayAlignsAtZeroWithLanesAndAKeyOfPeaks) {
     ++bars;
   }
   EXPECT_EQ(bars, 4u + 2u);
+}
+
+// A job's stages are the spans of its ranks' and overlap (Alloc until the last rank is done,
+// Hold from the first rank on): each takes a lane of its own, its name inside its bar.
+TEST(PlotChart, OverlappingStagesOfATraceTakeLanesOfTheirOwn) {
+  const TraceData a = *reduce_file(kData + "/mprof/func.dat", {});
+  TraceData job = a;
+  job.stages.clear();
+  for (const auto& [name, from, to] : {std::tuple{"Alloc", 0.5, 3.0}, {"Hold", 1.0, 5.0}, {"Save", 5.5, 6.0}}) {
+    trace::Stage s;
+    s.name = name;
+    s.t_start = from;
+    s.t_end = to;
+    job.stages.push_back(s);
+  }
+  for (const Format f : {Format::png, Format::text}) {
+    const Chart c = *build_chart({{&a, "rank"}, {&job, "job"}}, {}, f, 1280, 720);
+    const ChartPanel& mem = c.panels.at(0);
+    std::vector<const ChartLabel*> names;
+    for (const char* n : {"Alloc", "Hold", "Save"}) {
+      names.push_back(find_label(mem, n));
+      ASSERT_NE(names.back(), nullptr) << n << (f == Format::text ? " (text)" : "");
+    }
+    EXPECT_NE(names[0]->y, names[1]->y) << "Alloc and Hold overlap: two lanes";
+    EXPECT_EQ(names[0]->y, names[2]->y) << "Save starts after Alloc's end: Alloc's lane";
+    if (f == Format::text) continue;
+    // The bars of one colour that overlap in time do not overlap in height.
+    for (std::size_t i = 0; i < mem.bands.size(); ++i) {
+      for (std::size_t k = i + 1; k < mem.bands.size(); ++k) {
+        const ChartBand &p = mem.bands[i], &q = mem.bands[k];
+        if (p.color != q.color || p.x1 <= q.x0 || q.x1 <= p.x0) continue;
+        EXPECT_TRUE(p.y1 <= q.y0 || q.y1 <= p.y0) << p.x0 << "-" << p.x1 << " and " << q.x0 << "-" << q.x1;
+      }
+    }
+  }
 }
 
 TEST(PlotChart, FacetsShareTheAxes) {
