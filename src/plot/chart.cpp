@@ -136,6 +136,9 @@ Result<Chart> Builder::build() {
   chart_.width = W_;
   chart_.height = H_;
   text_ = format_ == Format::text;
+  // gnuplot's dumb terminal maps the canvas onto H-1 rows from the first (screen_y): a layout
+  // in rows puts a facet's title, a note, on the row it means only in those units.
+  if (text_) H_ = std::max(H_ - 1, 1.0);
   em_ = text_ ? 1.0 : std::clamp(W_ / 96.0, 10.0, 18.0);
   line_ = text_ ? 1.0 : em_ * 1.3;
   chart_.em = em_;

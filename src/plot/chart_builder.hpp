@@ -103,9 +103,11 @@ class Builder {
   void tasks_panel(Draft& d, const std::vector<TraceInput>& in);
   void vsz_panel(Draft& d, const std::vector<TraceInput>& in);
   void gpu_util_panel(Draft& d, const std::vector<TraceInput>& in);
-  void disk_panel(Draft& d, const std::vector<TraceInput>& in);              // chart_disk.cpp
-  void limit_line(Draft& d, const TraceData& t, double unit);                // chart_disk.cpp
-  void trend_lines(Draft& d, const TraceInput& in, int color, double unit);  // chart_trend.cpp
+  void disk_panel(Draft& d, const std::vector<TraceInput>& in);  // chart_disk.cpp
+  // The limit in force as a line; one far above the drawn series as a note, naming `panel` where
+  // another panel's limit differs (one machine's MemTotal is said once).
+  void limit_line(Draft& d, const TraceData& t, double unit, const std::string& panel);  // chart_disk.cpp
+  void trend_lines(Draft& d, const TraceInput& in, int color, double unit);              // chart_trend.cpp
   int trace_color(const TraceInput& t) const;
   // Stages, checkpoints and the end of a killed command, in every panel; labels only on top.
   void annotations(Draft& d, const std::vector<TraceInput>& in);
@@ -129,10 +131,17 @@ class Builder {
   void peak_label(Draft& d);
   void time_axis();
 
-  // A note under the chart, wrapped to its width here, once: a long one goes on over the next
-  // lines (its end is often its point), each drawn as it is.
+  // A note under the chart, wrapped to its width here: a long one goes on over the next lines
+  // (its end is often its point), each drawn as it is. Said once: facets of one machine's
+  // traces would each say its MemTotal limit.
   void note(const std::string& n);
+  std::vector<std::string> said_;  // the notes given to note()
   std::size_t note_chars() const;  // a note's line, in characters
+
+  // The canvas fraction of a height `from_top` (pixels; rows of a text chart). gnuplot's dumb
+  // terminal maps a fraction onto H-1 rows (H_ is that there), truncating a margin's and rounding
+  // a label's: a quarter row toward the top puts both on the row meant.
+  double screen_y(double from_top) const { return 1.0 - (text_ ? from_top - 0.25 : from_top) / H_; }
 
   double lane_h() const { return text_ ? 1.0 : 1.2 * line_; }
   // Room between a panel's top and its first stage lane.

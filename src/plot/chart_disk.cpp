@@ -10,7 +10,7 @@
 
 namespace qprof::plot::chart_detail {
 
-void Builder::limit_line(Draft& d, const TraceData& t, double unit) {
+void Builder::limit_line(Draft& d, const TraceData& t, double unit, const std::string& panel) {
   const auto it = t.meta.other.find("limit");
   if (it == t.meta.other.end()) return;
   double bytes = 0;
@@ -25,7 +25,14 @@ void Builder::limit_line(Draft& d, const TraceData& t, double unit) {
                             " limit " + bytes_text(bytes, units_.chosen);
   // A limit far above the tree (the machine's MemTotal) would flatten the chart: written instead.
   if (off_chart(bytes / unit, d.data_max)) {
-    note(title + " (off the chart)");
+    const auto limit_of = [](const TraceInput& in) {
+      const auto& m = in.data->meta.other;
+      const auto a = m.find("limit"), b = m.find("limit_source");
+      return std::pair(a == m.end() ? "" : a->second, b == m.end() ? "" : b->second);
+    };
+    const bool one_limit = std::all_of(traces_.begin(), traces_.end(),
+                                       [&](const TraceInput& in) { return limit_of(in) == limit_of(traces_[0]); });
+    note((one_limit ? "" : panel) + title + " (off the chart)");
     return;
   }
   hline(d, Role::limit, 0, bytes / unit, title);

@@ -87,7 +87,7 @@ double Builder::stack_panels(double plot_left, double plot_right) {
   const double top = top_chrome();
   const double facet_title = o_.facet ? (text_ ? 1 : 1.5 * line_) : 0;
   const double panel_gap = text_ ? 1 : 0.7 * line_;
-  const double stack_gap = text_ ? 0 : 0.5 * line_;
+  const double stack_gap = text_ ? 1 : 0.5 * line_;  // text: the row after the frame's bottom one
   const std::size_t stacks = o_.facet ? traces_.size() : 1;
 
   // Notes are known only after the labels are placed, which needs the widths: reserve room for
@@ -111,7 +111,7 @@ double Builder::stack_panels(double plot_left, double plot_right) {
     if (d.top_of_stack) {
       if (d.stack > 0) y += stack_gap;
       if (o_.facet) {
-        facet_titles_.push_back({d.stack, y + facet_title * 0.55});
+        facet_titles_.push_back({d.stack, y + (text_ ? 0 : facet_title * 0.55)});  // a text chart: its row
         y += facet_title;
       }
     } else {
@@ -119,10 +119,13 @@ double Builder::stack_panels(double plot_left, double plot_right) {
     }
     d.plot_top = y;
     d.plot_h = avail * panel_weight(d.panel.kind) / weights;
+    // A text chart's rows are whole: panels of fractional rows put a facet's title, or a note,
+    // on the row gnuplot rounds a frame or the axis label to, and it was lost under it.
+    if (text_) d.plot_h = std::max(std::floor(d.plot_h), 3.0);
     d.plot_left = plot_left;
     d.plot_w = std::max(plot_right - plot_left, 1.0);
     y += d.plot_h;
-    d.panel.box = Box{plot_left / W_, plot_right / W_, 1.0 - y / H_, 1.0 - d.plot_top / H_};
+    d.panel.box = Box{plot_left / W_, plot_right / W_, screen_y(y), screen_y(d.plot_top)};
     d.panel.key = std::any_of(d.panel.series.begin(), d.panel.series.end(),
                               [](const ChartSeries& s) { return !s.title.empty(); });
     d.panel.key_x = (plot_right + (text_ ? 1 : 0.6 * em_)) / W_;
@@ -140,7 +143,7 @@ void Builder::canvas_labels(double plot_left, double plot_right, double bottom) 
     l.kind = LabelKind::title;
     l.coords = ChartLabel::Coords::screen;
     l.x = 0.5;
-    l.y = 1.0 - (text_ ? 0.5 : 0.95 * line_) / H_;
+    l.y = text_ ? screen_y(0) : screen_y(0.95 * line_);
     l.center = true;
     chart_.canvas_labels.push_back(std::move(l));
   }
@@ -154,7 +157,7 @@ void Builder::canvas_labels(double plot_left, double plot_right, double bottom) 
     l.color = palette_slot(stack);
     l.coords = ChartLabel::Coords::screen;
     l.x = plot_left / W_;
-    l.y = 1.0 - yy / H_;
+    l.y = screen_y(yy);
     chart_.canvas_labels.push_back(std::move(l));
   }
   note_labels(bottom);
@@ -165,12 +168,14 @@ std::size_t Builder::note_chars() const {
 }
 
 void Builder::note(const std::string& n) {
+  if (std::find(said_.begin(), said_.end(), n) != said_.end()) return;
+  said_.push_back(n);
   for (std::string& line : wrap_title(display_text(n, 400), note_chars())) chart_.notes.push_back(std::move(line));
 }
 
 // The notes, one a line below the time axis's label.
 void Builder::note_labels(double bottom) {
-  const double xlabel_y = bottom + (text_ ? 1.5 : 2.1 * line_);
+  const double xlabel_y = bottom + (text_ ? 2 : 2.1 * line_);  // text: the frame, its tics' row, the label's
   double note_y = xlabel_y + (text_ ? 1 : 1.2 * line_);
   for (const std::string& n : chart_.notes) {  // each a line already (note)
     ChartLabel l;
@@ -178,7 +183,7 @@ void Builder::note_labels(double bottom) {
     l.kind = LabelKind::note;
     l.coords = ChartLabel::Coords::screen;
     l.x = (text_ ? 0 : 0.6 * em_) / W_;
-    l.y = std::max(0.0, 1.0 - note_y / H_);
+    l.y = std::max(0.0, screen_y(note_y));
     chart_.canvas_labels.push_back(std::move(l));
     note_y += text_ ? 1 : 1.15 * line_;
   }

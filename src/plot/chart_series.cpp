@@ -174,8 +174,9 @@ void Builder::one_trace_memory(Draft& d, const TraceInput& in, const Series& mai
                    scaled(t.mem.points(), unit)});
   }
   // A note under a facet chart names its panel: sixteen lines tied to none read as one run's.
-  exact_peaks(d, t, 0, unit, o_.facet ? display_text(in.label, 24) + ": " : "");
-  limit_line(d, t, unit);
+  const std::string panel = o_.facet ? display_text(in.label, 24) + ": " : "";
+  exact_peaks(d, t, 0, unit, panel);
+  limit_line(d, t, unit, panel);
   trend_lines(d, in, 0, unit);
 }
 

@@ -383,6 +383,20 @@ Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, c
   return traces;
 }
 
+// Whether each panel of a text chart holds its key between the key's top and the panel's foot
+// (a key entry's lines are rows of their own).
+bool keys_fit(const Chart& c) {
+  for (const ChartPanel& p : c.panels) {
+    if (!p.key) continue;
+    std::size_t lines = 0;
+    for (const ChartSeries& s : p.series) {
+      if (!s.title.empty()) lines += 1 + s.title_more.size();
+    }
+    if (static_cast<double>(lines) > (p.key_y - p.box.bottom) * (c.height - 1) + 0.5) return false;
+  }
+  return true;
+}
+
 // The height of the panels the chart will draw.
 int panels_height(const std::vector<TraceInput>& traces, const PlotOptions& o) {
   PlotOptions quiet = o;  // build_chart gives the warnings about panels
@@ -401,7 +415,10 @@ Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) 
   const Format format = setup->format;
 
   // Width first: the envelopes are as fine as the chart is wide.
-  auto [width, height] = asked_size(o, format);
+  // Named, not a structured binding: the lambda below captures them (C++17 compilers refuse one).
+  const std::pair<int, int> asked = asked_size(o, format);
+  const int width = asked.first;
+  int height = asked.second;
   ReduceOptions ro;
   ro.columns = static_cast<std::size_t>(std::max(width, 200));
   ro.from = o.from;
@@ -413,6 +430,31 @@ Result<void> plot(const std::vector<Input>& inputs, const PlotOptions& options) 
   if (!traces) return traces.failure();
 
   if (height <= 0) height = panels_height(*traces, o);
+  if (format == Format::text && o.height <= 0) {
+    // A text chart's key entries take rows of their own: a chart of the height the terminal (or
+    // a pipe's 32 rows) gives grows to the fewest rows in which every panel holds its key, as it
+    // would grow wider for nothing: three facets in 32 rows left each key cut to its marks and a
+    // second column unnamed.
+    PlotOptions quiet = o;  // the chart built below gives the warnings
+    quiet.warn = nullptr;
+    const auto fits = [&](int rows) {
+      const Result<Chart> c = build_chart(*traces, quiet, format, width, rows);
+      return !c || keys_fit(*c);
+    };
+    constexpr int kMaxTextRows = 400;
+    if (height < kMaxTextRows && !fits(height)) {
+      int short_of = height, enough = std::min(height * 2, kMaxTextRows);
+      while (enough < kMaxTextRows && !fits(enough)) {
+        short_of = enough;
+        enough = std::min(enough * 2, kMaxTextRows);
+      }
+      while (enough - short_of > 1) {
+        const int mid = short_of + (enough - short_of) / 2;
+        (fits(mid) ? enough : short_of) = mid;
+      }
+      height = enough;
+    }
+  }
   const Result<Chart> chart = build_chart(*traces, o, format, width, height);
   if (!chart) return chart.failure();
 

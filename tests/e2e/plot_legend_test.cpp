@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -88,6 +89,48 @@ TEST(PlotLegend, RunsOfOneNameInOtherFoldersAndEqualLabelsAreToldApart) {
   text = svg_text(dir + "/l.svg");
   EXPECT_TRUE(has(text, "x\"y #1, footprint peak")) << text;
   EXPECT_TRUE(has(text, "x\"y #2, footprint peak")) << text;
+}
+
+// full.dat with a limit far above it (the machine's MemTotal, as a run without a cgroup says).
+std::string with_limit(const std::string& path, const std::string& bytes) {
+  std::ifstream in(plot_data("full.dat"));
+  std::string header, rest;
+  std::getline(in, header);
+  std::ostringstream body;
+  body << in.rdbuf();
+  std::ofstream(path) << header << " limit=" << bytes << " limit_source=memtotal\n" << body.str();
+  return path;
+}
+
+// Three facets into a pipe (no --size): the text chart grows until each panel holds its key, every
+// entry named (32 rows had cut each key to its marks, a second column unnamed), and the machine's
+// limit is said once under it; limits that differ are said with their panels' names.
+TEST(PlotLegend, TextFacetsHoldEachKeyWholeAndSayASharedLimitOnce) {
+  const std::string dir = test_dir();
+  std::vector<std::string> args{"plot", "--facet", "-o", "-"};
+  for (const char* name : {"/r0.dat", "/r1.dat", "/r2.dat"}) args.push_back(with_limit(dir + name, "214748364800"));
+  Result r = qprof(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* entry : {"footprint (cgroup", "Σ RSS (mprof's", "largest process,", "sum of VmHWM"}) {
+    EXPECT_EQ(count(r.out, entry), 3u) << entry << "\n" << r.out;
+  }
+  EXPECT_EQ(count(r.out, "memtotal limit 200.0 GiB (off the chart)"), 1u) << r.out;
+  // Each facet's title, the axis label and the note on rows of their own, none under a frame.
+  for (const char* own : {"          r0 — python3", "          r1 — python3", "          r2 — python3",
+                          "                time from start (s)\n", "\nmemtotal limit 200.0 GiB"}) {
+    EXPECT_EQ(count(r.out, own), 1u) << own << "\n" << r.out;
+  }
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(code_points(line), 80u) << line;
+
+  args.back() = with_limit(dir + "/r2.dat", "322122547200");
+  r = qprof(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* said :
+       {"r0: memtotal limit 200.0 GiB (off the chart)", "r1: memtotal limit 200.0 GiB (off the chart)",
+        "r2: memtotal limit 300.0 GiB (off the chart)"}) {
+    EXPECT_EQ(count(r.out, said), 1u) << said << "\n" << r.out;
+  }
 }
 
 }  // namespace
