@@ -160,7 +160,9 @@ std::string human_bytes(Bytes bytes) {
   static constexpr Unit kLadder[] = {Unit::B, Unit::KiB, Unit::MiB, Unit::GiB};
   double v = static_cast<double>(bytes);
   std::size_t step = 0;
-  while (v >= 1024.0 && step + 1 < std::size(kLadder)) {
+  // The unit of the figure as printed: 1023.96 KiB prints as 1.00 MiB, not 1024.0 KiB beside a
+  // 1.00 MiB (a sweep's model mixed them in one column), and 9.996 as 10.0, not 10.00.
+  while (v >= 1023.95 && step + 1 < std::size(kLadder)) {
     v /= 1024.0;
     ++step;
   }
@@ -168,7 +170,7 @@ std::string human_bytes(Bytes bytes) {
   if (step == 0)
     std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   else
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : "%.1f %s", v, unit_name(kLadder[step]).data());
+    std::snprintf(buf, sizeof buf, v < 9.995 ? "%.2f %s" : "%.1f %s", v, unit_name(kLadder[step]).data());
   return buf;
 }
 
@@ -179,9 +181,10 @@ std::string human_seconds(Seconds s) {
   if (std::isnan(s)) return "? s";
   if (s < 0) return "-" + human_seconds(-s);
   if (s < 0.5e-6) return "0 s";  // the start itself, or less than the microsecond shown: not "0 µs"
-  if (s < 0.001)
+  // Each unit up to where its figure would round to the next one's: 0.9996 s read "1e+03 ms".
+  if (s < 0.9995e-3)
     std::snprintf(buf, sizeof buf, "%.0f µs", s * 1e6);
-  else if (s < 1.0)
+  else if (s < 0.9995)
     std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
   else if (s < 120.0)
     std::snprintf(buf, sizeof buf, "%.3g s", s);

@@ -118,6 +118,21 @@ TEST(Units, HumanForms) {
   EXPECT_EQ(human_seconds(6e-7), "1 µs");
 }
 
+// A figure is printed in the unit it rounds to: never "1024.0 KiB" or "1e+03 ms".
+TEST(Units, HumanFiguresAtTheEdgeOfTheirUnit) {
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+  EXPECT_EQ(human_bytes(1024), "1.00 KiB");
+  EXPECT_EQ(human_bytes(1048470), "1023.9 KiB");
+  EXPECT_EQ(human_bytes(1048540), "1.00 MiB");
+  EXPECT_EQ(human_bytes(10483000), "10.0 MiB");
+  EXPECT_EQ(human_bytes(10480000), "9.99 MiB");
+  EXPECT_EQ(human_bytes((1ull << 40) + (1ull << 39)), "1536.0 GiB") << "GiB is the ladder's top";
+  EXPECT_EQ(human_seconds(0.9994), "999 ms");
+  EXPECT_EQ(human_seconds(0.9996), "1 s");
+  EXPECT_EQ(human_seconds(0.0009994), "999 µs");
+  EXPECT_EQ(human_seconds(0.0009996), "1 ms");
+}
+
 // Durations read from a trace can be anything: no integer cast overflows (it did past 7.7e12 s).
 TEST(Units, HumanSecondsOfAbsurdDurations) {
   EXPECT_EQ(human_seconds(7200), "2 h 0 min");
