@@ -153,10 +153,12 @@ void set_failure_message(CLI::App& app, const std::vector<std::string>& args) {
         }
       }
     }
-    // As wide as the terminal, as every other message (CLI11 prints it, not the speaker).
+    // As wide as the terminal, as every other message (CLI11 prints it, not the speaker), and
+    // named as the subcommand's own failures are ("qprof fit: --margin: …", exit_status).
+    const std::string prefix = where + ": ";
     return qprof::fit_lines(
-        "qprof: " + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.",
-        qprof::output_columns(STDERR_FILENO), std::string_view("qprof: ").size());
+        prefix + qprof::terminal_text(e.what()) + hint + "\nRun '" + where + " --help' for the options.",
+        qprof::output_columns(STDERR_FILENO), prefix.size());
   });
 }
 
