@@ -53,10 +53,13 @@ Script fit_script(const FitChart& chart, const std::string& format) {
     else
       same->second += ", " + m.label;
   }
+  // Each label stands clear left of its line (0.8 characters drew it over the line, rotated text
+  // being centred on its anchor), or right of it where its line is the chart's left edge.
+  const double leftmost = xs.empty() ? 0 : *std::min_element(xs.begin(), xs.end());
   for (const auto& [limit, label] : marks) {
     head << "set arrow from first " << num(limit) << ", graph 0 to first " << num(limit) << ", graph 1 nohead ls 24\n";
     head << "set label " << gp_string(label + " " + num(std::round(limit * 10) / 10) + " MiB") << " at first "
-         << num(limit) << ", graph 0.97 rotate by 90 right offset -0.8,0\n";
+         << num(limit) << ", graph 0.97 rotate by 90 right offset " << (limit <= leftmost ? "1.5" : "-1.5") << ",0\n";
   }
   if (chart.baseline_seconds > 0) {
     head << "set arrow from graph 0, first " << num(chart.baseline_seconds) << " to graph 1, first "

@@ -39,6 +39,24 @@ TEST(PlotFitChart, TheCommandIsNeverCode) {
   EXPECT_NE(chart_part.find("title 'OOM-killed'"), std::string::npos);
 }
 
+// A limit's label stands clear of its dashed line: left of it (0.8 characters drew it over the
+// line), right of it where the line is the chart's left edge.
+TEST(PlotFitChart, EachLimitsLabelStandsBesideItsLine) {
+  const std::string text = fit_script(sample_chart("./job"), "png").commands();
+  EXPECT_NE(text.find("\"runs in 120 MiB\" at first 120, graph 0.97 rotate by 90 right offset -1.5,0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"full speed 250 MiB\" at first 250, graph 0.97 rotate by 90 right offset -1.5,0"),
+            std::string::npos);
+  FitChart leftmost = sample_chart("./job");
+  leftmost.points.resize(2);  // nothing below the smallest limit it runs in
+  leftmost.marks = {{"runs in", 180}, {"full speed", 250}};
+  const std::string edge = fit_script(leftmost, "png").commands();
+  EXPECT_NE(edge.find("\"runs in 180 MiB\" at first 180, graph 0.97 rotate by 90 right offset 1.5,0"),
+            std::string::npos)
+      << edge;
+}
+
 TEST(PlotFitChart, GnuplotDrawsIt) {
   if (find_program("gnuplot").empty()) GTEST_SKIP() << "no gnuplot (gnuplot-nox)";
   const std::string out =
