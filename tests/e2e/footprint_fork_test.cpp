@@ -59,6 +59,24 @@ trace::Trace record(As as, const std::string& job, const std::vector<std::string
   return trace::read_trace(out);
 }
 
+// Every PSS reading of `t` between the markers `from` and `to` holds `held` MiB once: not below
+// (the kernel counts each process's PSS in whole KiB: a few KiB under the pages at most), nor
+// above by more than the processes' own few pages. Returns how many there were.
+std::size_t expect_held_between(const trace::Trace& t, const std::string& from, const std::string& to, double held,
+                                const std::string& err) {
+  const auto start = marker_at(t, from), end = marker_at(t, to);
+  EXPECT_TRUE(start && end) << err;
+  if (!start || !end) return 0;
+  std::size_t readings = 0;
+  for (const auto& p : t.pss) {
+    if (p.t < *start || p.t > *end) continue;
+    ++readings;
+    EXPECT_GE(mib(p.pss), held - 0.1) << "at " << p.t - *start << " s after " << from << "\n" << err;
+    EXPECT_LE(mib(p.pss), held + 4) << "at " << p.t - *start << " s after " << from << "\n" << err;
+  }
+  return readings;
+}
+
 class FootprintAcrossForks : public ::testing::TestWithParam<As> {
  protected:
   void SetUp() override {
@@ -74,17 +92,8 @@ TEST_P(FootprintAcrossForks, NoReadingAfterTheFirstForkIsBelowWhatTheParentHolds
   const trace::Trace t = record(GetParam(), other_user_files().fork_holder,
                                 {std::to_string(static_cast<int>(kHeldMiB)), std::to_string(kWorkers), "150"}, err);
   if (HasFatalFailure()) return;
-  const auto first_fork = marker_at(t, "Fork 1"), end = marker_at(t, "Hold End");
-  ASSERT_TRUE(first_fork && end) << err;
-  std::size_t readings = 0;
-  for (const auto& p : t.pss) {
-    if (p.t < *first_fork || p.t > *end) continue;
-    ++readings;
-    // The kernel counts each process's PSS in whole KiB: a few KiB below the pages at most.
-    EXPECT_GE(mib(p.pss), kHeldMiB - 0.1) << "at " << p.t - *first_fork << " s after the first fork\n" << err;
-    // And the pages once: the workers' own pages are a few KiB each.
-    EXPECT_LE(mib(p.pss), kHeldMiB + 4) << "at " << p.t - *first_fork << " s after the first fork\n" << err;
-  }
+  // The workers' own pages are a few KiB each.
+  const std::size_t readings = expect_held_between(t, "Fork 1", "Hold End", kHeldMiB, err);
   EXPECT_GE(readings, static_cast<std::size_t>(kWorkers)) << "one at each marker at least\n" << err;
 }
 
@@ -98,16 +107,8 @@ TEST_P(FootprintAcrossForks, AVforkChildInItsParentsMemoryIsNotCountedAgain) {
   const trace::Trace t =
       record(GetParam(), other_user_files().vfork_window, {std::to_string(static_cast<int>(kWindowMiB)), "1500"}, err);
   if (HasFatalFailure()) return;
-  const auto start = marker_at(t, "Window Start"), end = marker_at(t, "Window End");
-  ASSERT_TRUE(start && end) << err;
-  std::size_t readings = 0;
-  for (const auto& p : t.pss) {
-    if (p.t < *start || p.t > *end) continue;
-    ++readings;
-    EXPECT_GE(mib(p.pss), kWindowMiB - 0.1) << "at " << p.t - *start << " s into the window\n" << err;
-    // The parent's other pages (its text, stack, libc's share) are well under a MiB.
-    EXPECT_LE(mib(p.pss), kWindowMiB + 4) << "at " << p.t - *start << " s into the window\n" << err;
-  }
+  // The parent's other pages (its text, stack, libc's share) are well under a MiB.
+  const std::size_t readings = expect_held_between(t, "Window Start", "Window End", kWindowMiB, err);
   EXPECT_GE(readings, 2u) << "the marker's reading and a scheduled one at least\n" << err;
 }
 
