@@ -75,6 +75,7 @@ std::string render(const Document& doc, Format format, const RenderOptions& opti
 namespace {
 
 bool is_size(Kind k) { return k == Kind::bytes || k == Kind::signed_bytes; }
+bool is_time(Kind k) { return k == Kind::seconds || k == Kind::moment; }
 
 int decimals(Unit u) {
   switch (u) {
@@ -117,7 +118,7 @@ Unit table_unit(const Table& table, const RenderOptions& options) {
 std::string machine_key(const Column& c, const RenderOptions& options) {
   std::string key = c.key;
   if (is_size(c.kind)) key += options.unit ? "_" + lower(unit_name(*options.unit)) : "_bytes";
-  if (c.kind == Kind::seconds) key += "_s";
+  if (is_time(c.kind)) key += "_s";
   return key;
 }
 
@@ -153,6 +154,7 @@ std::string human_value(const Column& c, double value, Unit unit) {
       return s;
     }
     case Kind::seconds:
+    case Kind::moment:
       return printf_number("%.3f", value);
     case Kind::share:
       return printf_number("%.1f%%", value * 100.0);
@@ -168,7 +170,7 @@ std::string human_value(const Column& c, double value, Unit unit) {
 
 std::string human_title(const Column& c, Unit unit) {
   if (is_size(c.kind)) return c.title + " " + std::string(unit_name(unit));
-  if (c.kind == Kind::seconds) return c.title + " s";
+  if (is_time(c.kind)) return c.title + " s";
   return c.title;
 }
 
@@ -195,8 +197,7 @@ HumanGrid human_grid(const Table& table, const RenderOptions& options) {
     const Column& c = table.columns[i];
     g.columns.push_back({terminal_text(human_title(c, unit)), c.kind != Kind::text, c.has_lowest, i, c.narrow});
     // Each ratio named for its figure: two columns both called "ratio" read as one.
-    if (c.show_ratio)
-      g.columns.push_back({c.kind == Kind::seconds ? "time ratio" : "peak ratio", true, false, i, c.narrow});
+    if (c.show_ratio) g.columns.push_back({is_time(c.kind) ? "time ratio" : "peak ratio", true, false, i, c.narrow});
   }
   // A mark is read at the precision printed: where the candidates all print alike, "0.0" beside
   // "0.0*" would mark a difference no one can see, so none is marked; where they differ, every
@@ -265,6 +266,8 @@ std::string human_fact(const Document::Fact& f, const RenderOptions& options) {
     }
     case Kind::seconds:
       return human_seconds(*f.cell.value);
+    case Kind::moment:
+      return human_value(c, *f.cell.value, Unit::MiB) + " s";
     default:
       return human_value(c, *f.cell.value, Unit::MiB);
   }

@@ -231,7 +231,7 @@ Document job_report(const std::vector<const Trace*>& traces, Metric metric, Alig
       d.facts.push_back({column("job_peak_kernel_mark_of", "job peak from the mark of", Kind::text, false),
                          Cell::string(rank_label(rank))});
     } else {
-      fact("job_peak_at", "job peak at", Kind::seconds, Cell::number(peak->t));
+      fact("job_peak_at", "job peak at", Kind::moment, Cell::number(peak->t));
     }
   }
   if (const auto ranks = world_size_note(traces)) fact("missing_ranks", "note", Kind::text, Cell::string(*ranks));

@@ -45,7 +45,7 @@ void add_usage_facts(const Trace& t, Document& doc) {
     Bytes swap = 0;
     for (const MemKindsSample& k : t.kinds) swap = std::max(swap, k.swap);
     if (splits_peak(*largest, rss_peak)) {
-      fact("kinds_at", "RSS by kind at", Kind::seconds, Cell::number(largest->t - t.t0()));
+      fact("kinds_at", "RSS by kind at", Kind::moment, Cell::number(largest->t - t.t0()));
       fact("kinds_anon", "  anon", Kind::bytes, Cell::bytes(largest->anon));
       fact("kinds_file", "  file-backed", Kind::bytes, Cell::bytes(largest->file));
       fact("kinds_shmem", "  shmem", Kind::bytes, Cell::bytes(largest->shmem));

@@ -491,6 +491,25 @@ TEST(Budget, MessageSaysByHowMuchAndWhere) {
       "peak VmHWM sum 1000.0 MiB exceeds the budget of 500.0 MiB by 500.0 MiB (+100.0%), at 35.5 s, outside any stage");
 }
 
+// A moment is said to the table's precision (a job peak "at 1 s" beside a Hosts row at 1.004 read as two
+// moments); a duration in words.
+TEST(Report, AMomentFactReadsAsTheTableRowItNames) {
+  Document d;
+  d.facts.push_back({Column::of("job_peak_at", "job peak at", Kind::moment), Cell::number(1.004)});
+  d.facts.push_back({Column::of("duration", "duration", Kind::seconds), Cell::number(125.0)});
+  Table t;
+  t.title = "Hosts";
+  t.columns.push_back(Column::of("peak_at", "at", Kind::moment));
+  t.rows.push_back({Cell::number(1.004)});
+  d.tables.push_back(t);
+  const std::string text = render(d, Format::text);
+  EXPECT_NE(text.find("job peak at  1.004 s\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("duration     2 min 5 s\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.004\n"), std::string::npos) << text;
+  const auto json = nlohmann::json::parse(render(d, Format::json));
+  EXPECT_DOUBLE_EQ(json["job_peak_at_s"].get<double>(), 1.004) << json.dump();
+}
+
 TEST(Text, WidthCountsCodePoints) {
   EXPECT_EQ(display_width("caf\xc3\xa9"), 4u);
   EXPECT_EQ(display_width("a\u2013b"), 3u);

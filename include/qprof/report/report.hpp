@@ -34,8 +34,9 @@ enum class Kind {
   text,
   bytes,         // a size
   signed_bytes,  // a change of size: shown with its sign
-  seconds,
-  share,  // a fraction of 1, shown as a percentage
+  seconds,       // a duration: its facts in words ("2 min 5 s")
+  moment,        // a time from the trace's start: 3 decimals everywhere, so a fact reads as the table row it names
+  share,         // a fraction of 1, shown as a percentage
   count,
   flag,  // true / false
 };
