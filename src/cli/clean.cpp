@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -60,8 +61,24 @@ std::string nothing_removed(const CleanCli& o, std::size_t traces, std::size_t k
 Result<int> clean_action(const CleanCli& o) {
   const Speaker say = stderr_speaker("clean");
   std::optional<double> age;
-  if (!o.older_than.empty() && !(age = parse_duration(o.older_than))) {
-    return Failure{"--older-than " + o.older_than + ": expected an age, " + duration_forms()};
+  // Elsewhere a bare number is seconds and `m` a minute (an interval); here they remove files, and
+  // "5" may mean days, "6m" months.
+  const std::string& age_text = o.older_than;
+  const auto number_of = [&](std::size_t unit_chars) {
+    return terminal_text(age_text.substr(0, age_text.size() - unit_chars));
+  };
+  if (!age_text.empty() && age_text.find_last_of("0123456789.") == age_text.size() - 1) {
+    return Failure{"--older-than " + terminal_text(age_text) + ": give the age with its unit (" + number_of(0) + "s, " +
+                   number_of(0) + "min, " + number_of(0) + "d): a bare number would remove files by a guess"};
+  }
+  if (age_text.size() > 1 && age_text.back() == 'm' &&
+      std::isdigit(static_cast<unsigned char>(age_text[age_text.size() - 2]))) {
+    return Failure{"--older-than " + terminal_text(age_text) + ": m could be minutes or months: write " + number_of(1) +
+                   "min for minutes, days for months (30d a month)"};
+  }
+  if (!age_text.empty() && !(age = parse_duration(age_text))) {
+    return Failure{"--older-than " + terminal_text(age_text) +
+                   ": expected an age with its unit: 90s, 30min, 12h, 7d, 2w (units s, min, h, d, w)"};
   }
   std::vector<std::string> paths;
   try {
@@ -129,7 +146,7 @@ Command add_clean(CLI::App& app, const Invocation&) {
       "Exit status 1 when a file could not be removed, 2 for usage errors.");
   cmd->add_option("--dir", opts->dir, "Directory to clean (default: the current directory)");
   cmd->add_option("--older-than", opts->older_than,
-                  "Only traces of runs started longer ago than AGE: 90s, 30min, 12h, 7d, 2w");
+                  "Only traces of runs started longer ago than AGE, with its unit: 90s, 30min, 12h, 7d, 2w");
   // Digits only, within 64 bits: CLI11 alone took -1 (wrapped) and 20 digits (saturated) but not 1e20.
   cmd->add_option("--keep", opts->keep, "Keep the N newest traces (the last N of qprof list)")
       ->check([](const std::string& s) -> std::string {

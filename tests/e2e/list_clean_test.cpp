@@ -144,6 +144,23 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_TRUE(fs::exists(dir + "/keep-me.dat")) << "not a default name: never touched";
   EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
   EXPECT_EQ(qprof({"clean", "--dir", dir, "--older-than", "soon"}).status, 2);
+  // A bare number removes nothing by a guess at its unit: refused, with the forms to write instead.
+  r = qprof({"clean", "--dir", dir, "--older-than", "5"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(joined(r.err).find("--older-than 5: give the age with its unit (5s, 5min, 5d)"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
+  // `m` is a minute for an interval; for an age it could be months.
+  r = qprof({"clean", "--dir", dir, "--older-than", "6m"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(joined(r.err).find("--older-than 6m: m could be minutes or months: write 6min for minutes"),
+            std::string::npos)
+      << r.err;
+  r = qprof({"clean", "--dir", dir, "--older-than", "1mo"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(joined(r.err).find("expected an age with its unit: 90s, 30min, 12h, 7d, 2w"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("seconds (0.5)"), std::string::npos) << "a bare number is not offered\n" << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/mprofile_2025.dat"));
   // Nothing left to remove: said, not silence that reads as done.
   r = qprof({"clean", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
