@@ -2,6 +2,7 @@
 // qprof plot end to end: options → streamed reduction of each trace → chart → gnuplot.
 #include "qprof/plot/plot.hpp"
 #include "qprof/analysis/default_metric.hpp"
+#include "qprof/analysis/job.hpp"
 #include "qprof/analysis/metric_table.hpp"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
@@ -73,12 +75,22 @@ Result<std::string> read_style(const std::string& path) {
 }
 
 // Each trace's name: its --label, else its file's name less ".dat" (common/trace_label: the
-// names every command gives traces shown together).
-std::vector<std::string> trace_labels(const std::vector<Input>& inputs) {
+// names every command gives traces shown together). The ranks of one job, none given a --label,
+// are named as every job view names them ("rank 0 (vm)"), not by their files ("job.vm.0");
+// traces of several jobs, or a rank given twice, by their files.
+std::vector<std::string> trace_labels(const std::vector<Input>& inputs, const std::vector<TraceData>& data) {
   std::vector<std::string> paths, labels;
-  for (const Input& in : inputs) {
-    paths.push_back(in.path);
-    labels.push_back(in.label);
+  std::set<std::pair<std::int64_t, std::string>> ranks;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    paths.push_back(inputs[i].path);
+    labels.push_back(inputs[i].label);
+    const trace::JobMeta& job = data[i].meta.job;
+    if (inputs[i].label.empty() && job.rank && job.job_id == data[0].meta.job.job_id)
+      ranks.insert({*job.rank, data[i].meta.host});
+  }
+  if (inputs.size() > 1 && ranks.size() == inputs.size()) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      labels[i] = analysis::rank_label(*data[i].meta.job.rank, data[i].meta.host);
   }
   return trace_names(paths, labels);
 }
@@ -366,7 +378,7 @@ std::pair<int, int> asked_size(const PlotOptions& o, Format format) {
 Result<std::vector<TraceInput>> trace_inputs(const std::vector<Input>& inputs, const std::vector<TraceData>& data,
                                              const PlotOptions& o) {
   std::vector<TraceInput> traces;
-  const std::vector<std::string> labels = trace_labels(inputs);
+  const std::vector<std::string> labels = trace_labels(inputs, data);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     traces.push_back({&data[i], labels[i], inputs[i].faint, {}});
     try {

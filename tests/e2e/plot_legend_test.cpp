@@ -133,5 +133,46 @@ TEST(PlotLegend, TextFacetsHoldEachKeyWholeAndSayASharedLimitOnce) {
   }
 }
 
+// full.dat as rank `rank` of job `job` (the header's fields that qprof run writes under a launcher).
+std::string as_rank(const std::string& path, int rank, const std::string& job) {
+  std::ifstream in(plot_data("full.dat"));
+  std::string header;
+  std::getline(in, header);
+  std::ostringstream body;
+  body << in.rdbuf();
+  std::ofstream(path) << header << " rank=" << rank << " world_size=2 job=" << job << "\n" << body.str();
+  return path;
+}
+
+// The ranks of one job, in panels or overlaid, are named as every job view names them ("rank 0
+// (fixture)"), not by their files; two jobs' ranks, or a --label, keep theirs.
+TEST(PlotLegend, OneJobsRanksAreNamedAsRanks) {
+  const std::string dir = test_dir();
+  const std::string r0 = as_rank(dir + "/job.fixture.0.dat", 0, "7"), r1 = as_rank(dir + "/job.fixture.1.dat", 1, "7");
+  Result r = qprof({"plot", "--facet", "-o", dir + "/f.svg", r0, r1});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string text = svg_text(dir + "/f.svg");
+  EXPECT_TRUE(has(text, "rank 0 (fixture) — python3")) << text;
+  EXPECT_TRUE(has(text, "rank 1 (fixture) — python3")) << text;
+  EXPECT_FALSE(has(text, "job.fixture.0")) << text;
+
+  r = qprof({"plot", "-o", "-", "--size", "120x40", r0, r1});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 1 (fixture)"), std::string::npos) << r.out;
+
+  const std::string other = as_rank(dir + "/other.fixture.1.dat", 1, "8");
+  r = qprof({"plot", "--facet", "-o", dir + "/g.svg", r0, other});
+  ASSERT_EQ(r.status, 0) << r.err;
+  text = svg_text(dir + "/g.svg");
+  EXPECT_TRUE(has(text, "job.fixture.0")) << "two jobs: named by their files\n" << text;
+  EXPECT_TRUE(has(text, "other.fixture.1")) << text;
+
+  r = qprof({"plot", "--facet", "-o", dir + "/h.svg", "--label", "first", r0, r1});
+  ASSERT_EQ(r.status, 0) << r.err;
+  text = svg_text(dir + "/h.svg");
+  EXPECT_TRUE(has(text, "first — python3")) << text;
+  EXPECT_TRUE(has(text, "job.fixture.1")) << "a label given: files name the rest\n" << text;
+}
+
 }  // namespace
 }  // namespace qprof::test
