@@ -35,6 +35,13 @@ std::vector<std::string> bounded(const std::vector<std::string>& args) {
   return argv;
 }
 
+// A directory of its own for each target: a trigger (and its ".ready") left by the test before
+// would let the next target go at once, its high-water mark read before it allocated.
+std::string own_dir() {
+  static int targets = 0;
+  return fresh_dir("attach-" + std::to_string(++targets));
+}
+
 void wait_for(const std::function<bool()>& ready) {
   for (int i = 0; i < 3000 && !ready(); ++i) std::this_thread::sleep_for(10ms);
 }
@@ -58,7 +65,7 @@ struct Attached {
 // Starts attach_target, attaches qprof (extra args before the PID), lets the target go once the
 // trace has samples, and waits for both.
 Attached attach_to_target(int mib, int child_mib, int hold_ms, const std::vector<std::string>& how = {"attach"}) {
-  const std::string dir = temp_dir();
+  const std::string dir = own_dir();
   const std::string trigger = dir + "/go";
   const std::string out = dir + "/attach.dat";
   Process target(
@@ -120,7 +127,7 @@ TEST(Attach, ChildForkedAfterTheAttachIsCounted) {
 // The attached process did not inherit the marker channel: qprof names its FIFO (with -q too), and a
 // synchronous `qprof mark` through it (from any process) is a checkpoint of the attached tree.
 TEST(Attach, MarkersThroughTheFifoQprofNames) {
-  const std::string dir = temp_dir();
+  const std::string dir = own_dir();
   const std::string trigger = dir + "/go";
   const std::string out = dir + "/attach_mark.dat";
   Process target({workload("attach_target"), "120", "0", "200", trigger});
@@ -152,7 +159,7 @@ TEST(Attach, MarkersThroughTheFifoQprofNames) {
 
 // -q prints nothing but errors; --mark-fifo gives the writers a path known beforehand.
 TEST(Attach, QuietWithAChosenFifoPrintsNothingAndTakesMarkers) {
-  const std::string dir = temp_dir();
+  const std::string dir = own_dir();
   const std::string trigger = dir + "/go";
   const std::string out = dir + "/quiet.dat";
   const std::string fifo = dir + "/train.marks";
@@ -190,7 +197,7 @@ TEST(Attach, RunAttachIsTheSame) {
 
 // --timeout and SIGTERM stop the attach; the process is never signalled and keeps running.
 TEST(Attach, TimeoutAndSigtermNeverSignalTheProcess) {
-  const std::string dir = temp_dir();
+  const std::string dir = own_dir();
   Process target({workload("count_signals"), "0"});
   std::this_thread::sleep_for(200ms);
   const Result timed =
