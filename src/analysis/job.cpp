@@ -227,10 +227,10 @@ void watch_marks(std::vector<KernelMark>& marks, Seconds t, Bytes sum, const std
       continue;
     }
     if (t > k.to) continue;
-    if (k.others_before) {
-      least_others(k, *k.others_before, k.before_at, k.each_before);
-      k.others_before.reset();
-    }
+    // What held before the span counts only where no step falls on `from` itself: a step there
+    // (the rank's own record before is one) holds from the span's start on.
+    if (k.others_before && t > k.from) least_others(k, *k.others_before, k.before_at, k.each_before);
+    k.others_before.reset();
     least_others(k, others, t, each);
   }
 }

@@ -302,6 +302,14 @@ TEST(JobPeak, ARanksKernelMarkBetweenSamplesIsAFloorOfTheJob) {
   EXPECT_EQ(summed->bytes, 70 * MiB);
   EXPECT_FALSE(summed->kernel_rank);
   EXPECT_EQ(job_trace({&r0, &read}, Align::wall).peaks.count("cgroup"), 0u);
+
+  // The span starts at the record before the mark (t = 1): rank 0 grew to 10 MiB at that very
+  // moment, and its 2 MiB before it held before the span; the floor is 100 + 10, not 100 + 2.
+  const Trace grew = charged(rank_trace("a", 0, 100, {{0, MiB}, {1, MiB}, {2, MiB}}),
+                             {{2 * MiB, 2 * MiB}, {10 * MiB, 10 * MiB}, {10 * MiB, 10 * MiB}});
+  const Trace late = charged(rank_trace("a", 1, 100, {{0, MiB}, {1, MiB}, {2, MiB}}),
+                             {{5 * MiB, 5 * MiB}, {5 * MiB, 5 * MiB}, {5 * MiB, 100 * MiB}});
+  EXPECT_EQ(job_peak({&grew, &late}, Metric::footprint, Align::wall)->bytes, 110 * MiB);
 }
 
 // Rank 0 ran in a cgroup (a 200 MiB charge of page cache, 4 MiB of PSS), rank 1 without one (150
