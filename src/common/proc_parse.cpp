@@ -135,6 +135,8 @@ std::optional<Rollup> parse_smaps_rollup(std::string_view text) {
       r.pss_unreclaimable += kib * 1024, r.has_split = true;
     if (key == "Pss_Anon")
       r.pss_anon = kib * 1024;
+    else if (key == "Pss_Shmem")
+      r.pss_shmem = kib * 1024;
     else if (key == "Anonymous")
       r.anon = kib * 1024;
     else if (key == "KSM")

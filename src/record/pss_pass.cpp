@@ -15,15 +15,15 @@ Moved moved(Bytes before, Bytes after) { return after > before ? Moved{after - b
 // The pages of its reading it shares with another process.
 Bytes shared_of(const PssReading& r) { return r.rollup.rss > r.rollup.uss ? r.rollup.rss - r.rollup.uss : 0; }
 
-struct AnonFloor {
-  Bytes most = 0;  // the most anonymous memory one member maps
-  Bytes gap = 0;   // how far the members' Σ Pss_Anon is below `most`
+struct Floor {
+  Bytes most = 0;  // the most of a kind of memory one member maps
+  Bytes gap = 0;   // how far the members' Σ share of that kind is below `most`
 };
 
 // The floor is one member's anonymous pages alone, without the others' own pages: read at other
 // moments, a member read before a fork counts as its own the pages its child, read after, maps.
-AnonFloor anon_floor(const std::vector<const PssReading*>& counted) {
-  AnonFloor f;
+Floor anon_floor(const std::vector<const PssReading*>& counted) {
+  Floor f;
   Bytes pss_anon = 0;
   bool split = true;
   for (const PssReading* r : counted) {
@@ -32,6 +32,23 @@ AnonFloor anon_floor(const std::vector<const PssReading*>& counted) {
     split = split && r->rollup.has_split;
   }
   if (split && pss_anon < f.most) f.gap = f.most - pss_anon;
+  return f;
+}
+
+// One member's resident shared memory (right after its rollup) against the members' Σ Pss_Shmem,
+// past what the kernel's rounding of each to a KiB leaves out. No gap: the members' shares held
+// all of that member's shared pages (a sharer outside the tree would have kept some), and the
+// tree holds them whole at any moment, however the reading was spread over a worker mapping them.
+Floor shmem_floor(const std::vector<const PssReading*>& counted) {
+  Floor f;
+  Bytes pss_shmem = 0;
+  for (const PssReading* r : counted) {
+    if (!r->rollup.has_split) return {};
+    const std::optional<ResidentKinds>& sizes = r->at ? r->at : r->after;
+    if (sizes) f.most = std::max(f.most, sizes->shmem);
+    pss_shmem += r->rollup.pss_shmem;
+  }
+  if (pss_shmem + counted.size() * 1024 < f.most) f.gap = f.most - pss_shmem;
   return f;
 }
 
@@ -81,7 +98,7 @@ bool PssPass::moved() const {
   return motion() > kFloor && motion() * 100 > sum.pss;
 }
 
-PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree) {
+PssPass assemble_pss_pass(std::span<const PssReading> readings, PassTree tree) {
   PssPass p;
   Bytes raw = 0, raw_unreclaimable = 0;
   bool split = false;
@@ -123,17 +140,22 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree) {
     add_motion(p, r, {k == 0, k + 1 == counted.size(), shared, shared_before, shared_after});
   }
   p.counted = counted.size();
-  const AnonFloor anon = own_tree ? anon_floor(counted) : AnonFloor{};
+  const Floor anon = tree.own ? anon_floor(counted) : Floor{};
+  const Floor shmem = shmem_floor(counted);
   p.anon_gap = anon.gap;
+  p.shmem_gap = shmem.gap;
   // Never below what the members hold alone (their own pages count whole at any moment), nor
-  // below one member's anonymous pages: every sharer of those is a member, so the tree holds
-  // each of them whole.
-  p.sum.pss = std::max({raw > p.bound ? raw - p.bound : 0, p.sum.uss, anon.most});
+  // below one member's anonymous pages (every sharer of those is a member) and one member's
+  // shared memory where no sharer outside the tree shows: the tree holds each of them whole. The
+  // two are pages of different kinds: both at once. (The bound, the most a pass can have added,
+  // takes more off where a worker maps pages shared by more than two.)
+  const bool shmem_held = shmem.gap == 0 || tree.member_unread;
+  const Bytes held = anon.most + (shmem_held ? shmem.most : 0);
+  p.sum.pss = std::max({raw > p.bound ? raw - p.bound : 0, p.sum.uss, held});
   if (split) {
     // Its overshoot is part of Σ PSS's: no more is taken off it than was taken off the sum.
     const Bytes off = std::min(p.unreclaimable_bound, raw > p.sum.pss ? raw - p.sum.pss : 0);
-    p.sum.unreclaimable =
-        std::min(std::max(raw_unreclaimable > off ? raw_unreclaimable - off : 0, anon.most), p.sum.pss);
+    p.sum.unreclaimable = std::min(std::max(raw_unreclaimable > off ? raw_unreclaimable - off : 0, held), p.sum.pss);
   }
   return p;
 }

@@ -189,7 +189,10 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   if (look_for_children_ && forked_since(complete_at_) && add_children(false) > 0) read_joined(known);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
-  return assemble_pss_pass(readings_, own_tree_);
+  // One exiting has no smaps_rollup left while it still unmaps its pages.
+  const bool unread =
+      std::any_of(targets_.begin(), targets_.end(), [](const Target& t) { return !t.read && !t.in_parent; });
+  return assemble_pss_pass(readings_, {.own = own_tree_, .member_unread = unread});
 }
 
 void PssSampler::read_joined(std::size_t from) {
@@ -244,22 +247,29 @@ void PssSampler::pass() {
   // during which a member forked, with the child read from its start.
   Seconds at = 0;
   PssPass best = read_pass(at, false);
-  Bytes gap = best.anon_gap;
+  PssPass last = best;
   // A sharer unread (a child whose PID was taken before the last look but not yet linked to its
   // parent, or one being forked: its parent's pages already shared, no PID yet) is looked for
-  // once, on every thread; the floor holds the sum up meanwhile. More readings of a tree that
-  // forks cost its processes' page-table walks again (on 2 vCPUs, samples came late).
+  // once, on every thread; the anonymous floor holds the sum up meanwhile. A gap in shared memory
+  // alone, where that look finds no child, is a sharer outside the tree: read again, it stays.
+  // Where it finds one, the reading without it was short, however still: the next one replaces
+  // it. More readings of a tree that forks cost its processes' page-table walks again (on 2
+  // vCPUs, samples came late).
   bool gap_looked = false;
-  for (int again = 1; again < kReadings && (best.moved() || (gap > 0 && !gap_looked && look_for_children_)); ++again) {
-    ++rereads_;
-    if (gap > 0 && !gap_looked && look_for_children_) {
-      add_children(true);
+  for (int again = 1; again < kReadings; ++again) {
+    bool for_gap = false, found = false;
+    // A marker's pass looks too where shared memory falls short: no floor holds it up.
+    if (last.gap() > 0 && !gap_looked && (look_for_children_ || last.shmem_gap > 0)) {
       gap_looked = true;
+      found = add_children(true) > 0;
+      for_gap = found || (last.anon_gap > 0 && look_for_children_);
     }
+    if (!best.moved() && !for_gap) break;
+    ++rereads_;
     Seconds again_at = 0;
     PssPass next = read_pass(again_at, true);
-    gap = next.anon_gap;
-    if (next.counted > 0 && next.motion() + next.anon_gap < best.motion() + best.anon_gap) {
+    last = next;
+    if (next.counted > 0 && (found || next.motion() + next.gap() < best.motion() + best.gap())) {
       best = next;
       at = again_at;
     }

@@ -95,6 +95,11 @@ TEST(ProcParse, SmapsRollup) {
   EXPECT_EQ(r->pss_unreclaimable, (37612u + 0u) * 1024) << "Pss_Anon + Pss_Shmem";
   EXPECT_EQ(r->anon, 37612u * 1024);
   EXPECT_EQ(r->pss_anon, 37612u * 1024);
+  EXPECT_EQ(r->pss_shmem, 0u);
+  const auto shm = parse_smaps_rollup("Rss: 80 kB\nPss: 60 kB\nPss_Anon: 10 kB\nPss_Shmem: 40 kB\n");
+  ASSERT_TRUE(shm);
+  EXPECT_EQ(shm->pss_shmem, 40u * 1024);
+  EXPECT_EQ(shm->pss_unreclaimable, 50u * 1024);
   const auto merged = parse_smaps_rollup("Rss: 80 kB\nPss: 60 kB\nPss_Anon: 30 kB\nAnonymous: 64 kB\nKSM: 16 kB\n");
   ASSERT_TRUE(merged);
   EXPECT_EQ(merged->anon, 48u * 1024) << "KSM's pages may be shared outside the tree";

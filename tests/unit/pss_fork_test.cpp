@@ -96,7 +96,7 @@ TEST(PssFork, ASharerUnreadLeavesAGapInTheAnonymousPages) {
   EXPECT_EQ(assemble_pss_pass(left).sum.pss, 210 * kMiB);
   // An attached tree: its root may share its anonymous pages with a parent outside the tree (a
   // forked worker attached to), so there is no floor, and no gap that reads it again.
-  const auto attached = assemble_pss_pass(left, false);
+  const auto attached = assemble_pss_pass(left, {.own = false});
   EXPECT_EQ(attached.anon_gap, 0u);
   EXPECT_EQ(attached.sum.pss, 50 * kMiB);
   // Pages KSM merged are not in `anon`: they may be shared outside the tree.

@@ -166,5 +166,38 @@ TEST(PssPass, NoSplitNoUnreclaimable) {
   EXPECT_FALSE(assemble_pss_pass(old).sum.unreclaimable);
 }
 
+// Rollup of a member whose shared pages are shared memory: its share of them is Pss_Shmem.
+proc::Rollup shared_rollup(Bytes rss, Bytes pss) { return {rss, pss, 0, pss, true, 0, 0, pss}; }
+
+// A fourth worker maps the 128 MiB its parent and two siblings map, during the pass, read last:
+// raw 140 MiB, a bound of 28 (half of the 56 MiB it mapped), and 112 is below what one member
+// maps. The members' Pss_Shmem holds all of it (no sharer outside the tree): held whole, 128.
+TEST(PssPass, OneMembersSharedMemoryIsHeldWholeWhereNoSharerOutsideShows) {
+  const std::vector<PssReading> pass{
+      {shared_rollup(128 * kMiB, 52 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB)},
+      {shared_rollup(128 * kMiB, 48 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB)},
+      {shared_rollup(120 * kMiB, 40 * kMiB), shmem(64 * kMiB), shmem(120 * kMiB), shmem(120 * kMiB)}};
+  const auto p = assemble_pss_pass(pass);
+  EXPECT_EQ(p.bound, 28 * kMiB);
+  EXPECT_EQ(p.shmem_gap, 0u);
+  EXPECT_EQ(p.sum.pss, 128 * kMiB);
+  EXPECT_EQ(p.sum.unreclaimable, 128 * kMiB);
+
+  // A segment shared with a process outside the tree: its share is not the tree's. No floor, and
+  // the gap says a sharer was unread (the sampler looks for children once).
+  const std::vector<PssReading> outside{
+      {shared_rollup(128 * kMiB, 64 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB), shmem(128 * kMiB)}};
+  const auto o = assemble_pss_pass(outside);
+  EXPECT_EQ(o.shmem_gap, 64 * kMiB);
+  EXPECT_EQ(o.sum.pss, 64 * kMiB);
+  // Unless a member could not be read (exiting workers still unmapping): theirs are the tree's.
+  EXPECT_EQ(assemble_pss_pass(outside, {.member_unread = true}).sum.pss, 128 * kMiB);
+  // The kernel rounds each member's Pss_Shmem down to a KiB: no gap for that.
+  std::vector<PssReading> rounded = pass;
+  for (PssReading& r : rounded) r.rollup.pss_shmem -= 1024;
+  rounded[0].rollup.pss_shmem += 1024;  // two members' KiB
+  EXPECT_EQ(assemble_pss_pass(rounded).shmem_gap, 0u);
+}
+
 }  // namespace
 }  // namespace qprof

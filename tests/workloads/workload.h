@@ -12,10 +12,11 @@
 
 #define MIB (1024UL * 1024UL)
 
-/* Maps and touches `mib` MiB of private anonymous memory (every page resident). */
-static inline char* touch_mib(size_t mib) {
+/* Maps and touches `mib` MiB of anonymous memory, MAP_PRIVATE or MAP_SHARED as `share` says
+ * (every page resident). */
+static inline char* touch_mapped(size_t mib, int share) {
   if (mib == 0) return NULL;
-  char* p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char* p = mmap(NULL, mib * MIB, PROT_READ | PROT_WRITE, share | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     perror("mmap");
     exit(99);
@@ -24,6 +25,11 @@ static inline char* touch_mib(size_t mib) {
   for (size_t off = 0; off < mib * MIB; off += (size_t)page) p[off] = (char)(off / page + 1);
   return p;
 }
+
+static inline char* touch_mib(size_t mib) { return touch_mapped(mib, MAP_PRIVATE); }
+
+/* Shared with the children forked after it: shmem, not Anonymous. */
+static inline char* touch_shared_mib(size_t mib) { return touch_mapped(mib, MAP_SHARED); }
 
 static inline void release_mib(char* p, size_t mib) {
   if (p) munmap(p, mib * MIB);

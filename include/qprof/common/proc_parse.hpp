@@ -81,6 +81,7 @@ struct Rollup {
   // its share of them (Pss_Anon, Linux 5.9+: 0 without has_split).
   std::uint64_t anon = 0;
   std::uint64_t pss_anon = 0;
+  std::uint64_t pss_shmem = 0;  // its share of shared memory (Pss_Shmem, Linux 5.9+)
 };
 std::optional<Rollup> parse_smaps_rollup(std::string_view text);
 

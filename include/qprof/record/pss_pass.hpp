@@ -64,20 +64,36 @@ struct PssPass {
   // read (forked or gone during the pass). Not part of `missed`: the floor below holds the sum up,
   // and the sampler reads such a pass again once, its children looked for on every thread.
   Bytes anon_gap = 0;
+  // Shared memory (MAP_SHARED, /dev/shm, SysV) may also be shared with processes outside the tree
+  // (another job's segment): no floor. But where the members' Σ Pss_Shmem is below one member's
+  // RssShmem (beyond their KiB roundings), a sharer was not read: in the tree, a worker just
+  // forked that maps its parent's buffer (its parent's and siblings' shares fall, and neither
+  // moved), which the sampler looks for once; else one outside.
+  Bytes shmem_gap = 0;
   std::size_t counted = 0;  // members whose reading is in the sum
   // How far the reading is from a still one, either way.
   Bytes motion() const { return bound + missed; }
+  // How far it is short of what one member holds: an unread sharer.
+  Bytes gap() const { return anon_gap + shmem_gap; }
   // Moved enough to be read again: a motion over 1 MiB and over 1 % of the sum (the step of a new
   // Σ RSS high).
   bool moved() const;
 };
 
+// What the sampler knows of the tree beyond the readings.
+struct PassTree {
+  // The tree began with an exec (qprof run), so every process that shares its anonymous pages is
+  // in it, and the sum is never below one member's anonymous memory; an attached tree's root may
+  // share them with a parent outside it (a forked worker), and gets no such floor.
+  bool own = true;
+  // A member could not be read (exiting, or its smaps_rollup refused): the shares of shared memory
+  // it held are the tree's, so a gap there is no sign of a sharer outside it.
+  bool member_unread = false;
+};
+
 // The readings in the order they were taken. A member that left during the pass is left out but
 // for the last one read (its share went to members read before it, whose figures stand); the sum
 // is then the tree after it left.
-// `own_tree`: the tree began with an exec (qprof run), so every process that shares its
-// anonymous pages is in it, and the sum is never below one member's anonymous memory; an attached
-// tree's root may share them with a parent outside it (a forked worker), and gets no such floor.
-PssPass assemble_pss_pass(std::span<const PssReading> readings, bool own_tree = true);
+PssPass assemble_pss_pass(std::span<const PssReading> readings, PassTree tree = {});
 
 }  // namespace qprof::record
