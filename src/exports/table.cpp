@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <deque>
 #include <unordered_set>
 
 #include "qprof/trace/format.hpp"
@@ -91,10 +92,19 @@ class Rate {
   std::optional<double> rate_;
 };
 
+// Rows held back until no line of the trace can still concern them: a PSS reading is written at
+// the next stats pass, after the samples taken meanwhile (up to a pass's length late), while a
+// cgroup or CPU line follows the MEM line of its own sample. Bounded: beyond kHeldRows rows or
+// kHeldSeconds of trace, the oldest row goes as it is.
+constexpr std::size_t kHeldRows = 4096;
+constexpr Seconds kHeldSeconds = 10;
+// The MEM line's time is rounded to 0.1 ms, its sample's other lines carry the microsecond.
+constexpr Seconds kSameSample = 1e-4;
+
 class RowStreamer : public trace::Visitor {
  public:
   RowStreamer(const ColumnSet& c, Unit unit, const std::function<void(const Row&)>& emit)
-      : c_(c), unit_(unit), emit_(emit), gpu_(c.gpu.size()) {
+      : c_(c), unit_(unit), emit_(emit) {
     pos_pss_ = c.pss ? next_++ : npos;
     pos_uss_ = c.pss ? next_++ : npos;
     pos_cgroup_ = c.cgroup ? next_++ : npos;
@@ -111,78 +121,83 @@ class RowStreamer : public trace::Visitor {
     next_ += c.gpu_util.size();
     pos_child_ = next_;
     next_ += c.child.size();
-    row_.values.resize(next_);
+    latest_.resize(next_);
   }
 
   void header(const TraceMeta& m) override { t0_ = m.start; }
   void mem(const MemSample& s) override {
-    flush();
     if (!t0_) t0_ = s.t;
-    pending_ = true;
-    t_ = s.t;
-    std::fill(row_.values.begin(), row_.values.end(), std::nullopt);
-    row_.time_s = std::round((s.t - *t0_) * 1e6) / 1e6;  // traces hold microseconds at most
-    row_.values[0] = in_unit(s.bytes, unit_);
-    if (pss_) {
-      row_.values[pos_pss_] = in_unit(pss_->pss, unit_);
-      row_.values[pos_uss_] = in_unit(pss_->uss, unit_);
-    }
-    if (cgroup_) row_.values[pos_cgroup_] = in_unit(*cgroup_, unit_);
-    for (std::size_t i = 0; i < gpu_.size(); ++i) {
-      if (gpu_[i]) row_.values[pos_gpu_ + i] = in_unit(*gpu_[i], unit_);
-    }
-    if (c_.cpu) {
-      if (const auto r = cpu_.rate()) row_.values[pos_cpu_] = *r * 100.0;
-    }
-    if (c_.io) {
-      if (const auto r = read_.rate()) row_.values[pos_read_] = *r / unit_bytes(unit_);
-      if (const auto r = write_.rate()) row_.values[pos_write_] = *r / unit_bytes(unit_);
-    }
-    if (kinds_) {
-      row_.values[pos_kinds_] = in_unit(kinds_->anon, unit_);
-      row_.values[pos_kinds_ + 1] = in_unit(kinds_->file, unit_);
-      row_.values[pos_kinds_ + 2] = in_unit(kinds_->shmem, unit_);
-      row_.values[pos_kinds_ + 3] = in_unit(kinds_->swap, unit_);
-    }
-    if (tasks_) {
-      row_.values[pos_tasks_] = static_cast<double>(tasks_->processes);
-      row_.values[pos_tasks_ + 1] = static_cast<double>(tasks_->threads);
-      row_.values[pos_tasks_ + 2] = in_unit(tasks_->vsz, unit_);
-    }
-    for (std::size_t i = 0; i < gpu_busy_.size(); ++i) {
-      if (gpu_busy_[i]) row_.values[pos_gpu_util_ + i] = *gpu_busy_[i];
-    }
-  }
-  void kinds(const MemKindsSample& s) override { kinds_ = s; }
-  void tasks(const TasksSample& s) override { tasks_ = s; }
-  void gpu_util(const GpuUtilSample& s) override {
-    const auto it = c_.gpu_util.find(s.device);
-    if (it != c_.gpu_util.end()) gpu_busy_[it->second] = s.busy_percent;
+    Held row{s.t, {std::round((s.t - *t0_) * 1e6) / 1e6, latest_}};  // traces hold microseconds at most
+    row.row.values[0] = in_unit(s.bytes, unit_);
+    // A child's cell is of its own sample only.
+    std::fill(row.row.values.begin() + static_cast<std::ptrdiff_t>(pos_child_), row.row.values.end(), std::nullopt);
+    held_.push_back(std::move(row));
+    while (held_.size() > kHeldRows || held_.back().t - held_.front().t > kHeldSeconds) emit_front();
   }
   // CHLD lines follow the MEM line of their sample, with its time.
   void child(std::int64_t pid, const MemSample& s) override {
-    if (!pending_ || s.t != t_) return;
+    if (held_.empty() || s.t != held_.back().t) return;
     const auto it = c_.child.find(pid);
-    if (it != c_.child.end()) row_.values[pos_child_ + it->second] = in_unit(s.bytes, unit_);
+    if (it != c_.child.end()) held_.back().row.values[pos_child_ + it->second] = in_unit(s.bytes, unit_);
   }
-  void pss(const PssSample& s) override { pss_ = s; }
-  void cgroup(const CgroupSample& s) override { cgroup_ = s.usage; }
+  void pss(const PssSample& s) override {
+    set(s.t, pos_pss_, in_unit(s.pss, unit_));
+    set(s.t, pos_uss_, in_unit(s.uss, unit_));
+  }
+  void cgroup(const CgroupSample& s) override { set(s.t, pos_cgroup_, in_unit(s.usage, unit_)); }
   void gpu(const GpuSample& s) override {
     const auto it = c_.gpu.find(s.device);
-    if (it != c_.gpu.end()) gpu_[it->second] = s.tree;
+    if (it != c_.gpu.end()) set(s.t, pos_gpu_ + it->second, in_unit(s.tree, unit_));
   }
-  void cpu(const CpuSample& s) override { cpu_.add(s.t, s.cpu_seconds); }
+  void cpu(const CpuSample& s) override {
+    cpu_.add(s.t, s.cpu_seconds);
+    if (const auto r = cpu_.rate()) set(s.t, pos_cpu_, *r * 100.0);
+  }
   void io(const IoSample& s) override {
     read_.add(s.t, static_cast<double>(s.read_bytes));
     write_.add(s.t, static_cast<double>(s.write_bytes));
+    if (const auto r = read_.rate()) set(s.t, pos_read_, *r / unit_bytes(unit_));
+    if (const auto r = write_.rate()) set(s.t, pos_write_, *r / unit_bytes(unit_));
+  }
+  void kinds(const MemKindsSample& s) override {
+    set(s.t, pos_kinds_, in_unit(s.anon, unit_));
+    set(s.t, pos_kinds_ + 1, in_unit(s.file, unit_));
+    set(s.t, pos_kinds_ + 2, in_unit(s.shmem, unit_));
+    set(s.t, pos_kinds_ + 3, in_unit(s.swap, unit_));
+  }
+  void tasks(const TasksSample& s) override {
+    set(s.t, pos_tasks_, static_cast<double>(s.processes));
+    set(s.t, pos_tasks_ + 1, static_cast<double>(s.threads));
+    set(s.t, pos_tasks_ + 2, in_unit(s.vsz, unit_));
+  }
+  void gpu_util(const GpuUtilSample& s) override {
+    const auto it = c_.gpu_util.find(s.device);
+    if (it != c_.gpu_util.end()) set(s.t, pos_gpu_util_ + it->second, s.busy_percent);
   }
 
   void flush() {
-    if (pending_) emit_(row_);
-    pending_ = false;
+    while (!held_.empty()) emit_front();
   }
 
  private:
+  struct Held {
+    Seconds t;  // the sample's own time
+    Row row;
+  };
+
+  // A slower series' value from `t` on: each row held from that time (its own sample's line
+  // within kSameSample) and every row after. Each series' lines come in their own time order, so
+  // a later line overwrites what an earlier one set.
+  void set(Seconds t, std::size_t pos, double value) {
+    latest_[pos] = value;
+    for (auto it = held_.rbegin(); it != held_.rend() && it->t + kSameSample >= t; ++it) it->row.values[pos] = value;
+  }
+
+  void emit_front() {
+    emit_(held_.front().row);
+    held_.pop_front();
+  }
+
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   const ColumnSet& c_;
   Unit unit_;
@@ -190,16 +205,9 @@ class RowStreamer : public trace::Visitor {
   std::size_t next_ = 1;  // 0 is the RSS
   std::size_t pos_pss_, pos_uss_, pos_cgroup_, pos_gpu_, pos_cpu_, pos_read_, pos_write_, pos_child_;
   std::size_t pos_kinds_, pos_tasks_, pos_gpu_util_;
-  std::optional<MemKindsSample> kinds_;
-  std::optional<TasksSample> tasks_;
-  std::vector<std::optional<double>> gpu_busy_ = std::vector<std::optional<double>>(c_.gpu_util.size());
   std::optional<Seconds> t0_;
-  bool pending_ = false;
-  Seconds t_ = 0;
-  Row row_;
-  std::optional<PssSample> pss_;
-  std::optional<Bytes> cgroup_;
-  std::vector<std::optional<Bytes>> gpu_;
+  std::vector<std::optional<double>> latest_;  // each column's latest value: a new row starts from it
+  std::deque<Held> held_;
   Rate cpu_, read_, write_;
 };
 

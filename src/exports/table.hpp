@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The table behind the CSV and JSON exports: one row per memory sample (MEM line) of a trace, one
 // column per series any of the exported traces has. A first streaming pass finds the columns, a
-// second streams the rows; neither holds more than one row.
+// second streams the rows, holding back the last few thousand (a PSS reading is written after the
+// samples taken while it was read, and belongs to them).
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,8 @@ struct Row {
 
 // Streams the rows of one trace. Each row holds the memory sample, the children sampled with it,
 // and the latest value of each slower series (PSS, cgroup, GPU, CPU % and I/O rates over the last
-// interval of their own schedule) at that time; a series not sampled yet is empty.
+// interval of their own schedule) at that time, its own sample's included; a series not sampled
+// yet is empty.
 void stream_rows(const std::string& path, const ColumnSet& columns, Unit unit,
                  const std::function<void(const Row&)>& emit);
 

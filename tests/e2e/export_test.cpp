@@ -118,7 +118,7 @@ TEST(Export, GpuBusyTimeIsExportedAsBusyPercent) {
   std::getline(csv, first);
   std::getline(csv, second);
   EXPECT_EQ(header, "time_s,rss_mib,gpu0_mib,gpu0_busy_percent");
-  EXPECT_EQ(first, "0,1,,") << "the GPUUTIL line follows the first sample";
+  EXPECT_EQ(first, "0,1,,64") << "the GPUUTIL line of the first sample's time is in its row";
   EXPECT_EQ(second, "0.1,1,,64");
   r = bounded_qprof({"export", path, "--format", "perfetto"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -242,7 +242,68 @@ TEST(Export, JsonIsTheTableAsArrays) {
     EXPECT_DOUBLE_EQ(rows[i][1].get<double>(), mib(t.mem[i].bytes)) << i;
     EXPECT_NEAR(rows[i][0].get<double>(), t.mem[i].t - t.t0(), 1e-6);
   }
-  EXPECT_TRUE(rows[0][2].is_null()) << "no PSS sample yet at the first row";
+  // The first PSS reading is of the first sample's time, written after it: in its row.
+  ASSERT_FALSE(t.pss.empty());
+  EXPECT_DOUBLE_EQ(rows[0][2].get<double>(), mib(t.pss.front().pss))
+      << "the first PSS reading is of the first row's time";
+}
+
+// A row is its sample with every slower series' latest value at its time: the cgroup's line of its
+// own sample follows its MEM line (the rows had carried the sample before's), and a PSS reading
+// written at the next stats pass, after the samples taken meanwhile, still counts in them.
+TEST(Export, ARowHoldsItsOwnSamplesSeriesAndReadingsWrittenAfterIt) {
+  const std::string path = temp_dir() + "/late.dat";
+  std::ofstream(path) << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=100.000000 metric=all\n"
+                         "MEM 10.000000 100.0000\nCGROUP 100.000012 10485760 10485760\n"
+                         "MEM 20.000000 100.0100\nCGROUP 100.010012 20971520 20971520\n"
+                         "MEM 30.000000 100.0200\nCGROUP 100.020030 31457280 31457280\n"
+                         "PSS 100.005000 15728640 14680064\nPSS 100.015000 26214400 25165824\n"
+                         "MEM 40.000000 100.0300\nCGROUP 100.030004 41943040 41943040\n"
+                         "EXIT 100.040000 status=0\n";
+  const Result r = bounded_qprof({"export", path, "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "time_s,rss_mib,pss_mib,uss_mib,cgroup_mib\n"
+            "0,10,,,10\n"
+            "0.01,20,15,14,20\n"
+            "0.02,30,25,24,30\n"
+            "0.03,40,25,24,40\n");
+}
+
+// The same over a real run, every row checked against the trace's own lines: the latest of each
+// series at or before the row's time (its own sample's within the 0.1 ms the MEM time is rounded to).
+TEST(Export, EveryRowOfARealRunMatchesTheTraceAtItsTime) {
+  const std::string path = temp_dir() + "/grow.dat";
+  const Result rec = run({qprof_bin(), "run", "-q", "-o", path, "--", workload("alloc_tree"), "60", "1", "40", "300"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  const Result r = bounded_qprof({"export", path, "--format", "csv", "--unit", "B", "-o", path + ".csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result py = run({debian_python(), "-c",
+                         "import csv,sys\n"
+                         "start=None; cols={'cgroup_bytes':'CGROUP','pss_bytes':'PSS','anon_bytes':'KINDS'}\n"
+                         "seen={k:[] for k in cols}\n"
+                         "for ln in open(sys.argv[1]):\n"
+                         "  p=ln.split()\n"
+                         "  if p and p[0]=='QPROF': start=float([x for x in p if x.startswith('start=')][0][6:])\n"
+                         "  for k,kind in cols.items():\n"
+                         "    if p and p[0]==kind: seen[k].append((float(p[1])-start,int(p[2])))\n"
+                         "rows=list(csv.DictReader(open(sys.argv[2]))); bad=0; checked=0\n"
+                         "for row in rows:\n"
+                         "  t=float(row['time_s'])\n"
+                         "  for k in cols:\n"
+                         "    if k not in row: continue\n"
+                         "    v=[b for ts,b in sorted(seen[k],key=lambda x:x[0]) if ts<=t+1e-4]\n"
+                         "    got=int(float(row[k])) if row[k] else None\n"
+                         "    checked+=1; bad+=(v[-1] if v else None)!=got\n"
+                         "print(len(rows), checked, bad)\n",
+                         path, path + ".csv"});
+  ASSERT_EQ(py.status, 0) << py.err;
+  std::istringstream figures(py.out);
+  std::size_t rows = 0, checked = 0, bad = 1;
+  figures >> rows >> checked >> bad;
+  EXPECT_GT(rows, 10u) << py.out;
+  EXPECT_GT(checked, rows) << py.out;
+  EXPECT_EQ(bad, 0u) << py.out;
 }
 
 TEST(Export, HostileLabelsStayData) {
