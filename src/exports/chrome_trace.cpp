@@ -3,8 +3,9 @@
 // Each trace is a process (pid 1, 2, … in argument order: real PIDs of different hosts or runs
 // could collide); its series are counter tracks ("C" events, one argument named after the unit,
 // so that Perfetto calls the track "RSS MiB"); stages are complete events ("X") and checkpoints
-// instant events ("i") on one thread, "markers". Times are microseconds from each trace's own
-// start, so runs line up at t = 0 as in qprof plot.
+// instant events ("i") on a thread, "markers"; a stage that overlaps another without nesting in
+// it goes on a thread of its own ("stages 2", …: the format needs one thread's slices nested).
+// Times are microseconds from each trace's own start, so runs line up at t = 0 as in qprof plot.
 #include "chrome_trace.hpp"
 
 #include <cmath>
@@ -12,6 +13,9 @@
 #include <optional>
 #include <unordered_map>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/version.hpp"
@@ -40,6 +44,40 @@ using trace::TraceMeta;
 namespace {
 
 constexpr int kMarkerThread = 1;
+constexpr std::size_t kMaxStageThreads = 8;  // past these, the last one takes what does not nest
+constexpr std::size_t kTopsKept = 256;       // per thread: older slices are taken as past
+
+// The threads stages go on: in each, the slices not inside another (by end, none overlapping),
+// microseconds from the start. A stage comes at its end, after every stage that ended before it.
+class StageThreads {
+ public:
+  // The thread (0-based) where [start, end] nests: each slice there that ends after its start
+  // begins at or after it (and so lies inside it).
+  std::size_t place(double start, double end) {
+    for (std::size_t i = 0; i < threads_.size(); ++i) {
+      if (fits(threads_[i], start)) return put(i, start, end);
+    }
+    if (threads_.size() < kMaxStageThreads) threads_.emplace_back();
+    return put(threads_.size() - 1, start, end);
+  }
+
+ private:
+  using Slices = std::vector<std::pair<double, double>>;
+  static bool fits(const Slices& tops, double start) {
+    for (auto it = tops.rbegin(); it != tops.rend() && it->second > start; ++it) {
+      if (it->first < start) return false;
+    }
+    return true;
+  }
+  std::size_t put(std::size_t i, double start, double end) {
+    Slices& tops = threads_[i];
+    while (!tops.empty() && tops.back().second > start && tops.back().first >= start) tops.pop_back();
+    tops.emplace_back(start, end);
+    if (tops.size() > kTopsKept) tops.erase(tops.begin());
+    return i;
+  }
+  std::vector<Slices> threads_;
+};
 constexpr double kShortestRateInterval = 0.005;  // as in the table export: no rate over a blip
 
 // JSON has no NaN: a value without a number is null.
@@ -69,7 +107,7 @@ class EventWriter : public trace::Visitor {
           ",\"args\":{\"labels\":" + json_string(c) + "}}");
   }
   void mem(const MemSample& s) override {
-    if (!t0_) t0_ = s.t;
+    if (!t0_) start_at(s.t);
     last_t_ = s.t;
     last_mem_ = s.bytes;
     counter("RSS", s.t, in_unit(s.bytes, unit_));
@@ -128,12 +166,19 @@ class EventWriter : public trace::Visitor {
     }
   }
   // mprof's brackets: the stages of an mprof trace (a qprof trace's FUNC lines mirror its MARKs).
+  // mprof writes the profiled functions' lines first (the child's, flushed at its exit), before
+  // the samples that give the start: they wait for it.
   void func(std::string_view name, const MemSample& start, const MemSample& end) override {
     if (qprof_) return;
     Stage s;
     s.name = std::string(name);
     s.t_start = start.t;
     s.t_end = end.t;
+    if (!t0_ && early_funcs_.size() < kMaxEarlyFuncs) {
+      early_funcs_.push_back(std::move(s));
+      return;
+    }
+    if (!t0_) start_at(early_funcs_.front().t_start);  // so many first: from the first call, not lost
     complete(s);
   }
   void exit(const ExitInfo& e) override {
@@ -146,6 +191,7 @@ class EventWriter : public trace::Visitor {
   }
 
   void finish() {
+    if (!t0_ && !early_funcs_.empty()) start_at(early_funcs_.front().t_start);  // no sample: from the first call
     for (const Stage& s : stages_.unclosed(trace::open_stage_end(last_t_, last_mark_t_, exit_t_), last_mem_))
       complete(s);
   }
@@ -175,7 +221,7 @@ class EventWriter : public trace::Visitor {
   // Counter events are most of the output: each track's text up to its time, and each argument
   // name, is made once (escaping a name per event made the export 10x slower than reading).
   void counter(const std::string& name, Seconds t, double value, const std::string& key = "") {
-    if (!t0_) t0_ = t;
+    if (!t0_) start_at(t);
     auto [head, added] = heads_.try_emplace(name);
     if (added)
       head->second = "{\"ph\":\"C\",\"name\":" + json_string(name) + ",\"pid\":" + std::to_string(pid_) + ",\"ts\":";
@@ -185,12 +231,26 @@ class EventWriter : public trace::Visitor {
     out_ << (first_ ? "\n" : ",\n") << head->second << ts(t) << arg->second << json_number(value) << "}}";
     first_ = false;
   }
+  // The trace's start, once known: the stages that waited for it go out in their order.
+  void start_at(Seconds t) {
+    t0_ = t;
+    for (const Stage& s : early_funcs_) complete(s);
+    early_funcs_.clear();
+  }
   void complete(const Stage& s) {
     std::string name = s.name;
     if (!s.closed) name += " (never ended)";
+    const double start = std::round((s.t_start - t0_.value_or(s.t_start)) * 1e6);
+    const double dur = std::round((s.t_end - s.t_start) * 1e6);
+    const std::size_t thread = stage_threads_.place(start, start + dur);
+    const int tid = kMarkerThread + static_cast<int>(thread);
+    if (thread >= named_threads_) {
+      named_threads_ = thread + 1;
+      event("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid_) +
+            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"stages " + std::to_string(thread + 1) + "\"}}");
+    }
     event("{\"ph\":\"X\",\"name\":" + json_string(name) + ",\"cat\":\"stage\",\"pid\":" + std::to_string(pid_) +
-          ",\"tid\":" + std::to_string(kMarkerThread) + ",\"ts\":" + ts(s.t_start) +
-          ",\"dur\":" + json_number(std::round((s.t_end - s.t_start) * 1e6)) + "}");
+          ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + json_number(start) + ",\"dur\":" + json_number(dur) + "}");
   }
 
   std::ostream& out_;
@@ -205,6 +265,10 @@ class EventWriter : public trace::Visitor {
   std::optional<Seconds> last_mark_t_, exit_t_;  // where a stage left open ends (open_stage_end)
   Bytes last_mem_ = 0;
   StageTracker stages_;
+  StageThreads stage_threads_;
+  std::size_t named_threads_ = 1;  // the first is "markers", named by write_chrome_trace
+  static constexpr std::size_t kMaxEarlyFuncs = 1 << 16;
+  std::vector<Stage> early_funcs_;  // mprof's FUNC lines before the first sample
   std::map<int, std::string> gpu_names_;
   RateState cpu_, read_, write_;
   std::unordered_map<std::string, std::string> heads_;  // a track's event text up to "ts":

@@ -306,6 +306,43 @@ TEST(Export, EveryRowOfARealRunMatchesTheTraceAtItsTime) {
   EXPECT_EQ(bad, 0u) << py.out;
 }
 
+// Stages that overlap without nesting (A starts, B starts, A ends, B ends) cannot share a thread:
+// the trace-event format needs one thread's slices nested, and Perfetto drops or cuts the others.
+// B goes on a thread of its own; a stage inside another stays on the other's thread.
+TEST(Export, OverlappingStagesTakeThreadsOfTheirOwn) {
+  const std::string path = temp_dir() + "/overlap.dat";
+  std::ofstream(path) << "QPROF 1 version=0.1.0 interval=0.100000 host=h root_pid=1 start=100.000000 metric=rss\n"
+                         "MEM 1.0 100.0000\nMARK 100.100000 A Start\nMARK 100.200000 Inner Start\n"
+                         "MARK 100.250000 Inner End\nMARK 100.300000 B Start\nMEM 2.0 100.4000\n"
+                         "MARK 100.600000 A End\nMARK 100.900000 B End\nMARK 100.950000 C Start\n"
+                         "MARK 100.970000 C End\nMEM 1.0 101.0000\nEXIT 101.000000 status=0\n";
+  const Result r = bounded_qprof({"export", path});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, std::pair<int, std::pair<double, double>>> slices;  // name → tid, [ts, ts + dur]
+  std::map<int, std::string> threads;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X")
+      slices[e["name"]] = {e["tid"], {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()}};
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads[e["tid"]] = e["args"]["name"];
+  }
+  ASSERT_EQ(slices.size(), 4u) << r.out;
+  EXPECT_EQ(slices["A"].first, 1);
+  EXPECT_EQ(slices["Inner"].first, 1) << "inside A: on A's thread";
+  EXPECT_EQ(slices["B"].first, 2);
+  EXPECT_EQ(slices["C"].first, 1) << "after A: the first thread again";
+  EXPECT_EQ(threads[2], "stages 2");
+  // On each thread, any two slices nest or are apart.
+  for (const auto& [a, sa] : slices) {
+    for (const auto& [b, sb] : slices) {
+      if (a >= b || sa.first != sb.first) continue;
+      const auto [s1, e1] = sa.second;
+      const auto [s2, e2] = sb.second;
+      EXPECT_TRUE(e1 <= s2 || e2 <= s1 || (s1 <= s2 && e2 <= e1) || (s2 <= s1 && e1 <= e2)) << a << " and " << b;
+    }
+  }
+}
+
 TEST(Export, HostileLabelsStayData) {
   // A label given with --label holds no comma (that separates labels); a file name can.
   const std::string label = "a \"b\"\n\x01 {\"ph\":\"X\"}\\";

@@ -2,6 +2,8 @@
 // The original mprof reads qprof's traces; qprof reads mprof's.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +58,45 @@ TEST(MprofCompat, MprofsOwnReaderSeesTheSamplesStagesAndChildren) {
   std::ostringstream expected;
   expected << t.mem.size() << " ['Calibration', 'Load'] " << t.children.size() << "\n";
   EXPECT_EQ(r.out, expected.str());
+}
+
+// mprof writes its profiled functions' FUNC lines first (the child's, at its exit), before the
+// samples that give the start: the Perfetto export put every one at 0. Recorded by the real mprof,
+// each is where `report` says it starts.
+TEST(MprofCompat, ExportPutsProfiledFunctionsAtTheirTimes) {
+  const std::string dir = fresh_dir("mprof_func");
+  const std::string script = dir + "/job.py", out = dir + "/func.dat";
+  write_file(script,
+             "import time\n"
+             "@profile\n"
+             "def load():\n"
+             "    b = bytearray(20 << 20)\n"
+             "    time.sleep(0.2)\n"
+             "    return b\n"
+             "@profile\n"
+             "def train(x):\n"
+             "    time.sleep(0.2)\n"
+             "time.sleep(0.2)\n"
+             "x = load()\n"
+             "train(x)\n"
+             "train(x)\n");
+  const Result rec = run({mprof_bin(), "run", "-o", out, script}, "", 120);  // as a Python program: @profile
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  ASSERT_EQ(read_file(out).rfind("FUNC", 0), 0u) << "mprof writes its FUNC lines first";
+  const auto report = nlohmann::json::parse(qprof({"report", "--format", "json", out}).out);
+  const auto exported = nlohmann::json::parse(qprof({"export", out}).out);
+  std::vector<std::pair<std::string, double>> stages, slices;
+  for (const auto& s : report["stages"]) stages.emplace_back(s["stage"], s["start_s"].get<double>() * 1e6);
+  for (const auto& e : exported["traceEvents"]) {
+    if (e["ph"] == "X") slices.emplace_back(e["name"], e["ts"].get<double>());
+  }
+  ASSERT_EQ(slices.size(), 3u) << exported.dump();
+  ASSERT_EQ(stages.size(), slices.size());
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    EXPECT_EQ(slices[i].first, stages[i].first);
+    EXPECT_NEAR(slices[i].second, stages[i].second, 100) << slices[i].first << " (µs; report's to 0.1 ms)";
+    EXPECT_GT(slices[i].second, 150000) << "after the first 0.2 s";
+  }
 }
 
 TEST(MprofCompat, QprofReadsMprofsTraces) {
