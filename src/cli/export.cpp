@@ -38,7 +38,8 @@ Result<void> write_to(const std::string& output, const std::vector<exports::Inpu
   options.in_place = !(*out)->replaces();
   FdOstream stream((*out)->fd());
   try {
-    exports::write_export(inputs, options, stream);
+    if (Result<void> written = exports::write_export(inputs, options, stream); !written)
+      return on_terminal(written.failure());
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};
   }
@@ -70,7 +71,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   if (Result<void> readable = exports::check_inputs(inputs); !readable) return on_terminal(readable.failure());
   try {
     // Every regular file is read through before the first byte (a bad one fails with nothing
-    // written), and one cut short is said; a FIFO is read once, by the export itself.
+    // written), and one cut short is said; a FIFO or a pipe, by the export itself.
     for (const exports::Input& in : inputs) {
       struct stat st {};
       if (::stat(in.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;

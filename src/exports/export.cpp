@@ -29,8 +29,8 @@ std::string value_text(const std::optional<double>& v, const char* missing) {
 }
 
 // One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
-void write_csv(const std::vector<Input>& inputs, const std::vector<std::string>& names, const ColumnSet& set, Unit unit,
-               std::ostream& out) {
+void write_csv(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
+               Unit unit, std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   const bool several = inputs.size() > 1;
   if (several) out << "trace,";
@@ -38,7 +38,7 @@ void write_csv(const std::vector<Input>& inputs, const std::vector<std::string>&
   out << '\n';
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const std::string label = csv_cell(names[k]);
-    stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
+    stream_rows(inputs[k], set, unit, [&](const Row& r) {
       if (several) out << label << ',';
       out << number_text(r.time_s, "");
       for (const auto& v : r.values) out << ',' << value_text(v, "");
@@ -48,7 +48,7 @@ void write_csv(const std::vector<Input>& inputs, const std::vector<std::string>&
 }
 
 // {"producer", "columns": [{name, unit}…], "traces": [{label, file, rows: [[t, v…]…]}…]}
-void write_json(const std::vector<Input>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
+void write_json(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
                 Unit unit, std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   out << "{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\n\"columns\":[";
@@ -58,10 +58,10 @@ void write_json(const std::vector<Input>& inputs, const std::vector<std::string>
   }
   out << "],\n\"traces\":[";
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(names[k]) << ",\"file\":" << json_string(inputs[k].path)
+    out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(names[k]) << ",\"file\":" << json_string(inputs[k].path())
         << ",\"rows\":[";
     bool first = true;
-    stream_rows(inputs[k].path, set, unit, [&](const Row& r) {
+    stream_rows(inputs[k], set, unit, [&](const Row& r) {
       out << (first ? "\n[" : ",\n[") << number_text(r.time_s, "null");
       for (const auto& v : r.values) out << ',' << value_text(v, "null");
       out << ']';
@@ -97,7 +97,7 @@ Result<void> check_inputs(const std::vector<Input>& inputs) {
   return {};
 }
 
-void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {
+Result<void> write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out) {
   if (options.format == Format::chrome) {
     // Written in one pass: for an output in place, a first pass to nowhere finds a bad trace.
     // Only regular files: a FIFO cannot be read twice.
@@ -110,12 +110,18 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
       for (const Input& in : inputs) trace::parse_file(in.path, nothing);
     }
     write_chrome_trace(inputs, options.unit, out);
-    return;
+    return {};
   }
   // CSV and JSON read every trace through (the column scan) before their first byte.
+  std::vector<TraceSource> sources;
+  for (const Input& in : inputs) {
+    Result<TraceSource> source = TraceSource::open(in.path);
+    if (!source) return source.failure();
+    sources.push_back(std::move(*source));
+  }
   ColumnSet set;
   std::vector<TraceIdentity> ids;
-  for (const Input& in : inputs) ids.push_back(set.scan(in.path));
+  for (const TraceSource& source : sources) ids.push_back(set.scan(source));
   const std::vector<std::string> names = trace_names(inputs, ids);  // as the Chrome trace names them
   if (options.warn && set.children_left_out + set.gpus_left_out > 0) {
     options.warn(std::to_string(set.children_left_out) + " processes and " + std::to_string(set.gpus_left_out) +
@@ -123,9 +129,10 @@ void write_export(const std::vector<Input>& inputs, const Options& options, std:
                  " of each have no column");
   }
   if (options.format == Format::csv)
-    write_csv(inputs, names, set, options.unit, out);
+    write_csv(sources, names, set, options.unit, out);
   else
-    write_json(inputs, names, set, options.unit, out);
+    write_json(sources, names, set, options.unit, out);
+  return {};
 }
 
 }  // namespace qprof::exports

@@ -213,9 +213,9 @@ class RowStreamer : public trace::Visitor {
 
 }  // namespace
 
-TraceIdentity ColumnSet::scan(const std::string& path) {
+TraceIdentity ColumnSet::scan(const TraceSource& trace) {
   Scanner s(*this);
-  trace::parse_file(path, s);
+  trace.parse(s);
   std::size_t i = 0;
   for (auto& [index, pos] : gpu) pos = i++;
   i = 0;
@@ -252,10 +252,10 @@ std::vector<Column> ColumnSet::columns(Unit unit) const {
   return out;
 }
 
-void stream_rows(const std::string& path, const ColumnSet& columns, Unit unit,
+void stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
                  const std::function<void(const Row&)>& emit) {
   RowStreamer r(columns, unit, emit);
-  trace::parse_file(path, r);
+  trace.parse(r);
   r.flush();
 }
 

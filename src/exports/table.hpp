@@ -14,6 +14,7 @@
 
 #include "qprof/common/units.hpp"
 #include "trace_name.hpp"
+#include "trace_source.hpp"
 
 namespace qprof::exports {
 
@@ -25,9 +26,9 @@ struct Column {
 // Which series the traces have, gathered over every trace.
 class ColumnSet {
  public:
-  // Streams `path` once and adds the series it has; returns what its name needs (trace_names).
+  // Streams the trace once and adds the series it has; returns what its name needs (trace_names).
   // Throws trace::ParseError.
-  TraceIdentity scan(const std::string& path);
+  TraceIdentity scan(const TraceSource& trace);
   std::vector<Column> columns(Unit unit) const;
 
   bool pss = false, cgroup = false, cpu = false, io = false;
@@ -52,7 +53,7 @@ struct Row {
 // and the latest value of each slower series (PSS, cgroup, GPU, CPU % and I/O rates over the last
 // interval of their own schedule) at that time, its own sample's included; a series not sampled
 // yet is empty.
-void stream_rows(const std::string& path, const ColumnSet& columns, Unit unit,
+void stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
                  const std::function<void(const Row&)>& emit);
 
 }  // namespace qprof::exports

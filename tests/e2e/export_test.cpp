@@ -3,12 +3,14 @@
 // Every export runs under an address-space limit: it streams, so a regression that holds the
 // whole trace (or loops) fails instead of eating the machine.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "e2e_util.hpp"
 #include "qprof/trace/format.hpp"
@@ -341,6 +343,33 @@ TEST(Export, OverlappingStagesTakeThreadsOfTheirOwn) {
       EXPECT_TRUE(e1 <= s2 || e2 <= s1 || (s1 <= s2 && e2 <= e1) || (s2 <= s1 && e1 <= e2)) << a << " and " << b;
     }
   }
+}
+
+// CSV and JSON read a trace twice (its columns, then its rows): from a pipe they wrote the header
+// alone and said nothing, from a FIFO they waited for ever. Such a trace is copied first, and the
+// export is the same as the file's.
+TEST(Export, ATraceFromAPipeOrAFifoIsExportedWhole) {
+  const std::string file = full();
+  const Result from_file = bounded_qprof({"export", file, "--format", "csv"});
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  const Result from_pipe =
+      run({"prlimit", as_limit("1073741824"), "--", qprof_bin(), "export", "/dev/stdin", "--format", "csv"},
+          read_file(file), 60);
+  ASSERT_EQ(from_pipe.status, 0) << from_pipe.err;
+  EXPECT_EQ(from_pipe.out, from_file.out);
+  const std::string fifo = temp_dir() + "/trace.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo) << read_file(file); });
+  const Result from_fifo = bounded_qprof({"export", fifo, "--format", "json"});
+  writer.join();
+  ASSERT_EQ(from_fifo.status, 0) << from_fifo.err;
+  const auto j = nlohmann::json::parse(from_fifo.out);
+  EXPECT_EQ(j["traces"][0]["rows"].size(), trace::read_trace(file).mem.size());
+  EXPECT_EQ(j["traces"][0]["file"], fifo);
+  // A bad line is named by the trace as given.
+  const Result bad = run({qprof_bin(), "export", "/dev/stdin", "--format", "csv"}, "MEM x 1\n", 60);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("/dev/stdin:1:"), std::string::npos) << bad.err;
 }
 
 TEST(Export, HostileLabelsStayData) {

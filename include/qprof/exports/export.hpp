@@ -49,7 +49,8 @@ struct Options {
 Result<void> check_inputs(const std::vector<Input>& inputs);
 
 // Writes every input into `out`. Throws trace::ParseError ("FILE:LINE: reason") on a bad trace;
-// what was written by then is incomplete.
-void write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
+// what was written by then is incomplete. Fails ("FILE: reason") where a trace that is not a
+// regular file cannot be copied to be read twice (CSV, JSON), before the first byte.
+Result<void> write_export(const std::vector<Input>& inputs, const Options& options, std::ostream& out);
 
 }  // namespace qprof::exports
