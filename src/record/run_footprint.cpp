@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "qprof/record/session.hpp"
+#include "qprof/trace/footprint.hpp"
 
 namespace qprof::record {
 using trace::Footprint;
@@ -11,8 +12,8 @@ std::optional<Footprint> footprint_of_run(const RunReport& r) {
   if (r.cgroup.peak) {
     f.basis = Footprint::Basis::cgroup;
     f.peak = *r.cgroup.peak;
-    f.unreclaimable = r.cgroup.unreclaimable_peak;
-    f.reclaimable = r.cgroup.droppable_cache;  // at the largest usage sample
+    f.unreclaimable = trace::cgroup_unreclaimable(r.cgroup.unreclaimable_peak, r.pss.unreclaimable_peak, f.peak);
+    f.reclaimable = r.cgroup.droppable_cache;  // at the largest usage sample, where it is near the peak
     return f;
   }
   if (!r.pss.peak || r.pss.peak->pss == 0) return std::nullopt;

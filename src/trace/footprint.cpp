@@ -9,6 +9,11 @@ namespace qprof::trace {
 
 std::string_view basis_name(Footprint::Basis b) { return b == Footprint::Basis::cgroup ? "cgroup charge" : "Σ PSS"; }
 
+std::optional<Bytes> cgroup_unreclaimable(std::optional<Bytes> from_parts, std::optional<Bytes> from_pss, Bytes peak) {
+  if (!from_parts && !from_pss) return std::nullopt;
+  return std::min(std::max(from_parts.value_or(0), from_pss.value_or(0)), peak);
+}
+
 namespace {
 
 std::optional<Footprint> from_cgroup(const Trace& t) {
@@ -38,7 +43,12 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
     if (const auto u = s.unreclaimable()) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *u);
     if (s.file && (with_parts == nullptr || s.usage > with_parts->usage)) with_parts = &s;
   }
-  if (with_parts != nullptr) f.reclaimable = with_parts->droppable_cache();
+  std::optional<Bytes> from_pss;
+  for (const PssSample& s : t.pss) {
+    if (s.unreclaimable) from_pss = std::max(from_pss.value_or(0), *s.unreclaimable);
+  }
+  f.unreclaimable = cgroup_unreclaimable(f.unreclaimable, from_pss, f.peak);
+  if (with_parts != nullptr && near_peak(with_parts->usage, f.peak)) f.reclaimable = with_parts->droppable_cache();
   // A window's peak (CGPEAK, read at a checkpoint) is the kernel's too.
   for (const MemSample& w : t.cgroup_windows) {
     if (w.bytes > f.peak) {

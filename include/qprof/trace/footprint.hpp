@@ -26,6 +26,14 @@ struct Footprint {
 
 std::string_view basis_name(Footprint::Basis b);  // "cgroup charge", "Σ PSS"
 
+// On the cgroup basis: the parts (memory.stat) come with the stats and at the charge's rises, so
+// with a long interval they may all lie far from the peak (0 B unreclaimable for a 104 MiB heap,
+// read at the start and after the exit). The PSS passes read the tree's anonymous and shared
+// memory on their own schedule: the unreclaimable part is the largest of either, never above the
+// peak. A reading's page cache is "at the peak" only where its charge is within a tenth of it.
+std::optional<Bytes> cgroup_unreclaimable(std::optional<Bytes> from_parts, std::optional<Bytes> from_pss, Bytes peak);
+inline bool near_peak(Bytes usage, Bytes peak) { return usage >= peak - peak / 10; }
+
 // From a trace: the cgroup basis where it has CGROUP lines (qprof ran the tree in a group of its
 // own), else PSS lines; nullopt where it has neither (an mprof trace, a run with --no-pss).
 std::optional<Footprint> footprint_of(const Trace& t);

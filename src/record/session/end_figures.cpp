@@ -9,6 +9,7 @@
 #include "qprof/common/units.hpp"
 #include "qprof/record/launcher.hpp"
 #include "qprof/trace/bracket.hpp"
+#include "qprof/trace/footprint.hpp"
 
 namespace qprof::record::session {
 using trace::bound_is_useful;
@@ -26,7 +27,9 @@ CgroupReport record_cgroup(const TreeCgroup& cgroup, const Sampler& sampler, tra
     report.peak = *peak;
     out.peak(trace::kPeakCgroup, *peak);
   }
-  if (const auto largest = sampler.largest_cgroup()) report.droppable_cache = largest->droppable_cache();
+  if (const auto largest = sampler.largest_cgroup();
+      largest && (!report.peak || trace::near_peak(largest->usage, *report.peak)))
+    report.droppable_cache = largest->droppable_cache();
   report.oom_kills = cgroup.oom_kills();
   return report;
 }
