@@ -78,7 +78,8 @@ class StageThreads {
   }
   std::vector<Slices> threads_;
 };
-constexpr double kShortestRateInterval = 0.005;  // as in the table export: no rate over a blip
+// As report's CPU peak (analysis::kMinRateInterval): no rate over a blip of a few ticks.
+constexpr double kShortestRateInterval = 0.05;
 
 // JSON has no NaN: a value without a number is null.
 std::string json_number(double v) { return number_text(v, "null"); }

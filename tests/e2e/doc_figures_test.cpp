@@ -43,6 +43,7 @@ const std::set<std::string> kSettings = {
     "50 MB/s",  // report's storage-bound threshold
     "60 s",     // the fuzzers' smoke in the test suite
     "100 %",    // a busy GPU's reading
+    "50 ms",    // the shortest interval a CPU or I/O rate is taken over (analysis::kMinRateInterval)
 };
 
 // A figure: a number and its unit, as prose writes it ("1.21 GiB", "280 µs", "14×").

@@ -491,6 +491,27 @@ TEST(Budget, MessageSaysByHowMuchAndWhere) {
       "peak VmHWM sum 1000.0 MiB exceeds the budget of 500.0 MiB by 500.0 MiB (+100.0%), at 35.5 s, outside any stage");
 }
 
+// A stage's CPU intervals start at its first reading, the run's at its start (CPU time 0): the run's
+// split merged a 30 ms interval into a burst the stage's caught whole (83 % against 56 %). The
+// run's peak is the highest measured, its stages' included.
+TEST(Report, TheRunsCpuPeakIsNeverBelowAStages) {
+  Trace t;
+  t.meta.format_version = 1;
+  t.meta.start = 100;
+  for (const double at : {100.0, 100.06, 100.09, 100.15, 100.3}) t.mem.push_back({at, 10 * MiB});
+  t.cpu = {{100.06, 0.0}, {100.09, 0.0}, {100.15, 0.05}, {100.3, 0.05}};
+  trace::Stage burst;
+  burst.name = "Burst";
+  burst.t_start = 100.09;
+  burst.t_end = 100.15;
+  t.stages.push_back(burst);
+  const auto j = nlohmann::json::parse(render(trace_report(t), Format::json));
+  ASSERT_EQ(j["stages"].size(), 1u) << j.dump();
+  ASSERT_TRUE(j["stages"][0]["cpu_peak_percent"].is_number()) << j.dump();
+  EXPECT_NEAR(j["stages"][0]["cpu_peak_percent"].get<double>(), 83.0, 0.5);
+  EXPECT_NEAR(j["cpu_peak_percent"].get<double>(), 83.0, 0.5) << "the run's own split: 55.6";
+}
+
 // A moment is said to the table's precision (a job peak "at 1 s" beside a Hosts row at 1.004 read as two
 // moments); a duration in words.
 TEST(Report, AMomentFactReadsAsTheTableRowItNames) {
