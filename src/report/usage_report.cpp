@@ -110,7 +110,8 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
   }
   h.columns.push_back(column("read_mean", "read MB/s", Kind::count, true, false));
   h.columns.push_back(column("read_peak", "read peak MB/s", Kind::count, true, false));
-  h.columns.push_back(column("growth", "RSS growth", Kind::signed_bytes, true, false));
+  // No growth here: the stage table's delta is the stage's, in the report's metric (a Σ RSS growth
+  // beside it read +50.3 MiB where the footprint's delta said -0.6, for a stage that ran to the exit).
 
   for (std::size_t i = 0; i < all.size(); ++i) {
     const StageBottleneck& b = all[i];
@@ -128,14 +129,15 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
     row.push_back(Cell::number(b.input_bound ? 1 : 0));
     row.push_back(Cell::string(b.verdict));
 
-    std::vector<Cell> hrow = {Cell::string(b.stage), optional(b.cpu_mean_percent), optional(b.cpu_peak_percent)};
+    Cell name = Cell::string(b.stage);
+    if (!b.closed) name.note = "never ended";  // as the stage table names it
+    std::vector<Cell> hrow = {name, optional(b.cpu_mean_percent), optional(b.cpu_peak_percent)};
     if (gpu) {
       hrow.push_back(optional(b.gpu_mean_percent));
       hrow.push_back(optional(b.gpu_peak_percent));
     }
     hrow.push_back(optional(b.read_mean_bytes_per_s, 1e-6));
     hrow.push_back(optional(b.read_peak_bytes_per_s, 1e-6));
-    hrow.push_back(growth);
     h.rows.push_back(std::move(hrow));
     if (!b.verdict.empty()) h.notes.push_back(b.stage + ": " + b.verdict);
   }

@@ -4,7 +4,7 @@
 // written, and the job may be freeing its memory by then; a synchronous checkpoint (qprof_mark's
 // mark(), as docs/recording.md advises for a last stage) returns once qprof has read the tree. With
 // it, "at end" is the tree's memory at the End (about 40 MiB above "at start"), and the stage's
-// delta and the bottleneck table's RSS growth agree, run after run: on the tree's cgroup, on Σ PSS
+// delta and its Σ RSS growth (memory_growth in JSON) agree, run after run: on the tree's cgroup, on Σ PSS
 // as root, and as an ordinary user.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -512,6 +512,27 @@ TEST(Report, TheRunsCpuPeakIsNeverBelowAStages) {
   EXPECT_NEAR(j["cpu_peak_percent"].get<double>(), 83.0, 0.5) << "the run's own split: 55.6";
 }
 
+// The bottleneck table names a stage as the stage table does, "(never ended)" too, and gives no
+// second growth: the stage table's delta is in the report's metric (a Σ RSS growth beside it read
+// +50.3 MiB where the footprint's delta said -0.6, for a stage that ran to the exit).
+TEST(Report, TheBottleneckTableNamesStagesAsTheStageTable) {
+  Trace t;
+  t.meta.format_version = 1;
+  t.meta.start = 100;
+  for (const double at : {100.0, 100.1, 100.2, 100.3}) t.mem.push_back({at, 10 * MiB});
+  t.cpu = {{100.1, 0.01}, {100.2, 0.02}, {100.3, 0.03}};
+  trace::Stage open;
+  open.name = "Never";
+  open.t_start = 100.1;
+  open.t_end = 100.3;
+  open.closed = false;
+  t.stages.push_back(open);
+  const std::string text = render(trace_report(t), Format::text);
+  const std::string table = text.substr(text.find("Bottlenecks per stage"));
+  EXPECT_NE(table.find("\nNever (never ended) "), std::string::npos) << table;
+  EXPECT_EQ(table.find("growth"), std::string::npos) << table;
+}
+
 // A moment is said to the table's precision (a job peak "at 1 s" beside a Hosts row at 1.004 read as two
 // moments); a duration in words.
 TEST(Report, AMomentFactReadsAsTheTableRowItNames) {
