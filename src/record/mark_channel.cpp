@@ -70,6 +70,37 @@ ChannelLine parse_channel_line(std::string_view line) {
 
 namespace {
 
+// Whether a write starts with a word of the protocol: then it starts a line of its own.
+bool starts_protocol_line(std::string_view data) {
+  return data.starts_with(kDefaultMarkerPrefix) || starts_with_word(data, kSyncWord) ||
+         starts_with_word(data, kTorchWord);
+}
+
+}  // namespace
+
+void ChannelLineReader::feed(std::string_view data, bool after_empty, const OnLine& on_line) {
+  if (after_empty && !line_.empty() && starts_protocol_line(data)) end_line(on_line, true);
+  while (!data.empty()) {
+    const std::size_t nl = data.find('\n');
+    const std::size_t len = nl == std::string_view::npos ? data.size() : nl;
+    // A longer line is cut: its first kMarkerScanLimit bytes are its text (a marker so taken is counted).
+    const std::size_t room = kMarkerScanLimit - line_.size();
+    line_.append(data.substr(0, std::min(len, room)));
+    if (len > room) cut_ = true;
+    if (nl == std::string_view::npos) return;
+    end_line(on_line, false);
+    data.remove_prefix(len + 1);
+  }
+}
+
+void ChannelLineReader::end_line(const OnLine& on_line, bool unterminated) {
+  on_line(line_, cut_, unterminated);
+  line_.clear();
+  cut_ = false;
+}
+
+namespace {
+
 // The name qprof's helpers give their reply FIFO: `<TMPDIR>/qprof-ack.XXXXXX/ack`.
 bool is_reply_fifo_name(const std::string& reply_path) {
   const std::size_t slash = reply_path.rfind('/');
@@ -132,7 +163,6 @@ Result<std::unique_ptr<MarkChannel>> MarkChannel::create(const std::string& fifo
   }
   c->sources_[0].fd = c->pipe_read_;
   c->stop_fd_ = ::eventfd(0, EFD_CLOEXEC);
-  for (Source& s : c->sources_) s.line.reserve(kMarkerScanLimit);
   return c;
 }
 
@@ -222,38 +252,30 @@ void MarkChannel::loop() {
 
 void MarkChannel::read_source(Source& s) {
   char buf[1 << 14];
+  bool after_empty = true;  // the last read before this call found the source empty (EAGAIN)
+  const ChannelLineReader::OnLine take = [this, &s](std::string_view line, bool cut, bool unterminated) {
+    on_line(s, line, cut, unterminated);
+  };
   while (true) {
     const ssize_t n = ::read(s.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // EAGAIN: all read (qprof holds a writer of both, so never an end of file)
-    const char* data = buf;
-    std::size_t left = static_cast<std::size_t>(n);
-    while (left > 0) {
-      const void* nl = std::memchr(data, '\n', left);
-      const std::size_t len = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - data) : left;
-      // A longer line is cut: its first kMarkerScanLimit bytes are its text (a marker so taken is counted).
-      const std::size_t room = kMarkerScanLimit - s.line.size();
-      s.line.append(data, std::min(len, room));
-      if (len > room) s.cut = true;
-      if (!nl) break;
-      on_line(s);
-      s.line.clear();
-      s.cut = false;
-      data += len + 1;
-      left -= len + 1;
-    }
+    s.lines.feed(std::string_view(buf, static_cast<std::size_t>(n)), after_empty, take);
+    // A pipe's read returns what it holds up to the buffer's size: a shorter one emptied it.
+    after_empty = static_cast<std::size_t>(n) < sizeof buf;
   }
 }
 
-void MarkChannel::on_line(Source& s) {
-  ChannelLine parsed = parse_channel_line(s.line);
+void MarkChannel::on_line(Source& s, std::string_view line, bool cut, bool unterminated) {
+  if (unterminated) ++unterminated_;
+  ChannelLine parsed = parse_channel_line(line);
   if (auto* torch = std::get_if<ChannelTorchLine>(&parsed)) {
     if (s.torch.size() < kMaxPendingTorch) s.torch.push_back(torch->figure);
     return;
   }
   auto* marker = std::get_if<PendingMarker>(&parsed);
   if (!marker) return;
-  if (s.cut) ++cut_;
+  if (cut) ++cut_;
   marker->torch.swap(s.torch);
   s.torch.clear();
   if (!post_(std::move(*marker))) ++dropped_;

@@ -178,5 +178,36 @@ TEST(RunChannel, ALongLineIsCutAndSaid) {
   }));
 }
 
+// One writer leaves a marker line without its newline; another writer's synchronous checkpoint,
+// written next, keeps its own line: it is answered, and no label holds the protocol's text. The
+// first writer's line split over two writes is still one marker.
+TEST(RunChannel, AnUnterminatedLineDoesNotSwallowTheNextWritersCheckpoint) {
+  const std::string out = temp_dir() + "/unterminated.dat";
+  const std::string program =
+      "import os, sys, time\n"
+      "import qprof_mark as q\n"
+      "fd = int(os.environ['QPROF_MARK_FD'])\n"
+      "os.write(fd, b'QPROF_MARK: Sp'); time.sleep(0.05); os.write(fd, b'lit Start\\n')\n"
+      "time.sleep(0.2)\n"
+      "os.write(fd, b'Split End\\nQPROF_MARK: Two')\n"
+      "time.sleep(0.1)\n"
+      "if os.fork() == 0:\n"
+      "    print('child mark', q.mark('From child'), flush=True)\n"
+      "    os._exit(0)\n"
+      "os.wait()\n"
+      "time.sleep(0.1)\n";
+  const Result r =
+      bounded_qprof({"run", "-o", out, "--", "env", "PYTHONPATH=" + std::string(QPROF_TEST_SOURCE) + "/python",
+                     debian_python(), "-c", program});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "child mark True\n");
+  const Trace t = trace::read_trace(out);
+  EXPECT_EQ(labels(t), (std::vector<std::string>{"Split Start", "Split End", "Two", "From child"}));
+  const std::string said = "the marker channel: 1 line without a newline, ended where another marker's write began";
+  EXPECT_NE(joined(r.err).find(said), std::string::npos) << r.err;
+  EXPECT_TRUE(std::any_of(t.notes.begin(), t.notes.end(),
+                          [&](const std::string& n) { return n.find(said) != std::string::npos; }));
+}
+
 }  // namespace
 }  // namespace qprof::test

@@ -53,6 +53,28 @@ struct ChannelTorchLine {
 using ChannelLine = std::variant<std::monostate, PendingMarker, ChannelTorchLine>;
 ChannelLine parse_channel_line(std::string_view line);
 
+// One source's lines, reassembled from its reads: a writer's line may come in several writes.
+// The protocol is one line per write(2), so a read that follows an empty source starts a new
+// write; when that write begins with a word of the protocol (`QPROF_MARK:`, `QPROF_SYNC`,
+// `QPROF_TORCH`) while a line is still pending, the pending text was another write's, left
+// without its newline. It is ended there, as a line of its own (`unterminated`), rather than
+// joined to the new one: a synchronous request swallowed into a label would never be answered,
+// and its reply path would become the label's text.
+class ChannelLineReader {
+ public:
+  // A whole line (without its newline; its first kMarkerScanLimit bytes, `cut` when it was
+  // longer), `unterminated` when it was ended by the next write rather than by a newline.
+  using OnLine = std::function<void(std::string_view line, bool cut, bool unterminated)>;
+  // One read's bytes; `after_empty`: the source held nothing more before them (the read before
+  // this one emptied it), so they start with a write.
+  void feed(std::string_view data, bool after_empty, const OnLine& on_line);
+
+ private:
+  void end_line(const OnLine& on_line, bool unterminated);
+  std::string line_;  // the pending line's first kMarkerScanLimit bytes
+  bool cut_ = false;  // the pending line is longer than that
+};
+
 // Tells the writer waiting on `reply_path` (a FIFO it made) that its checkpoint was taken.
 // Never blocks: a writer that gave up (no reader, the FIFO gone) is simply not told; anything
 // that is not a FIFO is left alone.
@@ -86,6 +108,8 @@ class MarkChannel {
   std::uint64_t dropped() const { return dropped_.load(); }
   // Markers whose line was longer than kMarkerScanLimit: taken cut there.
   std::uint64_t cut() const { return cut_.load(); }
+  // Lines left without their newline that the next write ended (ChannelLineReader).
+  std::uint64_t unterminated() const { return unterminated_.load(); }
 
   void start(Post post, Pending pending, Wake wake);
   // Reads whatever is already written, then stops the reader. Never waits for an end of file:
@@ -96,14 +120,13 @@ class MarkChannel {
   MarkChannel() = default;
   struct Source {
     int fd = -1;
-    std::string line;                // the current line's first kMarkerScanLimit bytes
-    bool cut = false;                // the current line is longer than that
+    ChannelLineReader lines;
     std::vector<TorchFigure> torch;  // figures waiting for this source's next marker
   };
   bool open_fifo(const std::string& fifo_at, std::string& why_not);
   void loop();
   void read_source(Source& s);
-  void on_line(Source& s);
+  void on_line(Source& s, std::string_view line, bool cut, bool unterminated);
 
   int pipe_read_ = -1;
   int pipe_write_ = -1;
@@ -118,6 +141,7 @@ class MarkChannel {
   Wake wake_;
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> cut_{0};
+  std::atomic<std::uint64_t> unterminated_{0};
   std::thread thread_;
 };
 

@@ -109,6 +109,10 @@ void MarkerIntake::say_cut(Notices& notices) const {
     notices.warn("the marker channel: " + times(cut, "marker line") + " longer than " +
                  std::to_string(kMarkerScanLimit) + " bytes, cut there");
   }
+  if (const std::uint64_t open = channel_ ? channel_->unterminated() : 0) {
+    notices.warn("the marker channel: " + times(open, "line") +
+                 " without a newline, ended where another marker's write began (each taken at that moment)");
+  }
   if (const std::uint64_t unsearched = tee_ ? tee_->lines_too_long() : 0) {
     notices.warn("stderr: " + times(unsearched, "line") + " longer than " + std::to_string(kMarkerLineLimit) +
                  " bytes, not searched for --marker-regex's markers");

@@ -46,7 +46,8 @@ class MarkerIntake {
   void release_stderr();
 
  private:
-  // Markers whose label or line was cut at its bound, and lines --marker-regex could not search.
+  // Markers whose label or line was cut at its bound, channel lines another write ended, and
+  // lines --marker-regex could not search.
   void say_cut(Notices& notices) const;
 
   MarkerInbox inbox_;
