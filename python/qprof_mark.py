@@ -33,6 +33,7 @@ __all__ = ["mark", "stage", "active", "SYNC_TIMEOUT"]
 
 SYNC_TIMEOUT = 0.1  # seconds a synchronous checkpoint waits for qprof at most
 _LINE_MAX = 4096  # PIPE_BUF: a write this long reaches the pipe in one piece
+_BLANKS = " \t\r\n"  # what qprof trims off a label
 
 
 def _channel():
@@ -133,7 +134,10 @@ def _reply_dir():
 
 def mark(label, sync=True):
     """Records a checkpoint named `label`. Returns True when qprof got it (sync: and sampled it
-    within SYNC_TIMEOUT), False otherwise; outside qprof it does nothing and returns False."""
+    within SYNC_TIMEOUT), False otherwise; outside qprof it does nothing and returns False. A
+    label that is empty or only blanks is no marker: False at once, nothing written."""
+    if not _clean(label).strip(_BLANKS):
+        return False  # qprof drops it: a synchronous one would only wait SYNC_TIMEOUT in vain
     fd, close_after = _channel()
     if fd is None:
         return False

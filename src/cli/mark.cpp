@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "qprof/common/text.hpp"
 #include "qprof_mark.h"
 
 namespace qprof::cli {
@@ -21,7 +22,9 @@ Result<int> mark_action(const MarkCli& o, const Invocation& invocation) {
   if (invocation.had_dashdash)
     words.insert(words.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   for (const std::string& w : words) label += (label.empty() ? "" : " ") + w;
-  if (label.empty()) return Failure{"no label given\nUsage: qprof mark [--sync] [--strict] LABEL..."};
+  // qprof trims a label's blanks and takes no empty one: a blank label would be sent, dropped,
+  // and (--sync) waited for in vain.
+  if (trim_blanks(label).empty()) return Failure{"no label given\nUsage: qprof mark [--sync] [--strict] LABEL..."};
   const int result = o.sync ? qprof_mark_sync(label.c_str()) : qprof_mark(label.c_str());
   // Said even without --strict: a variable that points at anything else than the caller's own
   // FIFO is a planted or stale path, not the quiet "outside qprof" case.
@@ -43,7 +46,8 @@ Command add_mark(CLI::App& app, const Invocation& invocation) {
   auto opts = std::make_shared<MarkCli>();
   CLI::App* mark = app.add_subcommand(
       "mark", "Send a marker (a checkpoint; X Start ... X End is a stage) to the qprof run around this process");
-  mark->add_option("label", opts->words, "The marker's label (words are joined by one space)");
+  mark->add_option("label", opts->words,
+                   "The marker's label (words are joined by one space; an empty or blank label is a usage error)");
   mark->add_flag(
       "--sync", opts->sync,
       "Return once qprof has sampled the checkpoint (at most 100 ms), so that it holds the memory of this moment");

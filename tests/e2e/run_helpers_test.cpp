@@ -228,6 +228,28 @@ TEST(Helpers, ShellCommandMarksAndIsSilentOutsideQprof) {
   EXPECT_EQ(run({q, "mark"}).status, 2);  // no label: a usage error
 }
 
+// A label that is blank once trimmed is no label: `qprof mark` refuses it at once (exit 2, as an
+// empty one), the Python helper returns False at once; neither writes it for qprof to drop, nor
+// waits 100 ms for an answer that cannot come.
+TEST(Helpers, ABlankLabelIsRefusedAtOnce) {
+  const std::string out = temp_dir() + "/blank.dat";
+  const std::string q = qprof_bin();
+  const Result r = bounded_qprof(
+      {"run", "-q", "-o", out, "--", "sh", "-c",
+       q + " mark --sync '   '; echo \"sync=$?\"; " + q + " mark --strict \"$(printf ' \\t ')\"; echo \"tab=$?\"; " +
+           q + " mark ''; echo \"empty=$?\"; " + debian_python() +
+           " -c \"import qprof_mark as q, time\nt = time.monotonic()\nassert q.mark('   ') is False\n"
+           "assert q.mark(' \\n ', sync=False) is False\nassert q.mark('') is False\n"
+           "assert time.monotonic() - t < 0.05, time.monotonic() - t\nprint('python ok')\""},
+      "PYTHONPATH=" + kPythonDir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "sync=2\ntab=2\nempty=2\npython ok\n") << r.err;
+  std::size_t refused = 0;
+  for (std::size_t at = 0; (at = r.err.find("qprof mark: no label given", at)) != std::string::npos; ++at) ++refused;
+  EXPECT_EQ(refused, 3u) << r.err;
+  EXPECT_TRUE(trace::read_trace(out).markers.empty());
+}
+
 // A program may close the inherited QPROF_MARK_FD and get a pipe of its own under that number
 // (dup2 here; a daemon that closes every descriptor and opens pipes gets the same). The helpers
 // check the pipe's identity (QPROF_MARK_FD_ID): the program's pipe receives nothing, and the
