@@ -9,8 +9,9 @@ using record::RunOptions;
 const char* const kAttachFooter =
     "Usage: qprof attach [OPTIONS] PID   (or qprof run --attach PID [OPTIONS])\n"
     "Follows PID and its descendants (RSS, PSS, CPU, I/O, GPU: what qprof run records) until PID and its\n"
-    "descendants are gone, --timeout, or Ctrl-C/SIGTERM; none of these signals PID. PID's stderr is not\n"
-    "qprof's (no stderr markers); its exit status is in the summary when qprof could read it.\n"
+    "descendants are gone (--no-wait-daemons: PID's exit), --timeout, or Ctrl-C/SIGTERM; none of these\n"
+    "signals PID. PID's stderr is not qprof's (no stderr markers); its exit status is in the summary when\n"
+    "qprof could read it.\n"
     "Exit status: 0; 3 when --max-peak was exceeded; 4 when a write of the trace failed; 2 for usage\n"
     "errors, a PID that does not exist, one qprof may not read (another user's) and qprof's own.";
 

@@ -4,7 +4,6 @@
 #include "qprof/analysis/catalog.hpp"
 #include "qprof/analysis/dirs.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -17,6 +16,7 @@
 #include <stdexcept>
 
 #include "qprof/common/clock.hpp"
+#include "qprof/record/mark_channel.hpp"
 #include "qprof/record/markers.hpp"
 #include "qprof/common/units.hpp"
 #include "stderr_speaker.hpp"
@@ -62,6 +62,22 @@ CLI::Validator seconds_check(double min, double max, bool min_allowed) {
       "DURATION");
 }
 
+namespace {
+
+// --mark-fifo: refused now, not later by each writer in turn (under -q, unseen); made absolute.
+CLI::Validator mark_fifo_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        const Result<std::string> place = record::mark_fifo_place(path);
+        if (!place) return place.failure().message;
+        path = *place;
+        return "";
+      },
+      "PATH");
+}
+
+}  // namespace
+
 void add_sampling_options(CLI::App& app, RunOptions& o) {
   app.add_option("-i,--interval,-T", o.interval, "Seconds between samples (default 0.01)")
       ->transform(seconds_check(0.0001, 3600.0));
@@ -92,14 +108,11 @@ void add_sampling_options(CLI::App& app, RunOptions& o) {
                  "gives up (no marker; counted in the summary)");
   app.add_option("--mark-fifo", o.mark_fifo,
                  "Create the marker FIFO (QPROF_MARK_PATH) at PATH rather than in a private temporary directory, so "
-                 "that writers know it beforehand (qprof attach -q prints nothing); PATH must not exist, and is "
-                 "removed at the end")
+                 "that writers know it beforehand (qprof attach -q prints nothing); PATH must not exist (a relative "
+                 "one is made absolute), and is removed at the end. Its directory must be one the writers accept: "
+                 "qprof's user's or root's, changed by no one else unless sticky (as /tmp)")
       ->type_name("PATH")
-      ->check([](const std::string& path) -> std::string {
-        struct stat st {};
-        if (::lstat(path.c_str(), &st) == 0) return "'" + path + "' exists: --mark-fifo creates a new FIFO there";
-        return "";
-      });
+      ->transform(mark_fifo_check());
   app.add_option("--pss-interval", o.pss_interval,
                  "Seconds between scheduled PSS/USS passes (default 0.1; a slow pass stretches it so that passes take "
                  "at most 5 % of the time; a tree that did not change since the last pass is read once a second)")

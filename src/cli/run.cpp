@@ -214,9 +214,29 @@ constexpr const char* kNoBackend =
     "process anyway; the summary gives both, and --metric pss makes PSS the metric of --max-peak";
 
 // run's options that only a command qprof started has (attach leaves them out).
-constexpr const char* kNotForAttach[] = {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--mem"};
+constexpr const char* kNotForAttach[] = {"--kill-after", "--cgroup", "--marker-regex", "--mem"};
 
 namespace {
+
+// The shared sampling options speak of a command qprof started: attach's say what it does.
+void adapt_to_attach(CLI::App& attach, RunCli& opts) {
+  if (CLI::Option* t = attach.get_option_no_throw("--timeout")) {
+    t->description("Stop recording after this many seconds (the process is never signalled)");
+  }
+  // The exit is learnt through a pidfd, as the descendants' end is through /proc: neither needs
+  // a signal or the process's stderr.
+  if (CLI::Option* w = attach.get_option_no_throw("--no-wait-daemons")) {
+    w->description("Stop when PID exits, even if descendants it started keep running (none is signalled)");
+  }
+  // What only a command qprof started has: signals after --timeout, its own cgroup, its stderr.
+  // Hidden, not removed: parsed, so that they are refused with why (check_recording_request),
+  // not taken for the PID ("'on' is not a process ID"). --cgroup off or auto is what attach does
+  // anyway (the process keeps its cgroup): accepted; on is refused (attach_to).
+  for (const char* name : kNotForAttach) {
+    if (CLI::Option* o = attach.get_option_no_throw(name)) o->group("");
+  }
+  attach.add_option("--mem", opts.mem)->group("");
+}
 
 // run's or attach's options, into `opts`.
 CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
@@ -250,7 +270,8 @@ CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
       std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank "
                   "under a launcher; - for stdout") +
           (attach ? "" : ", then CMD's stdout goes to stderr") +
-          "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, %%");
+          "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, "
+          "%%");
   add_sampling_options(*run, opts.run);
   run->add_flag("-M,--multiprocess", opts.run.multiprocess,
                 "Also record each process of the tree (CHLD lines, as mprof -M)");
@@ -274,19 +295,7 @@ CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
                   "with --no-pss), any of " +
                       metric_names())
       ->check(run_metric_check());
-  if (attach) {  // the shared sampling options speak of a command qprof started
-    if (CLI::Option* t = run->get_option_no_throw("--timeout")) {
-      t->description("Stop recording after this many seconds (the process is never signalled)");
-    }
-    // What only a command qprof started has: signals after --timeout, its own cgroup, its stderr.
-    // Hidden, not removed: parsed, so that they are refused with why (check_recording_request),
-    // not taken for the PID ("'on' is not a process ID"). --cgroup off or auto is what attach does
-    // anyway (the process keeps its cgroup): accepted; on is refused (attach_to).
-    for (const char* name : kNotForAttach) {
-      if (CLI::Option* o = run->get_option_no_throw(name)) o->group("");
-    }
-    run->add_option("--mem", opts.mem)->group("");
-  }
+  if (attach) adapt_to_attach(*run, opts);
   // mprof's own spellings, accepted so that scripts can switch: qprof always follows children
   // and always passes the exit code on.
   run->add_flag("-C,--include-children")
@@ -312,8 +321,10 @@ Result<void> check_recording_request(RunCli& o, CLI::App& self, const Invocation
             "--mem runs the tree in a memory cgroup of its own: not done to a running process (it would "
             "change the limits it runs under)"};
       }
-      return Failure{std::string(name) +
-                     " does not go with attach: the process is not qprof's (never signalled, its stderr not read)"};
+      const bool signals = std::string_view(name) == "--kill-after";
+      return Failure{std::string(name) + " does not go with attach: " +
+                     (signals ? "it is the grace before SIGKILL, and an attached process is never signalled"
+                              : "it reads the command's stderr, and an attached process's stderr is not qprof's")};
     }
     if (auto attached = attach_to(o.run, *o.attach_pid); !attached) return attached.failure();
   } else if (o.run.command.empty()) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -135,6 +136,60 @@ void send_ack(const std::string& reply_path) {
     [[maybe_unused]] const ssize_t w = ::write(fd, "ok\n", 3);
   }
   ::close(fd);
+}
+
+namespace {
+
+// Why the writers would refuse a FIFO of qprof's uid in the directory open as `dir_fd`, or "".
+std::string refused_directory(int dir_fd, const std::string& dir) {
+  struct stat st {};
+  if (::fstat(dir_fd, &st) != 0) return dir + ": " + std::strerror(errno);
+  const uid_t me = ::geteuid();
+  const std::string fix = "; use a directory only you may change (mkdir -m 700 DIR) or a sticky one such as /tmp";
+  if (st.st_uid != me && st.st_uid != 0) {
+    return dir + " belongs to uid " + std::to_string(st.st_uid) + ", neither qprof's (" + std::to_string(me) +
+           ") nor root's: the marker writers (qprof mark, the helpers) refuse a FIFO there" + fix;
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0) {
+    return dir +
+           " may be changed by its group or others and is not sticky: the marker writers (qprof mark, the "
+           "helpers) refuse a FIFO there, which another user could replace" +
+           fix;
+  }
+  if (::faccessat(dir_fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    return "cannot create the FIFO in " + dir + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<std::string> mark_fifo_place(const std::string& path) {
+  std::string absolute = path;
+  if (!path.starts_with('/')) {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return Failure{std::string("getcwd: ") + std::strerror(errno)};
+    absolute = std::string(cwd) + (std::string_view(cwd) == "/" ? "" : "/") + path;
+  }
+  struct stat st {};
+  if (::lstat(absolute.c_str(), &st) == 0)
+    return Failure{"'" + path + "' exists: --mark-fifo creates a new FIFO there"};
+  const std::size_t slash = absolute.rfind('/');
+  if (slash + 1 == absolute.size()) return Failure{"'" + path + "' names a directory: give the FIFO's own name"};
+  const std::string dir = slash == 0 ? "/" : absolute.substr(0, slash);
+  // As the writers open it: a link in the directory's place is refused.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    const int error = errno;
+    if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return Failure{dir + " is a symbolic link: the marker writers do not follow one; give the directory it names"};
+    }
+    return Failure{dir + ": " + std::strerror(error)};
+  }
+  const std::string why = refused_directory(dir_fd, dir);
+  ::close(dir_fd);
+  if (!why.empty()) return Failure{why};
+  return absolute;
 }
 
 Result<std::unique_ptr<MarkChannel>> MarkChannel::create(const std::string& fifo_at) {

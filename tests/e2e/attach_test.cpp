@@ -267,21 +267,26 @@ TEST(Attach, RefusedPids) {
 }
 
 // What only a command qprof started has (signals after --timeout, a cgroup of its own, its
-// stderr) is not offered by attach, and is an error with run --attach.
+// stderr) is not offered by attach, and is an error with run --attach, saying why.
 TEST(Attach, OptionsOfAStartedCommandAreNotOffered) {
   const std::string help = qprof({"attach", "--help"}).out;
   ASSERT_TRUE(contains(help, "--timeout")) << help;
-  for (const char* name : {"--kill-after", "--no-wait-daemons", "--cgroup", "--marker-regex", "--exit-code"}) {
+  for (const char* name : {"--kill-after", "--cgroup", "--marker-regex", "--exit-code"}) {
     EXPECT_FALSE(contains(help, name)) << name << " in:\n" << help;
   }
+  // Stopping at the process's exit needs neither a signal nor its stderr: offered.
+  EXPECT_TRUE(contains(help, "--no-wait-daemons")) << help;
   EXPECT_TRUE(contains(qprof({"run", "--help"}).out, "--kill-after"));
-  for (const std::vector<std::string>& extra :
-       {std::vector<std::string>{"--kill-after", "3"}, {"--no-wait-daemons"}, {"--marker-regex", "M: (.*)"}}) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--kill-after", "3"}, "an attached process is never signalled"},
+      {{"--marker-regex", "M: (.*)"}, "an attached process's stderr is not qprof's"}};
+  for (const auto& [extra, why] : refused) {
     std::vector<std::string> args{"run", "--attach", "1"};
     args.insert(args.end(), extra.begin(), extra.end());
     const Result r = run(bounded(args));
     EXPECT_EQ(r.status, 2) << extra[0];
     EXPECT_TRUE(contains(joined(r.err), extra[0] + " does not go with attach")) << r.err;
+    EXPECT_TRUE(contains(joined(r.err), why)) << r.err;
     // attach refuses them with the same reason, not by taking the option's value for the PID.
     std::vector<std::string> attach{"attach"};
     attach.insert(attach.end(), extra.begin(), extra.end());

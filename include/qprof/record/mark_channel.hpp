@@ -80,6 +80,13 @@ class ChannelLineReader {
 // that is not a FIFO is left alone.
 void send_ack(const std::string& reply_path);
 
+// --mark-fifo PATH, checked before anything runs: PATH made absolute (the writers take only an
+// absolute QPROF_MARK_PATH), or why the FIFO cannot be made there or why every writer would
+// refuse it. The writers (qprof mark, qprof_mark.h, qprof_mark.py) write only to a FIFO of their
+// own uid, which is qprof's, in a directory owned by that uid or root that no one else may change
+// (or a sticky one, as /tmp), opened without following a link; the rule is theirs, repeated here.
+Result<std::string> mark_fifo_place(const std::string& path);
+
 class MarkChannel {
  public:
   // Takes a marker from the reader thread; must not block. False: it was dropped (queue full).
