@@ -270,7 +270,7 @@ CLI::App* add_recording_options(CLI::App& app, RunCli& opts, bool attach) {
       std::string("Trace file (default: qprof_YYYYMMDDhhmmss.mmm_PID.dat, created exclusively, with host and rank "
                   "under a launcher; - for stdout") +
           (attach ? "" : ", then CMD's stdout goes to stderr") +
-          "); placeholders %h host, %r rank, %l local rank, %w world size, %p PID, %t start time, %j job id, "
+          "); placeholders %h host, %r rank, %l local rank, %w world size, %p qprof's PID, %t start time, %j job id, "
           "%%");
   add_sampling_options(*run, opts.run);
   run->add_flag("-M,--multiprocess", opts.run.multiprocess,

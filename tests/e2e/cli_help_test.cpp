@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 
 #include "e2e_util.hpp"
 
@@ -105,6 +106,14 @@ TEST(CliHelp, AttachOutputSpeaksOfNoCommand) {
   const Result r = bounded_qprof({"attach", "--help"});
   EXPECT_EQ(r.out.find("CMD's stdout"), std::string::npos) << r.out;
   EXPECT_NE(bounded_qprof({"run", "--help"}).out.find("CMD's stdout"), std::string::npos);
+}
+
+// -o's %p is qprof's PID, not the PID attach follows (nor run's command's): both helps say whose.
+TEST(CliHelp, OutputsPidPlaceholderIsQprofsOwn) {
+  for (const char* sub : {"run", "attach"}) {
+    const std::string help = std::regex_replace(bounded_qprof({sub, "--help"}).out, std::regex(R"(\s+)"), " ");
+    EXPECT_NE(help.find("%p qprof's PID"), std::string::npos) << sub << ": " << help;
+  }
 }
 
 // plot --metric took anon, file, shmem, swap and dir:NAME though --help named five.
