@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "label_count.hpp"
 #include "compare_cli.hpp"
 #include "profiled.hpp"
 #include "qprof/analysis/job.hpp"
@@ -52,9 +53,7 @@ Result<void> check_request(const CompareCli& o) {
   if (o.repeat > 1 && o.commands.empty()) return Failure{"--repeat repeats the --run commands; there are none"};
   const std::size_t rows = (o.baseline.empty() ? 0 : 1) + o.files.size() + o.commands.size();
   if (rows == 0) return Failure{"nothing to compare: give trace files, --run commands, or both"};
-  if (o.labels.size() > rows) {
-    return Failure{std::to_string(o.labels.size()) + " labels for " + std::to_string(rows) + " rows"};
-  }
+  if (const auto labels = too_many_labels(o.labels.size(), rows, "row")) return Failure{*labels};
   if (!o.max_growth.empty() && rows < 2) {
     return Failure{"--max-growth needs a baseline (--baseline FILE, or the first of two rows or more)"};
   }

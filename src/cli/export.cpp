@@ -10,6 +10,7 @@
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
+#include "label_count.hpp"
 #include "profiled.hpp"
 #include "qprof/exports/export.hpp"
 #include "qprof/trace/completeness.hpp"
@@ -43,7 +44,10 @@ Result<void> write_to(const std::string& output, const std::vector<exports::Inpu
   } catch (const std::exception& e) {
     return Failure{terminal_text(e.what())};
   }
-  if (!stream.flush()) return Failure{terminal_text("cannot write " + output + ": " + std::strerror(stream.error()))};
+  if (!stream.flush()) {
+    const std::string where = output == "-" ? "stdout" : output;
+    return Failure{terminal_text("cannot write " + where + ": " + std::strerror(stream.error()))};
+  }
   if (Result<void> committed = (*out)->commit(); !committed) return on_terminal(committed.failure());
   return {};
 }
@@ -53,10 +57,7 @@ Result<int> export_action(const ExportCli& o, const Invocation& invocation) {
   if (invocation.had_dashdash)
     files.insert(files.end(), invocation.after_dashdash.begin(), invocation.after_dashdash.end());
   if (files.empty()) return Failure{"no trace given"};
-  if (o.labels.size() > files.size()) {
-    return Failure{std::to_string(o.labels.size()) + " labels (--label) for " + std::to_string(files.size()) +
-                   " traces"};
-  }
+  if (const auto labels = too_many_labels(o.labels.size(), files.size(), "trace")) return Failure{*labels};
   exports::Options options;
   options.format = *exports::parse_format(o.format);
   options.unit = *unit_of(o.unit);

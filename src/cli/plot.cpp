@@ -15,6 +15,7 @@
 #include "qprof/common/output_file.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
+#include "label_count.hpp"
 #include "job_trace_file.hpp"
 #include "qprof/analysis/job.hpp"
 #include "qprof/analysis/timeline.hpp"
@@ -132,10 +133,7 @@ Result<void> check_options(PlotArgs& a, std::size_t traces) {
     }
     o.panels = *p;
   }
-  if (a.labels.size() > traces) {
-    return usage(std::to_string(a.labels.size()) + " labels (--label) for " + std::to_string(traces) +
-                 (traces == 1 ? " trace" : " traces"));
-  }
+  if (const auto labels = too_many_labels(a.labels.size(), traces, "trace")) return usage(*labels);
   o.markers = !a.no_markers;
   if (a.render_timeout) o.render_timeout = *a.render_timeout;  // checked by seconds_check
   return {};
@@ -150,6 +148,7 @@ Result<int> run_plot(PlotArgs& a, const Invocation& invocation) {
     const auto newest = newest_trace();
     if (!newest) return usage("no trace given, and no qprof_*.dat or mprofile_*.dat here");
     files.push_back(*newest);
+    stderr_speaker("plot").line("drawing the newest trace here, " + terminal_text(*newest));
   }
   if (Result<void> checked = check_options(a, files.size()); !checked) return checked.failure();
   plot::PlotOptions o = a.opts;

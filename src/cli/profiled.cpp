@@ -57,6 +57,8 @@ CLI::Validator seconds_check(double min, double max, bool min_allowed) {
         }
         char range[96];
         std::snprintf(range, sizeof range, "%s %gs and at most %gs", min_allowed ? "at least" : "more than", min, max);
+        // A duration out of range is said so first; the forms are for what is not one.
+        if (v) return "'" + s + "' is out of range: " + range;
         return "'" + s + "' is not " + duration_forms() + "; " + range;
       },
       "DURATION");

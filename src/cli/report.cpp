@@ -132,6 +132,7 @@ Result<int> report_job(const ReportCli& o) {
     return Failure{std::string(o.yaml.empty() ? "--format yaml" : "--yaml") +
                    " describes one run; it does not combine with --sum"};
   }
+  if (o.traces.empty()) return Failure{"--sum: give the traces of a job's ranks"};
   const std::optional<Metric> asked = asked_metric(o.metric);
   if (asked && !has_series_over_time(*asked)) {
     return Failure{"--sum needs a metric sampled over time (rss, pss, uss, gpu, cgroup)"};
@@ -224,16 +225,15 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
   CLI::App* report =
       app.add_subcommand("report", "Print a trace's peaks and stage table, or write its Quark-layout YAML");
   report->footer(
-      "Usage: qprof report [OPTIONS] TRACE\n"
+      "Usage: qprof report [OPTIONS] [TRACE]\n"
       "       qprof report --sum [OPTIONS] TRACE...   a job's ranks as one (torchrun, mpirun, srun)\n"
       "text and md: the run's facts, its peaks, its stages; csv: one table (--table, default the\n"
       "stages; facts: the run's figures as one row); json: all of it.\n"
       "--yaml - (or --format yaml) writes the YAML to stdout instead of the tables. Exit status 2 for\n"
       "usage errors and unreadable traces.");
-  report
-      ->add_option("trace", opts->traces,
-                   "Trace file (.dat of qprof or mprof); with --sum, the traces of a job's ranks")
-      ->required();
+  report->add_option("trace", opts->traces,
+                     "Trace file (.dat of qprof or mprof; default: the newest qprof_*.dat or mprofile_*.dat here, as "
+                     "peak and plot take it); with --sum, the traces of a job's ranks");
   CLI::Option* sum =
       report->add_flag("--sum", opts->sum,
                        "The traces are one job's ranks (torchrun, mpirun, srun): the job's peak, each rank, each host, "
@@ -275,7 +275,13 @@ Command add_report(CLI::App& app, const Invocation& invocation) {
 
   return {report, [opts, &invocation]() -> Result<int> {
             if (invocation.had_dashdash) return Failure{"'--' takes no command here"};
-            return opts->sum ? report_job(*opts) : report_trace(*opts);
+            if (opts->sum) return report_job(*opts);
+            if (opts->traces.empty()) {  // as peak and plot: the newest trace here (its path is the first fact)
+              const auto newest = newest_trace();
+              if (!newest) return Failure{"no trace given, and no qprof_*.dat or mprofile_*.dat here"};
+              opts->traces.push_back(*newest);
+            }
+            return report_trace(*opts);
           }};
 }
 

@@ -36,6 +36,13 @@ TEST(Habits, PlotTakesMprofsDashSAndTheNewestTrace) {
   const Result newest = run({"sh", "-c", "cd '" + dir + "' && exec '" + qprof_bin() + "' plot -s"});
   EXPECT_EQ(newest.status, 0) << newest.err;
   EXPECT_TRUE(has(newest.out, "time from start (s)")) << newest.out;
+  EXPECT_TRUE(has(joined(newest.err), "drawing the newest trace here, qprof_20260101000000.000_1.dat"))
+      << "a chart says which trace it drew\n"
+      << newest.err;
+  // report takes it as well, its path the first fact.
+  const Result report = run({"sh", "-c", "cd '" + dir + "' && exec '" + qprof_bin() + "' report"});
+  EXPECT_EQ(report.status, 0) << report.err;
+  EXPECT_TRUE(report.out.starts_with("trace            qprof_20260101000000.000_1.dat\n")) << report.out;
   // -s is --trend.
   const Result trend = qprof({"plot", plot_data("full.dat"), "--trend"});
   EXPECT_EQ(trend.status, 0) << trend.err;
@@ -46,6 +53,9 @@ TEST(Habits, PlotTakesMprofsDashSAndTheNewestTrace) {
   const Result none = run({"sh", "-c", "cd '" + empty + "' && exec '" + qprof_bin() + "' plot"});
   EXPECT_EQ(none.status, 2);
   EXPECT_TRUE(has(joined(none.err), "no trace given, and no qprof_*.dat or mprofile_*.dat here")) << none.err;
+  const Result no_report = run({"sh", "-c", "cd '" + empty + "' && exec '" + qprof_bin() + "' report"});
+  EXPECT_EQ(no_report.status, 2);
+  EXPECT_TRUE(has(joined(no_report.err), "no trace given, and no qprof_*.dat or mprofile_*.dat here")) << no_report.err;
 }
 
 TEST(Habits, UnitsAndFactorsAsUsersWriteThem) {
@@ -53,6 +63,14 @@ TEST(Habits, UnitsAndFactorsAsUsersWriteThem) {
   // 100us is what 0.1ms is.
   Result r = qprof({"run", "-q", "-i", "100us", "-o", dir + "/i.dat", "--", "true"});
   EXPECT_EQ(r.status, 0) << r.err;
+  // A duration out of range is said so, not "not a duration".
+  r = qprof({"run", "-q", "-i", "1e-9", "--", "true"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(joined(r.err), "'1e-9' is out of range: at least 0.0001s and at most 3600s")) << r.err;
+  // More labels than traces: a comma split one.
+  r = qprof({"export", "--label", "x,y", plot_data("full.dat")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(joined(r.err), "2 labels (--label) for 1 trace (a comma splits a --label into two")) << r.err;
   // peak --unit G, as --max-peak 0.05G is read.
   r = qprof({"peak", plot_data("full.dat"), "--unit", "G"});
   EXPECT_EQ(r.status, 0) << r.err;
