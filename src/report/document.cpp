@@ -106,7 +106,7 @@ Unit table_unit(const Table& table, const RenderOptions& options) {
   double largest = 0;
   for (const auto& row : table.rows) {
     for (std::size_t i = 0; i < table.columns.size() && i < row.size(); ++i) {
-      if (!is_size(table.columns[i].kind)) continue;
+      if (!is_size(table.columns[i].kind) || !table.columns[i].human) continue;  // the unit is for people
       for (const auto& v : {row[i].value, row[i].min, row[i].max}) {
         if (v) largest = std::max(largest, std::fabs(*v));
       }

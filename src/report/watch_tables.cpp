@@ -53,14 +53,25 @@ std::optional<Table> watched_dirs_table(const Trace& trace) {
   Table t;
   t.name = "watched_dirs";
   t.title = "Watched directories (apparent size: Σ st_size of the files)";
+  // The file system's free space is no size of the directory: in words of its own in human
+  // formats (66.8 GiB beside directories of a few MiB had put the whole table in GiB), bytes in
+  // machine ones. Into 80 columns it goes first, then the allocated size, each said.
+  Column allocated = column("allocated_peak", "allocated peak", Kind::bytes);
+  allocated.narrow = 1;
+  Column free_bytes = column("fs_free_min", "fs free min", Kind::bytes);
+  free_bytes.human = false;
+  Column free_words = column("fs_free_min_words", "fs free min", Kind::text);
+  free_words.machine = false;
+  free_words.narrow = 2;
   t.columns = {
       column("metric", "metric", Kind::text),
       column("start", "at start", Kind::bytes),
       column("peak", "peak", Kind::bytes),
       column("growth", "growth", Kind::bytes),
       column("end", "at end", Kind::bytes),
-      column("allocated_peak", "allocated peak", Kind::bytes),
-      column("fs_free_min", "fs free min", Kind::bytes),
+      allocated,
+      free_bytes,
+      free_words,
       column("path", "path", Kind::text),
   };
   for (const DirGrowth& g : dirs) {
@@ -70,7 +81,7 @@ std::optional<Table> watched_dirs_table(const Trace& trace) {
     }
     t.rows.push_back({Cell::string("dir:" + g.name), Cell::bytes(g.start), Cell::bytes(g.peak), Cell::bytes(g.growth),
                       Cell::bytes(g.last), Cell::bytes(g.allocated_peak), Cell::bytes(g.fs_free_min),
-                      Cell::string(g.dir.path)});
+                      Cell::string(human_bytes(g.fs_free_min)), Cell::string(g.dir.path)});
   }
   return t;
 }

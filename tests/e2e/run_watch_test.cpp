@@ -3,6 +3,8 @@
 // walks' CPU budget, a directory that appears late and one that cannot be read.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,6 +84,16 @@ TEST(RunWatch, FiftyMiBWrittenAndDeletedIsTheGrowthInTraceSummaryYamlAndPeak) {
   const Result rep = bounded_qprof({"report", "--format", "json", out});
   ASSERT_EQ(rep.status, 0) << rep.err;
   EXPECT_NE(rep.out.find("\"watched_dirs\""), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find("\"fs_free_min_bytes\""), std::string::npos) << rep.out;
+  // In text, into a pipe: 80 columns, in MiB as the directories are (the file system's free
+  // space, in GiB, had put the whole table in GiB), the columns left out said.
+  const Result text = bounded_qprof({"report", out});
+  ASSERT_EQ(text.status, 0) << text.err;
+  const std::string table = text.out.substr(text.out.find("Watched directories"));
+  EXPECT_NE(table.find("peak MiB"), std::string::npos) << table;
+  EXPECT_NE(table.find("left out to fit 80 columns: allocated peak, fs free min"), std::string::npos) << table;
+  std::istringstream table_lines(table);
+  for (std::string line; std::getline(table_lines, line);) EXPECT_LE(line.size(), 80u) << line;
   const Result cmp = bounded_qprof({"compare", "--format", "csv", out, out});
   ASSERT_EQ(cmp.status, 0) << cmp.err;
   EXPECT_NE(cmp.out.find("growth_dir:cache"), std::string::npos) << cmp.out;
