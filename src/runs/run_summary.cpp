@@ -54,13 +54,7 @@ void footprint_lines(SummaryLines& out, const RunReport& r, const std::string& i
 }
 
 std::string exit_words(const RunReport& r) {
-  if (r.attached) {
-    if (r.exit.status_known && r.exit.signal != 0)
-      return "the process was killed by signal " + std::to_string(r.exit.signal);
-    if (r.exit.status_known) return "the process exited with status " + std::to_string(r.exit.status);
-    if (r.exit.timed_out) return "stopped by --timeout; the process's status is unknown (not qprof's child)";
-    return "status unknown: the process is not qprof's child (its parent reaped it, or the attach was stopped)";
-  }
+  if (r.attached) return attached_end_words(r);
   if (r.exit.timed_out) {
     return "stopped by --timeout (" +
            std::string(r.exit.signal != 0 ? "signal " + std::to_string(r.exit.signal)
@@ -193,6 +187,16 @@ void samples_line(SummaryLines& out, const RunReport& r) {
 }
 
 }  // namespace
+
+std::string attached_end_words(const RunReport& r) {
+  if (r.exit.status_known && r.exit.signal != 0)
+    return "the process was killed by signal " + std::to_string(r.exit.signal);
+  if (r.exit.status_known) return "the process exited with status " + std::to_string(r.exit.status);
+  // qprof stopped first: the process runs on, never signalled.
+  if (r.exit.still_running && r.exit.timed_out) return "stopped by --timeout; the process runs on";
+  if (r.exit.still_running) return "the attach was stopped; the process runs on";
+  return "the process exited, its status unknown: its parent reaped it first (qprof is not its parent)";
+}
 
 // The summary checks its answer against the kernel's own figure: the tree held at least its
 // largest process (ru_maxrss). A footprint well below it was read too rarely to see the peak, or

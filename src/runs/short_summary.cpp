@@ -21,11 +21,10 @@ namespace {
 
 std::string ended(const RunReport& r) {
   std::string text = human_seconds(r.duration);
+  if (r.attached) return text + ", " + attached_end_words(r);
   if (r.exit.timed_out) return text + ", stopped by --timeout";
-  if (r.attached && !r.exit.status_known) return text + ", the process's status unknown (not qprof's child)";
-  if (r.exit.signal != 0)
-    return text + (r.attached ? ", the process was" : ",") + " killed by signal " + std::to_string(r.exit.signal);
-  return text + (r.attached ? ", the process exited with status " : ", exit status ") + std::to_string(r.exit.status);
+  if (r.exit.signal != 0) return text + ", killed by signal " + std::to_string(r.exit.signal);
+  return text + ", exit status " + std::to_string(r.exit.status);
 }
 
 // What the user should act on, in plain words; empty when all is well. What was warned about

@@ -38,6 +38,7 @@ struct ExitReport {
   // Attached, the process's exit status is known only if qprof saw it as a zombie before its
   // parent reaped it.
   bool status_known = true;
+  bool still_running = false;  // attached: qprof stopped (--timeout, a signal) while the process ran on
 };
 
 // The tree's own cgroup (end_figures' record_cgroup); oom_kills also counts in qprof's own

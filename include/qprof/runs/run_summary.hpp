@@ -19,6 +19,9 @@ std::optional<std::string> request_text(const record::RunReport& report);
 // Said where the footprint came out well below the largest single process's own peak
 // (ru_maxrss), which no true footprint can be, with the likely reason; nullopt where it agrees.
 std::optional<std::string> footprint_below_largest_process(const record::RunReport& report);
+// How an attached process's run ended, in words both summaries use: its status where qprof saw it,
+// "runs on" where the attach stopped first (--timeout, a signal), unknown where its parent reaped it.
+std::string attached_end_words(const record::RunReport& report);
 // Every figure of the run (-v), its lines wrapped to `columns` (the terminal's; 80 into a pipe).
 std::string format_summary(const record::RunReport& report, std::size_t columns = 80);
 // The default: the footprint, the GPU peak, how the command ended, Σ RSS as mprof counts it,

@@ -163,6 +163,7 @@ ExitReport record_exit(const ExitTracker& exit, const std::string& command_name,
   ExitReport ended;
   ended.timed_out = exit.timed_out();
   ended.status_known = exit.wait_status_known();
+  ended.still_running = report.attached && !exit.exited();
   const ExitDescription described =
       ended.status_known ? describe_wait_status(exit.wait_status(), command_name, source) : ExitDescription{};
   ended.status = described.exit_status;
