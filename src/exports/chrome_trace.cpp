@@ -8,6 +8,7 @@
 // Times are microseconds from each trace's own start, so runs line up at t = 0 as in qprof plot.
 #include "chrome_trace.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "qprof/analysis/bottleneck.hpp"
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
@@ -47,15 +49,15 @@ constexpr int kMarkerThread = 1;
 constexpr std::size_t kMaxStageThreads = 8;  // past these, the last one takes what does not nest
 constexpr std::size_t kTopsKept = 256;       // per thread: older slices are taken as past
 
-// The threads stages go on: in each, the slices not inside another (by end, none overlapping),
-// microseconds from the start. A stage comes at its end, after every stage that ended before it.
+// The threads stages go on: in each, the slices not inside another (none overlapping),
+// microseconds from the start. Stages come at their end; mprof's lines, or stages left open, may
+// come in another order, so each placement looks at every top slice kept.
 class StageThreads {
  public:
-  // The thread (0-based) where [start, end] nests: each slice there that ends after its start
-  // begins at or after it (and so lies inside it).
+  // The thread (0-based) where [start, end] nests: every slice there it overlaps lies inside it.
   std::size_t place(double start, double end) {
     for (std::size_t i = 0; i < threads_.size(); ++i) {
-      if (fits(threads_[i], start)) return put(i, start, end);
+      if (fits(threads_[i], start, end)) return put(i, start, end);
     }
     if (threads_.size() < kMaxStageThreads) threads_.emplace_back();
     return put(threads_.size() - 1, start, end);
@@ -63,23 +65,23 @@ class StageThreads {
 
  private:
   using Slices = std::vector<std::pair<double, double>>;
-  static bool fits(const Slices& tops, double start) {
-    for (auto it = tops.rbegin(); it != tops.rend() && it->second > start; ++it) {
-      if (it->first < start) return false;
-    }
-    return true;
+  static bool fits(const Slices& tops, double start, double end) {
+    return std::all_of(tops.begin(), tops.end(), [&](const auto& top) {
+      const bool apart = top.second <= start || top.first >= end;
+      return apart || (top.first >= start && top.second <= end);
+    });
   }
   std::size_t put(std::size_t i, double start, double end) {
     Slices& tops = threads_[i];
-    while (!tops.empty() && tops.back().second > start && tops.back().first >= start) tops.pop_back();
+    std::erase_if(tops, [&](const auto& top) { return top.first >= start && top.second <= end; });
     tops.emplace_back(start, end);
     if (tops.size() > kTopsKept) tops.erase(tops.begin());
     return i;
   }
   std::vector<Slices> threads_;
 };
-// As report's CPU peak (analysis::kMinRateInterval): no rate over a blip of a few ticks.
-constexpr double kShortestRateInterval = 0.05;
+// As the table export's and report's rates: no rate over a blip of a few 10 ms ticks.
+constexpr double kShortestRateInterval = analysis::kMinRateInterval;
 
 // JSON has no NaN: a value without a number is null.
 std::string json_number(double v) { return number_text(v, "null"); }
@@ -175,11 +177,12 @@ class EventWriter : public trace::Visitor {
     s.name = std::string(name);
     s.t_start = start.t;
     s.t_end = end.t;
-    if (!t0_ && early_funcs_.size() < kMaxEarlyFuncs) {
+    if (!t0_ && early_funcs_.size() < kMaxEarlyFuncs && early_bytes_ + s.name.size() <= kMaxEarlyBytes) {
+      early_bytes_ += s.name.size();
       early_funcs_.push_back(std::move(s));
       return;
     }
-    if (!t0_) start_at(early_funcs_.front().t_start);  // so many first: from the first call, not lost
+    if (!t0_) start_at(early_funcs_.empty() ? s.t_start : early_funcs_.front().t_start);  // so many: not lost
     complete(s);
   }
   void exit(const ExitInfo& e) override {
@@ -193,8 +196,9 @@ class EventWriter : public trace::Visitor {
 
   void finish() {
     if (!t0_ && !early_funcs_.empty()) start_at(early_funcs_.front().t_start);  // no sample: from the first call
-    for (const Stage& s : stages_.unclosed(trace::open_stage_end(last_t_, last_mark_t_, exit_t_), last_mem_))
-      complete(s);
+    std::vector<Stage> open = stages_.unclosed(trace::open_stage_end(last_t_, last_mark_t_, exit_t_), last_mem_);
+    in_end_order(open);
+    for (const Stage& s : open) complete(s);
   }
 
  private:
@@ -235,8 +239,16 @@ class EventWriter : public trace::Visitor {
   // The trace's start, once known: the stages that waited for it go out in their order.
   void start_at(Seconds t) {
     t0_ = t;
+    in_end_order(early_funcs_);
     for (const Stage& s : early_funcs_) complete(s);
     early_funcs_.clear();
+    early_bytes_ = 0;
+  }
+  // As StageThreads takes them best: by end, and of one end the inner (later start) first.
+  static void in_end_order(std::vector<Stage>& stages) {
+    std::stable_sort(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) {
+      return a.t_end != b.t_end ? a.t_end < b.t_end : a.t_start > b.t_start;
+    });
   }
   void complete(const Stage& s) {
     std::string name = s.name;
@@ -268,8 +280,10 @@ class EventWriter : public trace::Visitor {
   StageTracker stages_;
   StageThreads stage_threads_;
   std::size_t named_threads_ = 1;  // the first is "markers", named by write_chrome_trace
-  static constexpr std::size_t kMaxEarlyFuncs = 1 << 16;
-  std::vector<Stage> early_funcs_;  // mprof's FUNC lines before the first sample
+  // mprof's FUNC lines before the first sample, their names at most 16 MiB together.
+  static constexpr std::size_t kMaxEarlyFuncs = 1 << 16, kMaxEarlyBytes = std::size_t{16} << 20;
+  std::vector<Stage> early_funcs_;
+  std::size_t early_bytes_ = 0;
   std::map<int, std::string> gpu_names_;
   RateState cpu_, read_, write_;
   std::unordered_map<std::string, std::string> heads_;  // a track's event text up to "ts":

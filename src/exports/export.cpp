@@ -29,8 +29,8 @@ std::string value_text(const std::optional<double>& v, const char* missing) {
 }
 
 // One header line, then `trace,time_s,…` rows; a leading trace column only with several traces.
-void write_csv(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
-               Unit unit, std::ostream& out) {
+Result<void> write_csv(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names,
+                       const ColumnSet& set, Unit unit, std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   const bool several = inputs.size() > 1;
   if (several) out << "trace,";
@@ -38,18 +38,20 @@ void write_csv(const std::vector<TraceSource>& inputs, const std::vector<std::st
   out << '\n';
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const std::string label = csv_cell(names[k]);
-    stream_rows(inputs[k], set, unit, [&](const Row& r) {
+    const Result<void> streamed = stream_rows(inputs[k], set, unit, [&](const Row& r) {
       if (several) out << label << ',';
       out << number_text(r.time_s, "");
       for (const auto& v : r.values) out << ',' << value_text(v, "");
       out << '\n';
     });
+    if (!streamed) return streamed;
   }
+  return {};
 }
 
 // {"producer", "columns": [{name, unit}…], "traces": [{label, file, rows: [[t, v…]…]}…]}
-void write_json(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names, const ColumnSet& set,
-                Unit unit, std::ostream& out) {
+Result<void> write_json(const std::vector<TraceSource>& inputs, const std::vector<std::string>& names,
+                        const ColumnSet& set, Unit unit, std::ostream& out) {
   const std::vector<Column> columns = set.columns(unit);
   out << "{\"producer\":" << json_string("qprof " + std::string(kVersion)) << ",\n\"columns\":[";
   for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -61,15 +63,17 @@ void write_json(const std::vector<TraceSource>& inputs, const std::vector<std::s
     out << (k ? ",\n" : "\n") << "{\"label\":" << json_string(names[k]) << ",\"file\":" << json_string(inputs[k].path())
         << ",\"rows\":[";
     bool first = true;
-    stream_rows(inputs[k], set, unit, [&](const Row& r) {
+    const Result<void> streamed = stream_rows(inputs[k], set, unit, [&](const Row& r) {
       out << (first ? "\n[" : ",\n[") << number_text(r.time_s, "null");
       for (const auto& v : r.values) out << ',' << value_text(v, "null");
       out << ']';
       first = false;
     });
+    if (!streamed) return streamed;
     out << "\n]}";
   }
   out << "\n]}\n";
+  return {};
 }
 
 }  // namespace
@@ -121,18 +125,19 @@ Result<void> write_export(const std::vector<Input>& inputs, const Options& optio
   }
   ColumnSet set;
   std::vector<TraceIdentity> ids;
-  for (const TraceSource& source : sources) ids.push_back(set.scan(source));
+  for (const TraceSource& source : sources) {
+    Result<TraceIdentity> id = set.scan(source);
+    if (!id) return id.failure();
+    ids.push_back(*id);
+  }
   const std::vector<std::string> names = trace_names(inputs, ids);  // as the Chrome trace names them
   if (options.warn && set.children_left_out + set.gpus_left_out > 0) {
     options.warn(std::to_string(set.children_left_out) + " processes and " + std::to_string(set.gpus_left_out) +
                  " GPU devices beyond the first " + std::to_string(ColumnSet::kMaxColumnsPerKind) +
                  " of each have no column");
   }
-  if (options.format == Format::csv)
-    write_csv(sources, names, set, options.unit, out);
-  else
-    write_json(sources, names, set, options.unit, out);
-  return {};
+  if (options.format == Format::csv) return write_csv(sources, names, set, options.unit, out);
+  return write_json(sources, names, set, options.unit, out);
 }
 
 }  // namespace qprof::exports

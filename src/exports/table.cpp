@@ -5,8 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <unordered_set>
 
+#include "qprof/analysis/bottleneck.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::exports {
@@ -26,8 +28,8 @@ namespace {
 
 // Rates over intervals much shorter than the schedule (the extra sample at the exit, at a marker)
 // would be noise of the kernel's 10 ms ticks (92 % over 22 ms where report's peak said 49): such
-// an interval is merged into the next, as report's CPU peak merges them (50 ms).
-constexpr double kShortestRateInterval = 0.05;
+// an interval is merged into the next, as report's rates merge them.
+constexpr double kShortestRateInterval = analysis::kMinRateInterval;
 
 std::string suffix(Unit u) {
   if (u == Unit::B) return "bytes";
@@ -123,12 +125,13 @@ class RowStreamer : public trace::Visitor {
     pos_child_ = next_;
     next_ += c.child.size();
     latest_.resize(next_);
+    latest_at_.assign(next_, -std::numeric_limits<Seconds>::infinity());
   }
 
   void header(const TraceMeta& m) override { t0_ = m.start; }
   void mem(const MemSample& s) override {
     if (!t0_) t0_ = s.t;
-    Held row{s.t, {std::round((s.t - *t0_) * 1e6) / 1e6, latest_}};  // traces hold microseconds at most
+    Held row{s.t, {std::round((s.t - *t0_) * 1e6) / 1e6, latest_}, latest_at_};  // traces hold µs at most
     row.row.values[0] = in_unit(s.bytes, unit_);
     // A child's cell is of its own sample only.
     std::fill(row.row.values.begin() + static_cast<std::ptrdiff_t>(pos_child_), row.row.values.end(), std::nullopt);
@@ -184,14 +187,23 @@ class RowStreamer : public trace::Visitor {
   struct Held {
     Seconds t;  // the sample's own time
     Row row;
+    std::vector<Seconds> at;  // each cell's line's time: a line of an earlier time never replaces it
   };
 
   // A slower series' value from `t` on: each row held from that time (its own sample's line
-  // within kSameSample) and every row after. Each series' lines come in their own time order, so
-  // a later line overwrites what an earlier one set.
+  // within kSameSample) and every row after, where no line of a later time set it (lines of one
+  // series written out of their order: the latest by time is the row's, of one time the last).
   void set(Seconds t, std::size_t pos, double value) {
-    latest_[pos] = value;
-    for (auto it = held_.rbegin(); it != held_.rend() && it->t + kSameSample >= t; ++it) it->row.values[pos] = value;
+    if (pos >= latest_.size()) return;  // a kind the column scan did not see: no column (a defence)
+    if (t >= latest_at_[pos]) {
+      latest_[pos] = value;
+      latest_at_[pos] = t;
+    }
+    for (auto it = held_.rbegin(); it != held_.rend() && it->t + kSameSample >= t; ++it) {
+      if (t < it->at[pos]) continue;
+      it->row.values[pos] = value;
+      it->at[pos] = t;
+    }
   }
 
   void emit_front() {
@@ -208,15 +220,16 @@ class RowStreamer : public trace::Visitor {
   std::size_t pos_kinds_, pos_tasks_, pos_gpu_util_;
   std::optional<Seconds> t0_;
   std::vector<std::optional<double>> latest_;  // each column's latest value: a new row starts from it
+  std::vector<Seconds> latest_at_;             // and its line's time
   std::deque<Held> held_;
   Rate cpu_, read_, write_;
 };
 
 }  // namespace
 
-TraceIdentity ColumnSet::scan(const TraceSource& trace) {
+Result<TraceIdentity> ColumnSet::scan(const TraceSource& trace) {
   Scanner s(*this);
-  trace.parse(s);
+  if (Result<void> read = trace.parse(s); !read) return read.failure();
   std::size_t i = 0;
   for (auto& [index, pos] : gpu) pos = i++;
   i = 0;
@@ -253,11 +266,12 @@ std::vector<Column> ColumnSet::columns(Unit unit) const {
   return out;
 }
 
-void stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
-                 const std::function<void(const Row&)>& emit) {
+Result<void> stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
+                         const std::function<void(const Row&)>& emit) {
   RowStreamer r(columns, unit, emit);
-  trace.parse(r);
+  if (Result<void> read = trace.parse(r); !read) return read;
   r.flush();
+  return {};
 }
 
 }  // namespace qprof::exports

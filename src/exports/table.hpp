@@ -27,8 +27,8 @@ struct Column {
 class ColumnSet {
  public:
   // Streams the trace once and adds the series it has; returns what its name needs (trace_names).
-  // Throws trace::ParseError.
-  TraceIdentity scan(const TraceSource& trace);
+  // Throws trace::ParseError for a bad line.
+  Result<TraceIdentity> scan(const TraceSource& trace);
   std::vector<Column> columns(Unit unit) const;
 
   bool pss = false, cgroup = false, cpu = false, io = false;
@@ -53,7 +53,7 @@ struct Row {
 // and the latest value of each slower series (PSS, cgroup, GPU, CPU % and I/O rates over the last
 // interval of their own schedule) at that time, its own sample's included; a series not sampled
 // yet is empty.
-void stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
-                 const std::function<void(const Row&)>& emit);
+Result<void> stream_rows(const TraceSource& trace, const ColumnSet& columns, Unit unit,
+                         const std::function<void(const Row&)>& emit);
 
 }  // namespace qprof::exports

@@ -13,10 +13,16 @@
 namespace qprof::exports {
 namespace {
 
+// Unnamed from the start where the file system can (O_TMPFILE), else named and removed at once.
 int temporary_file() {
   const char* dir = std::getenv("TMPDIR");
   const std::string where = dir && *dir ? dir : "/tmp";
-  return ::open(where.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  const int fd = ::open(where.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
+  std::string name = where + "/qprof-export-XXXXXX";
+  const int named = ::mkostemp(name.data(), O_CLOEXEC);
+  if (named >= 0) ::unlink(name.c_str());
+  return named;
 }
 
 // `from` into `to`, at most trace::kMaxStreamBytes; the reason it stopped short, else empty.
@@ -43,37 +49,43 @@ std::string copy(int from, int to) {
 
 Result<TraceSource> TraceSource::open(const std::string& path) {
   TraceSource source(path);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return source;
   const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return Failure{path + ": " + std::strerror(errno)};
-  source.copy_ = temporary_file();
-  if (source.copy_ < 0) {
+  struct stat st {};
+  if (::fstat(in, &st) == 0 && S_ISREG(st.st_mode)) {
+    source.fd_ = in;
+    source.length_ = static_cast<std::uint64_t>(st.st_size);
+    return source;
+  }
+  source.fd_ = temporary_file();
+  if (source.fd_ < 0) {
     const int error = errno;
     ::close(in);
     return Failure{path + ": cannot make a temporary file to read it twice: " + std::strerror(error) + " (TMPDIR)"};
   }
-  const std::string stopped = copy(in, source.copy_);
+  source.whole_ = true;
+  const std::string stopped = copy(in, source.fd_);
   ::close(in);
   if (!stopped.empty()) return Failure{path + ": " + stopped};
   return source;
 }
 
 TraceSource::~TraceSource() {
-  if (copy_ >= 0) ::close(copy_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
-TraceSource::TraceSource(TraceSource&& other) noexcept : path_(std::move(other.path_)), copy_(other.copy_) {
-  other.copy_ = -1;
+TraceSource::TraceSource(TraceSource&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), length_(other.length_), whole_(other.whole_) {
+  other.fd_ = -1;
 }
 
-void TraceSource::parse(trace::Visitor& visitor) const {
-  if (copy_ < 0) {
-    trace::parse_file(path_, visitor);
-    return;
-  }
-  if (::lseek(copy_, 0, SEEK_SET) != 0) throw trace::ParseError(path_, 0, std::strerror(errno));
-  trace::parse_fd(copy_, path_, visitor);
+Result<void> TraceSource::parse(trace::Visitor& visitor) const {
+  if (::lseek(fd_, 0, SEEK_SET) != 0) return Failure{path_ + ": cannot read it again: " + std::strerror(errno)};
+  if (whole_)
+    trace::parse_fd(fd_, path_, visitor);
+  else if (length_ > 0)  // an empty file gives nothing on either pass, whatever it holds by then
+    trace::parse_fd(fd_, path_, visitor, trace::kMaxLineBytes, 0, length_);
+  return {};
 }
 
 }  // namespace qprof::exports

@@ -4,7 +4,10 @@
 // whole trace (or loops) fails instead of eating the machine.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -359,7 +362,26 @@ TEST(Export, ATraceFromAPipeOrAFifoIsExportedWhole) {
   EXPECT_EQ(from_pipe.out, from_file.out);
   const std::string fifo = temp_dir() + "/trace.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  std::thread writer([&] { std::ofstream(fifo) << read_file(file); });
+  // The writer waits for qprof to open the FIFO, at most 30 s: a qprof that failed first must not
+  // hang the test.
+  std::thread writer([&] {
+    for (int i = 0; i < 3000; ++i) {
+      const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      ::fcntl(fd, F_SETFL, 0);
+      const std::string text = read_file(file);
+      for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+      return;
+    }
+  });
   const Result from_fifo = bounded_qprof({"export", fifo, "--format", "json"});
   writer.join();
   ASSERT_EQ(from_fifo.status, 0) << from_fifo.err;
@@ -370,6 +392,34 @@ TEST(Export, ATraceFromAPipeOrAFifoIsExportedWhole) {
   const Result bad = run({qprof_bin(), "export", "/dev/stdin", "--format", "csv"}, "MEM x 1\n", 60);
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("/dev/stdin:1:"), std::string::npos) << bad.err;
+}
+
+// The same whatever order the stages come in: mprof's FUNC lines of several processes, flushed at
+// their exits, are not in end order (B 0.2-0.8 before A 0.0-0.5 had shared a thread); stages left
+// open all end at the trace's end and nest (Inner inside Outer had taken a thread of its own).
+TEST(Export, StagesInAnyOrderNestOrTakeThreadsApart) {
+  const std::string order = temp_dir() + "/order.dat", left_open = temp_dir() + "/open.dat";
+  std::ofstream(order) << "FUNC B 1.0 1000.2000 2.0 1000.8000\nFUNC A 1.0 1000.0000 2.0 1000.5000\n"
+                          "CMDLINE python x.py\nMEM 1.0 1000.0000\nMEM 1.0 1001.0000\n";
+  std::ofstream(left_open)
+      << "QPROF 1 version=0.1.0 interval=0.010000 host=vm root_pid=1 start=1000.000000 metric=rss\n"
+         "MEM 1.0 1000.0000\nMARK 1000.100000 Outer Start\nMEM 1.0 1000.2000\n"
+         "MARK 1000.300000 Inner Start\nMEM 1.0 1000.4000\nEXIT 1000.500000 status=0\n";
+  const auto tids = [&](const std::string& path) {
+    const Result r = bounded_qprof({"export", path});
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::map<std::string, int> out;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& e : j["traceEvents"]) {
+      if (e["ph"] == "X") out[e["name"]] = e["tid"];
+    }
+    EXPECT_EQ(out.size(), 2u) << r.out;
+    return out;
+  };
+  const auto mprof = tids(order);
+  EXPECT_NE(mprof.at("A"), mprof.at("B")) << "they overlap";
+  const auto nested = tids(left_open);
+  EXPECT_EQ(nested.at("Outer (never ended)"), nested.at("Inner (never ended)")) << "they nest";
 }
 
 TEST(Export, HostileLabelsStayData) {
