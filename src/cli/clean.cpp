@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "qprof/common/number_text.hpp"
 #include "qprof/common/safe_text.hpp"
 #include "commands.hpp"
 #include "qprof/common/units.hpp"
@@ -58,28 +59,30 @@ std::string nothing_removed(const CleanCli& o, std::size_t traces, std::size_t k
   return "nothing to remove in " + terminal_text(o.dir) + ": " + terminal_text(why) + "\n";
 }
 
-Result<int> clean_action(const CleanCli& o) {
-  const Speaker say = stderr_speaker("clean");
-  std::optional<double> age;
-  // Elsewhere a bare number is seconds and `m` a minute (an interval); here they remove files, and
-  // "5" may mean days, "6m" months.
-  const std::string& age_text = o.older_than;
-  const auto number_of = [&](std::size_t unit_chars) {
-    return terminal_text(age_text.substr(0, age_text.size() - unit_chars));
-  };
-  if (!age_text.empty() && age_text.find_last_of("0123456789.") == age_text.size() - 1) {
-    return Failure{"--older-than " + terminal_text(age_text) + ": give the age with its unit (" + number_of(0) + "s, " +
-                   number_of(0) + "min, " + number_of(0) + "d): a bare number would remove files by a guess"};
+// --older-than's age; nullopt without it. Elsewhere a bare number is seconds and `m` a minute (an
+// interval); here they remove files, and "5" may mean days, "6m" months: both refused, decided on
+// the parse (whatever blanks around it).
+Result<std::optional<Seconds>> age_of(const std::string& older_than) {
+  if (older_than.empty()) return std::optional<Seconds>{};
+  const std::string said = "--older-than " + terminal_text(older_than);
+  const auto parts = duration_parts(older_than);
+  if (!parts) return Failure{said + ": expected an age with its unit: 90s, 30min, 12h, 7d, 2w (units s, min, h, d, w)"};
+  const std::string n = printf_number("%g", parts->first);
+  if (parts->second.empty()) {
+    return Failure{said + ": give the age with its unit (" + n + "s, " + n + "min, " + n +
+                   "d): a bare number would remove files by a guess"};
   }
-  if (age_text.size() > 1 && age_text.back() == 'm' &&
-      std::isdigit(static_cast<unsigned char>(age_text[age_text.size() - 2]))) {
-    return Failure{"--older-than " + terminal_text(age_text) + ": m could be minutes or months: write " + number_of(1) +
+  if (parts->second == "m") {
+    return Failure{said + ": m could be minutes or months: write " + n +
                    "min for minutes, days for months (30d a month)"};
   }
-  if (!age_text.empty() && !(age = parse_duration(age_text))) {
-    return Failure{"--older-than " + terminal_text(age_text) +
-                   ": expected an age with its unit: 90s, 30min, 12h, 7d, 2w (units s, min, h, d, w)"};
-  }
+  return parse_duration(older_than);
+}
+
+Result<int> clean_action(const CleanCli& o) {
+  const Speaker say = stderr_speaker("clean");
+  const Result<std::optional<Seconds>> age = age_of(o.older_than);
+  if (!age) return age.failure();
   std::vector<std::string> paths;
   try {
     paths = default_traces(o.dir);
@@ -94,14 +97,14 @@ Result<int> clean_action(const CleanCli& o) {
     const std::string& p = paths[i];
     // Age, as the order of --keep and of qprof list, is from the run's start that the name holds:
     // a copy keeps it, where a copy's time of last write would say "new".
-    if (age) {
+    if (*age) {
       const auto started = analysis::name_start_time(fs::path(p).filename().string());
       if (!started) {
         std::cout << "kept " << terminal_text(p) << ": its name holds no date to tell its age\n";
         ++said;
         continue;
       }
-      if (now - *started < *age) continue;
+      if (now - *started < **age) continue;
     }
     const int lock = lock_unless_live(p);
     if (lock == -1) {

@@ -147,6 +147,12 @@ std::optional<Seconds> parse_duration(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::pair<double, std::string>> duration_parts(std::string_view text) {
+  if (!parse_duration(text)) return std::nullopt;
+  const auto [value, suffix] = *number_and_unit(text);
+  return std::pair{value, std::string(suffix)};
+}
+
 std::string size_forms() {
   return "a size: 4G or 4GiB (4 x 2^30 bytes), 4096M, 512MiB, 2GB (2 x 10^9 bytes), or a bare number of MiB "
          "(512, as mprof); units K M G T (binary, either case), KiB MiB GiB TiB, KB MB GB TB, B";

@@ -156,6 +156,11 @@ TEST(Clean, DryRunKeepAndAge) {
   EXPECT_NE(joined(r.err).find("--older-than 6m: m could be minutes or months: write 6min for minutes"),
             std::string::npos)
       << r.err;
+  // Decided on the parse: blanks around change nothing (they had let "5 " and "6m " through).
+  for (const char* blank : {"5 ", " 6m "}) {
+    r = qprof({"clean", "--dir", dir, "--older-than", blank});
+    EXPECT_EQ(r.status, 2) << blank << ": " << r.out;
+  }
   r = qprof({"clean", "--dir", dir, "--older-than", "1mo"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(joined(r.err).find("expected an age with its unit: 90s, 30min, 12h, 7d, 2w"), std::string::npos) << r.err;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "qprof/common/types.hpp"
 
@@ -36,6 +37,9 @@ std::optional<Bytes> parse_size(std::string_view text);
 // "10ms", "0.5s", "0.5" (seconds), "1m" and "1min" (a minute), "2h", "7d", "2w", "250us". nullopt
 // for anything else, negative values included. Every option taking a duration parses it here.
 std::optional<Seconds> parse_duration(std::string_view text);
+// The number and the unit a duration was written with ("" for a bare number, "m", "min"…), where
+// parse_duration reads it: what it was asked in, for who needs more than the seconds.
+std::optional<std::pair<double, std::string>> duration_parts(std::string_view text);
 // What the two accept, for the error that refuses a value: "a size: 4G or 4GiB …".
 std::string size_forms();
 std::string duration_forms();
