@@ -64,11 +64,19 @@ void children_of(pid_t pid, const ProcFile& task, bool all_threads, std::vector<
 
 }  // namespace
 
-bool PssSampler::forked_since(std::optional<std::int64_t>& seen) {
+std::optional<std::int64_t> PssSampler::last_pid() {
   char buf[128];
   const ssize_t n = loadavg_.is_open() ? loadavg_.read(buf, sizeof buf) : -1;
-  const auto now =
-      n > 0 ? proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n))) : std::nullopt;
+  return n > 0 ? proc::parse_loadavg_last_pid(std::string_view(buf, static_cast<std::size_t>(n))) : std::nullopt;
+}
+
+bool PssSampler::shmem_gap_worth_a_look() {
+  const auto now = last_pid();
+  return !now || !outside_sharer_at_ || *now != *outside_sharer_at_;
+}
+
+bool PssSampler::forked_since(std::optional<std::int64_t>& seen) {
+  const auto now = last_pid();
   const bool moved = !now || !seen || *now != *seen;
   seen = now;
   // A PID is taken before the child is linked to its parent: after a move, one more look.

@@ -149,7 +149,9 @@ PssPass assemble_pss_pass(std::span<const PssReading> readings, PassTree tree) {
   // shared memory where no sharer outside the tree shows: the tree holds each of them whole. The
   // two are pages of different kinds: both at once. (The bound, the most a pass can have added,
   // takes more off where a worker maps pages shared by more than two.)
-  const bool shmem_held = shmem.gap == 0 || tree.member_unread;
+  // Exiting members (read the moment before and not now, or left during this reading) still unmap
+  // their pages: a gap of shared memory then is theirs, not a sharer outside the tree.
+  const bool shmem_held = shmem.gap == 0 || tree.member_left || counted.size() < readings.size();
   const Bytes held = anon.most + (shmem_held ? shmem.most : 0);
   p.sum.pss = std::max({raw > p.bound ? raw - p.bound : 0, p.sum.uss, held});
   if (split) {

@@ -165,10 +165,15 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
     readings_.push_back({{}, again && last_after_[i] ? last_after_[i] : resident(targets_[i]), std::nullopt});
   at = clock_.unix_at(monotonic_ns());
   std::size_t kept = 0;
+  // A member read by the reading before and not now is exiting: its smaps_rollup is gone while it
+  // still unmaps its pages. (One never read, a zombie or a rollup refused, says nothing of them.)
+  bool left_now = false;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
+    const bool was_read = targets_[i].read;
     targets_[i].read = false;
     if (in_parents_memory(targets_[i])) continue;
     const auto r = rollup_of(targets_[i]);
+    left_now = left_now || (!r && was_read);
     if (!r) continue;
     targets_[i].read = true;
     readings_[i].rollup = *r;
@@ -189,10 +194,7 @@ PssPass PssSampler::read_pass(Seconds& at, bool again) {
   if (look_for_children_ && forked_since(complete_at_) && add_children(false) > 0) read_joined(known);
   last_after_.assign(targets_.size(), std::nullopt);
   for (std::size_t i = 0; i < readings_.size(); ++i) last_after_[read_targets_[i]] = readings_[i].after;
-  // One exiting has no smaps_rollup left while it still unmaps its pages.
-  const bool unread =
-      std::any_of(targets_.begin(), targets_.end(), [](const Target& t) { return !t.read && !t.in_parent; });
-  return assemble_pss_pass(readings_, {.own = own_tree_, .member_unread = unread});
+  return assemble_pss_pass(readings_, {.own = own_tree_, .member_left = left_now});
 }
 
 void PssSampler::read_joined(std::size_t from) {
@@ -223,6 +225,14 @@ void PssSampler::sync_targets() {
     } else {
       next.push_back({member.pid, member.start_ticks, ProcDir(proc_root_ + "/" + std::to_string(member.pid))});
       next.back().parent = member.ppid;
+      // A child the pass found, now a member: what the readings knew of it goes on (read by the
+      // last one: exiting, it is said to have left; its own address space: not asked again).
+      const auto found = std::find_if(targets_.begin(), targets_.end(),
+                                      [&](const Target& t) { return t.found && t.pid == member.pid; });
+      if (found != targets_.end()) {
+        next.back().read = found->read;
+        next.back().own_memory = found->own_memory;
+      }
     }
   }
   // A child the pass found stays a target until the sampler thread knows it (its own directory
@@ -258,11 +268,16 @@ void PssSampler::pass() {
   bool gap_looked = false;
   for (int again = 1; again < kReadings; ++again) {
     bool for_gap = false, found = false;
-    // A marker's pass looks too where shared memory falls short: no floor holds it up.
-    if (last.gap() > 0 && !gap_looked && (look_for_children_ || last.shmem_gap > 0)) {
+    // A marker's pass looks too where shared memory falls short: no floor holds it up. A gap of
+    // shared memory alone that a look explained as a sharer outside the tree is looked into again
+    // only once a process was created since (each pass paid a walk of every thread's children).
+    const bool shmem_only = last.anon_gap == 0 && last.shmem_gap > 0;
+    if (last.gap() > 0 && !gap_looked && (look_for_children_ || last.shmem_gap > 0) &&
+        (!shmem_only || shmem_gap_worth_a_look())) {
       gap_looked = true;
       found = add_children(true) > 0;
       for_gap = found || (last.anon_gap > 0 && look_for_children_);
+      if (shmem_only && !found) outside_sharer_at_ = last_pid();
     }
     if (!best.moved() && !for_gap) break;
     ++rereads_;

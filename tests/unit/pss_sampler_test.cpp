@@ -145,14 +145,15 @@ TEST(PssPass, AHeapGivenBackLeavesNothingOut) {
 }
 
 // A member that left during the pass is left out (its share went to those read after it), but
-// for the last one read; the sum is then the tree after it left.
+// for the last one read; the sum is then the tree after it left, and never below the shared
+// memory a member still maps (once the other left, it holds the pages whole).
 TEST(PssPass, AMemberThatLeftIsLeftOutButTheLast) {
   const std::vector<PssReading> pass{{rollup(50 * kMiB, 25 * kMiB, 0, 0), shmem(50 * kMiB), ResidentKinds{}},
                                      {rollup(50 * kMiB, 25 * kMiB, 0, 0), shmem(50 * kMiB), shmem(50 * kMiB)},
                                      {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), std::nullopt}};
   const auto p = assemble_pss_pass(pass);
   EXPECT_EQ(p.counted, 2u);
-  EXPECT_EQ(p.sum.pss, 33 * kMiB);
+  EXPECT_EQ(p.sum.pss, 50 * kMiB) << "33 read, the 50 MiB one member maps held whole";
   EXPECT_EQ(p.bound, 0u);
   const std::vector<PssReading> gone{{rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), ResidentKinds{}},
                                      {rollup(8 * kMiB, 8 * kMiB, 8 * kMiB, 0), anon(8 * kMiB), ResidentKinds{}}};
@@ -190,8 +191,9 @@ TEST(PssPass, OneMembersSharedMemoryIsHeldWholeWhereNoSharerOutsideShows) {
   const auto o = assemble_pss_pass(outside);
   EXPECT_EQ(o.shmem_gap, 64 * kMiB);
   EXPECT_EQ(o.sum.pss, 64 * kMiB);
-  // Unless a member could not be read (exiting workers still unmapping): theirs are the tree's.
-  EXPECT_EQ(assemble_pss_pass(outside, {.member_unread = true}).sum.pss, 128 * kMiB);
+  // Unless a member read the reading before could not be read now (a worker exiting still
+  // unmaps: its shares are the tree's).
+  EXPECT_EQ(assemble_pss_pass(outside, {.member_left = true}).sum.pss, 128 * kMiB);
   // The kernel rounds each member's Pss_Shmem down to a KiB: no gap for that.
   std::vector<PssReading> rounded = pass;
   for (PssReading& r : rounded) r.rollup.pss_shmem -= 1024;

@@ -86,9 +86,10 @@ struct PassTree {
   // in it, and the sum is never below one member's anonymous memory; an attached tree's root may
   // share them with a parent outside it (a forked worker), and gets no such floor.
   bool own = true;
-  // A member could not be read (exiting, or its smaps_rollup refused): the shares of shared memory
-  // it held are the tree's, so a gap there is no sign of a sharer outside it.
-  bool member_unread = false;
+  // A member read by the reading before could not be read now: exiting, it still unmaps its pages,
+  // and the shares of shared memory it held are the tree's, so a gap there is no sign of a sharer
+  // outside it.
+  bool member_left = false;
 };
 
 // The readings in the order they were taken. A member that left during the pass is left out but

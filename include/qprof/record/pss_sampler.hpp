@@ -128,6 +128,11 @@ class PssSampler {
   // `all_threads` of every thread (a file a thread: where a reading says a sharer is unread).
   // Returns how many. pss_children.cpp.
   std::size_t add_children(bool all_threads);
+  // The newest PID of this PID namespace (/proc/loadavg's last field); nullopt where unreadable.
+  std::optional<std::int64_t> last_pid();
+  // Whether a gap in the tree's shares of shared memory is worth a look for children: not again
+  // where the last look found none and no process was created since.
+  bool shmem_gap_worth_a_look();
   // Whether a PID was allocated (a fork or a thread) since `seen`, the newest PID of
   // /proc/loadavg, which it then becomes: no fork, no child to look for. True when unreadable.
   bool forked_since(std::optional<std::int64_t>& seen);
@@ -160,6 +165,9 @@ class PssSampler {
   // The last look followed a PID taken (one more look: a child is linked to its parent after its
   // PID is taken): thread only.
   bool look_again_ = false;
+  // The newest PID when a look for an unread sharer of shared memory found none: a sharer outside
+  // the tree, looked for again only once a process was created since (thread only).
+  std::optional<std::int64_t> outside_sharer_at_;
   // False in a pass a marker waits for. Looking at children while a tree forks waits on its mmap
   // locks (a marker's pass read during 4 forks of 200 MiB took 50-100 ms, and every sample of
   // those ms came late): thread only.
