@@ -29,6 +29,18 @@ Column column(std::string key, std::string title, Kind kind, bool human = true, 
 
 Cell optional(const std::optional<double>& v, double scale = 1.0) { return v ? Cell::number(*v * scale) : Cell{}; }
 
+// A stage's intervals start at its own first reading, the run's at its start: over other windows,
+// a stage caught a burst the run's split (51 % against 49). The run's CPU peak fact (tables.cpp)
+// is the highest measured, its stages' included: never below one of them.
+void raise_run_cpu_peak(const std::vector<StageBottleneck>& stages, Document& doc) {
+  for (Document::Fact& f : doc.facts) {
+    if (f.column.key != "cpu_peak_percent" || !f.cell.value) continue;
+    for (const StageBottleneck& b : stages) {
+      if (b.cpu_peak_percent && *b.cpu_peak_percent > *f.cell.value) f.cell.value = *b.cpu_peak_percent;
+    }
+  }
+}
+
 }  // namespace
 
 void add_usage_facts(const Trace& t, Document& doc) {
@@ -71,15 +83,7 @@ void add_bottlenecks(const Trace& t, Table& stages, Document& doc) {
   if (t.cpu.empty() && t.io.empty() && t.gpu_util.empty()) return;
   const std::vector<StageBottleneck> all = stage_bottlenecks(t);
   if (all.empty() || all.size() != stages.rows.size()) return;
-  // A stage's intervals start at its own first reading, the run's at its start: over other
-  // windows, a stage caught a burst the run's split (51 % against 49). The run's CPU peak is the
-  // highest measured, its stages' included: never below one of them.
-  for (Document::Fact& f : doc.facts) {
-    if (f.column.key != "cpu_peak_percent" || !f.cell.value) continue;
-    for (const StageBottleneck& b : all) {
-      if (b.cpu_peak_percent && *b.cpu_peak_percent > *f.cell.value) f.cell.value = *b.cpu_peak_percent;
-    }
-  }
+  raise_run_cpu_peak(all, doc);
   const bool gpu = !t.gpu_util.empty();
 
   // Machine formats: columns of the stage table.

@@ -35,6 +35,13 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
     f.peak = it->second;
     f.t.reset();
   }
+  // A window's peak (CGPEAK, read at a checkpoint) is the kernel's too.
+  for (const MemSample& w : t.cgroup_windows) {
+    if (w.bytes > f.peak) {
+      f.peak = w.bytes;
+      f.t.reset();
+    }
+  }
   // The charge is read at every sample, its parts (memory.stat) with the stats: the page cache
   // of the largest reading that has them. Shared memory is charged as page cache, yet only swap
   // could free it: it counts as unreclaimable (CgroupSample::unreclaimable).
@@ -43,19 +50,12 @@ std::optional<Footprint> from_cgroup(const Trace& t) {
     if (const auto u = s.unreclaimable()) f.unreclaimable = std::max(f.unreclaimable.value_or(0), *u);
     if (s.file && (with_parts == nullptr || s.usage > with_parts->usage)) with_parts = &s;
   }
-  std::optional<Bytes> from_pss;
+  std::optional<Bytes> pss_unreclaimable;
   for (const PssSample& s : t.pss) {
-    if (s.unreclaimable) from_pss = std::max(from_pss.value_or(0), *s.unreclaimable);
+    if (s.unreclaimable) pss_unreclaimable = std::max(pss_unreclaimable.value_or(0), *s.unreclaimable);
   }
-  f.unreclaimable = cgroup_unreclaimable(f.unreclaimable, from_pss, f.peak);
+  f.unreclaimable = cgroup_unreclaimable(f.unreclaimable, pss_unreclaimable, f.peak);
   if (with_parts != nullptr && near_peak(with_parts->usage, f.peak)) f.reclaimable = with_parts->droppable_cache();
-  // A window's peak (CGPEAK, read at a checkpoint) is the kernel's too.
-  for (const MemSample& w : t.cgroup_windows) {
-    if (w.bytes > f.peak) {
-      f.peak = w.bytes;
-      f.t.reset();
-    }
-  }
   return f;
 }
 
