@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <set>
 #include <sstream>
 
 #include "qprof/common/output_file.hpp"
@@ -74,23 +73,17 @@ Result<std::string> read_style(const std::string& path) {
   return text;
 }
 
-// Each trace's name: its --label, else its file's name less ".dat" (common/trace_label: the
-// names every command gives traces shown together). The ranks of one job, none given a --label,
-// are named as every job view names them ("rank 0 (vm)"), not by their files ("job.vm.0");
-// traces of several jobs, or a rank given twice, by their files.
+// Each trace's name: its --label, else a rank's trace as every view names it ("rank 0 (vm)", as
+// export and compare do), else its file's name less ".dat" (common/trace_label: the names every
+// command gives traces shown together; two alike get their place, "#1", "#2").
 std::vector<std::string> trace_labels(const std::vector<Input>& inputs, const std::vector<TraceData>& data) {
   std::vector<std::string> paths, labels;
-  std::set<std::pair<std::int64_t, std::string>> ranks;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     paths.push_back(inputs[i].path);
-    labels.push_back(inputs[i].label);
     const trace::JobMeta& job = data[i].meta.job;
-    if (inputs[i].label.empty() && job.rank && job.job_id == data[0].meta.job.job_id)
-      ranks.insert({*job.rank, data[i].meta.host});
-  }
-  if (inputs.size() > 1 && ranks.size() == inputs.size()) {
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      labels[i] = analysis::rank_label(*data[i].meta.job.rank, data[i].meta.host);
+    labels.push_back(!inputs[i].label.empty() ? inputs[i].label
+                     : job.rank               ? analysis::rank_label(*job.rank, data[i].meta.host)
+                                              : std::string());
   }
   return trace_names(paths, labels);
 }

@@ -144,9 +144,9 @@ std::string as_rank(const std::string& path, int rank, const std::string& job) {
   return path;
 }
 
-// The ranks of one job, in panels or overlaid, are named as every job view names them ("rank 0
-// (fixture)"), not by their files; two jobs' ranks, or a --label, keep theirs.
-TEST(PlotLegend, OneJobsRanksAreNamedAsRanks) {
+// A rank's trace, in panels or overlaid, is named as every job view names it ("rank 0 (fixture)",
+// as export and compare do), not by its file; a --label wins, and two alike get their place.
+TEST(PlotLegend, RanksAreNamedAsRanks) {
   const std::string dir = test_dir();
   const std::string r0 = as_rank(dir + "/job.fixture.0.dat", 0, "7"), r1 = as_rank(dir + "/job.fixture.1.dat", 1, "7");
   Result r = qprof({"plot", "--facet", "-o", dir + "/f.svg", r0, r1});
@@ -160,18 +160,18 @@ TEST(PlotLegend, OneJobsRanksAreNamedAsRanks) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank 1 (fixture)"), std::string::npos) << r.out;
 
-  const std::string other = as_rank(dir + "/other.fixture.1.dat", 1, "8");
+  const std::string other = as_rank(dir + "/other.fixture.0.dat", 0, "8");
   r = qprof({"plot", "--facet", "-o", dir + "/g.svg", r0, other});
   ASSERT_EQ(r.status, 0) << r.err;
   text = svg_text(dir + "/g.svg");
-  EXPECT_TRUE(has(text, "job.fixture.0")) << "two jobs: named by their files\n" << text;
-  EXPECT_TRUE(has(text, "other.fixture.1")) << text;
+  EXPECT_TRUE(has(text, "rank 0 (fixture) #1")) << "two ranks 0 of two jobs\n" << text;
+  EXPECT_TRUE(has(text, "rank 0 (fixture) #2")) << text;
 
   r = qprof({"plot", "--facet", "-o", dir + "/h.svg", "--label", "first", r0, r1});
   ASSERT_EQ(r.status, 0) << r.err;
   text = svg_text(dir + "/h.svg");
   EXPECT_TRUE(has(text, "first — python3")) << text;
-  EXPECT_TRUE(has(text, "job.fixture.1")) << "a label given: files name the rest\n" << text;
+  EXPECT_TRUE(has(text, "rank 1 (fixture) — python3")) << text;
 }
 
 }  // namespace
