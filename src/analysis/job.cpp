@@ -448,6 +448,11 @@ std::string rank_label(std::int64_t rank, const std::string& host) {
   return "rank " + std::to_string(rank) + (host.empty() ? "" : " (" + host + ")");
 }
 
+std::string given_or_rank_label(const std::string& label, std::optional<std::int64_t> rank, const std::string& host) {
+  if (!label.empty()) return label;
+  return rank ? rank_label(*rank, host) : std::string();
+}
+
 std::string rank_label(const Trace& trace) {
   if (trace.meta.job.rank) return rank_label(*trace.meta.job.rank, trace.meta.host);
   return default_label(trace.source);

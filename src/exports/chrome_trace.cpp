@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "qprof/analysis/bottleneck.hpp"
+#include "counter_rate.hpp"
 #include "qprof/common/number_text.hpp"
 #include "qprof/common/version.hpp"
 #include "qprof/trace/format.hpp"
@@ -80,9 +80,6 @@ class StageThreads {
   }
   std::vector<Slices> threads_;
 };
-// As the table export's and report's rates: no rate over a blip of a few 10 ms ticks.
-constexpr double kShortestRateInterval = analysis::kMinRateInterval;
-
 // JSON has no NaN: a value without a number is null.
 std::string json_number(double v) { return number_text(v, "null"); }
 
@@ -150,13 +147,13 @@ class EventWriter : public trace::Visitor {
     if (s.tree_busy_percent) counter(name + " busy, the tree's share", s.t, *s.tree_busy_percent, "%");
   }
   void cpu(const CpuSample& s) override {
-    if (const auto r = rate(cpu_, s.t, s.cpu_seconds)) counter("CPU", s.t, *r * 100.0, "% of one core");
+    if (const auto r = cpu_.add(s.t, s.cpu_seconds)) counter("CPU", s.t, *r * 100.0, "% of one core");
   }
   void io(const IoSample& s) override {
     const std::string per_s = unit_name_ + "/s";
-    if (const auto r = rate(read_, s.t, static_cast<double>(s.read_bytes)))
+    if (const auto r = read_.add(s.t, static_cast<double>(s.read_bytes)))
       counter("disk read", s.t, *r / unit_bytes(unit_), per_s);
-    if (const auto r = rate(write_, s.t, static_cast<double>(s.write_bytes)))
+    if (const auto r = write_.add(s.t, static_cast<double>(s.write_bytes)))
       counter("disk write", s.t, *r / unit_bytes(unit_), per_s);
   }
   void mark(Seconds t, std::string_view label) override {
@@ -202,21 +199,6 @@ class EventWriter : public trace::Visitor {
   }
 
  private:
-  struct RateState {
-    bool have = false;
-    double t = 0, v = 0;
-  };
-  static std::optional<double> rate(RateState& r, double t, double v) {
-    if (!r.have) {
-      r = {true, t, v};
-      return std::nullopt;
-    }
-    if (t - r.t < kShortestRateInterval) return std::nullopt;
-    const double per_s = (v - r.v) / (t - r.t);
-    r.t = t;
-    r.v = v;
-    return per_s;
-  }
   // Microseconds, whole: traces hold no finer times, and Unix seconds minus t0 leave float noise.
   std::string ts(Seconds t) const { return json_number(std::round((t - t0_.value_or(t)) * 1e6)); }
   void event(const std::string& json) {
@@ -285,7 +267,7 @@ class EventWriter : public trace::Visitor {
   std::vector<Stage> early_funcs_;
   std::size_t early_bytes_ = 0;
   std::map<int, std::string> gpu_names_;
-  RateState cpu_, read_, write_;
+  CounterRate cpu_, read_, write_;
   std::unordered_map<std::string, std::string> heads_;  // a track's event text up to "ts":
   std::unordered_map<std::string, std::string> args_;   // an argument's text up to its value
   std::unordered_map<std::int64_t, std::string> child_names_;

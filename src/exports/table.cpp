@@ -8,7 +8,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "qprof/analysis/bottleneck.hpp"
+#include "counter_rate.hpp"
 #include "qprof/trace/format.hpp"
 
 namespace qprof::exports {
@@ -25,11 +25,6 @@ using trace::TasksSample;
 using trace::TraceMeta;
 
 namespace {
-
-// Rates over intervals much shorter than the schedule (the extra sample at the exit, at a marker)
-// would be noise of the kernel's 10 ms ticks (92 % over 22 ms where report's peak said 49): such
-// an interval is merged into the next, as report's rates merge them.
-constexpr double kShortestRateInterval = analysis::kMinRateInterval;
 
 std::string suffix(Unit u) {
   if (u == Unit::B) return "bytes";
@@ -70,29 +65,6 @@ class Scanner : public trace::Visitor {
   ColumnSet& c_;
   std::unordered_set<int> gpus_seen_;
   std::unordered_set<std::int64_t> children_seen_;
-};
-
-// A cumulative counter turned into a rate per second over its last interval.
-class Rate {
- public:
-  void add(double t, double value) {
-    if (!have_) {
-      have_ = true;
-      t_ = t;
-      v_ = value;
-      return;
-    }
-    if (t - t_ < kShortestRateInterval) return;
-    rate_ = (value - v_) / (t - t_);
-    t_ = t;
-    v_ = value;
-  }
-  std::optional<double> rate() const { return rate_; }
-
- private:
-  bool have_ = false;
-  double t_ = 0, v_ = 0;
-  std::optional<double> rate_;
 };
 
 // Rows held back until no line of the trace can still concern them: a PSS reading is written at
@@ -222,7 +194,7 @@ class RowStreamer : public trace::Visitor {
   std::vector<std::optional<double>> latest_;  // each column's latest value: a new row starts from it
   std::vector<Seconds> latest_at_;             // and its line's time
   std::deque<Held> held_;
-  Rate cpu_, read_, write_;
+  CounterRate cpu_, read_, write_;
 };
 
 }  // namespace

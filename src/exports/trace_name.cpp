@@ -10,10 +10,8 @@ std::vector<std::string> trace_names(const std::vector<Input>& inputs, const std
   std::vector<std::string> paths, labels;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     paths.push_back(inputs[i].path);
-    const bool ranked = i < ids.size() && ids[i].rank;
-    labels.push_back(!inputs[i].label.empty() ? inputs[i].label
-                     : ranked                 ? analysis::rank_label(*ids[i].rank, ids[i].host)
-                                              : std::string());
+    labels.push_back(i < ids.size() ? analysis::given_or_rank_label(inputs[i].label, ids[i].rank, ids[i].host)
+                                    : inputs[i].label);
   }
   std::vector<std::string> names = qprof::trace_names(paths, labels);
   mark_equal_names(names);

@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
+
+#include "qprof/common/write_all.hpp"
 
 namespace qprof::exports {
 namespace {
@@ -36,12 +39,8 @@ std::string copy(int from, int to) {
     if (n == 0) return {};
     total += static_cast<std::uint64_t>(n);
     if (total > trace::kMaxStreamBytes) return "longer than 1 GiB, read from a pipe";
-    for (ssize_t done = 0; done < n;) {
-      const ssize_t w = ::write(to, buf.data() + done, static_cast<std::size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return std::string("cannot copy it to a temporary file: ") + std::strerror(errno);
-      done += w;
-    }
+    if (const WriteOutcome w = write_all(to, std::string_view(buf.data(), static_cast<std::size_t>(n))); !w.ok())
+      return std::string("cannot copy it to a temporary file: ") + std::strerror(w.error);
   }
 }
 

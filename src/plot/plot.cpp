@@ -80,10 +80,7 @@ std::vector<std::string> trace_labels(const std::vector<Input>& inputs, const st
   std::vector<std::string> paths, labels;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     paths.push_back(inputs[i].path);
-    const trace::JobMeta& job = data[i].meta.job;
-    labels.push_back(!inputs[i].label.empty() ? inputs[i].label
-                     : job.rank               ? analysis::rank_label(*job.rank, data[i].meta.host)
-                                              : std::string());
+    labels.push_back(analysis::given_or_rank_label(inputs[i].label, data[i].meta.job.rank, data[i].meta.host));
   }
   return trace_names(paths, labels);
 }

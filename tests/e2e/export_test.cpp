@@ -8,6 +8,7 @@
 #include <fcntl.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -40,6 +41,15 @@ Result bounded_qprof(std::vector<std::string> args) {
 }
 
 std::string full() { return data_file("plot/full.dat"); }
+
+// A qprof trace of `body` (its lines after the header), started at Unix time `start`, in the test's
+// directory as `name`.
+std::string synthetic_trace(const std::string& name, const std::string& start, const std::string& body) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path) << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=" << start << " metric=all\n"
+                      << body;
+  return path;
+}
 
 // Markers that are checkpoints: not the start or the end of a stage.
 std::size_t checkpoints(const Trace& t) {
@@ -257,14 +267,13 @@ TEST(Export, JsonIsTheTableAsArrays) {
 // own sample follows its MEM line (the rows had carried the sample before's), and a PSS reading
 // written at the next stats pass, after the samples taken meanwhile, still counts in them.
 TEST(Export, ARowHoldsItsOwnSamplesSeriesAndReadingsWrittenAfterIt) {
-  const std::string path = temp_dir() + "/late.dat";
-  std::ofstream(path) << "QPROF 1 version=0.1.0 interval=0.010000 host=h root_pid=1 start=100.000000 metric=all\n"
-                         "MEM 10.000000 100.0000\nCGROUP 100.000012 10485760 10485760\n"
-                         "MEM 20.000000 100.0100\nCGROUP 100.010012 20971520 20971520\n"
-                         "MEM 30.000000 100.0200\nCGROUP 100.020030 31457280 31457280\n"
-                         "PSS 100.005000 15728640 14680064\nPSS 100.015000 26214400 25165824\n"
-                         "MEM 40.000000 100.0300\nCGROUP 100.030004 41943040 41943040\n"
-                         "EXIT 100.040000 status=0\n";
+  const std::string path = synthetic_trace("late.dat", "100",
+                                           "MEM 10.000000 100.0000\nCGROUP 100.000012 10485760 10485760\n"
+                                           "MEM 20.000000 100.0100\nCGROUP 100.010012 20971520 20971520\n"
+                                           "MEM 30.000000 100.0200\nCGROUP 100.020030 31457280 31457280\n"
+                                           "PSS 100.005000 15728640 14680064\nPSS 100.015000 26214400 25165824\n"
+                                           "MEM 40.000000 100.0300\nCGROUP 100.030004 41943040 41943040\n"
+                                           "EXIT 100.040000 status=0\n");
   const Result r = bounded_qprof({"export", path, "--format", "csv"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out,
@@ -315,12 +324,11 @@ TEST(Export, EveryRowOfARealRunMatchesTheTraceAtItsTime) {
 // the trace-event format needs one thread's slices nested, and Perfetto drops or cuts the others.
 // B goes on a thread of its own; a stage inside another stays on the other's thread.
 TEST(Export, OverlappingStagesTakeThreadsOfTheirOwn) {
-  const std::string path = temp_dir() + "/overlap.dat";
-  std::ofstream(path) << "QPROF 1 version=0.1.0 interval=0.100000 host=h root_pid=1 start=100.000000 metric=rss\n"
-                         "MEM 1.0 100.0000\nMARK 100.100000 A Start\nMARK 100.200000 Inner Start\n"
-                         "MARK 100.250000 Inner End\nMARK 100.300000 B Start\nMEM 2.0 100.4000\n"
-                         "MARK 100.600000 A End\nMARK 100.900000 B End\nMARK 100.950000 C Start\n"
-                         "MARK 100.970000 C End\nMEM 1.0 101.0000\nEXIT 101.000000 status=0\n";
+  const std::string path = synthetic_trace("overlap.dat", "100",
+                                           "MEM 1.0 100.0000\nMARK 100.100000 A Start\nMARK 100.200000 Inner Start\n"
+                                           "MARK 100.250000 Inner End\nMARK 100.300000 B Start\nMEM 2.0 100.4000\n"
+                                           "MARK 100.600000 A End\nMARK 100.900000 B End\nMARK 100.950000 C Start\n"
+                                           "MARK 100.970000 C End\nMEM 1.0 101.0000\nEXIT 101.000000 status=0\n");
   const Result r = bounded_qprof({"export", path});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -398,13 +406,13 @@ TEST(Export, ATraceFromAPipeOrAFifoIsExportedWhole) {
 // their exits, are not in end order (B 0.2-0.8 before A 0.0-0.5 had shared a thread); stages left
 // open all end at the trace's end and nest (Inner inside Outer had taken a thread of its own).
 TEST(Export, StagesInAnyOrderNestOrTakeThreadsApart) {
-  const std::string order = temp_dir() + "/order.dat", left_open = temp_dir() + "/open.dat";
+  const std::string order = temp_dir() + "/order.dat";
   std::ofstream(order) << "FUNC B 1.0 1000.2000 2.0 1000.8000\nFUNC A 1.0 1000.0000 2.0 1000.5000\n"
                           "CMDLINE python x.py\nMEM 1.0 1000.0000\nMEM 1.0 1001.0000\n";
-  std::ofstream(left_open)
-      << "QPROF 1 version=0.1.0 interval=0.010000 host=vm root_pid=1 start=1000.000000 metric=rss\n"
-         "MEM 1.0 1000.0000\nMARK 1000.100000 Outer Start\nMEM 1.0 1000.2000\n"
-         "MARK 1000.300000 Inner Start\nMEM 1.0 1000.4000\nEXIT 1000.500000 status=0\n";
+  const std::string left_open =
+      synthetic_trace("open.dat", "1000",
+                      "MEM 1.0 1000.0000\nMARK 1000.100000 Outer Start\nMEM 1.0 1000.2000\n"
+                      "MARK 1000.300000 Inner Start\nMEM 1.0 1000.4000\nEXIT 1000.500000 status=0\n");
   const auto tids = [&](const std::string& path) {
     const Result r = bounded_qprof({"export", path});
     EXPECT_EQ(r.status, 0) << r.err;
@@ -420,6 +428,26 @@ TEST(Export, StagesInAnyOrderNestOrTakeThreadsApart) {
   EXPECT_NE(mprof.at("A"), mprof.at("B")) << "they overlap";
   const auto nested = tids(left_open);
   EXPECT_EQ(nested.at("Outer (never ended)"), nested.at("Inner (never ended)")) << "they nest";
+}
+
+// mprof's FUNC lines wait for the trace's start (the first sample) held in memory: their names at
+// most 16 MiB together, so 160 lines of 1 MB before the first sample export within 128 MiB.
+TEST(Export, FunctionLinesBeforeTheFirstSampleAreHeldWithinABound) {
+  const std::string path = temp_dir() + "/early.dat";
+  {
+    std::ofstream out(path);
+    const std::string name(1000000, 'f');
+    for (int i = 0; i < 160; ++i) {
+      char times[64];
+      std::snprintf(times, sizeof times, " 1.0 1000.%04d 2.0 1000.%04d\n", i, i + 1);
+      out << "FUNC " << name << i << times;
+    }
+    out << "CMDLINE x\nMEM 1.0 1000.0000\nMEM 1.0 1001.0000\n";
+  }
+  const Result r =
+      run({"prlimit", as_limit("134217728"), "--", qprof_bin(), "export", path, "-o", "/dev/null"}, "", 60);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::filesystem::remove(path);
 }
 
 TEST(Export, HostileLabelsStayData) {

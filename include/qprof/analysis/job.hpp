@@ -119,5 +119,8 @@ bool is_one_job(const std::vector<const trace::Trace*>& traces);
 std::string rank_label(const trace::Trace& trace);
 // "rank 3 (host-a)"; "rank 3" when the host is empty.
 std::string rank_label(std::int64_t rank, const std::string& host);
+// What names a trace shown beside others (plot, export): its --label, else a rank's trace's
+// rank_label, else "" (common/trace_label then names it by its file).
+std::string given_or_rank_label(const std::string& label, std::optional<std::int64_t> rank, const std::string& host);
 
 }  // namespace qprof::analysis
